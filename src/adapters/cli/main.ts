@@ -1,0 +1,32 @@
+/**
+ * The `punctual` command line: builds the commander program and maps failures to exit codes
+ * (0 ok, 1 runtime failure, 2 usage or validation error; SPEC 7.3).
+ */
+import { Command, CommanderError } from "commander";
+
+export function buildProgram(): Command {
+  const program = new Command("punctual")
+    .description("A durable scheduler: cron with time zones, once and interval tasks.")
+    .exitOverride()
+    .showHelpAfterError();
+  return program;
+}
+
+/** Runs the CLI with `argv` (as `process.argv`) and resolves with the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    if (argv.length <= 2) {
+      program.outputHelp();
+      return 0;
+    }
+    await program.parseAsync(argv);
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    process.stderr.write(`punctual: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * The closed error taxonomy (CONVENTIONS "Errors"). Callers branch on `code`; the HTTP layer maps each
+ * code to a status in one table. The domain throws these only when a command is refused.
+ */
+
+/** Every error code punctual raises. A new code does not compile until the HTTP error map handles it. */
+export const ERROR_CODES = [
+  "validation_failed",
+  "limit_exceeded",
+  "not_found",
+  "version_conflict",
+  "run_active",
+  "task_not_mutable",
+  "illegal_transition",
+  "lease_lost",
+  "thread_busy",
+  "launch_failed",
+  "launch_indeterminate",
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** One problem with one input field, in words a user understands. */
+export interface FieldError {
+  /** Dotted path of the field in the public (snake_case) input, e.g. `schedule.cron`. */
+  readonly field: string;
+  readonly message: string;
+}
+
+/** Base of every error punctual raises on purpose. */
+export abstract class PunctualError extends Error {
+  abstract readonly code: ErrorCode;
+}
+
+/** Thrown when input (a schedule, a task, options) is invalid; lists each field and reason. */
+export class ValidationError extends PunctualError {
+  readonly code = "validation_failed";
+  override readonly name = "ValidationError";
+  readonly errors: readonly FieldError[];
+
+  constructor(errors: readonly FieldError[], options?: { cause?: unknown }) {
+    super(errors.map((e) => `${e.field}: ${e.message}`).join("; "), options);
+    this.errors = errors;
+  }
+
+  /** A validation error about a single field. */
+  static of(field: string, message: string): ValidationError {
+    return new ValidationError([{ field, message }]);
+  }
+}
+
+/** Thrown when an input exceeds a documented limit (SPEC 8); `limit` names it, `max` is its value. */
+export class LimitExceededError extends PunctualError {
+  readonly code = "limit_exceeded";
+  override readonly name = "LimitExceededError";
+
+  constructor(
+    readonly limit: string,
+    readonly max: number,
+    message?: string,
+  ) {
+    super(message ?? `${limit} exceeds the limit of ${max}`);
+  }
+}
+
+/** Thrown when a task or run does not exist, or belongs to another owner (never "forbidden"). */
+export class NotFoundError extends PunctualError {
+  readonly code = "not_found";
+  override readonly name = "NotFoundError";
+
+  constructor(
+    readonly resource: "task" | "run" | "thread" | "token" | "agent_server",
+    readonly id: string,
+  ) {
+    super(`${resource} ${id} not found`);
+  }
+}
+
+/** Thrown when an edit carries a `version` that is no longer the task's current one. */
+export class StaleVersionError extends PunctualError {
+  readonly code = "version_conflict";
+  override readonly name = "StaleVersionError";
+
+  constructor(
+    readonly expected: number,
+    readonly actual: number,
+  ) {
+    super(`the task is at version ${actual}, not ${expected}: read it again and retry`);
+  }
+}
+
+/** Thrown when a command conflicts with an active run (trigger under overlap `skip`). */
+export class ActiveRunError extends PunctualError {
+  readonly code = "run_active";
+  override readonly name = "ActiveRunError";
+}
+
+/** Thrown when a task cannot be changed as asked (delete while a run is launching or running). */
+export class TaskNotMutableError extends PunctualError {
+  readonly code = "task_not_mutable";
+  override readonly name = "TaskNotMutableError";
+}
+
+/** Thrown when a run or task transition is not allowed from its current status. */
+export class IllegalTransitionError extends PunctualError {
+  readonly code = "illegal_transition";
+  override readonly name = "IllegalTransitionError";
+
+  constructor(
+    readonly entity: "run" | "task",
+    readonly from: string,
+    readonly to: string,
+  ) {
+    super(`a ${entity} cannot move from ${from} to ${to}`);
+  }
+}
+
+/** Thrown when a write carries a fencing token that has been superseded (the claim was lost). */
+export class LeaseLostError extends PunctualError {
+  readonly code = "lease_lost";
+  override readonly name = "LeaseLostError";
+}
+
+/** Launcher outcome: the thread has a run active elsewhere; the run goes back to the queue. */
+export class ThreadBusyError extends PunctualError {
+  readonly code = "thread_busy";
+  override readonly name = "ThreadBusyError";
+}
+
+/** Launcher outcome: certainly nothing started (a 4xx, a validation refusal); counts against retries. */
+export class LaunchFailedError extends PunctualError {
+  readonly code = "launch_failed";
+  override readonly name = "LaunchFailedError";
+}
+
+/** Launcher outcome: the run may have started (timeout, 5xx, transport); treated as launched. */
+export class LaunchIndeterminateError extends PunctualError {
+  readonly code = "launch_indeterminate";
+  override readonly name = "LaunchIndeterminateError";
+}
+
+/** True when `value` is one of punctual's own errors. */
+export function isPunctualError(value: unknown): value is PunctualError {
+  return value instanceof PunctualError;
+}
+
+/** Exhaustiveness guard for `switch` defaults. */
+export function assertNever(value: never): never {
+  throw new TypeError(`unexpected value: ${JSON.stringify(value)}`);
+}
