@@ -1,0 +1,210 @@
+/**
+ * The ports (SPEC 9): what the service needs from storage, launchers and thread lookups. Declared here,
+ * implemented by adapters. Field ownership is visible in the methods: admission, launch bookkeeping and
+ * completion each have their own, and none writes a whole task back. Every read and write is scoped to an
+ * owner (or explicitly to all owners, for admin tokens and the coordinator).
+ *
+ * Methods that decide take a synchronous, pure `decide` function from the domain: the adapter opens the
+ * transaction, locks the rows, calls `decide` with what it read, and writes exactly what it returns.
+ */
+import type { Admission, ActiveRunView } from "./admission.js";
+import type { ClaimCandidate, ClaimSelectionInput } from "./claim.js";
+import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "./ids.js";
+import type { NewRun } from "./new-run.js";
+import type { Run, RunStatus, RunTrigger } from "./run.js";
+import type { ReconcileFinding, RunChange } from "./run-transitions.js";
+import type { Task, TaskStatus } from "./task.js";
+import type { JsonValue, TargetKind } from "./target.js";
+import type { DurationMs, Instant } from "./time.js";
+
+/** Whose rows a call may see: one owner's, or every owner's (admin tokens, the coordinator). */
+export type OwnerScope =
+  { readonly kind: "owner"; readonly owner: OwnerId } | { readonly kind: "all" };
+
+/** A page of results with an opaque cursor for the next one (null on the last page). */
+export interface Page<T> {
+  readonly items: readonly T[];
+  readonly nextCursor: string | null;
+}
+
+export interface TaskQuery {
+  readonly status?: TaskStatus;
+  readonly targetKind?: TargetKind;
+  readonly thread?: { readonly threadScope?: string; readonly threadId: ThreadId };
+  /** Page size, 1..200. */
+  readonly limit: number;
+  readonly cursor?: string;
+}
+
+export interface RunQuery {
+  readonly status?: RunStatus;
+  readonly trigger?: RunTrigger;
+  readonly limit: number;
+  readonly cursor?: string;
+}
+
+/** A task and its active runs, read under the task's row lock. */
+export interface LockedTask {
+  readonly task: Task;
+  readonly activeRuns: readonly Run[];
+}
+
+/**
+ * What a command decided, to be written in the same transaction. `task` replaces the task row's fields
+ * the command owns; `expectedVersion` makes the write a compare-and-set on `version`.
+ */
+export interface TaskMutation<T> {
+  readonly task?: Task;
+  readonly expectedVersion?: number;
+  readonly newRuns?: readonly NewRun[];
+  /** Runs (read in `activeRuns`) rewritten under the lock, such as cancellations. */
+  readonly runUpdates?: readonly Run[];
+  /** What the command returns; `insertedRuns` are the rows written from `newRuns`, in order. */
+  readonly result: (insertedRuns: readonly (Run | null)[]) => T;
+}
+
+/** The result of admitting one batch of due tasks. */
+export interface AdmissionReport {
+  /** Tasks admitted in this batch. */
+  readonly tasks: number;
+  /** New rows written, by status (`queued`, `skipped`, `missed`). */
+  readonly decisions: number;
+  readonly queuedRuns: readonly Run[];
+  readonly skipped: number;
+  readonly missed: number;
+  /** Active runs cancelled or asked to stop by `cancel_other`. */
+  readonly cancellations: readonly Run[];
+}
+
+/** What the claim step hands the launcher: the claimed run and the task it belongs to. */
+export interface ClaimedRun {
+  readonly run: Run;
+  readonly task: Task;
+}
+
+export interface ClaimRequest {
+  readonly now: Instant;
+  readonly replicaId: string;
+  readonly leaseMs: DurationMs;
+  /** The global budget: launching + running runs across all replicas stay at or below it. */
+  readonly maxConcurrentRuns: number;
+  /** At most this many runs claimed by this call. */
+  readonly limit: number;
+  readonly handlerNames: ReadonlySet<string>;
+}
+
+/** Tasks: creation, reads, owner commands under the row lock, and admission. */
+export interface TaskRepository {
+  /** Inserts a new task. */
+  insertTask(task: Task): Promise<void>;
+  /** The task, or null when it does not exist, is deleted or is outside `scope`. */
+  findTask(scope: OwnerScope, id: TaskId): Promise<Task | null>;
+  listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>>;
+  /**
+   * Runs an owner command (edit, pause, resume, cancel, trigger, backfill, delete) under the task's row
+   * lock: reads the task and its active runs, calls `decide`, writes what it returns in one transaction.
+   * @throws not_found when the task is missing, deleted or outside `scope`
+   * @throws version_conflict when `expectedVersion` no longer matches
+   */
+  mutateTask<T>(
+    scope: OwnerScope,
+    id: TaskId,
+    decide: (locked: LockedTask) => TaskMutation<T>,
+  ): Promise<T>;
+  /**
+   * Admits up to `limit` enabled tasks with `next_run_at <= now`, skipping rows other replicas hold: for
+   * each, one transaction (or one per batch) that reads its active runs, calls `decide`, inserts the
+   * decisions, applies the cancellations and writes the task's schedule fields.
+   */
+  admitDueTasks(
+    now: Instant,
+    limit: number,
+    decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission,
+  ): Promise<AdmissionReport>;
+  /** The earliest `next_run_at` of an enabled task, for the coordinator's sleep. */
+  nextDueAt(): Promise<Instant | null>;
+}
+
+/** Runs: claims, fenced launch bookkeeping, completion, sweeps and reads. */
+export interface RunRepository {
+  findRun(scope: OwnerScope, id: RunId): Promise<Run | null>;
+  findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null>;
+  listRuns(scope: OwnerScope, taskId: TaskId, query: RunQuery): Promise<Page<Run>>;
+  /**
+   * Claims queued runs within the global budget, serialised in the database: reads the candidates and the
+   * busy threads and tasks, lets `select` choose (the domain's FIFO and overlap rules), and moves each
+   * chosen run to `launching` with `claim(run, task, token)`; the adapter mints each fencing token.
+   */
+  claimRuns(
+    request: ClaimRequest,
+    select: (input: Omit<ClaimSelectionInput, "now" | "handlerNames">) => readonly ClaimCandidate[],
+    claim: (run: Run, task: Task, token: FencingToken) => Run,
+  ): Promise<readonly ClaimedRun[]>;
+  /**
+   * Changes one run under its task's and its own row lock (task first, then run): `decide` sees the
+   * current run and task and returns the change, or null to write nothing. With `token`, the write is
+   * fenced: it is refused when the run's claim token no longer matches.
+   * @throws lease_lost when `token` is given and no longer the run's claim token
+   * @throws not_found when the run does not exist
+   */
+  changeRun(
+    id: RunId,
+    guard: { readonly token?: FencingToken },
+    decide: (run: Run, task: Task) => RunChange | null,
+  ): Promise<RunChange | null>;
+  /** Launching runs whose claim expired before `now` (for reconciliation). */
+  findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]>;
+  /** Running or launching runs whose `deadline_at` has passed. */
+  findPastDeadline(now: Instant, limit: number): Promise<readonly RunId[]>;
+  /** Queued runs older than their task's queue timeout. */
+  findQueueTimeouts(now: Instant, limit: number): Promise<readonly RunId[]>;
+  /** Running handler runs claimed by replicas whose heartbeat is older than `silentSince`. */
+  findLostHandlerRuns(silentSince: Instant, limit: number): Promise<readonly RunId[]>;
+  /** Deletes terminal runs finished before `before`, and deleted tasks with no active run. */
+  purge(before: Instant, limit: number): Promise<number>;
+  /** The earliest `not_before` of a queued run and the earliest deadline, for the coordinator's sleep. */
+  nextRunWakeAt(): Promise<Instant | null>;
+}
+
+/** Replica liveness, for handler runs lost with their replica (SPEC 5.2). */
+export interface ReplicaRegistry {
+  heartbeat(replicaId: string, now: Instant): Promise<void>;
+}
+
+/** The details a launcher needs to start one run. */
+export interface LaunchRequest {
+  readonly run: Run;
+  readonly task: Task;
+  /** Aborted when the launch must stop waiting (timeout, shutdown). */
+  readonly signal: AbortSignal;
+}
+
+/** What a launcher reports for a started run. */
+export interface LaunchedRun {
+  readonly targetRunId: string | null;
+  /** The thread the target says it used; flagged when it differs from the requested one. */
+  readonly threadId: string;
+  /** A verdict already known at launch (a webhook's 2xx, a handler that finished). */
+  readonly completion?: {
+    readonly status: "succeeded" | "failed";
+    readonly result?: JsonValue;
+    readonly error?: string;
+  };
+}
+
+/**
+ * Starts runs on a target. May only fail with ThreadBusyError, LaunchFailedError (certainly nothing
+ * started) or LaunchIndeterminateError (it may have started); cancellation propagates through `signal`.
+ */
+export interface RunLauncher {
+  launch(request: LaunchRequest): Promise<LaunchedRun>;
+  /** Asks the target to stop a run (agent cancel endpoint, webhook `cancel_url`, handler AbortSignal). */
+  cancel(run: Run, task: Task): Promise<void>;
+  /** After an uncertain launch: does the target show this run? `unknown` when it cannot be asked. */
+  reconcile(run: Run, task: Task, signal: AbortSignal): Promise<ReconcileFinding>;
+}
+
+/** Whether a thread exists and is usable by an owner (one answer, so foreign threads cannot be probed). */
+export interface ThreadLookup {
+  threadExists(owner: OwnerId, threadScope: string, threadId: ThreadId): Promise<boolean>;
+}

@@ -1,0 +1,328 @@
+/**
+ * What happens to a run after admission: claim, launch outcome, completion, cancellation and the sweeps
+ * (SPEC 5.2, 5.4-5.6). Each function returns the new run plus what the task must record, and refuses a move
+ * the state machine forbids. Launch bookkeeping and completion touch disjoint task fields (SPEC 5.5).
+ */
+import type { FencingToken, RunId } from "./ids.js";
+import { hashFraction } from "./occurrence.js";
+import type { RetryOptions, SchedulePolicy, TaskOptions } from "./options.js";
+import { moveRun } from "./run.js";
+import type { Run, RunReason } from "./run.js";
+import type { JsonValue } from "./target.js";
+import type { TaskStatus } from "./task.js";
+import type { DurationMs, Instant } from "./time.js";
+
+/** Launch bookkeeping for the task: written only by a recorded launch. */
+export interface TaskLaunchPatch {
+  readonly lastRunAt: Instant;
+  readonly lastRunId: RunId;
+  readonly runCountIncrement: 1;
+}
+
+/** Verdict fields for the task: written only by completion (status only for a once task's scheduled run). */
+export interface TaskVerdictPatch {
+  readonly lastError: string | null;
+  readonly status?: Extract<TaskStatus, "completed" | "failed" | "cancelled">;
+}
+
+export interface RunChange {
+  readonly run: Run;
+  readonly taskLaunch?: TaskLaunchPatch;
+  readonly taskVerdict?: TaskVerdictPatch;
+  /** The target should be asked to stop the run (cancel hook). */
+  readonly cancelTarget?: boolean;
+}
+
+/** The facts about the task that run transitions need. */
+export interface RunTaskContext {
+  readonly scheduleType: "cron" | "once" | "interval";
+  readonly options: TaskOptions;
+}
+
+/** Claims a queued run for launch: `launching`, one more attempt, a lease and a fencing token. */
+export function claimRun(
+  run: Run,
+  claim: { now: Instant; token: FencingToken; leaseMs: DurationMs; replicaId: string },
+  options: TaskOptions,
+): Run {
+  const latenessMs = claim.now - run.fireAt;
+  return moveRun(run, "launching", {
+    attempt: run.attempt + 1,
+    claimToken: claim.token,
+    claimExpiresAt: (claim.now + claim.leaseMs) as Instant,
+    claimedBy: claim.replicaId,
+    late: latenessMs > options.lateAfterMs,
+  });
+}
+
+/** What the launcher said (SPEC 5.4): exactly one of four outcomes. */
+export type LaunchOutcome =
+  | {
+      readonly kind: "launched";
+      readonly targetRunId: string | null;
+      readonly threadMismatch?: string;
+    }
+  | { readonly kind: "busy"; readonly message: string }
+  | { readonly kind: "failed"; readonly message: string }
+  | { readonly kind: "indeterminate"; readonly message: string };
+
+/** Exponential backoff with deterministic jitter (up to +50%), capped at `maxDelayMs`. */
+export function retryBackoffMs(retry: RetryOptions, failures: number, seed: string): DurationMs {
+  const base = Math.min(retry.maxDelayMs, retry.initialMs * 2 ** Math.max(0, failures - 1));
+  const spread = Math.floor(base * 0.5 * hashFraction(`${seed}|${failures}`));
+  return Math.min(retry.maxDelayMs, base + spread) as DurationMs;
+}
+
+/** Applies a launch outcome to a `launching` run (the write is fenced by the claim token). */
+export function applyLaunchOutcome(
+  run: Run,
+  outcome: LaunchOutcome,
+  ctx: { now: Instant; task: RunTaskContext; policy: SchedulePolicy },
+): RunChange {
+  const { now, task } = ctx;
+  switch (outcome.kind) {
+    case "launched":
+    case "indeterminate":
+      return launched(run, now, task.options, {
+        targetRunId: outcome.kind === "launched" ? outcome.targetRunId : null,
+        error:
+          outcome.kind === "indeterminate"
+            ? `launch outcome unknown, treated as launched: ${outcome.message}`
+            : (outcome.threadMismatch ?? null),
+      });
+    case "busy":
+      // Not a failure: back to the queue in the same FIFO place (queued_at unchanged).
+      return {
+        run: moveRun(run, "queued", {
+          ...releasedClaim(),
+          notBefore: (now + ctx.policy.busyBackoffMs) as Instant,
+        }),
+      };
+    case "failed":
+      if (run.cancelRequestedAt !== null) {
+        return { run: moveRun(run, "cancelled", { ...finished(now), reason: "cancel_requested" }) };
+      }
+      return failAttempt(run, now, task, "launch_failed", outcome.message);
+  }
+}
+
+function launched(
+  run: Run,
+  now: Instant,
+  options: TaskOptions,
+  fields: { targetRunId: string | null; error: string | null },
+): RunChange {
+  const latenessMs = Math.max(0, now - run.fireAt);
+  return {
+    run: moveRun(run, "running", {
+      claimToken: null,
+      claimExpiresAt: null,
+      targetRunId: fields.targetRunId,
+      launchedAt: now,
+      deadlineAt: (now + options.runTimeoutMs) as Instant,
+      latenessMs,
+      late: latenessMs > options.lateAfterMs,
+      error: fields.error,
+    }),
+    taskLaunch: { lastRunAt: now, lastRunId: run.id, runCountIncrement: 1 },
+    cancelTarget: run.cancelRequestedAt !== null,
+  };
+}
+
+function releasedClaim(): Partial<Run> {
+  return { claimToken: null, claimExpiresAt: null };
+}
+
+function finished(now: Instant): Partial<Run> {
+  return { ...releasedClaim(), finishedAt: now, deadlineAt: null };
+}
+
+/**
+ * A certain failure of one attempt: counts against the retry budget. With attempts left the run is
+ * queued again with backoff, keeping its identity and idempotency key; otherwise it ends `failed`.
+ */
+function failAttempt(
+  run: Run,
+  now: Instant,
+  task: RunTaskContext,
+  reason: Extract<RunReason, "launch_failed" | "target_failed" | "replica_lost" | "run_timeout">,
+  message: string,
+): RunChange {
+  const failures = run.failures + 1;
+  const retry = task.options.retry;
+  if (failures < retry.maxAttempts && run.cancelRequestedAt === null) {
+    const backoff = retryBackoffMs(retry, failures, run.id);
+    return {
+      run: moveRun(run, "queued", {
+        ...releasedClaim(),
+        failures,
+        notBefore: (now + backoff) as Instant,
+        targetRunId: null,
+        deadlineAt: null,
+        error: message,
+      }),
+    };
+  }
+  const to = reason === "run_timeout" ? "timed_out" : "failed";
+  return {
+    run: moveRun(run, to, { ...finished(now), failures, reason, error: message }),
+    taskVerdict: verdictFor(run, task, to, message),
+  };
+}
+
+/** The task's verdict fields after its run ended with `status` (SPEC 4.2). */
+function verdictFor(
+  run: Run,
+  task: RunTaskContext,
+  status: "succeeded" | "failed" | "timed_out" | "cancelled",
+  error: string | null,
+): TaskVerdictPatch {
+  const once = task.scheduleType === "once" && run.trigger === "scheduled";
+  switch (status) {
+    case "succeeded":
+      return once ? { lastError: null, status: "completed" } : { lastError: null };
+    case "failed":
+    case "timed_out":
+      return once ? { lastError: error, status: "failed" } : { lastError: error };
+    case "cancelled":
+      return once ? { lastError: error, status: "cancelled" } : { lastError: error };
+  }
+}
+
+/** A verdict reported by the target or the handler (SPEC 5.5). */
+export interface CompletionVerdict {
+  readonly status: "succeeded" | "failed" | "cancelled";
+  readonly error?: string | null;
+  readonly result?: JsonValue | null;
+}
+
+/**
+ * Records a completion. The first verdict wins: a verdict for a run that already ended keeps its status
+ * and only records the result. A failed run is retried under the task's retry policy.
+ */
+export function completeRun(
+  run: Run,
+  verdict: CompletionVerdict,
+  ctx: { now: Instant; task: RunTaskContext },
+): RunChange {
+  const result = verdict.result ?? null;
+  if (run.status !== "running" && run.status !== "launching") {
+    return { run: { ...run, result: run.result ?? result } };
+  }
+  const { now, task } = ctx;
+  const error = verdict.error ?? null;
+  switch (verdict.status) {
+    case "succeeded":
+      return {
+        run: moveRun(run, "succeeded", { ...finished(now), result, error: null }),
+        taskVerdict: verdictFor(run, task, "succeeded", null),
+      };
+    case "failed": {
+      const change = failAttempt(
+        run,
+        now,
+        task,
+        "target_failed",
+        error ?? "the target reported a failure",
+      );
+      return { ...change, run: { ...change.run, result } };
+    }
+    case "cancelled": {
+      const reason: RunReason =
+        run.cancelRequestedAt !== null ? "cancel_requested" : "target_cancelled";
+      const message = error ?? "the target cancelled the run";
+      return {
+        run: moveRun(run, "cancelled", { ...finished(now), reason, result, error: message }),
+        taskVerdict: verdictFor(run, task, "cancelled", message),
+      };
+    }
+  }
+}
+
+/**
+ * Cancels a run (SPEC 5.6): a queued run ends at once; a launching or running run gets
+ * `cancel_requested_at` and its target is asked to stop (it ends when the target confirms or times out).
+ */
+export function cancelRun(
+  run: Run,
+  now: Instant,
+  reason: Extract<
+    RunReason,
+    "cancel_requested" | "superseded" | "task_paused" | "task_cancelled" | "task_deleted"
+  >,
+): RunChange {
+  if (run.status === "queued") {
+    return { run: moveRun(run, "cancelled", { ...finished(now), reason }) };
+  }
+  if (run.status === "launching" || run.status === "running") {
+    if (run.cancelRequestedAt !== null) return { run };
+    return {
+      run: { ...run, cancelRequestedAt: now, reason },
+      cancelTarget: run.status === "running",
+    };
+  }
+  return { run };
+}
+
+/** A `running` (or `launching`) run past its deadline: `timed_out`, its target is told to stop (SPEC 5.5). */
+export function timeOutRun(run: Run, now: Instant, task: RunTaskContext): RunChange {
+  const message = "the run did not finish before its run_timeout";
+  if (run.cancelRequestedAt !== null) {
+    return {
+      run: moveRun(run, "cancelled", {
+        ...finished(now),
+        reason: "cancel_requested",
+        error: message,
+      }),
+      taskVerdict: verdictFor(run, task, "cancelled", message),
+      cancelTarget: true,
+    };
+  }
+  return { ...failAttempt(run, now, task, "run_timeout", message), cancelTarget: true };
+}
+
+/** A queued run older than `queue_timeout`: `skipped`, reason `queue_timeout` (SPEC 5.3). */
+export function expireQueuedRun(run: Run, now: Instant, task: RunTaskContext): RunChange {
+  const message = "the run waited in the queue longer than its queue_timeout";
+  const once = task.scheduleType === "once" && run.trigger === "scheduled";
+  return {
+    run: moveRun(run, "skipped", { ...finished(now), reason: "queue_timeout", error: message }),
+    ...(once ? { taskVerdict: { lastError: message, status: "failed" as const } } : {}),
+  };
+}
+
+/** A `running` handler run whose replica went silent: failed attempt, reason `replica_lost` (SPEC 5.2). */
+export function loseRunWithReplica(run: Run, now: Instant, task: RunTaskContext): RunChange {
+  return failAttempt(run, now, task, "replica_lost", "the replica running this handler stopped");
+}
+
+/** What the target said about a run whose launch claim expired (SPEC 5.2). */
+export type ReconcileFinding =
+  | { readonly kind: "found"; readonly targetRunId: string | null }
+  | { readonly kind: "absent" }
+  | { readonly kind: "unknown" };
+
+/**
+ * Reconciles a `launching` run whose claim expired: running if the target shows it (or cannot be asked),
+ * queued again if the target can be asked and shows none. Never consumes the retry budget.
+ */
+export function reconcileExpiredClaim(
+  run: Run,
+  finding: ReconcileFinding,
+  ctx: { now: Instant; task: RunTaskContext },
+): RunChange {
+  switch (finding.kind) {
+    case "found":
+      return launched(run, ctx.now, ctx.task.options, {
+        targetRunId: finding.targetRunId,
+        error: null,
+      });
+    case "unknown":
+      return launched(run, ctx.now, ctx.task.options, {
+        targetRunId: null,
+        error: "the launch claim expired before the outcome was recorded; treated as launched",
+      });
+    case "absent":
+      return { run: moveRun(run, "queued", releasedClaim()) };
+  }
+}

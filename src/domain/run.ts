@@ -1,0 +1,142 @@
+/**
+ * The run: the durable record of one occurrence (SPEC 5.1-5.2).
+ *
+ * States and moves (anything else is refused with IllegalTransitionError):
+ *   queued    -> launching (claim) | cancelled | skipped (queue_timeout)
+ *   launching -> running (launched, indeterminate, reconciled) | queued (busy, retry, reconciled absent)
+ *              | failed (launch_failed) | cancelled (cancel requested and nothing started)
+ *   running   -> succeeded | failed | timed_out | cancelled | queued (retry of a failed attempt)
+ *   born terminal: skipped (overlap, coalesced, buffer_full), missed (down, paused, window)
+ */
+import { IllegalTransitionError } from "./errors.js";
+import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "./ids.js";
+import type { JsonValue } from "./target.js";
+import type { Instant } from "./time.js";
+
+export const RUN_STATUSES = [
+  "queued",
+  "launching",
+  "running",
+  "succeeded",
+  "failed",
+  "timed_out",
+  "cancelled",
+  "skipped",
+  "missed",
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const ACTIVE_RUN_STATUSES = ["queued", "launching", "running"] as const;
+/** Statuses that hold a task's or a thread's single launch slot (partial unique indexes). */
+export const SLOT_RUN_STATUSES = ["launching", "running"] as const;
+export const TERMINAL_RUN_STATUSES = [
+  "succeeded",
+  "failed",
+  "timed_out",
+  "cancelled",
+  "skipped",
+  "missed",
+] as const;
+
+export const RUN_TRIGGERS = ["scheduled", "manual", "backfill"] as const;
+export type RunTrigger = (typeof RUN_TRIGGERS)[number];
+
+/**
+ * Why a run is `skipped`, `missed`, `failed`, `cancelled` or `timed_out`. docs/semantics.md explains each
+ * (a test keeps the two lists equal).
+ */
+export const RUN_REASONS = [
+  "overlap",
+  "coalesced",
+  "buffer_full",
+  "down",
+  "paused",
+  "window",
+  "queue_timeout",
+  "launch_failed",
+  "target_failed",
+  "replica_lost",
+  "run_timeout",
+  "cancel_requested",
+  "superseded",
+  "task_paused",
+  "task_cancelled",
+  "task_deleted",
+  "target_cancelled",
+] as const;
+export type RunReason = (typeof RUN_REASONS)[number];
+
+export interface Run {
+  readonly id: RunId;
+  readonly taskId: TaskId;
+  readonly owner: OwnerId;
+  readonly trigger: RunTrigger;
+  /** The nominal instant (manual: the request instant). */
+  readonly scheduledFor: Instant;
+  /** `scheduled_for` plus jitter. */
+  readonly fireAt: Instant;
+  readonly status: RunStatus;
+  readonly reason: RunReason | null;
+  /** For a `missed` range: how many nominal times it covers, and the last one. */
+  readonly missedCount: number | null;
+  readonly missedUntil: Instant | null;
+  /** Claims made. */
+  readonly attempt: number;
+  /** Failed attempts, for the retry budget. */
+  readonly failures: number;
+  readonly notBefore: Instant;
+  readonly threadScope: string;
+  readonly threadId: ThreadId;
+  /** Copied from the task's overlap policy at admission: holds the task's single slot. */
+  readonly exclusive: boolean;
+  readonly claimToken: FencingToken | null;
+  readonly claimExpiresAt: Instant | null;
+  /** The replica that holds (or last held) the claim. */
+  readonly claimedBy: string | null;
+  readonly targetRunId: string | null;
+  readonly idempotencyKey: string;
+  readonly queuedAt: Instant;
+  readonly launchedAt: Instant | null;
+  readonly deadlineAt: Instant | null;
+  readonly finishedAt: Instant | null;
+  readonly latenessMs: number | null;
+  readonly late: boolean;
+  readonly cancelRequestedAt: Instant | null;
+  readonly error: string | null;
+  readonly result: JsonValue | null;
+}
+
+export function isActiveRunStatus(status: RunStatus): boolean {
+  return (ACTIVE_RUN_STATUSES as readonly RunStatus[]).includes(status);
+}
+
+export function isTerminalRunStatus(status: RunStatus): boolean {
+  return (TERMINAL_RUN_STATUSES as readonly RunStatus[]).includes(status);
+}
+
+export function holdsSlot(status: RunStatus): boolean {
+  return (SLOT_RUN_STATUSES as readonly RunStatus[]).includes(status);
+}
+
+const MOVES: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
+  queued: ["launching", "cancelled", "skipped"],
+  launching: ["running", "queued", "failed", "cancelled"],
+  running: ["succeeded", "failed", "timed_out", "cancelled", "queued"],
+  succeeded: [],
+  failed: [],
+  timed_out: [],
+  cancelled: [],
+  skipped: [],
+  missed: [],
+};
+
+/** Whether the state machine allows `from -> to`. */
+export function canMove(from: RunStatus, to: RunStatus): boolean {
+  return MOVES[from].includes(to);
+}
+
+/** Returns `run` moved to `to` with `changes`; throws IllegalTransitionError for a move the machine forbids. */
+export function moveRun(run: Run, to: RunStatus, changes: Partial<Run> = {}): Run {
+  if (!canMove(run.status, to)) throw new IllegalTransitionError("run", run.status, to);
+  return { ...run, ...changes, status: to };
+}

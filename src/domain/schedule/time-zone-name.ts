@@ -1,0 +1,62 @@
+/**
+ * Validation of IANA time-zone names (SPEC 3.1): names as the tz database spells them, backward links
+ * included. Never falls back to the machine's zone: an unusable name is an error, not a default.
+ */
+
+/** The zone used when a schedule names none. */
+export const DEFAULT_TIME_ZONE = "UTC";
+
+let canonicalByLowerCase: Map<string, string> | undefined;
+
+function canonicalNames(): Map<string, string> {
+  if (canonicalByLowerCase === undefined) {
+    canonicalByLowerCase = new Map(
+      Intl.supportedValuesOf("timeZone").map((name) => [name.toLowerCase(), name]),
+    );
+  }
+  return canonicalByLowerCase;
+}
+
+/** `GMT+0`, `GMT-0` and `GMT0` are tz database links; any other `UTC+1`-style text is an offset. */
+const OFFSET_LIKE = /^(?:[+-]|(?:utc|gmt|ut|z)\s*[+-]\s*\d)/i;
+const TZ_LINKS_THAT_LOOK_LIKE_OFFSETS = new Set(["GMT+0", "GMT-0", "GMT0"]);
+const ALLOWED_CHARACTERS = /^[A-Za-z0-9_+\-/]+$/;
+
+function intlAccepts(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: name });
+    return true;
+  } catch {
+    // Intl throws a RangeError for a zone it does not know; that is the answer, not a failure.
+    return false;
+  }
+}
+
+/**
+ * Checks a zone name. Returns `null` when it is usable, else a message saying why not.
+ * Intl accepts names case-insensitively (`europe/berlin`), so the spelling is checked here: a name Intl
+ * lists must match exactly, and any other (a link such as `US/Eastern`) must start each segment with an
+ * upper-case letter or digit, as the tz database does.
+ */
+export function timeZoneProblem(name: string): string | null {
+  if (name.length === 0) return "must not be empty";
+  if (/\s/.test(name)) return `"${name}" is not a time zone: it contains spaces`;
+  if (name.includes("\\") || name.includes("..") || name.startsWith("/") || name.endsWith("/")) {
+    return `"${name}" is not a time zone: it looks like a file path`;
+  }
+  if (OFFSET_LIKE.test(name) && !TZ_LINKS_THAT_LOOK_LIKE_OFFSETS.has(name)) {
+    return `"${name}" is an offset, not a time zone: use an IANA name such as Europe/Berlin`;
+  }
+  if (!ALLOWED_CHARACTERS.test(name) || name.includes("//")) {
+    return `"${name}" is not an IANA time zone name`;
+  }
+  const listed = canonicalNames().get(name.toLowerCase());
+  if (listed !== undefined && listed !== name) {
+    return `"${name}" is misspelt: the time zone is "${listed}"`;
+  }
+  if (listed === undefined && !name.split("/").every((segment) => /^[A-Z]/.test(segment))) {
+    return `"${name}" is not an IANA time zone name (names are case-sensitive, e.g. America/New_York)`;
+  }
+  if (!intlAccepts(name)) return `"${name}" is not a known IANA time zone`;
+  return null;
+}

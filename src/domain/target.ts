@@ -1,0 +1,58 @@
+/**
+ * Targets (where a run is launched) and execution contexts (which thread it runs on), SPEC 2 and 4.1.
+ * Thread identity is `(thread_scope, thread_id)`: the scope is the agent server's name or the target kind.
+ */
+import type { ThreadId } from "./ids.js";
+
+export const TARGET_KINDS = ["agent", "webhook", "handler"] as const;
+export type TargetKind = (typeof TARGET_KINDS)[number];
+
+/** A JSON value as it travels in `input` and `result`. */
+export type JsonValue =
+  null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+
+export interface AgentTarget {
+  readonly kind: "agent";
+  /** The name of a configured agent server. */
+  readonly server: string;
+  readonly assistantId: string;
+  readonly input: JsonValue;
+}
+
+export const WEBHOOK_METHODS = ["POST", "PUT", "PATCH"] as const;
+export type WebhookMethod = (typeof WEBHOOK_METHODS)[number];
+
+export interface WebhookTarget {
+  readonly kind: "webhook";
+  readonly url: string;
+  readonly method: WebhookMethod;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly input: JsonValue;
+  readonly cancelUrl: string | null;
+  /** The receiver dedupes by `Idempotency-Key`, so an uncertain launch may be re-sent. */
+  readonly idempotent: boolean;
+}
+
+export interface HandlerTarget {
+  readonly kind: "handler";
+  /** A handler name registered with the server or library. */
+  readonly name: string;
+  readonly input: JsonValue;
+}
+
+export type Target = AgentTarget | WebhookTarget | HandlerTarget;
+
+export const CONTEXT_MODES = ["fresh_thread_per_run", "reuse_thread"] as const;
+export type ContextMode = (typeof CONTEXT_MODES)[number];
+
+export type ExecutionContext =
+  | { readonly mode: "fresh_thread_per_run" }
+  | { readonly mode: "reuse_thread"; readonly threadId: ThreadId };
+
+/** Thread ids: letters, digits, `_`, `-` and `.`, 1-128 characters, not `.` or `..`. */
+export const THREAD_ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,128}$/;
+
+/** The scope a target's threads live in: the agent server's name, else the target kind. */
+export function threadScopeOf(target: Target): string {
+  return target.kind === "agent" ? `agent:${target.server}` : target.kind;
+}

@@ -1,0 +1,75 @@
+/**
+ * The task aggregate (SPEC 4): its fields and statuses. There is no `running` status: whether a task has an
+ * active run is read from its runs. Transitions live in task-commands.ts.
+ */
+import type { OwnerId, RunId, TaskId } from "./ids.js";
+import type { TaskOptions } from "./options.js";
+import type { ScheduleSpec } from "./schedule/schedule-spec.js";
+import type { ExecutionContext, Target } from "./target.js";
+import type { Instant } from "./time.js";
+
+export const TASK_STATUSES = ["enabled", "paused", "completed", "failed", "cancelled"] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+export const TERMINAL_TASK_STATUSES: readonly TaskStatus[] = ["completed", "failed", "cancelled"];
+
+export function isTerminalTaskStatus(status: TaskStatus): boolean {
+  return TERMINAL_TASK_STATUSES.includes(status);
+}
+
+/** Limits on task fields (SPEC 4.1, 8). */
+export const TASK_LIMITS = Object.freeze({
+  titleMax: 200,
+  descriptionMax: 10_000,
+  metadataKeysMax: 32,
+  metadataKeyMax: 64,
+  metadataValueMax: 1024,
+  inputBytesMax: 256 * 1024,
+  resultBytesMax: 64 * 1024,
+  idempotencyKeyMax: 200,
+  backfillMax: 1000,
+  previewMax: 100,
+});
+
+/** The fields a user owns; `version` counts changes to these only. */
+export interface TaskUserFields {
+  readonly title: string;
+  readonly description: string | null;
+  readonly schedule: ScheduleSpec;
+  readonly target: Target;
+  readonly context: ExecutionContext;
+  readonly options: TaskOptions;
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
+/** Schedule fields, written only by admission (and by the service on create, edit and resume). */
+export interface TaskScheduleFields {
+  readonly status: TaskStatus;
+  /** The next nominal time not yet decided; null when the schedule has ended or the task is terminal. */
+  readonly nextRunAt: Instant | null;
+  /** Every nominal time at or before this instant has its decision. */
+  readonly decidedThrough: Instant;
+  /** Scheduled occurrences admitted as runs, for `max_runs`. */
+  readonly admittedCount: number;
+}
+
+/** Launch bookkeeping, written only when a launch is recorded. */
+export interface TaskLaunchFields {
+  readonly lastRunAt: Instant | null;
+  readonly lastRunId: RunId | null;
+  readonly runCount: number;
+}
+
+export interface Task extends TaskUserFields, TaskScheduleFields, TaskLaunchFields {
+  readonly id: TaskId;
+  readonly owner: OwnerId;
+  /** Written by completion (and by admission when a once task's occurrence is skipped or missed). */
+  readonly lastError: string | null;
+  readonly version: number;
+  /** The secret webhook requests are signed with (SPEC 5.4). */
+  readonly webhookSecret: string;
+  readonly createdAt: Instant;
+  readonly updatedAt: Instant;
+  /** Set by delete: the task is gone from the API; its rows go when no run of it is active. */
+  readonly deletedAt: Instant | null;
+}
