@@ -1,0 +1,194 @@
+/**
+ * The coordinator's steps (SPEC 5.3-5.6, 6): admit due tasks, claim queued runs, record launch outcomes,
+ * completions and the sweeps. The runtime calls these with `now` from its clock; every decision is a
+ * domain call run inside the store's transaction.
+ */
+import { admit } from "../domain/admission.js";
+import { selectClaimable } from "../domain/claim.js";
+import type { FencingToken, RunId } from "../domain/ids.js";
+import type { SchedulePolicy } from "../domain/options.js";
+import type { AdmissionReport, ClaimedRun } from "../domain/ports.js";
+import {
+  applyLaunchOutcome,
+  claimRun,
+  completeRun,
+  expireQueuedRun,
+  loseRunWithReplica,
+  reconcileExpiredClaim,
+  timeOutRun,
+} from "../domain/run-transitions.js";
+import type {
+  CompletionVerdict,
+  LaunchOutcome,
+  ReconcileFinding,
+  RunChange,
+  RunTaskContext,
+} from "../domain/run-transitions.js";
+import type { Task } from "../domain/task.js";
+import type { DurationMs, Instant } from "../domain/time.js";
+import type { Store } from "./store.js";
+
+export interface DispatchServiceDeps {
+  readonly store: Store;
+  readonly policy: SchedulePolicy;
+}
+
+/** The facts about a task that run transitions need. */
+export function runTaskContext(task: Task): RunTaskContext {
+  return { scheduleType: task.schedule.type, options: task.options };
+}
+
+export class DispatchService {
+  readonly #store: Store;
+  readonly #policy: SchedulePolicy;
+
+  constructor(deps: DispatchServiceDeps) {
+    this.#store = deps.store;
+    this.#policy = deps.policy;
+  }
+
+  get policy(): SchedulePolicy {
+    return this.#policy;
+  }
+
+  /** Admits up to `limit` due tasks in one batch (SPEC 5.3). */
+  admitDue(now: Instant, limit: number): Promise<AdmissionReport> {
+    return this.#store.tasks.admitDueTasks(now, limit, (task, activeRuns) =>
+      admit({ task, now, activeRuns }),
+    );
+  }
+
+  /** Claims queued runs this replica can launch, within the global budget (SPEC 5.4). */
+  claim(args: {
+    now: Instant;
+    replicaId: string;
+    limit: number;
+    handlerNames: ReadonlySet<string>;
+  }): Promise<readonly ClaimedRun[]> {
+    const { now, replicaId, handlerNames } = args;
+    const leaseMs = this.#policy.leaseMs;
+    return this.#store.runs.claimRuns(
+      {
+        now,
+        replicaId,
+        leaseMs,
+        maxConcurrentRuns: this.#policy.maxConcurrentRuns,
+        limit: args.limit,
+        handlerNames,
+      },
+      (input) => selectClaimable({ ...input, now, handlerNames }),
+      (run, task, token) => claimRun(run, { now, token, leaseMs, replicaId }, task.options),
+    );
+  }
+
+  /** Records what the launcher said, fenced by the claim token. @throws lease_lost */
+  recordLaunch(
+    runId: RunId,
+    token: FencingToken,
+    outcome: LaunchOutcome,
+    now: Instant,
+  ): Promise<RunChange | null> {
+    return this.#store.runs.changeRun(runId, { token }, (run, task) =>
+      applyLaunchOutcome(run, outcome, { now, task: runTaskContext(task), policy: this.#policy }),
+    );
+  }
+
+  /** Records a verdict from the target or handler; the first verdict wins (SPEC 5.5). */
+  recordCompletion(
+    runId: RunId,
+    verdict: CompletionVerdict,
+    now: Instant,
+  ): Promise<RunChange | null> {
+    return this.#store.runs.changeRun(runId, {}, (run, task) =>
+      completeRun(run, verdict, { now, task: runTaskContext(task) }),
+    );
+  }
+
+  /** Launching runs whose claim expired, to be reconciled with their targets. */
+  expiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {
+    return this.#store.runs.findExpiredClaims(now, limit);
+  }
+
+  /** Records what the target said about an expired claim, fenced by the expired claim's token. */
+  recordReconciliation(
+    runId: RunId,
+    token: FencingToken,
+    finding: ReconcileFinding,
+    now: Instant,
+  ): Promise<RunChange | null> {
+    return this.#store.runs.changeRun(runId, { token }, (run, task) =>
+      run.status === "launching"
+        ? reconcileExpiredClaim(run, finding, { now, task: runTaskContext(task) })
+        : null,
+    );
+  }
+
+  /** Runs past their deadline end `timed_out` (or retry); returns the changes, whose targets are told to stop. */
+  async sweepDeadlines(now: Instant, limit: number): Promise<RunChange[]> {
+    const ids = await this.#store.runs.findPastDeadline(now, limit);
+    return this.#each(ids, (id) =>
+      this.#store.runs.changeRun(id, {}, (run, task) =>
+        (run.status === "running" || run.status === "launching") &&
+        run.deadlineAt !== null &&
+        run.deadlineAt < now
+          ? timeOutRun(run, now, runTaskContext(task))
+          : null,
+      ),
+    );
+  }
+
+  /** Queued runs older than their queue timeout end `skipped` (queue_timeout). */
+  async sweepQueueTimeouts(now: Instant, limit: number): Promise<RunChange[]> {
+    const ids = await this.#store.runs.findQueueTimeouts(now, limit);
+    return this.#each(ids, (id) =>
+      this.#store.runs.changeRun(id, {}, (run, task) =>
+        run.status === "queued" && run.queuedAt + task.options.queueTimeoutMs < now
+          ? expireQueuedRun(run, now, runTaskContext(task))
+          : null,
+      ),
+    );
+  }
+
+  /** Handler runs whose replica has been silent for a lease end `failed` (replica_lost), or retry. */
+  async sweepLostReplicas(now: Instant, limit: number): Promise<RunChange[]> {
+    const silentSince = (now - this.#policy.leaseMs) as Instant;
+    const ids = await this.#store.runs.findLostHandlerRuns(silentSince, limit);
+    return this.#each(ids, (id) =>
+      this.#store.runs.changeRun(id, {}, (run, task) =>
+        run.status === "running" ? loseRunWithReplica(run, now, runTaskContext(task)) : null,
+      ),
+    );
+  }
+
+  /** Deletes terminal runs older than the retention, and deleted tasks with nothing active. */
+  purge(now: Instant, retentionMs: DurationMs, limit: number): Promise<number> {
+    return this.#store.runs.purge((now - retentionMs) as Instant, limit);
+  }
+
+  heartbeat(replicaId: string, now: Instant): Promise<void> {
+    return this.#store.replicas.heartbeat(replicaId, now);
+  }
+
+  /** The earliest instant something may need doing: a due task, a not_before, a deadline. */
+  async nextWakeAt(): Promise<Instant | null> {
+    const [task, run] = await Promise.all([
+      this.#store.tasks.nextDueAt(),
+      this.#store.runs.nextRunWakeAt(),
+    ]);
+    if (task === null) return run;
+    if (run === null) return task;
+    return task < run ? task : run;
+  }
+
+  async #each(
+    ids: readonly RunId[],
+    step: (id: RunId) => Promise<RunChange | null>,
+  ): Promise<RunChange[]> {
+    const changes: RunChange[] = [];
+    for (const id of ids) {
+      const change = await step(id);
+      if (change !== null) changes.push(change);
+    }
+    return changes;
+  }
+}

@@ -1,0 +1,272 @@
+/**
+ * The input shapes of tasks (create and patch), defined once with zod and shared by the library, the HTTP
+ * API and the CLI. Parsing maps the public snake_case JSON to the domain's fields in this one place;
+ * every problem becomes a ValidationError naming the field.
+ */
+import { z } from "zod";
+import { ValidationError } from "../domain/errors.js";
+import type { FieldError } from "../domain/errors.js";
+import type { ThreadId } from "../domain/ids.js";
+import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../domain/options.js";
+import type { TaskOptions } from "../domain/options.js";
+import { parseDuration, parseInstantText } from "../domain/schedule/iso-text.js";
+import { parseSchedule } from "../domain/schedule/schedule-spec.js";
+import type { ScheduleSpec } from "../domain/schedule/schedule-spec.js";
+import { TASK_LIMITS } from "../domain/task.js";
+import type { TaskUserFields } from "../domain/task.js";
+import { CONTEXT_MODES, THREAD_ID_PATTERN, WEBHOOK_METHODS } from "../domain/target.js";
+import type { ExecutionContext, JsonValue, Target } from "../domain/target.js";
+import type { DurationMs, Instant } from "../domain/time.js";
+
+const jsonValue: z.ZodType<JsonValue> = z.json() as z.ZodType<JsonValue>;
+const duration = z.union([z.string(), z.number()]);
+const name = z.string().min(1).max(200);
+
+export const targetSchema = z.discriminatedUnion("kind", [
+  z.strictObject({
+    kind: z.literal("agent"),
+    server: name,
+    assistant_id: name,
+    input: jsonValue.optional(),
+  }),
+  z.strictObject({
+    kind: z.literal("webhook"),
+    url: z.string().min(1).max(2048),
+    method: z.enum(WEBHOOK_METHODS).optional(),
+    headers: z.record(z.string().min(1).max(256), z.string().max(4096)).optional(),
+    input: jsonValue.optional(),
+    cancel_url: z.string().min(1).max(2048).nullable().optional(),
+    idempotent: z.boolean().optional(),
+  }),
+  z.strictObject({ kind: z.literal("handler"), name, input: jsonValue.optional() }),
+]);
+
+export const contextSchema = z.strictObject({
+  mode: z.enum(CONTEXT_MODES),
+  thread_id: z.string().regex(THREAD_ID_PATTERN).nullable().optional(),
+});
+
+export const optionsSchema = z.strictObject({
+  overlap: z.enum(OVERLAP_POLICIES).optional(),
+  catch_up: z
+    .strictObject({ window: duration.optional(), policy: z.enum(CATCH_UP_POLICIES).optional() })
+    .optional(),
+  late_after: duration.optional(),
+  retry: z
+    .strictObject({
+      max_attempts: z.int().min(1).max(100).optional(),
+      initial: duration.optional(),
+      max_delay: duration.optional(),
+    })
+    .optional(),
+  run_timeout: duration.optional(),
+  queue_timeout: duration.optional(),
+});
+
+const metadataSchema = z
+  .record(
+    z.string().min(1).max(TASK_LIMITS.metadataKeyMax),
+    z.string().max(TASK_LIMITS.metadataValueMax),
+  )
+  .refine((m) => Object.keys(m).length <= TASK_LIMITS.metadataKeysMax, {
+    message: `at most ${TASK_LIMITS.metadataKeysMax} keys`,
+  });
+
+const common = {
+  title: z.string().min(1).max(TASK_LIMITS.titleMax),
+  description: z.string().max(TASK_LIMITS.descriptionMax).nullable().optional(),
+  schedule: z.record(z.string(), z.unknown()),
+  target: targetSchema,
+  context: contextSchema.optional(),
+  options: optionsSchema.optional(),
+  metadata: metadataSchema.optional(),
+};
+
+/** What a user sends to create a task. */
+export const taskCreateSchema = z.strictObject(common);
+export type TaskCreateInput = z.input<typeof taskCreateSchema>;
+
+/** What a user sends to edit a task (PATCH: fields left out keep their value). */
+export const taskPatchSchema = z.strictObject({
+  title: common.title.optional(),
+  description: common.description,
+  schedule: common.schedule.optional(),
+  target: targetSchema.optional(),
+  context: contextSchema.optional(),
+  options: optionsSchema.optional(),
+  metadata: metadataSchema.optional(),
+});
+export type TaskPatchInput = z.input<typeof taskPatchSchema>;
+
+/** Turns zod issues into field errors with dotted snake_case paths. */
+export function fieldErrorsOf(error: z.ZodError, prefix = ""): FieldError[] {
+  return error.issues.map((issue) => ({
+    field: [prefix, ...issue.path.map(String)].filter((p) => p !== "").join(".") || "body",
+    message: issue.message,
+  }));
+}
+
+/** Parses `value` with `schema`, throwing a ValidationError that names every bad field. */
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown, prefix = ""): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new ValidationError(fieldErrorsOf(parsed.error, prefix));
+  return parsed.data;
+}
+
+function durationOf(
+  value: string | number | undefined,
+  fallback: DurationMs,
+  field: string,
+  errors: FieldError[],
+  minMs = 0,
+): DurationMs {
+  if (value === undefined) return fallback;
+  const parsed = parseDuration(value, minMs);
+  if (!parsed.ok) {
+    errors.push({ field, message: parsed.problem });
+    return fallback;
+  }
+  return parsed.value as DurationMs;
+}
+
+/** Task options: every field left out takes `base`'s value (the defaults, or the task's current ones). */
+export function optionsFrom(
+  input: z.output<typeof optionsSchema> | undefined,
+  base: TaskOptions,
+): TaskOptions {
+  if (input === undefined) return base;
+  const errors: FieldError[] = [];
+  const options: TaskOptions = {
+    overlap: input.overlap ?? base.overlap,
+    catchUp: {
+      windowMs: durationOf(
+        input.catch_up?.window,
+        base.catchUp.windowMs,
+        "options.catch_up.window",
+        errors,
+      ),
+      policy: input.catch_up?.policy ?? base.catchUp.policy,
+    },
+    lateAfterMs: durationOf(input.late_after, base.lateAfterMs, "options.late_after", errors),
+    retry: {
+      maxAttempts: input.retry?.max_attempts ?? base.retry.maxAttempts,
+      initialMs: durationOf(
+        input.retry?.initial,
+        base.retry.initialMs,
+        "options.retry.initial",
+        errors,
+        1000,
+      ),
+      maxDelayMs: durationOf(
+        input.retry?.max_delay,
+        base.retry.maxDelayMs,
+        "options.retry.max_delay",
+        errors,
+        1000,
+      ),
+    },
+    runTimeoutMs: durationOf(
+      input.run_timeout,
+      base.runTimeoutMs,
+      "options.run_timeout",
+      errors,
+      1000,
+    ),
+    queueTimeoutMs: durationOf(
+      input.queue_timeout,
+      base.queueTimeoutMs,
+      "options.queue_timeout",
+      errors,
+      1000,
+    ),
+  };
+  if (options.retry.maxDelayMs < options.retry.initialMs) {
+    errors.push({
+      field: "options.retry.max_delay",
+      message: "must not be shorter than retry.initial",
+    });
+  }
+  if (errors.length > 0) throw new ValidationError(errors);
+  return options;
+}
+
+export function targetFrom(input: z.output<typeof targetSchema>): Target {
+  switch (input.kind) {
+    case "agent":
+      return {
+        kind: "agent",
+        server: input.server,
+        assistantId: input.assistant_id,
+        input: input.input ?? null,
+      };
+    case "webhook":
+      return {
+        kind: "webhook",
+        url: input.url,
+        method: input.method ?? "POST",
+        headers: input.headers ?? {},
+        input: input.input ?? null,
+        cancelUrl: input.cancel_url ?? null,
+        idempotent: input.idempotent ?? false,
+      };
+    case "handler":
+      return { kind: "handler", name: input.name, input: input.input ?? null };
+  }
+}
+
+export function contextFrom(input: z.output<typeof contextSchema> | undefined): ExecutionContext {
+  if (input === undefined || input.mode === "fresh_thread_per_run")
+    return { mode: "fresh_thread_per_run" };
+  if (input.thread_id === undefined || input.thread_id === null) {
+    throw ValidationError.of("context.thread_id", "reuse_thread requires a thread_id");
+  }
+  return { mode: "reuse_thread", threadId: input.thread_id as ThreadId };
+}
+
+export function scheduleFrom(input: unknown, now: Instant): ScheduleSpec {
+  return parseSchedule(input, { referenceAt: now, anchorAt: now, field: "schedule" });
+}
+
+/** The user fields of a new task. */
+export function taskFieldsFromCreate(
+  value: unknown,
+  now: Instant,
+  defaults: TaskOptions,
+): TaskUserFields {
+  const input = parseWith(taskCreateSchema, value);
+  return {
+    title: input.title,
+    description: input.description ?? null,
+    schedule: scheduleFrom(input.schedule, now),
+    target: targetFrom(input.target),
+    context: contextFrom(input.context),
+    options: optionsFrom(input.options, defaults),
+    metadata: input.metadata ?? {},
+  };
+}
+
+/** The user fields a patch changes; options merge into the task's current ones. */
+export function taskFieldsFromPatch(
+  value: unknown,
+  now: Instant,
+  current: TaskOptions,
+): Partial<TaskUserFields> {
+  const input = parseWith(taskPatchSchema, value);
+  const patch: { -readonly [K in keyof TaskUserFields]?: TaskUserFields[K] } = {};
+  if (input.title !== undefined) patch.title = input.title;
+  if (input.description !== undefined) patch.description = input.description;
+  if (input.schedule !== undefined) patch.schedule = scheduleFrom(input.schedule, now);
+  if (input.target !== undefined) patch.target = targetFrom(input.target);
+  if (input.context !== undefined) patch.context = contextFrom(input.context);
+  if (input.options !== undefined) patch.options = optionsFrom(input.options, current);
+  if (input.metadata !== undefined) patch.metadata = input.metadata;
+  return patch;
+}
+
+/** An RFC 3339 instant with an offset (`...Z` or `+01:00`), for backfill bounds and `explain`. */
+export function instantFrom(value: unknown, field: string): Instant {
+  if (typeof value !== "string") throw ValidationError.of(field, "must be an RFC 3339 instant");
+  const parsed = parseInstantText(value);
+  if (!parsed.ok) throw ValidationError.of(field, parsed.problem);
+  return parsed.value as Instant;
+}

@@ -1,0 +1,141 @@
+/**
+ * The read shapes of tasks and runs: snake_case JSON with RFC 3339 UTC timestamps, identical for the
+ * library and the HTTP API (SPEC 7.1). Each edge maps internal names in exactly this one place.
+ */
+import type { Run } from "../domain/run.js";
+import { scheduleToInput } from "../domain/schedule/schedule-spec.js";
+import type { Task } from "../domain/task.js";
+import type { ExecutionContext, JsonValue, Target } from "../domain/target.js";
+import type { TaskOptions } from "../domain/options.js";
+import type { Instant } from "../domain/time.js";
+
+/** RFC 3339 UTC with `Z`, without a fraction for whole seconds. */
+export function formatInstant(at: Instant): string;
+export function formatInstant(at: Instant | null): string | null;
+export function formatInstant(at: Instant | null): string | null {
+  if (at === null) return null;
+  const iso = new Date(at).toISOString();
+  return iso.endsWith(".000Z") ? `${iso.slice(0, -5)}Z` : iso;
+}
+
+/** ISO-8601 duration of whole seconds (`PT90S`), or milliseconds when not whole. */
+export function formatDuration(ms: number): string {
+  if (ms % 1000 !== 0) return `PT${ms / 1000}S`;
+  const seconds = ms / 1000;
+  if (seconds === 0) return "PT0S";
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  return `PT${h > 0 ? `${h}H` : ""}${m > 0 ? `${m}M` : ""}${s > 0 ? `${s}S` : ""}`;
+}
+
+export interface TargetView {
+  readonly [key: string]: JsonValue;
+}
+
+export function targetView(target: Target): TargetView {
+  switch (target.kind) {
+    case "agent":
+      return {
+        kind: "agent",
+        server: target.server,
+        assistant_id: target.assistantId,
+        input: target.input,
+      };
+    case "webhook":
+      return {
+        kind: "webhook",
+        url: target.url,
+        method: target.method,
+        headers: { ...target.headers },
+        input: target.input,
+        cancel_url: target.cancelUrl,
+        idempotent: target.idempotent,
+      };
+    case "handler":
+      return { kind: "handler", name: target.name, input: target.input };
+  }
+}
+
+export function contextView(context: ExecutionContext): { mode: string; thread_id: string | null } {
+  return context.mode === "reuse_thread"
+    ? { mode: context.mode, thread_id: context.threadId }
+    : { mode: context.mode, thread_id: null };
+}
+
+export function optionsView(options: TaskOptions) {
+  return {
+    overlap: options.overlap,
+    catch_up: { window: formatDuration(options.catchUp.windowMs), policy: options.catchUp.policy },
+    late_after: formatDuration(options.lateAfterMs),
+    retry: {
+      max_attempts: options.retry.maxAttempts,
+      initial: formatDuration(options.retry.initialMs),
+      max_delay: formatDuration(options.retry.maxDelayMs),
+    },
+    run_timeout: formatDuration(options.runTimeoutMs),
+    queue_timeout: formatDuration(options.queueTimeoutMs),
+  };
+}
+
+/** The public shape of a task. */
+export function taskView(task: Task) {
+  return {
+    id: task.id,
+    owner: task.owner,
+    title: task.title,
+    description: task.description,
+    schedule: scheduleToInput(task.schedule),
+    target: targetView(task.target),
+    context: contextView(task.context),
+    options: optionsView(task.options),
+    metadata: { ...task.metadata },
+    status: task.status,
+    next_run_at: formatInstant(task.nextRunAt),
+    decided_through: formatInstant(task.decidedThrough),
+    last_run_at: formatInstant(task.lastRunAt),
+    last_run_id: task.lastRunId,
+    last_error: task.lastError,
+    run_count: task.runCount,
+    admitted_count: task.admittedCount,
+    version: task.version,
+    created_at: formatInstant(task.createdAt),
+    updated_at: formatInstant(task.updatedAt),
+  };
+}
+export type TaskView = ReturnType<typeof taskView>;
+
+/** The public shape of a run. */
+export function runView(run: Run) {
+  return {
+    id: run.id,
+    task_id: run.taskId,
+    owner: run.owner,
+    trigger: run.trigger,
+    scheduled_for: formatInstant(run.scheduledFor),
+    fire_at: formatInstant(run.fireAt),
+    status: run.status,
+    reason: run.reason,
+    missed_count: run.missedCount,
+    missed_until: formatInstant(run.missedUntil),
+    attempt: run.attempt,
+    failures: run.failures,
+    not_before: formatInstant(run.notBefore),
+    thread_scope: run.threadScope,
+    thread_id: run.threadId,
+    exclusive: run.exclusive,
+    claim_expires_at: formatInstant(run.claimExpiresAt),
+    target_run_id: run.targetRunId,
+    idempotency_key: run.idempotencyKey,
+    queued_at: formatInstant(run.queuedAt),
+    launched_at: formatInstant(run.launchedAt),
+    deadline_at: formatInstant(run.deadlineAt),
+    finished_at: formatInstant(run.finishedAt),
+    lateness_ms: run.latenessMs,
+    late: run.late,
+    cancel_requested_at: formatInstant(run.cancelRequestedAt),
+    error: run.error,
+    result: run.result,
+  };
+}
+export type RunView = ReturnType<typeof runView>;

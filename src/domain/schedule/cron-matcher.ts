@@ -1,0 +1,153 @@
+/**
+ * Finds the wall times a cron expression matches, jumping field by field (month, day, hour, minute,
+ * second) rather than ticking, so per-second expressions and never-matching ones both stay fast.
+ */
+import {
+  MS_PER_DAY,
+  MS_PER_HOUR,
+  MS_PER_MINUTE,
+  ceilSecond,
+  civilOf,
+  daysInMonth,
+  wallMs,
+} from "./civil-time.js";
+import type { CronExpression } from "./cron-expression.js";
+import { MAX_YEAR } from "./zone-offsets.js";
+
+interface CompiledCron {
+  /** `next*[v]`: the smallest allowed value >= v, or -1. */
+  readonly nextSecond: readonly number[];
+  readonly nextMinute: readonly number[];
+  readonly nextHour: readonly number[];
+  readonly nextMonth: readonly number[];
+  readonly dayOfMonth: readonly boolean[];
+  readonly dayOfWeek: readonly boolean[];
+  readonly eitherDay: boolean;
+}
+
+const compiled = new WeakMap<CronExpression, CompiledCron>();
+
+function nextTable(values: readonly number[], size: number): number[] {
+  const table = new Array<number>(size + 1).fill(-1);
+  let next = -1;
+  for (let v = size; v >= 0; v--) {
+    if (values.includes(v)) next = v;
+    table[v] = next;
+  }
+  return table;
+}
+
+function flags(values: readonly number[], size: number): boolean[] {
+  return Array.from({ length: size }, (_, v) => values.includes(v));
+}
+
+function compile(expression: CronExpression): CompiledCron {
+  let table = compiled.get(expression);
+  if (table === undefined) {
+    table = {
+      nextSecond: nextTable(expression.seconds, 59),
+      nextMinute: nextTable(expression.minutes, 59),
+      nextHour: nextTable(expression.hours, 23),
+      nextMonth: nextTable(expression.months, 12),
+      dayOfMonth: flags(expression.daysOfMonth, 32),
+      dayOfWeek: flags(expression.daysOfWeek, 7),
+      eitherDay: expression.dayOfMonthRestricted && expression.dayOfWeekRestricted,
+    };
+    compiled.set(expression, table);
+  }
+  return table;
+}
+
+function dayMatches(table: CompiledCron, day: number, weekday: number): boolean {
+  const byMonthDay = table.dayOfMonth[day] === true;
+  const byWeekday = table.dayOfWeek[weekday] === true;
+  // Vixie day rule: both fields restricted means either may match; otherwise both must.
+  return table.eitherDay ? byMonthDay || byWeekday : byMonthDay && byWeekday;
+}
+
+function at(table: readonly number[], value: number): number {
+  return table[value] ?? -1;
+}
+
+/** The first matching day of the month at or after `day`, or -1. */
+function nextDay(table: CompiledCron, year: number, month: number, day: number, weekday: number) {
+  const last = daysInMonth(year, month);
+  for (let d = day; d <= last; d++) {
+    if (dayMatches(table, d, (weekday + d - day) % 7)) return d;
+  }
+  return -1;
+}
+
+/**
+ * The smallest wall time (whole seconds) in `[from, to)` that matches the expression's fields, or
+ * `null`. Wall times are "wall milliseconds" (see civil-time.ts).
+ */
+export function firstMatchingWall(
+  expression: CronExpression,
+  from: number,
+  to: number,
+): number | null {
+  const table = compile(expression);
+  let wall = ceilSecond(from);
+  while (wall < to) {
+    const c = civilOf(wall);
+    if (c.year > MAX_YEAR) return null;
+    const month = at(table.nextMonth, c.month);
+    if (month !== c.month) {
+      const firstMonth = at(table.nextMonth, 1);
+      wall = month === -1 ? wallMs(c.year + 1, firstMonth, 1) : wallMs(c.year, month, 1);
+      continue;
+    }
+    const day = nextDay(table, c.year, c.month, c.day, c.weekday);
+    if (day !== c.day) {
+      wall =
+        day !== -1
+          ? wallMs(c.year, c.month, day)
+          : c.month === 12
+            ? wallMs(c.year + 1, 1, 1)
+            : wallMs(c.year, c.month + 1, 1);
+      continue;
+    }
+    const hour = at(table.nextHour, c.hour);
+    if (hour !== c.hour) {
+      const startOfDay = Math.floor(wall / MS_PER_DAY) * MS_PER_DAY;
+      wall = hour === -1 ? startOfDay + MS_PER_DAY : startOfDay + hour * MS_PER_HOUR;
+      continue;
+    }
+    const minute = at(table.nextMinute, c.minute);
+    if (minute !== c.minute) {
+      const startOfHour = Math.floor(wall / MS_PER_HOUR) * MS_PER_HOUR;
+      wall = minute === -1 ? startOfHour + MS_PER_HOUR : startOfHour + minute * MS_PER_MINUTE;
+      continue;
+    }
+    const second = at(table.nextSecond, c.second);
+    if (second !== c.second) {
+      const startOfMinute = Math.floor(wall / MS_PER_MINUTE) * MS_PER_MINUTE;
+      wall = second === -1 ? startOfMinute + MS_PER_MINUTE : startOfMinute + second * 1000;
+      continue;
+    }
+    return wall;
+  }
+  return null;
+}
+
+/** True when a wall time (whole seconds) matches every field of the expression. */
+export function matchesWall(expression: CronExpression, wall: number): boolean {
+  return firstMatchingWall(expression, wall, wall + 1) === wall;
+}
+
+/** Every matching wall time in `[from, to)`, at most `limit` of them. */
+export function matchingWalls(
+  expression: CronExpression,
+  from: number,
+  to: number,
+  limit: number,
+): number[] {
+  const found: number[] = [];
+  let wall = firstMatchingWall(expression, from, to);
+  while (wall !== null && found.length < limit) {
+    found.push(wall);
+    wall = firstMatchingWall(expression, wall + 1000, to);
+  }
+  return found;
+}

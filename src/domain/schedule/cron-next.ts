@@ -1,0 +1,86 @@
+/**
+ * The next fire of a cron expression in a zone under the DST rule of SPEC 3.1. Works one segment of
+ * constant UTC offset at a time: matches are searched on the segment's wall clock, then the transition
+ * that ends the segment decides gap fires (fixed-time jobs) and repeated wall times (overlaps).
+ */
+import { MS_PER_DAY, MS_PER_SECOND, floorSecond } from "./civil-time.js";
+import type { CronExpression } from "./cron-expression.js";
+import { firstMatchingWall } from "./cron-matcher.js";
+import { isDstGap, isDstOverlap } from "./wall-clock.js";
+import {
+  nextTransitionInYear,
+  offsetAt,
+  previousTransition,
+  utcYearEndOf,
+} from "./zone-offsets.js";
+
+/** One fire: its instant and wall time, and for a gap fire the first matching wall time of the gap. */
+export interface CronFire {
+  readonly at: number;
+  readonly wall: number;
+  /** Set when a fixed-time job's wall time did not exist and the fire moved to the transition. */
+  readonly gapWall: number | null;
+}
+
+/**
+ * Lower bound of the distance between an instant's wall time and a wall time searched from an earlier
+ * instant: offsets stay within a day of UTC, so two days is a safe margin.
+ */
+const WALL_SLACK_MS = 2 * MS_PER_DAY;
+
+/**
+ * The first fire strictly after `after` and before `until` (exclusive bound on the search, not on the
+ * result), or `null` when there is none.
+ */
+export function nextCronFire(
+  expression: CronExpression,
+  zone: string,
+  after: number,
+  until: number,
+): CronFire | null {
+  let t = floorSecond(after);
+  let first = true;
+  while (t < until) {
+    const offset = offsetAt(zone, t);
+    let lowerWall = first ? t + offset + MS_PER_SECOND : t + offset;
+    // Jump over long stretches without a matching wall time (rare dates, never-firing expressions),
+    // so that only the years near a match have their transitions computed.
+    const ahead = firstMatchingWall(expression, lowerWall - WALL_SLACK_MS, until + WALL_SLACK_MS);
+    if (ahead === null) return null;
+    const jumpTo = floorSecond(ahead - 3 * MS_PER_DAY);
+    if (jumpTo > t + MS_PER_DAY) {
+      t = jumpTo;
+      first = true;
+      continue;
+    }
+    const transition = nextTransitionInYear(zone, t);
+    const segmentEnd = transition?.at ?? utcYearEndOf(t);
+    if (expression.fixedTime) {
+      // SPEC 3.1: in an overlap a fixed-time job fires on the first pass only, so the repeated wall
+      // times (those before the previous offset's wall clock at the transition) are excluded.
+      const previous = previousTransition(zone, t);
+      if (previous !== null && isDstOverlap(previous)) {
+        lowerWall = Math.max(lowerWall, previous.at + previous.offsetBefore);
+      }
+    }
+    const upperWall = segmentEnd + offset;
+    if (lowerWall < upperWall) {
+      const wall = firstMatchingWall(expression, lowerWall, upperWall);
+      if (wall !== null) return { at: wall - offset, wall, gapWall: null };
+    }
+    if (transition !== null && expression.fixedTime && isDstGap(transition)) {
+      // SPEC 3.1: a fixed-time job's wall times inside a gap collapse into one fire at the transition.
+      const gapWall = firstMatchingWall(
+        expression,
+        transition.at + offset,
+        transition.at + transition.offsetAfter,
+      );
+      if (gapWall !== null) {
+        return { at: transition.at, wall: transition.at + transition.offsetAfter, gapWall };
+      }
+    }
+    t = segmentEnd;
+    first = false;
+  }
+  return null;
+}

@@ -1,0 +1,54 @@
+/**
+ * `nextAfter`: a schedule's nominal fire times, one at a time, inside its `start_at`/`end_at` bounds.
+ * `max_runs` and jitter belong to the task layer.
+ */
+import { assertNever } from "../errors.js";
+import type { Instant } from "../time.js";
+import { instant } from "../time.js";
+import { MS_PER_DAY } from "./civil-time.js";
+import type { CronFire } from "./cron-next.js";
+import { nextCronFire } from "./cron-next.js";
+import type { CronSchedule, IntervalSchedule, ScheduleSpec } from "./schedule-types.js";
+
+/** A cron search looks no further than one Gregorian cycle: a pattern absent for 400 years never fires. */
+const CRON_SEARCH_HORIZON_MS = 146_097 * MS_PER_DAY;
+
+/** The next cron fire strictly after `after` inside the schedule's bounds, with its DST details. */
+export function nextCronFireOf(spec: CronSchedule, after: number): CronFire | null {
+  const from = spec.startAt === null ? after : Math.max(after, spec.startAt - 1);
+  const fire = nextCronFire(spec.cron, spec.timezone, from, from + CRON_SEARCH_HORIZON_MS);
+  if (fire === null || (spec.endAt !== null && fire.at > spec.endAt)) return null;
+  return fire;
+}
+
+function nextIntervalAfter(spec: IntervalSchedule, after: Instant): Instant | null {
+  const firstIndex = spec.startAt === null ? 1 : 0;
+  const index =
+    after < spec.anchorAt + firstIndex * spec.everyMs
+      ? firstIndex
+      : Math.floor((after - spec.anchorAt) / spec.everyMs) + 1;
+  const at = spec.anchorAt + index * spec.everyMs;
+  return spec.endAt !== null && at > spec.endAt ? null : instant(at);
+}
+
+/**
+ * The schedule's next nominal time strictly after `after`, honouring `start_at` and `end_at` (not
+ * `max_runs` nor jitter, which the task layer applies), or `null` when there is none.
+ *
+ * @example
+ * nextAfter(parseSchedule({ type: "cron", cron: "30 2 * * *", timezone: "America/New_York" }, ctx), at)
+ */
+export function nextAfter(spec: ScheduleSpec, after: Instant): Instant | null {
+  switch (spec.type) {
+    case "cron": {
+      const fire = nextCronFireOf(spec, after);
+      return fire === null ? null : instant(fire.at);
+    }
+    case "once":
+      return spec.runAt > after ? spec.runAt : null;
+    case "interval":
+      return nextIntervalAfter(spec, after);
+    default:
+      return assertNever(spec);
+  }
+}

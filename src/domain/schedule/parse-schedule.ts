@@ -1,0 +1,280 @@
+/**
+ * `parseSchedule`: turns the public schedule shape (unknown input) into a `ScheduleSpec`, checking every
+ * field and collecting all problems into one `ValidationError` (SPEC 3).
+ */
+import type { FieldError } from "../errors.js";
+import { ValidationError, assertNever } from "../errors.js";
+import type { DurationMs, Instant } from "../time.js";
+import { durationMs, instant } from "../time.js";
+import { MS_PER_DAY, floorSecond, formatInstant, formatWall } from "./civil-time.js";
+import type { CronExpression } from "./cron-expression.js";
+import { parseCron } from "./cron-expression.js";
+import { firstMatchingWall } from "./cron-matcher.js";
+import { nextCronFire } from "./cron-next.js";
+import { parseDateTime, parseDuration, parseInstantText } from "./iso-text.js";
+import type { ScheduleBounds, ScheduleSpec, ScheduleType } from "./schedule-types.js";
+import { nextAfter } from "./next-after.js";
+import { SCHEDULE_TYPES } from "./schedule-types.js";
+import { DEFAULT_TIME_ZONE, timeZoneProblem } from "./time-zone-name.js";
+import { isDstGap, resolveWall } from "./wall-clock.js";
+
+/** What `parseSchedule` validates against. */
+export interface ParseScheduleContext {
+  /** "Now" of the caller: cron must fire within 30 years of it, and before `end_at`. */
+  readonly referenceAt: Instant;
+  /** Anchor of an interval without `start_at` (the task's creation instant). @default referenceAt */
+  readonly anchorAt?: Instant;
+  /** Prefix of the field names in errors. @default "schedule" */
+  readonly field?: string;
+  /**
+   * Check that the schedule can still fire (cron within 30 years; an occurrence before `end_at`).
+   * Pass `false` to reload a stored schedule whose end has passed. @default true
+   */
+  readonly checkReachable?: boolean;
+}
+
+const COMMON_KEYS = ["type", "jitter"];
+const KEYS: Readonly<Record<ScheduleType, readonly string[]>> = {
+  cron: [...COMMON_KEYS, "cron", "timezone", "start_at", "end_at", "max_runs"],
+  once: [...COMMON_KEYS, "run_at", "timezone"],
+  interval: [...COMMON_KEYS, "every", "start_at", "end_at", "max_runs"],
+};
+const THIRTY_YEARS_MS = Math.round(30 * 365.2425 * MS_PER_DAY);
+
+type Fields = Readonly<Record<string, unknown>>;
+
+/** Field errors collected under one prefix (`schedule.cron`, ...). */
+interface Problems {
+  readonly list: FieldError[];
+  add(name: string, message: string): void;
+}
+
+function problemsUnder(prefix: string): Problems {
+  const list: FieldError[] = [];
+  return {
+    list,
+    add: (name, message) => list.push({ field: prefix === "" ? name : `${prefix}.${name}`, message }),
+  };
+}
+
+function isFields(value: unknown): value is Fields {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A field's value, with `null` read as absent. */
+function valueOf(input: Fields, key: string): unknown {
+  const value = input[key];
+  return value === null ? undefined : value;
+}
+
+function readZone(input: Fields, problems: Problems): string | null {
+  const value = valueOf(input, "timezone");
+  if (value === undefined) return DEFAULT_TIME_ZONE;
+  if (typeof value !== "string") {
+    problems.add("timezone", "must be a string such as Europe/Berlin");
+    return null;
+  }
+  const problem = timeZoneProblem(value);
+  if (problem !== null) problems.add("timezone", problem);
+  return problem === null ? value : null;
+}
+
+function readInstant(
+  input: Fields,
+  key: string,
+  problems: Problems,
+  whole: boolean,
+): Instant | null {
+  const value = valueOf(input, key);
+  if (value === undefined) return null;
+  if (typeof value !== "string") {
+    problems.add(key, "must be an ISO-8601 instant such as 2026-12-01T09:00:00Z");
+    return null;
+  }
+  const parsed = parseInstantText(value);
+  if (!parsed.ok) problems.add(key, parsed.problem);
+  else if (whole && parsed.value % 1000 !== 0) problems.add(key, "must be a whole second");
+  else return instant(parsed.value);
+  return null;
+}
+
+function readBounds(input: Fields, problems: Problems): ScheduleBounds {
+  const startAt = readInstant(input, "start_at", problems, true);
+  const endAt = readInstant(input, "end_at", problems, false);
+  if (startAt !== null && endAt !== null && endAt <= startAt) {
+    problems.add("end_at", "must be after start_at");
+  }
+  const maxRuns = valueOf(input, "max_runs");
+  if (maxRuns !== undefined && !(Number.isSafeInteger(maxRuns) && Number(maxRuns) >= 1)) {
+    problems.add("max_runs", "must be a whole number of at least 1");
+  }
+  return {
+    startAt,
+    endAt,
+    maxRuns: typeof maxRuns === "number" ? maxRuns : null,
+    jitterMs: readJitter(input, problems),
+  };
+}
+
+function readJitter(input: Fields, problems: Problems): DurationMs {
+  const value = valueOf(input, "jitter");
+  if (value === undefined) return durationMs(0);
+  const parsed = parseDuration(value, 0);
+  if (parsed.ok) return durationMs(parsed.value);
+  problems.add("jitter", parsed.problem);
+  return durationMs(0);
+}
+
+function readCron(input: Fields, problems: Problems): CronExpression | null {
+  const value = valueOf(input, "cron");
+  if (typeof value !== "string") {
+    problems.add("cron", 'is required: a cron expression such as "0 9 * * 1-5"');
+    return null;
+  }
+  const parsed = parseCron(value);
+  if (parsed.ok) return parsed.value;
+  for (const problem of parsed.problems) problems.add("cron", problem);
+  return null;
+}
+
+/** Resolves `run_at` (an instant, or a local wall time in `zone` under the fixed-time rule). */
+function readRunAt(
+  input: Fields,
+  zone: string | null,
+  problems: Problems,
+): { runAt: Instant; localRunAt: string | null } | null {
+  const value = valueOf(input, "run_at");
+  if (typeof value !== "string") {
+    problems.add("run_at", "is required: an ISO-8601 date and time such as 2026-12-01T09:00:00Z");
+    return null;
+  }
+  const parsed = parseDateTime(value);
+  if (!parsed.ok) {
+    problems.add("run_at", parsed.problem);
+    return null;
+  }
+  const { wall, hasFraction, offsetMs } = parsed.value;
+  if (hasFraction) {
+    problems.add("run_at", "must be a whole second");
+    return null;
+  }
+  if (offsetMs !== null) return { runAt: instant(wall - offsetMs), localRunAt: null };
+  if (zone === null) return null;
+  const { instants, gap } = resolveWall(zone, wall);
+  const localRunAt = formatWall(wall);
+  // SPEC 3.2: an overlap resolves to the first occurrence, a DST gap to the transition instant.
+  const [first] = instants;
+  if (first !== undefined) return { runAt: instant(first), localRunAt };
+  if (gap !== null && isDstGap(gap)) return { runAt: instant(gap.at), localRunAt };
+  problems.add(
+    "run_at",
+    `${localRunAt} does not exist in ${zone}: the zone skipped that time (a change of more than 3 hours)`,
+  );
+  return null;
+}
+
+function readEvery(input: Fields, problems: Problems): DurationMs | null {
+  const value = valueOf(input, "every");
+  if (value === undefined) {
+    problems.add("every", "is required: an ISO-8601 duration such as PT5M, or a number of seconds");
+    return null;
+  }
+  const parsed = parseDuration(value, 1000);
+  if (parsed.ok) return durationMs(parsed.value);
+  problems.add("every", parsed.problem);
+  return null;
+}
+
+function build(
+  input: Fields,
+  type: ScheduleType,
+  problems: Problems,
+  ctx: ParseScheduleContext,
+): ScheduleSpec | null {
+  switch (type) {
+    case "cron": {
+      const cron = readCron(input, problems);
+      const timezone = readZone(input, problems);
+      const bounds = readBounds(input, problems);
+      if (cron === null || timezone === null) return null;
+      return { type, cron, timezone, ...bounds };
+    }
+    case "once": {
+      const timezone = readZone(input, problems);
+      const runAt = readRunAt(input, timezone, problems);
+      const jitterMs = readJitter(input, problems);
+      if (runAt === null || timezone === null) return null;
+      const none = { startAt: null, endAt: null, maxRuns: null };
+      return { type, ...runAt, timezone, ...none, jitterMs };
+    }
+    case "interval": {
+      const everyMs = readEvery(input, problems);
+      const bounds = readBounds(input, problems);
+      if (everyMs === null) return null;
+      const anchorAt = bounds.startAt ?? instant(floorSecond(ctx.anchorAt ?? ctx.referenceAt));
+      return { type, everyMs, anchorAt, ...bounds };
+    }
+    default:
+      return assertNever(type);
+  }
+}
+
+/** SPEC 3.1 and 3.4: a cron must fire within 30 years, and every schedule before its `end_at`. */
+function checkReachable(spec: ScheduleSpec, referenceAt: Instant, problems: Problems): void {
+  const from = spec.startAt === null ? referenceAt : Math.max(referenceAt, spec.startAt - 1);
+  if (spec.type === "cron") {
+    const until = from + THIRTY_YEARS_MS;
+    const fire = nextCronFire(spec.cron, spec.timezone, from, until);
+    if (fire === null || fire.at > until) {
+      const anyDate = firstMatchingWall(spec.cron, from - MS_PER_DAY, until + MS_PER_DAY) !== null;
+      problems.add(
+        "cron",
+        anyDate
+          ? `the expression cannot fire in ${spec.timezone} within 30 years of ${formatInstant(from)}`
+          : "the day-of-month, month and day-of-week fields never match a real date within 30 years",
+      );
+      return;
+    }
+  }
+  if (spec.endAt !== null && nextAfter(spec, referenceAt) === null) {
+    const since = spec.startAt === null ? "now" : "start_at";
+    problems.add("end_at", `the schedule has no occurrence between ${since} and end_at`);
+  }
+}
+
+/**
+ * Validates a schedule in its public shape and returns its `ScheduleSpec`.
+ *
+ * @throws ValidationError (`validation_failed`) listing every faulty field, e.g. `schedule.cron`:
+ * "minute field: 60 is out of range 0-59".
+ * @example
+ * parseSchedule({ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }, { referenceAt })
+ */
+export function parseSchedule(input: unknown, ctx: ParseScheduleContext): ScheduleSpec {
+  const problems = problemsUnder(ctx.field ?? "schedule");
+  if (!isFields(input)) {
+    throw ValidationError.of(
+      ctx.field ?? "schedule",
+      "must be an object with a type: cron, once or interval",
+    );
+  }
+  const type = SCHEDULE_TYPES.find((t) => t === input.type);
+  if (type === undefined) {
+    problems.add(
+      "type",
+      input.type === undefined
+        ? "is required: cron, once or interval"
+        : `unknown schedule type ${JSON.stringify(input.type)}: expected cron, once or interval`,
+    );
+    throw new ValidationError(problems.list);
+  }
+  for (const key of Object.keys(input).filter((k) => !KEYS[type].includes(k))) {
+    problems.add(key, `is not a field of a ${type} schedule`);
+  }
+  const spec = build(input, type, problems, ctx);
+  if (spec !== null && problems.list.length === 0 && ctx.checkReachable !== false) {
+    checkReachable(spec, ctx.referenceAt, problems);
+  }
+  if (spec === null || problems.list.length > 0) throw new ValidationError(problems.list);
+  return spec;
+}

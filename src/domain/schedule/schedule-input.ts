@@ -1,0 +1,85 @@
+/**
+ * The public (snake_case) shape of a schedule, as the HTTP API and the library take it, and
+ * `scheduleToInput`, which writes a `ScheduleSpec` back in that shape (normalised; round-trips).
+ */
+import { assertNever } from "../errors.js";
+import { formatInstant } from "./civil-time.js";
+import { formatDuration } from "./iso-text.js";
+import type { ScheduleSpec } from "./schedule-types.js";
+
+/** A duration: ISO-8601 of fixed length (`PT5M`, `P1D`, `P1W`) or a number of seconds. */
+export type DurationInput = string | number;
+
+/** Bounds and jitter (SPEC 3.4); instants are ISO-8601 with an offset or `Z`. */
+export interface BoundsInput {
+  readonly start_at?: string | null;
+  readonly end_at?: string | null;
+  /** At least 1; counts scheduled occurrences admitted as runs. */
+  readonly max_runs?: number | null;
+  /** Each occurrence is delayed by a deterministic amount in `[0, jitter]`. */
+  readonly jitter?: DurationInput | null;
+}
+
+/** `{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }` (SPEC 3.1). */
+export interface CronScheduleInput extends BoundsInput {
+  readonly type: "cron";
+  readonly cron: string;
+  /** IANA zone name. @default "UTC" */
+  readonly timezone?: string | null;
+}
+
+/** `{ type: "once", run_at: "2026-12-01T09:00:00", timezone: "Europe/Berlin" }` (SPEC 3.2). */
+export interface OnceScheduleInput {
+  readonly type: "once";
+  /** An instant with offset, or a local wall time resolved in `timezone`. */
+  readonly run_at: string;
+  /** IANA zone name, used for a `run_at` without offset. @default "UTC" */
+  readonly timezone?: string | null;
+  readonly jitter?: DurationInput | null;
+}
+
+/** `{ type: "interval", every: "PT5M" }` (SPEC 3.3). */
+export interface IntervalScheduleInput extends BoundsInput {
+  readonly type: "interval";
+  readonly every: DurationInput;
+}
+
+/** A schedule as users write it. */
+export type ScheduleInput = CronScheduleInput | OnceScheduleInput | IntervalScheduleInput;
+
+function boundsOf(spec: ScheduleSpec): {
+  start_at?: string;
+  end_at?: string;
+  max_runs?: number;
+  jitter?: string;
+} {
+  return {
+    ...(spec.startAt === null ? {} : { start_at: formatInstant(spec.startAt) }),
+    ...(spec.endAt === null ? {} : { end_at: formatInstant(spec.endAt) }),
+    ...(spec.maxRuns === null ? {} : { max_runs: spec.maxRuns }),
+    ...(spec.jitterMs === 0 ? {} : { jitter: formatDuration(spec.jitterMs) }),
+  };
+}
+
+/**
+ * The normalised public shape of a schedule: whitespace-normalised cron, explicit zone, UTC instants,
+ * ISO durations. An interval without `start_at` loses its implicit anchor here: pass the same
+ * `anchorAt` to `parseSchedule` to get the identical spec back.
+ */
+export function scheduleToInput(spec: ScheduleSpec): ScheduleInput {
+  switch (spec.type) {
+    case "cron":
+      return { type: "cron", cron: spec.cron.text, timezone: spec.timezone, ...boundsOf(spec) };
+    case "once":
+      return {
+        type: "once",
+        run_at: spec.localRunAt ?? formatInstant(spec.runAt),
+        timezone: spec.timezone,
+        ...(spec.jitterMs === 0 ? {} : { jitter: formatDuration(spec.jitterMs) }),
+      };
+    case "interval":
+      return { type: "interval", every: formatDuration(spec.everyMs), ...boundsOf(spec) };
+    default:
+      return assertNever(spec);
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * The schedule engine's entry point for the rest of punctual (SPEC 3): the `ScheduleSpec` types and the
+ * functions over them. Each lives in its own module; this one only names them in one place.
+ */
+export type {
+  CronSchedule,
+  IntervalSchedule,
+  OnceSchedule,
+  ScheduleBounds,
+  ScheduleSpec,
+  ScheduleType,
+} from "./schedule-types.js";
+export { SCHEDULE_TYPES } from "./schedule-types.js";
+export { nextAfter } from "./next-after.js";
+export { parseSchedule } from "./parse-schedule.js";
+export type { ParseScheduleContext } from "./parse-schedule.js";
+export { scheduleToInput } from "./schedule-input.js";
+export type {
+  CronScheduleInput,
+  IntervalScheduleInput,
+  OnceScheduleInput,
+  ScheduleInput,
+} from "./schedule-input.js";
+export { describeOccurrences } from "./describe-occurrences.js";
+export type {
+  DescribedOccurrence,
+  DstNote,
+  SuppressedFire,
+} from "./describe-occurrences.js";
+export { dstWarnings } from "./dst-warnings.js";

@@ -1,0 +1,50 @@
+/**
+ * The types of `ScheduleSpec`: the validated, normalised form of a schedule (SPEC 3), as plain readonly
+ * data. Built only by `parseSchedule`.
+ */
+import type { DurationMs, Instant } from "../time.js";
+import type { CronExpression } from "./cron-expression.js";
+
+/** The schedule types, as a runtime list (SPEC 2). */
+export const SCHEDULE_TYPES = ["cron", "once", "interval"] as const;
+export type ScheduleType = (typeof SCHEDULE_TYPES)[number];
+
+/** Bounds and jitter shared by every schedule type (SPEC 3.4). */
+export interface ScheduleBounds {
+  /** No occurrence before this instant. */
+  readonly startAt: Instant | null;
+  /** No occurrence after this instant. */
+  readonly endAt: Instant | null;
+  /** The task stops admitting after this many scheduled occurrences (enforced by the task layer). */
+  readonly maxRuns: number | null;
+  /** Upper bound of the deterministic delay added to each occurrence (applied by the task layer). */
+  readonly jitterMs: DurationMs;
+}
+
+/** A cron expression evaluated on the wall clock of an IANA zone (SPEC 3.1). */
+export interface CronSchedule extends ScheduleBounds {
+  readonly type: "cron";
+  readonly cron: CronExpression;
+  readonly timezone: string;
+}
+
+/** One occurrence at `runAt` (SPEC 3.2). `startAt`, `endAt` and `maxRuns` are always `null`. */
+export interface OnceSchedule extends ScheduleBounds {
+  readonly type: "once";
+  readonly runAt: Instant;
+  /** The local wall time as written (`YYYY-MM-DDTHH:MM:SS`), when `run_at` had no offset. */
+  readonly localRunAt: string | null;
+  readonly timezone: string;
+}
+
+/** Occurrences every `everyMs` of elapsed time after `anchorAt` (SPEC 3.3). */
+export interface IntervalSchedule extends ScheduleBounds {
+  readonly type: "interval";
+  readonly everyMs: DurationMs;
+  /** `startAt` when given (and then it fires too), else the creation instant (which does not fire). */
+  readonly anchorAt: Instant;
+}
+
+/** A validated schedule; make one with `parseSchedule`. */
+export type ScheduleSpec = CronSchedule | OnceSchedule | IntervalSchedule;
+
