@@ -3,10 +3,30 @@
  *
  * @example
  * ```ts
- * import { nextOccurrences } from "punctual";
- * nextOccurrences({ type: "cron", cron: "30 2 * * *", timezone: "Europe/Berlin" }, { after: new Date(), count: 3 });
+ * import { createScheduler, sqlite } from "punctual";
+ * const scheduler = createScheduler({ store: sqlite("punctual.db"), handlers: { sendReminder } });
+ * await scheduler.start();
+ * await scheduler.tasks.create({
+ *   title: "Weekday reminder",
+ *   schedule: { type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" },
+ *   target: { kind: "handler", name: "sendReminder", input: { to: "team" } },
+ * });
+ * await scheduler.stop();
  * ```
  */
+export { createScheduler, sqlite, postgres, buildPolicy } from "./composition.js";
+export type {
+  Scheduler,
+  SchedulerOptions,
+  StoreFactory,
+  PolicyOptions,
+  SchedulerRuntime,
+} from "./composition.js";
+export type { Handler, HandlerContext } from "./adapters/launchers/handler/handler-launcher.js";
+export type { Logger } from "./application/logger.js";
+export type { TaskView, RunView } from "./application/views.js";
+export type { CreatedTask } from "./application/task-service.js";
+export type { CoordinatorOptions } from "./runtime/coordinator.js";
 export {
   ERROR_CODES,
   PunctualError,
@@ -24,3 +44,8 @@ export {
   isPunctualError,
 } from "./domain/errors.js";
 export type { ErrorCode, FieldError } from "./domain/errors.js";
+export { nextOccurrences } from "./domain/schedule/next-occurrences.js";
+export type {
+  NextOccurrencesOptions,
+  NextOccurrencesSchedule,
+} from "./domain/schedule/next-occurrences.js";

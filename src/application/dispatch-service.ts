@@ -13,6 +13,7 @@ import {
   claimRun,
   completeRun,
   expireQueuedRun,
+  heartbeatRun,
   loseRunWithReplica,
   reconcileExpiredClaim,
   timeOutRun,
@@ -24,9 +25,16 @@ import type {
   RunChange,
   RunTaskContext,
 } from "../domain/run-transitions.js";
+import type { Run } from "../domain/run.js";
 import type { Task } from "../domain/task.js";
 import type { DurationMs, Instant } from "../domain/time.js";
 import type { Store } from "./store.js";
+
+/** A run changed by a sweep, with its task (for the target's cancel hook). */
+export interface ChangedRun {
+  readonly change: RunChange;
+  readonly task: Task;
+}
 
 export interface DispatchServiceDeps {
   readonly store: Store;
@@ -104,6 +112,13 @@ export class DispatchService {
     );
   }
 
+  /** A running run's target is alive: its deadline moves to now + run_timeout. */
+  recordHeartbeat(runId: RunId, now: Instant): Promise<RunChange | null> {
+    return this.#store.runs.changeRun(runId, {}, (run, task) =>
+      heartbeatRun(run, now, task.options),
+    );
+  }
+
   /** Launching runs whose claim expired, to be reconciled with their targets. */
   expiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {
     return this.#store.runs.findExpiredClaims(now, limit);
@@ -123,46 +138,52 @@ export class DispatchService {
     );
   }
 
-  /** Runs past their deadline end `timed_out` (or retry); returns the changes, whose targets are told to stop. */
-  async sweepDeadlines(now: Instant, limit: number): Promise<RunChange[]> {
+  /** Runs past their deadline end `timed_out` (or retry); their targets must be told to stop. */
+  async sweepDeadlines(now: Instant, limit: number): Promise<ChangedRun[]> {
     const ids = await this.#store.runs.findPastDeadline(now, limit);
-    return this.#each(ids, (id) =>
-      this.#store.runs.changeRun(id, {}, (run, task) =>
-        (run.status === "running" || run.status === "launching") &&
-        run.deadlineAt !== null &&
-        run.deadlineAt < now
-          ? timeOutRun(run, now, runTaskContext(task))
-          : null,
-      ),
+    return this.#each(ids, (run, task) =>
+      (run.status === "running" || run.status === "launching") &&
+      run.deadlineAt !== null &&
+      run.deadlineAt < now
+        ? timeOutRun(run, now, runTaskContext(task))
+        : null,
     );
   }
 
   /** Queued runs older than their queue timeout end `skipped` (queue_timeout). */
-  async sweepQueueTimeouts(now: Instant, limit: number): Promise<RunChange[]> {
+  async sweepQueueTimeouts(now: Instant, limit: number): Promise<ChangedRun[]> {
     const ids = await this.#store.runs.findQueueTimeouts(now, limit);
-    return this.#each(ids, (id) =>
-      this.#store.runs.changeRun(id, {}, (run, task) =>
-        run.status === "queued" && run.queuedAt + task.options.queueTimeoutMs < now
-          ? expireQueuedRun(run, now, runTaskContext(task))
-          : null,
-      ),
+    return this.#each(ids, (run, task) =>
+      run.status === "queued" && run.queuedAt + task.options.queueTimeoutMs < now
+        ? expireQueuedRun(run, now, runTaskContext(task))
+        : null,
     );
   }
 
   /** Handler runs whose replica has been silent for a lease end `failed` (replica_lost), or retry. */
-  async sweepLostReplicas(now: Instant, limit: number): Promise<RunChange[]> {
+  async sweepLostReplicas(now: Instant, limit: number): Promise<ChangedRun[]> {
     const silentSince = (now - this.#policy.leaseMs) as Instant;
     const ids = await this.#store.runs.findLostHandlerRuns(silentSince, limit);
-    return this.#each(ids, (id) =>
-      this.#store.runs.changeRun(id, {}, (run, task) =>
-        run.status === "running" ? loseRunWithReplica(run, now, runTaskContext(task)) : null,
-      ),
+    return this.#each(ids, (run, task) =>
+      run.status === "running" ? loseRunWithReplica(run, now, runTaskContext(task)) : null,
+    );
+  }
+
+  /** A handler run this replica gave up (shutdown): a lost attempt, retried under the task's policy. */
+  recordReplicaLost(runId: RunId, now: Instant): Promise<RunChange | null> {
+    return this.#store.runs.changeRun(runId, {}, (run, task) =>
+      run.status === "running" ? loseRunWithReplica(run, now, runTaskContext(task)) : null,
     );
   }
 
   /** Deletes terminal runs older than the retention, and deleted tasks with nothing active. */
   purge(now: Instant, retentionMs: DurationMs, limit: number): Promise<number> {
     return this.#store.runs.purge((now - retentionMs) as Instant, limit);
+  }
+
+  /** The task a run belongs to (null once deleted). */
+  findTaskOf(run: Run): Promise<Task | null> {
+    return this.#store.tasks.findTask({ kind: "all" }, run.taskId);
   }
 
   heartbeat(replicaId: string, now: Instant): Promise<void> {
@@ -182,13 +203,17 @@ export class DispatchService {
 
   async #each(
     ids: readonly RunId[],
-    step: (id: RunId) => Promise<RunChange | null>,
-  ): Promise<RunChange[]> {
-    const changes: RunChange[] = [];
+    decide: (run: Run, task: Task) => RunChange | null,
+  ): Promise<ChangedRun[]> {
+    const changed: ChangedRun[] = [];
     for (const id of ids) {
-      const change = await step(id);
-      if (change !== null) changes.push(change);
+      let seen = null as Task | null;
+      const change = await this.#store.runs.changeRun(id, {}, (run, task) => {
+        seen = task;
+        return decide(run, task);
+      });
+      if (change !== null && seen !== null) changed.push({ change, task: seen });
     }
-    return changes;
+    return changed;
   }
 }

@@ -18,7 +18,7 @@ import { CONTEXT_MODES, THREAD_ID_PATTERN, WEBHOOK_METHODS } from "../domain/tar
 import type { ExecutionContext, JsonValue, Target } from "../domain/target.js";
 import type { DurationMs, Instant } from "../domain/time.js";
 
-const jsonValue: z.ZodType<JsonValue> = z.json() as z.ZodType<JsonValue>;
+const jsonValue: z.ZodType<JsonValue> = z.json();
 const duration = z.union([z.string(), z.number()]);
 const name = z.string().min(1).max(200);
 
@@ -69,7 +69,7 @@ const metadataSchema = z
     z.string().max(TASK_LIMITS.metadataValueMax),
   )
   .refine((m) => Object.keys(m).length <= TASK_LIMITS.metadataKeysMax, {
-    message: `at most ${TASK_LIMITS.metadataKeysMax} keys`,
+    error: `at most ${TASK_LIMITS.metadataKeysMax} keys`,
   });
 
 const common = {

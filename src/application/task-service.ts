@@ -3,14 +3,15 @@
  * domain call; every method takes `now` explicitly.
  */
 import { NotFoundError, ValidationError } from "../domain/errors.js";
-import type { RunId, ThreadId } from "../domain/ids.js";
+import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
 import { idempotencyKeyFor } from "../domain/occurrence.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
 import type { OwnerScope, Page, RunQuery, TaskQuery, ThreadLookup } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
 import { cancelRun } from "../domain/run-transitions.js";
-import { describeOccurrences, dstWarnings } from "../domain/schedule/schedule-spec.js";
+import { runTaskContext } from "./dispatch-service.js";
+import { describeOccurrences, dstWarnings, nextAfter } from "../domain/schedule/schedule-spec.js";
 import {
   backfillTask,
   cancelTask,
@@ -39,7 +40,7 @@ export interface ServiceSignals {
   /** Something may be due sooner than the coordinator thinks (create, edit, trigger, resume). */
   wake(): void;
   /** A launching or running run was asked to stop: its target's cancel hook should be called. */
-  cancelRequested(run: Run): void;
+  cancelRequested(run: Run, task: Task): void;
 }
 
 export interface TaskServiceDeps {
@@ -230,11 +231,14 @@ export class TaskService {
   /** Cancels a run: a queued run at once; a launched one is asked to stop (SPEC 5.6). */
   async cancelRun(actor: Actor, id: string, now: Instant): Promise<RunView> {
     const found = await this.#findRun(actor, id);
-    const change = await this.#deps.store.runs.changeRun(found.id, {}, (run) =>
-      cancelRun(run, now, "cancel_requested"),
-    );
+    let owner = null as Task | null;
+    const change = await this.#deps.store.runs.changeRun(found.id, {}, (run, task) => {
+      owner = task;
+      return cancelRun(run, now, "cancel_requested", runTaskContext(task));
+    });
     const run = change?.run ?? found;
-    if (change?.cancelTarget === true) this.#deps.signals.cancelRequested(run);
+    if (change?.cancelTarget === true && owner !== null)
+      this.#deps.signals.cancelRequested(run, owner);
     return runView(run);
   }
 
@@ -281,7 +285,7 @@ export class TaskService {
         };
       },
     );
-    for (const run of cancelTargets) this.#deps.signals.cancelRequested(run);
+    for (const run of cancelTargets) this.#deps.signals.cancelRequested(run, task);
     return task;
   }
 
@@ -315,7 +319,7 @@ export class TaskService {
       const exists = await this.#deps.threads.threadExists(
         actor.owner,
         threadScopeOf(merged.target),
-        context.threadId as ThreadId,
+        context.threadId,
       );
       if (!exists) throw new NotFoundError("thread", context.threadId);
     }
@@ -325,8 +329,8 @@ export class TaskService {
     const warnings = [...dstWarnings(task.schedule, now, WARNING_HORIZON_MS)];
     if (task.schedule.jitterMs > 0) {
       const first = task.nextRunAt;
-      const second = first === null ? null : describeOccurrences(task.schedule, first, 1)[0];
-      if (first !== null && second !== undefined && second.at - first < task.schedule.jitterMs) {
+      const second = first === null ? null : nextAfter(task.schedule, first);
+      if (first !== null && second !== null && second - first <= task.schedule.jitterMs) {
         warnings.push(
           "jitter is larger than the time between occurrences: fires are capped before the next one",
         );

@@ -7,6 +7,7 @@
  * Methods that decide take a synchronous, pure `decide` function from the domain: the adapter opens the
  * transaction, locks the rows, calls `decide` with what it read, and writes exactly what it returns.
  */
+import type { AbortSignalLike } from "./abort.js";
 import type { Admission, ActiveRunView } from "./admission.js";
 import type { ClaimCandidate, ClaimSelectionInput } from "./claim.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "./ids.js";
@@ -176,7 +177,7 @@ export interface LaunchRequest {
   readonly run: Run;
   readonly task: Task;
   /** Aborted when the launch must stop waiting (timeout, shutdown). */
-  readonly signal: AbortSignal;
+  readonly signal: AbortSignalLike;
 }
 
 /** What a launcher reports for a started run. */
@@ -201,7 +202,7 @@ export interface RunLauncher {
   /** Asks the target to stop a run (agent cancel endpoint, webhook `cancel_url`, handler AbortSignal). */
   cancel(run: Run, task: Task): Promise<void>;
   /** After an uncertain launch: does the target show this run? `unknown` when it cannot be asked. */
-  reconcile(run: Run, task: Task, signal: AbortSignal): Promise<ReconcileFinding>;
+  reconcile(run: Run, task: Task, signal: AbortSignalLike): Promise<ReconcileFinding>;
 }
 
 /** Whether a thread exists and is usable by an owner (one answer, so foreign threads cannot be probed). */

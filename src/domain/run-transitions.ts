@@ -91,6 +91,8 @@ export function applyLaunchOutcome(
             : (outcome.threadMismatch ?? null),
       });
     case "busy":
+      // Nothing started: a run asked to stop ends here instead of waiting for the thread again.
+      if (run.cancelRequestedAt !== null) return cancelledBeforeStart(run, now, task);
       // Not a failure: back to the queue in the same FIFO place (queued_at unchanged).
       return {
         run: moveRun(run, "queued", {
@@ -99,9 +101,7 @@ export function applyLaunchOutcome(
         }),
       };
     case "failed":
-      if (run.cancelRequestedAt !== null) {
-        return { run: moveRun(run, "cancelled", { ...finished(now), reason: "cancel_requested" }) };
-      }
+      if (run.cancelRequestedAt !== null) return cancelledBeforeStart(run, now, task);
       return failAttempt(run, now, task, "launch_failed", outcome.message);
   }
 }
@@ -126,6 +126,19 @@ function launched(
     }),
     taskLaunch: { lastRunAt: now, lastRunId: run.id, runCountIncrement: 1 },
     cancelTarget: run.cancelRequestedAt !== null,
+  };
+}
+
+/** A run asked to stop that certainly never started: it ends `cancelled` with the reason it was asked. */
+function cancelledBeforeStart(run: Run, now: Instant, task: RunTaskContext): RunChange {
+  const message = "cancelled before it started";
+  return {
+    run: moveRun(run, "cancelled", {
+      ...finished(now),
+      reason: run.reason ?? "cancel_requested",
+      error: message,
+    }),
+    taskVerdict: verdictFor(run, task, "cancelled", message),
   };
 }
 
@@ -159,6 +172,7 @@ function failAttempt(
         notBefore: (now + backoff) as Instant,
         targetRunId: null,
         deadlineAt: null,
+        reason: null,
         error: message,
       }),
     };
@@ -214,7 +228,7 @@ export function completeRun(
   switch (verdict.status) {
     case "succeeded":
       return {
-        run: moveRun(run, "succeeded", { ...finished(now), result, error: null }),
+        run: moveRun(run, "succeeded", { ...finished(now), result, error: null, reason: null }),
         taskVerdict: verdictFor(run, task, "succeeded", null),
       };
     case "failed": {
@@ -240,8 +254,9 @@ export function completeRun(
 }
 
 /**
- * Cancels a run (SPEC 5.6): a queued run ends at once; a launching or running run gets
- * `cancel_requested_at` and its target is asked to stop (it ends when the target confirms or times out).
+ * Cancels a run (SPEC 5.6): a queued run ends at once (a once task's scheduled run takes its task with
+ * it); a launching or running run gets `cancel_requested_at` and keeps the reason it was asked until it
+ * ends, and a running run's target is asked to stop (it ends when the target confirms or times out).
  */
 export function cancelRun(
   run: Run,
@@ -250,9 +265,14 @@ export function cancelRun(
     RunReason,
     "cancel_requested" | "superseded" | "task_paused" | "task_cancelled" | "task_deleted"
   >,
+  task: RunTaskContext,
 ): RunChange {
   if (run.status === "queued") {
-    return { run: moveRun(run, "cancelled", { ...finished(now), reason }) };
+    const message = `cancelled before it started (${reason})`;
+    return {
+      run: moveRun(run, "cancelled", { ...finished(now), reason, error: message }),
+      taskVerdict: verdictFor(run, task, "cancelled", message),
+    };
   }
   if (run.status === "launching" || run.status === "running") {
     if (run.cancelRequestedAt !== null) return { run };
@@ -323,6 +343,14 @@ export function reconcileExpiredClaim(
         error: "the launch claim expired before the outcome was recorded; treated as launched",
       });
     case "absent":
+      // Nothing started: a run asked to stop ends; any other goes back to the queue, no retry consumed.
+      if (run.cancelRequestedAt !== null) return cancelledBeforeStart(run, ctx.now, ctx.task);
       return { run: moveRun(run, "queued", releasedClaim()) };
   }
+}
+
+/** A heartbeat from a running run's target: its deadline moves to `now + run_timeout` (SPEC 5.5). */
+export function heartbeatRun(run: Run, now: Instant, options: TaskOptions): RunChange | null {
+  if (run.status !== "running") return null;
+  return { run: { ...run, deadlineAt: (now + options.runTimeoutMs) as Instant } };
 }

@@ -22,6 +22,7 @@ import type { NewRun } from "./new-run.js";
 import type { Run } from "./run.js";
 import { holdsSlot } from "./run.js";
 import { cancelRun } from "./run-transitions.js";
+import type { RunChange, RunTaskContext } from "./run-transitions.js";
 import { nextAfter } from "./schedule/schedule-spec.js";
 import type { ScheduleSpec } from "./schedule/schedule-spec.js";
 import { isTerminalTaskStatus, TASK_LIMITS } from "./task.js";
@@ -176,18 +177,40 @@ function keepAnchor(previous: ScheduleSpec, next: ScheduleSpec): ScheduleSpec {
   return { ...next, anchorAt: previous.anchorAt };
 }
 
+/** The facts about a task that run transitions need. */
+function runContext(task: Task): RunTaskContext {
+  return { scheduleType: task.schedule.type, options: task.options };
+}
+
+/** Applies the verdicts run changes carry to the task (a once task whose run was cancelled ends). */
+function withVerdicts(task: Task, changes: readonly RunChange[]): Task {
+  let result = task;
+  for (const change of changes) {
+    const verdict = change.taskVerdict;
+    if (verdict === undefined) continue;
+    result = {
+      ...result,
+      lastError: verdict.lastError,
+      ...(verdict.status === undefined ? {} : { status: verdict.status, nextRunAt: null }),
+    };
+  }
+  return result;
+}
+
 function cancelQueued(
+  task: Task,
   activeRuns: readonly Run[],
   now: Instant,
   reason: "task_paused" | "task_cancelled" | "task_deleted",
   which: (run: Run) => boolean,
-): Run[] {
+): RunChange[] {
   return activeRuns
     .filter((run) => run.status === "queued" && which(run))
-    .map((run) => cancelRun(run, now, reason).run);
+    .map((run) => cancelRun(run, now, reason, runContext(task)));
 }
 
 function requestCancelActive(
+  task: Task,
   activeRuns: readonly Run[],
   now: Instant,
   reason: "cancel_requested" | "task_deleted",
@@ -196,7 +219,7 @@ function requestCancelActive(
   const targets: Run[] = [];
   for (const run of activeRuns) {
     if (!holdsSlot(run.status) || run.cancelRequestedAt !== null) continue;
-    const change = cancelRun(run, now, reason);
+    const change = cancelRun(run, now, reason, runContext(task));
     updates.push(change.run);
     if (change.cancelTarget === true) targets.push(change.run);
   }
@@ -213,18 +236,20 @@ export function pauseTask(
     throw new IllegalTransitionError("task", task.status, "paused");
   }
   const cancelled = cancelQueued(
+    task,
     activeRuns,
     ctx.now,
     "task_paused",
     (r) => r.trigger === "scheduled",
   );
   const running = ctx.cancelRunning
-    ? requestCancelActive(activeRuns, ctx.now, "cancel_requested")
+    ? requestCancelActive(task, activeRuns, ctx.now, "cancel_requested")
     : { updates: [], targets: [] };
+  // A once task whose only occurrence the pause cancelled has ended: `cancelled`, not `paused`.
   return {
-    task: { ...task, status: "paused", updatedAt: ctx.now },
+    task: withVerdicts({ ...task, status: "paused", updatedAt: ctx.now }, cancelled),
     newRuns: [],
-    runUpdates: [...cancelled, ...running.updates],
+    runUpdates: [...cancelled.map((c) => c.run), ...running.updates],
     cancelTargets: running.targets,
   };
 }
@@ -274,7 +299,7 @@ export function applyAdmission(
   for (const instruction of admission.cancellations) {
     const run = activeRuns.find((r) => r.id === instruction.runId);
     if (run === undefined) continue;
-    const change = cancelRun(run, now, instruction.reason);
+    const change = cancelRun(run, now, instruction.reason, runContext(task));
     updates.push(change.run);
     if (change.cancelTarget === true) targets.push(change.run);
   }
@@ -288,10 +313,14 @@ export function applyAdmission(
 
 /** Cancel the task: terminal `cancelled`, queued runs cancelled; launched runs finish normally. */
 export function cancelTask(task: Task, activeRuns: readonly Run[], now: Instant): CommandOutcome {
+  if (isTerminalTaskStatus(task.status)) {
+    throw new IllegalTransitionError("task", task.status, "cancelled");
+  }
+  const cancelled = cancelQueued(task, activeRuns, now, "task_cancelled", () => true);
   return {
     task: { ...task, status: "cancelled", nextRunAt: null, updatedAt: now },
     newRuns: [],
-    runUpdates: cancelQueued(activeRuns, now, "task_cancelled", () => true),
+    runUpdates: cancelled.map((c) => c.run),
     cancelTargets: [],
   };
 }
@@ -308,14 +337,12 @@ export function deleteTask(
       "the task has a run launching or running: wait for it, cancel it, or delete with force=true",
     );
   }
-  const running = requestCancelActive(activeRuns, ctx.now, "task_deleted");
+  const running = requestCancelActive(task, activeRuns, ctx.now, "task_deleted");
+  const queued = cancelQueued(task, activeRuns, ctx.now, "task_deleted", () => true);
   return {
     task: { ...task, nextRunAt: null, deletedAt: ctx.now, updatedAt: ctx.now },
     newRuns: [],
-    runUpdates: [
-      ...cancelQueued(activeRuns, ctx.now, "task_deleted", () => true),
-      ...running.updates,
-    ],
+    runUpdates: [...queued.map((c) => c.run), ...running.updates],
     cancelTargets: running.targets,
   };
 }

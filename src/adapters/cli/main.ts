@@ -3,12 +3,14 @@
  * (0 ok, 1 runtime failure, 2 usage or validation error; SPEC 7.3).
  */
 import { Command, CommanderError } from "commander";
+import { nextCommand } from "./next-command.js";
 
 export function buildProgram(): Command {
   const program = new Command("punctual")
     .description("A durable scheduler: cron with time zones, once and interval tasks.")
     .exitOverride()
     .showHelpAfterError();
+  program.addCommand(nextCommand());
   return program;
 }
 

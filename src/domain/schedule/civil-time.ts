@@ -45,10 +45,12 @@ export function civilFromDays(days: number): { year: number; month: number; day:
   return { year: yoe + era * 400 + (month <= 2 ? 1 : 0), month, day };
 }
 
+/** Gregorian leap year: divisible by 4, except centuries not divisible by 400. */
 export function isLeapYear(year: number): boolean {
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 }
 
+/** Number of days of a month (1-12) of a year. */
 export function daysInMonth(year: number, month: number): number {
   if (month === 2) return isLeapYear(year) ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;

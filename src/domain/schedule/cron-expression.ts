@@ -34,9 +34,30 @@ interface FieldSpec {
   readonly names?: readonly string[];
 }
 
-const MONTH_NAMES = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+const MONTH_NAMES = [
+  "jan",
+  "feb",
+  "mar",
+  "apr",
+  "may",
+  "jun",
+  "jul",
+  "aug",
+  "sep",
+  "oct",
+  "nov",
+  "dec",
+];
 const DAY_NAMES = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
-const FULL_DAY_NAMES = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
+const FULL_DAY_NAMES = [
+  "sunday",
+  "monday",
+  "tuesday",
+  "wednesday",
+  "thursday",
+  "friday",
+  "saturday",
+];
 const FULL_MONTH_NAMES = [
   ...["january", "february", "march", "april", "may", "june", "july", "august"],
   ...["september", "october", "november", "december"],

@@ -3,11 +3,13 @@
  * constant UTC offset at a time: matches are searched on the segment's wall clock, then the transition
  * that ends the segment decides gap fires (fixed-time jobs) and repeated wall times (overlaps).
  */
-import { MS_PER_DAY, MS_PER_SECOND, floorSecond } from "./civil-time.js";
+import { MS_PER_DAY, MS_PER_SECOND, floorSecond, wallMs } from "./civil-time.js";
 import type { CronExpression } from "./cron-expression.js";
 import { firstMatchingWall } from "./cron-matcher.js";
 import { isDstGap, isDstOverlap } from "./wall-clock.js";
 import {
+  MAX_YEAR,
+  MIN_YEAR,
   nextTransitionInYear,
   offsetAt,
   previousTransition,
@@ -28,6 +30,10 @@ export interface CronFire {
  */
 const WALL_SLACK_MS = 2 * MS_PER_DAY;
 
+/** Searches stay within the years 1 to 9999, where calendar and zone data are exact. */
+const FIRST_SEARCHED_AT = wallMs(MIN_YEAR, 1, 2);
+const LAST_SEARCHED_AT = wallMs(MAX_YEAR, 12, 31);
+
 /**
  * The first fire strictly after `after` and before `until` (exclusive bound on the search, not on the
  * result), or `null` when there is none.
@@ -38,9 +44,10 @@ export function nextCronFire(
   after: number,
   until: number,
 ): CronFire | null {
+  if (after < FIRST_SEARCHED_AT || after > LAST_SEARCHED_AT) return null;
   let t = floorSecond(after);
   let first = true;
-  while (t < until) {
+  while (t < Math.min(until, LAST_SEARCHED_AT)) {
     const offset = offsetAt(zone, t);
     let lowerWall = first ? t + offset + MS_PER_SECOND : t + offset;
     // Jump over long stretches without a matching wall time (rare dates, never-firing expressions),

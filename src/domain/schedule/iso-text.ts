@@ -12,7 +12,8 @@ import {
 } from "./civil-time.js";
 
 /** A parse outcome: the value, or why the text is not one. */
-export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
+export type Parsed<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
 
 const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
 const problem = <T>(text: string): Parsed<T> => ({ ok: false, problem: text });
@@ -37,19 +38,18 @@ export function parseDateTime(text: string): Parsed<DateTimeText> {
     }
     return problem(`"${text}" is not an ISO-8601 date and time such as 2026-12-01T09:00:00Z`);
   }
+  // Groups that did not take part in the match are undefined at run time.
+  const groups: readonly (string | undefined)[] = match;
   const [, y = "", mo = "", d = "", h = "", mi = "", s = "0", fraction = "", zulu, sign, oh, om] =
-    match;
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number);
-  if (
-    year === undefined ||
-    month === undefined ||
-    day === undefined ||
-    hour === undefined ||
-    minute === undefined ||
-    second === undefined
-  ) {
-    return problem(`"${text}" is not an ISO-8601 date and time`);
-  }
+    groups;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   if (year < 1) return problem(`"${text}" has year 0000, which is out of range`);
   if (month < 1 || month > 12) return problem(`"${text}" has month ${mo}, out of range 01-12`);
   if (day < 1 || day > daysInMonth(year, month)) {
@@ -63,7 +63,13 @@ export function parseDateTime(text: string): Parsed<DateTimeText> {
   if (offsetHours > 23 || offsetMinutes > 59) return problem(`"${text}" has an invalid offset`);
   const offsetMagnitude = offsetHours * MS_PER_HOUR + offsetMinutes * MS_PER_MINUTE;
   const offsetMs =
-    zulu !== undefined ? 0 : sign === undefined ? null : sign === "-" ? -offsetMagnitude : offsetMagnitude;
+    zulu !== undefined
+      ? 0
+      : sign === undefined
+        ? null
+        : sign === "-"
+          ? -offsetMagnitude
+          : offsetMagnitude;
   const millis = Number(fraction.padEnd(3, "0").slice(0, 3));
   return ok({
     wall: wallMs(year, month, day, hour, minute, second) + millis,
@@ -82,7 +88,13 @@ export function parseInstantText(text: string): Parsed<number> {
   return ok(parsed.value.wall - parsed.value.offsetMs);
 }
 
-const UNIT_MS = { W: 7 * MS_PER_DAY, D: MS_PER_DAY, H: MS_PER_HOUR, M: MS_PER_MINUTE, S: MS_PER_SECOND };
+const UNIT_MS = {
+  W: 7 * MS_PER_DAY,
+  D: MS_PER_DAY,
+  H: MS_PER_HOUR,
+  M: MS_PER_MINUTE,
+  S: MS_PER_SECOND,
+};
 const DURATION =
   /^P(?:(\d+(?:[.,]\d+)?)Y)?(?:(\d+(?:[.,]\d+)?)M)?(?:(\d+(?:[.,]\d+)?)W)?(?:(\d+(?:[.,]\d+)?)D)?(?:T(?:(\d+(?:[.,]\d+)?)H)?(?:(\d+(?:[.,]\d+)?)M)?(?:(\d+(?:[.,]\d+)?)S)?)?$/i;
 /** Longest accepted duration: 100 years of 365 days. */
@@ -90,7 +102,10 @@ export const MAX_DURATION_MS = 36_500 * MS_PER_DAY;
 
 function componentMs(text: string, unitMs: number): number {
   const [whole = "0", fraction = ""] = text.split(/[.,]/);
-  const fractionMs = fraction === "" ? 0 : (Number(fraction.slice(0, 9)) * unitMs) / 10 ** Math.min(fraction.length, 9);
+  const fractionMs =
+    fraction === ""
+      ? 0
+      : (Number(fraction.slice(0, 9)) * unitMs) / 10 ** Math.min(fraction.length, 9);
   return Number(whole) * unitMs + fractionMs;
 }
 
@@ -103,23 +118,30 @@ export function parseDuration(value: unknown, minMs: number): Parsed<number> {
   let ms: number;
   if (typeof value === "number" || (typeof value === "string" && /^\d+$/.test(value))) {
     const seconds = Number(value);
-    if (!Number.isSafeInteger(seconds)) return problem(`${String(value)} is not a whole number of seconds`);
+    if (!Number.isSafeInteger(seconds))
+      return problem(`${String(value)} is not a whole number of seconds`);
     ms = seconds * MS_PER_SECOND;
   } else if (typeof value === "string") {
     const match = DURATION.exec(value);
     if (match === null || value.length < 3 || /T$/i.test(value)) {
-      return problem(`"${value}" is not an ISO-8601 duration such as PT5M, P1D or P1DT2H, nor a number of seconds`);
+      return problem(
+        `"${value}" is not an ISO-8601 duration such as PT5M, P1D or P1DT2H, nor a number of seconds`,
+      );
     }
-    const [, years, months, ...rest] = match;
-    if (years !== undefined || months !== undefined) {
+    // Groups that did not take part in the match are undefined at run time.
+    const groups: readonly (string | undefined)[] = match.slice(1);
+    if (groups[0] !== undefined || groups[1] !== undefined) {
       return problem(`"${value}": months and years have no fixed length; use a cron schedule`);
     }
-    const present = rest.map((part, i) => ({ part, i })).filter((c) => c.part !== undefined);
-    if (present.slice(0, -1).some((c) => c.part !== undefined && /[.,]/.test(c.part))) {
+    const units = [UNIT_MS.W, UNIT_MS.D, UNIT_MS.H, UNIT_MS.M, UNIT_MS.S];
+    const present = units.flatMap((unitMs, i) => {
+      const part = groups[i + 2];
+      return part === undefined ? [] : [{ part, unitMs }];
+    });
+    if (present.slice(0, -1).some((c) => /[.,]/.test(c.part))) {
       return problem(`"${value}": only the last component may have a fraction`);
     }
-    const units = [UNIT_MS.W, UNIT_MS.D, UNIT_MS.H, UNIT_MS.M, UNIT_MS.S];
-    ms = present.reduce((sum, c) => sum + componentMs(c.part ?? "0", units[c.i] ?? 0), 0);
+    ms = present.reduce((sum, c) => sum + componentMs(c.part, c.unitMs), 0);
     if (!Number.isInteger(ms) || ms % MS_PER_SECOND !== 0) {
       return problem(`"${value}" is not a whole number of seconds`);
     }
@@ -127,7 +149,11 @@ export function parseDuration(value: unknown, minMs: number): Parsed<number> {
     return problem("must be an ISO-8601 duration (such as PT5M) or a number of seconds");
   }
   if (ms < minMs) {
-    return problem(minMs === 0 ? "must not be negative" : `must be at least ${minMs / MS_PER_SECOND} second${minMs === MS_PER_SECOND ? "" : "s"}`);
+    return problem(
+      minMs === 0
+        ? "must not be negative"
+        : `must be at least ${minMs / MS_PER_SECOND} second${minMs === MS_PER_SECOND ? "" : "s"}`,
+    );
   }
   if (ms > MAX_DURATION_MS) return problem("must be at most 100 years (36500 days)");
   return ok(ms);

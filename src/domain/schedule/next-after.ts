@@ -10,6 +10,8 @@ import type { CronFire } from "./cron-next.js";
 import { nextCronFire } from "./cron-next.js";
 import type { CronSchedule, IntervalSchedule, ScheduleSpec } from "./schedule-types.js";
 
+const MAX_DATE_MS = 8.64e15;
+
 /** A cron search looks no further than one Gregorian cycle: a pattern absent for 400 years never fires. */
 const CRON_SEARCH_HORIZON_MS = 146_097 * MS_PER_DAY;
 
@@ -28,7 +30,9 @@ function nextIntervalAfter(spec: IntervalSchedule, after: Instant): Instant | nu
       ? firstIndex
       : Math.floor((after - spec.anchorAt) / spec.everyMs) + 1;
   const at = spec.anchorAt + index * spec.everyMs;
-  return spec.endAt !== null && at > spec.endAt ? null : instant(at);
+  // Past the last instant a Date can hold, the series ends.
+  if (at > MAX_DATE_MS || (spec.endAt !== null && at > spec.endAt)) return null;
+  return instant(at);
 }
 
 /**

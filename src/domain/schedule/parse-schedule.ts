@@ -6,7 +6,7 @@ import type { FieldError } from "../errors.js";
 import { ValidationError, assertNever } from "../errors.js";
 import type { DurationMs, Instant } from "../time.js";
 import { durationMs, instant } from "../time.js";
-import { MS_PER_DAY, floorSecond, formatInstant, formatWall } from "./civil-time.js";
+import { MS_PER_DAY, floorSecond, formatInstant, formatWall, wallMs } from "./civil-time.js";
 import type { CronExpression } from "./cron-expression.js";
 import { parseCron } from "./cron-expression.js";
 import { firstMatchingWall } from "./cron-matcher.js";
@@ -17,6 +17,7 @@ import { nextAfter } from "./next-after.js";
 import { SCHEDULE_TYPES } from "./schedule-types.js";
 import { DEFAULT_TIME_ZONE, timeZoneProblem } from "./time-zone-name.js";
 import { isDstGap, resolveWall } from "./wall-clock.js";
+import { MAX_YEAR, MIN_YEAR } from "./zone-offsets.js";
 
 /** What `parseSchedule` validates against. */
 export interface ParseScheduleContext {
@@ -53,7 +54,8 @@ function problemsUnder(prefix: string): Problems {
   const list: FieldError[] = [];
   return {
     list,
-    add: (name, message) => list.push({ field: prefix === "" ? name : `${prefix}.${name}`, message }),
+    add: (name, message) =>
+      list.push({ field: prefix === "" ? name : `${prefix}.${name}`, message }),
   };
 }
 
@@ -222,6 +224,10 @@ function build(
 /** SPEC 3.1 and 3.4: a cron must fire within 30 years, and every schedule before its `end_at`. */
 function checkReachable(spec: ScheduleSpec, referenceAt: Instant, problems: Problems): void {
   const from = spec.startAt === null ? referenceAt : Math.max(referenceAt, spec.startAt - 1);
+  if (spec.type === "cron" && (from < wallMs(MIN_YEAR, 1, 2) || from > wallMs(MAX_YEAR, 1, 1))) {
+    problems.add("cron", "cron schedules are evaluated only between the years 1 and 9999");
+    return;
+  }
   if (spec.type === "cron") {
     const until = from + THIRTY_YEARS_MS;
     const fire = nextCronFire(spec.cron, spec.timezone, from, until);

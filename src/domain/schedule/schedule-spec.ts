@@ -22,9 +22,5 @@ export type {
   ScheduleInput,
 } from "./schedule-input.js";
 export { describeOccurrences } from "./describe-occurrences.js";
-export type {
-  DescribedOccurrence,
-  DstNote,
-  SuppressedFire,
-} from "./describe-occurrences.js";
+export type { DescribedOccurrence, DstNote, SuppressedFire } from "./describe-occurrences.js";
 export { dstWarnings } from "./dst-warnings.js";

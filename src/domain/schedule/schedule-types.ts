@@ -47,4 +47,3 @@ export interface IntervalSchedule extends ScheduleBounds {
 
 /** A validated schedule; make one with `parseSchedule`. */
 export type ScheduleSpec = CronSchedule | OnceSchedule | IntervalSchedule;
-

@@ -1,0 +1,173 @@
+/**
+ * `punctual next <expr> [--tz ZONE] [--from INSTANT] [--count N] [--json]` (SPEC 7.3): previews a cron
+ * expression's fires with what DST does to them. Reads the clock only for the default `--from`.
+ */
+import { Command, CommanderError } from "commander";
+import { ValidationError, assertNever } from "../../domain/errors.js";
+import type { FieldError } from "../../domain/errors.js";
+import { instant } from "../../domain/time.js";
+import type { Instant } from "../../domain/time.js";
+import { formatInstant } from "../../domain/schedule/civil-time.js";
+import { parseInstantText } from "../../domain/schedule/iso-text.js";
+import { MAX_OCCURRENCES } from "../../domain/schedule/next-occurrences.js";
+import { describeOccurrences, parseSchedule } from "../../domain/schedule/schedule-spec.js";
+import type {
+  DescribedOccurrence,
+  DstNote,
+  SuppressedFire,
+} from "../../domain/schedule/schedule-spec.js";
+
+/** Where the command writes and what time it is: injected so tests capture output and fix "now". */
+export interface NextCommandIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly now: () => Date;
+}
+
+const processIo: NextCommandIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  now: () => new Date(),
+};
+
+interface NextOptions {
+  readonly tz: string;
+  readonly from?: string;
+  readonly count: string;
+  readonly json?: boolean;
+}
+
+/** How each input is named on the command line, for error messages. */
+const LABELS: Readonly<Record<string, string>> = {
+  cron: "invalid cron expression",
+  timezone: "invalid --tz",
+  from: "invalid --from",
+  count: "invalid --count",
+};
+
+function parseArguments(options: NextOptions, io: NextCommandIo) {
+  const problems: FieldError[] = [];
+  let from: Instant = instant(Math.floor(io.now().getTime()));
+  if (options.from !== undefined) {
+    const parsed = parseInstantText(options.from);
+    if (parsed.ok) from = instant(parsed.value);
+    else problems.push({ field: "from", message: parsed.problem });
+  }
+  const count = /^\d+$/.test(options.count) ? Number(options.count) : NaN;
+  if (!(count >= 1 && count <= MAX_OCCURRENCES)) {
+    problems.push({ field: "count", message: `must be an integer from 1 to ${MAX_OCCURRENCES}` });
+  }
+  return { from, count, problems };
+}
+
+/** `02:30` (seconds only when not zero) of a `YYYY-MM-DDTHH:MM:SS` wall time. */
+function clock(wall: string): string {
+  return wall.endsWith(":00") ? wall.slice(11, 16) : wall.slice(11);
+}
+
+function noteText(note: DstNote | null): string {
+  if (note === null) return "";
+  switch (note.kind) {
+    case "gap_shifted": {
+      const also =
+        note.collapsed > 0 ? `; ${note.collapsed} more in the gap collapsed into it` : "";
+      return `  DST: ${clock(note.nominalWall)} does not exist (clocks jump forward), fired at the transition${also}`;
+    }
+    case "overlap_first":
+      return "  DST: this wall time happens twice; first pass";
+    case "overlap_second":
+      return "  DST: this wall time happens twice; second pass";
+    default:
+      return assertNever(note);
+  }
+}
+
+function reason(kind: SuppressedFire["kind"]): string {
+  switch (kind) {
+    case "overlap_repeat":
+      return "repeated by DST: fixed-time schedules fire on the first pass only";
+    case "gap_skipped":
+      return "does not exist: clocks jump forward";
+    case "jump_skipped":
+      return "does not exist: the zone changed its clock by more than 3 hours; not caught up";
+    default:
+      return assertNever(kind);
+  }
+}
+
+/** One line per suppressed fire, or one per run of three or more of the same kind. */
+function suppressedLines(fires: readonly SuppressedFire[]): string[] {
+  const lines: string[] = [];
+  for (let i = 0; i < fires.length;) {
+    const first = fires[i];
+    if (first === undefined) break;
+    let end = i + 1;
+    while (fires[end]?.kind === first.kind) end++;
+    const last = fires[end - 1] ?? first;
+    const wall = (fire: SuppressedFire): string => fire.wall.replace("T", " ");
+    const run = end - i;
+    if (run >= 3) {
+      lines.push(
+        `  not fired: ${run} wall times from ${wall(first)} to ${wall(last)} (${reason(first.kind)})`,
+      );
+    } else {
+      for (const fire of fires.slice(i, end)) {
+        const at = fire.kind === "overlap_repeat" ? ` at ${formatInstant(fire.at)}` : "";
+        lines.push(`  not fired: ${wall(fire)}${at} (${reason(fire.kind)})`);
+      }
+    }
+    i = end;
+  }
+  return lines;
+}
+
+function humanLines(fires: readonly DescribedOccurrence[]): string[] {
+  return fires.flatMap((fire) => [
+    ...suppressedLines(fire.suppressedBefore),
+    `${formatInstant(fire.at)}  ${fire.wall.replace("T", " ")} ${fire.offset}${noteText(fire.note)}`,
+  ]);
+}
+
+/** Runs `next` and returns its exit code: 0, or 2 for invalid input (one line on stderr). */
+export function runNext(expr: string, options: NextOptions, io: NextCommandIo): number {
+  const { from, count, problems } = parseArguments(options, io);
+  try {
+    const spec = parseSchedule(
+      { type: "cron", cron: expr, timezone: options.tz },
+      { referenceAt: from, field: "" },
+    );
+    if (problems.length > 0) throw new ValidationError(problems);
+    const fires = describeOccurrences(spec, from, count);
+    if (options.json === true) {
+      io.stdout(`${JSON.stringify(fires.map((fire) => formatInstant(fire.at)))}\n`);
+    } else {
+      const what = spec.type === "cron" ? `"${spec.cron.text}" in ${spec.timezone}` : expr;
+      const header = `next ${fires.length} fires of ${what} after ${formatInstant(from)}:`;
+      io.stdout(`${[header, ...humanLines(fires)].join("\n")}\n`);
+    }
+    return 0;
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    const all = [...error.errors, ...problems.filter((p) => !error.errors.includes(p))];
+    const text = all.map((e) => `${LABELS[e.field] ?? e.field}: ${e.message}`).join("; ");
+    io.stderr(`punctual next: ${text}\n`);
+    return 2;
+  }
+}
+
+/** The `next` command, writing to `io` (the process's streams and clock by default). */
+export function nextCommand(io: NextCommandIo = processIo): Command {
+  return new Command("next")
+    .description("print the next fire times of a cron expression, with what DST does to them")
+    .argument("<expr>", 'cron expression, e.g. "30 2 * * *", "0 0 9 * * 1-5" or @daily')
+    .option("--tz <zone>", "IANA time zone the expression runs in", "UTC")
+    .option("--from <instant>", "list fires after this RFC 3339 instant (default: now)")
+    .option("--count <n>", `how many fires (1-${MAX_OCCURRENCES})`, "5")
+    .option("--json", "print a JSON array of RFC 3339 UTC instants")
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .action((expr: string, options: NextOptions) => {
+      const code = runNext(expr, options, io);
+      if (code !== 0) throw new CommanderError(code, "punctual.invalidInput", "invalid input");
+    });
+}

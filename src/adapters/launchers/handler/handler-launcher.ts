@@ -1,0 +1,144 @@
+/**
+ * The `handler` target (SPEC 4.1, 5.5): functions registered in this process. A launch starts the
+ * handler and returns at once; its verdict (resolve, throw, or abort) is reported later through the sink.
+ * A handler receives `{ run, task, input, signal, heartbeat }`.
+ */
+import { runView, taskView } from "../../../application/views.js";
+import type { RunView, TaskView } from "../../../application/views.js";
+import { LaunchFailedError } from "../../../domain/errors.js";
+import type { RunId } from "../../../domain/ids.js";
+import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../../domain/ports.js";
+import type { Run } from "../../../domain/run.js";
+import type { CompletionVerdict, ReconcileFinding } from "../../../domain/run-transitions.js";
+import type { JsonValue } from "../../../domain/target.js";
+
+/** What a handler receives. */
+export interface HandlerContext {
+  /** The run, in the API's shape (`scheduled_for`, `fire_at`, `late`, `attempt`, ...). */
+  readonly run: RunView;
+  readonly task: TaskView;
+  /** The task target's `input`. */
+  readonly input: JsonValue;
+  /** Aborted when the run is cancelled, times out, or the replica shuts down. */
+  readonly signal: AbortSignal;
+  /** Tells punctual the handler is alive: the run's deadline moves to now + `run_timeout`. */
+  heartbeat(): Promise<void>;
+}
+
+/**
+ * A handler: resolve (with a small JSON result, or nothing) and the run succeeds; throw and it fails
+ * (and is retried if the task's `retry.max_attempts` allows).
+ */
+export type Handler = (context: HandlerContext) => unknown;
+
+/** Where verdicts go: the coordinator, which records them after the launch. */
+export interface HandlerSink {
+  completed(runId: RunId, verdict: CompletionVerdict): Promise<void>;
+  /** The replica gave the run up (shutdown): recorded as lost, retried per policy. */
+  lost(runId: RunId): Promise<void>;
+  heartbeat(runId: RunId): Promise<void>;
+}
+
+const SHUTDOWN = "replica shutting down";
+
+export class HandlerLauncher implements RunLauncher {
+  readonly #handlers: ReadonlyMap<string, Handler>;
+  readonly #running = new Map<RunId, { controller: AbortController; done: Promise<void> }>();
+  #sink: HandlerSink | null = null;
+
+  constructor(handlers: Readonly<Record<string, Handler>>) {
+    this.#handlers = new Map(Object.entries(handlers));
+  }
+
+  /** The names this launcher can run (a replica claims handler runs only for these). */
+  get names(): ReadonlySet<string> {
+    return new Set(this.#handlers.keys());
+  }
+
+  /** Connects the sink (the coordinator is built after the launcher). */
+  connect(sink: HandlerSink): void {
+    this.#sink = sink;
+  }
+
+  launch(request: LaunchRequest): Promise<LaunchedRun> {
+    const { run, task } = request;
+    if (task.target.kind !== "handler") {
+      return Promise.reject(new LaunchFailedError("not a handler task"));
+    }
+    const handler = this.#handlers.get(task.target.name);
+    const sink = this.#sink;
+    if (handler === undefined || sink === null) {
+      return Promise.reject(
+        new LaunchFailedError(`no handler named "${task.target.name}" in this replica`),
+      );
+    }
+    const controller = new AbortController();
+    const context: HandlerContext = {
+      run: runView(run),
+      task: taskView(task),
+      input: task.target.input,
+      signal: controller.signal,
+      heartbeat: () => sink.heartbeat(run.id),
+    };
+    const done = this.#execute(handler, context, run.id, controller, sink).finally(() => {
+      this.#running.delete(run.id);
+    });
+    this.#running.set(run.id, { controller, done });
+    return Promise.resolve({ targetRunId: run.id, threadId: run.threadId });
+  }
+
+  async #execute(
+    handler: Handler,
+    context: HandlerContext,
+    runId: RunId,
+    controller: AbortController,
+    sink: HandlerSink,
+  ): Promise<void> {
+    let verdict: CompletionVerdict;
+    try {
+      const result: unknown = await handler(context);
+      verdict = { status: "succeeded", result: toJson(result) };
+    } catch (error) {
+      if (controller.signal.aborted && controller.signal.reason === SHUTDOWN) {
+        await sink.lost(runId);
+        return;
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      verdict = controller.signal.aborted
+        ? { status: "cancelled", error: message }
+        : { status: "failed", error: message };
+    }
+    await sink.completed(runId, verdict);
+  }
+
+  cancel(run: Run): Promise<void> {
+    this.#running.get(run.id)?.controller.abort("cancelled");
+    return Promise.resolve();
+  }
+
+  reconcile(run: Run): Promise<ReconcileFinding> {
+    // A handler runs only in the process that launched it: if it is here, it runs; otherwise this
+    // process cannot tell, and the lost-replica sweep settles it.
+    return Promise.resolve(
+      this.#running.has(run.id) ? { kind: "found", targetRunId: run.id } : { kind: "unknown" },
+    );
+  }
+
+  /** Aborts every running handler (reason: shutdown) and waits for them to settle, up to `timeoutMs`. */
+  async shutdown(timeoutMs: number): Promise<void> {
+    const pending = [...this.#running.values()];
+    for (const entry of pending) entry.controller.abort(SHUTDOWN);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(pending.map((e) => e.done)),
+      new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+    ]);
+    clearTimeout(timer);
+  }
+}
+
+/** A handler's return value as stored JSON (`undefined` becomes null; non-JSON values are refused). */
+function toJson(value: unknown): JsonValue {
+  if (value === undefined) return null;
+  return JSON.parse(JSON.stringify(value)) as JsonValue;
+}

@@ -1,0 +1,292 @@
+/**
+ * Runs in memory: scoped reads, claims within the global budget, fenced changes and the sweeps, each one
+ * atomic transaction over `MemoryTables`. The reference semantics of `RunRepository`.
+ */
+import { randomUUID } from "node:crypto";
+import type { ClaimCandidate, ClaimSelectionInput } from "../../../domain/claim.js";
+import { threadKey } from "../../../domain/claim.js";
+import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
+import type { FencingToken, RunId, TaskId } from "../../../domain/ids.js";
+import { fencingToken } from "../../../domain/ids.js";
+import type {
+  ClaimedRun,
+  ClaimRequest,
+  OwnerScope,
+  Page,
+  RunQuery,
+  RunRepository,
+} from "../../../domain/ports.js";
+import type { Run } from "../../../domain/run.js";
+import { holdsSlot, isTerminalRunStatus } from "../../../domain/run.js";
+import type { RunChange } from "../../../domain/run-transitions.js";
+import type { Task } from "../../../domain/task.js";
+import type { Instant } from "../../../domain/time.js";
+import { compareKeys, decodeCursor, encodeCursor } from "./memory-cursor.js";
+import type { CursorKey } from "./memory-cursor.js";
+import { runRow, taskRow } from "./memory-rows.js";
+import { isVisibleTo } from "./memory-scope.js";
+import { ConstraintViolationError, manualKey } from "./memory-tables.js";
+import type { MemoryTables } from "./memory-tables.js";
+
+/** A claim these keys refuse is skipped: another run holds the task's or the thread's slot. */
+const SLOT_KEYS: readonly string[] = ["runs_task_slot_uq", "runs_thread_slot_uq"];
+
+/** Claims look at this many queued runs at least: a prefix in global order holds every thread's head. */
+const MIN_CLAIM_WINDOW = 1000;
+
+function historyKey(run: Run): CursorKey {
+  return [run.scheduledFor, run.id];
+}
+
+function handlerNameOf(task: Task): string | null {
+  return task.target.kind === "handler" ? task.target.name : null;
+}
+
+/** Orders by `at` (nulls never reach here), then by id. */
+function byInstant(at: (run: Run) => Instant | null): (a: Run, b: Run) => number {
+  return (a, b) => compareKeys([at(a) ?? 0, a.id], [at(b) ?? 0, b.id]);
+}
+
+function earliest(a: Instant | null, b: Instant | null): Instant | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return a <= b ? a : b;
+}
+
+export class MemoryRunRepository implements RunRepository {
+  readonly #tables: MemoryTables;
+
+  constructor(tables: MemoryTables) {
+    this.#tables = tables;
+  }
+
+  findRun(scope: OwnerScope, id: RunId): Promise<Run | null> {
+    return this.#tables.atomically(() => {
+      const run = this.#tables.run(id);
+      return run !== undefined && isVisibleTo(scope, run.owner) ? run : null;
+    });
+  }
+
+  findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null> {
+    return this.#tables.atomically(
+      () => this.#tables.holder("runs_manual_key_uq", manualKey(taskId, idempotencyKey)) ?? null,
+    );
+  }
+
+  listRuns(scope: OwnerScope, taskId: TaskId, query: RunQuery): Promise<Page<Run>> {
+    return this.#tables.atomically(() => {
+      const before = query.cursor === undefined ? null : decodeCursor(query.cursor);
+      const rows = this.#tables
+        .runsOf(taskId)
+        .filter((run) => isVisibleTo(scope, run.owner))
+        .filter((run) => query.status === undefined || run.status === query.status)
+        .filter((run) => query.trigger === undefined || run.trigger === query.trigger)
+        .filter((run) => before === null || compareKeys(historyKey(run), before) < 0)
+        .sort((a, b) => compareKeys(historyKey(b), historyKey(a)));
+      const items = rows.slice(0, query.limit);
+      const last = items.at(-1);
+      const nextCursor =
+        rows.length > items.length && last !== undefined ? encodeCursor(historyKey(last)) : null;
+      return { items, nextCursor };
+    });
+  }
+
+  claimRuns(
+    request: ClaimRequest,
+    select: (input: Omit<ClaimSelectionInput, "now" | "handlerNames">) => readonly ClaimCandidate[],
+    claim: (run: Run, task: Task, token: FencingToken) => Run,
+  ): Promise<readonly ClaimedRun[]> {
+    return this.#tables.atomically(() => {
+      const active = this.#tables.activeRuns();
+      const slots = active.filter((run) => holdsSlot(run.status));
+      const budget = Math.max(0, Math.min(request.maxConcurrentRuns - slots.length, request.limit));
+      const window = Math.max(4 * request.limit, MIN_CLAIM_WINDOW);
+      const queued = active
+        .filter((run) => run.status === "queued")
+        .sort(byInstant((run) => run.queuedAt))
+        .slice(0, window);
+      const candidates = queued.map((run) => this.#candidate(run));
+      const offered = new Set(candidates.map((candidate) => candidate.id));
+      const chosen = select({
+        candidates,
+        busyThreads: new Set(slots.map((run) => threadKey(run.threadScope, run.threadId))),
+        busyTasks: new Set(slots.filter((run) => run.exclusive).map((run) => run.taskId)),
+        budget,
+      });
+      const claimed: ClaimedRun[] = [];
+      for (const candidate of chosen) {
+        // The budget is the store's to keep: never more than it, whatever `select` returned.
+        if (claimed.length >= budget) break;
+        const run = this.#tables.run(candidate.id);
+        if (!offered.has(candidate.id) || run?.status !== "queued") continue;
+        offered.delete(candidate.id);
+        const task = this.#taskOf(run);
+        const row = runRow(claim(run, task, fencingToken(randomUUID())));
+        if (this.#writeClaim(row)) claimed.push({ run: row, task });
+      }
+      return claimed;
+    });
+  }
+
+  changeRun(
+    id: RunId,
+    guard: { readonly token?: FencingToken },
+    decide: (run: Run, task: Task) => RunChange | null,
+  ): Promise<RunChange | null> {
+    return this.#tables.atomically(() => {
+      const run = this.#tables.run(id);
+      if (run === undefined) throw new NotFoundError("run", id);
+      if (guard.token !== undefined && run.claimToken !== guard.token) {
+        throw new LeaseLostError(`the claim on run ${id} was superseded or released`);
+      }
+      const task = this.#taskOf(run);
+      const change = decide(run, task);
+      if (change === null) return null;
+      const row = runRow({ ...change.run, id });
+      this.#tables.putRun(row);
+      const launch = change.taskLaunch;
+      const verdict = change.taskVerdict;
+      if (launch !== undefined || verdict !== undefined) {
+        this.#tables.putTask(
+          taskRow({
+            ...task,
+            ...(launch === undefined
+              ? {}
+              : {
+                  lastRunAt: launch.lastRunAt,
+                  lastRunId: launch.lastRunId,
+                  runCount: task.runCount + launch.runCountIncrement,
+                }),
+            ...(verdict === undefined
+              ? {}
+              : { lastError: verdict.lastError, status: verdict.status ?? task.status }),
+          }),
+        );
+      }
+      return { ...change, run: row };
+    });
+  }
+
+  findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {
+    return this.#tables.atomically(() =>
+      this.#tables
+        .activeRuns()
+        .filter((run) => run.status === "launching")
+        .filter((run) => run.claimExpiresAt !== null && run.claimExpiresAt < now)
+        .sort(byInstant((run) => run.claimExpiresAt))
+        .slice(0, Math.max(0, limit))
+        .map((run) => ({ run, task: this.#taskOf(run) })),
+    );
+  }
+
+  findPastDeadline(now: Instant, limit: number): Promise<readonly RunId[]> {
+    return this.#tables.atomically(() =>
+      this.#tables
+        .activeRuns()
+        .filter((run) => holdsSlot(run.status))
+        .filter((run) => run.deadlineAt !== null && run.deadlineAt < now)
+        .sort(byInstant((run) => run.deadlineAt))
+        .slice(0, Math.max(0, limit))
+        .map((run) => run.id),
+    );
+  }
+
+  findQueueTimeouts(now: Instant, limit: number): Promise<readonly RunId[]> {
+    return this.#tables.atomically(() =>
+      this.#tables
+        .activeRuns()
+        .filter((run) => run.status === "queued")
+        // The timeout is read from the task's current options (a join), not copied onto the run.
+        .filter((run) => run.queuedAt + this.#taskOf(run).options.queueTimeoutMs < now)
+        .sort(byInstant((run) => run.queuedAt))
+        .slice(0, Math.max(0, limit))
+        .map((run) => run.id),
+    );
+  }
+
+  findLostHandlerRuns(silentSince: Instant, limit: number): Promise<readonly RunId[]> {
+    return this.#tables.atomically(() =>
+      this.#tables
+        .activeRuns()
+        .filter((run) => run.status === "running" && this.#taskOf(run).target.kind === "handler")
+        .filter((run) => {
+          const replica = run.claimedBy === null ? undefined : this.#tables.replica(run.claimedBy);
+          return replica === undefined || replica.heartbeatAt < silentSince;
+        })
+        .sort(byInstant((run) => run.launchedAt))
+        .slice(0, Math.max(0, limit))
+        .map((run) => run.id),
+    );
+  }
+
+  purge(before: Instant, limit: number): Promise<number> {
+    return this.#tables.atomically(() => {
+      const max = Math.max(0, limit);
+      const expired = [...this.#tables.runs()]
+        .filter((run) => isTerminalRunStatus(run.status))
+        .filter((run) => run.finishedAt !== null && run.finishedAt < before)
+        .sort(byInstant((run) => run.finishedAt))
+        .slice(0, max);
+      for (const run of expired) this.#tables.deleteRun(run.id);
+      let deleted = expired.length;
+      const gone = [...this.#tables.tasks()]
+        .filter((task) => task.deletedAt !== null)
+        .filter((task) => this.#tables.activeRuns(task.id).length === 0)
+        .sort((a, b) => compareKeys([a.deletedAt ?? 0, a.id], [b.deletedAt ?? 0, b.id]))
+        .slice(0, max);
+      for (const task of gone) {
+        const runs = this.#tables.runsOf(task.id);
+        for (const run of runs) this.#tables.deleteRun(run.id);
+        this.#tables.deleteTask(task.id);
+        deleted += runs.length + 1;
+      }
+      return deleted;
+    });
+  }
+
+  nextRunWakeAt(): Promise<Instant | null> {
+    return this.#tables.atomically(() => {
+      let wake: Instant | null = null;
+      for (const run of this.#tables.activeRuns()) {
+        if (run.status === "queued") wake = earliest(wake, run.notBefore);
+        if (run.status === "launching") wake = earliest(wake, run.claimExpiresAt);
+        if (run.status === "running") wake = earliest(wake, run.deadlineAt);
+      }
+      return wake;
+    });
+  }
+
+  /** Writes a claimed run; false when a slot key refuses it (that run is skipped, not an error). */
+  #writeClaim(run: Run): boolean {
+    try {
+      this.#tables.putRun(run);
+      return true;
+    } catch (error) {
+      if (error instanceof ConstraintViolationError && SLOT_KEYS.includes(error.constraint)) {
+        return false;
+      }
+      throw error;
+    }
+  }
+
+  #candidate(run: Run): ClaimCandidate {
+    return {
+      id: run.id,
+      taskId: run.taskId,
+      threadScope: run.threadScope,
+      threadId: run.threadId,
+      exclusive: run.exclusive,
+      notBefore: run.notBefore,
+      queuedAt: run.queuedAt,
+      handlerName: handlerNameOf(this.#taskOf(run)),
+    };
+  }
+
+  #taskOf(run: Run): Task {
+    const task = this.#tables.task(run.taskId);
+    // A task row outlives its runs (purge deletes the runs first), so a run always finds its task.
+    if (task === undefined)
+      throw new Error(`memory store: run ${run.id} has no task ${run.taskId}`);
+    return task;
+  }
+}

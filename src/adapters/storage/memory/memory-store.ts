@@ -1,0 +1,72 @@
+/**
+ * The in-memory store: every storage port over plain maps, for tests and the library's ephemeral mode.
+ * It is the reference semantics of the contract suite: the same unique keys, scoping and typed errors as
+ * the databases, with nothing shared between processes and nothing kept after `close()`.
+ */
+import type {
+  MigrationStatus,
+  Store,
+  StoreCapabilities,
+  StoreOptions,
+} from "../../../application/store.js";
+import { MemoryReplicaRegistry } from "./memory-replica-registry.js";
+import { MemoryRunRepository } from "./memory-run-repository.js";
+import { MemoryTables } from "./memory-tables.js";
+import { MemoryTaskRepository } from "./memory-task-repository.js";
+
+/** Memory has no schema: it is always current. */
+const CURRENT: MigrationStatus = Object.freeze({
+  applied: Object.freeze([]),
+  pending: Object.freeze([]),
+  current: true,
+});
+
+const CAPABILITIES: StoreCapabilities = Object.freeze({
+  shared: false,
+  notifies: false,
+  hasClock: false,
+});
+
+export class MemoryStore implements Store {
+  readonly kind = "memory" as const;
+  readonly capabilities = CAPABILITIES;
+  readonly tasks: MemoryTaskRepository;
+  readonly runs: MemoryRunRepository;
+  readonly replicas: MemoryReplicaRegistry;
+  readonly #tables = new MemoryTables();
+
+  constructor(options: StoreOptions) {
+    this.tasks = new MemoryTaskRepository(this.#tables, options.newId);
+    this.runs = new MemoryRunRepository(this.#tables);
+    this.replicas = new MemoryReplicaRegistry(this.#tables);
+  }
+
+  migrate(): Promise<MigrationStatus> {
+    return this.#tables.atomically(() => CURRENT);
+  }
+
+  migrationStatus(): Promise<MigrationStatus> {
+    return this.#tables.atomically(() => CURRENT);
+  }
+
+  /** @throws when the store is closed */
+  ping(): Promise<void> {
+    return this.#tables.atomically(() => undefined);
+  }
+
+  /** Refuses every later call (the data goes with the object). Idempotent. */
+  close(): Promise<void> {
+    this.#tables.close();
+    return Promise.resolve();
+  }
+}
+
+/**
+ * Builds an empty, current memory store.
+ *
+ * @example
+ * const store = createMemoryStore({ newId: createIdGenerator() });
+ */
+export function createMemoryStore(options: StoreOptions): MemoryStore {
+  return new MemoryStore(options);
+}

@@ -1,0 +1,222 @@
+/**
+ * Tasks in memory: creation, scoped reads, owner commands and admission, each one atomic transaction over
+ * `MemoryTables`. The reference semantics of `TaskRepository` that the SQL stores must match.
+ */
+import type { Admission, ActiveRunView } from "../../../domain/admission.js";
+import { NotFoundError, StaleVersionError } from "../../../domain/errors.js";
+import type { TaskId } from "../../../domain/ids.js";
+import { runId as toRunId } from "../../../domain/ids.js";
+import type { NewRun } from "../../../domain/new-run.js";
+import type {
+  AdmissionReport,
+  LockedTask,
+  OwnerScope,
+  Page,
+  TaskMutation,
+  TaskQuery,
+  TaskRepository,
+} from "../../../domain/ports.js";
+import type { Run } from "../../../domain/run.js";
+import { activeView, applyAdmission } from "../../../domain/task-commands.js";
+import type { Task } from "../../../domain/task.js";
+import { threadScopeOf } from "../../../domain/target.js";
+import type { Instant } from "../../../domain/time.js";
+import { compareKeys, decodeCursor, encodeCursor } from "./memory-cursor.js";
+import type { CursorKey } from "./memory-cursor.js";
+import { newRunRow, runRow, taskRow } from "./memory-rows.js";
+import { isVisibleTo } from "./memory-scope.js";
+import { ConstraintViolationError } from "./memory-tables.js";
+import type { MemoryTables } from "./memory-tables.js";
+
+/** Conflicts that mean "already written" when a command inserts runs: that run is not inserted. */
+const REPEATABLE_KEYS: readonly string[] = ["runs_backfill_occurrence_uq", "runs_manual_key_uq"];
+
+function taskKey(task: Task): CursorKey {
+  return [task.createdAt, task.id];
+}
+
+function matches(task: Task, query: TaskQuery): boolean {
+  if (query.status !== undefined && task.status !== query.status) return false;
+  if (query.targetKind !== undefined && task.target.kind !== query.targetKind) return false;
+  const thread = query.thread;
+  if (thread === undefined) return true;
+  return (
+    task.context.mode === "reuse_thread" &&
+    task.context.threadId === thread.threadId &&
+    (thread.threadScope === undefined || threadScopeOf(task.target) === thread.threadScope)
+  );
+}
+
+function byQueueOrder(a: Run, b: Run): number {
+  return compareKeys([a.queuedAt, a.id], [b.queuedAt, b.id]);
+}
+
+export class MemoryTaskRepository implements TaskRepository {
+  readonly #tables: MemoryTables;
+  readonly #newId: () => string;
+
+  constructor(tables: MemoryTables, newId: () => string) {
+    this.#tables = tables;
+    this.#newId = newId;
+  }
+
+  insertTask(task: Task): Promise<void> {
+    return this.#tables.atomically(() => {
+      this.#tables.insertTask(taskRow(task));
+    });
+  }
+
+  findTask(scope: OwnerScope, id: TaskId): Promise<Task | null> {
+    return this.#tables.atomically(() => this.#visible(scope, id) ?? null);
+  }
+
+  listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>> {
+    return this.#tables.atomically(() => {
+      const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+      const rows = [...this.#tables.tasks()]
+        .filter((task) => task.deletedAt === null && isVisibleTo(scope, task.owner))
+        .filter((task) => matches(task, query))
+        .filter((task) => after === null || compareKeys(taskKey(task), after) > 0)
+        .sort((a, b) => compareKeys(taskKey(a), taskKey(b)));
+      const items = rows.slice(0, query.limit);
+      const last = items.at(-1);
+      const nextCursor =
+        rows.length > items.length && last !== undefined ? encodeCursor(taskKey(last)) : null;
+      return { items, nextCursor };
+    });
+  }
+
+  mutateTask<T>(
+    scope: OwnerScope,
+    id: TaskId,
+    decide: (locked: LockedTask) => TaskMutation<T>,
+  ): Promise<T> {
+    return this.#tables.atomically(() => {
+      const task = this.#visible(scope, id);
+      if (task === undefined) throw new NotFoundError("task", id);
+      const activeRuns = this.#activeRunsOf(id);
+      const mutation = decide({ task, activeRuns });
+      if (mutation.expectedVersion !== undefined && mutation.expectedVersion !== task.version) {
+        throw new StaleVersionError(mutation.expectedVersion, task.version);
+      }
+      if (mutation.task !== undefined) this.#tables.putTask(taskRow({ ...mutation.task, id }));
+      const inserted = (mutation.newRuns ?? []).map((newRun) => this.#insertUnlessRepeated(newRun));
+      for (const run of mutation.runUpdates ?? []) this.#updateRun(run);
+      return mutation.result(inserted);
+    });
+  }
+
+  admitDueTasks(
+    now: Instant,
+    limit: number,
+    decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission,
+  ): Promise<AdmissionReport> {
+    return this.#tables.atomically(() => {
+      const due = [...this.#tables.tasks()]
+        .filter((task) => task.status === "enabled" && task.deletedAt === null)
+        .filter((task) => task.nextRunAt !== null && task.nextRunAt <= now)
+        .sort((a, b) => compareKeys([a.nextRunAt ?? 0, a.id], [b.nextRunAt ?? 0, b.id]))
+        .slice(0, Math.max(0, limit));
+      const written = { tasks: 0, inserted: [] as Run[], cancellations: [] as Run[] };
+      for (const task of due) {
+        const activeRuns = this.#activeRunsOf(task.id);
+        const admission = decide(task, activeRuns.map(activeView));
+        try {
+          // A savepoint per task: an occurrence already decided rolls back this task's work only.
+          const outcome = this.#tables.transaction(() =>
+            this.#admit(task, activeRuns, admission, now),
+          );
+          written.tasks++;
+          written.inserted.push(...outcome.inserted);
+          written.cancellations.push(...outcome.cancellations);
+        } catch (error) {
+          const decided =
+            error instanceof ConstraintViolationError &&
+            error.constraint === "runs_scheduled_occurrence_uq";
+          if (!decided) throw error;
+        }
+      }
+      return {
+        tasks: written.tasks,
+        decisions: written.inserted.length,
+        queuedRuns: written.inserted.filter((run) => run.status === "queued"),
+        skipped: written.inserted.filter((run) => run.status === "skipped").length,
+        missed: written.inserted.filter((run) => run.status === "missed").length,
+        cancellations: written.cancellations,
+      };
+    });
+  }
+
+  nextDueAt(): Promise<Instant | null> {
+    return this.#tables.atomically(() => {
+      let earliest: Instant | null = null;
+      for (const task of this.#tables.tasks()) {
+        if (task.status !== "enabled" || task.deletedAt !== null || task.nextRunAt === null)
+          continue;
+        if (earliest === null || task.nextRunAt < earliest) earliest = task.nextRunAt;
+      }
+      return earliest;
+    });
+  }
+
+  /** Writes one task's admission: its decisions, its cancellations and its schedule fields only. */
+  #admit(
+    task: Task,
+    activeRuns: readonly Run[],
+    admission: Admission,
+    now: Instant,
+  ): { inserted: Run[]; cancellations: Run[] } {
+    const outcome = applyAdmission(task, activeRuns, admission, now);
+    const inserted = outcome.newRuns.map((newRun) => this.#insert(newRun));
+    const cancellations = outcome.runUpdates.map((run) => this.#updateRun(run));
+    const fields = admission.task;
+    this.#tables.putTask(
+      taskRow({
+        ...task,
+        status: fields.status,
+        nextRunAt: fields.nextRunAt,
+        decidedThrough: fields.decidedThrough,
+        admittedCount: fields.admittedCount,
+        lastError: fields.lastError ?? task.lastError,
+      }),
+    );
+    return { inserted, cancellations: cancellations.filter((run) => run !== null) };
+  }
+
+  #visible(scope: OwnerScope, id: TaskId): Task | undefined {
+    const task = this.#tables.task(id);
+    if (task === undefined || task.deletedAt !== null || !isVisibleTo(scope, task.owner)) {
+      return undefined;
+    }
+    return task;
+  }
+
+  #activeRunsOf(id: TaskId): Run[] {
+    return this.#tables.activeRuns(id).sort(byQueueOrder);
+  }
+
+  #insert(newRun: NewRun): Run {
+    const row = newRunRow(newRun, toRunId(this.#newId()));
+    this.#tables.insertRun(row);
+    return row;
+  }
+
+  #insertUnlessRepeated(newRun: NewRun): Run | null {
+    try {
+      return this.#insert(newRun);
+    } catch (error) {
+      if (error instanceof ConstraintViolationError && REPEATABLE_KEYS.includes(error.constraint)) {
+        return null;
+      }
+      throw error;
+    }
+  }
+
+  /** Rewrites an existing run row (an UPDATE: a run that is not there is not created). */
+  #updateRun(run: Run): Run | null {
+    if (this.#tables.run(run.id) === undefined) return null;
+    const row = runRow(run);
+    this.#tables.putRun(row);
+    return row;
+  }
+}

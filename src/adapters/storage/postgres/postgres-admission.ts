@@ -1,0 +1,166 @@
+/**
+ * Admission on PostgreSQL (SPEC 5.3): one transaction per batch. Due tasks are locked with
+ * `FOR UPDATE SKIP LOCKED` (rows another replica holds are left to it), their active runs are locked, the
+ * domain decides, and the decisions, cancellations and schedule fields are written in three statements.
+ * Writes only the task's schedule fields (and `last_error` when the admission sets it).
+ */
+import type { ActiveRunView, Admission, AdmissionTaskFields } from "../../../domain/admission.js";
+import type { AdmissionReport } from "../../../domain/ports.js";
+import type { Run } from "../../../domain/run.js";
+import { activeView, applyAdmission } from "../../../domain/task-commands.js";
+import type { Task } from "../../../domain/task.js";
+import type { Instant } from "../../../domain/time.js";
+import type { PostgresContext } from "./postgres-context.js";
+import { SCHEDULED_OCCURRENCE_INDEX, uniqueViolation } from "./postgres-errors.js";
+import type { PostgresClient } from "./postgres-pool.js";
+import { TASK_COLUMNS, record, taskFromRow, text } from "./postgres-rows.js";
+import { materializeRun } from "./postgres-run-writes.js";
+import type { Column } from "./postgres-sql.js";
+import {
+  columnArrays,
+  msToTimestamp,
+  selectList,
+  unnestSource,
+  unnestValue,
+} from "./postgres-sql.js";
+import { withTransaction } from "./with-transaction.js";
+
+/** What one task's admission writes. */
+interface TaskAdmission {
+  readonly task: Task;
+  readonly fields: AdmissionTaskFields;
+  readonly newRuns: readonly Run[];
+  readonly runUpdates: readonly Run[];
+}
+
+const SCHEDULE_FIELD_COLUMNS: readonly Column[] = [
+  { name: "id", type: "text" },
+  { name: "status", type: "text" },
+  { name: "next_run_at", type: "ts" },
+  { name: "decided_through", type: "ts" },
+  { name: "admitted_count", type: "int8" },
+  { name: "sets_last_error", type: "bool" },
+  { name: "last_error", type: "text" },
+];
+
+const OCCURRENCE_COLUMNS: readonly Column[] = [
+  { name: "task_id", type: "text" },
+  { name: "scheduled_for", type: "ts" },
+];
+
+/** Admission's statements, built once per store. */
+export class PostgresAdmission {
+  readonly #ctx: PostgresContext;
+  readonly #due: string;
+  readonly #scheduleFields: string;
+  readonly #decided: string;
+
+  constructor(ctx: PostgresContext) {
+    this.#ctx = ctx;
+    const tasks = ctx.tasksTable;
+    this.#due =
+      `SELECT ${selectList(TASK_COLUMNS, "t")} FROM ${tasks} AS t` +
+      ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL` +
+      ` AND t.next_run_at <= ${msToTimestamp("$1::int8")}` +
+      ` ORDER BY t.next_run_at, t.id LIMIT $2::int4 FOR UPDATE SKIP LOCKED`;
+    this.#scheduleFields =
+      `UPDATE ${tasks} AS t SET status = u.status,` +
+      ` next_run_at = ${unnestValue({ name: "next_run_at", type: "ts" })},` +
+      ` decided_through = ${unnestValue({ name: "decided_through", type: "ts" })},` +
+      ` admitted_count = u.admitted_count,` +
+      ` last_error = CASE WHEN u.sets_last_error THEN u.last_error ELSE t.last_error END` +
+      ` FROM ${unnestSource(SCHEDULE_FIELD_COLUMNS)} WHERE t.id = u.id`;
+    this.#decided =
+      `SELECT DISTINCT u.task_id FROM ${unnestSource(OCCURRENCE_COLUMNS)}` +
+      ` JOIN ${ctx.runSql.table} AS r ON r.task_id = u.task_id AND r.trigger = 'scheduled'` +
+      ` AND r.scheduled_for = ${unnestValue({ name: "scheduled_for", type: "ts" })}`;
+  }
+
+  admit(args: {
+    readonly now: Instant;
+    readonly limit: number;
+    readonly decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission;
+  }): Promise<AdmissionReport> {
+    const ctx = this.#ctx;
+    return withTransaction(ctx.pool, async (client) => {
+      const due = await client.query(this.#due, [args.now, args.limit]);
+      const tasks = due.rows.map(taskFromRow);
+      if (tasks.length === 0) return report([]);
+      const active = await ctx.runSql.lockActive(
+        client,
+        tasks.map((t) => t.id),
+      );
+      let admissions = tasks.map((task) => {
+        const activeRuns = active.filter((run) => run.taskId === task.id);
+        const admission = args.decide(task, activeRuns.map(activeView));
+        const outcome = applyAdmission(task, activeRuns, admission, args.now);
+        return {
+          task,
+          fields: admission.task,
+          newRuns: outcome.newRuns.map((newRun) => materializeRun(newRun, ctx.newId())),
+          runUpdates: outcome.runUpdates,
+        };
+      });
+      for (;;) {
+        await client.query("SAVEPOINT admission");
+        try {
+          await this.#write(client, admissions);
+          return report(admissions);
+        } catch (error) {
+          if (uniqueViolation(error) !== SCHEDULED_OCCURRENCE_INDEX) throw error;
+          // An occurrence is already decided (SPEC 1.1): drop that task's work, keep the others'.
+          await client.query("ROLLBACK TO SAVEPOINT admission");
+          const decided = await this.#alreadyDecided(client, admissions);
+          if (decided.size === 0) throw error;
+          admissions = admissions.filter((a) => !decided.has(a.task.id));
+        }
+      }
+    });
+  }
+
+  async #write(client: PostgresClient, admissions: readonly TaskAdmission[]): Promise<void> {
+    if (admissions.length === 0) return;
+    await this.#ctx.runSql.insert(
+      client,
+      admissions.flatMap((a) => a.newRuns),
+    );
+    await this.#ctx.runSql.rewrite(
+      client,
+      admissions.flatMap((a) => a.runUpdates),
+    );
+    const rows = admissions.map(({ task, fields }) => [
+      task.id,
+      fields.status,
+      fields.nextRunAt,
+      fields.decidedThrough,
+      fields.admittedCount,
+      fields.lastError !== undefined,
+      fields.lastError ?? null,
+    ]);
+    await client.query(this.#scheduleFields, columnArrays(SCHEDULE_FIELD_COLUMNS, rows));
+  }
+
+  /** The tasks among `admissions` one of whose new scheduled occurrences already has a decision. */
+  async #alreadyDecided(
+    client: PostgresClient,
+    admissions: readonly TaskAdmission[],
+  ): Promise<Set<string>> {
+    const occurrences = admissions.flatMap((a) =>
+      a.newRuns.filter((r) => r.trigger === "scheduled").map((r) => [r.taskId, r.scheduledFor]),
+    );
+    const result = await client.query(this.#decided, columnArrays(OCCURRENCE_COLUMNS, occurrences));
+    return new Set(result.rows.map((row) => text(record(row), "task_id")));
+  }
+}
+
+function report(admissions: readonly TaskAdmission[]): AdmissionReport {
+  const newRuns = admissions.flatMap((a) => a.newRuns);
+  return {
+    tasks: admissions.length,
+    decisions: newRuns.length,
+    queuedRuns: newRuns.filter((r) => r.status === "queued"),
+    skipped: newRuns.filter((r) => r.status === "skipped").length,
+    missed: newRuns.filter((r) => r.status === "missed").length,
+    cancellations: admissions.flatMap((a) => a.runUpdates),
+  };
+}

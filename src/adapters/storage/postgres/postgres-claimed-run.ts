@@ -1,0 +1,32 @@
+/**
+ * A run read together with its task in one statement (claims, expired claims): the task's columns travel
+ * under a `task__` prefix and are split off when the row is read.
+ */
+import type { ClaimedRun } from "../../../domain/ports.js";
+import type { PostgresContext } from "./postgres-context.js";
+import { RUN_COLUMNS, TASK_COLUMNS, record, runFromRow, taskFromRow } from "./postgres-rows.js";
+import { timestampToMs } from "./postgres-sql.js";
+
+const PREFIX = "task__";
+
+/** `SELECT <run r>, <task t as task__*> FROM runs r JOIN tasks t`: append `WHERE ...`. */
+export function claimedRunSelect(ctx: PostgresContext): string {
+  const taskColumns = TASK_COLUMNS.map((c) =>
+    c.type === "ts"
+      ? `${timestampToMs(`t.${c.name}`)} AS ${PREFIX}${c.name}`
+      : `t.${c.name} AS ${PREFIX}${c.name}`,
+  ).join(", ");
+  return (
+    `SELECT ${ctx.runSql.columns}, ${taskColumns} FROM ${ctx.runSql.table} AS r` +
+    ` JOIN ${ctx.tasksTable} AS t ON t.id = r.task_id`
+  );
+}
+
+export function claimedRunFromRow(value: unknown): ClaimedRun {
+  const row = record(value);
+  const runRow: Record<string, unknown> = {};
+  for (const c of RUN_COLUMNS) runRow[c.name] = row[c.name];
+  const taskRow: Record<string, unknown> = {};
+  for (const c of TASK_COLUMNS) taskRow[c.name] = row[`${PREFIX}${c.name}`];
+  return { run: runFromRow(runRow), task: taskFromRow(taskRow) };
+}

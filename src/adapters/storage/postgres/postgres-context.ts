@@ -1,0 +1,44 @@
+/**
+ * What every repository of one store shares: the pool, the schema, the id minter and the SQL built once
+ * for that schema.
+ */
+import type { PostgresPool, PostgresQueryable } from "./postgres-pool.js";
+import { RunSql } from "./postgres-run-writes.js";
+import type { SchemaName } from "./postgres-schema-name.js";
+
+/** The channel `mutateTask`, `insertTask` and completion writes notify; the coordinator listens on it. */
+export const WAKE_CHANNEL = "punctual_wake";
+
+export interface PostgresContext {
+  readonly pool: PostgresPool;
+  readonly schema: SchemaName;
+  readonly newId: () => string;
+  readonly runSql: RunSql;
+  /** `tasks` qualified by the schema. */
+  readonly tasksTable: string;
+  /** Whether writes that create work `NOTIFY` the wake channel. */
+  readonly notifies: boolean;
+}
+
+export function postgresContext(args: {
+  pool: PostgresPool;
+  schema: SchemaName;
+  newId: () => string;
+  notifies: boolean;
+}): PostgresContext {
+  return {
+    ...args,
+    runSql: new RunSql(args.schema),
+    tasksTable: `${args.schema.quoted}.tasks`,
+  };
+}
+
+/** Queues a wake-up on `WAKE_CHANNEL`; inside a transaction it is delivered at commit. */
+export async function wake(
+  ctx: PostgresContext,
+  db: PostgresQueryable,
+  payload: string,
+): Promise<void> {
+  if (!ctx.notifies) return;
+  await db.query("SELECT pg_notify($1::text, $2::text)", [WAKE_CHANNEL, payload]);
+}

@@ -1,0 +1,17 @@
+/**
+ * Reads the few PostgreSQL errors the store turns into outcomes (CONVENTIONS "Errors"): a unique violation
+ * (`23505`) on a named index. Everything else propagates unchanged.
+ */
+
+/** The index or constraint a unique violation hit, or null when `error` is not a unique violation. */
+export function uniqueViolation(error: unknown): string | null {
+  if (typeof error !== "object" || error === null) return null;
+  const code: unknown = Reflect.get(error, "code");
+  const constraint: unknown = Reflect.get(error, "constraint");
+  if (code !== "23505") return null;
+  return typeof constraint === "string" ? constraint : "";
+}
+
+/** The partial unique indexes that keep one launching/running run per exclusive task and per thread. */
+export const SLOT_INDEXES: readonly string[] = ["runs_task_slot_uq", "runs_thread_slot_uq"];
+export const SCHEDULED_OCCURRENCE_INDEX = "runs_scheduled_occurrence_uq";

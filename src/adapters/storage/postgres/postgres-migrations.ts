@@ -1,0 +1,158 @@
+/**
+ * PostgreSQL migrations: the numbered, forward-only list and the runner. The runner holds a session
+ * advisory lock for the whole run, inserts each migration's `schema_migrations` row before its SQL in one
+ * transaction (so two racing processes can never both apply it), and refuses a database that holds a
+ * migration this code does not know or whose checksum differs.
+ */
+import { createHash } from "node:crypto";
+import type { MigrationStatus } from "../../../application/store.js";
+import { POSTGRES_MIGRATION_0001 } from "./postgres-migration-0001.js";
+import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
+import { integer, record, text } from "./postgres-rows.js";
+import { MIGRATION_LOCK_KIND } from "./postgres-schema-name.js";
+import type { SchemaName } from "./postgres-schema-name.js";
+import { inTransaction, releaseClient } from "./with-transaction.js";
+
+export interface PostgresMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** Every migration, in order. Append only; never edit one that has shipped. */
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+  { version: 1, name: "initial schema", sql: POSTGRES_MIGRATION_0001 },
+];
+
+/** The sha256 recorded for a migration (of its SQL text exactly as shipped). */
+export function migrationChecksum(migration: PostgresMigration): string {
+  return createHash("sha256").update(migration.sql).digest("hex");
+}
+
+/** Thrown when the database's migrations do not match this code: newer, unknown or edited. */
+export class PostgresMigrationError extends Error {
+  override readonly name = "PostgresMigrationError";
+}
+
+interface AppliedMigration {
+  readonly version: number;
+  readonly checksum: string;
+}
+
+/** Applies every pending migration under the schema's advisory lock; returns the resulting status. */
+export async function migratePostgres(
+  pool: PostgresPool,
+  schema: SchemaName,
+  migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS,
+): Promise<MigrationStatus> {
+  const client = await pool.connect();
+  let clean = false;
+  try {
+    await client.query("SELECT pg_advisory_lock($1::int4, $2::int4)", [
+      MIGRATION_LOCK_KIND,
+      schema.lockKey,
+    ]);
+    await applyPending(client, schema, migrations);
+    await client.query("SELECT pg_advisory_unlock($1::int4, $2::int4)", [
+      MIGRATION_LOCK_KIND,
+      schema.lockKey,
+    ]);
+    clean = true;
+  } finally {
+    // On failure the connection is destroyed rather than unlocked: closing it releases the session lock.
+    if (clean) releaseClient(client);
+    else client.release(true);
+  }
+  return postgresMigrationStatus(pool, schema, migrations);
+}
+
+/** What is applied and pending; `current` when the database matches this code exactly. */
+export async function postgresMigrationStatus(
+  db: PostgresQueryable,
+  schema: SchemaName,
+  migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS,
+): Promise<MigrationStatus> {
+  const exists = await db.query("SELECT to_regclass($1::text) IS NOT NULL AS present", [
+    `${schema.quoted}.schema_migrations`,
+  ]);
+  const present = record(exists.rows[0])["present"] === true;
+  const applied = present ? await readApplied(db, schema) : [];
+  const appliedVersions = applied.map((m) => m.version);
+  const known = new Set(migrations.map((m) => m.version));
+  const pending = migrations.map((m) => m.version).filter((v) => !appliedVersions.includes(v));
+  const unknown = appliedVersions.filter((v) => !known.has(v));
+  const edited = applied.filter((m) => {
+    const migration = migrations.find((candidate) => candidate.version === m.version);
+    return migration !== undefined && migrationChecksum(migration) !== m.checksum;
+  });
+  return {
+    applied: appliedVersions,
+    pending,
+    current: pending.length === 0 && unknown.length === 0 && edited.length === 0,
+  };
+}
+
+async function applyPending(
+  client: PostgresClient,
+  schema: SchemaName,
+  migrations: readonly PostgresMigration[],
+): Promise<void> {
+  await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema.quoted}`);
+  await client.query(
+    `CREATE TABLE IF NOT EXISTS ${schema.quoted}.schema_migrations (
+       version integer PRIMARY KEY,
+       name text NOT NULL,
+       checksum text NOT NULL,
+       applied_at timestamptz NOT NULL DEFAULT now()
+     )`,
+  );
+  const applied = await readApplied(client, schema);
+  verify(applied, migrations, schema);
+  const done = new Set(applied.map((m) => m.version));
+  for (const migration of migrations) {
+    if (done.has(migration.version)) continue;
+    await inTransaction(client, async () => {
+      await client.query(`SET LOCAL search_path TO ${schema.quoted}`);
+      // The row first: a second runner that got here anyway fails on the primary key, not halfway.
+      await client.query(
+        `INSERT INTO ${schema.quoted}.schema_migrations (version, name, checksum)
+         VALUES ($1::int4, $2::text, $3::text)`,
+        [migration.version, migration.name, migrationChecksum(migration)],
+      );
+      await client.query(migration.sql);
+    });
+  }
+}
+
+async function readApplied(db: PostgresQueryable, schema: SchemaName): Promise<AppliedMigration[]> {
+  const result = await db.query(
+    `SELECT version, checksum FROM ${schema.quoted}.schema_migrations ORDER BY version`,
+  );
+  return result.rows.map((value) => {
+    const row = record(value);
+    return { version: integer(row, "version"), checksum: text(row, "checksum") };
+  });
+}
+
+function verify(
+  applied: readonly AppliedMigration[],
+  migrations: readonly PostgresMigration[],
+  schema: SchemaName,
+): void {
+  for (const row of applied) {
+    const migration = migrations.find((m) => m.version === row.version);
+    if (migration === undefined) {
+      const latest = migrations.at(-1)?.version ?? 0;
+      throw new PostgresMigrationError(
+        `schema ${schema.name} has migration ${row.version}, newer than this punctual knows ` +
+          `(latest ${latest}): upgrade punctual before starting it against this database`,
+      );
+    }
+    if (migrationChecksum(migration) !== row.checksum) {
+      throw new PostgresMigrationError(
+        `schema ${schema.name}: migration ${row.version} (${migration.name}) differs from the one ` +
+          `applied (checksum mismatch): a shipped migration was edited`,
+      );
+    }
+  }
+}

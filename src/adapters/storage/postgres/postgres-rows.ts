@@ -1,0 +1,291 @@
+/**
+ * The edge between rows and the domain: the columns of `tasks` and `runs`, a domain object as one row of
+ * wire values (epoch ms for timestamps, JSON text for `jsonb`), and a row read back as a domain object.
+ * Rows are checked field by field; a malformed row is a TypeError naming the column.
+ */
+import { fencingToken, ownerId, runId, taskId, threadId } from "../../../domain/ids.js";
+import type { TaskOptions } from "../../../domain/options.js";
+import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../../domain/run.js";
+import type { Run } from "../../../domain/run.js";
+import { decodeSchedule, encodeSchedule } from "../../../domain/schedule-codec.js";
+import { TASK_STATUSES } from "../../../domain/task.js";
+import type { Task } from "../../../domain/task.js";
+import { threadScopeOf } from "../../../domain/target.js";
+import type { ExecutionContext, JsonValue, Target } from "../../../domain/target.js";
+import { instant } from "../../../domain/time.js";
+import type { Instant } from "../../../domain/time.js";
+import type { Column } from "./postgres-sql.js";
+
+export const TASK_COLUMNS: readonly Column[] = [
+  { name: "id", type: "text" },
+  { name: "owner", type: "text" },
+  { name: "title", type: "text" },
+  { name: "description", type: "text" },
+  { name: "schedule", type: "jsonb" },
+  { name: "schedule_type", type: "text" },
+  { name: "target", type: "jsonb" },
+  { name: "target_kind", type: "text" },
+  { name: "handler_name", type: "text" },
+  { name: "context", type: "jsonb" },
+  { name: "thread_scope", type: "text" },
+  { name: "thread_id", type: "text" },
+  { name: "options", type: "jsonb" },
+  { name: "metadata", type: "jsonb" },
+  { name: "status", type: "text" },
+  { name: "next_run_at", type: "ts" },
+  { name: "decided_through", type: "ts" },
+  { name: "admitted_count", type: "int8" },
+  { name: "last_run_at", type: "ts" },
+  { name: "last_run_id", type: "text" },
+  { name: "last_error", type: "text" },
+  { name: "run_count", type: "int8" },
+  { name: "version", type: "int4" },
+  { name: "webhook_secret", type: "text" },
+  { name: "created_at", type: "ts" },
+  { name: "updated_at", type: "ts" },
+  { name: "deleted_at", type: "ts" },
+];
+
+export const RUN_COLUMNS: readonly Column[] = [
+  { name: "id", type: "text" },
+  { name: "task_id", type: "text" },
+  { name: "owner", type: "text" },
+  { name: "trigger", type: "text" },
+  { name: "scheduled_for", type: "ts" },
+  { name: "fire_at", type: "ts" },
+  { name: "status", type: "text" },
+  { name: "reason", type: "text" },
+  { name: "missed_count", type: "int4" },
+  { name: "missed_until", type: "ts" },
+  { name: "attempt", type: "int4" },
+  { name: "failures", type: "int4" },
+  { name: "not_before", type: "ts" },
+  { name: "thread_scope", type: "text" },
+  { name: "thread_id", type: "text" },
+  { name: "exclusive", type: "bool" },
+  { name: "claim_token", type: "text" },
+  { name: "claim_expires_at", type: "ts" },
+  { name: "claimed_by", type: "text" },
+  { name: "target_run_id", type: "text" },
+  { name: "idempotency_key", type: "text" },
+  { name: "queued_at", type: "ts" },
+  { name: "launched_at", type: "ts" },
+  { name: "deadline_at", type: "ts" },
+  { name: "finished_at", type: "ts" },
+  { name: "lateness_ms", type: "int8" },
+  { name: "late", type: "bool" },
+  { name: "cancel_requested_at", type: "ts" },
+  { name: "error", type: "text" },
+  { name: "result", type: "jsonb" },
+];
+
+/** The task as one row of wire values, in `TASK_COLUMNS` order. */
+export function taskValues(task: Task): unknown[] {
+  const context = task.context;
+  return [
+    task.id,
+    task.owner,
+    task.title,
+    task.description,
+    json(encodeSchedule(task.schedule)),
+    task.schedule.type,
+    json(task.target),
+    task.target.kind,
+    task.target.kind === "handler" ? task.target.name : null,
+    json(context),
+    threadScopeOf(task.target),
+    context.mode === "reuse_thread" ? context.threadId : null,
+    json(task.options),
+    json(task.metadata),
+    task.status,
+    task.nextRunAt,
+    task.decidedThrough,
+    task.admittedCount,
+    task.lastRunAt,
+    task.lastRunId,
+    task.lastError,
+    task.runCount,
+    task.version,
+    task.webhookSecret,
+    task.createdAt,
+    task.updatedAt,
+    task.deletedAt,
+  ];
+}
+
+/** The run as one row of wire values, in `RUN_COLUMNS` order. */
+export function runValues(run: Run): unknown[] {
+  return [
+    run.id,
+    run.taskId,
+    run.owner,
+    run.trigger,
+    run.scheduledFor,
+    run.fireAt,
+    run.status,
+    run.reason,
+    run.missedCount,
+    run.missedUntil,
+    run.attempt,
+    run.failures,
+    run.notBefore,
+    run.threadScope,
+    run.threadId,
+    run.exclusive,
+    run.claimToken,
+    run.claimExpiresAt,
+    run.claimedBy,
+    run.targetRunId,
+    run.idempotencyKey,
+    run.queuedAt,
+    run.launchedAt,
+    run.deadlineAt,
+    run.finishedAt,
+    run.latenessMs,
+    run.late,
+    run.cancelRequestedAt,
+    run.error,
+    run.result === null ? null : json(run.result),
+  ];
+}
+
+/** A task read with `selectList(TASK_COLUMNS, ...)`. */
+export function taskFromRow(value: unknown): Task {
+  const row = record(value);
+  return {
+    id: taskId(text(row, "id")),
+    owner: ownerId(text(row, "owner")),
+    title: text(row, "title"),
+    description: textOrNull(row, "description"),
+    schedule: decodeSchedule(present(row, "schedule")),
+    target: present(row, "target") as Target,
+    context: present(row, "context") as ExecutionContext,
+    options: present(row, "options") as TaskOptions,
+    metadata: present(row, "metadata") as Readonly<Record<string, string>>,
+    status: oneOf(TASK_STATUSES, row, "status"),
+    nextRunAt: instantOrNull(row, "next_run_at"),
+    decidedThrough: instantOf(row, "decided_through"),
+    admittedCount: integer(row, "admitted_count"),
+    lastRunAt: instantOrNull(row, "last_run_at"),
+    lastRunId: mapNull(textOrNull(row, "last_run_id"), runId),
+    runCount: integer(row, "run_count"),
+    lastError: textOrNull(row, "last_error"),
+    version: integer(row, "version"),
+    webhookSecret: text(row, "webhook_secret"),
+    createdAt: instantOf(row, "created_at"),
+    updatedAt: instantOf(row, "updated_at"),
+    deletedAt: instantOrNull(row, "deleted_at"),
+  };
+}
+
+/** A run read with `selectList(RUN_COLUMNS, ...)`. */
+export function runFromRow(value: unknown): Run {
+  const row = record(value);
+  const reason = row["reason"] === null ? null : oneOf(RUN_REASONS, row, "reason");
+  return {
+    id: runId(text(row, "id")),
+    taskId: taskId(text(row, "task_id")),
+    owner: ownerId(text(row, "owner")),
+    trigger: oneOf(RUN_TRIGGERS, row, "trigger"),
+    scheduledFor: instantOf(row, "scheduled_for"),
+    fireAt: instantOf(row, "fire_at"),
+    status: oneOf(RUN_STATUSES, row, "status"),
+    reason,
+    missedCount: integerOrNull(row, "missed_count"),
+    missedUntil: instantOrNull(row, "missed_until"),
+    attempt: integer(row, "attempt"),
+    failures: integer(row, "failures"),
+    notBefore: instantOf(row, "not_before"),
+    threadScope: text(row, "thread_scope"),
+    threadId: threadId(text(row, "thread_id")),
+    exclusive: bool(row, "exclusive"),
+    claimToken: mapNull(textOrNull(row, "claim_token"), fencingToken),
+    claimExpiresAt: instantOrNull(row, "claim_expires_at"),
+    claimedBy: textOrNull(row, "claimed_by"),
+    targetRunId: textOrNull(row, "target_run_id"),
+    idempotencyKey: text(row, "idempotency_key"),
+    queuedAt: instantOf(row, "queued_at"),
+    launchedAt: instantOrNull(row, "launched_at"),
+    deadlineAt: instantOrNull(row, "deadline_at"),
+    finishedAt: instantOrNull(row, "finished_at"),
+    latenessMs: integerOrNull(row, "lateness_ms"),
+    late: bool(row, "late"),
+    cancelRequestedAt: instantOrNull(row, "cancel_requested_at"),
+    error: textOrNull(row, "error"),
+    result: (row["result"] ?? null) as JsonValue | null,
+  };
+}
+
+type Row = Readonly<Record<string, unknown>>;
+
+export function record(value: unknown): Row {
+  if (typeof value !== "object" || value === null) throw new TypeError("expected a row");
+  return value as Row;
+}
+
+function json(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+function present(row: Row, column: string): unknown {
+  const value = row[column];
+  if (value === undefined || value === null) throw malformed(column, "a value");
+  return value;
+}
+
+export function text(row: Row, column: string): string {
+  const value = row[column];
+  if (typeof value !== "string") throw malformed(column, "text");
+  return value;
+}
+
+function textOrNull(row: Row, column: string): string | null {
+  return row[column] === null ? null : text(row, column);
+}
+
+function bool(row: Row, column: string): boolean {
+  const value = row[column];
+  if (typeof value !== "boolean") throw malformed(column, "a boolean");
+  return value;
+}
+
+/** An integer column: `int4` arrives as a number, `int8` as a string (node-postgres) or a bigint. */
+export function integer(row: Row, column: string): number {
+  const value = row[column];
+  const number =
+    typeof value === "number"
+      ? value
+      : typeof value === "string" || typeof value === "bigint"
+        ? Number(value)
+        : NaN;
+  if (!Number.isSafeInteger(number)) throw malformed(column, "an integer");
+  return number;
+}
+
+function integerOrNull(row: Row, column: string): number | null {
+  return row[column] === null ? null : integer(row, column);
+}
+
+export function instantOf(row: Row, column: string): Instant {
+  return instant(integer(row, column));
+}
+
+export function instantOrNull(row: Row, column: string): Instant | null {
+  const value = row[column];
+  return value === null || value === undefined ? null : instantOf(row, column);
+}
+
+function oneOf<T extends string>(list: readonly T[], row: Row, column: string): T {
+  const value = row[column];
+  const found = list.find((item) => item === value);
+  if (found === undefined) throw malformed(column, `one of ${list.join(", ")}`);
+  return found;
+}
+
+function mapNull<T, U>(value: T | null, map: (value: T) => U): U | null {
+  return value === null ? null : map(value);
+}
+
+function malformed(column: string, expected: string): TypeError {
+  return new TypeError(`malformed row: column ${column} is not ${expected}`);
+}

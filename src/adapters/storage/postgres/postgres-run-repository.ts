@@ -1,0 +1,237 @@
+/**
+ * `RunRepository` on PostgreSQL: reads, claims (postgres-claim.ts), fenced changes under the task's and
+ * then the run's row lock, the sweeps' queries and retention. A change that frees a launch slot or
+ * requeues a run notifies the wake channel at commit.
+ */
+import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
+import type { FencingToken, RunId, TaskId } from "../../../domain/ids.js";
+import { runId } from "../../../domain/ids.js";
+import type {
+  ClaimRequest,
+  ClaimedRun,
+  OwnerScope,
+  Page,
+  RunQuery,
+  RunRepository,
+} from "../../../domain/ports.js";
+import { holdsSlot, TERMINAL_RUN_STATUSES } from "../../../domain/run.js";
+import type { Run } from "../../../domain/run.js";
+import type { RunChange } from "../../../domain/run-transitions.js";
+import type { Task } from "../../../domain/task.js";
+import type { Instant } from "../../../domain/time.js";
+import { PostgresClaim } from "./postgres-claim.js";
+import { claimedRunFromRow, claimedRunSelect } from "./postgres-claimed-run.js";
+import { wake } from "./postgres-context.js";
+import type { PostgresContext } from "./postgres-context.js";
+import { decodeCursor, encodeCursor } from "./postgres-cursor.js";
+import type { PostgresClient } from "./postgres-pool.js";
+import {
+  TASK_COLUMNS,
+  instantOrNull,
+  integer,
+  record,
+  runFromRow,
+  taskFromRow,
+  text,
+} from "./postgres-rows.js";
+import { literalList, msToTimestamp, selectList, timestampToMs } from "./postgres-sql.js";
+import { ownerOf } from "./postgres-task-repository.js";
+import { withTransaction } from "./with-transaction.js";
+
+export class PostgresRunRepository implements RunRepository {
+  readonly #ctx: PostgresContext;
+  readonly #claim: PostgresClaim;
+  readonly #sql: ReturnType<typeof buildStatements>;
+
+  constructor(ctx: PostgresContext) {
+    this.#ctx = ctx;
+    this.#claim = new PostgresClaim(ctx);
+    this.#sql = buildStatements(ctx);
+  }
+
+  async findRun(scope: OwnerScope, id: RunId): Promise<Run | null> {
+    const result = await this.#ctx.pool.query(this.#sql.find, [id, ownerOf(scope)]);
+    return result.rows[0] === undefined ? null : runFromRow(result.rows[0]);
+  }
+
+  async findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null> {
+    const result = await this.#ctx.pool.query(this.#sql.manual, [taskId, idempotencyKey]);
+    return result.rows[0] === undefined ? null : runFromRow(result.rows[0]);
+  }
+
+  async listRuns(scope: OwnerScope, taskId: TaskId, query: RunQuery): Promise<Page<Run>> {
+    const before = decodeCursor(query.cursor);
+    const result = await this.#ctx.pool.query(this.#sql.list, [
+      taskId,
+      ownerOf(scope),
+      query.status ?? null,
+      query.trigger ?? null,
+      before?.at ?? null,
+      before?.id ?? null,
+      query.limit + 1,
+    ]);
+    const runs = result.rows.map(runFromRow);
+    const items = runs.slice(0, query.limit);
+    const last = items.at(-1);
+    const nextCursor =
+      runs.length > query.limit && last !== undefined
+        ? encodeCursor({ at: last.scheduledFor, id: last.id })
+        : null;
+    return { items, nextCursor };
+  }
+
+  claimRuns(
+    request: ClaimRequest,
+    select: Parameters<RunRepository["claimRuns"]>[1],
+    claim: Parameters<RunRepository["claimRuns"]>[2],
+  ): Promise<readonly ClaimedRun[]> {
+    return this.#claim.claimRuns(request, select, claim);
+  }
+
+  changeRun(
+    id: RunId,
+    guard: { readonly token?: FencingToken },
+    decide: (run: Run, task: Task) => RunChange | null,
+  ): Promise<RunChange | null> {
+    return withTransaction(this.#ctx.pool, async (client) => {
+      // Task first, then run: the order admission and owner commands lock in (no deadlock).
+      const taskRow = await client.query(this.#sql.lockTaskOfRun, [id]);
+      if (taskRow.rows[0] === undefined) throw new NotFoundError("run", id);
+      const task = taskFromRow(taskRow.rows[0]);
+      const runRow = await client.query(this.#sql.lockRun, [id]);
+      if (runRow.rows[0] === undefined) throw new NotFoundError("run", id);
+      const run = runFromRow(runRow.rows[0]);
+      if (guard.token !== undefined && run.claimToken !== guard.token) {
+        throw new LeaseLostError(
+          `the claim on run ${id} was superseded: its fencing token changed`,
+        );
+      }
+      const change = decide(run, task);
+      if (change === null) return null;
+      await this.#ctx.runSql.rewrite(client, [change.run]);
+      await this.#recordOnTask(client, task, change);
+      const freed = holdsSlot(run.status) && !holdsSlot(change.run.status);
+      if (freed || (change.run.status === "queued" && run.status !== "queued")) {
+        await wake(this.#ctx, client, `run:${id}`);
+      }
+      return change;
+    });
+  }
+
+  /** Launch bookkeeping and verdict fields only; `run_count` moves relatively; never `version`. */
+  async #recordOnTask(client: PostgresClient, task: Task, change: RunChange): Promise<void> {
+    const launch = change.taskLaunch;
+    const verdict = change.taskVerdict;
+    if (launch === undefined && verdict === undefined) return;
+    await client.query(this.#sql.recordOnTask, [
+      task.id,
+      launch !== undefined,
+      launch?.lastRunAt ?? null,
+      launch?.lastRunId ?? null,
+      launch?.runCountIncrement ?? 0,
+      verdict !== undefined,
+      verdict?.lastError ?? null,
+      verdict?.status ?? null,
+    ]);
+  }
+
+  async findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {
+    const result = await this.#ctx.pool.query(this.#sql.expiredClaims, [now, limit]);
+    return result.rows.map(claimedRunFromRow);
+  }
+
+  findPastDeadline(now: Instant, limit: number): Promise<readonly RunId[]> {
+    return this.#ids(this.#sql.pastDeadline, [now, limit]);
+  }
+
+  findQueueTimeouts(now: Instant, limit: number): Promise<readonly RunId[]> {
+    return this.#ids(this.#sql.queueTimeouts, [now, limit]);
+  }
+
+  findLostHandlerRuns(silentSince: Instant, limit: number): Promise<readonly RunId[]> {
+    return this.#ids(this.#sql.lostHandlerRuns, [silentSince, limit]);
+  }
+
+  async purge(before: Instant, limit: number): Promise<number> {
+    return withTransaction(this.#ctx.pool, async (client) => {
+      const runs = await client.query(this.#sql.purgeRuns, [before, limit]);
+      const tasks = await client.query(this.#sql.purgeTasks, [limit]);
+      return integer(record(runs.rows[0]), "purged") + integer(record(tasks.rows[0]), "purged");
+    });
+  }
+
+  async nextRunWakeAt(): Promise<Instant | null> {
+    const result = await this.#ctx.pool.query(this.#sql.nextWake);
+    return instantOrNull(record(result.rows[0]), "at");
+  }
+
+  async #ids(sql: string, values: unknown[]): Promise<RunId[]> {
+    const result = await this.#ctx.pool.query(sql, values);
+    return result.rows.map((row) => runId(text(record(row), "id")));
+  }
+}
+
+function buildStatements(ctx: PostgresContext) {
+  const runs = ctx.runSql.table;
+  const tasks = ctx.tasksTable;
+  const select = `SELECT ${ctx.runSql.columns} FROM ${runs} AS r`;
+  const at = (param: string) => msToTimestamp(`${param}::int8`);
+  return {
+    find: `${select} WHERE r.id = $1::text AND ($2::text IS NULL OR r.owner = $2)`,
+    manual: `${select} WHERE r.task_id = $1::text AND r.trigger = 'manual' AND r.idempotency_key = $2::text`,
+    list:
+      `${select} WHERE r.task_id = $1::text AND ($2::text IS NULL OR r.owner = $2)` +
+      ` AND ($3::text IS NULL OR r.status = $3) AND ($4::text IS NULL OR r.trigger = $4)` +
+      ` AND ($5::int8 IS NULL OR (r.scheduled_for, r.id) < (${at("$5")}, $6::text))` +
+      ` ORDER BY r.scheduled_for DESC, r.id DESC LIMIT $7::int4`,
+    lockTaskOfRun:
+      `SELECT ${selectList(TASK_COLUMNS, "t")} FROM ${tasks} AS t` +
+      ` WHERE t.id = (SELECT task_id FROM ${runs} WHERE id = $1::text) FOR UPDATE`,
+    lockRun: `${select} WHERE r.id = $1::text FOR UPDATE`,
+    recordOnTask:
+      `UPDATE ${tasks} SET` +
+      ` last_run_at = CASE WHEN $2::bool THEN ${at("$3")} ELSE last_run_at END,` +
+      ` last_run_id = CASE WHEN $2::bool THEN $4::text ELSE last_run_id END,` +
+      ` run_count = run_count + $5::int8,` +
+      ` last_error = CASE WHEN $6::bool THEN $7::text ELSE last_error END,` +
+      ` status = COALESCE($8::text, status) WHERE id = $1::text`,
+    expiredClaims:
+      `${claimedRunSelect(ctx)} WHERE r.status = 'launching' AND r.claim_expires_at < ${at("$1")}` +
+      ` ORDER BY r.claim_expires_at, r.id LIMIT $2::int4`,
+    pastDeadline:
+      `SELECT r.id FROM ${runs} AS r WHERE r.status IN ('launching', 'running')` +
+      ` AND r.deadline_at < ${at("$1")} ORDER BY r.deadline_at, r.id LIMIT $2::int4`,
+    // The queue timeout is the task's current option (a policy edit applies at once), read from its JSON.
+    queueTimeouts:
+      `SELECT r.id FROM ${runs} AS r JOIN ${tasks} AS t ON t.id = r.task_id` +
+      ` WHERE r.status = 'queued' AND r.queued_at +` +
+      ` (t.options ->> 'queueTimeoutMs')::int8 * interval '1 millisecond' < ${at("$1")}` +
+      ` ORDER BY r.queued_at, r.id LIMIT $2::int4`,
+    lostHandlerRuns:
+      `SELECT r.id FROM ${runs} AS r JOIN ${tasks} AS t ON t.id = r.task_id` +
+      ` LEFT JOIN ${ctx.schema.quoted}.replicas AS p ON p.id = r.claimed_by` +
+      ` WHERE r.status = 'running' AND t.target_kind = 'handler'` +
+      ` AND (p.id IS NULL OR p.heartbeat_at < ${at("$1")})` +
+      ` ORDER BY r.launched_at, r.id LIMIT $2::int4`,
+    purgeRuns:
+      `WITH doomed AS (SELECT id FROM ${runs} WHERE finished_at < ${at("$1")}` +
+      ` AND status IN (${literalList(TERMINAL_RUN_STATUSES)}) ORDER BY finished_at LIMIT $2::int4),` +
+      ` gone AS (DELETE FROM ${runs} AS r USING doomed WHERE r.id = doomed.id RETURNING r.id)` +
+      ` SELECT count(*)::int4 AS purged FROM gone`,
+    // A deleted task goes once no run of it is active; its remaining terminal runs go with it (cascade),
+    // and count, as in the memory store.
+    purgeTasks:
+      `WITH doomed AS (SELECT t.id FROM ${tasks} AS t WHERE t.deleted_at IS NOT NULL` +
+      ` AND NOT EXISTS (SELECT 1 FROM ${runs} AS r WHERE r.task_id = t.id` +
+      ` AND r.status IN ('queued', 'launching', 'running'))` +
+      ` ORDER BY t.deleted_at, t.id LIMIT $1::int4),` +
+      ` gone AS (DELETE FROM ${tasks} AS t USING doomed WHERE t.id = doomed.id RETURNING t.id)` +
+      ` SELECT ((SELECT count(*) FROM gone) + (SELECT count(*) FROM ${runs} AS r` +
+      ` WHERE r.task_id IN (SELECT id FROM doomed)))::int4 AS purged`,
+    nextWake: `SELECT ${timestampToMs(
+      `LEAST((SELECT min(not_before) FROM ${runs} WHERE status = 'queued'),` +
+        ` (SELECT min(claim_expires_at) FROM ${runs} WHERE status = 'launching'),` +
+        ` (SELECT min(deadline_at) FROM ${runs} WHERE status IN ('launching', 'running')))`,
+    )} AS at`,
+  };
+}

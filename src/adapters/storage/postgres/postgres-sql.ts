@@ -1,0 +1,90 @@
+/**
+ * SQL text builders shared by the repositories: column lists, epoch-ms <-> `timestamptz` conversions and
+ * batch writes through arrays and `unnest`. They only assemble constant identifiers; values always travel
+ * as `$n` parameters with explicit casts.
+ */
+
+/** How a column travels: `ts` columns are `timestamptz` in the table and epoch ms (`int8`) on the wire. */
+export type ColumnType = "text" | "int4" | "int8" | "bool" | "ts" | "jsonb";
+
+export interface Column {
+  readonly name: string;
+  readonly type: ColumnType;
+}
+
+const WIRE_ARRAY_TYPE: Readonly<Record<ColumnType, string>> = {
+  text: "text[]",
+  int4: "int4[]",
+  int8: "int8[]",
+  bool: "bool[]",
+  ts: "int8[]",
+  jsonb: "jsonb[]",
+};
+
+/** Epoch milliseconds (an `int8` expression) as `timestamptz`; exact over the whole range of both. */
+export function msToTimestamp(expression: string): string {
+  return `(timestamptz 'epoch' + ${expression} * interval '1 millisecond')`;
+}
+
+/** A `timestamptz` expression as epoch milliseconds (`int8`); exact, since `extract` yields numeric. */
+export function timestampToMs(expression: string): string {
+  return `(extract(epoch from ${expression}) * 1000)::int8`;
+}
+
+/** `a.col, ...` with timestamps converted to epoch ms, each under its own column name. */
+export function selectList(columns: readonly Column[], alias: string): string {
+  return columns
+    .map((c) =>
+      c.type === "ts"
+        ? `${timestampToMs(`${alias}.${c.name}`)} AS ${c.name}`
+        : `${alias}.${c.name}`,
+    )
+    .join(", ");
+}
+
+/** `unnest($1::text[], ...) AS u(col, ...)`: one row per array index, parameters from `first` on. */
+export function unnestSource(columns: readonly Column[], first = 1): string {
+  const arrays = columns.map((c, i) => `$${first + i}::${WIRE_ARRAY_TYPE[c.type]}`).join(", ");
+  return `unnest(${arrays}) AS u(${columns.map((c) => c.name).join(", ")})`;
+}
+
+/** The value of `column` in the unnested row `u`, converted to the table's type. */
+export function unnestValue(column: Column): string {
+  return column.type === "ts" ? msToTimestamp(`u.${column.name}`) : `u.${column.name}`;
+}
+
+/** `INSERT INTO table (cols) SELECT ... FROM unnest(...)`; append `ON CONFLICT` / `RETURNING` as needed. */
+export function unnestInsert(table: string, columns: readonly Column[]): string {
+  const names = columns.map((c) => c.name).join(", ");
+  const values = columns.map(unnestValue).join(", ");
+  return `INSERT INTO ${table} (${names}) SELECT ${values} FROM ${unnestSource(columns)}`;
+}
+
+/**
+ * `UPDATE table AS t SET col = u.col, ... FROM unnest(...) WHERE t.id = u.id`: rewrites every listed
+ * column of the rows whose `id` (the first column) matches; append conditions with `AND ...`.
+ */
+export function unnestUpdate(table: string, columns: readonly Column[]): string {
+  const [key, ...rest] = columns;
+  if (key?.name !== "id") throw new TypeError("the first column of a batch update must be id");
+  const sets = rest.map((c) => `${c.name} = ${unnestValue(c)}`).join(", ");
+  return `UPDATE ${table} AS t SET ${sets} FROM ${unnestSource(columns)} WHERE t.id = u.id`;
+}
+
+/** Turns rows (one value per column, in column order) into one array per column, for `unnest`. */
+export function columnArrays(
+  columns: readonly Column[],
+  rows: readonly (readonly unknown[])[],
+): unknown[][] {
+  return columns.map((_, i) => rows.map((row) => row[i] ?? null));
+}
+
+/** `'a', 'b'`: a constant list of SQL string literals (statuses from the domain's `as const` lists). */
+export function literalList(values: readonly string[]): string {
+  return values
+    .map((v) => {
+      if (!/^[a-z_]+$/.test(v)) throw new TypeError(`not a constant name: ${v}`);
+      return `'${v}'`;
+    })
+    .join(", ");
+}

@@ -1,0 +1,123 @@
+/**
+ * The PostgreSQL store: every storage port over one `pg` pool (SPEC 9), shared by any number of replicas.
+ * Opening it applies pending migrations under an advisory lock. It can also read the database clock (for
+ * the runtime's skew correction) and LISTEN/NOTIFY on the wake channel.
+ */
+import pg from "pg";
+import type { MigrationStatus, Store, StoreOptions } from "../../../application/store.js";
+import { instant } from "../../../domain/time.js";
+import type { Instant } from "../../../domain/time.js";
+import { WAKE_CHANNEL, postgresContext } from "./postgres-context.js";
+import { migratePostgres, postgresMigrationStatus } from "./postgres-migrations.js";
+import { listen, notify } from "./postgres-notifications.js";
+import type { ListenOptions, PostgresListener } from "./postgres-notifications.js";
+import type { PostgresPool } from "./postgres-pool.js";
+import { PostgresReplicaRegistry } from "./postgres-replica-registry.js";
+import { integer, record } from "./postgres-rows.js";
+import { PostgresRunRepository } from "./postgres-run-repository.js";
+import { schemaName } from "./postgres-schema-name.js";
+import { PostgresTaskRepository } from "./postgres-task-repository.js";
+
+export { WAKE_CHANNEL };
+
+export interface PostgresStoreOptions extends StoreOptions {
+  /** A connection string; the store then owns its pool and ends it on `close()`. */
+  readonly url?: string;
+  /** A pool the caller owns (a `pg.Pool`); `close()` leaves it open. Takes precedence over `url`. */
+  readonly pool?: PostgresPool;
+  /** The schema punctual's tables live in, created if missing. @default "punctual" */
+  readonly schema?: string;
+  /** Size of the pool the store creates from `url`. @default 10 */
+  readonly poolSize?: number;
+  /** Apply pending migrations while opening. @default true */
+  readonly migrate?: boolean;
+  /** NOTIFY `punctual_wake` when work is created or a launch slot frees. @default true */
+  readonly notifications?: boolean;
+  /** Errors of idle pooled connections (the pool drops them; the next query reports its own). */
+  readonly onPoolError?: (error: Error) => void;
+}
+
+export interface PostgresStore extends Store {
+  readonly kind: "postgres";
+  /** The database clock (`clock_timestamp()`) in epoch ms, to correct replica clock skew (SPEC 6). */
+  dbNow(): Promise<Instant>;
+  /** Listens on `channel` on a dedicated connection; `onNotify` gets each payload. */
+  listen(
+    channel: string,
+    onNotify: (payload: string) => void,
+    options?: ListenOptions,
+  ): Promise<PostgresListener>;
+  /** Sends a notification on `channel` (outside any transaction). */
+  notify(channel: string, payload?: string): Promise<void>;
+}
+
+/** Opens a PostgreSQL store from `url` or `pool` and migrates it (unless `migrate: false`). */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const schema = schemaName(options.schema);
+  const owned = options.pool === undefined;
+  const pool = options.pool ?? createPool(options);
+  const ctx = postgresContext({
+    pool,
+    schema,
+    newId: options.newId,
+    notifies: options.notifications ?? true,
+  });
+  const listeners = new Set<PostgresListener>();
+  let closing: Promise<void> | null = null;
+  const store: PostgresStore = {
+    kind: "postgres",
+    capabilities: { shared: true, notifies: true, hasClock: true },
+    tasks: new PostgresTaskRepository(ctx),
+    runs: new PostgresRunRepository(ctx),
+    replicas: new PostgresReplicaRegistry(ctx),
+    migrate: (): Promise<MigrationStatus> => migratePostgres(pool, schema),
+    migrationStatus: () => postgresMigrationStatus(pool, schema),
+    ping: async () => {
+      await pool.query("SELECT 1");
+    },
+    dbNow: async () => {
+      const result = await pool.query(
+        "SELECT floor(extract(epoch from clock_timestamp()) * 1000)::int8 AS now",
+      );
+      return instant(integer(record(result.rows[0]), "now"));
+    },
+    listen: async (channel, onNotify, listenOptions) => {
+      const listener = await listen(pool, channel, onNotify, listenOptions);
+      listeners.add(listener);
+      return {
+        close: () => {
+          listeners.delete(listener);
+          return listener.close();
+        },
+      };
+    },
+    notify: (channel, payload) => notify(pool, channel, payload),
+    close: () => {
+      closing ??= (async () => {
+        await Promise.all([...listeners].map((l) => l.close()));
+        if (owned) await pool.end();
+      })();
+      return closing;
+    },
+  };
+  if (options.migrate ?? true) {
+    try {
+      await store.migrate();
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+  return store;
+}
+
+function createPool(options: PostgresStoreOptions): PostgresPool {
+  if (options.url === undefined) {
+    throw new TypeError("openPostgresStore needs a `url` or a `pool`");
+  }
+  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+  const onError = options.onPoolError;
+  // Without a listener an idle connection's error would crash the process; the pool discards that client.
+  pool.on("error", (error) => onError?.(error));
+  return pool;
+}

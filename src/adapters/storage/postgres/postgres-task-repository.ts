@@ -1,0 +1,192 @@
+/**
+ * `TaskRepository` on PostgreSQL: task rows, owner commands under `SELECT ... FOR UPDATE` of the task and
+ * its active runs, and admission (postgres-admission.ts). Owner commands that create work notify the wake
+ * channel at commit.
+ */
+import type { ActiveRunView, Admission } from "../../../domain/admission.js";
+import { NotFoundError, StaleVersionError } from "../../../domain/errors.js";
+import type { TaskId } from "../../../domain/ids.js";
+import type { NewRun } from "../../../domain/new-run.js";
+import type {
+  AdmissionReport,
+  LockedTask,
+  OwnerScope,
+  Page,
+  TaskMutation,
+  TaskQuery,
+  TaskRepository,
+} from "../../../domain/ports.js";
+import type { Run } from "../../../domain/run.js";
+import type { Task } from "../../../domain/task.js";
+import type { Instant } from "../../../domain/time.js";
+import { PostgresAdmission } from "./postgres-admission.js";
+import { WAKE_CHANNEL, wake } from "./postgres-context.js";
+import type { PostgresContext } from "./postgres-context.js";
+import { decodeCursor, encodeCursor } from "./postgres-cursor.js";
+import type { PostgresClient } from "./postgres-pool.js";
+import { TASK_COLUMNS, instantOrNull, record, taskFromRow, taskValues } from "./postgres-rows.js";
+import { materializeRun } from "./postgres-run-writes.js";
+import type { InsertConflict } from "./postgres-run-writes.js";
+import {
+  columnArrays,
+  msToTimestamp,
+  selectList,
+  unnestInsert,
+  unnestUpdate,
+} from "./postgres-sql.js";
+import { withTransaction } from "./with-transaction.js";
+
+/** The owner a query is limited to, or null for every owner (bound as `$n::text IS NULL OR owner = $n`). */
+export function ownerOf(scope: OwnerScope): string | null {
+  return scope.kind === "all" ? null : scope.owner;
+}
+
+const CONFLICT_BY_TRIGGER: Readonly<Record<Run["trigger"], InsertConflict>> = {
+  // A scheduled occurrence written by an owner command (resume) is decided under the task lock after
+  // `decided_through`: a duplicate is a bug, so it stays an error.
+  scheduled: "none",
+  manual: "manual_key",
+  backfill: "backfill_occurrence",
+};
+
+export class PostgresTaskRepository implements TaskRepository {
+  readonly #ctx: PostgresContext;
+  readonly #insert: string;
+  readonly #insertAndWake: string;
+  readonly #rewrite: string;
+  readonly #find: string;
+  readonly #lock: string;
+  readonly #list: string;
+  readonly #nextDue: string;
+  readonly #admission: PostgresAdmission;
+
+  constructor(ctx: PostgresContext) {
+    this.#ctx = ctx;
+    this.#admission = new PostgresAdmission(ctx);
+    const tasks = ctx.tasksTable;
+    const columns = selectList(TASK_COLUMNS, "t");
+    this.#insert = unnestInsert(tasks, TASK_COLUMNS);
+    this.#rewrite = unnestUpdate(tasks, TASK_COLUMNS);
+    // One statement: the row and its wake-up commit together.
+    const channel = TASK_COLUMNS.length + 1;
+    this.#insertAndWake =
+      `WITH inserted AS (${this.#insert} RETURNING id)` +
+      ` SELECT pg_notify($${channel}::text, $${channel + 1}::text) FROM inserted`;
+    const visible =
+      "t.id = $1::text AND t.deleted_at IS NULL AND ($2::text IS NULL OR t.owner = $2)";
+    this.#find = `SELECT ${columns} FROM ${tasks} AS t WHERE ${visible}`;
+    this.#lock = `${this.#find} FOR UPDATE`;
+    this.#list =
+      `SELECT ${columns} FROM ${tasks} AS t WHERE t.deleted_at IS NULL` +
+      ` AND ($1::text IS NULL OR t.owner = $1)` +
+      ` AND ($2::text IS NULL OR t.status = $2)` +
+      ` AND ($3::text IS NULL OR t.target_kind = $3)` +
+      ` AND ($4::text IS NULL OR t.thread_id = $4)` +
+      ` AND ($5::text IS NULL OR t.thread_scope = $5)` +
+      ` AND ($6::int8 IS NULL OR (t.created_at, t.id) > (${msToTimestamp("$6::int8")}, $7::text))` +
+      ` ORDER BY t.created_at, t.id LIMIT $8::int4`;
+    this.#nextDue =
+      `SELECT (extract(epoch from min(t.next_run_at)) * 1000)::int8 AS at FROM ${tasks} AS t` +
+      ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL`;
+  }
+
+  async insertTask(task: Task): Promise<void> {
+    const values = columnArrays(TASK_COLUMNS, [taskValues(task)]);
+    if (!this.#ctx.notifies) {
+      await this.#ctx.pool.query(this.#insert, values);
+      return;
+    }
+    await this.#ctx.pool.query(this.#insertAndWake, [...values, WAKE_CHANNEL, `task:${task.id}`]);
+  }
+
+  async findTask(scope: OwnerScope, id: TaskId): Promise<Task | null> {
+    const result = await this.#ctx.pool.query(this.#find, [id, ownerOf(scope)]);
+    const row = result.rows[0];
+    return row === undefined ? null : taskFromRow(row);
+  }
+
+  async listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>> {
+    const after = decodeCursor(query.cursor);
+    const result = await this.#ctx.pool.query(this.#list, [
+      ownerOf(scope),
+      query.status ?? null,
+      query.targetKind ?? null,
+      query.thread?.threadId ?? null,
+      query.thread?.threadScope ?? null,
+      after?.at ?? null,
+      after?.id ?? null,
+      query.limit + 1,
+    ]);
+    const tasks = result.rows.map(taskFromRow);
+    const items = tasks.slice(0, query.limit);
+    const last = items.at(-1);
+    const nextCursor =
+      tasks.length > query.limit && last !== undefined
+        ? encodeCursor({ at: last.createdAt, id: last.id })
+        : null;
+    return { items, nextCursor };
+  }
+
+  mutateTask<T>(
+    scope: OwnerScope,
+    id: TaskId,
+    decide: (locked: LockedTask) => TaskMutation<T>,
+  ): Promise<T> {
+    return withTransaction(this.#ctx.pool, async (client) => {
+      const found = await client.query(this.#lock, [id, ownerOf(scope)]);
+      if (found.rows[0] === undefined) throw new NotFoundError("task", id);
+      const task = taskFromRow(found.rows[0]);
+      // The active runs are locked too, so a concurrent claim cannot launch a run this command cancels.
+      const activeRuns = await this.#ctx.runSql.lockActive(client, [task.id]);
+      const mutation = decide({ task, activeRuns });
+      if (mutation.expectedVersion !== undefined && mutation.expectedVersion !== task.version) {
+        throw new StaleVersionError(mutation.expectedVersion, task.version);
+      }
+      if (mutation.task !== undefined) {
+        await client.query(this.#rewrite, columnArrays(TASK_COLUMNS, [taskValues(mutation.task)]));
+      }
+      const inserted = await this.#insertNewRuns(client, mutation.newRuns ?? []);
+      await this.#ctx.runSql.rewrite(client, mutation.runUpdates ?? []);
+      if (mutation.task !== undefined || inserted.some((run) => run !== null)) {
+        await wake(this.#ctx, client, `task:${task.id}`);
+      }
+      return mutation.result(inserted);
+    });
+  }
+
+  /** Inserts in order, one statement per run of consecutive rows with the same trigger. */
+  async #insertNewRuns(
+    client: PostgresClient,
+    newRuns: readonly NewRun[],
+  ): Promise<(Run | null)[]> {
+    const runs = newRuns.map((newRun) => materializeRun(newRun, this.#ctx.newId()));
+    const written = new Set<string>();
+    let start = 0;
+    while (start < runs.length) {
+      const trigger = runs[start]?.trigger ?? "scheduled";
+      let end = start;
+      while (end < runs.length && runs[end]?.trigger === trigger) end++;
+      const ids = await this.#ctx.runSql.insert(
+        client,
+        runs.slice(start, end),
+        CONFLICT_BY_TRIGGER[trigger],
+      );
+      for (const id of ids) written.add(id);
+      start = end;
+    }
+    return runs.map((run) => (written.has(run.id) ? run : null));
+  }
+
+  admitDueTasks(
+    now: Instant,
+    limit: number,
+    decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission,
+  ): Promise<AdmissionReport> {
+    return this.#admission.admit({ now, limit, decide });
+  }
+
+  async nextDueAt(): Promise<Instant | null> {
+    const result = await this.#ctx.pool.query(this.#nextDue);
+    return instantOrNull(record(result.rows[0]), "at");
+  }
+}

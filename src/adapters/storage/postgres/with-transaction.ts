@@ -1,0 +1,58 @@
+/**
+ * The one transaction helper (CONVENTIONS "Async"): BEGIN, the work, COMMIT, or ROLLBACK on any error, on one
+ * pooled client that is always released (and destroyed when the transaction could not be closed cleanly).
+ */
+import type { PostgresClient, PostgresPool } from "./postgres-pool.js";
+
+/** Clients whose transaction could not be closed: their connection state is unknown. */
+const brokenClients = new WeakSet<PostgresClient>();
+
+/** Runs `work` in a transaction on a client checked out of `pool`. */
+export async function withTransaction<T>(
+  pool: PostgresPool,
+  work: (client: PostgresClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  try {
+    return await inTransaction(client, work);
+  } finally {
+    releaseClient(client);
+  }
+}
+
+/** Runs `work` in a transaction on `client`, which the caller owns (the migration runner holds one). */
+export async function inTransaction<T>(
+  client: PostgresClient,
+  work: (client: PostgresClient) => Promise<T>,
+): Promise<T> {
+  try {
+    await client.query("BEGIN");
+  } catch (error) {
+    brokenClients.add(client);
+    throw error;
+  }
+  let result: T;
+  try {
+    result = await work(client);
+  } catch (error) {
+    try {
+      await client.query("ROLLBACK");
+    } catch {
+      // The work's error is the one to report; the connection is discarded on release.
+      brokenClients.add(client);
+    }
+    throw error;
+  }
+  try {
+    await client.query("COMMIT");
+  } catch (error) {
+    brokenClients.add(client);
+    throw error;
+  }
+  return result;
+}
+
+/** Returns `client` to its pool, destroying it when a transaction on it could not be closed. */
+export function releaseClient(client: PostgresClient): void {
+  client.release(brokenClients.has(client));
+}

@@ -1,0 +1,69 @@
+/**
+ * Opening a SQLite connection with the settings every punctual connection needs (WAL, a busy timeout,
+ * foreign keys), and the one way to run a transaction on it: synchronously, inside better-sqlite3's
+ * transaction wrapper, never across an `await`.
+ */
+import Database from "better-sqlite3";
+
+export type SqliteDatabase = Database.Database;
+
+/**
+ * How long a connection waits for another one's write lock before failing with SQLITE_BUSY. Writers hold
+ * it for one admission or claim batch (milliseconds), so 5 s only runs out when something is stuck.
+ */
+export const BUSY_TIMEOUT_MS = 5000;
+
+/** Opens `path` (a file, created if missing, or `:memory:`) and applies the connection settings. */
+export function openSqliteDatabase(path: string): SqliteDatabase {
+  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+  try {
+    // WAL: readers never block the writer; NORMAL is durable across application crashes in WAL mode
+    // (a power loss may drop the last transactions, never corrupt the file).
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma("foreign_keys = ON");
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/** Transactions on one connection. Every function passed here is synchronous (better-sqlite3 enforces it). */
+export class SqliteTransactions {
+  readonly #db: SqliteDatabase;
+  readonly #run: Database.Transaction<(fn: () => unknown) => unknown>;
+
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+    this.#run = db.transaction((fn: () => unknown) => fn());
+  }
+
+  /**
+   * A write transaction: `BEGIN IMMEDIATE` takes the database's single write lock up front (waiting up to
+   * the busy timeout), so every read inside it is already serialised against every other writer.
+   */
+  write<T>(fn: () => T): T {
+    // The wrapper returns what `fn` returned; its type is lost only through better-sqlite3's signature.
+    return this.#run.immediate(fn) as T;
+  }
+
+  /** A read transaction: several statements see one snapshot. */
+  read<T>(fn: () => T): T {
+    return this.#run.deferred(fn) as T;
+  }
+
+  /** A savepoint inside the current transaction: if `fn` throws, only its writes are undone. */
+  savepoint<T>(fn: () => T): T {
+    if (!this.#db.inTransaction) throw new Error("sqlite: a savepoint outside a transaction");
+    return this.#run(fn) as T;
+  }
+}
+
+/** Runs synchronous store work as the port's promise: a throw becomes a rejection. */
+export function settle<T>(fn: () => T): Promise<T> {
+  return new Promise<T>((resolve) => {
+    resolve(fn());
+  });
+}

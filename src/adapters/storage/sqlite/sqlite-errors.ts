@@ -1,0 +1,40 @@
+/**
+ * SQLite errors translated once, at the edge: which unique key a failed write broke. SQLite names the
+ * columns, not the index, so the key is told apart by the columns and the row's trigger.
+ */
+import Database from "better-sqlite3";
+import type { RunTrigger } from "../../../domain/run.js";
+
+export type RunUniqueKey =
+  | "runs_pkey"
+  | "runs_scheduled_occurrence_uq"
+  | "runs_backfill_occurrence_uq"
+  | "runs_manual_key_uq"
+  | "runs_task_slot_uq"
+  | "runs_thread_slot_uq";
+
+const PREFIX = "UNIQUE constraint failed: ";
+
+/** The unique key of `runs` that `error` reports broken by a write of a run with `trigger`, or null. */
+export function brokenRunKey(error: unknown, trigger: RunTrigger): RunUniqueKey | null {
+  if (!(error instanceof Database.SqliteError)) return null;
+  if (error.code !== "SQLITE_CONSTRAINT_UNIQUE" && error.code !== "SQLITE_CONSTRAINT_PRIMARYKEY") {
+    return null;
+  }
+  if (!error.message.startsWith(PREFIX)) return null;
+  switch (error.message.slice(PREFIX.length)) {
+    case "runs.id":
+      return "runs_pkey";
+    case "runs.task_id, runs.scheduled_for":
+      if (trigger === "scheduled") return "runs_scheduled_occurrence_uq";
+      return trigger === "backfill" ? "runs_backfill_occurrence_uq" : null;
+    case "runs.task_id, runs.idempotency_key":
+      return "runs_manual_key_uq";
+    case "runs.task_id":
+      return "runs_task_slot_uq";
+    case "runs.thread_scope, runs.thread_id":
+      return "runs_thread_slot_uq";
+    default:
+      return null;
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * SQLite migrations: the numbered, forward-only list and the runner. The runner applies every pending
+ * migration in one `BEGIN IMMEDIATE` transaction (the database's single write lock), inserting each
+ * migration's `schema_migrations` row before its SQL, and refuses a database that holds a migration this
+ * code does not know or whose checksum differs. A second process migrating the same file waits for the
+ * lock, then finds nothing pending.
+ */
+import { createHash } from "node:crypto";
+import type { MigrationStatus } from "../../../application/store.js";
+import type { SqliteDatabase } from "./sqlite-database.js";
+import { SqliteTransactions } from "./sqlite-database.js";
+import { SQLITE_MIGRATION_0001 } from "./sqlite-migration-0001.js";
+
+export interface SqliteMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** Every migration, in order. Append only; never edit one that has shipped. */
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
+  { version: 1, name: "initial schema", sql: SQLITE_MIGRATION_0001 },
+];
+
+/** Thrown when the database's migrations do not match this code: newer, unknown or edited. */
+export class SqliteMigrationError extends Error {
+  override readonly name = "SqliteMigrationError";
+}
+
+/** The sha256 recorded for a migration (of its SQL text exactly as shipped). */
+export function migrationChecksum(migration: SqliteMigration): string {
+  return createHash("sha256").update(migration.sql).digest("hex");
+}
+
+const CREATE_TABLE = `
+CREATE TABLE IF NOT EXISTS schema_migrations (
+  version    INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL,
+  checksum   TEXT NOT NULL,
+  applied_at INTEGER NOT NULL
+) STRICT`;
+
+interface AppliedMigration {
+  readonly version: number;
+  readonly checksum: string;
+}
+
+/** Applies every pending migration in one immediate transaction; returns the resulting status. */
+export function migrateSqlite(
+  db: SqliteDatabase,
+  migrations: readonly SqliteMigration[] = SQLITE_MIGRATIONS,
+  appliedAt: number = Date.now(),
+): MigrationStatus {
+  new SqliteTransactions(db).write(() => {
+    db.exec(CREATE_TABLE);
+    const applied = readApplied(db);
+    verify(db, applied, migrations);
+    const done = new Set(applied.map((m) => m.version));
+    const record = db.prepare(
+      "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
+    );
+    for (const migration of migrations) {
+      if (done.has(migration.version)) continue;
+      // The row first: a runner that got here anyway fails on the primary key, not halfway through.
+      record.run(migration.version, migration.name, migrationChecksum(migration), appliedAt);
+      db.exec(migration.sql);
+    }
+  });
+  return sqliteMigrationStatus(db, migrations);
+}
+
+/** What is applied and pending; `current` when the database matches this code exactly. */
+export function sqliteMigrationStatus(
+  db: SqliteDatabase,
+  migrations: readonly SqliteMigration[] = SQLITE_MIGRATIONS,
+): MigrationStatus {
+  const applied = new SqliteTransactions(db).read(() => (hasTable(db) ? readApplied(db) : []));
+  const appliedVersions = applied.map((m) => m.version);
+  const known = new Map(migrations.map((m) => [m.version, m]));
+  const pending = migrations.map((m) => m.version).filter((v) => !appliedVersions.includes(v));
+  const foreign = applied.filter((row) => {
+    const migration = known.get(row.version);
+    return migration === undefined || migrationChecksum(migration) !== row.checksum;
+  });
+  return {
+    applied: appliedVersions,
+    pending,
+    current: pending.length === 0 && foreign.length === 0,
+  };
+}
+
+function hasTable(db: SqliteDatabase): boolean {
+  const row = db
+    .prepare<[], { present: number }>(
+      "SELECT count(*) AS present FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'",
+    )
+    .get();
+  return row !== undefined && row.present > 0;
+}
+
+function readApplied(db: SqliteDatabase): AppliedMigration[] {
+  return db
+    .prepare<[], AppliedMigration>(
+      "SELECT version, checksum FROM schema_migrations ORDER BY version",
+    )
+    .all();
+}
+
+function verify(
+  db: SqliteDatabase,
+  applied: readonly AppliedMigration[],
+  migrations: readonly SqliteMigration[],
+): void {
+  for (const row of applied) {
+    const migration = migrations.find((m) => m.version === row.version);
+    if (migration === undefined) {
+      const latest = migrations.at(-1)?.version ?? 0;
+      throw new SqliteMigrationError(
+        `${db.name} has migration ${row.version}, newer than this punctual knows ` +
+          `(latest ${latest}): upgrade punctual before starting it against this database`,
+      );
+    }
+    if (migrationChecksum(migration) !== row.checksum) {
+      throw new SqliteMigrationError(
+        `${db.name}: migration ${row.version} (${migration.name}) differs from the one applied ` +
+          `(checksum mismatch): a shipped migration was edited`,
+      );
+    }
+  }
+}

@@ -1,0 +1,305 @@
+/**
+ * The one mapping between domain objects and SQLite rows: snake_case columns, INTEGER epoch-ms instants,
+ * 0/1 booleans and JSON text (the schedule through its codec). Reading a row is a parse at the edge, so
+ * the brands are applied here and nowhere else.
+ */
+import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../../domain/ids.js";
+import { threadId as toThreadId } from "../../../domain/ids.js";
+import type { NewRun } from "../../../domain/new-run.js";
+import type { TaskOptions } from "../../../domain/options.js";
+import type { Run, RunReason, RunStatus, RunTrigger } from "../../../domain/run.js";
+import { decodeSchedule, encodeSchedule } from "../../../domain/schedule-codec.js";
+import type { ExecutionContext, JsonValue, Target } from "../../../domain/target.js";
+import { threadScopeOf } from "../../../domain/target.js";
+import type { Task, TaskStatus } from "../../../domain/task.js";
+import { instant } from "../../../domain/time.js";
+import type { Instant } from "../../../domain/time.js";
+
+/** A row of `tasks`, as SQLite returns it and as the named parameters of its writes. */
+export interface TaskRow {
+  readonly id: string;
+  readonly owner: string;
+  readonly title: string;
+  readonly description: string | null;
+  readonly schedule: string;
+  readonly schedule_type: string;
+  readonly target: string;
+  readonly target_kind: string;
+  readonly handler_name: string | null;
+  readonly context: string;
+  readonly thread_scope: string;
+  readonly thread_id: string | null;
+  readonly options: string;
+  readonly metadata: string;
+  readonly status: string;
+  readonly next_run_at: number | null;
+  readonly decided_through: number;
+  readonly admitted_count: number;
+  readonly last_run_at: number | null;
+  readonly last_run_id: string | null;
+  readonly last_error: string | null;
+  readonly run_count: number;
+  readonly version: number;
+  readonly webhook_secret: string;
+  readonly created_at: number;
+  readonly updated_at: number;
+  readonly deleted_at: number | null;
+}
+
+/** A row of `runs`. */
+export interface RunRow {
+  readonly id: string;
+  readonly task_id: string;
+  readonly owner: string;
+  readonly trigger: string;
+  readonly scheduled_for: number;
+  readonly fire_at: number;
+  readonly status: string;
+  readonly reason: string | null;
+  readonly missed_count: number | null;
+  readonly missed_until: number | null;
+  readonly attempt: number;
+  readonly failures: number;
+  readonly not_before: number;
+  readonly thread_scope: string;
+  readonly thread_id: string;
+  readonly exclusive: number;
+  readonly claim_token: string | null;
+  readonly claim_expires_at: number | null;
+  readonly claimed_by: string | null;
+  readonly target_run_id: string | null;
+  readonly idempotency_key: string;
+  readonly queued_at: number;
+  readonly launched_at: number | null;
+  readonly deadline_at: number | null;
+  readonly finished_at: number | null;
+  readonly lateness_ms: number | null;
+  readonly late: number;
+  readonly cancel_requested_at: number | null;
+  readonly error: string | null;
+  readonly result: string | null;
+}
+
+/** Column names, in table order; `trigger` and `exclusive` are SQLite keywords and always quoted. */
+export const TASK_COLUMNS: readonly (keyof TaskRow)[] = [
+  "id",
+  "owner",
+  "title",
+  "description",
+  "schedule",
+  "schedule_type",
+  "target",
+  "target_kind",
+  "handler_name",
+  "context",
+  "thread_scope",
+  "thread_id",
+  "options",
+  "metadata",
+  "status",
+  "next_run_at",
+  "decided_through",
+  "admitted_count",
+  "last_run_at",
+  "last_run_id",
+  "last_error",
+  "run_count",
+  "version",
+  "webhook_secret",
+  "created_at",
+  "updated_at",
+  "deleted_at",
+];
+
+export const RUN_COLUMNS: readonly (keyof RunRow)[] = [
+  "id",
+  "task_id",
+  "owner",
+  "trigger",
+  "scheduled_for",
+  "fire_at",
+  "status",
+  "reason",
+  "missed_count",
+  "missed_until",
+  "attempt",
+  "failures",
+  "not_before",
+  "thread_scope",
+  "thread_id",
+  "exclusive",
+  "claim_token",
+  "claim_expires_at",
+  "claimed_by",
+  "target_run_id",
+  "idempotency_key",
+  "queued_at",
+  "launched_at",
+  "deadline_at",
+  "finished_at",
+  "lateness_ms",
+  "late",
+  "cancel_requested_at",
+  "error",
+  "result",
+];
+
+const KEYWORDS: ReadonlySet<string> = new Set(["trigger", "exclusive"]);
+
+/** A column name as SQL text, quoted when it is a keyword. */
+export function column(name: string): string {
+  return KEYWORDS.has(name) ? `"${name}"` : name;
+}
+
+/** `a, b, "trigger", ...`, optionally qualified by a table alias. */
+export function columnList(columns: readonly string[], alias?: string): string {
+  const prefix = alias === undefined ? "" : `${alias}.`;
+  return columns.map((name) => `${prefix}${column(name)}`).join(", ");
+}
+
+function at(ms: number): Instant {
+  return instant(ms);
+}
+
+function atOrNull(ms: number | null): Instant | null {
+  return ms === null ? null : instant(ms);
+}
+
+function flag(value: number): boolean {
+  return value === 1;
+}
+
+export function taskFromRow(row: TaskRow): Task {
+  return {
+    id: row.id as TaskId,
+    owner: row.owner as OwnerId,
+    title: row.title,
+    description: row.description,
+    schedule: decodeSchedule(JSON.parse(row.schedule)),
+    target: JSON.parse(row.target) as Target,
+    context: JSON.parse(row.context) as ExecutionContext,
+    options: JSON.parse(row.options) as TaskOptions,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    status: row.status as TaskStatus,
+    nextRunAt: atOrNull(row.next_run_at),
+    decidedThrough: at(row.decided_through),
+    admittedCount: row.admitted_count,
+    lastRunAt: atOrNull(row.last_run_at),
+    lastRunId: row.last_run_id as RunId | null,
+    runCount: row.run_count,
+    lastError: row.last_error,
+    version: row.version,
+    webhookSecret: row.webhook_secret,
+    createdAt: at(row.created_at),
+    updatedAt: at(row.updated_at),
+    deletedAt: atOrNull(row.deleted_at),
+  };
+}
+
+export function taskToRow(task: Task): TaskRow {
+  const target = task.target;
+  return {
+    id: task.id,
+    owner: task.owner,
+    title: task.title,
+    description: task.description,
+    schedule: JSON.stringify(encodeSchedule(task.schedule)),
+    schedule_type: task.schedule.type,
+    target: JSON.stringify(target),
+    target_kind: target.kind,
+    handler_name: target.kind === "handler" ? target.name : null,
+    context: JSON.stringify(task.context),
+    thread_scope: threadScopeOf(target),
+    thread_id: task.context.mode === "reuse_thread" ? task.context.threadId : null,
+    options: JSON.stringify(task.options),
+    metadata: JSON.stringify(task.metadata),
+    status: task.status,
+    next_run_at: task.nextRunAt,
+    decided_through: task.decidedThrough,
+    admitted_count: task.admittedCount,
+    last_run_at: task.lastRunAt,
+    last_run_id: task.lastRunId,
+    last_error: task.lastError,
+    run_count: task.runCount,
+    version: task.version,
+    webhook_secret: task.webhookSecret,
+    created_at: task.createdAt,
+    updated_at: task.updatedAt,
+    deleted_at: task.deletedAt,
+  };
+}
+
+export function runFromRow(row: RunRow): Run {
+  return {
+    id: row.id as RunId,
+    taskId: row.task_id as TaskId,
+    owner: row.owner as OwnerId,
+    trigger: row.trigger as RunTrigger,
+    scheduledFor: at(row.scheduled_for),
+    fireAt: at(row.fire_at),
+    status: row.status as RunStatus,
+    reason: row.reason as RunReason | null,
+    missedCount: row.missed_count,
+    missedUntil: atOrNull(row.missed_until),
+    attempt: row.attempt,
+    failures: row.failures,
+    notBefore: at(row.not_before),
+    threadScope: row.thread_scope,
+    threadId: row.thread_id as ThreadId,
+    exclusive: flag(row.exclusive),
+    claimToken: row.claim_token as FencingToken | null,
+    claimExpiresAt: atOrNull(row.claim_expires_at),
+    claimedBy: row.claimed_by,
+    targetRunId: row.target_run_id,
+    idempotencyKey: row.idempotency_key,
+    queuedAt: at(row.queued_at),
+    launchedAt: atOrNull(row.launched_at),
+    deadlineAt: atOrNull(row.deadline_at),
+    finishedAt: atOrNull(row.finished_at),
+    latenessMs: row.lateness_ms,
+    late: flag(row.late),
+    cancelRequestedAt: atOrNull(row.cancel_requested_at),
+    error: row.error,
+    result: row.result === null ? null : (JSON.parse(row.result) as JsonValue),
+  };
+}
+
+export function runToRow(run: Run): RunRow {
+  return {
+    id: run.id,
+    task_id: run.taskId,
+    owner: run.owner,
+    trigger: run.trigger,
+    scheduled_for: run.scheduledFor,
+    fire_at: run.fireAt,
+    status: run.status,
+    reason: run.reason,
+    missed_count: run.missedCount,
+    missed_until: run.missedUntil,
+    attempt: run.attempt,
+    failures: run.failures,
+    not_before: run.notBefore,
+    thread_scope: run.threadScope,
+    thread_id: run.threadId,
+    exclusive: run.exclusive ? 1 : 0,
+    claim_token: run.claimToken,
+    claim_expires_at: run.claimExpiresAt,
+    claimed_by: run.claimedBy,
+    target_run_id: run.targetRunId,
+    idempotency_key: run.idempotencyKey,
+    queued_at: run.queuedAt,
+    launched_at: run.launchedAt,
+    deadline_at: run.deadlineAt,
+    finished_at: run.finishedAt,
+    lateness_ms: run.latenessMs,
+    late: run.late ? 1 : 0,
+    cancel_requested_at: run.cancelRequestedAt,
+    error: run.error,
+    result: run.result === null ? null : JSON.stringify(run.result),
+  };
+}
+
+/** The run a `NewRun` becomes under `id`; a run with no thread gets a fresh one named after itself. */
+export function runFromNewRun(newRun: NewRun, id: RunId): Run {
+  return { ...newRun, id, threadId: newRun.threadId ?? toThreadId(id) };
+}

@@ -1,0 +1,302 @@
+/**
+ * Runs on SQLite: scoped reads, claims within the global budget, fenced changes. Claims and changes run
+ * in one `BEGIN IMMEDIATE` transaction each, so the budget count, the busy threads and tasks and the
+ * writes all happen under the single write lock; the partial unique indexes back that up.
+ */
+import { randomUUID } from "node:crypto";
+import type { ClaimCandidate, ClaimSelectionInput } from "../../../domain/claim.js";
+import { threadKey } from "../../../domain/claim.js";
+import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
+import type { FencingToken, RunId, TaskId, ThreadId } from "../../../domain/ids.js";
+import { fencingToken } from "../../../domain/ids.js";
+import type {
+  ClaimedRun,
+  ClaimRequest,
+  OwnerScope,
+  Page,
+  RunQuery,
+  RunRepository,
+} from "../../../domain/ports.js";
+import type { Run } from "../../../domain/run.js";
+import type { RunChange } from "../../../domain/run-transitions.js";
+import type { Task } from "../../../domain/task.js";
+import { instant } from "../../../domain/time.js";
+import type { Instant } from "../../../domain/time.js";
+import type { Statement } from "better-sqlite3";
+import { decodeCursor, encodeCursor } from "./sqlite-cursor.js";
+import { settle } from "./sqlite-database.js";
+import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
+import { brokenRunKey } from "./sqlite-errors.js";
+import { runFromRow, runToRow, taskFromRow } from "./sqlite-rows.js";
+import type { RunRow } from "./sqlite-rows.js";
+import { SqliteRunSweeps } from "./sqlite-run-sweeps.js";
+import { RUN_SELECT, SLOT } from "./sqlite-statements.js";
+import type { SqliteStatements } from "./sqlite-statements.js";
+
+/** Claims look at this many queued runs at least: a prefix in global order holds every thread's head. */
+const MIN_CLAIM_WINDOW = 1000;
+
+type ListParams = Record<string, string | number>;
+
+interface CandidateRow {
+  readonly id: string;
+  readonly task_id: string;
+  readonly thread_scope: string;
+  readonly thread_id: string;
+  readonly exclusive: number;
+  readonly not_before: number;
+  readonly queued_at: number;
+  readonly handler_name: string | null;
+}
+
+interface SlotRow {
+  readonly task_id: string;
+  readonly thread_scope: string;
+  readonly thread_id: string;
+  readonly exclusive: number;
+}
+
+export class SqliteRunRepository implements RunRepository {
+  readonly #db: SqliteDatabase;
+  readonly #sweeps: SqliteRunSweeps;
+  readonly #tx: SqliteTransactions;
+  readonly #shared: SqliteStatements;
+  readonly #visibleRun: Statement<[{ id: string; owner: string | null }], RunRow>;
+  readonly #manualRun: Statement<[string, string], RunRow>;
+  readonly #slots: Statement<[], SlotRow>;
+  readonly #candidates: Statement<[number], CandidateRow>;
+  readonly #recordLaunch: Statement<[{ id: string; at: number; run: string; add: number }]>;
+  readonly #recordError: Statement<[{ id: string; error: string | null }]>;
+  readonly #recordVerdict: Statement<[{ id: string; error: string | null; status: string }]>;
+  readonly #lists = new Map<string, Statement<[ListParams], RunRow>>();
+
+  constructor(options: {
+    db: SqliteDatabase;
+    tx: SqliteTransactions;
+    statements: SqliteStatements;
+  }) {
+    const db = options.db;
+    this.#sweeps = new SqliteRunSweeps(options);
+    this.#db = db;
+    this.#tx = options.tx;
+    this.#shared = options.statements;
+    this.#visibleRun = db.prepare(
+      `${RUN_SELECT} WHERE id = @id AND (@owner IS NULL OR owner = @owner)`,
+    );
+    this.#manualRun = db.prepare<[string, string], RunRow>(
+      `${RUN_SELECT} WHERE task_id = ? AND idempotency_key = ? AND "trigger" = 'manual'`,
+    );
+    this.#slots = db.prepare<[], SlotRow>(
+      `SELECT task_id, thread_scope, thread_id, "exclusive" FROM runs WHERE status IN ${SLOT}`,
+    );
+    this.#candidates = db.prepare<[number], CandidateRow>(
+      `SELECT r.id, r.task_id, r.thread_scope, r.thread_id, r."exclusive", r.not_before,
+              r.queued_at, t.handler_name
+       FROM runs r JOIN tasks t ON t.id = r.task_id
+       WHERE r.status = 'queued'
+       ORDER BY r.queued_at, r.id LIMIT ?`,
+    );
+    // Relative: a launch never writes back a run_count it read (SPEC 5.5, disjoint writers).
+    this.#recordLaunch = db.prepare(
+      `UPDATE tasks SET last_run_at = @at, last_run_id = @run, run_count = run_count + @add
+       WHERE id = @id`,
+    );
+    // Two statements: a verdict without a status must not touch tasks_due_idx (its predicate names status).
+    this.#recordError = db.prepare("UPDATE tasks SET last_error = @error WHERE id = @id");
+    this.#recordVerdict = db.prepare(
+      "UPDATE tasks SET last_error = @error, status = @status WHERE id = @id",
+    );
+  }
+
+  findRun(scope: OwnerScope, id: RunId): Promise<Run | null> {
+    return settle(() => {
+      const row = this.#visibleRun.get({ id, owner: scope.kind === "owner" ? scope.owner : null });
+      return row === undefined ? null : runFromRow(row);
+    });
+  }
+
+  findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null> {
+    return settle(() => {
+      const row = this.#manualRun.get(taskId, idempotencyKey);
+      return row === undefined ? null : runFromRow(row);
+    });
+  }
+
+  listRuns(scope: OwnerScope, taskId: TaskId, query: RunQuery): Promise<Page<Run>> {
+    return settle(() => {
+      const where = ["task_id = @task_id"];
+      const params: ListParams = { task_id: taskId, limit: query.limit + 1 };
+      const filter = (clause: string, name: string, value: string): void => {
+        where.push(clause);
+        params[name] = value;
+      };
+      if (scope.kind === "owner") filter("owner = @owner", "owner", scope.owner);
+      if (query.status !== undefined) filter("status = @status", "status", query.status);
+      if (query.trigger !== undefined) filter(`"trigger" = @trigger`, "trigger", query.trigger);
+      if (query.cursor !== undefined) {
+        const [scheduledFor, id] = decodeCursor(query.cursor);
+        where.push("(scheduled_for, id) < (@before_at, @before_id)");
+        params["before_at"] = scheduledFor;
+        params["before_id"] = id;
+      }
+      const sql = `${RUN_SELECT} WHERE ${where.join(" AND ")}
+        ORDER BY scheduled_for DESC, id DESC LIMIT @limit`;
+      const rows = this.#list(sql).all(params);
+      const items = rows.slice(0, query.limit).map(runFromRow);
+      const last = items.at(-1);
+      const more = rows.length > items.length && last !== undefined;
+      return { items, nextCursor: more ? encodeCursor([last.scheduledFor, last.id]) : null };
+    });
+  }
+
+  claimRuns(
+    request: ClaimRequest,
+    select: (input: Omit<ClaimSelectionInput, "now" | "handlerNames">) => readonly ClaimCandidate[],
+    claim: (run: Run, task: Task, token: FencingToken) => Run,
+  ): Promise<readonly ClaimedRun[]> {
+    return settle(() =>
+      this.#tx.write(() => {
+        // Read under the write lock: no other claimer can change the count until this commits.
+        const slots = this.#slots.all();
+        const budget = Math.max(
+          0,
+          Math.min(request.maxConcurrentRuns - slots.length, request.limit),
+        );
+        const window = Math.max(4 * request.limit, MIN_CLAIM_WINDOW);
+        const candidates = this.#candidates.all(window).map(candidateFromRow);
+        const offered = new Set<string>(candidates.map((candidate) => candidate.id));
+        const chosen = select({
+          candidates,
+          busyThreads: new Set(slots.map((slot) => threadKey(slot.thread_scope, slot.thread_id))),
+          busyTasks: new Set(
+            slots.filter((slot) => slot.exclusive === 1).map((slot) => slot.task_id as TaskId),
+          ),
+          budget,
+        });
+        const tasks = new Map<string, Task>();
+        const claimed: ClaimedRun[] = [];
+        for (const candidate of chosen) {
+          // The budget is the store's to keep: never more than it, whatever `select` returned.
+          if (claimed.length >= budget) break;
+          if (!offered.delete(candidate.id)) continue;
+          const row = this.#shared.runById.get(candidate.id);
+          if (row?.status !== "queued") continue;
+          const task = this.#taskOf(row.task_id, tasks);
+          const run = claim(runFromRow(row), task, fencingToken(randomUUID()));
+          if (this.#writeClaim(run, row)) claimed.push({ run, task });
+        }
+        return claimed;
+      }),
+    );
+  }
+
+  changeRun(
+    id: RunId,
+    guard: { readonly token?: FencingToken },
+    decide: (run: Run, task: Task) => RunChange | null,
+  ): Promise<RunChange | null> {
+    return settle(() =>
+      this.#tx.write(() => {
+        const row = this.#shared.runById.get(id);
+        if (row === undefined) throw new NotFoundError("run", id);
+        const run = runFromRow(row);
+        if (guard.token !== undefined && run.claimToken !== guard.token) {
+          throw new LeaseLostError(`the claim on run ${id} was superseded or released`);
+        }
+        const task = this.#taskOf(run.taskId, new Map());
+        const change = decide(run, task);
+        if (change === null) return null;
+        const next: Run = { ...change.run, id };
+        this.#shared.writeRun(runToRow(next), row);
+        const launch = change.taskLaunch;
+        if (launch !== undefined) {
+          this.#recordLaunch.run({
+            id: task.id,
+            at: launch.lastRunAt,
+            run: launch.lastRunId,
+            add: launch.runCountIncrement,
+          });
+        }
+        const verdict = change.taskVerdict;
+        if (verdict?.status !== undefined) {
+          this.#recordVerdict.run({
+            id: task.id,
+            error: verdict.lastError,
+            status: verdict.status,
+          });
+        } else if (verdict !== undefined) {
+          this.#recordError.run({ id: task.id, error: verdict.lastError });
+        }
+        return { ...change, run: next };
+      }),
+    );
+  }
+
+  findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {
+    return settle(() => this.#sweeps.expiredClaims(now, limit));
+  }
+
+  findPastDeadline(now: Instant, limit: number): Promise<readonly RunId[]> {
+    return settle(() => this.#sweeps.pastDeadline(now, limit));
+  }
+
+  findQueueTimeouts(now: Instant, limit: number): Promise<readonly RunId[]> {
+    return settle(() => this.#sweeps.queueTimeouts(now, limit));
+  }
+
+  findLostHandlerRuns(silentSince: Instant, limit: number): Promise<readonly RunId[]> {
+    return settle(() => this.#sweeps.lostHandlerRuns(silentSince, limit));
+  }
+
+  purge(before: Instant, limit: number): Promise<number> {
+    return settle(() => this.#sweeps.purge(before, limit));
+  }
+
+  nextRunWakeAt(): Promise<Instant | null> {
+    return settle(() => this.#sweeps.nextRunWakeAt());
+  }
+
+  /** Writes a claimed run; false when a slot index refuses it (that run is skipped, not an error). */
+  #writeClaim(run: Run, before: RunRow): boolean {
+    try {
+      return this.#shared.writeRun(runToRow(run), before, true) === 1;
+    } catch (error) {
+      const key = brokenRunKey(error, run.trigger);
+      if (key === "runs_task_slot_uq" || key === "runs_thread_slot_uq") return false;
+      throw error;
+    }
+  }
+
+  #taskOf(id: string, cache: Map<string, Task>): Task {
+    const known = cache.get(id);
+    if (known !== undefined) return known;
+    const row = this.#shared.taskById.get(id);
+    // The foreign key keeps a task row for every run (purge deletes a task's runs with it).
+    if (row === undefined) throw new Error(`sqlite store: no task ${id} for its run`);
+    const task = taskFromRow(row);
+    cache.set(id, task);
+    return task;
+  }
+
+  #list(sql: string): Statement<[ListParams], RunRow> {
+    let statement = this.#lists.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare<[ListParams], RunRow>(sql);
+      this.#lists.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
+function candidateFromRow(row: CandidateRow): ClaimCandidate {
+  return {
+    id: row.id as RunId,
+    taskId: row.task_id as TaskId,
+    threadScope: row.thread_scope,
+    threadId: row.thread_id as ThreadId,
+    exclusive: row.exclusive === 1,
+    notBefore: instant(row.not_before),
+    queuedAt: instant(row.queued_at),
+    handlerName: row.handler_name,
+  };
+}

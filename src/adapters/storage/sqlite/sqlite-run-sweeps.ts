@@ -1,0 +1,137 @@
+/**
+ * The SQLite queries behind the coordinator's sweeps (SPEC 6): expired launch claims, deadlines, queue
+ * timeouts, runs lost with their replica, retention, and the next instant a run needs attention. Each
+ * query walks a named partial index, so its cost follows the rows due, not the size of the history.
+ */
+import type { RunId } from "../../../domain/ids.js";
+import type { ClaimedRun } from "../../../domain/ports.js";
+import type { Task } from "../../../domain/task.js";
+import { instant } from "../../../domain/time.js";
+import type { Instant } from "../../../domain/time.js";
+import type { Statement } from "better-sqlite3";
+import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
+import { runFromRow, taskFromRow } from "./sqlite-rows.js";
+import type { RunRow } from "./sqlite-rows.js";
+import { ACTIVE, RUN_SELECT, SLOT, TERMINAL } from "./sqlite-statements.js";
+import type { SqliteStatements } from "./sqlite-statements.js";
+
+type IdsBefore = Statement<[number, number], { id: string }>;
+
+export class SqliteRunSweeps {
+  readonly #tx: SqliteTransactions;
+  readonly #shared: SqliteStatements;
+  readonly #expiredClaims: Statement<[number, number], RunRow>;
+  readonly #pastDeadline: IdsBefore;
+  readonly #queueTimeouts: IdsBefore;
+  readonly #lostHandlerRuns: IdsBefore;
+  readonly #purgeRuns: Statement<[number, number]>;
+  readonly #goneTasks: Statement<[number], { id: string }>;
+  readonly #deleteRunsOf: Statement<[string]>;
+  readonly #deleteTask: Statement<[string]>;
+  readonly #wake: Statement<[], { wake: number | null }>;
+
+  constructor(options: {
+    db: SqliteDatabase;
+    tx: SqliteTransactions;
+    statements: SqliteStatements;
+  }) {
+    const db = options.db;
+    this.#tx = options.tx;
+    this.#shared = options.statements;
+    this.#expiredClaims = db.prepare(
+      `${RUN_SELECT} WHERE status = 'launching' AND claim_expires_at < ?
+       ORDER BY claim_expires_at, id LIMIT ?`,
+    );
+    this.#pastDeadline = db.prepare(
+      `SELECT id FROM runs WHERE status IN ${SLOT} AND deadline_at < ?
+       ORDER BY deadline_at, id LIMIT ?`,
+    );
+    // The timeout is read from the task's current options (as the memory store does), not copied onto
+    // the run: the scan walks the queued runs only (runs_queue_idx).
+    this.#queueTimeouts = db.prepare(
+      `SELECT r.id FROM runs r JOIN tasks t ON t.id = r.task_id
+       WHERE r.status = 'queued'
+         AND r.queued_at + json_extract(t.options, '$.queueTimeoutMs') < ?
+       ORDER BY r.queued_at, r.id LIMIT ?`,
+    );
+    this.#lostHandlerRuns = db.prepare(
+      `SELECT r.id FROM runs r
+         JOIN tasks t ON t.id = r.task_id
+         LEFT JOIN replicas p ON p.id = r.claimed_by
+       WHERE r.status IN ${SLOT} AND r.status = 'running' AND t.target_kind = 'handler'
+         AND (p.id IS NULL OR p.heartbeat_at < ?)
+       ORDER BY r.launched_at, r.id LIMIT ?`,
+    );
+    this.#purgeRuns = db.prepare(
+      `DELETE FROM runs WHERE id IN (
+         SELECT id FROM runs
+         WHERE finished_at IS NOT NULL AND finished_at < ? AND status IN ${TERMINAL}
+         ORDER BY finished_at, id LIMIT ?)`,
+    );
+    this.#goneTasks = db.prepare(
+      `SELECT id FROM tasks t
+       WHERE deleted_at IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.task_id = t.id AND r.status IN ${ACTIVE})
+       ORDER BY deleted_at, id LIMIT ?`,
+    );
+    this.#deleteRunsOf = db.prepare("DELETE FROM runs WHERE task_id = ?");
+    this.#deleteTask = db.prepare("DELETE FROM tasks WHERE id = ?");
+    this.#wake = db.prepare(
+      `SELECT min(at) AS wake FROM (
+         SELECT min(not_before) AS at FROM runs WHERE status = 'queued'
+         UNION ALL
+         SELECT min(claim_expires_at) FROM runs WHERE status = 'launching'
+         UNION ALL
+         SELECT min(deadline_at) FROM runs WHERE status IN ${SLOT} AND status = 'running')`,
+    );
+  }
+
+  expiredClaims(now: Instant, limit: number): ClaimedRun[] {
+    return this.#tx.read(() => {
+      const runs = this.#expiredClaims.all(now, Math.max(0, limit)).map(runFromRow);
+      if (runs.length === 0) return [];
+      const ids = JSON.stringify([...new Set(runs.map((run) => run.taskId))]);
+      const tasks = new Map<string, Task>(
+        this.#shared.tasksByIds.all(ids).map((row) => [row.id, taskFromRow(row)]),
+      );
+      return runs.flatMap((run) => {
+        const task = tasks.get(run.taskId);
+        return task === undefined ? [] : [{ run, task }];
+      });
+    });
+  }
+
+  pastDeadline(now: Instant, limit: number): RunId[] {
+    return ids(this.#pastDeadline.all(now, Math.max(0, limit)));
+  }
+
+  queueTimeouts(now: Instant, limit: number): RunId[] {
+    return ids(this.#queueTimeouts.all(now, Math.max(0, limit)));
+  }
+
+  lostHandlerRuns(silentSince: Instant, limit: number): RunId[] {
+    return ids(this.#lostHandlerRuns.all(silentSince, Math.max(0, limit)));
+  }
+
+  /** Terminal runs finished before `before`, then deleted tasks with no active run (and their runs). */
+  purge(before: Instant, limit: number): number {
+    const max = Math.max(0, limit);
+    return this.#tx.write(() => {
+      let deleted = this.#purgeRuns.run(before, max).changes;
+      for (const { id } of this.#goneTasks.all(max)) {
+        deleted += this.#deleteRunsOf.run(id).changes;
+        deleted += this.#deleteTask.run(id).changes;
+      }
+      return deleted;
+    });
+  }
+
+  nextRunWakeAt(): Instant | null {
+    const wake = this.#wake.get()?.wake ?? null;
+    return wake === null ? null : instant(wake);
+  }
+}
+
+function ids(rows: readonly { id: string }[]): RunId[] {
+  return rows.map((row) => row.id as RunId);
+}

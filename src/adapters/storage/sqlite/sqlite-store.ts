@@ -1,0 +1,90 @@
+/**
+ * The SQLite store: every storage port on one better-sqlite3 connection to a file (shared by the
+ * processes that open it) or to `:memory:`. Opening applies pending migrations. All work is synchronous
+ * inside the port's promise; no transaction ever spans an `await`.
+ */
+import type {
+  MigrationStatus,
+  Store,
+  StoreCapabilities,
+  StoreOptions,
+} from "../../../application/store.js";
+import { openSqliteDatabase, settle, SqliteTransactions } from "./sqlite-database.js";
+import type { SqliteDatabase } from "./sqlite-database.js";
+import { migrateSqlite, sqliteMigrationStatus } from "./sqlite-migrations.js";
+import { SqliteReplicaRegistry } from "./sqlite-replica-registry.js";
+import { SqliteRunRepository } from "./sqlite-run-repository.js";
+import { SqliteStatements } from "./sqlite-statements.js";
+import { SqliteTaskRepository } from "./sqlite-task-repository.js";
+
+const CAPABILITIES: StoreCapabilities = Object.freeze({
+  shared: true,
+  notifies: false,
+  hasClock: false,
+});
+
+export interface SqliteStoreOptions extends StoreOptions {
+  /** A database file (created if missing) or `":memory:"`. */
+  readonly path: string;
+}
+
+export class SqliteStore implements Store {
+  readonly kind = "sqlite" as const;
+  readonly capabilities = CAPABILITIES;
+  readonly tasks: SqliteTaskRepository;
+  readonly runs: SqliteRunRepository;
+  readonly replicas: SqliteReplicaRegistry;
+  readonly #db: SqliteDatabase;
+
+  /** Takes a connection whose schema is already current (see `openSqliteStore`). */
+  constructor(db: SqliteDatabase, options: StoreOptions) {
+    this.#db = db;
+    const tx = new SqliteTransactions(db);
+    const statements = new SqliteStatements(db);
+    this.tasks = new SqliteTaskRepository({ db, tx, statements, newId: options.newId });
+    this.runs = new SqliteRunRepository({ db, tx, statements });
+    this.replicas = new SqliteReplicaRegistry(db);
+  }
+
+  migrate(): Promise<MigrationStatus> {
+    return settle(() => migrateSqlite(this.#db));
+  }
+
+  migrationStatus(): Promise<MigrationStatus> {
+    return settle(() => sqliteMigrationStatus(this.#db));
+  }
+
+  /** @throws when the connection is closed */
+  ping(): Promise<void> {
+    return settle(() => {
+      this.#db.prepare("SELECT 1").get();
+    });
+  }
+
+  /** Closes the connection; later calls reject. Idempotent. */
+  close(): Promise<void> {
+    return settle(() => {
+      if (this.#db.open) this.#db.close();
+    });
+  }
+}
+
+/**
+ * Opens (creating if needed) a SQLite database and migrates it to the schema this code knows.
+ *
+ * @throws SqliteMigrationError when the database holds a migration newer than this code, or an edited one
+ * @example
+ * const store = await openSqliteStore({ path: "punctual.db", newId: createIdGenerator() });
+ */
+export function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
+  return settle(() => {
+    const db = openSqliteDatabase(options.path);
+    try {
+      migrateSqlite(db);
+      return new SqliteStore(db, options);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  });
+}

@@ -1,0 +1,303 @@
+/**
+ * Tasks on SQLite: creation, scoped reads, owner commands and admission. Every write runs in one
+ * `BEGIN IMMEDIATE` transaction, which holds the database's single write lock: that is SQLite's row lock
+ * and its `SKIP LOCKED` at once (other writers wait; there is nothing to skip).
+ */
+import type { Admission, ActiveRunView } from "../../../domain/admission.js";
+import { NotFoundError, StaleVersionError } from "../../../domain/errors.js";
+import type { TaskId } from "../../../domain/ids.js";
+import { runId as toRunId } from "../../../domain/ids.js";
+import type { NewRun } from "../../../domain/new-run.js";
+import type {
+  AdmissionReport,
+  LockedTask,
+  OwnerScope,
+  Page,
+  TaskMutation,
+  TaskQuery,
+  TaskRepository,
+} from "../../../domain/ports.js";
+import type { Run } from "../../../domain/run.js";
+import { activeView, applyAdmission } from "../../../domain/task-commands.js";
+import type { Task } from "../../../domain/task.js";
+import { instant } from "../../../domain/time.js";
+import type { Instant } from "../../../domain/time.js";
+import type { Statement } from "better-sqlite3";
+import { decodeCursor, encodeCursor } from "./sqlite-cursor.js";
+import { settle } from "./sqlite-database.js";
+import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
+import { brokenRunKey } from "./sqlite-errors.js";
+import { columnList, runFromNewRun, runFromRow, runToRow, TASK_COLUMNS } from "./sqlite-rows.js";
+import { taskFromRow, taskToRow } from "./sqlite-rows.js";
+import type { TaskRow } from "./sqlite-rows.js";
+import { TASK_SELECT } from "./sqlite-statements.js";
+import type { SqliteStatements } from "./sqlite-statements.js";
+
+type ListParams = Record<string, string | number>;
+
+/** Thrown inside an admission savepoint when the occurrence already has its decision. */
+class OccurrenceDecided extends Error {}
+
+interface AdmissionWrite {
+  readonly id: string;
+  readonly status: string;
+  readonly next_run_at: number | null;
+  readonly decided_through: number;
+  readonly admitted_count: number;
+  readonly set_last_error: number;
+  readonly last_error: string | null;
+}
+
+export class SqliteTaskRepository implements TaskRepository {
+  readonly #db: SqliteDatabase;
+  readonly #tx: SqliteTransactions;
+  readonly #shared: SqliteStatements;
+  readonly #newId: () => string;
+  readonly #insertTask: Statement<[TaskRow]>;
+  readonly #updateTask: Statement<[TaskRow]>;
+  readonly #visibleTask: Statement<[{ id: string; owner: string | null }], TaskRow>;
+  readonly #dueTasks: Statement<[number, number], TaskRow>;
+  readonly #writeAdmission: Statement<[AdmissionWrite]>;
+  readonly #nextDue: Statement<[], { next_run_at: number }>;
+  readonly #lists = new Map<string, Statement<[ListParams], TaskRow>>();
+
+  constructor(options: {
+    db: SqliteDatabase;
+    tx: SqliteTransactions;
+    statements: SqliteStatements;
+    newId: () => string;
+  }) {
+    const db = options.db;
+    this.#db = db;
+    this.#tx = options.tx;
+    this.#shared = options.statements;
+    this.#newId = options.newId;
+    this.#insertTask = db.prepare<[TaskRow]>(
+      `INSERT INTO tasks (${columnList(TASK_COLUMNS)})
+       VALUES (${TASK_COLUMNS.map((name) => `@${name}`).join(", ")})`,
+    );
+    this.#updateTask = db.prepare<[TaskRow]>(
+      `UPDATE tasks SET ${TASK_COLUMNS.filter((name) => name !== "id")
+        .map((name) => `${name} = @${name}`)
+        .join(", ")} WHERE id = @id`,
+    );
+    this.#visibleTask = db.prepare(
+      `${TASK_SELECT} WHERE id = @id AND deleted_at IS NULL AND (@owner IS NULL OR owner = @owner)`,
+    );
+    // Matches tasks_due_idx's predicate exactly, so the scan walks that partial index.
+    this.#dueTasks = db.prepare<[number, number], TaskRow>(
+      `${TASK_SELECT} WHERE status = 'enabled' AND deleted_at IS NULL AND next_run_at <= ?
+       ORDER BY next_run_at, id LIMIT ?`,
+    );
+    this.#writeAdmission = db.prepare<[AdmissionWrite]>(
+      `UPDATE tasks SET status = @status, next_run_at = @next_run_at,
+         decided_through = @decided_through, admitted_count = @admitted_count,
+         last_error = CASE WHEN @set_last_error = 1 THEN @last_error ELSE last_error END
+       WHERE id = @id`,
+    );
+    this.#nextDue = db.prepare<[], { next_run_at: number }>(
+      `SELECT next_run_at FROM tasks
+       WHERE status = 'enabled' AND deleted_at IS NULL AND next_run_at IS NOT NULL
+       ORDER BY next_run_at LIMIT 1`,
+    );
+  }
+
+  insertTask(task: Task): Promise<void> {
+    return settle(() => {
+      this.#insertTask.run(taskToRow(task));
+    });
+  }
+
+  findTask(scope: OwnerScope, id: TaskId): Promise<Task | null> {
+    return settle(() => this.#visible(scope, id));
+  }
+
+  listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>> {
+    return settle(() => {
+      const where = ["deleted_at IS NULL"];
+      const params: ListParams = { limit: query.limit + 1 };
+      const filter = (clause: string, name: string, value: string | number): void => {
+        where.push(clause);
+        params[name] = value;
+      };
+      if (scope.kind === "owner") filter("owner = @owner", "owner", scope.owner);
+      if (query.status !== undefined) filter("status = @status", "status", query.status);
+      if (query.targetKind !== undefined) {
+        filter("target_kind = @target_kind", "target_kind", query.targetKind);
+      }
+      if (query.thread !== undefined) {
+        filter("thread_id = @thread_id", "thread_id", query.thread.threadId);
+        const threadScope = query.thread.threadScope;
+        if (threadScope !== undefined) {
+          filter("thread_scope = @thread_scope", "thread_scope", threadScope);
+        }
+      }
+      if (query.cursor !== undefined) {
+        const [createdAt, id] = decodeCursor(query.cursor);
+        where.push("(created_at, id) > (@after_at, @after_id)");
+        params["after_at"] = createdAt;
+        params["after_id"] = id;
+      }
+      const sql = `${TASK_SELECT} WHERE ${where.join(" AND ")} ORDER BY created_at, id LIMIT @limit`;
+      const rows = this.#list(sql).all(params);
+      const items = rows.slice(0, query.limit).map(taskFromRow);
+      const last = items.at(-1);
+      const more = rows.length > items.length && last !== undefined;
+      return { items, nextCursor: more ? encodeCursor([last.createdAt, last.id]) : null };
+    });
+  }
+
+  mutateTask<T>(
+    scope: OwnerScope,
+    id: TaskId,
+    decide: (locked: LockedTask) => TaskMutation<T>,
+  ): Promise<T> {
+    return settle(() =>
+      this.#tx.write(() => {
+        const task = this.#visible(scope, id);
+        if (task === null) throw new NotFoundError("task", id);
+        const activeRuns = this.#activeRunsOf([id]);
+        const mutation = decide({ task, activeRuns });
+        if (mutation.expectedVersion !== undefined && mutation.expectedVersion !== task.version) {
+          throw new StaleVersionError(mutation.expectedVersion, task.version);
+        }
+        if (mutation.task !== undefined) this.#updateTask.run(taskToRow({ ...mutation.task, id }));
+        const inserted = (mutation.newRuns ?? []).map((newRun) =>
+          this.#insertUnlessRepeated(newRun),
+        );
+        for (const run of mutation.runUpdates ?? []) this.#rewrite(run, activeRuns);
+        return mutation.result(inserted);
+      }),
+    );
+  }
+
+  admitDueTasks(
+    now: Instant,
+    limit: number,
+    decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission,
+  ): Promise<AdmissionReport> {
+    return settle(() =>
+      this.#tx.write(() => {
+        const due = this.#dueTasks.all(now, Math.max(0, limit)).map(taskFromRow);
+        const active = groupByTask(this.#activeRunsOf(due.map((task) => task.id)));
+        const written = { tasks: 0, inserted: [] as Run[], cancellations: [] as Run[] };
+        for (const task of due) {
+          const activeRuns = active.get(task.id) ?? [];
+          const admission = decide(task, activeRuns.map(activeView));
+          try {
+            // A savepoint per task: an occurrence already decided rolls back this task's work only.
+            const outcome = this.#tx.savepoint(() => this.#admit(task, activeRuns, admission, now));
+            written.tasks++;
+            written.inserted.push(...outcome.inserted);
+            written.cancellations.push(...outcome.cancellations);
+          } catch (error) {
+            if (!(error instanceof OccurrenceDecided)) throw error;
+          }
+        }
+        return {
+          tasks: written.tasks,
+          decisions: written.inserted.length,
+          queuedRuns: written.inserted.filter((run) => run.status === "queued"),
+          skipped: written.inserted.filter((run) => run.status === "skipped").length,
+          missed: written.inserted.filter((run) => run.status === "missed").length,
+          cancellations: written.cancellations,
+        };
+      }),
+    );
+  }
+
+  nextDueAt(): Promise<Instant | null> {
+    return settle(() => {
+      const row = this.#nextDue.get();
+      return row === undefined ? null : instant(row.next_run_at);
+    });
+  }
+
+  /** Writes one task's admission: its decisions, its cancellations and its schedule fields only. */
+  #admit(
+    task: Task,
+    activeRuns: readonly Run[],
+    admission: Admission,
+    now: Instant,
+  ): { inserted: Run[]; cancellations: Run[] } {
+    const outcome = applyAdmission(task, activeRuns, admission, now);
+    const inserted = outcome.newRuns.map((newRun) => {
+      try {
+        return this.#insert(newRun);
+      } catch (error) {
+        if (brokenRunKey(error, newRun.trigger) === "runs_scheduled_occurrence_uq") {
+          throw new OccurrenceDecided("occurrence already decided", { cause: error });
+        }
+        throw error;
+      }
+    });
+    const cancellations = outcome.runUpdates.filter((run) => this.#rewrite(run, activeRuns) > 0);
+    const fields = admission.task;
+    this.#writeAdmission.run({
+      id: task.id,
+      status: fields.status,
+      next_run_at: fields.nextRunAt,
+      decided_through: fields.decidedThrough,
+      admitted_count: fields.admittedCount,
+      set_last_error: fields.lastError === undefined ? 0 : 1,
+      last_error: fields.lastError ?? null,
+    });
+    return { inserted, cancellations };
+  }
+
+  /** Rewrites a run read under this lock (only the columns that changed); 0 when it is not there. */
+  #rewrite(run: Run, activeRuns: readonly Run[]): number {
+    const before = activeRuns.find((active) => active.id === run.id);
+    return this.#shared.writeRun(
+      runToRow(run),
+      before === undefined ? undefined : runToRow(before),
+    );
+  }
+
+  #visible(scope: OwnerScope, id: TaskId): Task | null {
+    const owner = scope.kind === "owner" ? scope.owner : null;
+    const row = this.#visibleTask.get({ id, owner });
+    return row === undefined ? null : taskFromRow(row);
+  }
+
+  #activeRunsOf(taskIds: readonly string[]): Run[] {
+    if (taskIds.length === 0) return [];
+    return this.#shared.activeRunsOf.all(JSON.stringify(taskIds)).map(runFromRow);
+  }
+
+  #insert(newRun: NewRun): Run {
+    const run = runFromNewRun(newRun, toRunId(this.#newId()));
+    this.#shared.insertRun.run(runToRow(run));
+    return run;
+  }
+
+  /** A repeated backfill time or manual key is not an error: that run is simply not inserted. */
+  #insertUnlessRepeated(newRun: NewRun): Run | null {
+    try {
+      return this.#insert(newRun);
+    } catch (error) {
+      const key = brokenRunKey(error, newRun.trigger);
+      if (key === "runs_backfill_occurrence_uq" || key === "runs_manual_key_uq") return null;
+      throw error;
+    }
+  }
+
+  #list(sql: string): Statement<[ListParams], TaskRow> {
+    let statement = this.#lists.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare<[ListParams], TaskRow>(sql);
+      this.#lists.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
+function groupByTask(runs: readonly Run[]): Map<TaskId, Run[]> {
+  const groups = new Map<TaskId, Run[]>();
+  for (const run of runs) {
+    const group = groups.get(run.taskId);
+    if (group === undefined) groups.set(run.taskId, [run]);
+    else group.push(run);
+  }
+  return groups;
+}

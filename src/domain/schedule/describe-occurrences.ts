@@ -1,0 +1,190 @@
+/**
+ * `describeOccurrences`: a schedule's next fires with their local wall time and what DST did to them, and
+ * the fires DST suppressed on the way (SPEC 3.1: "so a user can see what DST will do").
+ */
+import { assertNever } from "../errors.js";
+import type { Instant } from "../time.js";
+import { instant } from "../time.js";
+import { formatOffset, formatWall } from "./civil-time.js";
+import { matchingWalls } from "./cron-matcher.js";
+import type { CronFire } from "./cron-next.js";
+import { nextAfter, nextCronFireOf } from "./next-after.js";
+import type { CronSchedule, OnceSchedule, ScheduleSpec } from "./schedule-types.js";
+import { MAX_DST_SHIFT_MS, isDstGap, isDstOverlap, resolveWall, wallOf } from "./wall-clock.js";
+import { transitionsBetween } from "./zone-offsets.js";
+
+/** What DST did to one fire. */
+export type DstNote =
+  /** The wall time did not exist (a gap); the fire moved to the transition instant. */
+  | {
+      readonly kind: "gap_shifted";
+      /** The first nominal wall time inside the gap (`YYYY-MM-DDTHH:MM:SS`). */
+      readonly nominalWall: string;
+      /** How many further matches in the same gap collapsed into this fire. */
+      readonly collapsed: number;
+    }
+  /** The wall time happens twice (an overlap); this is the first pass. */
+  | { readonly kind: "overlap_first" }
+  /** The wall time happens twice; this is the second pass (wildcard jobs, or jumps over 3 hours). */
+  | { readonly kind: "overlap_second" };
+
+/** Kinds of fires that DST removed. */
+export const SUPPRESSED_KINDS = ["overlap_repeat", "gap_skipped", "jump_skipped"] as const;
+export type SuppressedKind = (typeof SUPPRESSED_KINDS)[number];
+
+/**
+ * A match that does not fire: `overlap_repeat` (a fixed-time job's repeated wall time, second pass),
+ * `gap_skipped` (a wildcard job's wall time that does not exist), `jump_skipped` (a fixed-time job's
+ * wall time inside a jump of more than 3 hours: not caught up).
+ */
+export interface SuppressedFire {
+  readonly kind: SuppressedKind;
+  /** The second-pass instant for `overlap_repeat`; the transition instant otherwise. */
+  readonly at: Instant;
+  /** The local wall time that matched. */
+  readonly wall: string;
+}
+
+/** One upcoming fire. */
+export interface DescribedOccurrence {
+  readonly at: Instant;
+  /** Local wall time in the schedule's zone (`YYYY-MM-DDTHH:MM:SS`; UTC for intervals). */
+  readonly wall: string;
+  /** The zone's UTC offset at `at`, e.g. `-04:00`. */
+  readonly offset: string;
+  readonly note: DstNote | null;
+  /** Fires suppressed by DST after the previous listed fire (or `after`) and up to this one. */
+  readonly suppressedBefore: readonly SuppressedFire[];
+}
+
+/** At most this many suppressed fires are listed per call (a per-second job skips 3600 in a gap). */
+export const MAX_SUPPRESSED_LISTED = 100;
+
+function zoneOf(spec: ScheduleSpec): string {
+  switch (spec.type) {
+    case "cron":
+    case "once":
+      return spec.timezone;
+    case "interval":
+      return "UTC";
+    default:
+      return assertNever(spec);
+  }
+}
+
+function overlapNote(zone: string, at: number, wall: number): DstNote | null {
+  const { instants } = resolveWall(zone, wall);
+  if (instants.length < 2) return null;
+  return instants[0] === at ? { kind: "overlap_first" } : { kind: "overlap_second" };
+}
+
+function gapNote(spec: CronSchedule, fire: CronFire): DstNote | null {
+  if (fire.gapWall === null) return null;
+  // The fire sits at the transition, so its wall time is the end of the gap.
+  const inGap = matchingWalls(spec.cron, fire.gapWall, fire.wall, MAX_DST_SHIFT_MS / 1000);
+  return {
+    kind: "gap_shifted",
+    nominalWall: formatWall(fire.gapWall),
+    collapsed: inGap.length - 1,
+  };
+}
+
+/** Matches DST suppressed with an instant in `(from, to]` (a cron schedule's, inside its bounds). */
+function suppressedBetween(spec: CronSchedule, from: number, to: number): SuppressedFire[] {
+  const found: SuppressedFire[] = [];
+  const low = spec.startAt === null ? from : Math.max(from, spec.startAt - 1);
+  const high = spec.endAt === null ? to : Math.min(to, spec.endAt);
+  const fixed = spec.cron.fixedTime;
+  for (const t of transitionsBetween(spec.timezone, low - MAX_DST_SHIFT_MS, high)) {
+    const room = MAX_SUPPRESSED_LISTED - found.length;
+    if (t.offsetAfter > t.offsetBefore) {
+      if (t.at <= low || t.at > high || (fixed && isDstGap(t))) continue;
+      const kind = fixed ? "jump_skipped" : "gap_skipped";
+      for (const wall of matchingWalls(
+        spec.cron,
+        t.at + t.offsetBefore,
+        t.at + t.offsetAfter,
+        room,
+      )) {
+        found.push({ kind, at: instant(t.at), wall: formatWall(wall) });
+      }
+    } else if (fixed && isDstOverlap(t)) {
+      for (const wall of matchingWalls(
+        spec.cron,
+        t.at + t.offsetAfter,
+        t.at + t.offsetBefore,
+        room,
+      )) {
+        const at = wall - t.offsetAfter;
+        if (at > low && at <= high)
+          found.push({ kind: "overlap_repeat", at: instant(at), wall: formatWall(wall) });
+      }
+    }
+  }
+  return found.sort((a, b) => a.at - b.at);
+}
+
+function describeOnce(spec: OnceSchedule, after: Instant): DescribedOccurrence[] {
+  if (spec.runAt <= after) return [];
+  const wall = wallOf(spec.timezone, spec.runAt);
+  const local = spec.localRunAt;
+  const note: DstNote | null =
+    local !== null && local !== formatWall(wall)
+      ? { kind: "gap_shifted", nominalWall: local, collapsed: 0 }
+      : overlapNote(spec.timezone, spec.runAt, wall);
+  return [described(spec.timezone, spec.runAt, note, [])];
+}
+
+function described(
+  zone: string,
+  at: Instant,
+  note: DstNote | null,
+  suppressed: readonly SuppressedFire[],
+): DescribedOccurrence {
+  const wall = wallOf(zone, at);
+  return {
+    at,
+    wall: formatWall(wall),
+    offset: formatOffset(wall - at),
+    note,
+    suppressedBefore: suppressed,
+  };
+}
+
+/**
+ * The next `count` fires strictly after `after`, each with its local wall time, a DST note, and the
+ * fires DST suppressed since the previous one. Fewer when the schedule ends.
+ */
+export function describeOccurrences(
+  spec: ScheduleSpec,
+  after: Instant,
+  count: number,
+): DescribedOccurrence[] {
+  if (spec.type === "once") return describeOnce(spec, after);
+  const zone = zoneOf(spec);
+  const list: DescribedOccurrence[] = [];
+  let previous: Instant = after;
+  let listedSuppressed = 0;
+  while (list.length < count) {
+    if (spec.type === "interval") {
+      const at = nextAfter(spec, previous);
+      if (at === null) break;
+      list.push(described(zone, at, null, []));
+      previous = at;
+      continue;
+    }
+    const fire = nextCronFireOf(spec, previous);
+    if (fire === null) break;
+    const at = instant(fire.at);
+    const suppressed =
+      listedSuppressed < MAX_SUPPRESSED_LISTED
+        ? suppressedBetween(spec, previous, at).slice(0, MAX_SUPPRESSED_LISTED - listedSuppressed)
+        : [];
+    listedSuppressed += suppressed.length;
+    list.push(
+      described(zone, at, gapNote(spec, fire) ?? overlapNote(zone, at, fire.wall), suppressed),
+    );
+    previous = at;
+  }
+  return list;
+}

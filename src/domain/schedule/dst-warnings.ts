@@ -1,0 +1,125 @@
+/**
+ * `dstWarnings`: human sentences about the fires a zone transition will move, suppress or repeat within a
+ * horizon (SPEC 3.1: returned as `warnings[]` when a task is created or edited; never an error).
+ */
+import { assertNever } from "../errors.js";
+import type { Instant } from "../time.js";
+import { formatInstant, formatWall } from "./civil-time.js";
+import { matchingWalls } from "./cron-matcher.js";
+import type { CronSchedule, OnceSchedule, ScheduleSpec } from "./schedule-types.js";
+import type { WallResolution } from "./wall-clock.js";
+import { MAX_DST_SHIFT_MS, resolveWall, wallOf } from "./wall-clock.js";
+import type { Transition } from "./zone-offsets.js";
+import { transitionsBetween } from "./zone-offsets.js";
+
+/** Counting stops here: a per-second job has 86,400 matches in a skipped day. */
+const MAX_COUNTED = 100_000;
+
+/** `2024-03-10 02:00` (seconds shown only when not zero). */
+function wallText(wall: number): string {
+  const text = formatWall(wall).replace("T", " ");
+  return text.endsWith(":00") ? text.slice(0, -3) : text;
+}
+
+function fires(n: number): string {
+  return n === 1 ? "1 fire" : `${n >= MAX_COUNTED ? "over " : ""}${n} fires`;
+}
+
+/** Picks the singular or plural form of a verb phrase for `n` fires. */
+function verb(n: number, one: string, many: string): string {
+  return n === 1 ? one : many;
+}
+
+/** `on 2024-03-10 clocks jump from 02:00 to 03:00`, with dates on both ends when they differ. */
+function change(motion: string, from: number, to: number): string {
+  const [a, b] = [wallText(from), wallText(to)];
+  if (a.slice(0, 10) === b.slice(0, 10)) {
+    return `on ${a.slice(0, 10)} clocks ${motion} from ${a.slice(11)} to ${b.slice(11)}`;
+  }
+  return `clocks ${motion} from ${a} to ${b}`;
+}
+
+function forwardWarning(spec: CronSchedule, t: Transition): string | null {
+  const from = t.at + t.offsetBefore;
+  const to = t.at + t.offsetAfter;
+  const matches = matchingWalls(spec.cron, from, to, MAX_COUNTED);
+  const [first] = matches;
+  if (first === undefined) return null;
+  const n = matches.length;
+  const where = change("jump", from, to);
+  if (to - from > MAX_DST_SHIFT_MS) {
+    return `${where} (a change of clock, not DST): ${fires(n)} in the skipped time ${verb(n, "does", "do")} not happen and ${verb(n, "is", "are")} not caught up`;
+  }
+  if (!spec.cron.fixedTime) {
+    return `${where}: ${fires(n)} in the skipped time ${verb(n, "does", "do")} not happen`;
+  }
+  const moved =
+    n === 1
+      ? `the fire at ${wallText(first).slice(11)} does not exist and runs`
+      : `the ${n} fires from ${wallText(first).slice(11)} do not exist and run once`;
+  return `${where}: ${moved} at ${wallText(to).slice(11)} (${formatInstant(t.at)}) instead`;
+}
+
+function backwardWarning(spec: CronSchedule, t: Transition): string | null {
+  const from = t.at + t.offsetAfter;
+  const to = t.at + t.offsetBefore;
+  const matches = matchingWalls(spec.cron, from, to, MAX_COUNTED);
+  const n = matches.length;
+  if (n === 0) return null;
+  const where = change("go back", to, from);
+  if (to - from > MAX_DST_SHIFT_MS) {
+    return `${where} (a change of clock, not DST): ${fires(n)} in the repeated time ${verb(n, "runs", "run")} twice`;
+  }
+  if (spec.cron.fixedTime) {
+    return `${where}: ${fires(n)} in the repeated time ${verb(n, "runs", "run")} once, on the first pass`;
+  }
+  return `${where}: ${fires(n)} in the repeated time ${verb(n, "runs", "run")} twice, once on each pass`;
+}
+
+function cronWarnings(spec: CronSchedule, from: number, to: number): string[] {
+  const low = spec.startAt === null ? from : Math.max(from, spec.startAt);
+  const high = spec.endAt === null ? to : Math.min(to, spec.endAt);
+  const warnings: string[] = [];
+  for (const t of transitionsBetween(spec.timezone, low, high)) {
+    const warning =
+      t.offsetAfter > t.offsetBefore ? forwardWarning(spec, t) : backwardWarning(spec, t);
+    if (warning !== null) warnings.push(`In ${spec.timezone}, ${warning}.`);
+  }
+  return warnings;
+}
+
+function onceWarnings(spec: OnceSchedule, from: number, to: number): string[] {
+  if (spec.localRunAt === null || spec.runAt <= from || spec.runAt > to) return [];
+  const wall = wallOf(spec.timezone, spec.runAt);
+  const local = spec.localRunAt.replace("T", " ");
+  if (formatWall(wall) !== spec.localRunAt) {
+    return [
+      `run_at ${local} does not exist in ${spec.timezone} (clocks jump forward): it runs at ${wallText(wall)} (${formatInstant(spec.runAt)}) instead.`,
+    ];
+  }
+  const resolution: WallResolution = resolveWall(spec.timezone, wall);
+  if (resolution.instants.length > 1) {
+    return [
+      `run_at ${local} happens twice in ${spec.timezone} (clocks go back): it runs once, at the first (${formatInstant(spec.runAt)}).`,
+    ];
+  }
+  return [];
+}
+
+/**
+ * Sentences about the fires that zone transitions in `(from, from + horizonMs]` move, suppress or
+ * repeat. Empty for intervals (elapsed time knows no DST) and for schedules DST does not touch.
+ */
+export function dstWarnings(spec: ScheduleSpec, from: Instant, horizonMs: number): string[] {
+  const to = from + horizonMs;
+  switch (spec.type) {
+    case "cron":
+      return cronWarnings(spec, from, to);
+    case "once":
+      return onceWarnings(spec, from, to);
+    case "interval":
+      return [];
+    default:
+      return assertNever(spec);
+  }
+}

@@ -1,0 +1,391 @@
+/**
+ * The coordinator (SPEC 6): the one loop per replica that owns cadence. Each tick admits due tasks,
+ * claims queued runs within the budget and launches them outside any transaction, and sweeps expired
+ * claims, deadlines, queue timeouts, lost replicas and retention. It sleeps until the next thing is due,
+ * a wake-up, or the tick, and never spins.
+ *
+ * Lifecycle: idle -> running (start) -> stopping (stop: no new claims or admissions; in-flight launches
+ * finish within the shutdown timeout, their claims never released early) -> stopped.
+ */
+import type { ChangedRun, DispatchService } from "../application/dispatch-service.js";
+import { isPunctualError } from "../domain/errors.js";
+import type { RunId } from "../domain/ids.js";
+import type { ClaimedRun, RunLauncher } from "../domain/ports.js";
+import type { Run } from "../domain/run.js";
+import type { CompletionVerdict, LaunchOutcome } from "../domain/run-transitions.js";
+import type { Task } from "../domain/task.js";
+import type { DurationMs, Instant } from "../domain/time.js";
+import type { Clock } from "./clock.js";
+import type { Logger } from "../application/logger.js";
+import { silentLogger } from "../application/logger.js";
+import { WakeSignal } from "./wake-signal.js";
+
+export interface CoordinatorOptions {
+  /** The longest sleep between ticks. @default 1000 */
+  readonly tickMs?: number;
+  /** Tasks admitted per batch; a tick admits batches until one comes back short. @default 500 */
+  readonly admissionBatch?: number;
+  /** Admission batches per tick at most, so claims are not starved. @default 20 */
+  readonly admissionRounds?: number;
+  /** Launches in flight on this replica at most. @default the policy's max_concurrent_runs */
+  readonly maxInFlight?: number;
+  /** How often the sweeps run. @default 5000 */
+  readonly sweepMs?: number;
+  /** Terminal runs older than this are deleted. @default 30 days */
+  readonly retentionMs?: number;
+  /** How long `stop()` waits for in-flight launches. @default 10000 */
+  readonly shutdownTimeoutMs?: number;
+  /** Measures `reference - local` (the database's clock), applied at start and every 10 minutes. */
+  readonly measureClockOffset?: () => Promise<number>;
+}
+
+export interface CoordinatorDeps {
+  readonly dispatch: DispatchService;
+  readonly launcher: RunLauncher;
+  readonly clock: Clock;
+  readonly replicaId: string;
+  /** Handler names this replica can run. */
+  readonly handlerNames: ReadonlySet<string>;
+  readonly logger?: Logger;
+  readonly wake?: WakeSignal;
+  readonly options?: CoordinatorOptions;
+  /** Applies a measured clock offset (the system clock's `setOffset`). */
+  readonly applyClockOffset?: (offsetMs: number) => void;
+}
+
+const CLOCK_CHECK_MS = 10 * 60_000;
+const RETENTION_DEFAULT_MS = 30 * 86_400_000;
+
+export class Coordinator {
+  readonly #deps: CoordinatorDeps;
+  readonly #log: Logger;
+  readonly #wake: WakeSignal;
+  readonly #opts: Required<Omit<CoordinatorOptions, "measureClockOffset">>;
+  readonly #stopController = new AbortController();
+  readonly #inFlight = new Map<RunId, Promise<void>>();
+  readonly #background = new Set<Promise<unknown>>();
+  #loop: Promise<void> | null = null;
+  #stopping: Promise<void> | null = null;
+  #lastSweepAt = Number.NEGATIVE_INFINITY;
+  #lastClockCheckAt = Number.NEGATIVE_INFINITY;
+  #errorStreak = 0;
+
+  constructor(deps: CoordinatorDeps) {
+    this.#deps = deps;
+    this.#log = deps.logger ?? silentLogger;
+    this.#wake = deps.wake ?? new WakeSignal();
+    const o = deps.options ?? {};
+    this.#opts = {
+      tickMs: o.tickMs ?? 1000,
+      admissionBatch: o.admissionBatch ?? 500,
+      admissionRounds: o.admissionRounds ?? 20,
+      maxInFlight: o.maxInFlight ?? deps.dispatch.policy.maxConcurrentRuns,
+      sweepMs: o.sweepMs ?? 5000,
+      retentionMs: o.retentionMs ?? RETENTION_DEFAULT_MS,
+      shutdownTimeoutMs: o.shutdownTimeoutMs ?? 10_000,
+    };
+  }
+
+  /** The wake signal: `wake()` makes the loop tick at once. */
+  get wakeSignal(): WakeSignal {
+    return this.#wake;
+  }
+
+  /** Launches currently in flight on this replica. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Starts the loop (idempotent). */
+  start(): void {
+    if (this.#loop !== null || this.#stopping !== null) return;
+    this.#loop = this.#run();
+  }
+
+  /** Stops: no new claims or admissions, in-flight launches drained within the timeout. Idempotent. */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#shutdown();
+    return this.#stopping;
+  }
+
+  /**
+   * One full pass: admit, claim and launch, sweep. The loop calls it; tests and `punctual/testing` may
+   * call it directly. Resolves when the pass's writes are done (launches may still be in flight).
+   */
+  async tick(): Promise<void> {
+    const { dispatch, clock, replicaId } = this.#deps;
+    await this.#checkClock();
+    await dispatch.heartbeat(replicaId, clock.now());
+    await this.#admit();
+    if (this.#stopController.signal.aborted) return;
+    await this.#claimAndLaunch();
+    if (clock.now() - this.#lastSweepAt >= this.#opts.sweepMs) {
+      this.#lastSweepAt = clock.now();
+      await this.#sweep();
+    }
+  }
+
+  /** Waits until every launch in flight and every background write has settled. */
+  async settle(): Promise<void> {
+    while (this.#inFlight.size > 0 || this.#background.size > 0) {
+      await Promise.allSettled([...this.#inFlight.values(), ...this.#background]);
+    }
+  }
+
+  /**
+   * Records a verdict that arrives after launch (handler targets, webhook callbacks). It waits for the
+   * run's launch to be recorded first, so a fast verdict never lands before its launch.
+   */
+  reportCompletion(runId: RunId, verdict: CompletionVerdict): Promise<void> {
+    const launch = this.#inFlight.get(runId) ?? Promise.resolve();
+    const write = launch.then(async () => {
+      await this.#deps.dispatch.recordCompletion(runId, verdict, this.#deps.clock.now());
+      this.#wake.wake();
+    });
+    return this.#track(write, { runId }, "could not record a completion");
+  }
+
+  /** A handler run given up at shutdown: recorded as lost with its replica, retried per policy. */
+  reportLost(runId: RunId): Promise<void> {
+    const write = this.#deps.dispatch.recordReplicaLost(runId, this.#deps.clock.now());
+    return this.#track(write, { runId }, "could not record a lost handler run");
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#stopController.signal;
+    while (!signal.aborted) {
+      const wake = this.#wake.nextWake();
+      let sleepUntil: Instant;
+      try {
+        await this.tick();
+        sleepUntil = await this.#nextWakeAt();
+        if (this.#errorStreak > 0) {
+          this.#log.info({ failures: this.#errorStreak }, "coordinator recovered");
+          this.#errorStreak = 0;
+        }
+      } catch (error) {
+        this.#errorStreak++;
+        if (this.#errorStreak === 1)
+          this.#log.error({ err: error }, "coordinator tick failed; backing off");
+        sleepUntil = (this.#deps.clock.now() + this.#backoffMs()) as Instant;
+      }
+      if (this.#stopped()) break;
+      await this.#deps.clock.sleepUntil(sleepUntil, AbortSignal.any([signal, wake]));
+    }
+  }
+
+  #stopped(): boolean {
+    return this.#stopController.signal.aborted;
+  }
+
+  /** Exponential back-off with jitter for a failing loop: 0.5 s doubling to 30 s. */
+  #backoffMs(): number {
+    const base = Math.min(30_000, 500 * 2 ** Math.min(this.#errorStreak - 1, 6));
+    return base / 2 + Math.random() * (base / 2);
+  }
+
+  async #nextWakeAt(): Promise<Instant> {
+    const now = this.#deps.clock.now();
+    const tickAt = now + this.#opts.tickMs;
+    const next = await this.#deps.dispatch.nextWakeAt();
+    // A due instant in the past means work is waiting (budget, busy threads): the tick bounds the retry.
+    if (next === null || next >= tickAt) return tickAt as Instant;
+    return (next <= now ? tickAt : next) as Instant;
+  }
+
+  async #checkClock(): Promise<void> {
+    const measure = this.#deps.options?.measureClockOffset;
+    if (measure === undefined || this.#deps.applyClockOffset === undefined) return;
+    const now = this.#deps.clock.now();
+    if (now - this.#lastClockCheckAt < CLOCK_CHECK_MS) return;
+    this.#lastClockCheckAt = now;
+    const offset = await measure();
+    if (Math.abs(offset) > 1000) {
+      this.#log.warn(
+        { offsetMs: offset },
+        "this machine's clock differs from the database's by more than 1 s; using the database's",
+      );
+    }
+    this.#deps.applyClockOffset(offset);
+  }
+
+  async #admit(): Promise<void> {
+    for (let round = 0; round < this.#opts.admissionRounds; round++) {
+      if (this.#stopController.signal.aborted) return;
+      const report = await this.#deps.dispatch.admitDue(
+        this.#deps.clock.now(),
+        this.#opts.admissionBatch,
+      );
+      for (const run of report.cancellations) this.#cancelTarget(run, null);
+      if (report.tasks < this.#opts.admissionBatch) return;
+    }
+  }
+
+  async #claimAndLaunch(): Promise<void> {
+    const room = this.#opts.maxInFlight - this.#inFlight.size;
+    if (room <= 0) return;
+    const claimed = await this.#deps.dispatch.claim({
+      now: this.#deps.clock.now(),
+      replicaId: this.#deps.replicaId,
+      limit: room,
+      handlerNames: this.#deps.handlerNames,
+    });
+    for (const item of claimed) {
+      const launch = this.#launch(item).finally(() => this.#inFlight.delete(item.run.id));
+      this.#inFlight.set(item.run.id, launch);
+    }
+  }
+
+  /** Launches one claimed run and records the outcome, fenced by its claim token (SPEC 5.4). */
+  async #launch({ run, task }: ClaimedRun): Promise<void> {
+    const { dispatch, launcher, clock } = this.#deps;
+    const token = run.claimToken;
+    if (token === null) return;
+    const controller = new AbortController();
+    const leaseMs = dispatch.policy.leaseMs;
+    // SPEC 5.4: give up waiting before the lease ends, with a margin for recording the outcome.
+    const margin = Math.min(5000, Math.floor(leaseMs / 4));
+    const timer = clock.sleepUntil((clock.now() + leaseMs - margin) as Instant, controller.signal);
+    void timer.then(() => {
+      controller.abort(new Error("launch timed out"));
+    });
+    let outcome: LaunchOutcome;
+    let completion: CompletionVerdict | undefined;
+    try {
+      const launched = await launcher.launch({ run, task, signal: controller.signal });
+      const mismatch =
+        launched.threadId !== run.threadId
+          ? `the target answered for thread ${launched.threadId}, not ${run.threadId}`
+          : undefined;
+      if (mismatch !== undefined) this.#log.warn({ runId: run.id }, mismatch);
+      outcome = {
+        kind: "launched",
+        targetRunId: launched.targetRunId,
+        ...(mismatch === undefined ? {} : { threadMismatch: mismatch }),
+      };
+      completion = launched.completion;
+    } catch (error) {
+      outcome = outcomeOf(error);
+      if (!isPunctualError(error)) {
+        this.#log.error(
+          { err: error, runId: run.id },
+          "launcher broke its contract; treating the launch as indeterminate",
+        );
+      }
+    } finally {
+      controller.abort();
+    }
+    try {
+      const change = await dispatch.recordLaunch(run.id, token, outcome, clock.now());
+      if (change?.cancelTarget === true) this.#cancelTarget(change.run, task);
+      if (completion !== undefined && change?.run.status === "running") {
+        await dispatch.recordCompletion(run.id, completion, clock.now());
+      }
+    } catch (error) {
+      if (isPunctualError(error) && error.code === "lease_lost") {
+        this.#log.warn(
+          { runId: run.id },
+          "the launch claim was taken over before its outcome was recorded",
+        );
+        return;
+      }
+      // The claim stays until it expires and is reconciled: never released while the outcome is unknown.
+      this.#log.error(
+        { err: error, runId: run.id },
+        "could not record a launch outcome; the claim will be reconciled",
+      );
+    }
+  }
+
+  async #sweep(): Promise<void> {
+    const { dispatch, clock } = this.#deps;
+    const limit = 500;
+    await this.#reconcileExpiredClaims(limit);
+    for (const changed of await dispatch.sweepDeadlines(clock.now(), limit)) {
+      if (changed.change.cancelTarget === true)
+        this.#cancelTarget(changed.change.run, changed.task);
+    }
+    await dispatch.sweepQueueTimeouts(clock.now(), limit);
+    const lost: ChangedRun[] = await dispatch.sweepLostReplicas(clock.now(), limit);
+    if (lost.length > 0)
+      this.#log.warn({ runs: lost.length }, "handler runs lost with their replica");
+    await dispatch.purge(clock.now(), this.#opts.retentionMs as DurationMs, limit);
+  }
+
+  /** SPEC 5.2: an expired claim is reconciled with the target, never launched again blindly. */
+  async #reconcileExpiredClaims(limit: number): Promise<void> {
+    const { dispatch, launcher, clock } = this.#deps;
+    for (const { run, task } of await dispatch.expiredClaims(clock.now(), limit)) {
+      if (this.#inFlight.has(run.id) || run.claimToken === null) continue;
+      const controller = new AbortController();
+      let finding: Awaited<ReturnType<RunLauncher["reconcile"]>>;
+      try {
+        finding = await launcher.reconcile(run, task, controller.signal);
+      } catch (error) {
+        this.#log.warn(
+          { err: error, runId: run.id },
+          "could not ask the target about an expired claim",
+        );
+        finding = { kind: "unknown" };
+      }
+      await dispatch.recordReconciliation(run.id, run.claimToken, finding, clock.now());
+    }
+  }
+
+  /** Asks a run's target to stop (a cancel requested through the service, or by a sweep). */
+  requestCancel(run: Run, task: Task | null): void {
+    this.#cancelTarget(run, task);
+  }
+
+  #cancelTarget(run: Run, task: Task | null): void {
+    const cancel = async (): Promise<void> => {
+      const owner = task ?? (await this.#deps.dispatch.findTaskOf(run));
+      if (owner !== null) await this.#deps.launcher.cancel(run, owner);
+    };
+    void this.#track(cancel(), { runId: run.id }, "could not ask the target to cancel a run");
+  }
+
+  #track(work: Promise<unknown>, context: object, message: string): Promise<void> {
+    const tracked = work.then(
+      () => undefined,
+      (error: unknown) => {
+        this.#log.error({ ...context, err: error }, message);
+      },
+    );
+    this.#background.add(tracked);
+    void tracked.finally(() => this.#background.delete(tracked));
+    return tracked;
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#stopController.abort();
+    await this.#loop?.catch(() => undefined);
+    const drained = this.settle();
+    const timeout = new AbortController();
+    const deadline = (this.#deps.clock.now() + this.#opts.shutdownTimeoutMs) as Instant;
+    await Promise.race([drained, this.#deps.clock.sleepUntil(deadline, timeout.signal)]);
+    timeout.abort();
+    if (this.#inFlight.size > 0) {
+      this.#log.warn(
+        { launches: this.#inFlight.size },
+        "stopped with launches in flight; their claims will expire and be reconciled",
+      );
+    }
+  }
+}
+
+/** Maps a launcher failure to its outcome; anything outside the contract counts as indeterminate. */
+function outcomeOf(error: unknown): LaunchOutcome {
+  const message = error instanceof Error ? error.message : String(error);
+  if (isPunctualError(error)) {
+    switch (error.code) {
+      case "thread_busy":
+        return { kind: "busy", message };
+      case "launch_failed":
+        return { kind: "failed", message };
+      default:
+        return { kind: "indeterminate", message };
+    }
+  }
+  return { kind: "indeterminate", message };
+}

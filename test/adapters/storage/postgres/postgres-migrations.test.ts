@@ -1,0 +1,161 @@
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  POSTGRES_MIGRATIONS,
+  PostgresMigrationError,
+  migratePostgres,
+  postgresMigrationStatus,
+} from "../../../../src/adapters/storage/postgres/postgres-migrations.js";
+import { POSTGRES_MIGRATION_0001 } from "../../../../src/adapters/storage/postgres/postgres-migration-0001.js";
+import { schemaName } from "../../../../src/adapters/storage/postgres/postgres-schema-name.js";
+import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../../../src/domain/run.js";
+import { SCHEDULE_TYPES } from "../../../../src/domain/schedule/schedule-types.js";
+import { TARGET_KINDS } from "../../../../src/domain/target.js";
+import { TASK_STATUSES } from "../../../../src/domain/task.js";
+import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
+
+const database = await createPostgresTestDatabase();
+afterAll(() => database.drop());
+
+/** The values of the CHECK constraint on `column`, as written in migration 1. */
+function checkList(column: string): string[] {
+  const match = new RegExp(`CHECK \\(${column} IN \\(([^)]*)\\)\\)`).exec(POSTGRES_MIGRATION_0001);
+  if (match === null) throw new Error(`no CHECK on ${column}`);
+  return [...match[1]!.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!);
+}
+
+describe("postgres migrations", () => {
+  it("keeps every CHECK list equal to the domain's as-const list", () => {
+    expect(checkList("schedule_type")).toEqual([...SCHEDULE_TYPES]);
+    expect(checkList("target_kind")).toEqual([...TARGET_KINDS]);
+    expect(checkList("status")).toEqual([...TASK_STATUSES]);
+    expect(checkList("trigger")).toEqual([...RUN_TRIGGERS]);
+    expect(checkList("reason")).toEqual([...RUN_REASONS]);
+    const runStatus = /runs_status_check\s+CHECK \(status IN \(([^)]*)\)\)/.exec(
+      POSTGRES_MIGRATION_0001,
+    );
+    expect([...runStatus![1]!.matchAll(/'([a-z_]+)'/g)].map((m) => m[1])).toEqual([
+      ...RUN_STATUSES,
+    ]);
+  });
+
+  it("numbers migrations from 1 without gaps", () => {
+    expect(POSTGRES_MIGRATIONS.map((m) => m.version)).toEqual(
+      POSTGRES_MIGRATIONS.map((_, i) => i + 1),
+    );
+  });
+
+  it("creates every named index of the logical schema", async () => {
+    const schema = database.freshSchema();
+    const store = await database.openStore({ schema });
+    const result = await database
+      .pool()
+      .query("SELECT indexname FROM pg_indexes WHERE schemaname = $1::text", [schema]);
+    const names = result.rows.map((row) => (row as { indexname: string }).indexname);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "tasks_due_idx",
+        "tasks_owner_idx",
+        "tasks_thread_idx",
+        "runs_scheduled_occurrence_uq",
+        "runs_backfill_occurrence_uq",
+        "runs_manual_key_uq",
+        "runs_task_slot_uq",
+        "runs_thread_slot_uq",
+        "runs_queue_idx",
+        "runs_active_task_idx",
+        "runs_claim_expiry_idx",
+        "runs_deadline_idx",
+        "runs_history_idx",
+        "runs_retention_idx",
+        "api_tokens_token_hash_uq",
+        "idempotency_records_pkey",
+      ]),
+    );
+    await store.close();
+  });
+
+  it("reports everything pending on an empty schema and applies it once", async () => {
+    const schema = schemaName(database.freshSchema());
+    const pool = database.pool();
+    await expect(postgresMigrationStatus(pool, schema)).resolves.toEqual({
+      applied: [],
+      pending: [1],
+      current: false,
+    });
+    await expect(migratePostgres(pool, schema)).resolves.toEqual({
+      applied: [1],
+      pending: [],
+      current: true,
+    });
+    await expect(migratePostgres(pool, schema)).resolves.toMatchObject({ current: true });
+  });
+
+  it("lets racing processes migrate the same schema: each migration is applied once", async () => {
+    const schema = schemaName(database.freshSchema());
+    const pools = Array.from({ length: 4 }, () => database.pool(1));
+    const statuses = await Promise.all(pools.map((pool) => migratePostgres(pool, schema)));
+    for (const status of statuses)
+      expect(status).toEqual({ applied: [1], pending: [], current: true });
+    const rows = await database
+      .pool()
+      .query(`SELECT count(*)::int4 AS n FROM ${schema.quoted}.schema_migrations`);
+    expect(rows.rows[0]).toEqual({ n: 1 });
+  });
+
+  it("refuses a database that holds a migration newer than the code knows", async () => {
+    const schema = schemaName(database.freshSchema());
+    const pool = database.pool();
+    await migratePostgres(pool, schema);
+    await pool.query(
+      `INSERT INTO ${schema.quoted}.schema_migrations (version, name, checksum) VALUES (999, 'future', 'x')`,
+    );
+    await expect(migratePostgres(pool, schema)).rejects.toThrow(PostgresMigrationError);
+    await expect(migratePostgres(pool, schema)).rejects.toThrow(/migration 999, newer/);
+    await expect(postgresMigrationStatus(pool, schema)).resolves.toMatchObject({ current: false });
+  });
+
+  it("refuses a database whose applied migration has another checksum", async () => {
+    const schema = schemaName(database.freshSchema());
+    const pool = database.pool();
+    await migratePostgres(pool, schema);
+    await pool.query(`UPDATE ${schema.quoted}.schema_migrations SET checksum = 'edited'`);
+    await expect(migratePostgres(pool, schema)).rejects.toThrow(/checksum mismatch/);
+    await expect(postgresMigrationStatus(pool, schema)).resolves.toMatchObject({
+      applied: [1],
+      pending: [],
+      current: false,
+    });
+  });
+
+  it("rolls a failing migration back entirely, its schema_migrations row included", async () => {
+    const schema = schemaName(database.freshSchema());
+    const pool = database.pool();
+    const broken = [
+      ...POSTGRES_MIGRATIONS,
+      { version: 2, name: "broken", sql: "CREATE TABLE half (id int); SELECT 1/0;" },
+    ];
+    await expect(migratePostgres(pool, schema, broken)).rejects.toThrow(/division by zero/);
+    await expect(postgresMigrationStatus(pool, schema, broken)).resolves.toEqual({
+      applied: [1],
+      pending: [2],
+      current: false,
+    });
+    const half = await pool.query("SELECT to_regclass($1::text) AS t", [`${schema.quoted}.half`]);
+    expect(half.rows[0]).toEqual({ t: null });
+  });
+
+  it("opens a store without migrating when asked, and refuses invalid schema names", async () => {
+    const schema = database.freshSchema();
+    const store = await database.openStore({ schema, migrate: false });
+    await expect(store.migrationStatus()).resolves.toEqual({
+      applied: [],
+      pending: [1],
+      current: false,
+    });
+    await expect(store.migrate()).resolves.toMatchObject({ current: true });
+    await store.close();
+    await expect(database.openStore({ schema: 'x"; DROP TABLE tasks; --' })).rejects.toThrow(
+      RangeError,
+    );
+  });
+});

@@ -1,0 +1,217 @@
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  openPostgresStore,
+  WAKE_CHANNEL,
+} from "../../../../src/adapters/storage/postgres/postgres-store.js";
+import { createIdGenerator } from "../../../../src/adapters/storage/shared/time-ordered-id.js";
+import { selectClaimable } from "../../../../src/domain/claim.js";
+import { ValidationError } from "../../../../src/domain/errors.js";
+import { claimRun } from "../../../../src/domain/run-transitions.js";
+import { instant } from "../../../../src/domain/time.js";
+import type { Instant } from "../../../../src/domain/time.js";
+import {
+  ALICE_SCOPE,
+  ALL,
+  T0,
+  buildTask,
+  minute,
+  reuseThread,
+} from "../../../contract/fixtures.js";
+import {
+  POLICY,
+  REPLICA,
+  admitDue,
+  backfillRuns,
+  claimDue,
+  insertTask,
+  ledger,
+  recordCompletion,
+  recordLaunch,
+  reload,
+  scheduledDecisions,
+  triggerRun,
+} from "../../../contract/store-steps.js";
+import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
+
+const database = await createPostgresTestDatabase();
+afterAll(() => database.drop());
+const onServer = database.kind === "server";
+
+/** Polls `check` until it holds, failing after `timeoutMs`. */
+async function eventually(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("condition not reached in time");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe("postgres store", () => {
+  it("states its kind and capabilities", async () => {
+    const store = await database.openStore();
+    expect(store.kind).toBe("postgres");
+    expect(store.capabilities).toEqual({ shared: true, notifies: true, hasClock: true });
+    await store.close();
+    await store.close();
+  });
+
+  it("round-trips instants exactly, to the millisecond, across the timestamptz range", async () => {
+    const store = await database.openStore();
+    const edges: Instant[] = [
+      instant(0),
+      instant(1),
+      instant(-1),
+      instant(T0 + 999),
+      instant(253_402_300_799_999),
+      instant(-62_135_596_800_001),
+      instant(8_640_000_000_000_000),
+    ];
+    for (const [i, edge] of edges.entries()) {
+      const task = {
+        ...buildTask({ title: `edge ${i}` }),
+        createdAt: edge,
+        updatedAt: edge,
+        nextRunAt: edge,
+        decidedThrough: edge,
+        lastRunAt: edge,
+        deletedAt: null,
+      };
+      await store.tasks.insertTask(task);
+      expect(await store.tasks.findTask(ALL, task.id)).toEqual(task);
+    }
+    await store.close();
+  });
+
+  it("reads the database clock in epoch milliseconds", async () => {
+    const store = await database.openStore();
+    const before = Date.now();
+    const now = await store.dbNow();
+    expect(Number.isSafeInteger(now)).toBe(true);
+    // Same machine: the database clock and ours agree within a generous margin.
+    expect(Math.abs(now - before)).toBeLessThan(60_000);
+    await store.close();
+  });
+
+  it("refuses a cursor it did not make", async () => {
+    const store = await database.openStore();
+    await expect(
+      store.tasks.listTasks(ALICE_SCOPE, { limit: 10, cursor: "not-a-cursor" }),
+    ).rejects.toThrow(ValidationError);
+    await store.close();
+  });
+
+  it("does not decide an occurrence twice, and still admits the rest of the batch", async () => {
+    const schema = database.freshSchema();
+    const store = await database.openStore({ schema });
+    const a = await insertTask(store);
+    const b = await insertTask(store);
+    await expect(admitDue(store, minute(1))).resolves.toMatchObject({ tasks: 2, decisions: 2 });
+    // Someone rewinds task A's watermark behind admission's back: minute 1 is due again for it.
+    await database
+      .pool()
+      .query(
+        `UPDATE "${schema}".tasks SET decided_through = to_timestamp($1::int8 / 1000), ` +
+          `next_run_at = to_timestamp($2::int8 / 1000) WHERE id = $3::text`,
+        [T0, minute(1), a.id],
+      );
+    const report = await admitDue(store, minute(2));
+    expect(report.tasks).toBe(1);
+    expect((await scheduledDecisions(store, a.id)).map((r) => r.scheduledFor)).toEqual([minute(1)]);
+    expect((await scheduledDecisions(store, b.id)).map((r) => r.scheduledFor)).toEqual([
+      minute(1),
+      minute(2),
+    ]);
+    // Task A's work was rolled back whole: its rewound fields are as they were.
+    expect((await reload(store, a.id)).decidedThrough).toBe(T0);
+    await store.close();
+  });
+
+  it("skips a run whose thread slot is taken instead of failing the whole claim", async () => {
+    const store = await database.openStore();
+    const options = { overlap: "allow_all" as const };
+    const first = await insertTask(store, { context: reuseThread("shared"), options });
+    const second = await insertTask(store, { context: reuseThread("shared"), options });
+    const third = await insertTask(store, { options });
+    await triggerRun(store, ALL, first.id, "k", minute(0, 1));
+    const [launching] = await claimDue(store, minute(0, 2));
+    expect(launching?.run.taskId).toBe(first.id);
+    await triggerRun(store, ALL, second.id, "k", minute(0, 3));
+    await triggerRun(store, ALL, third.id, "k", minute(0, 4));
+    const now = minute(0, 5);
+    // A `select` that ignores the busy threads: the thread slot index is the last line of defence.
+    const claimed = await store.runs.claimRuns(
+      {
+        now,
+        replicaId: REPLICA,
+        leaseMs: POLICY.leaseMs,
+        maxConcurrentRuns: 10,
+        limit: 10,
+        handlerNames: new Set(),
+      },
+      (input) =>
+        selectClaimable({ ...input, busyThreads: new Set(), now, handlerNames: new Set() }),
+      (run, task, token) =>
+        claimRun(run, { now, token, leaseMs: POLICY.leaseMs, replicaId: REPLICA }, task.options),
+    );
+    expect(claimed.map((c) => c.task.id)).toEqual([third.id]);
+    expect((await ledger(store, second.id)).map((r) => r.status)).toEqual(["queued"]);
+    await store.close();
+  });
+
+  it("drops a repeated backfill as null rows", async () => {
+    const store = await database.openStore();
+    const task = await insertTask(store);
+    const range = { from: minute(-5), to: minute(-2) };
+    const first = await backfillRuns(store, ALL, task.id, range, minute(0, 1));
+    expect(first.filter((r) => r !== null)).toHaveLength(3);
+    const again = await backfillRuns(store, ALL, task.id, range, minute(0, 2));
+    expect(again).toEqual([null, null, null]);
+    await store.close();
+  });
+
+  it.skipIf(!onServer)("opens from a url, owns that pool, and ends it on close", async () => {
+    const store = await openPostgresStore({
+      url: database.url!,
+      newId: createIdGenerator(),
+      schema: database.freshSchema(),
+      poolSize: 2,
+    });
+    await expect(store.ping()).resolves.toBeUndefined();
+    await Promise.all([store.close(), store.close()]);
+    await expect(store.ping()).rejects.toThrow();
+  });
+
+  it.skipIf(!onServer)(
+    "notifies the wake channel on create, trigger and a freed launch slot",
+    async () => {
+      const store = await database.openStore({ ownPool: true });
+      const heard: string[] = [];
+      const listener = await store.listen(WAKE_CHANNEL, (payload) => heard.push(payload));
+      const task = await insertTask(store);
+      await eventually(() => heard.includes(`task:${task.id}`));
+      const run = await triggerRun(store, ALL, task.id, "k", minute(0, 1));
+      const [claimed] = await claimDue(store, minute(0, 2));
+      await recordLaunch(store, claimed!, minute(0, 3));
+      await recordCompletion(store, run!.id, { status: "succeeded" }, minute(0, 4));
+      await eventually(() => heard.includes(`run:${run!.id}`));
+      await store.notify(WAKE_CHANNEL, "hello");
+      await eventually(() => heard.includes("hello"));
+      await listener.close();
+      await store.close();
+    },
+  );
+
+  it("keeps launch bookkeeping relative: run_count counts every recorded launch", async () => {
+    const store = await database.openStore();
+    const task = await insertTask(store, { options: { overlap: "allow_all" } });
+    for (const key of ["a", "b", "c"]) await triggerRun(store, ALL, task.id, key, minute(0, 1));
+    for (const claimed of await claimDue(store, minute(0, 2))) {
+      await recordLaunch(store, claimed, minute(0, 3));
+    }
+    const stored = await reload(store, task.id);
+    expect(stored.runCount).toBe(3);
+    expect(stored.version).toBe(task.version);
+    expect(stored.nextRunAt).toBe(task.nextRunAt);
+    await store.close();
+  });
+});

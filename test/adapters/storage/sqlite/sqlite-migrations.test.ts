@@ -1,0 +1,205 @@
+import type Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { createIdGenerator } from "../../../../src/adapters/storage/shared/time-ordered-id.js";
+import { openSqliteDatabase } from "../../../../src/adapters/storage/sqlite/sqlite-database.js";
+import {
+  migrateSqlite,
+  migrationChecksum,
+  SQLITE_MIGRATIONS,
+  SqliteMigrationError,
+  sqliteMigrationStatus,
+} from "../../../../src/adapters/storage/sqlite/sqlite-migrations.js";
+import type { SqliteMigration } from "../../../../src/adapters/storage/sqlite/sqlite-migrations.js";
+import {
+  ACTIVE,
+  SLOT,
+  TERMINAL,
+} from "../../../../src/adapters/storage/sqlite/sqlite-statements.js";
+import { openSqliteStore } from "../../../../src/adapters/storage/sqlite/sqlite-store.js";
+import {
+  ACTIVE_RUN_STATUSES,
+  RUN_REASONS,
+  RUN_STATUSES,
+  RUN_TRIGGERS,
+  SLOT_RUN_STATUSES,
+  TERMINAL_RUN_STATUSES,
+} from "../../../../src/domain/run.js";
+import { SCHEDULE_TYPES } from "../../../../src/domain/schedule/schedule-spec.js";
+import { TARGET_KINDS } from "../../../../src/domain/target.js";
+import { TASK_STATUSES } from "../../../../src/domain/task.js";
+import { tempFiles } from "./sqlite-temp.js";
+
+const files = tempFiles("sqlite-migrations");
+
+afterAll(() => {
+  files.remove();
+});
+
+function withDatabase(fn: (db: Database.Database) => void, path = files.path()): void {
+  const db = openSqliteDatabase(path);
+  try {
+    fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+const SECOND: SqliteMigration = {
+  version: 2,
+  name: "a later step",
+  sql: "CREATE TABLE later_step (id INTEGER PRIMARY KEY) STRICT;",
+};
+
+describe("migrateSqlite", () => {
+  it("applies the schema to a fresh database and records number and checksum", () => {
+    withDatabase((db) => {
+      expect(sqliteMigrationStatus(db)).toEqual({ applied: [], pending: [1], current: false });
+      expect(migrateSqlite(db, SQLITE_MIGRATIONS, 1234)).toEqual({
+        applied: [1],
+        pending: [],
+        current: true,
+      });
+      expect(db.prepare("SELECT * FROM schema_migrations").all()).toEqual([
+        {
+          version: 1,
+          name: "initial schema",
+          checksum: migrationChecksum(SQLITE_MIGRATIONS[0]!),
+          applied_at: 1234,
+        },
+      ]);
+    });
+  });
+
+  it("does nothing the second time", () => {
+    withDatabase((db) => {
+      migrateSqlite(db);
+      expect(migrateSqlite(db)).toEqual({ applied: [1], pending: [], current: true });
+      expect(db.prepare("SELECT count(*) AS n FROM schema_migrations").get()).toEqual({ n: 1 });
+    });
+  });
+
+  it("applies a later migration on top, and reports it pending before", () => {
+    withDatabase((db) => {
+      migrateSqlite(db);
+      const withSecond = [...SQLITE_MIGRATIONS, SECOND];
+      expect(sqliteMigrationStatus(db, withSecond)).toEqual({
+        applied: [1],
+        pending: [2],
+        current: false,
+      });
+      expect(migrateSqlite(db, withSecond)).toMatchObject({ applied: [1, 2], current: true });
+    });
+  });
+
+  it("applies nothing at all when one pending migration fails", () => {
+    withDatabase((db) => {
+      const broken = { version: 2, name: "broken", sql: "CREATE TABLE nonsense (" };
+      expect(() => migrateSqlite(db, [...SQLITE_MIGRATIONS, broken])).toThrow();
+      expect(sqliteMigrationStatus(db)).toEqual({ applied: [], pending: [1], current: false });
+      const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all();
+      expect(tables).toEqual([]);
+    });
+  });
+
+  it("refuses a database with a migration newer than the code knows", async () => {
+    const path = files.path();
+    withDatabase((db) => {
+      migrateSqlite(db, [...SQLITE_MIGRATIONS, SECOND]);
+    }, path);
+    const opening = openSqliteStore({ path, newId: createIdGenerator() });
+    await expect(opening).rejects.toBeInstanceOf(SqliteMigrationError);
+    await expect(opening).rejects.toThrow(/migration 2, newer than this punctual knows/);
+  });
+
+  it("refuses a database whose applied migration was edited", () => {
+    withDatabase((db) => {
+      migrateSqlite(db);
+      db.prepare("UPDATE schema_migrations SET checksum = 'edited' WHERE version = 1").run();
+      expect(sqliteMigrationStatus(db)).toMatchObject({ current: false, pending: [] });
+      expect(() => migrateSqlite(db)).toThrow(/checksum mismatch/);
+    });
+  });
+});
+
+/** The values of `column IN (...)` in a table's CREATE statement. */
+function checkList(db: Database.Database, table: string, column: string): string[] {
+  const row = db
+    .prepare<[string], { sql: string }>("SELECT sql FROM sqlite_schema WHERE name = ?")
+    .get(table);
+  const quoted = column === "trigger" ? `"trigger"` : column;
+  const match = new RegExp(`CHECK \\(${quoted} IN \\(([^)]*)\\)\\)`).exec(row!.sql);
+  expect(match, `${table}.${column} has a CHECK list`).not.toBeNull();
+  return listValues(match![1]!);
+}
+
+function listValues(text: string): string[] {
+  return text.split(",").map((value) => value.trim().replace(/^'|'$/g, ""));
+}
+
+describe("the SQLite schema", () => {
+  it("checks every closed value set against the domain's lists", () => {
+    withDatabase((db) => {
+      migrateSqlite(db);
+      expect(checkList(db, "tasks", "status")).toEqual([...TASK_STATUSES]);
+      expect(checkList(db, "tasks", "schedule_type")).toEqual([...SCHEDULE_TYPES]);
+      expect(checkList(db, "tasks", "target_kind")).toEqual([...TARGET_KINDS]);
+      expect(checkList(db, "runs", "trigger")).toEqual([...RUN_TRIGGERS]);
+      expect(checkList(db, "runs", "status")).toEqual([...RUN_STATUSES]);
+      expect(checkList(db, "runs", "reason")).toEqual([...RUN_REASONS]);
+    });
+  });
+
+  it("queries with the domain's active, slot and terminal statuses", () => {
+    expect(listValues(ACTIVE.slice(1, -1))).toEqual([...ACTIVE_RUN_STATUSES]);
+    expect(listValues(SLOT.slice(1, -1))).toEqual([...SLOT_RUN_STATUSES]);
+    expect(listValues(TERMINAL.slice(1, -1))).toEqual([...TERMINAL_RUN_STATUSES]);
+  });
+
+  it("names every index", () => {
+    withDatabase((db) => {
+      migrateSqlite(db);
+      const names = db
+        .prepare<[], { name: string }>(
+          "SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL ORDER BY name",
+        )
+        .all()
+        .map((row) => row.name);
+      expect(names).toEqual([
+        "api_tokens_token_hash_uq",
+        "runs_active_task_idx",
+        "runs_backfill_occurrence_uq",
+        "runs_claim_expiry_idx",
+        "runs_deadline_idx",
+        "runs_history_idx",
+        "runs_manual_key_uq",
+        "runs_queue_idx",
+        "runs_retention_idx",
+        "runs_scheduled_occurrence_uq",
+        "runs_task_slot_uq",
+        "runs_thread_slot_uq",
+        "tasks_deleted_idx",
+        "tasks_due_idx",
+        "tasks_owner_idx",
+        "tasks_thread_idx",
+      ]);
+    });
+  });
+
+  it("stores instants as integers, refuses fractions, bad JSON and non-boolean flags", () => {
+    withDatabase((db) => {
+      migrateSqlite(db);
+      const insert = db.prepare(
+        `INSERT INTO replicas (id, started_at, heartbeat_at) VALUES ('r', ?, ?)`,
+      );
+      expect(() => insert.run(1.5, 1)).toThrow(/cannot store REAL value in INTEGER column/);
+      const record = db.prepare(
+        `INSERT INTO idempotency_records VALUES ('o', 'r', 'k', 'h', 200, ?, 1)`,
+      );
+      expect(() => record.run("{not json")).toThrow(/CHECK constraint failed/);
+      const token = db.prepare(
+        `INSERT INTO api_tokens (id, token_hash, owner, is_admin, created_at) VALUES ('t', 'h', 'o', ?, 1)`,
+      );
+      expect(() => token.run(2)).toThrow(/CHECK constraint failed/);
+    });
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * Every hot query of the SQLite store walks a named index (CONVENTIONS "SQL": every due-time query has
+ * one). The statements are captured as the store runs them, then explained on the same file.
+ */
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createIdGenerator } from "../../../../src/adapters/storage/shared/time-ordered-id.js";
+import { openSqliteDatabase } from "../../../../src/adapters/storage/sqlite/sqlite-database.js";
+import { migrateSqlite } from "../../../../src/adapters/storage/sqlite/sqlite-migrations.js";
+import { SqliteStore } from "../../../../src/adapters/storage/sqlite/sqlite-store.js";
+import { ALICE_SCOPE, ALL, at, minute } from "../../../contract/fixtures.js";
+import {
+  admitDue,
+  claimAndLaunch,
+  claimDue,
+  insertTask,
+  ledger,
+  triggerRun,
+} from "../../../contract/store-steps.js";
+import { tempFiles } from "./sqlite-temp.js";
+
+const files = tempFiles("sqlite-plans");
+const statements: string[] = [];
+let explain: (sql: string) => string[];
+let closeAll: () => void;
+
+beforeAll(async () => {
+  const path = files.path();
+  const setup = openSqliteDatabase(path);
+  migrateSqlite(setup);
+  setup.close();
+  const db = new Database(path, {
+    verbose: (message) => {
+      if (typeof message === "string") statements.push(message);
+    },
+  });
+  db.pragma("foreign_keys = ON");
+  const store = new SqliteStore(db, { newId: createIdGenerator() });
+  const task = await insertTask(store, { options: { overlap: "allow_all" } });
+  await triggerRun(store, ALL, task.id, "k1", at(1));
+  await triggerRun(store, ALL, task.id, "k2", at(2));
+  await admitDue(store, minute(1));
+  await claimAndLaunch(store, minute(1), { limit: 1 });
+  await claimDue(store, minute(1), { limit: 1 });
+  await store.tasks.nextDueAt();
+  await store.tasks.listTasks(ALICE_SCOPE, { limit: 5 });
+  await ledger(store, task.id);
+  await store.runs.findManualRun(task.id, "x");
+  await store.runs.findExpiredClaims(minute(5), 10);
+  await store.runs.findPastDeadline(minute(5), 10);
+  await store.runs.findQueueTimeouts(minute(5), 10);
+  await store.runs.findLostHandlerRuns(minute(5), 10);
+  await store.runs.purge(minute(5), 10);
+  await store.runs.nextRunWakeAt();
+  const reader = new Database(path, { readonly: true });
+  explain = (sql) =>
+    reader
+      .prepare<[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+      .all()
+      .map((row) => row.detail);
+  closeAll = () => {
+    reader.close();
+    db.close();
+  };
+});
+
+afterAll(() => {
+  closeAll();
+  files.remove();
+});
+
+/** The plan of the one captured statement containing `fragment`. */
+function planOf(fragment: string): string[] {
+  const matching = [...new Set(statements.filter((sql) => sql.includes(fragment)))];
+  expect(matching.length, `statements containing ${fragment}`).toBeGreaterThan(0);
+  return explain(matching[0]!);
+}
+
+const CASES: readonly (readonly [string, string, readonly string[]])[] = [
+  ["the due scan", "next_run_at <=", ["tasks_due_idx"]],
+  ["the next due instant", "ORDER BY next_run_at LIMIT 1", ["tasks_due_idx"]],
+  ["the claim window", "t.handler_name", ["runs_queue_idx"]],
+  ["a task's active runs", "json_each(", ["runs_active_task_idx"]],
+  ["expired launch claims", "claim_expires_at <", ["runs_claim_expiry_idx"]],
+  ["runs past their deadline", "deadline_at <", ["runs_deadline_idx"]],
+  ["queue timeouts", "queueTimeoutMs", ["runs_queue_idx"]],
+  ["retention", "finished_at <", ["runs_retention_idx"]],
+  ["the budget and the busy slots", `"exclusive" FROM runs WHERE status IN`, ["runs_"]],
+  ["deleted tasks to purge", "deleted_at IS NOT NULL", ["tasks_deleted_idx"]],
+  ["a task's history", "ORDER BY scheduled_for DESC", ["runs_history_idx"]],
+  ["an owner's tasks", "ORDER BY created_at, id", ["tasks_owner_idx"]],
+  ["a manual run by key", "AND idempotency_key = ", ["runs_manual_key_uq"]],
+];
+
+describe("SQLite query plans", () => {
+  it.each(CASES)("%s walks its index", (_name, fragment, indexes) => {
+    const plan = planOf(fragment).join("\n");
+    for (const index of indexes) expect(plan).toContain(index);
+  });
+
+  it("never scans a whole table in any statement the store ran", () => {
+    const scans = [...new Set(statements)]
+      .filter((sql) => /^\s*(SELECT|UPDATE|DELETE)/i.test(sql))
+      .flatMap((sql) => explain(sql).map((detail) => ({ sql, detail })))
+      .filter(
+        ({ detail }) => /^SCAN (tasks|runs|replicas)\b/.test(detail) && !detail.includes("USING"),
+      );
+    expect(scans).toEqual([]);
+  });
+});

@@ -1,0 +1,73 @@
+/**
+ * The one contract every store passes (SPEC 9): `describeStoreContract(name, open)` registers the whole
+ * suite for a store factory. `open` returns a fresh, empty, migrated store for each test; the suite closes
+ * it afterwards. `PUNCTUAL_TEST_STORES` (a comma list of memory, sqlite, postgres) narrows which stores run.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Store } from "../../src/application/store.js";
+import { describeAdmission } from "./cases/admission.js";
+import { describeClaims } from "./cases/claims.js";
+import type { ContractContext } from "./cases/contract-context.js";
+import { describeRunChanges } from "./cases/run-changes.js";
+import { describeRunRows } from "./cases/run-rows.js";
+import { describeSweeps } from "./cases/sweeps.js";
+import { describeTaskMutation } from "./cases/task-mutation.js";
+import { describeTaskRows } from "./cases/task-rows.js";
+import { describeUniqueRules } from "./cases/unique-rules.js";
+
+export const STORE_NAMES = ["memory", "sqlite", "postgres"] as const;
+export type StoreName = (typeof STORE_NAMES)[number];
+
+/** Whether `PUNCTUAL_TEST_STORES` (unset or empty: every store) asks for the store called `name`. */
+export function storeEnabled(name: StoreName): boolean {
+  const list = process.env.PUNCTUAL_TEST_STORES ?? "";
+  const wanted = list
+    .split(",")
+    .map((entry) => entry.trim().toLowerCase())
+    .filter((entry) => entry !== "");
+  return wanted.length === 0 || wanted.includes(name);
+}
+
+export function describeStoreContract(name: StoreName, open: () => Promise<Store>): void {
+  describe.skipIf(!storeEnabled(name))(`store contract: ${name}`, () => {
+    let current: Store | null = null;
+
+    beforeEach(async () => {
+      current = await open();
+    });
+
+    afterEach(async () => {
+      const store = current;
+      current = null;
+      await store?.close();
+    });
+
+    const context: ContractContext = {
+      store: () => {
+        if (current === null) throw new Error("the contract's store is opened per test");
+        return current;
+      },
+    };
+
+    describe("the store", () => {
+      it("reports its schema as current once opened", async () => {
+        const store = context.store();
+        expect(store.kind).toBe(name);
+        const status = await store.migrationStatus();
+        expect(status.current).toBe(true);
+        expect(status.pending).toEqual([]);
+        await expect(store.migrate()).resolves.toMatchObject({ current: true, pending: [] });
+        await expect(store.ping()).resolves.toBeUndefined();
+      });
+    });
+
+    describeTaskRows(context);
+    describeTaskMutation(context);
+    describeAdmission(context);
+    describeClaims(context);
+    describeRunChanges(context);
+    describeRunRows(context);
+    describeSweeps(context);
+    describeUniqueRules(context);
+  });
+}

@@ -1,0 +1,146 @@
+/**
+ * nextAfter: the reference's TestNextAfter (section 6.1) ported to SPEC 3, and the bounds of SPEC 3.4.
+ * The reference's fall-back double fire (its section 3.4) is a bug not ported here.
+ */
+import { describe, expect, it } from "vitest";
+import { nextAfter, parseSchedule } from "../../../src/domain/schedule/schedule-spec.js";
+import type { ScheduleSpec } from "../../../src/domain/schedule/schedule-spec.js";
+import { instant } from "../../../src/domain/time.js";
+import type { Instant } from "../../../src/domain/time.js";
+
+const at = (text: string): Instant => instant(Date.parse(text));
+const iso = (value: Instant | null): string | null =>
+  value === null ? null : new Date(value).toISOString().replace(".000Z", "Z");
+const REF = at("2026-01-01T00:00:00Z");
+const spec = (input: unknown, referenceAt: Instant = REF): ScheduleSpec =>
+  parseSchedule(input, { referenceAt });
+
+describe("nextAfter", () => {
+  describe("once", () => {
+    const once = spec({ type: "once", run_at: "2026-08-01T09:00:00Z" });
+
+    it("returns run_at while it is in the future", () => {
+      expect(iso(nextAfter(once, at("2026-07-31T09:00:00Z")))).toBe("2026-08-01T09:00:00Z");
+    });
+
+    it("returns nothing once run_at has passed", () => {
+      expect(nextAfter(once, at("2026-08-02T00:00:00Z"))).toBeNull();
+    });
+
+    it("returns nothing at exactly run_at (strictly after)", () => {
+      expect(nextAfter(once, at("2026-08-01T09:00:00Z"))).toBeNull();
+    });
+
+    it("returns a local run_at as UTC in a positive-offset zone (reference #4607)", () => {
+      const shanghai = spec({
+        type: "once",
+        run_at: "2026-08-01T09:00:00",
+        timezone: "Asia/Shanghai",
+      });
+      expect(iso(nextAfter(shanghai, REF))).toBe("2026-08-01T01:00:00Z");
+    });
+
+    it("returns a local run_at as UTC in a negative-offset zone", () => {
+      const la = spec({
+        type: "once",
+        run_at: "2026-08-01T09:00:00",
+        timezone: "America/Los_Angeles",
+      });
+      expect(iso(nextAfter(la, REF))).toBe("2026-08-01T16:00:00Z");
+    });
+
+    it("agrees with the offset form of the same instant", () => {
+      const local = spec({
+        type: "once",
+        run_at: "2026-08-01T09:00:00",
+        timezone: "Asia/Shanghai",
+      });
+      const offset = spec({ type: "once", run_at: "2026-08-01T09:00:00+08:00" });
+      expect(nextAfter(local, REF)).toBe(nextAfter(offset, REF));
+    });
+  });
+
+  describe("cron", () => {
+    it("finds the next occurrence in UTC", () => {
+      const daily = spec({ type: "cron", cron: "0 9 * * *" });
+      expect(iso(nextAfter(daily, at("2026-04-01T12:00:00Z")))).toBe("2026-04-02T09:00:00Z");
+    });
+
+    it("evaluates the expression in the schedule's zone (Shanghai, +08:00)", () => {
+      const daily = spec({ type: "cron", cron: "0 9 * * *", timezone: "Asia/Shanghai" });
+      expect(iso(nextAfter(daily, at("2026-04-01T12:00:00Z")))).toBe("2026-04-02T01:00:00Z");
+    });
+
+    it("absorbs DST: 09:00 New York is 14:00Z before 2026-03-08 and 13:00Z after", () => {
+      const daily = spec({ type: "cron", cron: "0 9 * * *", timezone: "America/New_York" });
+      expect(iso(nextAfter(daily, at("2026-03-06T12:00:00Z")))).toBe("2026-03-06T14:00:00Z");
+      expect(iso(nextAfter(daily, at("2026-03-09T12:00:00Z")))).toBe("2026-03-09T13:00:00Z");
+    });
+
+    it("fires a fall-back wall time once, not twice (the reference's bug)", () => {
+      const daily = spec({ type: "cron", cron: "30 1 * * *", timezone: "America/New_York" });
+      const first = nextAfter(daily, at("2026-10-31T12:00:00Z"));
+      expect(iso(first)).toBe("2026-11-01T05:30:00Z");
+      expect(iso(nextAfter(daily, first ?? REF))).toBe("2026-11-02T06:30:00Z");
+    });
+
+    it("takes an after with milliseconds and returns whole seconds strictly after it", () => {
+      const everySecond = spec({ type: "cron", cron: "* * * * * *" });
+      expect(iso(nextAfter(everySecond, at("2026-04-01T12:00:00.999Z")))).toBe(
+        "2026-04-01T12:00:01Z",
+      );
+    });
+
+    it("fires nothing before start_at; start_at itself may fire", () => {
+      const bounded = spec({ type: "cron", cron: "0 9 * * *", start_at: "2026-05-01T09:00:00Z" });
+      expect(iso(nextAfter(bounded, REF))).toBe("2026-05-01T09:00:00Z");
+    });
+
+    it("fires nothing after end_at; end_at itself may fire", () => {
+      const bounded = spec({ type: "cron", cron: "0 9 * * *", end_at: "2026-01-02T09:00:00Z" });
+      expect(iso(nextAfter(bounded, REF))).toBe("2026-01-01T09:00:00Z");
+      expect(iso(nextAfter(bounded, at("2026-01-01T09:00:00Z")))).toBe("2026-01-02T09:00:00Z");
+      expect(nextAfter(bounded, at("2026-01-02T09:00:00Z"))).toBeNull();
+    });
+  });
+
+  describe("interval", () => {
+    it("fires at anchor + k * every for k >= 1 without start_at", () => {
+      const every = parseSchedule(
+        { type: "interval", every: "PT5M" },
+        { referenceAt: REF, anchorAt: at("2026-01-01T10:00:00Z") },
+      );
+      expect(iso(nextAfter(every, at("2026-01-01T10:00:00Z")))).toBe("2026-01-01T10:05:00Z");
+      expect(iso(nextAfter(every, at("2026-01-01T10:07:00Z")))).toBe("2026-01-01T10:10:00Z");
+      expect(iso(nextAfter(every, at("2026-01-01T10:10:00Z")))).toBe("2026-01-01T10:15:00Z");
+      expect(iso(nextAfter(every, at("2025-12-31T00:00:00Z")))).toBe("2026-01-01T10:05:00Z");
+    });
+
+    it("fires start_at itself, then every period after it", () => {
+      const every = spec({ type: "interval", every: 90, start_at: "2026-02-01T00:00:00Z" });
+      expect(iso(nextAfter(every, REF))).toBe("2026-02-01T00:00:00Z");
+      expect(iso(nextAfter(every, at("2026-02-01T00:00:00Z")))).toBe("2026-02-01T00:01:30Z");
+    });
+
+    it("counts elapsed time: P1D drifts against local midnight across DST", () => {
+      const every = spec({
+        type: "interval",
+        every: "P1D",
+        start_at: "2024-03-30T23:00:00Z",
+      });
+      // 2024-03-30T23:00Z is midnight in Berlin (CET); a day later it is 01:00 CEST.
+      expect(iso(nextAfter(every, at("2024-03-30T23:00:00Z")))).toBe("2024-03-31T23:00:00Z");
+    });
+
+    it("stops at end_at", () => {
+      const every = spec({
+        type: "interval",
+        every: "PT1H",
+        start_at: "2026-02-01T00:00:00Z",
+        end_at: "2026-02-01T01:30:00Z",
+      });
+      expect(iso(nextAfter(every, at("2026-02-01T00:30:00Z")))).toBe("2026-02-01T01:00:00Z");
+      expect(nextAfter(every, at("2026-02-01T01:00:00Z"))).toBeNull();
+    });
+  });
+});

@@ -1,0 +1,286 @@
+/**
+ * PostgreSQL for tests. Uses `PUNCTUAL_TEST_DATABASE_URL`, else the local server
+ * (`postgres://postgres@127.0.0.1:5432/postgres`); each test file gets its own fresh database
+ * `punctual_t_<random>`, dropped afterwards, and each store a fresh schema in it. Without a reachable server
+ * (and `CI` unset) the contract suite runs on PGlite (one in-process connection: it checks SQL, not
+ * concurrency) and the race tests are skipped, each saying so; under `CI` an unreachable server fails.
+ */
+import { randomBytes } from "node:crypto";
+import type { PGlite as PgliteClass } from "@electric-sql/pglite";
+import pg from "pg";
+import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
+import type {
+  PostgresClient,
+  PostgresPool,
+  PostgresQueryResult,
+} from "../../src/adapters/storage/postgres/postgres-pool.js";
+import { openPostgresStore } from "../../src/adapters/storage/postgres/postgres-store.js";
+import type {
+  PostgresStore,
+  PostgresStoreOptions,
+} from "../../src/adapters/storage/postgres/postgres-store.js";
+
+export const ADMIN_URL =
+  process.env.PUNCTUAL_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+let reachable: Promise<boolean> | null = null;
+
+/** Whether the PostgreSQL server answers (asked once per process). Under `CI`, an unreachable one throws. */
+export function postgresServerReachable(): Promise<boolean> {
+  reachable ??= probe().then((ok) => {
+    if (!ok && (process.env.CI ?? "") !== "") {
+      throw new Error(
+        `CI: PostgreSQL is unreachable at ${redact(ADMIN_URL)}; it must not be skipped`,
+      );
+    }
+    return ok;
+  });
+  return reachable;
+}
+
+async function probe(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 3000 });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+    return true;
+  } catch {
+    // Unreachable is an answer here, not a failure: the caller decides (PGlite, skip, or fail under CI).
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
+}
+
+export interface PostgresTestDatabase {
+  readonly kind: "server" | "pglite";
+  /** The database's URL (server only). */
+  readonly url: string | null;
+  /** A pool on this database: a new `pg.Pool` (server), or the one PGlite connection. */
+  pool(max?: number): PostgresPool;
+  /** A fresh schema name, unique in this database. */
+  freshSchema(): string;
+  /** Opens a migrated store: in a fresh schema unless `schema` is given; pool shared unless `ownPool`. */
+  openStore(
+    options?: Partial<PostgresStoreOptions> & { readonly ownPool?: boolean },
+  ): Promise<PostgresStore>;
+  /**
+   * Opens a migrated store on this database's one recycled schema, emptied first: as fresh as a new
+   * schema for a test that runs alone, without paying for a migration per test (the contract suite).
+   */
+  openEmptyStore(): Promise<PostgresStore>;
+  /** Ends every pool it opened and drops the database. */
+  drop(): Promise<void>;
+}
+
+/** Every table of the schema, children first, for emptying a recycled schema. */
+const TABLES = ["runs", "tasks", "replicas", "api_tokens", "idempotency_records"];
+
+/** `openEmptyStore` for a database whose stores open with `open` on the shared pool `pool`. */
+function recycler(
+  open: (schema: string) => Promise<PostgresStore>,
+  pool: PostgresPool,
+): () => Promise<PostgresStore> {
+  let schema: string | null = null;
+  return async () => {
+    if (schema === null) {
+      schema = nextSchema();
+      return open(schema);
+    }
+    const quoted = `"${schema}"`;
+    await pool.query(TABLES.map((table) => `DELETE FROM ${quoted}.${table};`).join(" "));
+    return open(schema);
+  };
+}
+
+let pgliteNoticeShown = false;
+
+/** A fresh database for one test file (PGlite when no server is reachable and `CI` is unset). */
+export async function createPostgresTestDatabase(): Promise<PostgresTestDatabase> {
+  if (await postgresServerReachable()) return createServerDatabase();
+  if (!pgliteNoticeShown) {
+    pgliteNoticeShown = true;
+    console.warn(
+      `[punctual] PostgreSQL unreachable at ${redact(ADMIN_URL)}: the PostgreSQL contract suite runs on ` +
+        "PGlite (one connection); the multi-connection race tests are SKIPPED.",
+    );
+  }
+  return createPgliteDatabase();
+}
+
+let schemaCounter = 0;
+function nextSchema(): string {
+  schemaCounter++;
+  return `s${schemaCounter}_${randomBytes(3).toString("hex")}`;
+}
+
+async function createServerDatabase(): Promise<PostgresTestDatabase> {
+  const name = `punctual_t_${randomBytes(6).toString("hex")}`;
+  await withAdmin((admin) => admin.query(`CREATE DATABASE ${name}`));
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  const pools: pg.Pool[] = [];
+  const newPool = (max = 4): pg.Pool => {
+    const pool = new pg.Pool({ connectionString: url.toString(), max });
+    pool.on("error", () => undefined);
+    pools.push(pool);
+    return pool;
+  };
+  const shared = newPool(8);
+  const open = (schema: string) =>
+    openPostgresStore({ newId: createIdGenerator(), schema, pool: shared });
+  return {
+    kind: "server",
+    url: url.toString(),
+    pool: newPool,
+    freshSchema: nextSchema,
+    openStore: (options = {}) =>
+      openPostgresStore({
+        newId: createIdGenerator(),
+        schema: nextSchema(),
+        ...options,
+        pool: options.pool ?? (options.ownPool === true ? newPool() : shared),
+      }),
+    openEmptyStore: recycler(open, shared),
+    drop: async () => {
+      await Promise.all(pools.map((pool) => pool.end()));
+      await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
+
+async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function createPgliteDatabase(): Promise<PostgresTestDatabase> {
+  // A computed specifier: import-x's cycle walker overflows its stack on PGlite's bundled dist.
+  const specifier: string = "@electric-sql/pglite";
+  const { PGlite } = (await import(specifier)) as PgliteModule;
+  const db = new PGlite();
+  const session = new PgliteSession(db);
+  return {
+    kind: "pglite",
+    url: null,
+    pool: () => session,
+    freshSchema: nextSchema,
+    openStore: (options = {}) =>
+      openPostgresStore({
+        newId: createIdGenerator(),
+        schema: nextSchema(),
+        ...options,
+        pool: session,
+      }),
+    openEmptyStore: recycler(
+      (schema) => openPostgresStore({ newId: createIdGenerator(), schema, pool: session }),
+      session,
+    ),
+    drop: () => db.close(),
+  };
+}
+
+interface PgliteModule {
+  readonly PGlite: typeof PgliteClass;
+}
+
+interface PgliteLike {
+  query(text: string, params?: unknown[]): Promise<{ rows: unknown[]; affectedRows?: number }>;
+  exec(text: string): Promise<{ rows: unknown[]; affectedRows?: number }[]>;
+}
+
+/**
+ * PGlite's single connection as a pool: `connect()` waits until the previous client is released, so a
+ * transaction never interleaves with another caller's statements.
+ */
+class PgliteSession implements PostgresPool {
+  readonly #db: PgliteLike;
+  #tail: Promise<void> = Promise.resolve();
+
+  constructor(db: PgliteLike) {
+    this.#db = db;
+  }
+
+  async connect(): Promise<PostgresClient> {
+    const release = await this.#acquire();
+    let released = false;
+    return {
+      query: (text, values) => this.#run(text, values),
+      release: () => {
+        if (!released) {
+          released = true;
+          release();
+        }
+      },
+      on: () => undefined,
+    };
+  }
+
+  async query(text: string, values?: unknown[]): Promise<PostgresQueryResult> {
+    const release = await this.#acquire();
+    try {
+      return await this.#run(text, values);
+    } finally {
+      release();
+    }
+  }
+
+  end(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async #acquire(): Promise<() => void> {
+    const previous = this.#tail;
+    let release: () => void = () => undefined;
+    this.#tail = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await previous;
+    return release;
+  }
+
+  async #run(text: string, values?: unknown[]): Promise<PostgresQueryResult> {
+    // Statements without parameters may hold several commands (migrations): the simple protocol.
+    if (values === undefined || values.length === 0) {
+      const results = await this.#db.exec(text);
+      const last = results.at(-1);
+      return { rows: last?.rows ?? [], rowCount: last?.affectedRows ?? null };
+    }
+    const result = await this.#db.query(text, values);
+    return { rows: result.rows, rowCount: result.affectedRows ?? null };
+  }
+}
+
+/** Opens `count` stores on one schema, each on its own pool: separate connections, true concurrency. */
+export async function openReplicaStores(
+  database: PostgresTestDatabase,
+  count: number,
+  schema: string = database.freshSchema(),
+): Promise<PostgresStore[]> {
+  // Opening concurrently also races their migrations on the same schema.
+  return Promise.all(
+    Array.from({ length: count }, () => database.openStore({ schema, ownPool: true })),
+  );
+}
+
+/**
+ * Whether this file's multi-connection race tests can run: true with a server; otherwise prints a visible
+ * line saying they are skipped (under `CI` an unreachable server throws instead).
+ */
+export async function raceTestsRunnable(file: string): Promise<boolean> {
+  if (await postgresServerReachable()) return true;
+  console.warn(
+    `[punctual] SKIPPED ${file}: multi-connection race tests need a PostgreSQL server (none reachable).`,
+  );
+  return false;
+}

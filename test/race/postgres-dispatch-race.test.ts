@@ -1,0 +1,200 @@
+/**
+ * The dispatch races of the reference (deerflow-scheduler.md 6.4) on the real PostgreSQL server, with one
+ * pool per replica so the statements really run concurrently. Assertions are on the run ledger.
+ *
+ * The reference's "barrier after the active-run check" cannot be reproduced through the store: `decide`
+ * runs under the task's row lock, so a second command waits and then sees the first one's run. The
+ * barrier is therefore placed where it still matters: inside two open transactions racing on the unique
+ * indexes themselves ("index semantics").
+ */
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PostgresStore } from "../../src/adapters/storage/postgres/postgres-store.js";
+import { ActiveRunError } from "../../src/domain/errors.js";
+import type { Run } from "../../src/domain/run.js";
+import { ALL, minute } from "../contract/fixtures.js";
+import { admitDue, claimDue, insertTask, ledger, triggerRun } from "../contract/store-steps.js";
+import {
+  createPostgresTestDatabase,
+  openReplicaStores,
+  raceTestsRunnable,
+} from "../helpers/postgres.js";
+import type { PostgresTestDatabase } from "../helpers/postgres.js";
+
+const runnable = await raceTestsRunnable("test/race/postgres-dispatch-race.test.ts");
+
+describe.skipIf(!runnable)("postgres dispatch races (reference 6.4)", () => {
+  let database: PostgresTestDatabase;
+  let schema = "";
+  let replicas: PostgresStore[] = [];
+
+  beforeAll(async () => {
+    database = await createPostgresTestDatabase();
+    schema = database.freshSchema();
+    replicas = await openReplicaStores(database, 2, schema);
+  });
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((store) => store.close()));
+    await database.drop();
+  });
+
+  /** `code:constraint` of a failed statement. */
+  function violation(error: unknown): string {
+    const { code, constraint } = error as { code?: string; constraint?: string };
+    return `${code ?? "?"}:${constraint ?? "?"}`;
+  }
+
+  function outcome(settled: PromiseSettledResult<Run | null>): string {
+    if (settled.status === "rejected") {
+      return settled.reason instanceof ActiveRunError ? "refused" : String(settled.reason);
+    }
+    return settled.value === null ? "duplicate" : "queued";
+  }
+
+  it("two concurrent manual triggers with one idempotency key queue one run", async () => {
+    const [a, b] = replicas;
+    const task = await insertTask(a!, { options: { overlap: "allow_all" } });
+    const settled = await Promise.allSettled([
+      triggerRun(a!, ALL, task.id, "same-key", minute(0, 1)),
+      triggerRun(b!, ALL, task.id, "same-key", minute(0, 1)),
+    ]);
+    expect(settled.map(outcome).sort()).toEqual(["duplicate", "queued"]);
+    expect((await ledger(a!, task.id)).filter((r) => r.trigger === "manual")).toHaveLength(1);
+  });
+
+  it("natural timing x5: concurrent triggers of an exclusive skip task launch exactly once", async () => {
+    for (let round = 0; round < 5; round++) {
+      const [a, b] = replicas;
+      const task = await insertTask(a!);
+      const settled = await Promise.allSettled([
+        triggerRun(a!, ALL, task.id, `key-a-${round}`, minute(0, 1)),
+        triggerRun(b!, ALL, task.id, `key-b-${round}`, minute(0, 1)),
+      ]);
+      expect(settled.map(outcome).sort()).toEqual(["queued", "refused"]);
+      const claims = await Promise.all([
+        claimDue(a!, minute(0, 2), { replicaId: "a" }),
+        claimDue(b!, minute(0, 2), { replicaId: "b" }),
+      ]);
+      expect(claims.flat().filter((c) => c.task.id === task.id)).toHaveLength(1);
+      const runs = await ledger(a!, task.id);
+      expect(runs.map((r) => r.status)).toEqual(["launching"]);
+    }
+  });
+
+  it("admission and a manual trigger of an exclusive skip task race: exactly one launching", async () => {
+    for (let round = 0; round < 5; round++) {
+      const [a, b] = replicas;
+      const task = await insertTask(a!);
+      const now = minute(1, 5);
+      const [admitted, triggered] = await Promise.allSettled([
+        admitDue(a!, now),
+        triggerRun(b!, ALL, task.id, `manual-${round}`, now),
+      ]);
+      expect(admitted.status).toBe("fulfilled");
+      expect(["queued", "refused"]).toContain(outcome(triggered));
+      // Admission skips a task row the trigger holds (SKIP LOCKED): the next tick decides it then.
+      await admitDue(a!, now);
+      await Promise.all([
+        claimDue(a!, minute(1, 6), { replicaId: "a" }),
+        claimDue(b!, minute(1, 6), { replicaId: "b" }),
+      ]);
+      const runs = await ledger(a!, task.id);
+      // The occurrence has exactly one decision: queued (and now launching), or skipped for overlap.
+      const occurrence = runs.filter((r) => r.trigger === "scheduled");
+      expect(occurrence).toHaveLength(1);
+      expect(runs.filter((r) => r.status === "launching")).toHaveLength(1);
+      expect(runs.filter((r) => ["queued", "running"].includes(r.status))).toHaveLength(0);
+      if (outcome(triggered) === "queued") {
+        expect(occurrence[0]).toMatchObject({ status: "skipped", reason: "overlap" });
+      } else {
+        expect(occurrence[0]?.status).toBe("launching");
+      }
+    }
+  });
+
+  describe("index semantics, two open transactions on separate connections", () => {
+    let first: pg.Client;
+    let second: pg.Client;
+
+    beforeAll(async () => {
+      first = new pg.Client({ connectionString: database.url! });
+      second = new pg.Client({ connectionString: database.url! });
+      await Promise.all([first.connect(), second.connect()]);
+    });
+
+    afterAll(async () => {
+      await Promise.all([first.end(), second.end()]);
+    });
+
+    /** Moves `run` to `status` on `client` inside an open transaction. */
+    function move(client: pg.Client, run: Run, status: string): Promise<unknown> {
+      return client.query(`UPDATE "${schema}".runs SET status = $2::text WHERE id = $1::text`, [
+        run.id,
+        status,
+      ]);
+    }
+
+    /** Manual runs of a new task, queued side by side; `exclusive` makes them share the task's slot. */
+    async function queuedRuns(exclusive: boolean, keys: string[]) {
+      const store = replicas[0]!;
+      const task = await insertTask(store, { options: { overlap: "allow_all" } });
+      const runs: Run[] = [];
+      for (const key of keys)
+        runs.push((await triggerRun(store, ALL, task.id, key, minute(0, 1)))!);
+      if (exclusive) {
+        await first.query(`UPDATE "${schema}".runs SET exclusive = true WHERE task_id = $1::text`, [
+          task.id,
+        ]);
+      }
+      return { task, runs };
+    }
+
+    it("lets one of two concurrent launches of an exclusive task win; the other hits runs_task_slot_uq", async () => {
+      const { runs } = await queuedRuns(true, ["x", "y"]);
+      await first.query("BEGIN");
+      await second.query("BEGIN");
+      await move(first, runs[0]!, "launching");
+      const blocked = move(second, runs[1]!, "launching").then(() => "updated", violation);
+      await first.query("COMMIT");
+      expect(await blocked).toBe("23505:runs_task_slot_uq");
+      await second.query("ROLLBACK");
+    });
+
+    it("keeps one active slot per exclusive task: tombstones and other tasks never conflict; the slot frees", async () => {
+      const { runs } = await queuedRuns(true, ["p", "q", "r"]);
+      const other = await queuedRuns(true, ["s"]);
+      await move(first, runs[0]!, "launching");
+      await move(first, runs[0]!, "running");
+      await expect(move(first, runs[1]!, "launching")).rejects.toMatchObject({
+        code: "23505",
+        constraint: "runs_task_slot_uq",
+      });
+      await move(first, runs[2]!, "cancelled");
+      await move(first, other.runs[0]!, "launching");
+      await move(first, runs[0]!, "succeeded");
+      await move(first, runs[1]!, "launching");
+    });
+
+    it("lets one of two concurrent inserts of one manual key win; the other hits runs_manual_key_uq", async () => {
+      const { task, runs } = await queuedRuns(false, ["m"]);
+      const copy = (client: pg.Client, id: string) =>
+        client.query(
+          `INSERT INTO "${schema}".runs SELECT $1::text AS id, r.task_id, r.owner, r.trigger, ` +
+            `r.scheduled_for, r.fire_at, r.status, r.reason, r.missed_count, r.missed_until, r.attempt, ` +
+            `r.failures, r.not_before, r.thread_scope, $1::text AS thread_id, r.exclusive, r.claim_token, ` +
+            `r.claim_expires_at, r.claimed_by, r.target_run_id, r.idempotency_key || '-2', r.queued_at, ` +
+            `r.launched_at, r.deadline_at, r.finished_at, r.lateness_ms, r.late, ` +
+            `r.cancel_requested_at, r.error, r.result FROM "${schema}".runs AS r WHERE r.id = $2::text`,
+          [id, runs[0]!.id],
+        );
+      await first.query("BEGIN");
+      await second.query("BEGIN");
+      await copy(first, `${task.id}-copy-1`);
+      const blocked = copy(second, `${task.id}-copy-2`).then(() => "inserted", violation);
+      await first.query("COMMIT");
+      expect(await blocked).toBe("23505:runs_manual_key_uq");
+      await second.query("ROLLBACK");
+    });
+  });
+});
