@@ -54,6 +54,9 @@ export interface CoordinatorDeps {
 }
 
 const CLOCK_CHECK_MS = 10 * 60_000;
+/** Abort reasons, made once: building an Error (or DOMException) per launch is measurable. */
+const LAUNCH_TIMED_OUT = new Error("the launch timed out before the lease");
+const LAUNCH_SETTLED = "launch settled";
 const RETENTION_DEFAULT_MS = 30 * 86_400_000;
 
 export class Coordinator {
@@ -247,7 +250,7 @@ export class Coordinator {
     const margin = Math.min(5000, Math.floor(leaseMs / 4));
     const timer = clock.sleepUntil((clock.now() + leaseMs - margin) as Instant, controller.signal);
     void timer.then(() => {
-      controller.abort(new Error("launch timed out"));
+      controller.abort(LAUNCH_TIMED_OUT);
     });
     let outcome: LaunchOutcome;
     let completion: CompletionVerdict | undefined;
@@ -273,7 +276,7 @@ export class Coordinator {
         );
       }
     } finally {
-      controller.abort();
+      controller.abort(LAUNCH_SETTLED);
     }
     try {
       const change = await dispatch.recordLaunch(run.id, token, outcome, clock.now());

@@ -19,8 +19,12 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** A JSON column: written as JSON text and read back. */
+/**
+ * A JSON column: written as JSON text and read back. A frozen value already came out of a row (domain
+ * transitions pass unchanged sub-objects along), so it is shared instead of copied again.
+ */
 function jsonColumn<T>(value: T): T {
+  if (Object.isFrozen(value)) return value;
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
@@ -31,7 +35,9 @@ export function taskRow(task: Task): Task {
     owner: task.owner,
     title: task.title,
     description: task.description,
-    schedule: decodeSchedule(jsonColumn(encodeSchedule(task.schedule))),
+    schedule: Object.isFrozen(task.schedule)
+      ? task.schedule
+      : decodeSchedule(jsonColumn(encodeSchedule(task.schedule))),
     target: jsonColumn(task.target),
     context: jsonColumn(task.context),
     options: jsonColumn(task.options),

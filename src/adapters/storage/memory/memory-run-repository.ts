@@ -222,13 +222,24 @@ export class MemoryRunRepository implements RunRepository {
   purge(before: Instant, limit: number): Promise<number> {
     return this.#tables.atomically(() => {
       const max = Math.max(0, limit);
-      const expired = [...this.#tables.runs()]
-        .filter((run) => isTerminalRunStatus(run.status))
-        .filter((run) => run.finishedAt !== null && run.finishedAt < before)
-        .sort(byInstant((run) => run.finishedAt))
-        .slice(0, max);
-      for (const run of expired) this.#tables.deleteRun(run.id);
-      let deleted = expired.length;
+      let deleted = 0;
+      // Skip the scan when nothing can have expired (a replay keeps every run).
+      if (before > this.#tables.oldestFinishedAt) {
+        const terminal = [...this.#tables.runs()].filter(
+          (run) => isTerminalRunStatus(run.status) && run.finishedAt !== null,
+        );
+        const expired = terminal
+          .filter((run) => run.finishedAt !== null && run.finishedAt < before)
+          .sort(byInstant((run) => run.finishedAt))
+          .slice(0, max);
+        for (const run of expired) this.#tables.deleteRun(run.id);
+        deleted = expired.length;
+        const kept = new Set(expired);
+        this.#tables.oldestFinishedAt = terminal.reduce(
+          (oldest, run) => (kept.has(run) ? oldest : Math.min(oldest, run.finishedAt ?? oldest)),
+          Number.POSITIVE_INFINITY,
+        );
+      }
       const gone = [...this.#tables.tasks()]
         .filter((task) => task.deletedAt !== null)
         .filter((task) => this.#tables.activeRuns(task.id).length === 0)

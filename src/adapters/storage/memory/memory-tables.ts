@@ -78,6 +78,18 @@ export class MemoryTables {
   readonly #replicas = new Map<string, ReplicaRow>();
   #journal: (() => void)[] | null = null;
   #closed = false;
+  /** No terminal run finished before this (a lower bound), so purge can skip its scan. */
+  #oldestFinishedAt = Number.POSITIVE_INFINITY;
+
+  /** A lower bound of the terminal runs' `finished_at`. */
+  get oldestFinishedAt(): number {
+    return this.#oldestFinishedAt;
+  }
+
+  /** Set by a purge that looked at every terminal run. */
+  set oldestFinishedAt(value: number) {
+    this.#oldestFinishedAt = value;
+  }
 
   /**
    * Runs `fn` atomically: if it throws, every write it made is undone. Nested calls are savepoints: a
@@ -254,6 +266,9 @@ export class MemoryTables {
     }
     ofTask.add(id);
     if (isActiveRunStatus(next.status)) this.#activeRuns.add(id);
+    else if (next.finishedAt !== null && next.finishedAt < this.#oldestFinishedAt) {
+      this.#oldestFinishedAt = next.finishedAt;
+    }
   }
 }
 

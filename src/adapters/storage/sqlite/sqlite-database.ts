@@ -21,6 +21,10 @@ export function openSqliteDatabase(path: string): SqliteDatabase {
     // (a power loss may drop the last transactions, never corrupt the file).
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
+    // Checkpoint every ~40 MB of WAL instead of ~4 MB: each checkpoint syncs the database file, and at
+    // the default a single-run commit cost 200 us against 135 us (measured on 6,000 claims' writes).
+    db.pragma("wal_autocheckpoint = 10000");
+    db.pragma("journal_size_limit = 67108864");
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.pragma("foreign_keys = ON");
     return db;
