@@ -9,7 +9,13 @@ export function buildProgram(): Command {
   const program = new Command("punctual")
     .description("A durable scheduler: cron with time zones, once and interval tasks.")
     .exitOverride()
-    .showHelpAfterError();
+    .showHelpAfterError()
+    .addHelpText(
+      "after",
+      `
+Example: when does "02:30 every day" fire in New York across the 2024 spring DST change?
+  $ punctual next "30 2 * * *" --tz America/New_York --from 2024-03-09T00:00:00Z --count 3`,
+    );
   program.addCommand(nextCommand());
   return program;
 }

@@ -5,30 +5,18 @@ import {
 } from "../../../../src/adapters/storage/postgres/postgres-store.js";
 import { createIdGenerator } from "../../../../src/adapters/storage/shared/time-ordered-id.js";
 import { selectClaimable } from "../../../../src/domain/claim.js";
-import { ValidationError } from "../../../../src/domain/errors.js";
 import { claimRun } from "../../../../src/domain/run-transitions.js";
 import { instant } from "../../../../src/domain/time.js";
 import type { Instant } from "../../../../src/domain/time.js";
-import {
-  ALICE_SCOPE,
-  ALL,
-  T0,
-  buildTask,
-  minute,
-  reuseThread,
-} from "../../../contract/fixtures.js";
+import { ALL, T0, buildTask, minute, reuseThread } from "../../../contract/fixtures.js";
 import {
   POLICY,
   REPLICA,
-  admitDue,
-  backfillRuns,
   claimDue,
   insertTask,
   ledger,
   recordCompletion,
   recordLaunch,
-  reload,
-  scheduledDecisions,
   triggerRun,
 } from "../../../contract/store-steps.js";
 import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
@@ -92,40 +80,6 @@ describe("postgres store", () => {
     await store.close();
   });
 
-  it("refuses a cursor it did not make", async () => {
-    const store = await database.openStore();
-    await expect(
-      store.tasks.listTasks(ALICE_SCOPE, { limit: 10, cursor: "not-a-cursor" }),
-    ).rejects.toThrow(ValidationError);
-    await store.close();
-  });
-
-  it("does not decide an occurrence twice, and still admits the rest of the batch", async () => {
-    const schema = database.freshSchema();
-    const store = await database.openStore({ schema });
-    const a = await insertTask(store);
-    const b = await insertTask(store);
-    await expect(admitDue(store, minute(1))).resolves.toMatchObject({ tasks: 2, decisions: 2 });
-    // Someone rewinds task A's watermark behind admission's back: minute 1 is due again for it.
-    await database
-      .pool()
-      .query(
-        `UPDATE "${schema}".tasks SET decided_through = to_timestamp($1::int8 / 1000), ` +
-          `next_run_at = to_timestamp($2::int8 / 1000) WHERE id = $3::text`,
-        [T0, minute(1), a.id],
-      );
-    const report = await admitDue(store, minute(2));
-    expect(report.tasks).toBe(1);
-    expect((await scheduledDecisions(store, a.id)).map((r) => r.scheduledFor)).toEqual([minute(1)]);
-    expect((await scheduledDecisions(store, b.id)).map((r) => r.scheduledFor)).toEqual([
-      minute(1),
-      minute(2),
-    ]);
-    // Task A's work was rolled back whole: its rewound fields are as they were.
-    expect((await reload(store, a.id)).decidedThrough).toBe(T0);
-    await store.close();
-  });
-
   it("skips a run whose thread slot is taken instead of failing the whole claim", async () => {
     const store = await database.openStore();
     const options = { overlap: "allow_all" as const };
@@ -155,17 +109,6 @@ describe("postgres store", () => {
     );
     expect(claimed.map((c) => c.task.id)).toEqual([third.id]);
     expect((await ledger(store, second.id)).map((r) => r.status)).toEqual(["queued"]);
-    await store.close();
-  });
-
-  it("drops a repeated backfill as null rows", async () => {
-    const store = await database.openStore();
-    const task = await insertTask(store);
-    const range = { from: minute(-5), to: minute(-2) };
-    const first = await backfillRuns(store, ALL, task.id, range, minute(0, 1));
-    expect(first.filter((r) => r !== null)).toHaveLength(3);
-    const again = await backfillRuns(store, ALL, task.id, range, minute(0, 2));
-    expect(again).toEqual([null, null, null]);
     await store.close();
   });
 
@@ -200,18 +143,4 @@ describe("postgres store", () => {
       await store.close();
     },
   );
-
-  it("keeps launch bookkeeping relative: run_count counts every recorded launch", async () => {
-    const store = await database.openStore();
-    const task = await insertTask(store, { options: { overlap: "allow_all" } });
-    for (const key of ["a", "b", "c"]) await triggerRun(store, ALL, task.id, key, minute(0, 1));
-    for (const claimed of await claimDue(store, minute(0, 2))) {
-      await recordLaunch(store, claimed, minute(0, 3));
-    }
-    const stored = await reload(store, task.id);
-    expect(stored.runCount).toBe(3);
-    expect(stored.version).toBe(task.version);
-    expect(stored.nextRunAt).toBe(task.nextRunAt);
-    await store.close();
-  });
 });
