@@ -10,7 +10,7 @@ const layer = (files, patterns) => ({
 });
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "coverage/", "bench/results/", "bin/"] },
+  { ignores: ["dist/", "node_modules/", "coverage/", "bench/results/", "bin/", "scratch/"] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

@@ -29,11 +29,11 @@ describe("createTestScheduler", () => {
       expect(dailyRuns).toHaveLength(365);
       expect(dailyRuns.every((r) => r.status === "succeeded" && !r.late)).toBe(true);
       // 2026-03-29: 02:30 does not exist in Berlin; the fixed-time job fires once at 03:00 CEST (01:00Z).
-      expect(dailyRuns.filter((r) => r.scheduled_for?.startsWith("2026-03-29"))).toMatchObject([
+      expect(dailyRuns.filter((r) => r.scheduled_for.startsWith("2026-03-29"))).toMatchObject([
         { scheduled_for: "2026-03-29T01:00:00Z" },
       ]);
       // 2026-10-25: 02:30 happens twice; it fires once, on the first pass (CEST, 00:30Z).
-      expect(dailyRuns.filter((r) => r.scheduled_for?.startsWith("2026-10-25"))).toMatchObject([
+      expect(dailyRuns.filter((r) => r.scheduled_for.startsWith("2026-10-25"))).toMatchObject([
         { scheduled_for: "2026-10-25T00:30:00Z" },
       ]);
 
@@ -42,9 +42,7 @@ describe("createTestScheduler", () => {
       expect(quarterRuns).toHaveLength(365 * 96);
       expect(quarterRuns.every((r) => r.status === "succeeded")).toBe(true);
       const between = (from: string, to: string): number =>
-        quarterRuns.filter(
-          (r) => r.scheduled_for !== null && r.scheduled_for >= from && r.scheduled_for < to,
-        ).length;
+        quarterRuns.filter((r) => r.scheduled_for >= from && r.scheduled_for < to).length;
       // Local midnight to midnight: 23 hours on the spring day, 25 on the autumn day.
       expect(between("2026-03-28T23:00:00Z", "2026-03-29T22:00:00Z")).toBe(92);
       expect(between("2026-10-24T22:00:00Z", "2026-10-25T23:00:00Z")).toBe(100);
