@@ -14,7 +14,7 @@ function tableKeys(doc: string, heading: string): string[] {
   const rest = doc.slice(start + heading.length);
   const end = rest.search(/\n#+ /);
   const section = end === -1 ? rest : rest.slice(0, end);
-  return [...section.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1] ?? "");
+  return [...section.matchAll(/^\|\s*`([a-z_]+)`\s*\|/gm)].map((m) => m[1] ?? "");
 }
 
 const semantics = readFileSync(new URL("../../docs/semantics.md", import.meta.url), "utf8");
