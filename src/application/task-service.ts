@@ -21,6 +21,7 @@ import {
   pauseTask,
   resumeTask,
   triggerTask,
+  validateClientKey,
 } from "../domain/task-commands.js";
 import type { CommandOutcome } from "../domain/task-commands.js";
 import type { Task, TaskUserFields } from "../domain/task.js";
@@ -181,6 +182,7 @@ export class TaskService {
   ): Promise<RunView> {
     const task = await this.#find(actor, id);
     const clientKey = options.idempotencyKey ?? this.#deps.newId();
+    validateClientKey(clientKey);
     const key = idempotencyKeyFor(task.id, "manual", clientKey);
     const existing = await this.#deps.store.runs.findManualRun(task.id, key);
     if (existing !== null) return runView(existing);

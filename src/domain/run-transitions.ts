@@ -242,8 +242,9 @@ export function completeRun(
       return { ...change, run: { ...change.run, result } };
     }
     case "cancelled": {
+      // The reason it was asked to stop (owner, superseded, task deleted) outlives the confirmation.
       const reason: RunReason =
-        run.cancelRequestedAt !== null ? "cancel_requested" : "target_cancelled";
+        run.cancelRequestedAt !== null ? (run.reason ?? "cancel_requested") : "target_cancelled";
       const message = error ?? "the target cancelled the run";
       return {
         run: moveRun(run, "cancelled", { ...finished(now), reason, result, error: message }),
@@ -291,7 +292,7 @@ export function timeOutRun(run: Run, now: Instant, task: RunTaskContext): RunCha
     return {
       run: moveRun(run, "cancelled", {
         ...finished(now),
-        reason: "cancel_requested",
+        reason: run.reason ?? "cancel_requested",
         error: message,
       }),
       taskVerdict: verdictFor(run, task, "cancelled", message),

@@ -376,6 +376,16 @@ const FRESH = {
   status: "queued",
 } as const;
 
+/** A client's idempotency key for a trigger: 1 to 200 characters (SPEC 5.4 bounds the derived key). */
+export function validateClientKey(key: string): void {
+  if (key.length < 1 || key.length > TASK_LIMITS.idempotencyKeyMax) {
+    throw ValidationError.of(
+      "idempotency_key",
+      `must be 1 to ${TASK_LIMITS.idempotencyKeyMax} characters`,
+    );
+  }
+}
+
 /**
  * Trigger (run now): a manual occurrence keyed by the client's key. Allowed on paused and terminal tasks;
  * refused under overlap `skip` while the task has an active run.
@@ -385,12 +395,7 @@ export function triggerTask(
   activeRuns: readonly Run[],
   ctx: { readonly now: Instant; readonly clientKey: string },
 ): NewRun {
-  if (ctx.clientKey.length < 1 || ctx.clientKey.length > TASK_LIMITS.idempotencyKeyMax) {
-    throw ValidationError.of(
-      "idempotency_key",
-      `must be 1 to ${TASK_LIMITS.idempotencyKeyMax} characters`,
-    );
-  }
+  validateClientKey(ctx.clientKey);
   if (task.options.overlap === "skip" && activeRuns.length > 0) {
     throw new ActiveRunError(
       "the task has an active run and its overlap policy is skip: wait for the run, or cancel it",
