@@ -226,7 +226,8 @@ class DecisionBuilder {
     }
     const task = this.#task;
     const context = task.context;
-    this.#lastQueueIndex = this.#decisions.length;
+    // Catch-up `all` queues whatever the overlap policy: `cancel_other` never supersedes those runs.
+    if (!how.ignoreOverlap) this.#lastQueueIndex = this.#decisions.length;
     this.#decisions.push({
       kind: "queue",
       trigger: "scheduled",

@@ -3,6 +3,7 @@
  * (SPEC 5.2, 5.4-5.6). Each function returns the new run plus what the task must record, and refuses a move
  * the state machine forbids. Launch bookkeeping and completion touch disjoint task fields (SPEC 5.5).
  */
+import { IllegalTransitionError } from "./errors.js";
 import type { FencingToken, RunId } from "./ids.js";
 import { hashFraction } from "./occurrence.js";
 import type { RetryOptions, SchedulePolicy, TaskOptions } from "./options.js";
@@ -80,6 +81,7 @@ export function applyLaunchOutcome(
   ctx: { now: Instant; task: RunTaskContext; policy: SchedulePolicy },
 ): RunChange {
   const { now, task } = ctx;
+  if (run.status !== "launching") return lateLaunchOutcome(run, outcome, now);
   switch (outcome.kind) {
     case "launched":
     case "indeterminate":
@@ -126,6 +128,26 @@ function launched(
     }),
     taskLaunch: { lastRunAt: now, lastRunId: run.id, runCountIncrement: 1 },
     cancelTarget: run.cancelRequestedAt !== null,
+  };
+}
+
+/**
+ * A launch outcome for a run that is no longer `launching`. Its verdict overtook the launch record (the
+ * target answered fast): the launch is booked and the verdict stands. Any other state means the outcome
+ * is stale, which the claim token normally prevents: refused.
+ */
+const OVERTAKING_VERDICTS: readonly Run["status"][] = ["succeeded", "failed", "cancelled"];
+
+function lateLaunchOutcome(run: Run, outcome: LaunchOutcome, now: Instant): RunChange {
+  const overtook = run.claimToken !== null && OVERTAKING_VERDICTS.includes(run.status);
+  if (!overtook) {
+    throw new IllegalTransitionError("run", run.status, `launch outcome ${outcome.kind}`);
+  }
+  const released = { ...run, claimToken: null, claimExpiresAt: null };
+  if (outcome.kind !== "launched" && outcome.kind !== "indeterminate") return { run: released };
+  return {
+    run: { ...released, launchedAt: run.launchedAt ?? now },
+    taskLaunch: { lastRunAt: run.launchedAt ?? now, lastRunId: run.id, runCountIncrement: 1 },
   };
 }
 
@@ -228,7 +250,13 @@ export function completeRun(
   switch (verdict.status) {
     case "succeeded":
       return {
-        run: moveRun(run, "succeeded", { ...finished(now), result, error: null, reason: null }),
+        run: moveRun(run, "succeeded", {
+          ...finished(now),
+          ...overtaken(run, now),
+          result,
+          error: null,
+          reason: null,
+        }),
         taskVerdict: verdictFor(run, task, "succeeded", null),
       };
     case "failed": {
@@ -247,11 +275,30 @@ export function completeRun(
         run.cancelRequestedAt !== null ? (run.reason ?? "cancel_requested") : "target_cancelled";
       const message = error ?? "the target cancelled the run";
       return {
-        run: moveRun(run, "cancelled", { ...finished(now), reason, result, error: message }),
+        run: moveRun(run, "cancelled", {
+          ...finished(now),
+          ...overtaken(run, now),
+          reason,
+          result,
+          error: message,
+        }),
         taskVerdict: verdictFor(run, task, "cancelled", message),
       };
     }
   }
+}
+
+/**
+ * A verdict for a run still `launching` overtook the record of its launch: it did start, and its claim
+ * stays so that the fenced launch record can still book the launch.
+ */
+function overtaken(run: Run, now: Instant): Partial<Run> {
+  if (run.status !== "launching") return {};
+  return {
+    launchedAt: run.launchedAt ?? now,
+    claimToken: run.claimToken,
+    claimExpiresAt: run.claimExpiresAt,
+  };
 }
 
 /**

@@ -5,6 +5,7 @@
  *   queued    -> launching (claim) | cancelled | skipped (queue_timeout)
  *   launching -> running (launched, indeterminate, reconciled) | queued (busy, retry, reconciled absent)
  *              | failed (launch_failed) | cancelled (cancel requested and nothing started)
+ *              | succeeded/failed/cancelled (a verdict that overtakes the record of its launch)
  *   running   -> succeeded | failed | timed_out | cancelled | queued (retry of a failed attempt)
  *   born terminal: skipped (overlap, coalesced, buffer_full), missed (down, paused, window)
  */
@@ -120,7 +121,7 @@ export function holdsSlot(status: RunStatus): boolean {
 
 const MOVES: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
   queued: ["launching", "cancelled", "skipped"],
-  launching: ["running", "queued", "failed", "cancelled"],
+  launching: ["running", "queued", "succeeded", "failed", "cancelled"],
   running: ["succeeded", "failed", "timed_out", "cancelled", "queued"],
   succeeded: [],
   failed: [],

@@ -160,9 +160,9 @@ export function editTask(
       return { ...edited, nextRunAt: null };
     return { ...edited, status: "enabled", decidedThrough: from, nextRunAt: next, lastError: null };
   }
-  const next = maxRunsReached(schedule, task.admittedCount)
-    ? null
-    : nextAfter(schedule, task.decidedThrough);
+  // SPEC 4.3: next_run_at is recomputed from now; decided_through stays, so nothing decided is redone.
+  const from = task.decidedThrough > ctx.now ? task.decidedThrough : ctx.now;
+  const next = maxRunsReached(schedule, task.admittedCount) ? null : nextAfter(schedule, from);
   return { ...edited, nextRunAt: next };
 }
 

@@ -183,9 +183,16 @@ export function describeAdmission(ctx: ContractContext): void {
       await admitDue(store, minute(20, 30_000));
       const decisions = await scheduledDecisions(store, task.id);
       coveredOnce(decisions);
+      // The edit recomputes next_run_at from its instant (SPEC 4.3): 16:00 is not due before 18:00, so
+      // at 20:30 the new schedule's 16:00 and 18:00 are one missed range and 20:00 runs.
       expect(decisions.map((run) => run.scheduledFor)).toEqual(
-        [1, 10, 11, 12, 13, 14, 15, 16, 18, 20].map((n) => minute(n)),
+        [1, 10, 11, 12, 13, 14, 15, 16, 20].map((n) => minute(n)),
       );
+      expect(decisions[7]).toMatchObject({
+        status: "missed",
+        missedCount: 2,
+        missedUntil: minute(18),
+      });
       expect(decisions.slice(2, 7).every((run) => run.status === "queued")).toBe(true);
       const backfills = (await ledger(store, task.id)).filter((run) => run.trigger === "backfill");
       expect(new Set(backfills.map((run) => run.scheduledFor)).size).toBe(16);

@@ -1,0 +1,171 @@
+/**
+ * Claim selection (SPEC 5.3-5.4): which queued runs a replica may claim now: per-thread FIFO, per-task
+ * FIFO for exclusive runs, `not_before`, busy threads and tasks, the global budget, handler names.
+ */
+import { describe, expect, it } from "vitest";
+import { selectClaimable, threadKey } from "../../src/domain/claim.js";
+import type { ClaimCandidate, ClaimSelectionInput } from "../../src/domain/claim.js";
+import type { RunId, TaskId, ThreadId } from "../../src/domain/ids.js";
+import { MINUTE, plus, SECOND, T0 } from "./builders.js";
+
+let order = 0;
+
+/** A queued run of task `task` on thread `thread` (scope `handler` unless given), queued in call order. */
+function candidate(
+  id: string,
+  overrides: Partial<Omit<ClaimCandidate, "taskId" | "threadId">> & {
+    task?: string;
+    thread?: string;
+  } = {},
+): ClaimCandidate {
+  const { task, thread, ...rest } = overrides;
+  order++;
+  return {
+    id: id as RunId,
+    taskId: (task ?? `task-${id}`) as TaskId,
+    threadScope: "webhook",
+    threadId: (thread ?? `thread-${id}`) as ThreadId,
+    exclusive: true,
+    notBefore: T0,
+    queuedAt: plus(T0, order),
+    handlerName: null,
+    ...rest,
+  };
+}
+
+function select(
+  candidates: ClaimCandidate[],
+  overrides: Partial<Omit<ClaimSelectionInput, "candidates">> = {},
+): string[] {
+  return selectClaimable({
+    candidates,
+    busyThreads: new Set(),
+    busyTasks: new Set(),
+    budget: 16,
+    now: T0,
+    handlerNames: new Set(["log"]),
+    ...overrides,
+  }).map((c) => c.id);
+}
+
+describe("selectClaimable", () => {
+  it("claims every due run of distinct threads and tasks, in claim order", () => {
+    expect(select([candidate("a"), candidate("b"), candidate("c")])).toEqual(["a", "b", "c"]);
+  });
+
+  describe("the global budget", () => {
+    it("claims nothing when the budget is exhausted", () => {
+      expect(select([candidate("a"), candidate("b")], { budget: 0 })).toEqual([]);
+    });
+
+    it("claims only into the remaining budget, oldest first", () => {
+      expect(select([candidate("a"), candidate("b"), candidate("c")], { budget: 2 })).toEqual([
+        "a",
+        "b",
+      ]);
+    });
+
+    it("does not spend budget on runs it cannot claim", () => {
+      const runs = [
+        candidate("a", { notBefore: plus(T0, MINUTE) }),
+        candidate("b"),
+        candidate("c"),
+      ];
+      expect(select(runs, { budget: 2 })).toEqual(["b", "c"]);
+    });
+  });
+
+  describe("not_before", () => {
+    it("leaves a run whose not_before has not passed, and claims one exactly at it", () => {
+      const runs = [
+        candidate("a", { notBefore: plus(T0, SECOND) }),
+        candidate("b", { notBefore: T0 }),
+      ];
+      expect(select(runs)).toEqual(["b"]);
+    });
+  });
+
+  describe("per-thread FIFO", () => {
+    it("claims only the head of a thread's queue", () => {
+      const runs = [candidate("a", { thread: "t" }), candidate("b", { thread: "t" })];
+      expect(select(runs)).toEqual(["a"]);
+    });
+
+    it("keeps later runs of a thread waiting behind a head that is not yet due (busy back-off)", () => {
+      const runs = [
+        candidate("a", { thread: "t", notBefore: plus(T0, MINUTE) }),
+        candidate("b", { thread: "t" }),
+      ];
+      expect(select(runs)).toEqual([]);
+    });
+
+    it("claims nothing on a thread that has a launching or running run", () => {
+      const runs = [candidate("a", { thread: "t" }), candidate("b")];
+      expect(select(runs, { busyThreads: new Set([threadKey("webhook", "t")]) })).toEqual(["b"]);
+    });
+
+    it("tells threads apart by scope: the same id in two scopes is two threads", () => {
+      const runs = [
+        candidate("a", { thread: "t", threadScope: "agent:one" }),
+        candidate("b", { thread: "t", threadScope: "agent:two" }),
+      ];
+      expect(select(runs)).toEqual(["a", "b"]);
+      expect(select(runs, { busyThreads: new Set([threadKey("agent:one", "t")]) })).toEqual(["b"]);
+    });
+
+    it("holds the FIFO across tasks sharing one thread", () => {
+      const runs = [
+        candidate("a", { task: "x", thread: "shared", notBefore: plus(T0, MINUTE) }),
+        candidate("b", { task: "y", thread: "shared" }),
+      ];
+      expect(select(runs)).toEqual([]);
+    });
+  });
+
+  describe("per-task FIFO for exclusive runs", () => {
+    it("claims only the oldest exclusive run of a task, even on fresh threads", () => {
+      const runs = [candidate("a", { task: "x" }), candidate("b", { task: "x" })];
+      expect(select(runs)).toEqual(["a"]);
+    });
+
+    it("keeps a task's next run waiting while its active run holds the task's slot (cancel_other)", () => {
+      const runs = [candidate("new", { task: "x" })];
+      expect(select(runs, { busyTasks: new Set(["x" as TaskId]) })).toEqual([]);
+    });
+
+    it("claims several non-exclusive (allow_all) runs of one task at once, even if the task is busy", () => {
+      const runs = [
+        candidate("a", { task: "x", exclusive: false }),
+        candidate("b", { task: "x", exclusive: false }),
+      ];
+      expect(select(runs, { busyTasks: new Set(["x" as TaskId]) })).toEqual(["a", "b"]);
+    });
+
+    it("keeps a task's later exclusive runs behind an older one that is not yet due (retry back-off)", () => {
+      const runs = [
+        candidate("a", { task: "x", notBefore: plus(T0, MINUTE) }),
+        candidate("b", { task: "x" }),
+      ];
+      expect(select(runs)).toEqual([]);
+    });
+  });
+
+  describe("handler names", () => {
+    it("leaves handler runs this replica cannot run for the replicas that can", () => {
+      const runs = [
+        candidate("a", { threadScope: "handler", handlerName: "billing" }),
+        candidate("b", { threadScope: "handler", handlerName: "log" }),
+        candidate("c"),
+      ];
+      expect(select(runs)).toEqual(["b", "c"]);
+    });
+
+    it("keeps later runs of the same thread behind a handler run it cannot run", () => {
+      const runs = [
+        candidate("a", { thread: "t", handlerName: "billing" }),
+        candidate("b", { thread: "t", handlerName: "log" }),
+      ];
+      expect(select(runs)).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * The run state machine (SPEC 5.2): every legal and every illegal move between the nine statuses, and
+ * the status groups (active, slot-holding, terminal).
+ */
+import { describe, expect, it } from "vitest";
+import { IllegalTransitionError } from "../../src/domain/errors.js";
+import {
+  canMove,
+  holdsSlot,
+  isActiveRunStatus,
+  isTerminalRunStatus,
+  moveRun,
+  RUN_STATUSES,
+} from "../../src/domain/run.js";
+import type { RunStatus } from "../../src/domain/run.js";
+import { buildRun, T0 } from "./builders.js";
+
+/**
+ * The legal moves, written from SPEC 5.2's diagram (plus the retry edge running -> queued of
+ * docs/decisions.md, and launching -> cancelled for a run asked to stop before anything started).
+ */
+const LEGAL: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
+  queued: ["launching", "cancelled", "skipped"],
+  launching: ["running", "queued", "succeeded", "failed", "cancelled"],
+  running: ["succeeded", "failed", "timed_out", "cancelled", "queued"],
+  succeeded: [],
+  failed: [],
+  timed_out: [],
+  cancelled: [],
+  skipped: [],
+  missed: [],
+};
+
+const PAIRS = RUN_STATUSES.flatMap((from) => RUN_STATUSES.map((to) => ({ from, to })));
+const legal = PAIRS.filter(({ from, to }) => LEGAL[from].includes(to));
+const illegal = PAIRS.filter(({ from, to }) => !LEGAL[from].includes(to));
+
+describe("the run state machine", () => {
+  it("has 13 legal moves and 68 illegal ones among its 9 statuses", () => {
+    expect(legal).toHaveLength(13);
+    expect(illegal).toHaveLength(68);
+  });
+
+  describe.each(legal)("the legal move $from -> $to", ({ from, to }) => {
+    it("is allowed by canMove", () => {
+      expect(canMove(from, to)).toBe(true);
+    });
+
+    it("is made by moveRun, with the changes applied and nothing mutated", () => {
+      const run = Object.freeze(buildRun({ status: from }));
+      const moved = moveRun(run, to, { error: "why" });
+      expect(moved.status).toBe(to);
+      expect(moved.error).toBe("why");
+      expect(run.status).toBe(from);
+    });
+  });
+
+  describe.each(illegal)("the illegal move $from -> $to", ({ from, to }) => {
+    it("is refused by canMove", () => {
+      expect(canMove(from, to)).toBe(false);
+    });
+
+    it("makes moveRun throw IllegalTransitionError (illegal_transition)", () => {
+      const run = buildRun({ status: from });
+      let thrown: unknown;
+      try {
+        moveRun(run, to);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(IllegalTransitionError);
+      expect(thrown).toMatchObject({ code: "illegal_transition", entity: "run", from, to });
+    });
+  });
+
+  it("never leaves a terminal status (born terminal skipped and missed included)", () => {
+    for (const from of RUN_STATUSES.filter(isTerminalRunStatus)) {
+      expect(RUN_STATUSES.filter((to) => canMove(from, to))).toEqual([]);
+    }
+  });
+
+  it("ignores a status in the changes: the target status wins", () => {
+    const moved = moveRun(buildRun(), "launching", { status: "succeeded", notBefore: T0 });
+    expect(moved.status).toBe("launching");
+  });
+});
+
+describe("run status groups", () => {
+  it.each(RUN_STATUSES)("classifies %s as active, slot-holding or terminal", (status) => {
+    const active = ["queued", "launching", "running"].includes(status);
+    expect(isActiveRunStatus(status)).toBe(active);
+    expect(isTerminalRunStatus(status)).toBe(!active);
+    expect(holdsSlot(status)).toBe(status === "launching" || status === "running");
+  });
+});
