@@ -2,7 +2,7 @@
  * The composition root: the one place that builds adapters (stores, launchers, clock, logger) and hands
  * them to the services and the coordinator. The library's `createScheduler` and the CLI both come here.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Actor } from "./application/actor.js";
 import { LOCAL_ACTOR } from "./application/actor.js";
@@ -10,7 +10,12 @@ import { DispatchService } from "./application/dispatch-service.js";
 import type { Store } from "./application/store.js";
 import { TaskService } from "./application/task-service.js";
 import type { CreatedTask } from "./application/task-service.js";
-import type { RunView, TaskView } from "./application/views.js";
+import type { OccurrenceView, PageView, RunView, TaskView } from "./application/views.js";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+import { TokenService } from "./application/token-service.js";
+import { buildHttpApp } from "./adapters/http/http-app.js";
+import { SchedulerMetrics } from "./adapters/http/metrics.js";
+import type { RateLimitOptions } from "./adapters/http/rate-limit.js";
 import { HandlerLauncher } from "./adapters/launchers/handler/handler-launcher.js";
 import type { Handler } from "./adapters/launchers/handler/handler-launcher.js";
 import { createLogHandler } from "./adapters/launchers/handler/log-handler.js";
@@ -21,8 +26,19 @@ import { openSqliteStore } from "./adapters/storage/sqlite/sqlite-store.js";
 import { createMemoryStore } from "./adapters/storage/memory/memory-store.js";
 import type { CatchUpPolicy, SchedulePolicy } from "./domain/options.js";
 import { DEFAULT_POLICY } from "./domain/options.js";
-import type { Page, RunLauncher, RunQuery, TaskQuery, ThreadLookup } from "./domain/ports.js";
-import type { DescribedOccurrence } from "./domain/schedule/schedule-spec.js";
+import type { Admission } from "./domain/admission.js";
+import type {
+  RunLauncher,
+  RunQuery,
+  RunRepository,
+  TaskQuery,
+  TaskRepository,
+  ThreadLookup,
+} from "./domain/ports.js";
+import type { Run, RunStatus, RunTrigger } from "./domain/run.js";
+import type { TaskStatus } from "./domain/task.js";
+import type { TargetKind } from "./domain/target.js";
+import { threadId } from "./domain/ids.js";
 import type { DurationMs } from "./domain/time.js";
 import { SystemClock } from "./runtime/clock.js";
 import type { Clock } from "./runtime/clock.js";
@@ -122,6 +138,68 @@ export interface SchedulerOptions {
   readonly replicaId?: string;
   /** Who the library acts as. @default owner `local` */
   readonly actor?: Actor;
+  /** Receives the scheduler's numbers (decisions, claims, run changes, ticks), e.g. for `/metrics`. */
+  readonly observer?: RuntimeObserver;
+}
+
+/** What the runtime reports for metrics; `SchedulerMetrics` of the HTTP adapter is one. */
+export interface RuntimeObserver {
+  observeAdmission(taskId: string, admission: Admission): void;
+  observeAdmissionBatch(tasks: number): void;
+  observeClaim(run: Run): void;
+  /** A run whose status changed from `before`. */
+  observeRun(run: Run, before: Run["status"] | null): void;
+  observeTick(seconds: number): void;
+  measureBudget(read: () => number): void;
+}
+
+/** Wraps a repository so `overrides` replace some of its methods (the others stay bound to it). */
+function wrapMethods<T extends object>(target: T, overrides: Partial<T>): T {
+  return new Proxy(target, {
+    get(object, property) {
+      if (Object.hasOwn(overrides, property)) return overrides[property as keyof T];
+      const value: unknown = Reflect.get(object, property, object);
+      return typeof value === "function"
+        ? (value as (...a: unknown[]) => unknown).bind(object)
+        : value;
+    },
+  });
+}
+
+/** The store, reporting admissions, claims and run changes to `observer` (behaviour unchanged). */
+function observedStore(store: Store, observer: RuntimeObserver): Store {
+  const tasks = store.tasks;
+  const runs = store.runs;
+  const observedTasks = wrapMethods<TaskRepository>(tasks, {
+    admitDueTasks: async (now, limit, decide) => {
+      const report = await tasks.admitDueTasks(now, limit, (task, active) => {
+        const admission = decide(task, active);
+        observer.observeAdmission(task.id, admission);
+        return admission;
+      });
+      observer.observeAdmissionBatch(report.tasks);
+      return report;
+    },
+  });
+  const observedRuns = wrapMethods<RunRepository>(runs, {
+    claimRuns: async (request, select, claim) => {
+      const claimed = await runs.claimRuns(request, select, claim);
+      for (const item of claimed) observer.observeClaim(item.run);
+      return claimed;
+    },
+    changeRun: async (id, guard, decide) => {
+      const seen: { before: Run["status"] | null } = { before: null };
+      const change = await runs.changeRun(id, guard, (run, task) => {
+        seen.before = run.status;
+        return decide(run, task);
+      });
+      if (change !== null && seen.before !== change.run.status) {
+        observer.observeRun(change.run, seen.before);
+      }
+      return change;
+    },
+  });
+  return wrapMethods<Store>(store, { tasks: observedTasks, runs: observedRuns });
 }
 
 export function buildPolicy(options: PolicyOptions = {}): SchedulePolicy {
@@ -200,7 +278,8 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
   const policy = buildPolicy(options.policy);
   const newId = createIdGenerator(() => clock.now());
   const opened = await options.store.open({ newId });
-  const store = opened.store;
+  const store =
+    options.observer === undefined ? opened.store : observedStore(opened.store, options.observer);
   await store.migrate();
   const handlers = new HandlerLauncher({ log: createLogHandler(logger), ...options.handlers });
   const launcher = new RoutingLauncher(handlers, options.launchers ?? {});
@@ -214,6 +293,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     clock,
     replicaId,
     handlerNames: handlers.names,
+    inProcess: handlers,
     logger,
     wake,
     options: {
@@ -252,7 +332,60 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
       },
     },
   });
+  if (options.observer !== undefined) observeCoordinator(coordinator, options.observer);
   return { store, opened, tasks, dispatch, coordinator, clock };
+}
+
+/** Times each coordinator pass and reads its launches in flight (behaviour unchanged). */
+function observeCoordinator(coordinator: Coordinator, observer: RuntimeObserver): void {
+  const tick = coordinator.tick.bind(coordinator);
+  coordinator.tick = async () => {
+    const started = performance.now();
+    try {
+      await tick();
+    } finally {
+      observer.observeTick((performance.now() - started) / 1000);
+    }
+  };
+  observer.measureBudget(() => coordinator.inFlight);
+}
+
+/** Filters of `tasks.list`, as the HTTP API's query string. */
+export interface TaskListQuery {
+  readonly status?: TaskStatus;
+  readonly target_kind?: TargetKind;
+  readonly thread_id?: string;
+  /** 1..200. @default 50 */
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
+/** Filters of `tasks.runs`, as the HTTP API's query string. */
+export interface RunListQuery {
+  readonly status?: RunStatus;
+  readonly trigger?: RunTrigger;
+  /** 1..200. @default 50 */
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
+function taskQueryOf(query: TaskListQuery): TaskQuery {
+  return {
+    limit: query.limit ?? 50,
+    ...(query.status === undefined ? {} : { status: query.status }),
+    ...(query.target_kind === undefined ? {} : { targetKind: query.target_kind }),
+    ...(query.thread_id === undefined ? {} : { thread: { threadId: threadId(query.thread_id) } }),
+    ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+  };
+}
+
+function runQueryOf(query: RunListQuery): RunQuery {
+  return {
+    limit: query.limit ?? 50,
+    ...(query.status === undefined ? {} : { status: query.status }),
+    ...(query.trigger === undefined ? {} : { trigger: query.trigger }),
+    ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+  };
 }
 
 /** The library's scheduler (SPEC 7.1). */
@@ -261,22 +394,26 @@ export interface Scheduler {
   start(): Promise<void>;
   /** Stops the coordinator (draining launches) and closes the store. Idempotent. */
   stop(): Promise<void>;
+  /** Task operations; inputs and outputs have the HTTP API's JSON shapes (snake_case). */
   readonly tasks: {
     create(input: unknown): Promise<CreatedTask>;
     get(id: string): Promise<TaskView>;
-    list(query?: Partial<TaskQuery>): Promise<Page<TaskView>>;
+    list(query?: TaskListQuery): Promise<PageView<TaskView>>;
+    /** PATCH semantics; `version` makes it a compare-and-set (the HTTP API's `If-Match`). */
     update(id: string, patch: unknown, options?: { version?: number }): Promise<CreatedTask>;
-    pause(id: string, options?: { cancelRunning?: boolean }): Promise<TaskView>;
-    resume(id: string, options?: { catchUp?: CatchUpPolicy }): Promise<TaskView>;
+    pause(id: string, options?: { cancel_running?: boolean }): Promise<TaskView>;
+    /** @default catch_up "none" */
+    resume(id: string, options?: { catch_up?: CatchUpPolicy }): Promise<TaskView>;
     cancel(id: string): Promise<TaskView>;
-    trigger(id: string, options?: { idempotencyKey?: string }): Promise<RunView>;
+    /** Run now; a repeat with the same `idempotency_key` returns the first run. */
+    trigger(id: string, options?: { idempotency_key?: string }): Promise<RunView>;
     backfill(
       id: string,
       range: { from: string; to: string },
     ): Promise<{ runs: RunView[]; already_backfilled: number }>;
     delete(id: string, options?: { force?: boolean }): Promise<void>;
-    preview(id: string, count?: number): Promise<DescribedOccurrence[]>;
-    runs(id: string, query?: Partial<RunQuery>): Promise<Page<RunView>>;
+    preview(id: string, count?: number): Promise<{ occurrences: OccurrenceView[] }>;
+    runs(id: string, query?: RunListQuery): Promise<PageView<RunView>>;
   };
   readonly runs: {
     get(id: string): Promise<RunView>;
@@ -318,21 +455,163 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     tasks: {
       create: (input) => use((rt) => rt.tasks.create(actor, input, rt.clock.now())),
       get: (id) => use((rt) => rt.tasks.get(actor, id)),
-      list: (query = {}) => use((rt) => rt.tasks.list(actor, { limit: 50, ...query })),
+      list: (query = {}) => use((rt) => rt.tasks.list(actor, taskQueryOf(query))),
       update: (id, patch, opts = {}) =>
         use((rt) => rt.tasks.update(actor, id, patch, opts.version ?? null, rt.clock.now())),
-      pause: (id, opts = {}) => use((rt) => rt.tasks.pause(actor, id, opts, rt.clock.now())),
-      resume: (id, opts = {}) => use((rt) => rt.tasks.resume(actor, id, opts, rt.clock.now())),
+      pause: (id, opts = {}) =>
+        use((rt) =>
+          rt.tasks.pause(
+            actor,
+            id,
+            opts.cancel_running === undefined ? {} : { cancelRunning: opts.cancel_running },
+            rt.clock.now(),
+          ),
+        ),
+      resume: (id, opts = {}) =>
+        use((rt) =>
+          rt.tasks.resume(
+            actor,
+            id,
+            opts.catch_up === undefined ? {} : { catchUp: opts.catch_up },
+            rt.clock.now(),
+          ),
+        ),
       cancel: (id) => use((rt) => rt.tasks.cancel(actor, id, rt.clock.now())),
-      trigger: (id, opts = {}) => use((rt) => rt.tasks.trigger(actor, id, opts, rt.clock.now())),
+      trigger: (id, opts = {}) =>
+        use((rt) =>
+          rt.tasks.trigger(
+            actor,
+            id,
+            opts.idempotency_key === undefined ? {} : { idempotencyKey: opts.idempotency_key },
+            rt.clock.now(),
+          ),
+        ),
       backfill: (id, range) => use((rt) => rt.tasks.backfill(actor, id, range, rt.clock.now())),
       delete: (id, opts = {}) => use((rt) => rt.tasks.delete(actor, id, opts, rt.clock.now())),
       preview: (id, count = 10) => use((rt) => rt.tasks.preview(actor, id, count, rt.clock.now())),
-      runs: (id, query = {}) => use((rt) => rt.tasks.listRuns(actor, id, { limit: 50, ...query })),
+      runs: (id, query = {}) => use((rt) => rt.tasks.listRuns(actor, id, runQueryOf(query))),
     },
     runs: {
       get: (id) => use((rt) => rt.tasks.getRun(actor, id)),
       cancel: (id) => use((rt) => rt.tasks.cancelRun(actor, id, rt.clock.now())),
     },
+  };
+}
+
+/** A store from a database URL (SPEC 7.3): `postgres://...`, `sqlite:PATH`, or a file path. */
+export function storeFromDatabaseUrl(url: string): StoreFactory {
+  if (/^postgres(ql)?:\/\//i.test(url)) return postgres(url);
+  if (url === ":memory:") return sqlite(":memory:");
+  if (url.startsWith("sqlite://")) return sqlite(url.slice("sqlite://".length));
+  if (url.startsWith("sqlite:")) return sqlite(url.slice("sqlite:".length));
+  return sqlite(url);
+}
+
+/** The token service over a store's `api_tokens` (SPEC 8). */
+export function tokenServiceFor(
+  store: Store,
+  newId: () => string = createIdGenerator(),
+): TokenService {
+  if (store.apiTokens === undefined) throw new Error(`the ${store.kind} store keeps no API tokens`);
+  return new TokenService({
+    tokens: store.apiTokens,
+    newSecret: () => `pct_${randomBytes(32).toString("base64url")}`,
+    hash: (secret) => createHash("sha256").update(secret, "utf8").digest("hex"),
+    newId,
+  });
+}
+
+/** Opens a database only to manage its tokens (`punctual token ...`); `close()` when done. */
+export async function openTokenAdmin(
+  store: StoreFactory,
+): Promise<{ tokens: TokenService; close(): Promise<void> }> {
+  const opened = await store.open({ newId: createIdGenerator() });
+  await opened.store.migrate();
+  return { tokens: tokenServiceFor(opened.store), close: () => opened.store.close() };
+}
+
+export interface ServerOptions extends SchedulerOptions {
+  /** @default process.env.PUNCTUAL_HOST ?? "127.0.0.1" */
+  readonly host?: string;
+  /** @default process.env.PUNCTUAL_PORT ?? 8080 (0 picks a free port) */
+  readonly port?: number;
+  /** Run the coordinator in this process (`--no-coordinator` turns it off). @default true */
+  readonly runCoordinator?: boolean;
+  /** Per-token rate limit; false turns it off. */
+  readonly rateLimit?: RateLimitOptions | false;
+  /** Label decision metrics by task (unbounded cardinality). @default false */
+  readonly metricsPerTask?: boolean;
+  /** Fastify's logger (pino). @default no request logging */
+  readonly httpLogger?: FastifyBaseLogger;
+  readonly version?: string;
+}
+
+/** `punctual serve`: the HTTP API and (unless told otherwise) the coordinator, in one process. */
+export interface PunctualServer {
+  readonly app: FastifyInstance;
+  readonly runtime: SchedulerRuntime;
+  readonly tokens: TokenService;
+  readonly metrics: SchedulerMetrics;
+  /** Starts the coordinator (if enabled) and listens; resolves with the base URL. */
+  start(): Promise<string>;
+  /** Refuses new work (`/readyz` 503), closes the HTTP server, stops the coordinator, closes the store. */
+  stop(): Promise<void>;
+}
+
+export async function createServer(options: ServerOptions): Promise<PunctualServer> {
+  const metrics = new SchedulerMetrics({ perTaskLabels: options.metricsPerTask ?? false });
+  const runtime = await buildRuntime({ ...options, observer: metrics });
+  const tokens = tokenServiceFor(runtime.store);
+  const idempotency = runtime.store.idempotency;
+  if (idempotency === undefined)
+    throw new Error(`the ${runtime.store.kind} store keeps no idempotency records`);
+  let shuttingDown = false;
+  const app = await buildHttpApp({
+    tasks: runtime.tasks,
+    tokens,
+    idempotency,
+    health: runtime.store,
+    now: () => runtime.clock.now(),
+    metrics,
+    isShuttingDown: () => shuttingDown,
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    ...(options.httpLogger === undefined ? {} : { logger: options.httpLogger }),
+    ...(options.version === undefined ? {} : { version: options.version }),
+  });
+  let unsubscribe: (() => Promise<void>) | null = null;
+  let stopping: Promise<void> | null = null;
+  return {
+    app,
+    runtime,
+    tokens,
+    metrics,
+    start: async () => {
+      if (options.runCoordinator ?? true) {
+        if (runtime.opened.subscribeWake !== undefined) {
+          unsubscribe = await runtime.opened.subscribeWake(() => {
+            runtime.coordinator.wakeSignal.wake();
+          });
+        }
+        runtime.coordinator.start();
+      }
+      const envPort = process.env["PUNCTUAL_PORT"];
+      const port = options.port ?? (envPort === undefined ? 8080 : Number(envPort));
+      const host = options.host ?? process.env["PUNCTUAL_HOST"] ?? "127.0.0.1";
+      await app.listen({ host, port });
+      const address = app.server.address();
+      const actualPort = typeof address === "object" && address !== null ? address.port : port;
+      return `http://${host.includes(":") ? `[${host}]` : host}:${actualPort}`;
+    },
+    stop: () =>
+      (stopping ??= (async () => {
+        shuttingDown = true;
+        try {
+          await app.close();
+        } finally {
+          await runtime.coordinator.stop();
+          if (unsubscribe !== null) await unsubscribe();
+          await runtime.store.close();
+        }
+      })()),
   };
 }

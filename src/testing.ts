@@ -87,7 +87,7 @@ export function createTestScheduler(options: TestSchedulerOptions): TestSchedule
           cursor === null ? { limit: 200 } : { limit: 200, cursor },
         );
         runs.push(...page.items);
-        cursor = page.nextCursor;
+        cursor = page.next_cursor;
       } while (cursor !== null);
       return runs.reverse();
     },

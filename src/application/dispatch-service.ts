@@ -13,6 +13,7 @@ import {
   claimRun,
   completeRun,
   expireQueuedRun,
+  handBackRun,
   heartbeatRun,
   loseRunWithReplica,
   reconcileExpiredClaim,
@@ -169,11 +170,9 @@ export class DispatchService {
     );
   }
 
-  /** A handler run this replica gave up (shutdown): a lost attempt, retried under the task's policy. */
-  recordReplicaLost(runId: RunId, now: Instant): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, {}, (run, task) =>
-      run.status === "running" ? loseRunWithReplica(run, now, runTaskContext(task)) : null,
-    );
+  /** A handler run this replica handed back at shutdown: queued again, no retry consumed. */
+  recordHandBack(runId: RunId, now: Instant): Promise<RunChange | null> {
+    return this.#store.runs.changeRun(runId, {}, (run) => handBackRun(run, now));
   }
 
   /** Deletes terminal runs older than the retention, and deleted tasks with nothing active. */

@@ -3,6 +3,8 @@
  * to the service and the coordinator by the composition root.
  */
 import type { ReplicaRegistry, RunRepository, TaskRepository } from "../domain/ports.js";
+import type { IdempotencyRepository } from "./idempotency-repository.js";
+import type { TokenRepository } from "./token-repository.js";
 
 export interface MigrationStatus {
   /** Migration numbers applied in the database. */
@@ -29,6 +31,10 @@ export interface Store {
   readonly tasks: TaskRepository;
   readonly runs: RunRepository;
   readonly replicas: ReplicaRegistry;
+  /** API tokens of the HTTP API (SPEC 8); absent in stores that do not keep them. */
+  readonly apiTokens?: TokenRepository;
+  /** `Idempotency-Key` records of the HTTP API; absent in stores that do not keep them. */
+  readonly idempotency?: IdempotencyRepository;
   /** Applies pending migrations (under a lock); refuses a database newer than the code. */
   migrate(): Promise<MigrationStatus>;
   migrationStatus(): Promise<MigrationStatus>;

@@ -7,7 +7,7 @@ import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
 import { idempotencyKeyFor } from "../domain/occurrence.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
-import type { OwnerScope, Page, RunQuery, TaskQuery, ThreadLookup } from "../domain/ports.js";
+import type { OwnerScope, RunQuery, TaskQuery, ThreadLookup } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
 import { cancelRun } from "../domain/run-transitions.js";
 import { runTaskContext } from "./dispatch-service.js";
@@ -33,8 +33,8 @@ import type { Actor } from "./actor.js";
 import { scopeOf } from "./actor.js";
 import type { Store } from "./store.js";
 import { instantFrom, taskFieldsFromCreate, taskFieldsFromPatch } from "./task-input.js";
-import { runView, taskView } from "./views.js";
-import type { RunView, TaskView } from "./views.js";
+import { occurrenceView, runView, taskView } from "./views.js";
+import type { OccurrenceView, PageView, RunView, TaskView } from "./views.js";
 
 /** Signals the service raises for the runtime (in-process wake-ups and cancel hooks). */
 export interface ServiceSignals {
@@ -93,9 +93,9 @@ export class TaskService {
     return taskView(await this.#find(actor, id));
   }
 
-  async list(actor: Actor, query: TaskQuery): Promise<Page<TaskView>> {
+  async list(actor: Actor, query: TaskQuery): Promise<PageView<TaskView>> {
     const page = await this.#deps.store.tasks.listTasks(scopeOf(actor), query);
-    return { items: page.items.map(taskView), nextCursor: page.nextCursor };
+    return { items: page.items.map(taskView), next_cursor: page.nextCursor };
   }
 
   /** PATCH with a compare-and-set on `version` (null: no check, for the library). */
@@ -220,10 +220,10 @@ export class TaskService {
     return { runs: runs.map(runView), already_backfilled: result.length - runs.length };
   }
 
-  async listRuns(actor: Actor, id: string, query: RunQuery): Promise<Page<RunView>> {
+  async listRuns(actor: Actor, id: string, query: RunQuery): Promise<PageView<RunView>> {
     const task = await this.#find(actor, id);
     const page = await this.#deps.store.runs.listRuns(scopeOf(actor), task.id, query);
-    return { items: page.items.map(runView), nextCursor: page.nextCursor };
+    return { items: page.items.map(runView), next_cursor: page.nextCursor };
   }
 
   async getRun(actor: Actor, id: string): Promise<RunView> {
@@ -245,13 +245,19 @@ export class TaskService {
   }
 
   /** The next `count` occurrences with local wall times and DST notes. */
-  async preview(actor: Actor, id: string, count: number, now: Instant) {
+  /** The next `count` fires with local wall times and what DST does to them. */
+  async preview(
+    actor: Actor,
+    id: string,
+    count: number,
+    now: Instant,
+  ): Promise<{ occurrences: OccurrenceView[] }> {
     if (!Number.isInteger(count) || count < 1 || count > TASK_LIMITS.previewMax) {
       throw ValidationError.of("count", `must be an integer from 1 to ${TASK_LIMITS.previewMax}`);
     }
     const task = await this.#find(actor, id);
     const from = task.decidedThrough > now ? task.decidedThrough : now;
-    return describeOccurrences(task.schedule, from, count);
+    return { occurrences: describeOccurrences(task.schedule, from, count).map(occurrenceView) };
   }
 
   async #find(actor: Actor, id: string): Promise<Task> {

@@ -4,6 +4,7 @@
  */
 import type { Run } from "../domain/run.js";
 import { scheduleToInput } from "../domain/schedule/schedule-spec.js";
+import type { DescribedOccurrence } from "../domain/schedule/schedule-spec.js";
 import type { Task } from "../domain/task.js";
 import type { ExecutionContext, JsonValue, Target } from "../domain/target.js";
 import type { TaskOptions } from "../domain/options.js";
@@ -139,3 +140,31 @@ export function runView(run: Run) {
   };
 }
 export type RunView = ReturnType<typeof runView>;
+
+/** The public shape of one upcoming fire (preview), with what DST does to it. */
+export function occurrenceView(occurrence: DescribedOccurrence) {
+  const note = occurrence.note;
+  return {
+    at: formatInstant(occurrence.at),
+    wall: occurrence.wall,
+    offset: occurrence.offset,
+    note:
+      note === null
+        ? null
+        : note.kind === "gap_shifted"
+          ? { kind: note.kind, nominal_wall: note.nominalWall, collapsed: note.collapsed }
+          : { kind: note.kind },
+    suppressed_before: occurrence.suppressedBefore.map((fire) => ({
+      kind: fire.kind,
+      at: formatInstant(fire.at),
+      wall: fire.wall,
+    })),
+  };
+}
+export type OccurrenceView = ReturnType<typeof occurrenceView>;
+
+/** A page of a list, as the API answers it: `next_cursor` is null on the last page. */
+export interface PageView<T> {
+  readonly items: readonly T[];
+  readonly next_cursor: string | null;
+}

@@ -402,3 +402,22 @@ export function heartbeatRun(run: Run, now: Instant, options: TaskOptions): RunC
   if (run.status !== "running") return null;
   return { run: { ...run, deadlineAt: (now + options.runTimeoutMs) as Instant } };
 }
+
+/**
+ * A handler run this replica handed back at shutdown: queued again for another replica, keeping its
+ * identity and idempotency key. Shutdown is not a failure of the run: no retry is consumed (SPEC 5.4).
+ */
+export function handBackRun(run: Run, now: Instant): RunChange | null {
+  if (run.status !== "running") return null;
+  return {
+    run: moveRun(run, "queued", {
+      claimToken: null,
+      claimExpiresAt: null,
+      targetRunId: null,
+      deadlineAt: null,
+      notBefore: now,
+      reason: null,
+      error: "handed back when its replica shut down",
+    }),
+  };
+}

@@ -1,24 +1,26 @@
 /**
  * The coordinator (SPEC 6): the one loop per replica that owns cadence. Each tick admits due tasks,
- * claims queued runs within the budget and launches them outside any transaction, and sweeps expired
- * claims, deadlines, queue timeouts, lost replicas and retention. It sleeps until the next thing is due,
+ * sweeps (expired claims, deadlines, queue timeouts, lost replicas, retention), then claims queued runs
+ * within the budget and launches them outside any transaction. It sleeps until the next thing is due,
  * a wake-up, or the tick, and never spins.
  *
  * Lifecycle: idle -> running (start) -> stopping (stop: no new claims or admissions; in-flight launches
- * finish within the shutdown timeout, their claims never released early) -> stopped.
+ * and running handlers finish within the shutdown timeout, claims are never released early; handlers
+ * still running then are aborted and recorded lost) -> stopped.
  */
 import type { ChangedRun, DispatchService } from "../application/dispatch-service.js";
 import { isPunctualError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import type { ClaimedRun, RunLauncher } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
-import type { CompletionVerdict, LaunchOutcome } from "../domain/run-transitions.js";
+import type { CompletionVerdict } from "../domain/run-transitions.js";
 import type { Task } from "../domain/task.js";
 import type { DurationMs, Instant } from "../domain/time.js";
 import type { Clock } from "./clock.js";
 import type { Logger } from "../application/logger.js";
 import { silentLogger } from "../application/logger.js";
 import { WakeSignal } from "./wake-signal.js";
+import { callLauncher } from "./launch-call.js";
 
 export interface CoordinatorOptions {
   /** The longest sleep between ticks. @default 1000 */
@@ -33,7 +35,7 @@ export interface CoordinatorOptions {
   readonly sweepMs?: number;
   /** Terminal runs older than this are deleted. @default 30 days */
   readonly retentionMs?: number;
-  /** How long `stop()` waits for in-flight launches. @default 10000 */
+  /** How long `stop()` waits for in-flight launches and running handlers. @default 10000 */
   readonly shutdownTimeoutMs?: number;
   /** Measures `reference - local` (the database's clock), applied at start and every 10 minutes. */
   readonly measureClockOffset?: () => Promise<number>;
@@ -51,12 +53,23 @@ export interface CoordinatorDeps {
   readonly options?: CoordinatorOptions;
   /** Applies a measured clock offset (the system clock's `setOffset`). */
   readonly applyClockOffset?: (offsetMs: number) => void;
+  /** Runs executing in this process (handler targets), handed back at shutdown. */
+  readonly inProcess?: InProcessRuns;
+}
+
+/** Runs this process executes itself (the handler launcher): what shutdown needs from them. */
+export interface InProcessRuns {
+  /** How many are running now. */
+  readonly running: number;
+  /** Resolves once every run executing now has settled and its verdict has been recorded. */
+  settled(): Promise<void>;
+  /** Aborts every one still running (shutdown): they are recorded lost with this replica. */
+  abandon(): void;
 }
 
 const CLOCK_CHECK_MS = 10 * 60_000;
-/** Abort reasons, made once: building an Error (or DOMException) per launch is measurable. */
-const LAUNCH_TIMED_OUT = new Error("the launch timed out before the lease");
-const LAUNCH_SETTLED = "launch settled";
+/** How long handlers aborted at shutdown get to stop and have their verdicts recorded. */
+const HAND_BACK_MS = 2000;
 const RETENTION_DEFAULT_MS = 30 * 86_400_000;
 
 export class Coordinator {
@@ -72,6 +85,8 @@ export class Coordinator {
   #lastSweepAt = Number.NEGATIVE_INFINITY;
   #lastClockCheckAt = Number.NEGATIVE_INFINITY;
   #errorStreak = 0;
+  /** The last admission stopped at its round limit with tasks still due. */
+  #moreDue = false;
 
   constructor(deps: CoordinatorDeps) {
     this.#deps = deps;
@@ -94,6 +109,11 @@ export class Coordinator {
     return this.#wake;
   }
 
+  /** This replica's id (in run claims and heartbeats). */
+  get replicaId(): string {
+    return this.#deps.replicaId;
+  }
+
   /** Launches currently in flight on this replica. */
   get inFlight(): number {
     return this.#inFlight.size;
@@ -112,7 +132,7 @@ export class Coordinator {
   }
 
   /**
-   * One full pass: admit, claim and launch, sweep. The loop calls it; tests and `punctual/testing` may
+   * One full pass: admit, sweep, claim and launch. The loop calls it; tests and `punctual/testing` may
    * call it directly. Resolves when the pass's writes are done (launches may still be in flight).
    */
   async tick(): Promise<void> {
@@ -121,11 +141,13 @@ export class Coordinator {
     await dispatch.heartbeat(replicaId, clock.now());
     await this.#admit();
     if (this.#stopController.signal.aborted) return;
-    await this.#claimAndLaunch();
+    // Sweep before claiming: a run past its queue timeout is skipped rather than launched, and slots
+    // freed by deadlines and reconciled claims are used in the same tick.
     if (clock.now() - this.#lastSweepAt >= this.#opts.sweepMs) {
       this.#lastSweepAt = clock.now();
       await this.#sweep();
     }
+    await this.#claimAndLaunch();
   }
 
   /** Waits until every launch in flight and every background write has settled. */
@@ -148,9 +170,9 @@ export class Coordinator {
     return this.#track(write, { runId }, "could not record a completion");
   }
 
-  /** A handler run given up at shutdown: recorded as lost with its replica, retried per policy. */
+  /** A handler run handed back at shutdown: queued again for another replica, no retry consumed. */
   reportLost(runId: RunId): Promise<void> {
-    const write = this.#deps.dispatch.recordReplicaLost(runId, this.#deps.clock.now());
+    const write = this.#deps.dispatch.recordHandBack(runId, this.#deps.clock.now());
     return this.#track(write, { runId }, "could not record a lost handler run");
   }
 
@@ -160,8 +182,9 @@ export class Coordinator {
       const wake = this.#wake.nextWake();
       let sleepUntil: Instant;
       try {
+        const tickedAt = this.#deps.clock.now();
         await this.tick();
-        sleepUntil = await this.#nextWakeAt();
+        sleepUntil = await this.#nextWakeAt(tickedAt);
         if (this.#errorStreak > 0) {
           this.#log.info({ failures: this.#errorStreak }, "coordinator recovered");
           this.#errorStreak = 0;
@@ -187,13 +210,17 @@ export class Coordinator {
     return base / 2 + Math.random() * (base / 2);
   }
 
-  async #nextWakeAt(): Promise<Instant> {
+  /** When to tick next, given when the tick that just ended started. */
+  async #nextWakeAt(tickedAt: Instant): Promise<Instant> {
     const now = this.#deps.clock.now();
-    const tickAt = now + this.#opts.tickMs;
+    const tickAt = (now + this.#opts.tickMs) as Instant;
+    if (this.#moreDue) return now;
     const next = await this.#deps.dispatch.nextWakeAt();
-    // A due instant in the past means work is waiting (budget, busy threads): the tick bounds the retry.
-    if (next === null || next >= tickAt) return tickAt as Instant;
-    return (next <= now ? tickAt : next) as Instant;
+    if (next === null || next >= tickAt) return tickAt;
+    if (next > now) return next;
+    // Due already. If it came due after the tick looked, tick again at once; if it was due when the
+    // tick looked, it is waiting for something (the budget, a busy thread): the tick bounds the retry.
+    return next > tickedAt ? now : tickAt;
   }
 
   async #checkClock(): Promise<void> {
@@ -213,6 +240,7 @@ export class Coordinator {
   }
 
   async #admit(): Promise<void> {
+    this.#moreDue = false;
     for (let round = 0; round < this.#opts.admissionRounds; round++) {
       if (this.#stopController.signal.aborted) return;
       const report = await this.#deps.dispatch.admitDue(
@@ -222,6 +250,8 @@ export class Coordinator {
       for (const run of report.cancellations) this.#cancelTarget(run, null);
       if (report.tasks < this.#opts.admissionBatch) return;
     }
+    // Every round came back full: more tasks are due; the loop ticks again at once (after the claims).
+    this.#moreDue = true;
   }
 
   async #claimAndLaunch(): Promise<void> {
@@ -241,43 +271,21 @@ export class Coordinator {
 
   /** Launches one claimed run and records the outcome, fenced by its claim token (SPEC 5.4). */
   async #launch({ run, task }: ClaimedRun): Promise<void> {
-    const { dispatch, launcher, clock } = this.#deps;
+    const { dispatch, clock } = this.#deps;
     const token = run.claimToken;
     if (token === null) return;
-    const controller = new AbortController();
-    const leaseMs = dispatch.policy.leaseMs;
-    // SPEC 5.4: give up waiting before the lease ends, with a margin for recording the outcome.
-    const margin = Math.min(5000, Math.floor(leaseMs / 4));
-    const timer = clock.sleepUntil((clock.now() + leaseMs - margin) as Instant, controller.signal);
-    void timer.then(() => {
-      controller.abort(LAUNCH_TIMED_OUT);
+    const { outcome, completion } = await callLauncher({
+      launcher: this.#deps.launcher,
+      clock,
+      leaseMs: dispatch.policy.leaseMs,
+      log: this.#log,
+      run,
+      task,
+      onLateCompletion: (verdict) => {
+        const write = dispatch.recordCompletion(run.id, verdict, clock.now());
+        void this.#track(write, { runId: run.id }, "could not record a late launch answer");
+      },
     });
-    let outcome: LaunchOutcome;
-    let completion: CompletionVerdict | undefined;
-    try {
-      const launched = await launcher.launch({ run, task, signal: controller.signal });
-      const mismatch =
-        launched.threadId !== run.threadId
-          ? `the target answered for thread ${launched.threadId}, not ${run.threadId}`
-          : undefined;
-      if (mismatch !== undefined) this.#log.warn({ runId: run.id }, mismatch);
-      outcome = {
-        kind: "launched",
-        targetRunId: launched.targetRunId,
-        ...(mismatch === undefined ? {} : { threadMismatch: mismatch }),
-      };
-      completion = launched.completion;
-    } catch (error) {
-      outcome = outcomeOf(error);
-      if (!isPunctualError(error)) {
-        this.#log.error(
-          { err: error, runId: run.id },
-          "launcher broke its contract; treating the launch as indeterminate",
-        );
-      }
-    } finally {
-      controller.abort(LAUNCH_SETTLED);
-    }
     try {
       const change = await dispatch.recordLaunch(run.id, token, outcome, clock.now());
       if (change?.cancelTarget === true) this.#cancelTarget(change.run, task);
@@ -361,13 +369,22 @@ export class Coordinator {
   }
 
   async #shutdown(): Promise<void> {
+    const { clock, inProcess } = this.#deps;
     this.#stopController.abort();
     await this.#loop?.catch(() => undefined);
-    const drained = this.settle();
-    const timeout = new AbortController();
-    const deadline = (this.#deps.clock.now() + this.#opts.shutdownTimeoutMs) as Instant;
-    await Promise.race([drained, this.#deps.clock.sleepUntil(deadline, timeout.signal)]);
-    timeout.abort();
+    // Launches in flight and handlers running here get the shutdown timeout to finish.
+    const deadline = (clock.now() + this.#opts.shutdownTimeoutMs) as Instant;
+    await this.#until(deadline, Promise.all([this.settle(), inProcess?.settled()]));
+    if (inProcess !== undefined && inProcess.running > 0) {
+      // SPEC 6: handed back per their signal; a handler that stops is recorded lost with this replica.
+      this.#log.warn(
+        { handlers: inProcess.running },
+        "handing back handler runs still running at the shutdown timeout",
+      );
+      inProcess.abandon();
+      const handBack = inProcess.settled().then(() => this.settle());
+      await this.#until((clock.now() + HAND_BACK_MS) as Instant, handBack);
+    }
     if (this.#inFlight.size > 0) {
       this.#log.warn(
         { launches: this.#inFlight.size },
@@ -375,20 +392,11 @@ export class Coordinator {
       );
     }
   }
-}
 
-/** Maps a launcher failure to its outcome; anything outside the contract counts as indeterminate. */
-function outcomeOf(error: unknown): LaunchOutcome {
-  const message = error instanceof Error ? error.message : String(error);
-  if (isPunctualError(error)) {
-    switch (error.code) {
-      case "thread_busy":
-        return { kind: "busy", message };
-      case "launch_failed":
-        return { kind: "failed", message };
-      default:
-        return { kind: "indeterminate", message };
-    }
+  /** Waits for `work`, or until `deadline` on the clock, whichever comes first. */
+  async #until(deadline: Instant, work: Promise<unknown>): Promise<void> {
+    const timeout = new AbortController();
+    await Promise.race([work, this.#deps.clock.sleepUntil(deadline, timeout.signal)]);
+    timeout.abort();
   }
-  return { kind: "indeterminate", message };
 }

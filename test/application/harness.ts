@@ -289,7 +289,7 @@ export async function history(h: Harness, actor: Actor, taskId: string): Promise
       ...(cursor === undefined ? {} : { cursor }),
     });
     runs.push(...page.items);
-    cursor = page.nextCursor ?? undefined;
+    cursor = page.next_cursor ?? undefined;
   } while (cursor !== undefined);
   return runs;
 }

@@ -467,7 +467,7 @@ describe("TaskService.preview", () => {
         schedule: { type: "cron", cron: "30 2 * * *", timezone: "Europe/Berlin" },
       }),
     );
-    const preview = await h.tasks.preview(ALICE, task.id, 3, T0);
+    const { occurrences: preview } = await h.tasks.preview(ALICE, task.id, 3, T0);
     expect(preview.map((o) => o.wall)).toEqual([
       "2030-01-08T02:30:00",
       "2030-01-09T02:30:00",
@@ -475,7 +475,7 @@ describe("TaskService.preview", () => {
     ]);
     expect(preview.map((o) => o.offset)).toEqual(["+01:00", "+01:00", "+01:00"]);
     // Across the spring-forward gap the fire is shifted, and the preview says so.
-    const spring = await h.tasks.preview(
+    const { occurrences: spring } = await h.tasks.preview(
       ALICE,
       task.id,
       1,
@@ -493,18 +493,17 @@ describe("TaskService.preview", () => {
         errors: [{ field: "count" }],
       });
     }
-    expect(await h.tasks.preview(ALICE, task.id, 100, T0)).toHaveLength(100);
+    expect((await h.tasks.preview(ALICE, task.id, 100, T0)).occurrences).toHaveLength(100);
   });
 
-  // BUG: SPEC 7.1 (the library's outputs have exactly the HTTP API's JSON shape and snake_case names)
-  // and 7.2 (timestamps are RFC 3339 UTC with `Z`); docs/decisions.md "Views carry RFC 3339 strings".
-  // Expected: `at` is "2030-01-07T09:05:00Z" and the suppressed fires are under `suppressed_before`.
-  // Actual: TaskService.preview returns the domain's DescribedOccurrence as is: `at` is epoch
-  // milliseconds (1894007100000) and the key is `suppressedBefore`.
+  // Was a bug: the preview returned the domain's objects (epoch ms, camelCase) instead of the API's
+  // shape (SPEC 7.1, 7.2).
   it("answers the preview in the API's shape: RFC 3339 instants and snake_case names", async () => {
     const h = harness();
     const task = await createTask(h, cronInput("*/5 * * * *"));
-    const [first] = await h.tasks.preview(ALICE, task.id, 1, T0);
+    const {
+      occurrences: [first],
+    } = await h.tasks.preview(ALICE, task.id, 1, T0);
     expect(first).toEqual({
       at: iso(minute(5)),
       wall: "2030-01-07T09:05:00",

@@ -550,7 +550,7 @@ describe("TaskService.list", () => {
         ...(cursor === undefined ? {} : { cursor }),
       });
       pages.push(page.items.map((t) => t.id));
-      cursor = page.nextCursor ?? undefined;
+      cursor = page.next_cursor ?? undefined;
     } while (cursor !== undefined);
     expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
     expect(pages.flat()).toEqual(mine);

@@ -3,7 +3,11 @@
  * (0 ok, 1 runtime failure, 2 usage or validation error; SPEC 7.3).
  */
 import { Command, CommanderError } from "commander";
+import { clientCommands } from "./client-command.js";
 import { nextCommand } from "./next-command.js";
+import { serveCommand } from "./serve-command.js";
+import { tokenCommand } from "./token-command.js";
+import { workerCommand } from "./worker-command.js";
 
 export function buildProgram(): Command {
   const program = new Command("punctual")
@@ -17,6 +21,10 @@ Example: when does "02:30 every day" fire in New York across the 2024 spring DST
   $ punctual next "30 2 * * *" --tz America/New_York --from 2024-03-09T00:00:00Z --count 3`,
     );
   program.addCommand(nextCommand());
+  program.addCommand(serveCommand());
+  program.addCommand(tokenCommand());
+  for (const command of clientCommands()) program.addCommand(command);
+  program.addCommand(workerCommand());
   return program;
 }
 

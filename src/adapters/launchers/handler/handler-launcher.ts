@@ -11,6 +11,7 @@ import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../../domain/po
 import type { Run } from "../../../domain/run.js";
 import type { CompletionVerdict, ReconcileFinding } from "../../../domain/run-transitions.js";
 import type { JsonValue } from "../../../domain/target.js";
+import { TASK_LIMITS } from "../../../domain/task.js";
 
 /** What a handler receives. */
 export interface HandlerContext {
@@ -124,21 +125,32 @@ export class HandlerLauncher implements RunLauncher {
     );
   }
 
-  /** Aborts every running handler (reason: shutdown) and waits for them to settle, up to `timeoutMs`. */
-  async shutdown(timeoutMs: number): Promise<void> {
-    const pending = [...this.#running.values()];
-    for (const entry of pending) entry.controller.abort(SHUTDOWN);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled(pending.map((e) => e.done)),
-      new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
-    ]);
-    clearTimeout(timer);
+  /** Resolves once every handler running now has settled and its verdict has been passed on. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#running.values()].map((entry) => entry.done));
+  }
+
+  /**
+   * Gives up the handlers still running (shutdown): each one's signal aborts with the reason
+   * "replica shutting down"; one that then throws is reported lost, one that resolves anyway succeeds.
+   */
+  abandon(): void {
+    for (const entry of this.#running.values()) entry.controller.abort(SHUTDOWN);
+  }
+
+  /** Handler runs in progress in this process. */
+  get running(): number {
+    return this.#running.size;
   }
 }
 
 /** A handler's return value as stored JSON (`undefined` becomes null; non-JSON values are refused). */
 function toJson(value: unknown): JsonValue {
   if (value === undefined) return null;
-  return JSON.parse(JSON.stringify(value)) as JsonValue;
+  const text = JSON.stringify(value);
+  // SPEC 8: a result is at most 64 KiB; a larger one fails the run rather than bloating the ledger.
+  if (Buffer.byteLength(text, "utf8") > TASK_LIMITS.resultBytesMax) {
+    throw new Error(`the handler's result exceeds ${TASK_LIMITS.resultBytesMax / 1024} KiB`);
+  }
+  return JSON.parse(text) as JsonValue;
 }

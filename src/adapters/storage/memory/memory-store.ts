@@ -9,10 +9,12 @@ import type {
   StoreCapabilities,
   StoreOptions,
 } from "../../../application/store.js";
+import { MemoryIdempotencyRepository } from "./memory-idempotency-repository.js";
 import { MemoryReplicaRegistry } from "./memory-replica-registry.js";
 import { MemoryRunRepository } from "./memory-run-repository.js";
 import { MemoryTables } from "./memory-tables.js";
 import { MemoryTaskRepository } from "./memory-task-repository.js";
+import { MemoryTokenRepository } from "./memory-token-repository.js";
 
 /** Memory has no schema: it is always current. */
 const CURRENT: MigrationStatus = Object.freeze({
@@ -33,6 +35,8 @@ export class MemoryStore implements Store {
   readonly tasks: MemoryTaskRepository;
   readonly runs: MemoryRunRepository;
   readonly replicas: MemoryReplicaRegistry;
+  readonly apiTokens = new MemoryTokenRepository();
+  readonly idempotency = new MemoryIdempotencyRepository();
   readonly #tables = new MemoryTables();
 
   constructor(options: StoreOptions) {

@@ -12,11 +12,13 @@ import { migratePostgres, postgresMigrationStatus } from "./postgres-migrations.
 import { listen, notify } from "./postgres-notifications.js";
 import type { ListenOptions, PostgresListener } from "./postgres-notifications.js";
 import type { PostgresPool } from "./postgres-pool.js";
+import { PostgresIdempotencyRepository } from "./postgres-idempotency-repository.js";
 import { PostgresReplicaRegistry } from "./postgres-replica-registry.js";
 import { integer, record } from "./postgres-rows.js";
 import { PostgresRunRepository } from "./postgres-run-repository.js";
 import { schemaName } from "./postgres-schema-name.js";
 import { PostgresTaskRepository } from "./postgres-task-repository.js";
+import { PostgresTokenRepository } from "./postgres-token-repository.js";
 
 export { WAKE_CHANNEL };
 
@@ -70,6 +72,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     tasks: new PostgresTaskRepository(ctx),
     runs: new PostgresRunRepository(ctx),
     replicas: new PostgresReplicaRegistry(ctx),
+    apiTokens: new PostgresTokenRepository(ctx),
+    idempotency: new PostgresIdempotencyRepository(ctx),
     migrate: (): Promise<MigrationStatus> => migratePostgres(pool, schema),
     migrationStatus: () => postgresMigrationStatus(pool, schema),
     ping: async () => {

@@ -12,10 +12,12 @@ import type {
 import { openSqliteDatabase, settle, SqliteTransactions } from "./sqlite-database.js";
 import type { SqliteDatabase } from "./sqlite-database.js";
 import { migrateSqlite, sqliteMigrationStatus } from "./sqlite-migrations.js";
+import { SqliteIdempotencyRepository } from "./sqlite-idempotency-repository.js";
 import { SqliteReplicaRegistry } from "./sqlite-replica-registry.js";
 import { SqliteRunRepository } from "./sqlite-run-repository.js";
 import { SqliteStatements } from "./sqlite-statements.js";
 import { SqliteTaskRepository } from "./sqlite-task-repository.js";
+import { SqliteTokenRepository } from "./sqlite-token-repository.js";
 
 const CAPABILITIES: StoreCapabilities = Object.freeze({
   shared: true,
@@ -34,6 +36,8 @@ export class SqliteStore implements Store {
   readonly tasks: SqliteTaskRepository;
   readonly runs: SqliteRunRepository;
   readonly replicas: SqliteReplicaRegistry;
+  readonly apiTokens: SqliteTokenRepository;
+  readonly idempotency: SqliteIdempotencyRepository;
   readonly #db: SqliteDatabase;
 
   /** Takes a connection whose schema is already current (see `openSqliteStore`). */
@@ -44,6 +48,8 @@ export class SqliteStore implements Store {
     this.tasks = new SqliteTaskRepository({ db, tx, statements, newId: options.newId });
     this.runs = new SqliteRunRepository({ db, tx, statements });
     this.replicas = new SqliteReplicaRegistry(db);
+    this.apiTokens = new SqliteTokenRepository(db);
+    this.idempotency = new SqliteIdempotencyRepository(db);
   }
 
   migrate(): Promise<MigrationStatus> {

@@ -1,0 +1,179 @@
+/**
+ * `punctual serve` (SPEC 7.3): the HTTP API and, unless `--no-coordinator`, the coordinator in the same
+ * process, with the built-in `log` handler plus those of `--handlers MODULE`. With `--init-token` (what
+ * `npm start` passes) a database without any token gets an admin token, printed once with a working curl.
+ * SIGTERM or SIGINT stops gracefully (readiness 503, HTTP closed, launches drained); a second one exits
+ * at once.
+ */
+import { Command, CommanderError } from "commander";
+import { pino } from "pino";
+import type { Logger as PinoLogger } from "pino";
+import PinoPretty from "pino-pretty";
+import { createServer, storeFromDatabaseUrl } from "../../composition.js";
+import type { Instant } from "../../domain/time.js";
+import type { Handler } from "../launchers/handler/handler-launcher.js";
+import { databaseUrlOf, loadHandlers, redactUrl } from "./worker-command.js";
+
+export interface ServeIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly logger: (level: string) => PinoLogger;
+  readonly onSignal: (listener: (signal: NodeJS.Signals) => void) => () => void;
+  readonly die: (signal: NodeJS.Signals) => void;
+}
+
+const SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
+
+const processIo: ServeIo = {
+  env: process.env,
+  cwd: process.cwd(),
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  logger: (level) =>
+    process.stdout.isTTY
+      ? pino({ level }, PinoPretty({ colorize: true, translateTime: "SYS:standard" }))
+      : pino({ level }),
+  onSignal: (listener) => {
+    for (const signal of SIGNALS) process.on(signal, listener);
+    return () => {
+      for (const signal of SIGNALS) process.off(signal, listener);
+    };
+  },
+  die: (signal) => {
+    process.kill(process.pid, signal);
+  },
+};
+
+interface ServeOptions {
+  readonly database?: string;
+  readonly port?: string;
+  readonly host?: string;
+  readonly handlers?: string;
+  readonly coordinator: boolean;
+  readonly initToken?: boolean;
+  readonly logLevel?: string;
+}
+
+function usage(io: ServeIo, message: string): CommanderError {
+  io.stderr(`punctual serve: ${message}\n`);
+  return new CommanderError(2, "punctual.invalidInput", message);
+}
+
+/** The first-run message: the token, once, and a curl that creates a task firing every minute. */
+export function firstRunMessage(baseUrl: string, secret: string): string {
+  const body = JSON.stringify({
+    title: "hello from punctual",
+    schedule: { type: "cron", cron: "* * * * *" },
+    target: { kind: "handler", name: "log", input: { hello: "world" } },
+  });
+  return [
+    "",
+    "First run: an admin token was created. It is shown only this once; keep it:",
+    "",
+    `  export PUNCTUAL_TOKEN=${secret}`,
+    "",
+    "Create a task that fires every minute on the built-in `log` handler:",
+    "",
+    `  curl -sS -X POST ${baseUrl}/v1/tasks \\`,
+    `    -H "Authorization: Bearer ${secret}" \\`,
+    `    -H "Content-Type: application/json" \\`,
+    `    -d '${body}'`,
+    "",
+    `API docs: ${baseUrl}/docs`,
+    "",
+  ].join("\n");
+}
+
+/** Serves until the first signal has stopped the server; resolves with the exit code. */
+export async function runServe(options: ServeOptions, io: ServeIo): Promise<number> {
+  const url = databaseUrlOf(options.database, io.env);
+  const portText = options.port ?? io.env["PUNCTUAL_PORT"] ?? "8080";
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) {
+    throw usage(io, `--port must be a port number, not "${portText}"`);
+  }
+  const host = options.host ?? io.env["PUNCTUAL_HOST"] ?? "127.0.0.1";
+  let handlers: Record<string, Handler> = {};
+  if (options.handlers !== undefined) {
+    try {
+      handlers = await loadHandlers(options.handlers, io.cwd);
+    } catch (error) {
+      throw usage(io, error instanceof Error ? error.message : String(error));
+    }
+  }
+  const logger = io.logger(options.logLevel ?? io.env["PUNCTUAL_LOG_LEVEL"] ?? "info");
+  const server = await createServer({
+    store: storeFromDatabaseUrl(url),
+    handlers,
+    logger,
+    httpLogger: logger,
+    host,
+    port: Number(portText),
+    runCoordinator: options.coordinator,
+  });
+  let firstSignal: (signal: NodeJS.Signals) => void = () => undefined;
+  const signalled = new Promise<NodeJS.Signals>((resolveSignal) => (firstSignal = resolveSignal));
+  let stopping = false;
+  const stopListening = io.onSignal((signal) => {
+    if (stopping) {
+      logger.warn({ signal }, "second signal: exiting at once");
+      logger.flush();
+      io.die(signal);
+      return;
+    }
+    stopping = true;
+    firstSignal(signal);
+  });
+  try {
+    const baseUrl = await server.start();
+    logger.info(
+      {
+        url: baseUrl,
+        database: redactUrl(url),
+        coordinator: options.coordinator,
+        handlers: ["log", ...Object.keys(handlers)],
+      },
+      "punctual serving",
+    );
+    if (options.initToken === true && !(await server.tokens.hasActiveToken())) {
+      const { secret } = await server.tokens.create(
+        { owner: "local", admin: true, label: "first run" },
+        Date.now() as Instant,
+      );
+      io.stdout(firstRunMessage(baseUrl, secret));
+    }
+    const signal = await signalled;
+    logger.info({ signal }, "stopping (signal again to exit now)");
+    await server.stop();
+    logger.info({}, "punctual stopped");
+    logger.flush();
+    return 0;
+  } catch (error) {
+    await server.stop().catch(() => undefined);
+    throw error;
+  } finally {
+    stopListening();
+  }
+}
+
+export function serveCommand(io: ServeIo = processIo): Command {
+  return new Command("serve")
+    .description("serve the HTTP API (and run the coordinator) until SIGTERM or SIGINT")
+    .option(
+      "--database <url>",
+      "a SQLite file path or sqlite: URL, or a postgres:// URL " +
+        "(default: $PUNCTUAL_DATABASE_URL, else ./punctual.db)",
+    )
+    .option("--port <n>", "port (default: $PUNCTUAL_PORT, else 8080; 0 picks a free one)")
+    .option("--host <host>", "interface (default: $PUNCTUAL_HOST, else 127.0.0.1)")
+    .option("--handlers <module>", "a module exporting a { name: handler } map (`log` is built in)")
+    .option("--no-coordinator", "serve the API only (another process runs `punctual worker`)")
+    .option("--init-token", "when the database has no token, create an admin token and print it")
+    .option("--log-level <level>", "pino log level (default: $PUNCTUAL_LOG_LEVEL, else info)")
+    .exitOverride()
+    .action(async (options: ServeOptions) => {
+      const code = await runServe(options, io);
+      if (code !== 0) throw new CommanderError(code, "punctual.serve", "serve failed");
+    });
+}

@@ -1,0 +1,218 @@
+/**
+ * `punctual worker --handlers MODULE [--database URL]` (SPEC 7.3): runs the coordinator alone, with the
+ * handlers a module exports, until SIGTERM or SIGINT. The first signal stops gracefully (no new claims;
+ * launches and running handlers get the shutdown timeout) and exits 0; a second one exits at once.
+ */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Command, CommanderError } from "commander";
+import { pino } from "pino";
+import type { Logger as PinoLogger } from "pino";
+import PinoPretty from "pino-pretty";
+import { parseDuration } from "../../domain/schedule/iso-text.js";
+import type { Handler } from "../launchers/handler/handler-launcher.js";
+import { createScheduler, storeFromDatabaseUrl } from "../../composition.js";
+
+/** The process around the worker: injected so tests can drive it without real signals or exits. */
+export interface WorkerIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  readonly stderr: (text: string) => void;
+  /** Builds the logger (pino, pretty on a terminal). */
+  readonly logger: (level: string) => PinoLogger;
+  /** Calls `listener` on SIGTERM and SIGINT; returns a function that stops listening. */
+  readonly onSignal: (listener: (signal: NodeJS.Signals) => void) => () => void;
+  /** Ends the process at once with `signal` (the second signal), after listeners are removed. */
+  readonly die: (signal: NodeJS.Signals) => void;
+}
+
+const SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
+
+const processIo: WorkerIo = {
+  env: process.env,
+  cwd: process.cwd(),
+  stderr: (text) => process.stderr.write(text),
+  logger: (level) =>
+    process.stdout.isTTY
+      ? pino({ level }, PinoPretty({ colorize: true, translateTime: "SYS:standard" }))
+      : pino({ level }),
+  onSignal: (listener) => {
+    for (const signal of SIGNALS) process.on(signal, listener);
+    return () => {
+      for (const signal of SIGNALS) process.off(signal, listener);
+    };
+  },
+  die: (signal) => {
+    // Re-raised with the default action: the process ends as killed by the signal (exit 128 + n).
+    process.kill(process.pid, signal);
+  },
+};
+
+interface WorkerOptions {
+  readonly handlers: string;
+  readonly database?: string;
+  readonly maxConcurrentRuns?: string;
+  readonly retention?: string;
+  readonly logLevel?: string;
+}
+
+/** The database URL: the flag, else `PUNCTUAL_DATABASE_URL`, else `./punctual.db`. */
+export function databaseUrlOf(flag: string | undefined, env: WorkerIo["env"]): string {
+  const fromEnv = env.PUNCTUAL_DATABASE_URL;
+  return flag ?? (fromEnv === undefined || fromEnv === "" ? "./punctual.db" : fromEnv);
+}
+
+/** Shows a database URL without its password. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
+}
+
+/** A usage problem: one line on stderr, exit 2. */
+function usage(io: WorkerIo, message: string): CommanderError {
+  io.stderr(`punctual worker: ${message}\n`);
+  return new CommanderError(2, "punctual.invalidInput", message);
+}
+
+/**
+ * Loads a handlers module: its default export or its `handlers` export, a `{ name: handler }` map.
+ * @throws a message saying what is wrong with the module
+ */
+export async function loadHandlers(
+  specifier: string,
+  cwd: string,
+): Promise<Record<string, Handler>> {
+  const url = pathToFileURL(resolve(cwd, specifier)).href;
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(url)) as Record<string, unknown>;
+  } catch (error) {
+    throw new Error(
+      `cannot load ${specifier}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  const map = module.handlers ?? module.default;
+  if (typeof map !== "object" || map === null || Array.isArray(map)) {
+    throw new Error(
+      `${specifier} must export a { name: handler } map as its default export or as "handlers"`,
+    );
+  }
+  const handlers: Record<string, Handler> = {};
+  for (const [name, handler] of Object.entries(map)) {
+    if (typeof handler !== "function") {
+      throw new Error(`${specifier}: handler "${name}" is not a function`);
+    }
+    handlers[name] = handler as Handler;
+  }
+  if (Object.keys(handlers).length === 0) throw new Error(`${specifier} exports no handler`);
+  return handlers;
+}
+
+function parseBudget(io: WorkerIo, text: string | undefined): number | undefined {
+  const value = text ?? io.env.PUNCTUAL_MAX_CONCURRENT_RUNS;
+  if (value === undefined || value === "") return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < 1) {
+    throw usage(io, `--max-concurrent-runs must be a positive integer, not "${value}"`);
+  }
+  return Number(value);
+}
+
+/** `--retention` / `PUNCTUAL_RETENTION` (an ISO-8601 duration or seconds) in ms; default 30 days. */
+function parseRetention(io: WorkerIo, text: string | undefined): number | undefined {
+  const value = text ?? io.env.PUNCTUAL_RETENTION;
+  if (value === undefined || value === "") return undefined;
+  const parsed = parseDuration(value, 1000);
+  if (!parsed.ok) throw usage(io, `--retention: ${parsed.problem}`);
+  return parsed.value;
+}
+
+/** Runs the worker until the first signal has stopped it gracefully; resolves with the exit code. */
+export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<number> {
+  const url = databaseUrlOf(options.database, io.env);
+  const maxConcurrentRuns = parseBudget(io, options.maxConcurrentRuns);
+  const retentionMs = parseRetention(io, options.retention);
+  let handlers: Record<string, Handler>;
+  try {
+    handlers = await loadHandlers(options.handlers, io.cwd);
+  } catch (error) {
+    throw usage(io, error instanceof Error ? error.message : String(error));
+  }
+  const logger = io.logger(options.logLevel ?? io.env.PUNCTUAL_LOG_LEVEL ?? "info");
+  const scheduler = createScheduler({
+    store: storeFromDatabaseUrl(url),
+    handlers,
+    logger,
+    ...(maxConcurrentRuns === undefined ? {} : { policy: { maxConcurrentRuns } }),
+    ...(retentionMs === undefined ? {} : { coordinator: { retentionMs } }),
+  });
+  let firstSignal: (signal: NodeJS.Signals) => void = () => undefined;
+  const signalled = new Promise<NodeJS.Signals>((resolveSignal) => (firstSignal = resolveSignal));
+  let stopping = false;
+  const stopListening = io.onSignal((signal) => {
+    if (stopping) {
+      logger.warn({ signal }, "second signal: exiting at once");
+      logger.flush();
+      // Nobody listens any more: the re-raised signal takes its default action.
+      stopListening();
+      io.die(signal);
+      return;
+    }
+    stopping = true;
+    firstSignal(signal);
+  });
+  try {
+    await scheduler.start();
+    const rt = await scheduler.runtime();
+    logger.info(
+      {
+        database: redactUrl(url),
+        handlers: Object.keys(handlers),
+        replica: rt.coordinator.replicaId,
+      },
+      "punctual worker started",
+    );
+    const signal = await signalled;
+    logger.info(
+      { signal },
+      "stopping: no new claims; in-flight launches and handlers may finish (signal again to exit now)",
+    );
+    await scheduler.stop();
+    logger.info({}, "punctual worker stopped");
+    logger.flush();
+    return 0;
+  } catch (error) {
+    await scheduler.stop().catch(() => undefined);
+    throw error;
+  } finally {
+    stopListening();
+  }
+}
+
+/** The `worker` command. */
+export function workerCommand(io: WorkerIo = processIo): Command {
+  return new Command("worker")
+    .description("run the coordinator with the handlers a module exports, until SIGTERM or SIGINT")
+    .requiredOption(
+      "--handlers <module>",
+      "a module whose default (or `handlers`) export is a { name: handler } map",
+    )
+    .option(
+      "--database <url>",
+      "a SQLite file path or sqlite: URL, or a postgres:// URL " +
+        "(default: $PUNCTUAL_DATABASE_URL, else ./punctual.db)",
+    )
+    .option(
+      "--max-concurrent-runs <n>",
+      "runs launching or running across all replicas at most (default: $PUNCTUAL_MAX_CONCURRENT_RUNS, else 16)",
+    )
+    .option(
+      "--retention <duration>",
+      "delete finished runs older than this (default: $PUNCTUAL_RETENTION, else P30D)",
+    )
+    .option("--log-level <level>", "pino log level (default: $PUNCTUAL_LOG_LEVEL, else info)")
+    .exitOverride()
+    .action(async (options: WorkerOptions) => {
+      const code = await runWorker(options, io);
+      if (code !== 0) throw new CommanderError(code, "punctual.worker", "worker failed");
+    });
+}

@@ -1,0 +1,227 @@
+/**
+ * `buildHttpApp()`: the Fastify app of `punctual serve` (SPEC 7.2), also what the HTTP tests start on
+ * port 0. Routes are declared once (route-spec.ts) and registered as plugins by group; the OpenAPI
+ * document is generated from the same declarations. Every error answers `application/problem+json` from
+ * the one error map; nothing a client sends can cause a 500.
+ */
+import Fastify, { LogController } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Actor } from "../../application/actor.js";
+import type { IdempotencyRepository } from "../../application/idempotency-repository.js";
+import type { TaskService } from "../../application/task-service.js";
+import type { TokenService } from "../../application/token-service.js";
+import type { Instant } from "../../domain/time.js";
+import { SchedulerMetrics } from "./metrics.js";
+import { buildOpenApiDocument } from "./openapi.js";
+import {
+  BODY_LIMIT_BYTES,
+  HttpProblem,
+  PROBLEM_CONTENT_TYPE,
+  problemFromError,
+  problemOf,
+} from "./problem.js";
+import type { Problem } from "./problem.js";
+import { RateLimiter } from "./rate-limit.js";
+import type { RateLimitOptions } from "./rate-limit.js";
+import { parseRequest } from "./route-spec.js";
+import type { Answer, RouteSpec } from "./route-spec.js";
+import type { SystemRouteDeps } from "./system-routes.js";
+import { systemRoutes } from "./system-routes.js";
+import { runRoutes, taskRoutes } from "./task-routes.js";
+
+export interface HttpAppOptions {
+  readonly tasks: TaskService;
+  readonly tokens: TokenService;
+  readonly idempotency: IdempotencyRepository;
+  readonly health: SystemRouteDeps["health"];
+  readonly now: () => Instant;
+  /** @default a fresh registry */
+  readonly metrics?: SchedulerMetrics;
+  /** A pino logger. @default no logging */
+  readonly logger?: FastifyBaseLogger;
+  /** Per-token rate limit; `false` turns it off. @default 100 burst, 20 per second */
+  readonly rateLimit?: RateLimitOptions | false;
+  /** True once shutdown began: `/readyz` answers 503. */
+  readonly isShuttingDown?: () => boolean;
+  /** The version shown in the OpenAPI document. */
+  readonly version?: string;
+}
+
+/** A route as Fastify registered it. */
+export interface RegisteredRoute {
+  readonly method: string;
+  readonly url: string;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Every route registered (HEAD routes aside), as Fastify saw them. */
+    readonly punctualRoutes: RegisteredRoute[];
+  }
+  interface FastifyContextConfig {
+    auth?: boolean;
+  }
+}
+
+const actors = new WeakMap<FastifyRequest, Actor>();
+
+function bearerOf(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (typeof header !== "string") return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? null;
+}
+
+function sendProblem(reply: FastifyReply, problem: Problem, headers: Record<string, string> = {}) {
+  return reply
+    .code(problem.status)
+    .headers(headers)
+    .header("content-type", PROBLEM_CONTENT_TYPE)
+    .send(problem);
+}
+
+function sendAnswer(reply: FastifyReply, answer: Answer) {
+  reply.code(answer.status);
+  if (answer.headers !== undefined) reply.headers(answer.headers);
+  return answer.body === undefined ? reply.send() : reply.send(answer.body);
+}
+
+/** Builds the app (not listening): `await app.listen({ host, port })` serves it. */
+export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInstance> {
+  const metrics = options.metrics ?? new SchedulerMetrics({ processMetrics: false });
+  const limiter = options.rateLimit === false ? null : new RateLimiter(options.rateLimit);
+  const app = Fastify({
+    ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+  });
+  const registered: RegisteredRoute[] = [];
+  app.decorate("punctualRoutes", registered);
+  app.addHook("onRoute", (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (method !== "HEAD") registered.push({ method, url: route.url });
+    }
+  });
+
+  // An empty JSON body is no body (POST /pause from curl with a JSON content type); bad JSON is a 400.
+  const json = app.getDefaultJsonParser("error", "error");
+  // JSON only: any other media type (text/plain, forms) is a malformed request.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    const text = typeof body === "string" ? body : body.toString("utf8");
+    if (text.trim() === "") {
+      done(null, undefined);
+      return;
+    }
+    void json(request, text, done);
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const problem = problemFromError(error);
+    if (problem === null) {
+      request.log.error({ err: error }, "unexpected error answering a request");
+      return sendProblem(
+        reply,
+        problemOf("internal_error", "an unexpected error; see the server log"),
+      );
+    }
+    let headers = error instanceof HttpProblem ? { ...error.extra.headers } : {};
+    if (problem.status === 401) headers = { ...headers, "www-authenticate": "Bearer" };
+    if (isMediaTypeError(error)) {
+      return sendProblem(
+        reply,
+        problemOf("malformed_request", "send JSON bodies with Content-Type: application/json"),
+      );
+    }
+    return sendProblem(reply, problem, headers);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(
+      reply,
+      problemOf("route_not_found", `no route ${request.method} ${request.url.split("?")[0] ?? ""}`),
+    ),
+  );
+
+  app.addHook("onRequest", async (request) => {
+    if (request.routeOptions.config.auth !== true) return;
+    const secret = bearerOf(request);
+    if (secret === null) {
+      throw new HttpProblem("unauthorized", "send Authorization: Bearer <token>");
+    }
+    const found = await options.tokens.authenticate(secret);
+    if (found === null) throw new HttpProblem("unauthorized", "unknown or revoked token");
+    if (limiter !== null) {
+      const wait = limiter.take(found.token.id, Date.now());
+      if (wait > 0) {
+        throw new HttpProblem("rate_limited", `too many requests; retry in ${wait} s`, {
+          headers: { "retry-after": String(wait) },
+        });
+      }
+    }
+    actors.set(request, found.actor);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    const route = request.routeOptions.url ?? "unmatched";
+    metrics.observeRequest(request.method, route, reply.statusCode);
+    const quiet = route === "/healthz" || route === "/readyz" || route === "/metrics";
+    const fields = {
+      method: request.method,
+      url: request.url,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+    };
+    if (quiet) request.log.debug(fields, "request");
+    else request.log.info(fields, "request");
+  });
+
+  let document: unknown = null;
+  const routes: RouteSpec[] = [];
+  const deps = { tasks: options.tasks, idempotency: options.idempotency, now: options.now };
+  const groups: RouteSpec[][] = [
+    systemRoutes({
+      health: options.health,
+      isShuttingDown: options.isShuttingDown ?? (() => false),
+      metrics,
+      openApi: () =>
+        (document ??= buildOpenApiDocument(routes, { version: options.version ?? "0.0.0" })),
+    }),
+    taskRoutes(deps),
+    runRoutes(deps),
+  ];
+  for (const group of groups) {
+    routes.push(...group);
+    await app.register((instance, _opts, done) => {
+      for (const spec of group) {
+        instance.route({
+          method: spec.method,
+          url: spec.url,
+          config: { auth: spec.auth },
+          handler: async (request, reply) => {
+            const parsed = parseRequest(spec, request);
+            const answer = await spec.handler({
+              request,
+              reply,
+              actor: actors.get(request) ?? null,
+              params: parsed.params,
+              query: parsed.query,
+              body: parsed.body,
+            });
+            return sendAnswer(reply, answer);
+          },
+        });
+      }
+      done();
+    });
+  }
+  return app;
+}
+
+function isMediaTypeError(error: unknown): boolean {
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    (error as { code?: unknown }).code === "FST_ERR_CTP_INVALID_MEDIA_TYPE"
+  );
+}

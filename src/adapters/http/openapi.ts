@@ -1,0 +1,171 @@
+/**
+ * The OpenAPI 3.1 document, generated from the route declarations and their zod schemas (`z.toJSONSchema`,
+ * JSON Schema 2020-12, which OpenAPI 3.1 uses as is). Named shapes go to `components.schemas`.
+ */
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { exposedProblems } from "./error-map.js";
+import { PROBLEM_CONTENT_TYPE } from "./problem.js";
+import { openApiPath } from "./route-spec.js";
+import type { RouteSpec } from "./route-spec.js";
+import { NAMED_SCHEMAS } from "./schemas.js";
+
+type JsonSchema = Record<string, unknown>;
+
+interface Converter {
+  readonly convert: (schema: z.ZodType, io: "input" | "output") => JsonSchema;
+  readonly components: Record<string, JsonSchema>;
+}
+
+/** Converts schemas, hoisting named and recursive sub-schemas into shared components. */
+function converter(): Converter {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of NAMED_SCHEMAS) registry.add(schema, { id });
+  const components: Record<string, JsonSchema> = {};
+  const rewrite = (value: unknown, renames: Map<string, string>): unknown => {
+    if (Array.isArray(value)) return value.map((v) => rewrite(v, renames));
+    if (typeof value !== "object" || value === null) return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === "$schema" || key === "$defs") continue;
+      if (key === "$ref" && typeof inner === "string" && inner.startsWith("#/$defs/")) {
+        const name = inner.slice("#/$defs/".length);
+        out[key] = `#/components/schemas/${renames.get(name) ?? name}`;
+      } else {
+        out[key] = rewrite(inner, renames);
+      }
+    }
+    return out;
+  };
+  return {
+    components,
+    convert: (schema, io) => {
+      const json = z.toJSONSchema(schema, {
+        target: "draft-2020-12",
+        io,
+        unrepresentable: "any",
+        metadata: registry,
+        // Descriptions, formats and examples given with `.meta()` live in the global registry.
+        override: (ctx) => {
+          const meta = z.globalRegistry.get(ctx.zodSchema);
+          if (meta === undefined) return;
+          const rest: Record<string, unknown> = { ...meta };
+          delete rest["id"];
+          Object.assign(ctx.jsonSchema, rest);
+        },
+      }) as JsonSchema;
+      const defs = (json["$defs"] ?? {}) as Record<string, JsonSchema>;
+      const renames = new Map<string, string>();
+      for (const [name, def] of Object.entries(defs)) {
+        if (name.startsWith("__schema")) {
+          const hash = createHash("sha256").update(JSON.stringify(def)).digest("hex").slice(0, 8);
+          renames.set(name, `Json_${hash}`);
+        }
+      }
+      for (const [name, def] of Object.entries(defs)) {
+        components[renames.get(name) ?? name] = rewrite(def, renames) as JsonSchema;
+      }
+      const root = rewrite(json, renames) as JsonSchema;
+      const named = NAMED_SCHEMAS.find(([, s]) => s === schema);
+      if (named !== undefined) {
+        components[named[0]] = root;
+        return { $ref: `#/components/schemas/${named[0]}` };
+      }
+      return root;
+    },
+  };
+}
+
+function parameters(spec: RouteSpec, convert: Converter["convert"]): unknown[] {
+  const list: unknown[] = [];
+  const add = (where: "path" | "query", schema: z.ZodType | undefined): void => {
+    if (schema === undefined) return;
+    const json = convert(schema, "input");
+    const properties = (json["properties"] ?? {}) as Record<string, JsonSchema>;
+    const required = new Set((json["required"] ?? []) as string[]);
+    for (const [name, property] of Object.entries(properties)) {
+      const { description, ...rest } = property;
+      list.push({
+        name,
+        in: where,
+        required: where === "path" || required.has(name),
+        ...(typeof description === "string" ? { description } : {}),
+        schema: rest,
+      });
+    }
+  };
+  add("path", spec.params);
+  add("query", spec.query);
+  for (const header of spec.headers ?? []) {
+    list.push({
+      name: header.name,
+      in: "header",
+      required: header.required,
+      description: header.description,
+      schema: { type: "string" },
+    });
+  }
+  return list;
+}
+
+export interface OpenApiInfo {
+  readonly version: string;
+}
+
+/** The OpenAPI 3.1 document of `routes`. */
+export function buildOpenApiDocument(routes: readonly RouteSpec[], info: OpenApiInfo): JsonSchema {
+  const { convert, components } = converter();
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const spec of routes) {
+    if (spec.hidden === true) continue;
+    const responses: Record<string, unknown> = {};
+    for (const [status, response] of Object.entries(spec.responses)) {
+      const contentType =
+        response.contentType ?? (Number(status) >= 400 ? PROBLEM_CONTENT_TYPE : "application/json");
+      responses[status] = {
+        description: response.description,
+        ...(response.schema === undefined
+          ? {}
+          : { content: { [contentType]: { schema: convert(response.schema, "output") } } }),
+      };
+    }
+    const operation = {
+      operationId: spec.operationId,
+      summary: spec.summary,
+      tags: [...spec.tags],
+      ...(spec.auth ? {} : { security: [] }),
+      parameters: parameters(spec, convert),
+      ...(spec.body === undefined
+        ? {}
+        : {
+            requestBody: {
+              required: !spec.body.safeParse(undefined).success,
+              content: { "application/json": { schema: convert(spec.body, "input") } },
+            },
+          }),
+      responses,
+    };
+    const path = openApiPath(spec.url);
+    paths[path] = { ...paths[path], [spec.method.toLowerCase()]: operation };
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "punctual",
+      version: info.version,
+      description:
+        "A durable scheduler. Every call carries `Authorization: Bearer <token>` except the health, " +
+        "metrics and documentation routes. Errors are `application/problem+json` (RFC 9457); problem " +
+        `types: ${exposedProblems()
+          .map((p) => `\`${p.code}\` (${p.status})`)
+          .join(", ")}.`,
+    },
+    servers: [{ url: "/" }],
+    components: {
+      schemas: components,
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+    },
+    security: [{ bearer: [] }],
+    paths,
+  };
+}

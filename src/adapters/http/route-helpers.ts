@@ -1,0 +1,75 @@
+/**
+ * Small pieces the route plugins share: the caller, ids, ETags and `If-Match`, page sizes, limits.
+ */
+import type { Actor } from "../../application/actor.js";
+import { LimitExceededError, NotFoundError } from "../../domain/errors.js";
+import { TASK_LIMITS } from "../../domain/task.js";
+import { HttpProblem } from "./problem.js";
+import type { RouteContext } from "./route-spec.js";
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./schemas.js";
+
+/** The authenticated caller (routes with `auth: true` always have one). */
+export function actorOf(ctx: RouteContext<unknown, unknown, unknown>): Actor {
+  if (ctx.actor === null) throw new HttpProblem("unauthorized", "a bearer token is required");
+  return ctx.actor;
+}
+
+const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** A path id: anything that cannot be an id cannot be found (404, never 500). */
+export function checkId(resource: "task" | "run" | "thread", id: string): string {
+  if (!ID_PATTERN.test(id)) throw new NotFoundError(resource, id.slice(0, 128));
+  return id;
+}
+
+export function etagOf(version: number): string {
+  return `"${version}"`;
+}
+
+/**
+ * The version an `If-Match` names: a number, `null` for `*` (any version), `undefined` when absent.
+ * @throws malformed_request when it names no version
+ */
+export function ifMatchVersion(header: unknown): number | null | undefined {
+  if (header === undefined) return undefined;
+  if (typeof header !== "string") throw new HttpProblem("malformed_request", "bad If-Match");
+  const value = header.trim();
+  if (value === "*") return null;
+  const match = /^(?:W\/)?"?(\d{1,9})"?$/.exec(value);
+  if (match?.[1] === undefined) {
+    throw new HttpProblem("malformed_request", 'If-Match must be an ETag such as "3", or *');
+  }
+  return Number(match[1]);
+}
+
+/** `?limit=` as a page size; over the maximum is a limit problem naming it (SPEC 8). */
+export function pageSizeOf(limit: string | undefined): number {
+  if (limit === undefined) return PAGE_SIZE_DEFAULT;
+  const size = Number(limit);
+  if (size > PAGE_SIZE_MAX) {
+    throw new LimitExceededError(
+      "page_size",
+      PAGE_SIZE_MAX,
+      `limit must be at most ${PAGE_SIZE_MAX}`,
+    );
+  }
+  if (size < 1)
+    throw new LimitExceededError("page_size", PAGE_SIZE_MAX, "limit must be at least 1");
+  return size;
+}
+
+/** SPEC 8: a target's `input` is at most 256 KiB of JSON. */
+export function checkTargetInput(body: unknown): void {
+  if (typeof body !== "object" || body === null) return;
+  const target = (body as { target?: unknown }).target;
+  if (typeof target !== "object" || target === null || !("input" in target)) return;
+  const size =
+    target.input === undefined ? 0 : Buffer.byteLength(JSON.stringify(target.input), "utf8");
+  if (size > TASK_LIMITS.inputBytesMax) {
+    throw new LimitExceededError(
+      "target_input",
+      TASK_LIMITS.inputBytesMax,
+      `target.input is ${size} bytes, over the limit of ${TASK_LIMITS.inputBytesMax}`,
+    );
+  }
+}

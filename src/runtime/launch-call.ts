@@ -1,0 +1,111 @@
+/**
+ * One call of a launcher (SPEC 5.4), outside any transaction, with a timeout inside the claim's lease.
+ * Maps whatever the launcher does to exactly one launch outcome; it never records anything itself.
+ */
+import type { Logger } from "../application/logger.js";
+import { isPunctualError } from "../domain/errors.js";
+import type { LaunchedRun, RunLauncher } from "../domain/ports.js";
+import type { Run } from "../domain/run.js";
+import type { CompletionVerdict, LaunchOutcome } from "../domain/run-transitions.js";
+import type { Task } from "../domain/task.js";
+import type { Instant } from "../domain/time.js";
+import type { Clock } from "./clock.js";
+
+/** What a launch came to: the outcome to record, and a verdict already known at launch. */
+export interface LaunchAnswer {
+  readonly outcome: LaunchOutcome;
+  readonly completion?: CompletionVerdict;
+}
+
+export interface LaunchCallRequest {
+  readonly launcher: RunLauncher;
+  readonly clock: Clock;
+  /** The claim's lease: the call gives up before it ends, with a margin to record the outcome. */
+  readonly leaseMs: number;
+  readonly log: Logger;
+  readonly run: Run;
+  readonly task: Task;
+  /** A verdict the launcher gives after the call was given up on. */
+  readonly onLateCompletion: (verdict: CompletionVerdict) => void;
+}
+
+/** Abort reasons, made once: building an Error (or DOMException) per launch is measurable. */
+const LAUNCH_TIMED_OUT = new Error("the launch timed out before the lease");
+const LAUNCH_SETTLED = "launch settled";
+const TIMED_OUT = Symbol("launch timed out");
+
+/** The margin left between the launch timeout and the end of the lease. */
+export function launchTimeoutMs(leaseMs: number): number {
+  return leaseMs - Math.min(5000, Math.floor(leaseMs / 4));
+}
+
+/**
+ * Calls the launcher and stops waiting before the lease ends. A launcher that has not answered by then
+ * may have started the run: the outcome is indeterminate (treated as launched, never launched again),
+ * whether or not the launcher honours the abort.
+ */
+export async function callLauncher(request: LaunchCallRequest): Promise<LaunchAnswer> {
+  const { launcher, clock, run, task, log } = request;
+  const controller = new AbortController();
+  const timeoutMs = launchTimeoutMs(request.leaseMs);
+  const timedOut = clock
+    .sleepUntil((clock.now() + timeoutMs) as Instant, controller.signal)
+    .then(() => (controller.signal.aborted ? null : TIMED_OUT));
+  const answer: Promise<LaunchAnswer> = launcher
+    .launch({ run, task, signal: controller.signal })
+    .then(
+      (launched) => answered(run, launched, log),
+      (error: unknown) => ({ outcome: failed(run, error, log) }),
+    );
+  const first = await Promise.race([answer, timedOut]);
+  if (first !== TIMED_OUT && first !== null) {
+    controller.abort(LAUNCH_SETTLED);
+    return first;
+  }
+  controller.abort(LAUNCH_TIMED_OUT);
+  log.warn(
+    { runId: run.id, timeoutMs },
+    "the launcher did not answer before the launch timeout; treating the launch as indeterminate",
+  );
+  // Not awaited: a launcher that never answers must not hold up the coordinator or its shutdown.
+  void answer.then(({ completion }) => {
+    if (completion !== undefined) request.onLateCompletion(completion);
+  });
+  return { outcome: { kind: "indeterminate", message: LAUNCH_TIMED_OUT.message } };
+}
+
+function answered(run: Run, launched: LaunchedRun, log: Logger): LaunchAnswer {
+  const mismatch =
+    launched.threadId !== run.threadId
+      ? `the target answered for thread ${launched.threadId}, not ${run.threadId}`
+      : undefined;
+  if (mismatch !== undefined) log.warn({ runId: run.id }, mismatch);
+  return {
+    outcome: {
+      kind: "launched",
+      targetRunId: launched.targetRunId,
+      ...(mismatch === undefined ? {} : { threadMismatch: mismatch }),
+    },
+    ...(launched.completion === undefined ? {} : { completion: launched.completion }),
+  };
+}
+
+/** Maps a launcher failure to its outcome; anything outside the contract counts as indeterminate. */
+function failed(run: Run, error: unknown, log: Logger): LaunchOutcome {
+  const message = error instanceof Error ? error.message : String(error);
+  if (isPunctualError(error)) {
+    switch (error.code) {
+      case "thread_busy":
+        return { kind: "busy", message };
+      case "launch_failed":
+        return { kind: "failed", message };
+      default:
+        return { kind: "indeterminate", message };
+    }
+  }
+  log.error(
+    { err: error, runId: run.id },
+    "launcher broke its contract; treating the launch as indeterminate",
+  );
+  return { kind: "indeterminate", message };
+}

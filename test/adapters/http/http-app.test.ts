@@ -1,0 +1,524 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-explicit-any -- API answers are untyped JSON, checked by the assertions */
+/**
+ * The HTTP API against a real server on port 0: the router scenarios of the reference (section 6.5)
+ * ported to our routes, HTTP semantics (ETag, If-Match, Idempotency-Key, pages, limits), owner isolation
+ * and auth on every route, and finally that every documented problem type was reached by this file.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildHttpApp } from "../../../src/adapters/http/http-app.js";
+import { exposedProblems } from "../../../src/adapters/http/error-map.js";
+import { runSchema, taskSchema } from "../../../src/adapters/http/schemas.js";
+import type { Instant } from "../../../src/domain/time.js";
+import { CRON_TASK, call, seenProblemTypes, startTestServer } from "./http-harness.js";
+import type { TestServer } from "./http-harness.js";
+
+let t: TestServer;
+let alice: string;
+let bob: string;
+let admin: string;
+
+beforeAll(async () => {
+  t = await startTestServer();
+  [alice, bob, admin] = await Promise.all([
+    t.token("alice"),
+    t.token("bob"),
+    t.token("root", true),
+  ]);
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+  call(t.url, method, path, options);
+
+async function createTask(token: string, body: unknown = CRON_TASK) {
+  const answer = await api("POST", "/v1/tasks", { token, body });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+  return answer.body.task as { id: string; version: number };
+}
+
+function expectProblem(answer: { status: number; body: any }, status: number, code: string) {
+  expect(answer.status, JSON.stringify(answer.body)).toBe(status);
+  expect(answer.body.type).toBe(`https://punctual.dev/problems/${code}`);
+  expect(answer.body.status).toBe(status);
+  expect(typeof answer.body.detail).toBe("string");
+}
+
+describe("create", () => {
+  it("creates a cron task and renders it with server-owned fields and UTC timestamps", async () => {
+    const answer = await api("POST", "/v1/tasks", { token: alice, body: CRON_TASK });
+    expect(answer.status).toBe(201);
+    const task = taskSchema.parse(answer.body.task);
+    expect(task.owner).toBe("alice");
+    expect(task.status).toBe("enabled");
+    expect(task.next_run_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(answer.headers.get("etag")).toBe(`"${task.version}"`);
+    expect(answer.headers.get("location")).toBe(`/v1/tasks/${task.id}`);
+    expect(answer.body.warnings).toEqual([]);
+  });
+
+  it("takes the owner from the token, never from the body", async () => {
+    const answer = await api("POST", "/v1/tasks", {
+      token: alice,
+      body: { ...CRON_TASK, owner: "bob", id: "x", version: 9 },
+    });
+    expectProblem(answer, 422, "validation_failed");
+    const fields = (answer.body.errors as { field: string }[]).map((e) => e.field);
+    expect(fields.join(" ")).toMatch(/owner|body/);
+  });
+
+  it.each([
+    ["an unknown schedule type", { type: "weekly" }],
+    ["cron without its expression", { type: "cron" }],
+    ["a malformed cron", { type: "cron", cron: "61 * * * *" }],
+    ["an unknown time zone", { type: "cron", cron: "* * * * *", timezone: "Mars/Olympus" }],
+    ["a once task in the past", { type: "once", run_at: "2001-01-01T00:00:00Z" }],
+  ])("refuses %s with 422 naming the field", async (_name, schedule) => {
+    const answer = await api("POST", "/v1/tasks", {
+      token: alice,
+      body: { ...CRON_TASK, schedule },
+    });
+    expectProblem(answer, 422, "validation_failed");
+    expect(answer.body.errors[0].field).toMatch(/^schedule/);
+  });
+
+  it("refuses reuse_thread without a thread and an unknown context mode", async () => {
+    const noThread = await api("POST", "/v1/tasks", {
+      token: alice,
+      body: { ...CRON_TASK, context: { mode: "reuse_thread" } },
+    });
+    expectProblem(noThread, 422, "validation_failed");
+    const badMode = await api("POST", "/v1/tasks", {
+      token: alice,
+      body: { ...CRON_TASK, context: { mode: "sometimes" } },
+    });
+    expectProblem(badMode, 422, "validation_failed");
+  });
+
+  it("refuses an unknown handler before writing anything", async () => {
+    const answer = await api("POST", "/v1/tasks", {
+      token: alice,
+      body: { ...CRON_TASK, target: { kind: "handler", name: "nope" } },
+    });
+    expectProblem(answer, 422, "validation_failed");
+  });
+
+  it("answers 401 to an anonymous or unknown caller", async () => {
+    expectProblem(await api("POST", "/v1/tasks", { body: CRON_TASK }), 401, "unauthorized");
+    const bad = await api("GET", "/v1/tasks", { token: "pct_not-a-token" });
+    expectProblem(bad, 401, "unauthorized");
+    expect(bad.headers.get("www-authenticate")).toBe("Bearer");
+  });
+
+  it("refuses a target input over 256 KiB with 422 naming the limit, writing nothing", async () => {
+    const before = (await api("GET", "/v1/tasks?limit=200", { token: alice })).body.items.length;
+    const input = { blob: "x".repeat(300 * 1024) };
+    const answer = await api("POST", "/v1/tasks", {
+      token: alice,
+      body: { ...CRON_TASK, target: { kind: "handler", name: "log", input } },
+    });
+    expectProblem(answer, 422, "limit_exceeded");
+    expect(answer.body.limit).toBe("target_input");
+    const after = (await api("GET", "/v1/tasks?limit=200", { token: alice })).body.items.length;
+    expect(after).toBe(before);
+  });
+
+  it("refuses a body over 1 MiB with 413 naming the limit", async () => {
+    const answer = await api("POST", "/v1/tasks", {
+      token: alice,
+      raw: JSON.stringify({ ...CRON_TASK, description: "x".repeat(1100 * 1024) }),
+      headers: { "content-type": "application/json" },
+    });
+    expectProblem(answer, 413, "limit_exceeded");
+    expect(answer.body).toMatchObject({ limit: "request_body", max: 1048576 });
+  });
+
+  it("answers 400 to malformed JSON and to a non-JSON media type", async () => {
+    const headers = { "content-type": "application/json" };
+    expectProblem(
+      await api("POST", "/v1/tasks", { token: alice, raw: "{", headers }),
+      400,
+      "malformed_request",
+    );
+    expectProblem(
+      await api("POST", "/v1/tasks", {
+        token: alice,
+        raw: "title=x",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      }),
+      400,
+      "malformed_request",
+    );
+  });
+});
+
+describe("Idempotency-Key", () => {
+  it("returns the first answer to a repeated create, and refuses the key with another body", async () => {
+    const headers = { "idempotency-key": "create-1" };
+    const first = await api("POST", "/v1/tasks", { token: alice, body: CRON_TASK, headers });
+    const again = await api("POST", "/v1/tasks", { token: alice, body: CRON_TASK, headers });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.body.task.id).toBe(first.body.task.id);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    const other = await api("POST", "/v1/tasks", {
+      token: alice,
+      body: { ...CRON_TASK, title: "different" },
+      headers,
+    });
+    expectProblem(other, 422, "idempotency_key_reused");
+    // The same key is another owner's own key.
+    const bobs = await api("POST", "/v1/tasks", { token: bob, body: CRON_TASK, headers });
+    expect(bobs.body.task.id).not.toBe(first.body.task.id);
+  });
+
+  it("answers 409 while the first request with a key is in progress, and refuses bad keys", async () => {
+    const store = t.server.runtime.store;
+    await store.idempotency!.reserve(
+      { owner: "alice" as never, route: "POST /v1/tasks", key: "in-flight" },
+      "hash",
+      Date.now() as Instant,
+    );
+    const answer = await api("POST", "/v1/tasks", {
+      token: alice,
+      body: CRON_TASK,
+      headers: { "idempotency-key": "in-flight" },
+    });
+    expectProblem(answer, 409, "idempotency_in_progress");
+    const bad = await api("POST", "/v1/tasks", {
+      token: alice,
+      body: CRON_TASK,
+      headers: { "idempotency-key": "x".repeat(201) },
+    });
+    expectProblem(bad, 422, "validation_failed");
+  });
+
+  it("queues one run for two triggers with one key (202 with the run)", async () => {
+    const task = await createTask(alice, { ...CRON_TASK, options: { overlap: "allow_all" } });
+    const headers = { "idempotency-key": "trigger-1" };
+    const first = await api("POST", `/v1/tasks/${task.id}/trigger`, { token: alice, headers });
+    const again = await api("POST", `/v1/tasks/${task.id}/trigger`, { token: alice, headers });
+    expect(first.status).toBe(202);
+    runSchema.parse(first.body);
+    expect(first.body).toMatchObject({ trigger: "manual", status: "queued", task_id: task.id });
+    expect(again.status).toBe(202);
+    expect(again.body.id).toBe(first.body.id);
+    const runs = await api("GET", `/v1/tasks/${task.id}/runs?trigger=manual`, { token: alice });
+    expect(runs.body.items).toHaveLength(1);
+  });
+});
+
+describe("read and list", () => {
+  it("reads a task by id with its ETag; unknown and other owners' tasks are 404", async () => {
+    const task = await createTask(alice);
+    const read = await api("GET", `/v1/tasks/${task.id}`, { token: alice });
+    expect(read.status).toBe(200);
+    expect(read.headers.get("etag")).toBe('"1"');
+    expectProblem(await api("GET", "/v1/tasks/nope", { token: alice }), 404, "not_found");
+    expectProblem(await api("GET", `/v1/tasks/${task.id}`, { token: bob }), 404, "not_found");
+    expect((await api("GET", `/v1/tasks/${task.id}`, { token: admin })).status).toBe(200);
+  });
+
+  it("pages through the owner's tasks with a stable order and a cursor", async () => {
+    const owner = await t.token("pager");
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++)
+      ids.push((await createTask(owner, { ...CRON_TASK, title: `t${i}` })).id);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: any = await api(
+        "GET",
+        `/v1/tasks?limit=2${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+        { token: owner },
+      );
+      expect(page.status).toBe(200);
+      expect(page.body.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.items.map((task: { id: string }) => task.id));
+      cursor = page.body.next_cursor;
+    } while (cursor !== null);
+    expect([...seen].sort()).toEqual([...ids].sort());
+    expect(new Set(seen).size).toBe(5);
+  });
+
+  it("refuses page sizes over 200 naming the limit, and bad query strings with 422", async () => {
+    const big = await api("GET", "/v1/tasks?limit=201", { token: alice });
+    expectProblem(big, 422, "limit_exceeded");
+    expect(big.body).toMatchObject({ limit: "page_size", max: 200 });
+    expectProblem(
+      await api("GET", "/v1/tasks?status=bogus", { token: alice }),
+      422,
+      "validation_failed",
+    );
+    expectProblem(
+      await api("GET", "/v1/tasks?cursor=@@@", { token: alice }),
+      422,
+      "validation_failed",
+    );
+    expectProblem(
+      await api("GET", "/v1/tasks?unknown=1", { token: alice }),
+      422,
+      "validation_failed",
+    );
+  });
+
+  it("lists a thread's tasks for their owner only (an empty list otherwise)", async () => {
+    const bound = await createTask(alice, {
+      ...CRON_TASK,
+      context: { mode: "reuse_thread", thread_id: "thread-a" },
+    });
+    const mine = await api("GET", "/v1/threads/thread-a/tasks", { token: alice });
+    expect(mine.body.items.map((task: { id: string }) => task.id)).toEqual([bound.id]);
+    const theirs = await api("GET", "/v1/threads/thread-a/tasks", { token: bob });
+    expect(theirs.body).toEqual({ items: [], next_cursor: null });
+    const filtered = await api("GET", "/v1/tasks?thread_id=thread-a", { token: alice });
+    expect(filtered.body.items).toHaveLength(1);
+  });
+});
+
+describe("update", () => {
+  it("edits the title in place with If-Match and bumps the ETag", async () => {
+    const task = await createTask(alice);
+    const answer = await api("PATCH", `/v1/tasks/${task.id}`, {
+      token: alice,
+      body: { title: "renamed" },
+      headers: { "if-match": '"1"' },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.task).toMatchObject({ title: "renamed", version: 2 });
+    expect(answer.headers.get("etag")).toBe('"2"');
+  });
+
+  it("requires If-Match (428), refuses a stale one (409) and a malformed one (400)", async () => {
+    const task = await createTask(alice);
+    const path = `/v1/tasks/${task.id}`;
+    expectProblem(
+      await api("PATCH", path, { token: alice, body: { title: "x" } }),
+      428,
+      "precondition_required",
+    );
+    expectProblem(
+      await api("PATCH", path, {
+        token: alice,
+        body: { title: "x" },
+        headers: { "if-match": '"7"' },
+      }),
+      409,
+      "version_conflict",
+    );
+    expectProblem(
+      await api("PATCH", path, {
+        token: alice,
+        body: { title: "x" },
+        headers: { "if-match": "soon" },
+      }),
+      400,
+      "malformed_request",
+    );
+  });
+
+  it("refuses a malformed schedule with 422 and another owner's task with 404", async () => {
+    const task = await createTask(alice);
+    const headers = { "if-match": '"1"' };
+    const bad = await api("PATCH", `/v1/tasks/${task.id}`, {
+      token: alice,
+      body: { schedule: { type: "cron", cron: "nope" } },
+      headers,
+    });
+    expectProblem(bad, 422, "validation_failed");
+    const foreign = await api("PATCH", `/v1/tasks/${task.id}`, {
+      token: bob,
+      body: { title: "mine" },
+      headers,
+    });
+    expectProblem(foreign, 404, "not_found");
+  });
+});
+
+describe("pause, resume, cancel, trigger, backfill, preview, explain", () => {
+  it("pauses then resumes a task, and a paused task can still be triggered (it stays paused)", async () => {
+    const task = await createTask(alice);
+    const paused = await api("POST", `/v1/tasks/${task.id}/pause`, { token: alice });
+    expect(paused.body.status).toBe("paused");
+    const run = await api("POST", `/v1/tasks/${task.id}/trigger`, { token: alice });
+    expect(run.status).toBe(202);
+    expect((await api("GET", `/v1/tasks/${task.id}`, { token: alice })).body.status).toBe("paused");
+    const resumed = await api("POST", `/v1/tasks/${task.id}/resume`, {
+      token: alice,
+      body: { catch_up: "none" },
+    });
+    expect(resumed.body.status).toBe("enabled");
+    expectProblem(await api("POST", "/v1/tasks/nope/pause", { token: alice }), 404, "not_found");
+  });
+
+  it("refuses a trigger under overlap skip while a run is active (409)", async () => {
+    const task = await createTask(alice);
+    expect((await api("POST", `/v1/tasks/${task.id}/trigger`, { token: alice })).status).toBe(202);
+    expectProblem(
+      await api("POST", `/v1/tasks/${task.id}/trigger`, { token: alice }),
+      409,
+      "run_active",
+    );
+  });
+
+  it("cancels a task, then refuses to pause it (409 illegal_transition)", async () => {
+    const task = await createTask(alice);
+    const cancelled = await api("POST", `/v1/tasks/${task.id}/cancel`, { token: alice });
+    expect(cancelled.body.status).toBe("cancelled");
+    expectProblem(
+      await api("POST", `/v1/tasks/${task.id}/pause`, { token: alice }),
+      409,
+      "illegal_transition",
+    );
+  });
+
+  it("backfills nominal times (202) and refuses more than 1,000 naming the limit", async () => {
+    const task = await createTask(alice);
+    const now = Date.now();
+    const from = new Date(now - 10 * 60_000).toISOString();
+    const to = new Date(now - 5 * 60_000).toISOString();
+    const answer = await api("POST", `/v1/tasks/${task.id}/backfill`, {
+      token: alice,
+      body: { from, to },
+    });
+    expect(answer.status).toBe(202);
+    expect(answer.body.runs.length).toBeGreaterThanOrEqual(4);
+    const again = await api("POST", `/v1/tasks/${task.id}/backfill`, {
+      token: alice,
+      body: { from, to },
+    });
+    expect(again.body.runs).toHaveLength(0);
+    const huge = await api("POST", `/v1/tasks/${task.id}/backfill`, {
+      token: alice,
+      body: { from: new Date(now - 3 * 86_400_000).toISOString(), to },
+    });
+    expectProblem(huge, 422, "limit_exceeded");
+    expect(huge.body.limit).toBe("backfill");
+  });
+
+  it("previews the next fires with wall times, and refuses a count over 100", async () => {
+    const task = await createTask(alice, {
+      ...CRON_TASK,
+      schedule: { type: "cron", cron: "30 2 * * *", timezone: "America/New_York" },
+    });
+    const answer = await api("GET", `/v1/tasks/${task.id}/preview?count=3`, { token: alice });
+    expect(answer.status).toBe(200);
+    expect(answer.body.occurrences).toHaveLength(3);
+    expect(answer.body.occurrences[0]).toMatchObject({ wall: expect.stringMatching(/T02:30:00$/) });
+    expectProblem(
+      await api("GET", `/v1/tasks/${task.id}/preview?count=101`, { token: alice }),
+      422,
+      "validation_failed",
+    );
+  });
+
+  it("answers explain with 501 for now, after checking the instant and the task", async () => {
+    const task = await createTask(alice);
+    expectProblem(
+      await api("GET", `/v1/tasks/${task.id}/explain?at=2026-01-01T00:00:00Z`, { token: alice }),
+      501,
+      "not_implemented",
+    );
+    expectProblem(
+      await api("GET", `/v1/tasks/${task.id}/explain?at=yesterday`, { token: alice }),
+      422,
+      "validation_failed",
+    );
+  });
+});
+
+describe("runs and delete", () => {
+  it("reads and cancels a run; another owner's run is 404", async () => {
+    const task = await createTask(alice);
+    const run = (await api("POST", `/v1/tasks/${task.id}/trigger`, { token: alice })).body;
+    expect((await api("GET", `/v1/runs/${run.id}`, { token: alice })).body.id).toBe(run.id);
+    expectProblem(await api("GET", `/v1/runs/${run.id}`, { token: bob }), 404, "not_found");
+    const cancelled = await api("POST", `/v1/runs/${run.id}/cancel`, { token: alice });
+    expect(cancelled.body.status).toBe("cancelled");
+    const history = await api("GET", `/v1/tasks/${task.id}/runs`, { token: alice });
+    expect(history.body.items.map((r: { id: string }) => r.id)).toContain(run.id);
+    expectProblem(await api("GET", `/v1/tasks/${task.id}/runs`, { token: bob }), 404, "not_found");
+  });
+
+  it("deletes a task (204), honours a stale If-Match (409), and forgets it (404)", async () => {
+    const task = await createTask(alice);
+    expectProblem(await api("DELETE", `/v1/tasks/${task.id}`, { token: bob }), 404, "not_found");
+    expectProblem(
+      await api("DELETE", `/v1/tasks/${task.id}`, { token: alice, headers: { "if-match": '"5"' } }),
+      409,
+      "version_conflict",
+    );
+    const deleted = await api("DELETE", `/v1/tasks/${task.id}`, {
+      token: alice,
+      headers: { "if-match": '"1"' },
+    });
+    expect(deleted.status).toBe(204);
+    expectProblem(await api("GET", `/v1/tasks/${task.id}`, { token: alice }), 404, "not_found");
+  });
+});
+
+describe("system routes", () => {
+  it("serves health, readiness, metrics, the document and the docs page without a token", async () => {
+    expect((await api("GET", "/healthz")).body).toEqual({ status: "ok" });
+    expect((await api("GET", "/readyz")).body).toEqual({ status: "ready" });
+    const metrics = await api("GET", "/metrics");
+    expect(metrics.body).toContain("punctual_decisions_total");
+    expect(metrics.body).toContain("punctual_http_requests_total");
+    expect((await api("GET", "/docs")).headers.get("content-type")).toContain("text/html");
+    expect((await api("GET", "/openapi.json")).body.openapi).toBe("3.1.0");
+    const home = await api("GET", "/");
+    expect(home.status).toBe(302);
+    expect(home.headers.get("location")).toBe("/docs");
+    expectProblem(await api("GET", "/v2/nothing"), 404, "route_not_found");
+  });
+
+  it("answers readiness 503 while shutting down", async () => {
+    const app = await buildHttpApp({
+      tasks: t.server.runtime.tasks,
+      tokens: t.server.tokens,
+      idempotency: t.server.runtime.store.idempotency!,
+      health: t.server.runtime.store,
+      now: () => Date.now() as Instant,
+      isShuttingDown: () => true,
+    });
+    const url = await app.listen({ host: "127.0.0.1", port: 0 });
+    try {
+      expectProblem(await call(url, "GET", "/readyz"), 503, "not_ready");
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("rate-limits per token with 429 and Retry-After", async () => {
+    const limited = await startTestServer({ rateLimit: { burst: 2, perSecond: 0.5 } });
+    try {
+      const token = await limited.token("eve");
+      const statuses: number[] = [];
+      let last: Awaited<ReturnType<typeof call>> | null = null;
+      for (let i = 0; i < 3; i++) {
+        last = await call(limited.url, "GET", "/v1/tasks", { token });
+        statuses.push(last.status);
+      }
+      expect(statuses).toEqual([200, 200, 429]);
+      expectProblem(last!, 429, "rate_limited");
+      expect(Number(last!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      // Another token has its own bucket.
+      expect(
+        (await call(limited.url, "GET", "/v1/tasks", { token: await limited.token("x") })).status,
+      ).toBe(200);
+    } finally {
+      await limited.stop();
+    }
+  });
+});
+
+describe("problem types", () => {
+  it("reached every documented problem type with its status in this file", () => {
+    const expected = exposedProblems()
+      .filter((p) => p.code !== "task_not_mutable") // reached with a running run: running-task.test.ts
+      .map((p) => `${p.type} ${p.status}`);
+    expected.push("https://punctual.dev/problems/limit_exceeded 413");
+    for (const entry of expected) expect([...seenProblemTypes], entry).toContain(entry);
+  });
+});

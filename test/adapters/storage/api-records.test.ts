@@ -1,0 +1,97 @@
+/**
+ * The HTTP API's own records in every store: API tokens (hash only, revocable) and `Idempotency-Key`
+ * reservations (one winner per key, completed or released).
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import type { Store } from "../../../src/application/store.js";
+import { createMemoryStore } from "../../../src/adapters/storage/memory/memory-store.js";
+import { createIdGenerator } from "../../../src/adapters/storage/shared/time-ordered-id.js";
+import { openSqliteStore } from "../../../src/adapters/storage/sqlite/sqlite-store.js";
+import { tokenServiceFor } from "../../../src/composition.js";
+import type { OwnerId } from "../../../src/domain/ids.js";
+import type { Instant } from "../../../src/domain/time.js";
+import { createPostgresTestDatabase } from "../../helpers/postgres.js";
+import type { PostgresTestDatabase } from "../../helpers/postgres.js";
+import { tempFiles } from "./sqlite/sqlite-temp.js";
+
+const files = tempFiles("api-records");
+let postgres: PostgresTestDatabase | null = null;
+afterAll(async () => {
+  files.remove();
+  await postgres?.drop();
+});
+
+const STORES: [string, () => Promise<Store>][] = [
+  ["memory", () => Promise.resolve(createMemoryStore({ newId: createIdGenerator() }))],
+  ["sqlite", () => openSqliteStore({ path: files.path(), newId: createIdGenerator() })],
+  [
+    "postgres",
+    async () => {
+      postgres ??= await createPostgresTestDatabase();
+      return postgres.openStore();
+    },
+  ],
+];
+
+const at = (ms: number) => ms as Instant;
+
+describe.each(STORES)("%s store", (_name, open) => {
+  it("stores tokens by hash only, authenticates them, lists and revokes them", async () => {
+    const store = await open();
+    try {
+      const tokens = tokenServiceFor(store);
+      const made = await tokens.create({ owner: "alice", label: "ci" }, at(1_000));
+      const root = await tokens.create({ owner: "ops", admin: true }, at(2_000));
+      expect(made.secret).toMatch(/^pct_[A-Za-z0-9_-]{43}$/);
+      const found = await tokens.authenticate(made.secret);
+      expect(found?.actor).toEqual({ owner: "alice", admin: false });
+      expect((await tokens.authenticate(root.secret))?.actor.admin).toBe(true);
+      expect(await tokens.authenticate("pct_unknown")).toBeNull();
+      const listed = await tokens.list();
+      expect(listed.map((t) => [t.owner, t.label, t.createdAt])).toEqual([
+        ["alice", "ci", 1_000],
+        ["ops", null, 2_000],
+      ]);
+      expect(JSON.stringify(listed)).not.toContain(made.secret);
+      await tokens.revoke(made.token.id, at(3_000));
+      expect(await tokens.authenticate(made.secret)).toBeNull();
+      await expect(tokens.revoke(made.token.id, at(4_000))).rejects.toMatchObject({
+        code: "not_found",
+      });
+      expect(await tokens.hasActiveToken()).toBe(true);
+      await expect(tokens.create({ owner: "no spaces" }, at(5_000))).rejects.toMatchObject({
+        code: "validation_failed",
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("reserves an idempotency key once, then completes or releases it", async () => {
+    const store = await open();
+    try {
+      const records = store.idempotency!;
+      const scope = { owner: "alice" as OwnerId, route: "POST /v1/tasks", key: "k" };
+      expect(await records.reserve(scope, "h1", at(1))).toBeNull();
+      expect(await records.reserve(scope, "h1", at(2))).toMatchObject({
+        requestHash: "h1",
+        statusCode: 0,
+      });
+      await records.complete(scope, 201, { task: { id: "t1" } });
+      expect(await records.reserve(scope, "h2", at(3))).toEqual({
+        requestHash: "h1",
+        statusCode: 201,
+        response: { task: { id: "t1" } },
+        createdAt: 1,
+      });
+      await records.release(scope); // a completed record stays
+      expect((await records.reserve(scope, "h1", at(4)))?.statusCode).toBe(201);
+      const other = { ...scope, owner: "bob" as OwnerId };
+      expect(await records.reserve(other, "h1", at(5))).toBeNull();
+      await records.release(other);
+      expect(await records.reserve(other, "h9", at(6))).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+});

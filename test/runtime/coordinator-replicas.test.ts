@@ -1,0 +1,207 @@
+/**
+ * Claims across replicas and time (SPEC 5.2, 5.4, 6): a launch claim that expires while the launcher is
+ * still pending, a replica stopped mid-launch, handler runs lost with their replica. Two coordinators share
+ * one memory store with distinct replica ids; a replica whose process stalls keeps its own (frozen) clock.
+ * The invariant checked throughout: never two launches in one attempt.
+ */
+import { describe, expect, it } from "vitest";
+import type { Instant } from "../../src/domain/time.js";
+import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
+import { HOUR, SECOND, createHarness, leavePending } from "./harness.js";
+import type { FakeLauncher, Harness } from "./harness.js";
+
+const T0 = "2026-01-05T00:00:00Z";
+const t0 = Date.parse(T0);
+const hourly = { type: "interval", every: "PT1H" };
+const webhook = { kind: "webhook", url: "https://example.test/hook" };
+/** A 30 s lease: the launch timeout is 25 s (the lease minus a 5 s margin). */
+const policy = { leaseSeconds: 30 };
+
+/** Replica A with its own clock (it may stall) and replica B on the shared timeline, one store. */
+function twoReplicas(): { a: Harness; b: Harness } {
+  const b = createHarness({ start: T0, policy, replicaId: "replica-b" });
+  const a = createHarness({
+    store: b.store,
+    clock: new VirtualClock(t0),
+    policy,
+    replicaId: "replica-a",
+  });
+  return { a, b };
+}
+
+function expectAtMostOneLaunchPerAttempt(...launchers: FakeLauncher[]): void {
+  const counts = new Map<string, number>();
+  for (const launcher of launchers) {
+    for (const [key, n] of launcher.launchesPerAttempt())
+      counts.set(key, (counts.get(key) ?? 0) + n);
+  }
+  for (const [key, n] of counts) expect(n, `launches of ${key}`).toBe(1);
+}
+
+describe("Coordinator launch claims", () => {
+  it("an expired claim whose launcher is still pending is reconciled by another replica, never relaunched", async () => {
+    const { a, b } = twoReplicas();
+    a.launcher.behaviour = leavePending;
+    // A webhook target: its runs live on the target, so only the claim matters (no replica heartbeat).
+    const task = await b.create({ schedule: hourly, target: webhook });
+    // A claims at 01:00 and its process stalls inside the launcher call (its clock stops).
+    await a.at(t0 + HOUR);
+    const [claimed] = await b.runs(task.id);
+    expect(claimed).toMatchObject({ status: "launching", claimedBy: "replica-a", attempt: 1 });
+    // B sweeps after the lease: the target cannot say (unknown), so it counts as launched.
+    await b.at(t0 + HOUR + 31 * SECOND);
+    expect(b.launcher.reconciles.map((r) => r.id)).toEqual([claimed!.id]);
+    expect(await b.run(claimed!.id)).toMatchObject({ status: "running", targetRunId: null });
+    // A wakes up and its launcher answers: the fenced write is refused, nothing changes.
+    a.launcher.calls[0]!.resolve();
+    await flushPromises();
+    expect(a.logger.at("warn")).toContain(
+      "the launch claim was taken over before its outcome was recorded",
+    );
+    await b.runUntil(t0 + HOUR + 5 * 60 * SECOND);
+    expect(await b.run(claimed!.id)).toMatchObject({ status: "running", attempt: 1 });
+    expect(b.launcher.calls).toHaveLength(0);
+    expectAtMostOneLaunchPerAttempt(a.launcher, b.launcher);
+  });
+
+  it("an expired claim the target shows no run for is queued again and launched as a new attempt", async () => {
+    const { a, b } = twoReplicas();
+    a.launcher.behaviour = leavePending;
+    b.launcher.finding = () => ({ kind: "absent" });
+    const task = await b.create({ schedule: hourly });
+    await a.at(t0 + HOUR);
+    await b.at(t0 + HOUR + 31 * SECOND);
+    const [run] = await b.runs(task.id);
+    // Reconciled absent (queued, no retry consumed) and claimed again by B in the same tick.
+    expect(run).toMatchObject({
+      status: "running",
+      attempt: 2,
+      failures: 0,
+      claimedBy: "replica-b",
+    });
+    expect(b.launcher.calls.map((c) => c.run.attempt)).toEqual([2]);
+    expect(b.launcher.calls[0]!.run.idempotencyKey).toBe(a.launcher.calls[0]!.run.idempotencyKey);
+    a.launcher.calls[0]!.resolve();
+    await flushPromises();
+    expect(await b.run(run!.id)).toMatchObject({ status: "running", attempt: 2 });
+    expectAtMostOneLaunchPerAttempt(a.launcher, b.launcher);
+  });
+
+  it("a lone replica whose launcher ignores the timeout records the launch as uncertain before the lease ends", async () => {
+    const h = createHarness({ start: T0, policy });
+    h.launcher.behaviour = leavePending;
+    const task = await h.create({ schedule: hourly, options: { run_timeout: "PT10M" } });
+    await h.at(t0 + HOUR);
+    await h.at(t0 + HOUR + 24 * SECOND);
+    expect(h.launcher.calls[0]!.signal.aborted).toBe(false);
+    expect(await h.runs(task.id)).toMatchObject([{ status: "launching" }]);
+    await h.at(t0 + HOUR + 25 * SECOND);
+    expect(h.launcher.calls[0]!.signal.aborted).toBe(true);
+    const [run] = await h.runs(task.id);
+    // SPEC 5.4: a launch that timed out may have started; it is running and never launched again.
+    expect(run).toMatchObject({ status: "running", targetRunId: null, attempt: 1 });
+    expect(run!.launchedAt).toBe(t0 + HOUR + 25 * SECOND);
+    await h.runUntil(t0 + HOUR + 11 * 60 * SECOND);
+    expect(await h.run(run!.id)).toMatchObject({ status: "timed_out" });
+    expect(h.launcher.calls).toHaveLength(1);
+    // A verdict the launcher gives after all is still recorded (first verdict wins: here, the timeout).
+    h.launcher.calls[0]!.resolve({ completion: { status: "succeeded", result: { late: true } } });
+    await flushPromises();
+    expect(await h.run(run!.id)).toMatchObject({ status: "timed_out", result: { late: true } });
+  });
+
+  it("a replica stopped mid-launch keeps its claim; another replica takes the run over after the lease", async () => {
+    const { a, b } = twoReplicas();
+    a.launcher.behaviour = leavePending;
+    b.launcher.finding = () => ({ kind: "absent" });
+    const task = await b.create({ schedule: hourly });
+    await a.at(t0 + HOUR);
+    const stopped = a.coordinator.stop();
+    expect(a.coordinator.stop()).toBe(stopped);
+    await flushPromises();
+    // The launch is still in flight at the shutdown timeout (10 s): A gives up waiting, keeps the claim.
+    await a.clock.advance(10 * SECOND);
+    await stopped;
+    expect(a.logger.at("warn")).toContain(
+      "stopped with launches in flight; their claims will expire and be reconciled",
+    );
+    const [run] = await b.runs(task.id);
+    expect(run).toMatchObject({ status: "launching", claimedBy: "replica-a" });
+    expect(run!.claimToken).not.toBeNull();
+    // Before the lease ends, B leaves it alone.
+    await b.at(t0 + HOUR + 20 * SECOND);
+    expect(await b.run(run!.id)).toMatchObject({ status: "launching", claimedBy: "replica-a" });
+    await b.at(t0 + HOUR + 31 * SECOND);
+    expect(await b.run(run!.id)).toMatchObject({
+      status: "running",
+      attempt: 2,
+      claimedBy: "replica-b",
+    });
+    expectAtMostOneLaunchPerAttempt(a.launcher, b.launcher);
+  });
+
+  it("a handler run whose replica stops heartbeating is lost and retried by another replica", async () => {
+    const { a, b } = twoReplicas();
+    const task = await b.create({ schedule: hourly, options: { retry: { max_attempts: 2 } } });
+    await a.at(t0 + HOUR);
+    const [run] = await b.runs(task.id);
+    expect(run).toMatchObject({ status: "running", claimedBy: "replica-a" });
+    // A dies. B keeps ticking; after a lease of silence the run is lost and goes back to the queue.
+    await b.at(t0 + HOUR + 20 * SECOND);
+    expect(await b.run(run!.id)).toMatchObject({ status: "running" });
+    await b.at(t0 + HOUR + 31 * SECOND);
+    expect(await b.run(run!.id)).toMatchObject({
+      status: "queued",
+      failures: 1,
+      error: expect.stringContaining("replica") as unknown,
+    });
+    await b.runUntil(t0 + HOUR + 2 * 60 * SECOND);
+    expect(await b.run(run!.id)).toMatchObject({
+      status: "running",
+      claimedBy: "replica-b",
+      attempt: 2,
+    });
+    expectAtMostOneLaunchPerAttempt(a.launcher, b.launcher);
+  });
+
+  it("a lost handler run with no attempt left fails with reason replica_lost", async () => {
+    const { a, b } = twoReplicas();
+    const task = await b.create({ schedule: hourly });
+    await a.at(t0 + HOUR);
+    await b.at(t0 + HOUR + 31 * SECOND);
+    const [run] = await b.runs(task.id);
+    expect(run).toMatchObject({ status: "failed", reason: "replica_lost" });
+  });
+});
+
+describe("Coordinator shutdown", () => {
+  it("stop() is idempotent and drains in-flight launches, recording their outcome", async () => {
+    const h = createHarness({ start: T0 });
+    h.launcher.behaviour = leavePending;
+    const task = await h.create({ schedule: hourly });
+    h.coordinator.start();
+    await flushPromises();
+    await h.clock.set((t0 + HOUR) as Instant);
+    expect(h.launcher.calls).toHaveLength(1);
+    let done = false;
+    const first = h.coordinator.stop();
+    void first.then(() => (done = true));
+    expect(h.coordinator.stop()).toBe(first);
+    await h.clock.advance(SECOND);
+    expect(done).toBe(false);
+    h.launcher.calls[0]!.resolve();
+    await first;
+    const [run] = await h.runs(task.id);
+    expect(run).toMatchObject({ status: "running" });
+    expect(h.coordinator.inFlight).toBe(0);
+    // Stopped: no more admissions or claims, whatever time does.
+    await h.clock.advance(2 * HOUR);
+    expect(await h.runs(task.id)).toHaveLength(1);
+  });
+
+  it("stop() before start() resolves at once", async () => {
+    const h = createHarness({ start: T0 });
+    await h.coordinator.stop();
+    await h.coordinator.stop();
+  });
+});
