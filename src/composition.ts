@@ -20,6 +20,8 @@ import { HandlerLauncher } from "./adapters/launchers/handler/handler-launcher.j
 import type { Handler } from "./adapters/launchers/handler/handler-launcher.js";
 import { createLogHandler } from "./adapters/launchers/handler/log-handler.js";
 import { openPostgresStore, WAKE_CHANNEL } from "./adapters/storage/postgres/postgres-store.js";
+import type { PostgresStore } from "./adapters/storage/postgres/postgres-store.js";
+import type { PostgresListener } from "./adapters/storage/postgres/postgres-notifications.js";
 import type { PostgresPool } from "./adapters/storage/postgres/postgres-pool.js";
 import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
 import { openSqliteStore } from "./adapters/storage/sqlite/sqlite-store.js";
@@ -92,14 +94,48 @@ export function postgres(
           const after = Date.now();
           return db - (before + after) / 2;
         },
-        subscribeWake: async (onWake) => {
-          const listener = await store.listen(WAKE_CHANNEL, () => {
-            onWake();
-          });
-          return () => listener.close();
-        },
+        subscribeWake: (onWake) => listenForWakes(store, onWake),
       };
     },
+  };
+}
+
+/**
+ * LISTENs for wake-ups and keeps listening: when the connection dies (a database restart), it listens
+ * again with back-off and wakes the coordinator once reconnected, for what it may have missed. Polling
+ * at the tick covers the gap.
+ */
+async function listenForWakes(
+  store: PostgresStore,
+  onWake: () => void,
+): Promise<() => Promise<void>> {
+  let stopped = false;
+  let listener: PostgresListener | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  let failures = 0;
+  const connect = async (): Promise<void> => {
+    listener = await store.listen(WAKE_CHANNEL, onWake, {
+      onError: () => {
+        const dead = listener;
+        listener = null;
+        void dead?.close();
+        retry();
+      },
+    });
+    failures = 0;
+  };
+  const retry = (): void => {
+    if (stopped) return;
+    const delay = Math.min(30_000, 500 * 2 ** Math.min(failures++, 6));
+    timer = setTimeout(() => {
+      connect().then(onWake, retry);
+    }, delay);
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    await listener?.close();
   };
 }
 

@@ -85,6 +85,10 @@ export class Coordinator {
   #lastSweepAt = Number.NEGATIVE_INFINITY;
   #lastClockCheckAt = Number.NEGATIVE_INFINITY;
   #errorStreak = 0;
+  /** Consecutive failed store writes, for logging once per streak. */
+  #storeFailures = 0;
+  /** Aborted when shutdown stops waiting for in-flight work: pending retries give up. */
+  readonly #drainDeadline = new AbortController();
   /** The last admission stopped at its round limit with tasks still due. */
   #moreDue = false;
 
@@ -164,7 +168,10 @@ export class Coordinator {
   reportCompletion(runId: RunId, verdict: CompletionVerdict): Promise<void> {
     const launch = this.#inFlight.get(runId) ?? Promise.resolve();
     const write = launch.then(async () => {
-      await this.#deps.dispatch.recordCompletion(runId, verdict, this.#deps.clock.now());
+      await this.#persist(
+        () => this.#deps.dispatch.recordCompletion(runId, verdict, this.#deps.clock.now()),
+        null,
+      );
       this.#wake.wake();
     });
     return this.#track(write, { runId }, "could not record a completion");
@@ -287,10 +294,15 @@ export class Coordinator {
       },
     });
     try {
-      const change = await dispatch.recordLaunch(run.id, token, outcome, clock.now());
+      // A store outage must not strand a launched run: retry until the lease ends (then the claim is
+      // reconciled by whoever sweeps it, never launched again blindly).
+      const change = await this.#persist(
+        () => dispatch.recordLaunch(run.id, token, outcome, clock.now()),
+        run.claimExpiresAt,
+      );
       if (change?.cancelTarget === true) this.#cancelTarget(change.run, task);
       if (completion !== undefined && change?.run.status === "running") {
-        await dispatch.recordCompletion(run.id, completion, clock.now());
+        await this.#persist(() => dispatch.recordCompletion(run.id, completion, clock.now()), null);
       }
     } catch (error) {
       if (isPunctualError(error) && error.code === "lease_lost") {
@@ -356,6 +368,34 @@ export class Coordinator {
     void this.#track(cancel(), { runId: run.id }, "could not ask the target to cancel a run");
   }
 
+  /**
+   * Runs a store write, retrying with back-off while the store fails (an outage), until it succeeds,
+   * `until` passes, or the store refuses it for a reason (a PunctualError such as lease_lost, which is
+   * rethrown). Failures are logged once per streak, not once per attempt.
+   */
+  async #persist<T>(write: () => Promise<T>, until: Instant | null): Promise<T> {
+    const { clock } = this.#deps;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const result = await write();
+        if (this.#storeFailures > 0) {
+          this.#log.info({ failures: this.#storeFailures }, "store writes succeed again");
+          this.#storeFailures = 0;
+        }
+        return result;
+      } catch (error) {
+        if (isPunctualError(error)) throw error;
+        const wakeAt = clock.now() + Math.min(5000, 200 * 2 ** Math.min(attempt, 5));
+        if (until !== null && wakeAt >= until) throw error;
+        if (this.#storeFailures++ === 0) {
+          this.#log.warn({ err: error }, "a store write failed; retrying with back-off");
+        }
+        await clock.sleepUntil(wakeAt as Instant, this.#drainDeadline.signal);
+        if (this.#drainDeadline.signal.aborted) throw error;
+      }
+    }
+  }
+
   #track(work: Promise<unknown>, context: object, message: string): Promise<void> {
     const tracked = work.then(
       () => undefined,
@@ -391,6 +431,8 @@ export class Coordinator {
         "stopped with launches in flight; their claims will expire and be reconciled",
       );
     }
+    // Writes still retrying give up now: their claims expire and runs are reconciled or time out.
+    this.#drainDeadline.abort();
   }
 
   /** Waits for `work`, or until `deadline` on the clock, whichever comes first. */

@@ -223,6 +223,7 @@ class PgliteSession implements PostgresPool {
         }
       },
       on: () => undefined,
+      off: () => undefined,
     };
   }
 

@@ -52,6 +52,7 @@ interface WorkerOptions {
   readonly handlers: string;
   readonly database?: string;
   readonly maxConcurrentRuns?: string;
+  readonly leaseSeconds?: string;
   readonly retention?: string;
   readonly logLevel?: string;
 }
@@ -117,6 +118,16 @@ function parseBudget(io: WorkerIo, text: string | undefined): number | undefined
   return Number(value);
 }
 
+/** `--lease-seconds` / `PUNCTUAL_LEASE_SECONDS`: a launch claim's lease and a replica's silence limit. */
+function parseLease(io: WorkerIo, text: string | undefined): number | undefined {
+  const value = text ?? io.env.PUNCTUAL_LEASE_SECONDS;
+  if (value === undefined || value === "") return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < 2) {
+    throw usage(io, `--lease-seconds must be an integer of at least 2, not "${value}"`);
+  }
+  return Number(value);
+}
+
 /** `--retention` / `PUNCTUAL_RETENTION` (an ISO-8601 duration or seconds) in ms; default 30 days. */
 function parseRetention(io: WorkerIo, text: string | undefined): number | undefined {
   const value = text ?? io.env.PUNCTUAL_RETENTION;
@@ -130,6 +141,7 @@ function parseRetention(io: WorkerIo, text: string | undefined): number | undefi
 export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<number> {
   const url = databaseUrlOf(options.database, io.env);
   const maxConcurrentRuns = parseBudget(io, options.maxConcurrentRuns);
+  const leaseSeconds = parseLease(io, options.leaseSeconds);
   const retentionMs = parseRetention(io, options.retention);
   let handlers: Record<string, Handler>;
   try {
@@ -142,7 +154,10 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
     store: storeFromDatabaseUrl(url),
     handlers,
     logger,
-    ...(maxConcurrentRuns === undefined ? {} : { policy: { maxConcurrentRuns } }),
+    policy: {
+      ...(maxConcurrentRuns === undefined ? {} : { maxConcurrentRuns }),
+      ...(leaseSeconds === undefined ? {} : { leaseSeconds }),
+    },
     ...(retentionMs === undefined ? {} : { coordinator: { retentionMs } }),
   });
   let firstSignal: (signal: NodeJS.Signals) => void = () => undefined;
@@ -204,6 +219,11 @@ export function workerCommand(io: WorkerIo = processIo): Command {
     .option(
       "--max-concurrent-runs <n>",
       "runs launching or running across all replicas at most (default: $PUNCTUAL_MAX_CONCURRENT_RUNS, else 16)",
+    )
+    .option(
+      "--lease-seconds <n>",
+      "a launch claim's lease, and how long a silent replica keeps its handler runs " +
+        "(default: $PUNCTUAL_LEASE_SECONDS, else 60)",
     )
     .option(
       "--retention <duration>",

@@ -47,6 +47,11 @@ export async function migratePostgres(
 ): Promise<MigrationStatus> {
   const client = await pool.connect();
   let clean = false;
+  // See with-transaction.ts: a checked-out client needs its own error listener.
+  const onError = (): void => {
+    clean = false;
+  };
+  client.on("error", onError);
   try {
     await client.query("SELECT pg_advisory_lock($1::int4, $2::int4)", [
       MIGRATION_LOCK_KIND,
@@ -59,6 +64,7 @@ export async function migratePostgres(
     ]);
     clean = true;
   } finally {
+    client.off("error", onError);
     // On failure the connection is destroyed rather than unlocked: closing it releases the session lock.
     if (clean) releaseClient(client);
     else client.release(true);

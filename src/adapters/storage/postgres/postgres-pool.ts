@@ -24,6 +24,7 @@ export interface PostgresClient extends PostgresQueryable {
   release(destroy?: Error | boolean): void;
   on(event: "notification", listener: (message: PostgresNotification) => void): unknown;
   on(event: "error", listener: (error: Error) => void): unknown;
+  off(event: "error", listener: (error: Error) => void): unknown;
 }
 
 export interface PostgresPool extends PostgresQueryable {

@@ -123,5 +123,9 @@ function createPool(options: PostgresStoreOptions): PostgresPool {
   const onError = options.onPoolError;
   // Without a listener an idle connection's error would crash the process; the pool discards that client.
   pool.on("error", (error) => onError?.(error));
+  // Every connection gets its own listener too: see with-transaction.ts (pg-pool's is removed on checkout).
+  pool.on("connect", (client) => {
+    client.on("error", (error) => onError?.(error));
+  });
   return pool;
 }

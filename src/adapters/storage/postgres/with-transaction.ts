@@ -13,9 +13,17 @@ export async function withTransaction<T>(
   work: (client: PostgresClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
+  // pg-pool drops its own error listener while a client is checked out: a server-side FATAL (database
+  // shut down) arriving between queries would then be an unhandled 'error' event that kills the process.
+  // The failed query reports the error; the listener only keeps the process alive and marks the client.
+  const onError = (): void => {
+    brokenClients.add(client);
+  };
+  client.on("error", onError);
   try {
     return await inTransaction(client, work);
   } finally {
+    client.off("error", onError);
     releaseClient(client);
   }
 }
