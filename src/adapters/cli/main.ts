@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError } from "commander";
 import { clientCommands } from "./client-command.js";
+import { migrateCommand } from "./migrate-command.js";
 import { nextCommand } from "./next-command.js";
 import { serveCommand } from "./serve-command.js";
 import { tokenCommand } from "./token-command.js";
@@ -25,6 +26,7 @@ Example: when does "02:30 every day" fire in New York across the 2024 spring DST
   program.addCommand(tokenCommand());
   for (const command of clientCommands()) program.addCommand(command);
   program.addCommand(workerCommand());
+  program.addCommand(migrateCommand());
   return program;
 }
 
@@ -40,6 +42,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) {
+      // Our commands choose their exit code (`punctual.*`); commander's own errors are usage errors.
+      if (error.code.startsWith("punctual.")) return error.exitCode;
       return error.exitCode === 0 ? 0 : 2;
     }
     process.stderr.write(`punctual: ${error instanceof Error ? error.message : String(error)}\n`);
