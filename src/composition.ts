@@ -10,7 +10,13 @@ import { DispatchService } from "./application/dispatch-service.js";
 import type { Store } from "./application/store.js";
 import { TaskService } from "./application/task-service.js";
 import type { CreatedTask } from "./application/task-service.js";
-import type { OccurrenceView, PageView, RunView, TaskView } from "./application/views.js";
+import type {
+  ExplanationView,
+  OccurrenceView,
+  PageView,
+  RunView,
+  TaskView,
+} from "./application/views.js";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { TokenService } from "./application/token-service.js";
 import { buildHttpApp } from "./adapters/http/http-app.js";
@@ -19,6 +25,8 @@ import type { RateLimitOptions } from "./adapters/http/rate-limit.js";
 import { HandlerLauncher } from "./adapters/launchers/handler/handler-launcher.js";
 import type { Handler } from "./adapters/launchers/handler/handler-launcher.js";
 import { createLogHandler } from "./adapters/launchers/handler/log-handler.js";
+import { parseAllowList } from "./adapters/launchers/webhook/address-guard.js";
+import { WebhookLauncher } from "./adapters/launchers/webhook/webhook-launcher.js";
 import { openPostgresStore, WAKE_CHANNEL } from "./adapters/storage/postgres/postgres-store.js";
 import type { PostgresStore } from "./adapters/storage/postgres/postgres-store.js";
 import type { PostgresListener } from "./adapters/storage/postgres/postgres-notifications.js";
@@ -168,6 +176,13 @@ export interface SchedulerOptions {
   readonly clock?: Clock;
   /** Launchers for `agent` and `webhook` targets. */
   readonly launchers?: { readonly agent?: RunLauncher; readonly webhook?: RunLauncher };
+  /**
+   * Hosts or IP addresses webhooks may call over plain http and at loopback, private or link-local
+   * addresses (SPEC 8); replaced by `launchers.webhook`. @default $PUNCTUAL_WEBHOOK_ALLOW (comma-separated)
+   */
+  readonly webhookAllow?: readonly string[];
+  /** Signs every webhook with this secret instead of each task's own. @default $PUNCTUAL_WEBHOOK_SECRET */
+  readonly webhookSecret?: string;
   readonly threads?: ThreadLookup;
   readonly coordinator?: CoordinatorOptions;
   /** This process's replica id. @default hostname + random suffix */
@@ -292,6 +307,16 @@ class RoutingLauncher implements RunLauncher {
   };
 }
 
+/** The built-in webhook launcher, configured from the options or else the environment. */
+function defaultWebhookLauncher(options: SchedulerOptions, logger: Logger): WebhookLauncher {
+  const secret = options.webhookSecret ?? process.env["PUNCTUAL_WEBHOOK_SECRET"];
+  return new WebhookLauncher({
+    allow: options.webhookAllow ?? parseAllowList(process.env["PUNCTUAL_WEBHOOK_ALLOW"]),
+    ...(secret === undefined || secret === "" ? {} : { secret }),
+    logger,
+  });
+}
+
 /** Threads of handler and webhook targets are punctual's own labels: any well-formed id is usable. */
 const localThreads: ThreadLookup = {
   threadExists: (_owner, scope) => Promise.resolve(!scope.startsWith("agent:")),
@@ -318,7 +343,10 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     options.observer === undefined ? opened.store : observedStore(opened.store, options.observer);
   await store.migrate();
   const handlers = new HandlerLauncher({ log: createLogHandler(logger), ...options.handlers });
-  const launcher = new RoutingLauncher(handlers, options.launchers ?? {});
+  const launcher = new RoutingLauncher(handlers, {
+    ...options.launchers,
+    webhook: options.launchers?.webhook ?? defaultWebhookLauncher(options, logger),
+  });
   const wake = new WakeSignal();
   const dispatch = new DispatchService({ store, policy });
   const replicaId = options.replicaId ?? `${hostname()}-${randomBytes(4).toString("hex")}`;
@@ -449,6 +477,8 @@ export interface Scheduler {
     ): Promise<{ runs: RunView[]; already_backfilled: number }>;
     delete(id: string, options?: { force?: boolean }): Promise<void>;
     preview(id: string, count?: number): Promise<{ occurrences: OccurrenceView[] }>;
+    /** Why the task did or did not fire around `at` (an RFC 3339 instant). */
+    explain(id: string, at: string): Promise<ExplanationView>;
     runs(id: string, query?: RunListQuery): Promise<PageView<RunView>>;
   };
   readonly runs: {
@@ -525,6 +555,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       backfill: (id, range) => use((rt) => rt.tasks.backfill(actor, id, range, rt.clock.now())),
       delete: (id, opts = {}) => use((rt) => rt.tasks.delete(actor, id, opts, rt.clock.now())),
       preview: (id, count = 10) => use((rt) => rt.tasks.preview(actor, id, count, rt.clock.now())),
+      explain: (id, at) => use((rt) => rt.tasks.explain(actor, id, at, rt.clock.now())),
       runs: (id, query = {}) => use((rt) => rt.tasks.listRuns(actor, id, runQueryOf(query))),
     },
     runs: {

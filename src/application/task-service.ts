@@ -5,6 +5,12 @@
 import { NotFoundError, ValidationError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
+import {
+  EXPLAIN_MAX_HISTORY_ROWS,
+  explainAt,
+  explainWindow,
+  historyReachedWindow,
+} from "../domain/explain.js";
 import { idempotencyKeyFor } from "../domain/occurrence.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
 import type { OwnerScope, RunQuery, TaskQuery, ThreadLookup } from "../domain/ports.js";
@@ -33,8 +39,8 @@ import type { Actor } from "./actor.js";
 import { scopeOf } from "./actor.js";
 import type { Store } from "./store.js";
 import { instantFrom, taskFieldsFromCreate, taskFieldsFromPatch } from "./task-input.js";
-import { occurrenceView, runView, taskView } from "./views.js";
-import type { OccurrenceView, PageView, RunView, TaskView } from "./views.js";
+import { explanationView, occurrenceView, runView, taskView } from "./views.js";
+import type { ExplanationView, OccurrenceView, PageView, RunView, TaskView } from "./views.js";
 
 /** Signals the service raises for the runtime (in-process wake-ups and cancel hooks). */
 export interface ServiceSignals {
@@ -65,6 +71,8 @@ export interface CreatedTask {
 }
 
 const WARNING_HORIZON_MS = 366 * DAY_MS;
+/** History page size for `explain` (the API's largest). */
+const EXPLAIN_PAGE_SIZE = 200;
 
 export class TaskService {
   readonly #deps: TaskServiceDeps;
@@ -244,7 +252,6 @@ export class TaskService {
     return runView(run);
   }
 
-  /** The next `count` occurrences with local wall times and DST notes. */
   /** The next `count` fires with local wall times and what DST does to them. */
   async preview(
     actor: Actor,
@@ -258,6 +265,36 @@ export class TaskService {
     const task = await this.#find(actor, id);
     const from = task.decidedThrough > now ? task.decidedThrough : now;
     return { occurrences: describeOccurrences(task.schedule, from, count).map(occurrenceView) };
+  }
+
+  /**
+   * Why the task did or did not fire around `at` (an RFC 3339 instant): the nominal times around it, the
+   * decision of the last one (paging the history newest first, at most 5,000 rows) and what DST did.
+   */
+  async explain(actor: Actor, id: string, at: unknown, now: Instant): Promise<ExplanationView> {
+    const instant = instantFrom(at, "at");
+    const task = await this.#find(actor, id);
+    const window = explainWindow(task, instant);
+    const runs: Run[] = [];
+    let cursor: string | undefined;
+    let complete = false;
+    while (runs.length < EXPLAIN_MAX_HISTORY_ROWS) {
+      const page = await this.#deps.store.runs.listRuns(scopeOf(actor), task.id, {
+        limit: EXPLAIN_PAGE_SIZE,
+        ...(cursor === undefined ? {} : { cursor }),
+      });
+      runs.push(...page.items);
+      if (page.items.some((run) => historyReachedWindow(run, window, instant))) {
+        complete = true;
+        break;
+      }
+      if (page.nextCursor === null) {
+        complete = true;
+        break;
+      }
+      cursor = page.nextCursor;
+    }
+    return explanationView(explainAt({ task, at: instant, now, window, runs, complete }));
   }
 
   async #find(actor: Actor, id: string): Promise<Task> {

@@ -2,9 +2,10 @@
  * The read shapes of tasks and runs: snake_case JSON with RFC 3339 UTC timestamps, identical for the
  * library and the HTTP API (SPEC 7.1). Each edge maps internal names in exactly this one place.
  */
+import type { Explanation, NominalOccurrence } from "../domain/explain.js";
 import type { Run } from "../domain/run.js";
 import { scheduleToInput } from "../domain/schedule/schedule-spec.js";
-import type { DescribedOccurrence } from "../domain/schedule/schedule-spec.js";
+import type { DescribedOccurrence, DstNote } from "../domain/schedule/schedule-spec.js";
 import type { Task } from "../domain/task.js";
 import type { ExecutionContext, JsonValue, Target } from "../domain/target.js";
 import type { TaskOptions } from "../domain/options.js";
@@ -141,19 +142,21 @@ export function runView(run: Run) {
 }
 export type RunView = ReturnType<typeof runView>;
 
+function dstNoteView(note: DstNote | null) {
+  return note === null
+    ? null
+    : note.kind === "gap_shifted"
+      ? { kind: note.kind, nominal_wall: note.nominalWall, collapsed: note.collapsed }
+      : { kind: note.kind };
+}
+
 /** The public shape of one upcoming fire (preview), with what DST does to it. */
 export function occurrenceView(occurrence: DescribedOccurrence) {
-  const note = occurrence.note;
   return {
     at: formatInstant(occurrence.at),
     wall: occurrence.wall,
     offset: occurrence.offset,
-    note:
-      note === null
-        ? null
-        : note.kind === "gap_shifted"
-          ? { kind: note.kind, nominal_wall: note.nominalWall, collapsed: note.collapsed }
-          : { kind: note.kind },
+    note: dstNoteView(occurrence.note),
     suppressed_before: occurrence.suppressedBefore.map((fire) => ({
       kind: fire.kind,
       at: formatInstant(fire.at),
@@ -162,6 +165,36 @@ export function occurrenceView(occurrence: DescribedOccurrence) {
   };
 }
 export type OccurrenceView = ReturnType<typeof occurrenceView>;
+
+function nominalView(occurrence: NominalOccurrence | null) {
+  if (occurrence === null) return null;
+  return {
+    scheduled_for: formatInstant(occurrence.scheduledFor),
+    fire_at: formatInstant(occurrence.fireAt),
+    local_wall: occurrence.wall,
+    offset: occurrence.offset,
+    dst_note: dstNoteView(occurrence.note),
+  };
+}
+
+/** The public shape of `explain`: a verdict, a sentence, the occurrences around the instant and the run. */
+export function explanationView(explanation: Explanation) {
+  const suppressed = explanation.suppressed;
+  return {
+    at: formatInstant(explanation.at),
+    task_status: explanation.taskStatus,
+    verdict: explanation.verdict,
+    message: explanation.message,
+    occurrence: nominalView(explanation.occurrence),
+    next_occurrence: nominalView(explanation.nextOccurrence),
+    suppressed:
+      suppressed === null
+        ? null
+        : { kind: suppressed.kind, at: formatInstant(suppressed.at), local_wall: suppressed.wall },
+    run: explanation.run === null ? null : runView(explanation.run),
+  };
+}
+export type ExplanationView = ReturnType<typeof explanationView>;
 
 /** A page of a list, as the API answers it: `next_cursor` is null on the last page. */
 export interface PageView<T> {

@@ -346,6 +346,20 @@ export function timeOutRun(run: Run, now: Instant, task: RunTaskContext): RunCha
       cancelTarget: true,
     };
   }
+  if (run.targetRunId === null) {
+    // SPEC 1.7 / 5.4: the launch was uncertain (no run id from the target), so it may still be running
+    // there: a retry would be a blind second launch. It ends timed_out, with no retry.
+    return {
+      run: moveRun(run, "timed_out", {
+        ...finished(now),
+        failures: run.failures + 1,
+        reason: "run_timeout",
+        error: `${message}; its launch was uncertain, so it is not launched again`,
+      }),
+      taskVerdict: verdictFor(run, task, "timed_out", message),
+      cancelTarget: true,
+    };
+  }
   return { ...failAttempt(run, now, task, "run_timeout", message), cancelTarget: true };
 }
 

@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../../src/domain/errors.js";
+import { EXPLAIN_VERDICTS } from "../../src/domain/explain.js";
 import { RUN_REASONS, RUN_STATUSES } from "../../src/domain/run.js";
 import { TASK_STATUSES } from "../../src/domain/task.js";
 import { SKIP_REASONS, MISS_REASONS } from "../../src/domain/admission.js";
@@ -31,6 +32,10 @@ describe("docs/semantics.md", () => {
 
   it("explains every task status", () => {
     expect(tableKeys(semantics, "## Task statuses").sort()).toEqual([...TASK_STATUSES].sort());
+  });
+
+  it("explains every explain verdict, and no other", () => {
+    expect(tableKeys(semantics, "## Explain").sort()).toEqual([...EXPLAIN_VERDICTS].sort());
   });
 
   it("knows every reason admission records", () => {

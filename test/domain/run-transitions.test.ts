@@ -829,3 +829,28 @@ describe("launch bookkeeping and verdicts (SPEC 5.5 ownership)", () => {
     );
   });
 });
+
+describe("timeOutRun after an uncertain launch", () => {
+  it("ends the run timed_out without a retry, since the target may still run it (SPEC 1.7, 5.4)", () => {
+    const withRetries = ctxOf("interval", { retry: { maxAttempts: 3 } });
+    const uncertain = applyLaunchOutcome(
+      claimed(),
+      { kind: "indeterminate", message: "503" },
+      { now: NOW, task: withRetries, policy: policy() },
+    ).run;
+    expect(uncertain).toMatchObject({ status: "running", targetRunId: null });
+    const change = timeOutRun(uncertain, plus(NOW, 2 * HOUR), withRetries);
+    expect(change.run).toMatchObject({ status: "timed_out", reason: "run_timeout", failures: 1 });
+    expect(change.cancelTarget).toBe(true);
+  });
+
+  it("retries a run whose launch the target confirmed, under the retry policy", () => {
+    const withRetries = ctxOf("interval", { retry: { maxAttempts: 3 } });
+    const started = applyLaunchOutcome(
+      claimed(),
+      { kind: "launched", targetRunId: "t-1" },
+      { now: NOW, task: withRetries, policy: policy() },
+    ).run;
+    expect(timeOutRun(started, plus(NOW, 2 * HOUR), withRetries).run.status).toBe("queued");
+  });
+});

@@ -149,6 +149,33 @@ function occurrenceRows(items: readonly Json[], io: ClientIo): string {
   );
 }
 
+/** `explain`'s answer for a person: the verdict and its sentence, then the occurrences and the run. */
+function explanationText(explanation: Json, io: ClientIo): string {
+  const lines = [`${String(explanation["verdict"])}: ${String(explanation["message"])}`];
+  const occurrence = (label: string, value: unknown): void => {
+    if (value === null || typeof value !== "object") return;
+    const o = value as Json;
+    const note = (o["dst_note"] ?? null) as Json | null;
+    const dst =
+      note === null
+        ? ""
+        : note["kind"] === "gap_shifted"
+          ? ` (${String(note["nominal_wall"]).slice(11)} did not exist; fired at the transition)`
+          : note["kind"] === "overlap_first"
+            ? " (repeated wall time, first pass)"
+            : " (repeated wall time, second pass)";
+    lines.push(
+      `${label}: ${String(o["local_wall"]).replace("T", " ")} ${String(o["offset"])}, ` +
+        `${localTime(o["scheduled_for"], io.timeZone)}${dst}`,
+    );
+  };
+  occurrence("occurrence", explanation["occurrence"]);
+  occurrence("next occurrence", explanation["next_occurrence"]);
+  const run = explanation["run"];
+  if (run !== null && typeof run === "object") lines.push("", runRows([run as Json], io).trimEnd());
+  return `${lines.join("\n")}\n`;
+}
+
 /** Parses `--body` text (JSON, `@file`, or `@-` is not supported: use a file). */
 function bodyFrom(text: string, io: ClientIo): Json {
   let raw = text;
@@ -481,7 +508,7 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
         async (c, opts: { at: string }, [id = ""]) =>
           (await callApi(c, "GET", `/v1/tasks/${segment(id)}/explain${query({ at: opts.at })}`))
             .body,
-        (b) => `${JSON.stringify(b, null, 2)}\n`,
+        (b) => explanationText(b as Json, io),
       ),
     );
 

@@ -12,7 +12,7 @@ import PinoPretty from "pino-pretty";
 import { createServer, storeFromDatabaseUrl } from "../../composition.js";
 import type { Instant } from "../../domain/time.js";
 import type { Handler } from "../launchers/handler/handler-launcher.js";
-import { databaseUrlOf, loadHandlers, redactUrl } from "./worker-command.js";
+import { databaseUrlOf, loadHandlers, redactUrl, webhookOptionsOf } from "./worker-command.js";
 
 export interface ServeIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -111,6 +111,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     host,
     port: Number(portText),
     runCoordinator: options.coordinator,
+    ...webhookOptionsOf(io.env),
   });
   let firstSignal: (signal: NodeJS.Signals) => void = () => undefined;
   const signalled = new Promise<NodeJS.Signals>((resolveSignal) => (firstSignal = resolveSignal));

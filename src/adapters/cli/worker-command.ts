@@ -11,6 +11,7 @@ import type { Logger as PinoLogger } from "pino";
 import PinoPretty from "pino-pretty";
 import { parseDuration } from "../../domain/schedule/iso-text.js";
 import type { Handler } from "../launchers/handler/handler-launcher.js";
+import { parseAllowList } from "../launchers/webhook/address-guard.js";
 import { createScheduler, storeFromDatabaseUrl } from "../../composition.js";
 
 /** The process around the worker: injected so tests can drive it without real signals or exits. */
@@ -137,6 +138,18 @@ function parseRetention(io: WorkerIo, text: string | undefined): number | undefi
   return parsed.value;
 }
 
+/** `PUNCTUAL_WEBHOOK_ALLOW` (comma-separated hosts or addresses) and `PUNCTUAL_WEBHOOK_SECRET`. */
+export function webhookOptionsOf(env: WorkerIo["env"]): {
+  webhookAllow: string[];
+  webhookSecret?: string;
+} {
+  const secret = env.PUNCTUAL_WEBHOOK_SECRET;
+  return {
+    webhookAllow: parseAllowList(env.PUNCTUAL_WEBHOOK_ALLOW),
+    ...(secret === undefined || secret === "" ? {} : { webhookSecret: secret }),
+  };
+}
+
 /** Runs the worker until the first signal has stopped it gracefully; resolves with the exit code. */
 export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<number> {
   const url = databaseUrlOf(options.database, io.env);
@@ -154,6 +167,7 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
     store: storeFromDatabaseUrl(url),
     handlers,
     logger,
+    ...webhookOptionsOf(io.env),
     policy: {
       ...(maxConcurrentRuns === undefined ? {} : { maxConcurrentRuns }),
       ...(leaseSeconds === undefined ? {} : { leaseSeconds }),

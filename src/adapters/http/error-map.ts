@@ -48,7 +48,6 @@ export const HTTP_PROBLEMS = {
   precondition_required: { status: 428, title: "If-Match is required", exposed: true },
   rate_limited: { status: 429, title: "Too many requests", exposed: true },
   internal_error: { status: 500, title: "Internal error", exposed: true },
-  not_implemented: { status: 501, title: "Not implemented yet", exposed: true },
   not_ready: { status: 503, title: "Not ready", exposed: true },
 } as const satisfies Record<string, ProblemKind>;
 

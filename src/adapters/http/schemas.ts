@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { contextSchema, optionsSchema, targetSchema } from "../../application/task-input.js";
+import { EXPLAIN_VERDICTS } from "../../domain/explain.js";
 import { CATCH_UP_POLICIES } from "../../domain/options.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../domain/run.js";
 import { TASK_STATUSES } from "../../domain/task.js";
@@ -96,27 +97,54 @@ export const backfillResultSchema = z.object({
   already_backfilled: z.int(),
 });
 
+const dstNoteSchema = z
+  .object({
+    kind: z.enum(["gap_shifted", "overlap_first", "overlap_second"]),
+    nominal_wall: z.string().optional(),
+    collapsed: z.int().optional(),
+  })
+  .nullable();
+const suppressedKind = z.enum(["overlap_repeat", "gap_skipped", "jump_skipped"]);
+
 export const occurrenceSchema = z.object({
   at: instant,
   wall: z.string().meta({ description: "local wall time `YYYY-MM-DDTHH:MM:SS`" }),
   offset: z.string(),
-  note: z
-    .object({
-      kind: z.enum(["gap_shifted", "overlap_first", "overlap_second"]),
-      nominal_wall: z.string().optional(),
-      collapsed: z.int().optional(),
-    })
-    .nullable(),
-  suppressed_before: z.array(
-    z.object({
-      kind: z.enum(["overlap_repeat", "gap_skipped", "jump_skipped"]),
-      at: instant,
-      wall: z.string(),
-    }),
-  ),
+  note: dstNoteSchema,
+  suppressed_before: z.array(z.object({ kind: suppressedKind, at: instant, wall: z.string() })),
 });
 
 export const previewSchema = z.object({ occurrences: z.array(occurrenceSchema) });
+
+const nominalSchema = z
+  .object({
+    scheduled_for: instant,
+    fire_at: instant.meta({ description: "`scheduled_for` plus the task's deterministic jitter" }),
+    local_wall: z.string().meta({ description: "local wall time `YYYY-MM-DDTHH:MM:SS`" }),
+    offset: z.string(),
+    dst_note: dstNoteSchema,
+  })
+  .nullable();
+
+export const explanationSchema = z.object({
+  at: instant,
+  task_status: z.enum(TASK_STATUSES),
+  verdict: z
+    .enum(EXPLAIN_VERDICTS)
+    .meta({ description: "one code; docs/semantics.md (Explain) says what each means" }),
+  message: z.string().meta({ description: "one sentence for a person" }),
+  occurrence: nominalSchema.meta({
+    description: "the last nominal time at or before `at` (null when there is none)",
+  }),
+  next_occurrence: nominalSchema.meta({ description: "the first nominal time after `at`" }),
+  suppressed: z
+    .object({ kind: suppressedKind, at: instant, local_wall: z.string() })
+    .nullable()
+    .meta({ description: "a fire DST suppressed after the occurrence and at or before `at`" }),
+  run: runSchema
+    .nullable()
+    .meta({ description: "the run or skipped/missed record the verdict is about" }),
+});
 
 export const problemSchema = z.object({
   type: z.string().meta({ description: "https://punctual.dev/problems/<code>" }),
@@ -199,5 +227,6 @@ export const NAMED_SCHEMAS: readonly (readonly [string, z.ZodType])[] = [
   ["RunPage", runPageSchema],
   ["BackfillResult", backfillResultSchema],
   ["Preview", previewSchema],
+  ["Explanation", explanationSchema],
   ["Problem", problemSchema],
 ];

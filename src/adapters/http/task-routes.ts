@@ -4,7 +4,6 @@
 import type { Instant } from "../../domain/time.js";
 import { threadId as toThreadId } from "../../domain/ids.js";
 import { taskCreateSchema, taskPatchSchema } from "../../application/task-input.js";
-import { instantFrom } from "../../application/task-input.js";
 import type { TaskService } from "../../application/task-service.js";
 import type { IdempotencyRepository } from "../../application/idempotency-repository.js";
 import type { TaskView } from "../../application/views.js";
@@ -27,6 +26,7 @@ import {
   deleteQuery,
   emptyQuery,
   explainQuery,
+  explanationSchema,
   pauseBody,
   previewQuery,
   previewSchema,
@@ -442,22 +442,26 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
       method: "GET",
       url: "/v1/tasks/:id/explain",
       operationId: "explainTask",
-      summary: "Why the task did or did not fire around an instant (not implemented yet: 501)",
+      summary: "Why the task did or did not fire around an instant",
       tags: ["tasks"],
       auth: true,
       params: taskIdParams,
       query: explainQuery,
       responses: {
+        200: { description: "the verdict and its explanation", schema: explanationSchema },
         ...COMMON,
         404: NOT_FOUND,
         422: INVALID,
-        501: problem("not implemented yet"),
       },
-      handler: async (ctx) => {
-        instantFrom(ctx.query.at, "at");
-        await tasks.get(actorOf(ctx), checkId("task", ctx.params.id));
-        throw new HttpProblem("not_implemented", "explain is not implemented yet");
-      },
+      handler: async (ctx) => ({
+        status: 200,
+        body: await tasks.explain(
+          actorOf(ctx),
+          checkId("task", ctx.params.id),
+          ctx.query.at,
+          now(),
+        ),
+      }),
     }),
   ];
 }

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildHttpApp } from "../../../src/adapters/http/http-app.js";
 import { exposedProblems } from "../../../src/adapters/http/error-map.js";
-import { runSchema, taskSchema } from "../../../src/adapters/http/schemas.js";
+import { explanationSchema, runSchema, taskSchema } from "../../../src/adapters/http/schemas.js";
 import type { Instant } from "../../../src/domain/time.js";
 import { CRON_TASK, call, seenProblemTypes, startTestServer } from "./http-harness.js";
 import type { TestServer } from "./http-harness.js";
@@ -413,18 +413,42 @@ describe("pause, resume, cancel, trigger, backfill, preview, explain", () => {
     );
   });
 
-  it("answers explain with 501 for now, after checking the instant and the task", async () => {
+  it("explains an instant (200, the documented shape) and refuses a bad instant (422)", async () => {
     const task = await createTask(alice);
-    expectProblem(
-      await api("GET", `/v1/tasks/${task.id}/explain?at=2026-01-01T00:00:00Z`, { token: alice }),
-      501,
-      "not_implemented",
-    );
+    const answer = await api("GET", `/v1/tasks/${task.id}/explain?at=2026-01-01T00:00:00Z`, {
+      token: alice,
+    });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const explanation = explanationSchema.parse(answer.body);
+    expect(explanation).toMatchObject({
+      at: "2026-01-01T00:00:00Z",
+      task_status: "enabled",
+      verdict: "before_start",
+      run: null,
+    });
+    expect(explanation.message.length).toBeGreaterThan(0);
     expectProblem(
       await api("GET", `/v1/tasks/${task.id}/explain?at=yesterday`, { token: alice }),
       422,
       "validation_failed",
     );
+    expectProblem(
+      await api("GET", `/v1/tasks/${task.id}/explain`, { token: alice }),
+      422,
+      "validation_failed",
+    );
+  });
+
+  it("explains a manual run around now as queued, with the run", async () => {
+    const task = await createTask(alice);
+    const run = (await api("POST", `/v1/tasks/${task.id}/trigger`, { token: alice })).body;
+    const answer = await api(
+      "GET",
+      `/v1/tasks/${task.id}/explain?at=${encodeURIComponent(run.scheduled_for)}`,
+      { token: alice },
+    );
+    expect(answer.status).toBe(200);
+    expect(explanationSchema.parse(answer.body).run?.id).toBe(run.id);
   });
 });
 

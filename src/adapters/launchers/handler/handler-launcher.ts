@@ -5,7 +5,7 @@
  */
 import { runView, taskView } from "../../../application/views.js";
 import type { RunView, TaskView } from "../../../application/views.js";
-import { LaunchFailedError } from "../../../domain/errors.js";
+import { LaunchFailedError, LaunchIndeterminateError } from "../../../domain/errors.js";
 import type { RunId } from "../../../domain/ids.js";
 import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
@@ -62,6 +62,20 @@ export class HandlerLauncher implements RunLauncher {
   }
 
   launch(request: LaunchRequest): Promise<LaunchedRun> {
+    try {
+      return this.#start(request);
+    } catch (error) {
+      // SPEC 5.4: only the three launch errors escape; a broken launch may have started the handler.
+      const message = error instanceof Error ? error.message : String(error);
+      return Promise.reject(
+        new LaunchIndeterminateError(`the handler launcher failed unexpectedly: ${message}`, {
+          cause: error,
+        }),
+      );
+    }
+  }
+
+  #start(request: LaunchRequest): Promise<LaunchedRun> {
     const { run, task } = request;
     if (task.target.kind !== "handler") {
       return Promise.reject(new LaunchFailedError("not a handler task"));

@@ -1,0 +1,476 @@
+/**
+ * `explain` (SPEC 4.3): why a task did or did not fire around an instant. Pure: `explainWindow` finds the
+ * nominal times around the instant and what DST did there; the service then pages the task's history
+ * (newest first) until `historyReachedWindow`, and `explainAt` picks the decision and words the answer.
+ *
+ * The occurrence explained is the last nominal time at or before the instant (a manual or backfill run
+ * within a minute of it takes its place when it is nearer, or when that occurrence has no decision).
+ */
+import { jitteredFireAt } from "./occurrence.js";
+import type { Run, RunReason } from "./run.js";
+import { formatOffset, formatWall } from "./schedule/civil-time.js";
+import { describeOccurrences, nextAfter } from "./schedule/schedule-spec.js";
+import type {
+  DescribedOccurrence,
+  DstNote,
+  ScheduleSpec,
+  SuppressedFire,
+} from "./schedule/schedule-spec.js";
+import { wallOf } from "./schedule/wall-clock.js";
+import type { Task, TaskStatus } from "./task.js";
+import { isTerminalTaskStatus } from "./task.js";
+import { DAY_MS, MINUTE_MS, instant } from "./time.js";
+import type { Instant } from "./time.js";
+
+/** Every verdict `explain` can give; docs/semantics.md ("## Explain") explains each. */
+export const EXPLAIN_VERDICTS = [
+  "launched",
+  "queued",
+  "skipped",
+  "missed",
+  "cancelled",
+  "failed",
+  "timed_out",
+  "not_yet_decided",
+  "before_start",
+  "after_end",
+  "dst_gap",
+  "dst_repeat_suppressed",
+  "dst_skipped",
+  "no_occurrence",
+  "paused",
+  "no_record",
+] as const;
+export type ExplainVerdict = (typeof EXPLAIN_VERDICTS)[number];
+
+/** How far before the instant the last nominal time is looked for: 8 days, then a year, then 4 years. */
+export const EXPLAIN_SEARCH_WINDOWS_MS: readonly number[] = [
+  8 * DAY_MS,
+  400 * DAY_MS,
+  1470 * DAY_MS,
+];
+
+/** A manual or backfill run this close to the instant is "around" it. */
+export const EXPLAIN_NEARBY_MS = MINUTE_MS;
+
+/** The service reads at most this many history rows looking for the decision. */
+export const EXPLAIN_MAX_HISTORY_ROWS = 5000;
+
+/** One nominal time, with its jittered fire time, local wall time and what DST did to it. */
+export interface NominalOccurrence {
+  readonly scheduledFor: Instant;
+  readonly fireAt: Instant;
+  /** `YYYY-MM-DDTHH:MM:SS` in the schedule's zone (UTC for intervals). */
+  readonly wall: string;
+  readonly offset: string;
+  readonly note: DstNote | null;
+}
+
+/** The nominal times around an instant. */
+export interface ExplainWindow {
+  /** The last nominal time at or before the instant (within 4 years), or null. */
+  readonly occurrence: NominalOccurrence | null;
+  /** The first nominal time after the instant (and the task's creation), or null when the schedule has ended. */
+  readonly next: NominalOccurrence | null;
+  /** The latest fire DST suppressed after `occurrence` and at or before the instant. */
+  readonly suppressed: SuppressedFire | null;
+}
+
+export interface ExplainInput {
+  readonly task: Task;
+  readonly at: Instant;
+  readonly now: Instant;
+  readonly window: ExplainWindow;
+  /** History rows read newest first, down to the window (or the read bound). */
+  readonly runs: readonly Run[];
+  /** False when the read bound stopped the history before it reached the window. */
+  readonly complete: boolean;
+}
+
+export interface Explanation {
+  readonly at: Instant;
+  readonly taskStatus: TaskStatus;
+  readonly verdict: ExplainVerdict;
+  /** One sentence (or two) for a person. */
+  readonly message: string;
+  readonly occurrence: NominalOccurrence | null;
+  readonly nextOccurrence: NominalOccurrence | null;
+  readonly suppressed: SuppressedFire | null;
+  /** The run (or `missed`/`skipped` record) the verdict is about. */
+  readonly run: Run | null;
+}
+
+function zoneOf(spec: ScheduleSpec): string {
+  return spec.type === "interval" ? "UTC" : spec.timezone;
+}
+
+/** The last nominal time at or before `at`: a binary search on `nextAfter`, which is monotone. */
+export function lastNominalAtOrBefore(spec: ScheduleSpec, at: Instant): Instant | null {
+  for (const width of EXPLAIN_SEARCH_WINDOWS_MS) {
+    let low = at - width;
+    const first = nextAfter(spec, instant(low));
+    if (first === null || first > at) continue;
+    // Invariant: nextAfter(low) <= at < nextAfter(high) (or null).
+    let high: number = at;
+    while (high - low > 1) {
+      const middle = Math.floor((low + high) / 2);
+      const fire = nextAfter(spec, instant(middle));
+      if (fire !== null && fire <= at) low = middle;
+      else high = middle;
+    }
+    return nextAfter(spec, instant(low));
+  }
+  return null;
+}
+
+function nominal(
+  task: Task,
+  described: { at: Instant; wall: string; offset: string; note: DstNote | null },
+): NominalOccurrence {
+  return {
+    scheduledFor: described.at,
+    fireAt: jitteredFireAt({
+      taskId: task.id,
+      scheduledFor: described.at,
+      jitterMs: task.schedule.jitterMs,
+      nextNominal: nextAfter(task.schedule, described.at),
+    }),
+    wall: described.wall,
+    offset: described.offset,
+    note: described.note,
+  };
+}
+
+/**
+ * The nominal times around `at` and what DST did between them. The next one is the first after `at` that
+ * can fire: nominal times at or before the task's creation never do.
+ */
+export function explainWindow(task: Task, at: Instant): ExplainWindow {
+  const spec = task.schedule;
+  const nextFrom = at > task.createdAt ? at : task.createdAt;
+  const upcoming = (described: DescribedOccurrence | undefined): NominalOccurrence | null => {
+    if (described !== undefined && described.at > nextFrom) return nominal(task, described);
+    const [first] = describeOccurrences(spec, nextFrom, 1);
+    return first === undefined ? null : nominal(task, first);
+  };
+  const last = lastNominalAtOrBefore(spec, at);
+  if (last === null) {
+    const [following] = describeOccurrences(spec, at, 1);
+    return { occurrence: null, next: upcoming(following), suppressed: null };
+  }
+  const [current, following] = describeOccurrences(spec, instant(last - 1), 2);
+  const suppressed = (following?.suppressedBefore ?? []).filter((s) => s.at > last && s.at <= at);
+  return {
+    occurrence: current === undefined ? null : nominal(task, current),
+    next: upcoming(following),
+    suppressed: suppressed.at(-1) ?? null,
+  };
+}
+
+/** The oldest instant the history must reach: the occurrence, or a minute before `at`. */
+function historyFloor(window: ExplainWindow, at: Instant): number {
+  const nearby = at - EXPLAIN_NEARBY_MS;
+  const occurrence = window.occurrence?.scheduledFor;
+  return occurrence === undefined ? nearby : Math.min(occurrence, nearby);
+}
+
+/**
+ * Whether paging the history (newest first) may stop after `run`: a scheduled decision older than the
+ * window. Scheduled decisions never overlap, so a `missed` range covering the occurrence is this row or a
+ * newer one.
+ */
+export function historyReachedWindow(run: Run, window: ExplainWindow, at: Instant): boolean {
+  return run.trigger === "scheduled" && run.scheduledFor < historyFloor(window, at);
+}
+
+/** The scheduled decision of nominal time `t`: its run or skipped record, or a missed range covering it. */
+function decisionOf(runs: readonly Run[], t: Instant): Run | null {
+  return (
+    runs.find(
+      (r) =>
+        r.trigger === "scheduled" &&
+        (r.scheduledFor === t ||
+          (r.status === "missed" &&
+            r.missedUntil !== null &&
+            r.scheduledFor <= t &&
+            t <= r.missedUntil)),
+    ) ?? null
+  );
+}
+
+/** The manual or backfill run nearest `at`, within a minute. */
+function nearestOther(runs: readonly Run[], at: Instant): Run | null {
+  let best: Run | null = null;
+  for (const run of runs) {
+    if (run.trigger === "scheduled") continue;
+    const distance = Math.abs(run.scheduledFor - at);
+    if (distance > EXPLAIN_NEARBY_MS) continue;
+    if (best === null || distance < Math.abs(best.scheduledFor - at)) best = run;
+  }
+  return best;
+}
+
+const REASON_TEXT: Readonly<Record<RunReason, string>> = {
+  overlap: "the task still had an active run (overlap skip)",
+  coalesced: "a run was already waiting (overlap buffer_one)",
+  buffer_full: "1,000 runs were already waiting (overlap buffer_all)",
+  superseded: "a newer occurrence replaced it (overlap cancel_other)",
+  queue_timeout: "it waited in the queue longer than the task's queue_timeout",
+  down: "no replica admitted it in time and the catch-up policy did not choose it",
+  paused: "it fell inside a pause and the resume did not catch it up",
+  window: "it was overdue beyond the catch-up window",
+  launch_failed: "the target refused the launch",
+  target_failed: "the target reported a failure",
+  replica_lost: "the replica running it stopped heartbeating",
+  run_timeout: "it was still running at its deadline",
+  cancel_requested: "its owner cancelled it",
+  task_paused: "the task was paused while it was queued",
+  task_cancelled: "the task was cancelled while it was queued",
+  task_deleted: "the task was deleted",
+  target_cancelled: "the target cancelled it",
+};
+
+/** What a run's status says, as a verdict and a clause ("was launched as run R ..."). */
+function outcomeOf(
+  run: Run,
+  ctx: { readonly local: (at: Instant) => string; readonly now: Instant },
+): { verdict: ExplainVerdict; clause: string } {
+  const { local } = ctx;
+  const why = run.reason === null ? "" : `: ${REASON_TEXT[run.reason]}`;
+  const error = run.error === null ? "" : ` (${run.error})`;
+  const launched =
+    run.launchedAt === null
+      ? `was launched as run ${run.id}`
+      : `was launched as run ${run.id} at ${local(run.launchedAt)}${latenessText(run)}`;
+  switch (run.status) {
+    case "queued":
+      return {
+        verdict: "queued",
+        clause:
+          `is queued as run ${run.id}, waiting ` +
+          (run.notBefore > ctx.now
+            ? `for ${local(run.notBefore)}`
+            : "for its thread, the task's slot or the global budget"),
+      };
+    case "launching":
+      return {
+        verdict: "launched",
+        clause: `is being launched as run ${run.id} (attempt ${run.attempt})`,
+      };
+    case "running":
+      return { verdict: "launched", clause: `${launched}; it is still running` };
+    case "succeeded":
+      return { verdict: "launched", clause: `${launched}; it succeeded` };
+    case "failed":
+      return {
+        verdict: "failed",
+        clause:
+          run.launchedAt === null
+            ? `was not launched: run ${run.id} failed${why}${error}`
+            : `${launched} and failed${why}${error}`,
+      };
+    case "timed_out":
+      return {
+        verdict: "timed_out",
+        clause: `${launched} and timed out${run.deadlineAt === null ? "" : ` at its deadline ${local(run.deadlineAt)}`}`,
+      };
+    case "cancelled":
+      return {
+        verdict: "cancelled",
+        clause:
+          run.launchedAt === null
+            ? `was cancelled before its launch, as run ${run.id}${why}`
+            : `${launched} and then cancelled${why}`,
+      };
+    case "skipped":
+      return { verdict: "skipped", clause: `was skipped (record ${run.id})${why}` };
+    case "missed": {
+      const count = run.missedCount ?? 1;
+      const until = run.missedUntil ?? run.scheduledFor;
+      const range =
+        count === 1
+          ? ""
+          : `; record ${run.id} covers ${count} nominal times from ${local(run.scheduledFor)} to ${local(until)}`;
+      return {
+        verdict: "missed",
+        clause: `was missed${why}${range === "" ? ` (record ${run.id})` : range}`,
+      };
+    }
+  }
+}
+
+function latenessText(run: Run): string {
+  if (run.latenessMs === null) return "";
+  const seconds = (run.latenessMs / 1000).toFixed(1);
+  return ` (${seconds} s after its fire time${run.late ? ", late" : ""})`;
+}
+
+/** Whether a decision's outcome is a fire (done, under way, or waiting to go). */
+function fires(verdict: ExplainVerdict): boolean {
+  return verdict === "launched" || verdict === "queued";
+}
+
+/** Why the task did or did not fire around `input.at`. */
+export function explainAt(input: ExplainInput): Explanation {
+  const { task, at, now, window, runs } = input;
+  const spec = task.schedule;
+  const zone = zoneOf(spec);
+  const local = (t: Instant): string => {
+    const wall = wallOf(zone, t);
+    return `${formatWall(wall).replace("T", " ")} ${formatOffset(wall - t)}`;
+  };
+  const occ = window.occurrence;
+  const decision = occ === null ? null : decisionOf(runs, occ.scheduledFor);
+  const maxRunsReached = spec.maxRuns !== null && task.admittedCount >= spec.maxRuns;
+  const ended = isTerminalTaskStatus(task.status) || maxRunsReached;
+  const next =
+    window.next !== null && ended && window.next.scheduledFor > task.decidedThrough
+      ? null
+      : window.next;
+  const nextText =
+    next === null
+      ? "nothing is scheduled after it"
+      : `the next occurrence is ${local(next.scheduledFor)}`;
+  const answer = (
+    verdict: ExplainVerdict,
+    message: string,
+    run: Run | null = decision,
+    suppressed: SuppressedFire | null = null,
+  ): Explanation => ({
+    at,
+    taskStatus: task.status,
+    verdict,
+    message,
+    occurrence: occ,
+    nextOccurrence: next,
+    suppressed,
+    run,
+  });
+  const ctx = { local, now };
+  const occText = occ === null ? "" : `The occurrence of ${local(occ.scheduledFor)}`;
+
+  // A manual or backfill run around `at` answers, unless a decided occurrence is nearer.
+  const other = nearestOther(runs, at);
+  if (
+    other !== null &&
+    (occ === null || decision === null || Math.abs(other.scheduledFor - at) < at - occ.scheduledFor)
+  ) {
+    const { verdict, clause } = outcomeOf(other, ctx);
+    const subject =
+      other.trigger === "manual"
+        ? `The manual run triggered at ${local(other.scheduledFor)}`
+        : `The backfill of ${local(other.scheduledFor)}`;
+    return answer(verdict, `${subject} ${clause}.`, other);
+  }
+
+  if (spec.endAt !== null && at > spec.endAt) {
+    const last =
+      occ === null
+        ? ""
+        : ` Its last occurrence, ${local(occ.scheduledFor)}, ${decision === null ? "has no record" : outcomeOf(decision, ctx).clause}.`;
+    return answer(
+      "after_end",
+      `The schedule ended at ${local(spec.endAt)}: nothing fires after it.${last}`,
+    );
+  }
+  if (spec.startAt !== null && at < spec.startAt) {
+    return answer(
+      "before_start",
+      `The schedule starts at ${local(spec.startAt)}: nothing fires before it; ${nextText}.`,
+    );
+  }
+  if (
+    at < task.createdAt ||
+    (occ !== null && decision === null && occ.scheduledFor <= task.createdAt)
+  ) {
+    return answer(
+      "before_start",
+      `The task was created at ${local(task.createdAt)}: only nominal times after its creation fire; ${nextText}.`,
+    );
+  }
+  if (occ === null) {
+    return answer(
+      "no_occurrence",
+      `Nothing was scheduled in the 4 years up to this instant; ${nextText}.`,
+    );
+  }
+
+  const suppressed = window.suppressed;
+  if (suppressed !== null) {
+    const before =
+      decision === null
+        ? ""
+        : ` The previous fire, ${local(occ.scheduledFor)}, ${outcomeOf(decision, ctx).clause}.`;
+    const wall = suppressed.wall.replace("T", " ");
+    switch (suppressed.kind) {
+      case "overlap_repeat":
+        return answer(
+          "dst_repeat_suppressed",
+          `The wall time ${wall} happened twice (clocks fell back) and a fixed-time job fires only on the first pass.${before}`,
+          decision,
+          suppressed,
+        );
+      case "gap_skipped":
+        return answer(
+          "dst_skipped",
+          `The wall time ${wall} did not exist (clocks jumped forward) and a job with a wildcard time field skips wall times that do not exist.${before}`,
+          decision,
+          suppressed,
+        );
+      case "jump_skipped":
+        return answer(
+          "dst_skipped",
+          `The zone's clock jumped by more than 3 hours at ${local(suppressed.at)}: the wall time ${wall} did not exist and is not caught up.${before}`,
+          decision,
+          suppressed,
+        );
+    }
+  }
+
+  const gap = occ.note?.kind === "gap_shifted" ? occ.note : null;
+  const gapText =
+    gap === null
+      ? ""
+      : `The wall time ${gap.nominalWall.replace("T", " ")} did not exist (clocks jumped forward), so the fire moved to the transition, ${local(occ.scheduledFor)}; it `;
+
+  if (decision !== null) {
+    const { verdict, clause } = outcomeOf(decision, ctx);
+    if (gap !== null && fires(verdict)) return answer("dst_gap", `${gapText}${clause}.`);
+    const backfill = runs.find(
+      (r) => r.trigger === "backfill" && r.scheduledFor === occ.scheduledFor,
+    );
+    const later =
+      backfill === undefined || fires(verdict)
+        ? ""
+        : ` It was backfilled later as run ${backfill.id} (${backfill.status}).`;
+    return answer(verdict, `${occText} ${clause}.${later}`);
+  }
+
+  if (occ.scheduledFor <= task.decidedThrough) {
+    return answer(
+      "no_record",
+      input.complete
+        ? `${occText} was decided, but no record of it remains: it was purged after the retention period, or the schedule was edited since.`
+        : `${occText} was decided, but its record is not among the task's newest ${EXPLAIN_MAX_HISTORY_ROWS} runs.`,
+    );
+  }
+  if (ended) {
+    const why = maxRunsReached ? `reached max_runs (${String(spec.maxRuns)})` : `is ${task.status}`;
+    return answer(
+      "after_end",
+      `The task ${why}: nothing after ${local(task.decidedThrough)} is admitted, so ${local(occ.scheduledFor)} did not fire.`,
+    );
+  }
+  if (task.status === "paused") {
+    return answer(
+      "paused",
+      `The task is paused: ${local(occ.scheduledFor)} has not been decided; it will be decided when the task is resumed (per the resume's catch_up).`,
+    );
+  }
+  const pending =
+    occ.scheduledFor > now
+      ? "is in the future: it will be decided when it comes due"
+      : "is due but not decided yet: no scheduler replica has admitted it (is one running?)";
+  if (gap !== null) return answer("dst_gap", `${gapText}${pending}.`);
+  return answer("not_yet_decided", `${occText} ${pending}.`);
+}
