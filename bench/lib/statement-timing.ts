@@ -1,0 +1,83 @@
+/**
+ * Client-side timing of every SQL statement a replica sends (with `--profile`): node-postgres's
+ * `Client.prototype.query` is wrapped to record, per statement text, how many ran and how long each took
+ * from send to answer. With the CPU profile it shows where a replica's time goes on PostgreSQL.
+ */
+import pg from "pg";
+
+export interface StatementTiming {
+  readonly statement: string;
+  readonly count: number;
+  readonly totalMs: number;
+  readonly meanMs: number;
+}
+
+const timings = new Map<string, { count: number; totalMs: number }>();
+
+const keys = new Map<string, string>();
+
+function keyOf(text: unknown): string {
+  if (typeof text === "string") {
+    let key = keys.get(text);
+    if (key === undefined) {
+      key = text.replace(/\s+/g, " ").slice(0, 160);
+      keys.set(text, key);
+    }
+    return key;
+  }
+  return keyOfConfig(text);
+}
+
+function keyOfConfig(text: unknown): string {
+  const raw =
+    typeof text === "string"
+      ? text
+      : typeof text === "object" && text !== null && "text" in text
+        ? String(text.text)
+        : "?";
+  return raw.replace(/\s+/g, " ").slice(0, 160);
+}
+
+function record(key: string, startedAt: bigint): void {
+  const ms = Number(process.hrtime.bigint() - startedAt) / 1e6;
+  const entry = timings.get(key) ?? { count: 0, totalMs: 0 };
+  entry.count++;
+  entry.totalMs += ms;
+  timings.set(key, entry);
+}
+
+/** Wraps `pg.Client.prototype.query` (once). */
+export function timeStatements(): void {
+  const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = prototype.query;
+  prototype.query = function (this: unknown, ...args: unknown[]): unknown {
+    const key = keyOf(args[0]);
+    const startedAt = process.hrtime.bigint();
+    const last = args.at(-1);
+    if (typeof last === "function") {
+      args[args.length - 1] = (...answer: unknown[]) => {
+        record(key, startedAt);
+        return (last as (...a: unknown[]) => unknown)(...answer);
+      };
+      return original.apply(this, args);
+    }
+    const result = original.apply(this, args);
+    if (result instanceof Promise) {
+      return result.finally(() => {
+        record(key, startedAt);
+      });
+    }
+    return result;
+  };
+}
+
+export function statementTimings(): StatementTiming[] {
+  return [...timings.entries()]
+    .map(([statement, t]) => ({
+      statement,
+      count: t.count,
+      totalMs: Math.round(t.totalMs),
+      meanMs: Math.round((t.totalMs / t.count) * 100) / 100,
+    }))
+    .sort((a, b) => b.totalMs - a.totalMs);
+}
