@@ -189,6 +189,9 @@ export class Coordinator {
       const wake = this.#wake.nextWake();
       let sleepUntil: Instant;
       try {
+        // A store that answers synchronously (SQLite) would otherwise keep this loop on the CPU while
+        // work keeps arriving, starving HTTP, timers and signals: let the event loop turn first.
+        await yieldToEventLoop();
         const tickedAt = this.#deps.clock.now();
         await this.tick();
         sleepUntil = await this.#nextWakeAt(tickedAt);
@@ -250,6 +253,7 @@ export class Coordinator {
     this.#moreDue = false;
     for (let round = 0; round < this.#opts.admissionRounds; round++) {
       if (this.#stopController.signal.aborted) return;
+      if (round > 0) await yieldToEventLoop();
       const report = await this.#deps.dispatch.admitDue(
         this.#deps.clock.now(),
         this.#opts.admissionBatch,
@@ -441,4 +445,9 @@ export class Coordinator {
     await Promise.race([work, this.#deps.clock.sleepUntil(deadline, timeout.signal)]);
     timeout.abort();
   }
+}
+
+/** Lets I/O callbacks and timers run before the loop continues. */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
