@@ -23,7 +23,7 @@ import type { Task } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
-import { decodeCursor, encodeCursor } from "./sqlite-cursor.js";
+import { decodeCursor, encodeCursor } from "../shared/page-cursor.js";
 import { settle } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { brokenRunKey } from "./sqlite-errors.js";

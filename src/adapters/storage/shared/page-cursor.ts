@@ -1,10 +1,10 @@
 /**
- * Page cursors of the SQLite store: the last row's sort key (an instant and an id) as base64url JSON.
- * Opaque to callers; a cursor this store did not make is refused as invalid input.
+ * Page cursors of the memory and SQLite stores: the last row's sort key, as base64url JSON. Opaque to
+ * callers; a cursor a store did not make is refused as invalid input.
  */
 import { ValidationError } from "../../../domain/errors.js";
 
-/** A sort key: tasks `created_at, id`; runs `scheduled_for, id`. */
+/** A sort key: an instant and an id (tasks: `created_at, id`; runs: `scheduled_for, id`). */
 export type CursorKey = readonly [number, string];
 
 export function encodeCursor(key: CursorKey): string {
@@ -30,4 +30,11 @@ export function decodeCursor(cursor: string): CursorKey {
     return [value[0] as number, value[1]];
   }
   throw ValidationError.of("cursor", "is not a cursor of this listing");
+}
+
+/** Orders two sort keys ascending. */
+export function compareKeys(a: CursorKey, b: CursorKey): number {
+  if (a[0] !== b[0]) return a[0] < b[0] ? -1 : 1;
+  if (a[1] === b[1]) return 0;
+  return a[1] < b[1] ? -1 : 1;
 }
