@@ -13,13 +13,33 @@ export type SqliteDatabase = Database.Database;
  */
 export const BUSY_TIMEOUT_MS = 5000;
 
+/**
+ * Switches a new file to WAL. Two processes opening one new file race for the switch, and SQLite answers
+ * SQLITE_BUSY at once (without its busy handler) to the loser: wait a moment and try again (seen in CI
+ * with two processes migrating one file).
+ */
+function enableWal(db: Database.Database): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if (db.pragma("journal_mode", { simple: true }) === "wal") return;
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      const busy = (error as { code?: unknown }).code === "SQLITE_BUSY";
+      if (!busy || attempt >= 100) throw error;
+      Atomics.wait(pause, 0, 0, 25);
+    }
+  }
+}
+
 /** Opens `path` (a file, created if missing, or `:memory:`) and applies the connection settings. */
 export function openSqliteDatabase(path: string): SqliteDatabase {
   const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
   try {
     // WAL: readers never block the writer; NORMAL is durable across application crashes in WAL mode
     // (a power loss may drop the last transactions, never corrupt the file).
-    db.pragma("journal_mode = WAL");
+    enableWal(db);
     db.pragma("synchronous = NORMAL");
     // Checkpoint every ~40 MB of WAL instead of ~4 MB: each checkpoint syncs the database file, and at
     // the default a single-run commit cost 200 us against 135 us (measured on 6,000 claims' writes).
