@@ -6,45 +6,15 @@
  * at once.
  */
 import { Command, CommanderError } from "commander";
-import { pino } from "pino";
-import type { Logger as PinoLogger } from "pino";
-import PinoPretty from "pino-pretty";
+import { processIo } from "./process-io.js";
+import type { ProcessIo } from "./process-io.js";
 import { createServer, storeFromDatabaseUrl } from "../../composition.js";
 import type { Instant } from "../../domain/time.js";
 import type { Handler } from "../launchers/handler/handler-launcher.js";
 import { databaseUrlOf, loadHandlers, redactUrl, webhookOptionsOf } from "./worker-command.js";
 
-export interface ServeIo {
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly cwd: string;
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-  readonly logger: (level: string) => PinoLogger;
-  readonly onSignal: (listener: (signal: NodeJS.Signals) => void) => () => void;
-  readonly die: (signal: NodeJS.Signals) => void;
-}
-
-const SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
-
-const processIo: ServeIo = {
-  env: process.env,
-  cwd: process.cwd(),
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-  logger: (level) =>
-    process.stdout.isTTY
-      ? pino({ level }, PinoPretty({ colorize: true, translateTime: "SYS:standard" }))
-      : pino({ level }),
-  onSignal: (listener) => {
-    for (const signal of SIGNALS) process.on(signal, listener);
-    return () => {
-      for (const signal of SIGNALS) process.off(signal, listener);
-    };
-  },
-  die: (signal) => {
-    process.kill(process.pid, signal);
-  },
-};
+/** The process around the command (injected in tests). */
+export type ServeIo = ProcessIo;
 
 interface ServeOptions {
   readonly database?: string;

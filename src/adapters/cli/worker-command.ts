@@ -6,48 +6,15 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Command, CommanderError } from "commander";
-import { pino } from "pino";
-import type { Logger as PinoLogger } from "pino";
-import PinoPretty from "pino-pretty";
+import { processIo } from "./process-io.js";
+import type { ProcessIo } from "./process-io.js";
 import { parseDuration } from "../../domain/schedule/iso-text.js";
 import type { Handler } from "../launchers/handler/handler-launcher.js";
 import { parseAllowList } from "../launchers/webhook/address-guard.js";
 import { createScheduler, storeFromDatabaseUrl } from "../../composition.js";
 
-/** The process around the worker: injected so tests can drive it without real signals or exits. */
-export interface WorkerIo {
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly cwd: string;
-  readonly stderr: (text: string) => void;
-  /** Builds the logger (pino, pretty on a terminal). */
-  readonly logger: (level: string) => PinoLogger;
-  /** Calls `listener` on SIGTERM and SIGINT; returns a function that stops listening. */
-  readonly onSignal: (listener: (signal: NodeJS.Signals) => void) => () => void;
-  /** Ends the process at once with `signal` (the second signal), after listeners are removed. */
-  readonly die: (signal: NodeJS.Signals) => void;
-}
-
-const SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
-
-const processIo: WorkerIo = {
-  env: process.env,
-  cwd: process.cwd(),
-  stderr: (text) => process.stderr.write(text),
-  logger: (level) =>
-    process.stdout.isTTY
-      ? pino({ level }, PinoPretty({ colorize: true, translateTime: "SYS:standard" }))
-      : pino({ level }),
-  onSignal: (listener) => {
-    for (const signal of SIGNALS) process.on(signal, listener);
-    return () => {
-      for (const signal of SIGNALS) process.off(signal, listener);
-    };
-  },
-  die: (signal) => {
-    // Re-raised with the default action: the process ends as killed by the signal (exit 128 + n).
-    process.kill(process.pid, signal);
-  },
-};
+/** The process around the command (injected in tests). */
+export type WorkerIo = ProcessIo;
 
 interface WorkerOptions {
   readonly handlers: string;
