@@ -7,7 +7,8 @@ import { admit } from "../domain/admission.js";
 import { selectClaimable } from "../domain/claim.js";
 import type { FencingToken, RunId } from "../domain/ids.js";
 import type { SchedulePolicy } from "../domain/options.js";
-import type { AdmissionReport, ClaimedRun } from "../domain/ports.js";
+import type { AdmissionReport, ClaimedRun, OwnerScope } from "../domain/ports.js";
+import type { TargetKind } from "../domain/target.js";
 import {
   applyLaunchOutcome,
   claimRun,
@@ -17,6 +18,7 @@ import {
   heartbeatRun,
   loseRunWithReplica,
   reconcileExpiredClaim,
+  reconcileUncertainLaunch,
   timeOutRun,
 } from "../domain/run-transitions.js";
 import type {
@@ -113,6 +115,28 @@ export class DispatchService {
     );
   }
 
+  /**
+   * Records a verdict the target gave about its run `targetRunId`: written only while the run still
+   * points at that target run (a verdict about an earlier attempt never ends a later one). A run whose
+   * launch was uncertain learns its target run id from the verdict first.
+   */
+  recordTargetVerdict(
+    runId: RunId,
+    targetRunId: string,
+    verdict: CompletionVerdict,
+    now: Instant,
+  ): Promise<RunChange | null> {
+    return this.#store.runs.changeRun(runId, {}, (run, task) => {
+      if (run.targetRunId === null) {
+        // Only an uncertain launch (running, id unknown) may learn it here, never a relaunch.
+        if (run.status !== "running") return null;
+        return completeRun({ ...run, targetRunId }, verdict, { now, task: runTaskContext(task) });
+      }
+      if (run.targetRunId !== targetRunId) return null;
+      return completeRun(run, verdict, { now, task: runTaskContext(task) });
+    });
+  }
+
   /** A running run's target is alive: its deadline moves to now + run_timeout. */
   recordHeartbeat(runId: RunId, now: Instant): Promise<RunChange | null> {
     return this.#store.runs.changeRun(runId, {}, (run, task) =>
@@ -137,6 +161,41 @@ export class DispatchService {
         ? reconcileExpiredClaim(run, finding, { now, task: runTaskContext(task) })
         : null,
     );
+  }
+
+  /** Running runs of tasks with `targetKind`, after `after` in id order: the runs a watcher polls. */
+  runningRuns(
+    targetKind: TargetKind,
+    after: RunId | null,
+    limit: number,
+  ): Promise<readonly ClaimedRun[]> {
+    return this.#store.runs.findRunningRuns(targetKind, after, limit);
+  }
+
+  /**
+   * Records what the target said about a running run whose launch was uncertain (SPEC 5.4), only while
+   * it is still that attempt with no target run id: found -> the id; absent -> queued again.
+   */
+  recordUncertainReconciliation(
+    runId: RunId,
+    attempt: number,
+    finding: ReconcileFinding,
+    now: Instant,
+  ): Promise<RunChange | null> {
+    return this.#store.runs.changeRun(runId, {}, (run, task) =>
+      run.attempt === attempt
+        ? reconcileUncertainLaunch(run, finding, { now, task: runTaskContext(task) })
+        : null,
+    );
+  }
+
+  /** A run and its task regardless of owner, for callbacks authenticated by a per-run secret. */
+  async runWithTask(runId: RunId): Promise<ClaimedRun | null> {
+    const all: OwnerScope = { kind: "all" };
+    const run = await this.#store.runs.findRun(all, runId);
+    if (run === null) return null;
+    const task = await this.#store.tasks.findTask(all, run.taskId);
+    return task === null ? null : { run, task };
   }
 
   /** Runs past their deadline end `timed_out` (or retry); their targets must be told to stop. */

@@ -13,7 +13,7 @@ import type { ClaimCandidate, ClaimSelectionInput } from "./claim.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "./ids.js";
 import type { NewRun } from "./new-run.js";
 import type { Run, RunStatus, RunTrigger } from "./run.js";
-import type { ReconcileFinding, RunChange } from "./run-transitions.js";
+import type { CompletionVerdict, ReconcileFinding, RunChange } from "./run-transitions.js";
 import type { Task, TaskStatus } from "./task.js";
 import type { JsonValue, TargetKind } from "./target.js";
 import type { DurationMs, Instant } from "./time.js";
@@ -155,6 +155,15 @@ export interface RunRepository {
   ): Promise<RunChange | null>;
   /** Launching runs whose claim expired before `now` (for reconciliation). */
   findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]>;
+  /**
+   * Running runs of tasks whose target is of `targetKind`, with their tasks, in id order after `after`
+   * (null: from the start): the runs a watcher polls on their targets.
+   */
+  findRunningRuns(
+    targetKind: TargetKind,
+    after: RunId | null,
+    limit: number,
+  ): Promise<readonly ClaimedRun[]>;
   /** Running or launching runs whose `deadline_at` has passed. */
   findPastDeadline(now: Instant, limit: number): Promise<readonly RunId[]>;
   /** Queued runs older than their task's queue timeout. */
@@ -194,6 +203,15 @@ export interface LaunchedRun {
 }
 
 /**
+ * What a target says about a launched run when asked (SPEC 5.5): still active, finished with a verdict
+ * (a run that vanished from an agent server is a `cancelled` verdict), or no answer to be had now.
+ */
+export type RunObservation =
+  | { readonly kind: "active" }
+  | { readonly kind: "finished"; readonly verdict: CompletionVerdict }
+  | { readonly kind: "unknown" };
+
+/**
  * Starts runs on a target. May only fail with ThreadBusyError, LaunchFailedError (certainly nothing
  * started) or LaunchIndeterminateError (it may have started); cancellation propagates through `signal`.
  */
@@ -203,6 +221,18 @@ export interface RunLauncher {
   cancel(run: Run, task: Task): Promise<void>;
   /** After an uncertain launch: does the target show this run? `unknown` when it cannot be asked. */
   reconcile(run: Run, task: Task, signal: AbortSignalLike): Promise<ReconcileFinding>;
+  /**
+   * Whether runs of `task` are watched by polling the target (agent targets: the server is the source of
+   * truth for completion, SPEC 5.5). Absent or false: the target reports completion itself.
+   */
+  watches?(task: Task): boolean;
+  /** How a launched run with a known `targetRunId` is doing on the target. Never throws. */
+  observe?(run: Run, task: Task, signal: AbortSignalLike): Promise<RunObservation>;
+  /**
+   * How long after an uncertain launch (no target run id) the target may be searched for the run: the
+   * request's own timeout, after which it can no longer be in flight.
+   */
+  reconcileDelayMs?(task: Task): number | undefined;
 }
 
 /** Whether a thread exists and is usable by an owner (one answer, so foreign threads cannot be probed). */

@@ -411,6 +411,43 @@ export function reconcileExpiredClaim(
   }
 }
 
+/**
+ * Reconciles a `running` run whose launch was uncertain (SPEC 5.4: treated as launched, no target run id
+ * known) once the target can be asked: the target shows the run -> its id is recorded and the run is
+ * watched from then on; the target shows none -> nothing started, so the run goes back to the queue
+ * without consuming a retry (a run asked to stop ends instead); no answer -> unchanged, asked again later
+ * (the run timeout bounds it). Null when there is nothing to record.
+ */
+export function reconcileUncertainLaunch(
+  run: Run,
+  finding: ReconcileFinding,
+  ctx: { now: Instant; task: RunTaskContext },
+): RunChange | null {
+  if (run.status !== "running" || run.targetRunId !== null) return null;
+  switch (finding.kind) {
+    case "found":
+      return finding.targetRunId === null
+        ? null
+        : { run: { ...run, targetRunId: finding.targetRunId, error: null } };
+    case "unknown":
+      return null;
+    case "absent":
+      if (run.cancelRequestedAt !== null) return cancelledBeforeStart(run, ctx.now, ctx.task);
+      return {
+        run: moveRun(run, "queued", {
+          ...releasedClaim(),
+          targetRunId: null,
+          launchedAt: null,
+          deadlineAt: null,
+          latenessMs: null,
+          notBefore: ctx.now,
+          reason: null,
+          error: "the uncertain launch started nothing on the target; queued again",
+        }),
+      };
+  }
+}
+
 /** A heartbeat from a running run's target: its deadline moves to `now + run_timeout` (SPEC 5.5). */
 export function heartbeatRun(run: Run, now: Instant, options: TaskOptions): RunChange | null {
   if (run.status !== "running") return null;

@@ -55,6 +55,8 @@ export interface CoordinatorDeps {
   readonly applyClockOffset?: (offsetMs: number) => void;
   /** Runs executing in this process (handler targets), handed back at shutdown. */
   readonly inProcess?: InProcessRuns;
+  /** Watches running runs on targets that must be asked (agent servers); started and stopped with it. */
+  readonly watcher?: { start(): void; stop(): Promise<void> };
 }
 
 /** Runs this process executes itself (the handler launcher): what shutdown needs from them. */
@@ -127,6 +129,7 @@ export class Coordinator {
   start(): void {
     if (this.#loop !== null || this.#stopping !== null) return;
     this.#loop = this.#run();
+    this.#deps.watcher?.start();
   }
 
   /** Stops: no new claims or admissions, in-flight launches drained within the timeout. Idempotent. */
@@ -415,7 +418,7 @@ export class Coordinator {
   async #shutdown(): Promise<void> {
     const { clock, inProcess } = this.#deps;
     this.#stopController.abort();
-    await this.#loop?.catch(() => undefined);
+    await Promise.all([this.#loop?.catch(() => undefined), this.#deps.watcher?.stop()]);
     // Launches in flight and handlers running here get the shutdown timeout to finish.
     const deadline = (clock.now() + this.#opts.shutdownTimeoutMs) as Instant;
     await this.#until(deadline, Promise.all([this.settle(), inProcess?.settled()]));

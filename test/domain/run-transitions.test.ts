@@ -18,6 +18,7 @@ import {
   heartbeatRun,
   loseRunWithReplica,
   reconcileExpiredClaim,
+  reconcileUncertainLaunch,
   retryBackoffMs,
   timeOutRun,
 } from "../../src/domain/run-transitions.js";
@@ -355,6 +356,62 @@ describe("applyLaunchOutcome", () => {
     ).run;
     expect(found.status).toBe("running");
     expectIllegal(() => launch(found, { kind: "busy", message: "busy" }));
+  });
+});
+
+describe("reconcileUncertainLaunch", () => {
+  const uncertain = (run: Run = buildRun()): Run =>
+    applyLaunchOutcome(
+      claimed(run),
+      { kind: "indeterminate", message: "HTTP 502" },
+      { now: NOW, task: RECURRING, policy: policy() },
+    ).run;
+  const later = plus(NOW, MINUTE);
+
+  it("records the target run id the target shows, and stays running", () => {
+    const change = reconcileUncertainLaunch(
+      uncertain(),
+      { kind: "found", targetRunId: "agent-run-7" },
+      { now: later, task: RECURRING },
+    );
+    expect(change?.run).toMatchObject({ status: "running", targetRunId: "agent-run-7" });
+    expect(change?.taskLaunch).toBeUndefined();
+  });
+
+  it("queues the run again when the target shows none, consuming no retry", () => {
+    const before = uncertain();
+    const change = reconcileUncertainLaunch(
+      before,
+      { kind: "absent" },
+      { now: later, task: RECURRING },
+    );
+    expect(change?.run).toMatchObject({
+      status: "queued",
+      attempt: before.attempt,
+      failures: before.failures,
+      notBefore: later,
+      launchedAt: null,
+      deadlineAt: null,
+      targetRunId: null,
+      idempotencyKey: before.idempotencyKey,
+    });
+  });
+
+  it("ends a run asked to stop instead of queueing it", () => {
+    const asked = { ...uncertain(), cancelRequestedAt: NOW };
+    const change = reconcileUncertainLaunch(asked, { kind: "absent" }, { now: later, task: ONCE });
+    expect(change?.run.status).toBe("cancelled");
+    expect(change?.taskVerdict?.status).toBe("cancelled");
+  });
+
+  it("changes nothing without an answer, for a known target run, or off running", () => {
+    const ctx = { now: later, task: RECURRING };
+    expect(reconcileUncertainLaunch(uncertain(), { kind: "unknown" }, ctx)).toBeNull();
+    expect(reconcileUncertainLaunch(running(), { kind: "absent" }, ctx)).toBeNull();
+    expect(reconcileUncertainLaunch(claimed(), { kind: "absent" }, ctx)).toBeNull();
+    expect(
+      reconcileUncertainLaunch(uncertain(), { kind: "found", targetRunId: null }, ctx),
+    ).toBeNull();
   });
 });
 

@@ -55,6 +55,38 @@ export function describeSweeps(ctx: ContractContext): void {
       ]);
     });
 
+    it("finds running runs of one target kind, with their tasks, in id order after a cursor", async () => {
+      const store = ctx.store();
+      const agent = await insertTask(store, {
+        ...IDLE,
+        target: { kind: "agent", server: "lab", assistantId: "helper", input: null },
+      });
+      const local = await insertTask(store, { ...IDLE, target: handlerTarget("job") });
+      for (const key of ["a", "b", "c"]) {
+        await triggerRun(store, ALL, agent.id, key, minute(0, 1));
+        await triggerRun(store, ALL, local.id, key, minute(0, 1));
+      }
+      const launched = await claimAndLaunch(store, minute(1), {
+        limit: 10,
+        handlerNames: new Set(["job"]),
+      });
+      expect(launched).toHaveLength(6);
+      const agentRuns = launched.filter((run) => run.taskId === agent.id).map((run) => run.id);
+      const [finished] = agentRuns;
+      await recordCompletion(store, finished!, { status: "succeeded" }, minute(2));
+      const running = agentRuns.slice(1).sort();
+
+      const found = await store.runs.findRunningRuns("agent", null, 10);
+      expect(found.map((c) => c.run.id)).toEqual(running);
+      expect(found[0]!.task).toEqual(await store.tasks.findTask(ALL, agent.id));
+      const first = await store.runs.findRunningRuns("agent", null, 1);
+      expect(first.map((c) => c.run.id)).toEqual([running[0]]);
+      const rest = await store.runs.findRunningRuns("agent", first[0]!.run.id, 10);
+      expect(rest.map((c) => c.run.id)).toEqual([running[1]]);
+      expect(await store.runs.findRunningRuns("webhook", null, 10)).toEqual([]);
+      expect(await store.runs.findRunningRuns("handler", null, 10)).toHaveLength(3);
+    });
+
     it("finds runs past their deadline, and only those", async () => {
       const store = ctx.store();
       const task = await insertTask(store, IDLE);

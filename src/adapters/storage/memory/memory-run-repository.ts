@@ -16,6 +16,7 @@ import type {
   RunQuery,
   RunRepository,
 } from "../../../domain/ports.js";
+import type { TargetKind } from "../../../domain/target.js";
 import type { Run } from "../../../domain/run.js";
 import { holdsSlot, isTerminalRunStatus } from "../../../domain/run.js";
 import type { RunChange } from "../../../domain/run-transitions.js";
@@ -165,6 +166,22 @@ export class MemoryRunRepository implements RunRepository {
       }
       return { ...change, run: row };
     });
+  }
+
+  findRunningRuns(
+    targetKind: TargetKind,
+    after: RunId | null,
+    limit: number,
+  ): Promise<readonly ClaimedRun[]> {
+    return this.#tables.atomically(() =>
+      this.#tables
+        .activeRuns()
+        .filter((run) => run.status === "running" && (after === null || run.id > after))
+        .map((run) => ({ run, task: this.#taskOf(run) }))
+        .filter(({ task }) => task.target.kind === targetKind)
+        .sort((a, b) => (a.run.id < b.run.id ? -1 : a.run.id > b.run.id ? 1 : 0))
+        .slice(0, Math.max(0, limit)),
+    );
   }
 
   findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {

@@ -14,6 +14,7 @@ import type {
   RunQuery,
   RunRepository,
 } from "../../../domain/ports.js";
+import type { TargetKind } from "../../../domain/target.js";
 import { holdsSlot, TERMINAL_RUN_STATUSES } from "../../../domain/run.js";
 import type { Run } from "../../../domain/run.js";
 import type { RunChange } from "../../../domain/run-transitions.js";
@@ -140,6 +141,15 @@ export class PostgresRunRepository implements RunRepository {
     return result.rows.map(claimedRunFromRow);
   }
 
+  async findRunningRuns(
+    targetKind: TargetKind,
+    after: RunId | null,
+    limit: number,
+  ): Promise<readonly ClaimedRun[]> {
+    const result = await this.#ctx.pool.query(this.#sql.runningRuns, [targetKind, after, limit]);
+    return result.rows.map(claimedRunFromRow);
+  }
+
   findPastDeadline(now: Instant, limit: number): Promise<readonly RunId[]> {
     return this.#ids(this.#sql.pastDeadline, [now, limit]);
   }
@@ -198,6 +208,10 @@ function buildStatements(ctx: PostgresContext) {
     expiredClaims:
       `${claimedRunSelect(ctx)} WHERE r.status = 'launching' AND r.claim_expires_at < ${at("$1")}` +
       ` ORDER BY r.claim_expires_at, r.id LIMIT $2::int4`,
+    // Running runs hold a slot: the walk stays within the deadline index's few rows.
+    runningRuns:
+      `${claimedRunSelect(ctx)} WHERE r.status = 'running' AND t.target_kind = $1::text` +
+      ` AND ($2::text IS NULL OR r.id > $2::text) ORDER BY r.id LIMIT $3::int4`,
     pastDeadline:
       `SELECT r.id FROM ${runs} AS r WHERE r.status IN ('launching', 'running')` +
       ` AND r.deadline_at < ${at("$1")} ORDER BY r.deadline_at, r.id LIMIT $2::int4`,

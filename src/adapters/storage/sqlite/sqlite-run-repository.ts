@@ -17,6 +17,7 @@ import type {
   RunQuery,
   RunRepository,
 } from "../../../domain/ports.js";
+import type { TargetKind } from "../../../domain/target.js";
 import type { Run } from "../../../domain/run.js";
 import type { RunChange } from "../../../domain/run-transitions.js";
 import type { Task } from "../../../domain/task.js";
@@ -230,6 +231,14 @@ export class SqliteRunRepository implements RunRepository {
         return { ...change, run: next };
       }),
     );
+  }
+
+  findRunningRuns(
+    targetKind: TargetKind,
+    after: RunId | null,
+    limit: number,
+  ): Promise<readonly ClaimedRun[]> {
+    return settle(() => this.#sweeps.runningRuns(targetKind, after, limit));
   }
 
   findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {

@@ -21,6 +21,7 @@ export class SqliteRunSweeps {
   readonly #tx: SqliteTransactions;
   readonly #shared: SqliteStatements;
   readonly #expiredClaims: Statement<[number, number], RunRow>;
+  readonly #runningRuns: Statement<[string, string | null, string | null, number], RunRow>;
   readonly #pastDeadline: IdsBefore;
   readonly #queueTimeouts: IdsBefore;
   readonly #lostHandlerRuns: IdsBefore;
@@ -41,6 +42,12 @@ export class SqliteRunSweeps {
     this.#expiredClaims = db.prepare(
       `${RUN_SELECT} WHERE status = 'launching' AND claim_expires_at < ?
        ORDER BY claim_expires_at, id LIMIT ?`,
+    );
+    this.#runningRuns = db.prepare(
+      `${RUN_SELECT} WHERE status IN ${SLOT} AND status = 'running'
+         AND task_id IN (SELECT id FROM tasks WHERE target_kind = ?)
+         AND (? IS NULL OR id > ?)
+       ORDER BY id LIMIT ?`,
     );
     this.#pastDeadline = db.prepare(
       `SELECT id FROM runs WHERE status IN ${SLOT} AND deadline_at < ?
@@ -87,18 +94,27 @@ export class SqliteRunSweeps {
   }
 
   expiredClaims(now: Instant, limit: number): ClaimedRun[] {
-    return this.#tx.read(() => {
-      const runs = this.#expiredClaims.all(now, Math.max(0, limit)).map(runFromRow);
-      if (runs.length === 0) return [];
-      const ids = JSON.stringify([...new Set(runs.map((run) => run.taskId))]);
-      const tasks = new Map<string, Task>(
-        this.#shared.tasksByIds.all(ids).map((row) => [row.id, taskFromRow(row)]),
-      );
-      return runs.flatMap((run) => {
-        const task = tasks.get(run.taskId);
-        return task === undefined ? [] : [{ run, task }];
-      });
+    return this.#tx.read(() => this.#withTasks(this.#expiredClaims.all(now, Math.max(0, limit))));
+  }
+
+  /** The rows' runs, each with its task (a run whose task is gone is left out). */
+  #withTasks(rows: readonly RunRow[]): ClaimedRun[] {
+    const runs = rows.map(runFromRow);
+    if (runs.length === 0) return [];
+    const ids = JSON.stringify([...new Set(runs.map((run) => run.taskId))]);
+    const tasks = new Map<string, Task>(
+      this.#shared.tasksByIds.all(ids).map((row) => [row.id, taskFromRow(row)]),
+    );
+    return runs.flatMap((run) => {
+      const task = tasks.get(run.taskId);
+      return task === undefined ? [] : [{ run, task }];
     });
+  }
+
+  runningRuns(targetKind: string, after: RunId | null, limit: number): ClaimedRun[] {
+    return this.#tx.read(() =>
+      this.#withTasks(this.#runningRuns.all(targetKind, after, after, Math.max(0, limit))),
+    );
   }
 
   pastDeadline(now: Instant, limit: number): RunId[] {
