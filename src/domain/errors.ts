@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   "thread_busy",
   "launch_failed",
   "launch_indeterminate",
+  "target_unavailable",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -137,6 +138,12 @@ export class LaunchFailedError extends PunctualError {
 export class LaunchIndeterminateError extends PunctualError {
   readonly code = "launch_indeterminate";
   override readonly name = "LaunchIndeterminateError";
+}
+
+/** A target that had to be asked (does this agent thread exist?) could not answer; try again later. */
+export class TargetUnavailableError extends PunctualError {
+  readonly code = "target_unavailable";
+  override readonly name = "TargetUnavailableError";
 }
 
 /** True when `value` is one of punctual's own errors. */

@@ -28,6 +28,7 @@ export const ERROR_PROBLEMS: Readonly<Record<ErrorCode, ProblemKind>> = {
   thread_busy: { status: 500, title: "Internal error", exposed: false },
   launch_failed: { status: 500, title: "Internal error", exposed: false },
   launch_indeterminate: { status: 500, title: "Internal error", exposed: false },
+  target_unavailable: { status: 503, title: "The target could not be asked", exposed: true },
 };
 
 /** Problems only the HTTP adapter raises. */

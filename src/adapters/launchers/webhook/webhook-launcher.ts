@@ -7,11 +7,7 @@
 import type { Logger } from "../../../application/logger.js";
 import { silentLogger } from "../../../application/logger.js";
 import type { AbortSignalLike } from "../../../domain/abort.js";
-import {
-  isPunctualError,
-  LaunchFailedError,
-  LaunchIndeterminateError,
-} from "../../../domain/errors.js";
+import { LaunchFailedError, LaunchIndeterminateError } from "../../../domain/errors.js";
 import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
 import type { ReconcileFinding } from "../../../domain/run-transitions.js";
@@ -23,6 +19,7 @@ import type { HttpReply } from "./pinned-request.js";
 import { sendPinned, TransportError } from "./pinned-request.js";
 import { signatureHeader, webhookEnvelope, webhookHeaders } from "./webhook-envelope.js";
 import { interpretReply, WebhookReplyError } from "./webhook-reply.js";
+import { launchContractError } from "../launch-contract.js";
 
 export interface WebhookLauncherOptions {
   /**
@@ -35,7 +32,7 @@ export interface WebhookLauncherOptions {
   /** How long one request may take, connection to last byte. @default 30000 */
   readonly requestTimeoutMs?: number;
   /** The `completion_url` put in the envelope (with its per-run token); left out when absent or null. */
-  readonly completionUrl?: (run: Run) => string | null;
+  readonly completionUrl?: (run: Run, task: Task) => string | null;
   /** Resolves host names to every address. @default `dns.lookup` with `all: true` */
   readonly resolve?: HostResolver;
   /** The wall clock the signature's timestamp is read from (ms). @default Date.now */
@@ -62,7 +59,7 @@ export class WebhookLauncher implements RunLauncher {
   readonly #guard: AddressGuard;
   readonly #secret: string | undefined;
   readonly #timeoutMs: number;
-  readonly #completionUrl: (run: Run) => string | null;
+  readonly #completionUrl: (run: Run, task: Task) => string | null;
   readonly #now: () => number;
   readonly #log: Logger;
 
@@ -83,7 +80,9 @@ export class WebhookLauncher implements RunLauncher {
           cause: signal.reason,
         });
       }
-      const body = JSON.stringify(webhookEnvelope(run, task, target, this.#completionUrl(run)));
+      const body = JSON.stringify(
+        webhookEnvelope(run, task, target, this.#completionUrl(run, task)),
+      );
       const reply = await this.#send({
         url: target.url,
         method: target.method,
@@ -95,7 +94,7 @@ export class WebhookLauncher implements RunLauncher {
       });
       return interpretReply(reply, run);
     } catch (error) {
-      throw contractError(error);
+      throw launchContractError(error, "webhook");
     }
   }
 
@@ -243,22 +242,4 @@ function classify(error: unknown, url: URL): unknown {
         });
   }
   return error;
-}
-
-/** SPEC 5.4: only the three launch errors escape; anything else may have started the run. */
-function contractError(error: unknown): unknown {
-  if (isPunctualError(error)) {
-    switch (error.code) {
-      case "thread_busy":
-      case "launch_failed":
-      case "launch_indeterminate":
-        return error;
-      default:
-        break;
-    }
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return new LaunchIndeterminateError(`the webhook launcher failed unexpectedly: ${message}`, {
-    cause: error,
-  });
 }
