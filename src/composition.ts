@@ -25,8 +25,9 @@ import type { RateLimitOptions } from "./adapters/http/rate-limit.js";
 import { HandlerLauncher } from "./adapters/launchers/handler/handler-launcher.js";
 import type { Handler } from "./adapters/launchers/handler/handler-launcher.js";
 import { createLogHandler } from "./adapters/launchers/handler/log-handler.js";
-import { parseAllowList } from "./adapters/launchers/webhook/address-guard.js";
-import { WebhookLauncher } from "./adapters/launchers/webhook/webhook-launcher.js";
+import { observationFromAgentRun } from "./adapters/launchers/agent/agent-observation.js";
+import { buildTargets } from "./composition-targets.js";
+import type { CallbackBase, TargetOptions } from "./composition-targets.js";
 import { openPostgresStore, WAKE_CHANNEL } from "./adapters/storage/postgres/postgres-store.js";
 import type { PostgresStore } from "./adapters/storage/postgres/postgres-store.js";
 import type { PostgresListener } from "./adapters/storage/postgres/postgres-notifications.js";
@@ -37,14 +38,7 @@ import { createMemoryStore } from "./adapters/storage/memory/memory-store.js";
 import type { CatchUpPolicy, SchedulePolicy } from "./domain/options.js";
 import { DEFAULT_POLICY } from "./domain/options.js";
 import type { Admission } from "./domain/admission.js";
-import type {
-  RunLauncher,
-  RunQuery,
-  RunRepository,
-  TaskQuery,
-  TaskRepository,
-  ThreadLookup,
-} from "./domain/ports.js";
+import type { RunQuery, RunRepository, TaskQuery, TaskRepository } from "./domain/ports.js";
 import type { Run, RunStatus, RunTrigger } from "./domain/run.js";
 import type { TaskStatus } from "./domain/task.js";
 import type { TargetKind } from "./domain/target.js";
@@ -57,6 +51,8 @@ import type { CoordinatorOptions } from "./runtime/coordinator.js";
 import type { Logger } from "./application/logger.js";
 import { silentLogger } from "./application/logger.js";
 import { WakeSignal } from "./runtime/wake-signal.js";
+import { RunWatcher } from "./runtime/run-watcher.js";
+import type { RunWatcherOptions } from "./runtime/run-watcher.js";
 
 /** An opened store plus what its database offers the runtime beyond the ports. */
 export interface OpenedStore {
@@ -165,7 +161,7 @@ export interface PolicyOptions {
   readonly minOnceDelaySeconds?: number;
 }
 
-export interface SchedulerOptions {
+export interface SchedulerOptions extends TargetOptions {
   readonly store: StoreFactory;
   /** In-process handler targets by name; `log` is built in. */
   readonly handlers?: Readonly<Record<string, Handler>>;
@@ -174,17 +170,9 @@ export interface SchedulerOptions {
   readonly logger?: Logger;
   /** The clock (a `VirtualClock` from `punctual/testing` replays time). @default the system clock */
   readonly clock?: Clock;
-  /** Launchers for `agent` and `webhook` targets. */
-  readonly launchers?: { readonly agent?: RunLauncher; readonly webhook?: RunLauncher };
-  /**
-   * Hosts or IP addresses webhooks may call over plain http and at loopback, private or link-local
-   * addresses (SPEC 8); replaced by `launchers.webhook`. @default $PUNCTUAL_WEBHOOK_ALLOW (comma-separated)
-   */
-  readonly webhookAllow?: readonly string[];
-  /** Signs every webhook with this secret instead of each task's own. @default $PUNCTUAL_WEBHOOK_SECRET */
-  readonly webhookSecret?: string;
-  readonly threads?: ThreadLookup;
   readonly coordinator?: CoordinatorOptions;
+  /** How running runs on agent servers are polled. @default every server's poll_interval_ms, at least */
+  readonly watcher?: RunWatcherOptions;
   /** This process's replica id. @default hostname + random suffix */
   readonly replicaId?: string;
   /** Who the library acts as. @default owner `local` */
@@ -278,50 +266,6 @@ export function buildPolicy(options: PolicyOptions = {}): SchedulePolicy {
   };
 }
 
-/** Routes each run to the launcher of its target kind. */
-class RoutingLauncher implements RunLauncher {
-  constructor(
-    readonly handler: RunLauncher,
-    readonly others: { readonly agent?: RunLauncher; readonly webhook?: RunLauncher },
-  ) {}
-
-  #for(kind: "agent" | "webhook" | "handler"): RunLauncher | undefined {
-    return kind === "handler" ? this.handler : this.others[kind];
-  }
-
-  launch: RunLauncher["launch"] = (request) => {
-    const launcher = this.#for(request.task.target.kind);
-    if (launcher === undefined) {
-      return Promise.reject(new Error(`no launcher for ${request.task.target.kind} targets`));
-    }
-    return launcher.launch(request);
-  };
-
-  cancel: RunLauncher["cancel"] = async (run, task) => {
-    await this.#for(task.target.kind)?.cancel(run, task);
-  };
-
-  reconcile: RunLauncher["reconcile"] = async (run, task, signal) => {
-    const launcher = this.#for(task.target.kind);
-    return launcher === undefined ? { kind: "unknown" } : launcher.reconcile(run, task, signal);
-  };
-}
-
-/** The built-in webhook launcher, configured from the options or else the environment. */
-function defaultWebhookLauncher(options: SchedulerOptions, logger: Logger): WebhookLauncher {
-  const secret = options.webhookSecret ?? process.env["PUNCTUAL_WEBHOOK_SECRET"];
-  return new WebhookLauncher({
-    allow: options.webhookAllow ?? parseAllowList(process.env["PUNCTUAL_WEBHOOK_ALLOW"]),
-    ...(secret === undefined || secret === "" ? {} : { secret }),
-    logger,
-  });
-}
-
-/** Threads of handler and webhook targets are punctual's own labels: any well-formed id is usable. */
-const localThreads: ThreadLookup = {
-  threadExists: (_owner, scope) => Promise.resolve(!scope.startsWith("agent:")),
-};
-
 /** The running parts of a scheduler, built once its store is open. */
 export interface SchedulerRuntime {
   readonly store: Store;
@@ -329,7 +273,11 @@ export interface SchedulerRuntime {
   readonly tasks: TaskService;
   readonly dispatch: DispatchService;
   readonly coordinator: Coordinator;
+  /** Polls running runs on targets that must be asked (started and stopped with the coordinator). */
+  readonly watcher: RunWatcher;
   readonly clock: Clock;
+  /** Where targets reach the callback routes. */
+  readonly callbackBase: CallbackBase;
 }
 
 /** Builds the services and the coordinator around an opened store. */
@@ -343,12 +291,24 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     options.observer === undefined ? opened.store : observedStore(opened.store, options.observer);
   await store.migrate();
   const handlers = new HandlerLauncher({ log: createLogHandler(logger), ...options.handlers });
-  const launcher = new RoutingLauncher(handlers, {
-    ...options.launchers,
-    webhook: options.launchers?.webhook ?? defaultWebhookLauncher(options, logger),
-  });
+  const targets = buildTargets(options, handlers, logger);
+  const launcher = targets.launcher;
   const wake = new WakeSignal();
   const dispatch = new DispatchService({ store, policy });
+  const watcher = new RunWatcher({
+    dispatch,
+    launcher,
+    clock,
+    targetKinds: targets.watched,
+    logger,
+    changed: () => {
+      wake.wake();
+    },
+    options: {
+      ...(targets.pollIntervalMs === null ? {} : { intervalMs: targets.pollIntervalMs }),
+      ...options.watcher,
+    },
+  });
   const replicaId = options.replicaId ?? `${hostname()}-${randomBytes(4).toString("hex")}`;
   const clockOffset = opened.measureClockOffset;
   const coordinator = new Coordinator({
@@ -358,6 +318,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     replicaId,
     handlerNames: handlers.names,
     inProcess: handlers,
+    watcher,
     logger,
     wake,
     options: {
@@ -381,12 +342,13 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
   });
   const tasks = new TaskService({
     store,
-    threads: options.threads ?? localThreads,
+    threads: targets.threads,
     policy,
     newId,
     newSecret: () => randomBytes(32).toString("base64url"),
     handlerNames: handlers.names,
-    agentServers: null,
+    agentServers: targets.agentServers,
+    signsWithTaskSecret: targets.signsWithTaskSecret,
     signals: {
       wake: () => {
         wake.wake();
@@ -397,7 +359,16 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     },
   });
   if (options.observer !== undefined) observeCoordinator(coordinator, options.observer);
-  return { store, opened, tasks, dispatch, coordinator, clock };
+  return {
+    store,
+    opened,
+    tasks,
+    dispatch,
+    coordinator,
+    watcher,
+    clock,
+    callbackBase: targets.callbackBase,
+  };
 }
 
 /** Times each coordinator pass and reads its launches in flight (behaviour unchanged). */
@@ -641,6 +612,14 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
     now: () => runtime.clock.now(),
     metrics,
     isShuttingDown: () => shuttingDown,
+    callbacks: {
+      dispatch: runtime.dispatch,
+      now: () => runtime.clock.now(),
+      readAgentRun: observationFromAgentRun,
+      recorded: () => {
+        runtime.coordinator.wakeSignal.wake();
+      },
+    },
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     ...(options.httpLogger === undefined ? {} : { logger: options.httpLogger }),
     ...(options.version === undefined ? {} : { version: options.version }),
@@ -667,7 +646,12 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
       await app.listen({ host, port });
       const address = app.server.address();
       const actualPort = typeof address === "object" && address !== null ? address.port : port;
-      return `http://${host.includes(":") ? `[${host}]` : host}:${actualPort}`;
+      const base = `http://${host.includes(":") ? `[${host}]` : host}:${actualPort}`;
+      // Targets on this machine can call back at the listening address unless told a public one.
+      const reachable =
+        host === "0.0.0.0" || host === "::" ? `http://127.0.0.1:${actualPort}` : base;
+      runtime.callbackBase.fallBackTo(reachable);
+      return base;
     },
     stop: () =>
       (stopping ??= (async () => {

@@ -27,6 +27,16 @@ export type { Logger } from "./application/logger.js";
 export type { TaskView, RunView } from "./application/views.js";
 export type { CreatedTask } from "./application/task-service.js";
 export type { CoordinatorOptions } from "./runtime/coordinator.js";
+export type { RunWatcherOptions } from "./runtime/run-watcher.js";
+export { parseAgentServers } from "./adapters/launchers/agent/agent-servers.js";
+export type { AgentServerConfig } from "./adapters/launchers/agent/agent-servers.js";
+export type {
+  RunLauncher,
+  ThreadLookup,
+  LaunchRequest,
+  LaunchedRun,
+  RunObservation,
+} from "./domain/ports.js";
 export {
   ERROR_CODES,
   PunctualError,
@@ -41,6 +51,7 @@ export {
   ThreadBusyError,
   LaunchFailedError,
   LaunchIndeterminateError,
+  TargetUnavailableError,
   isPunctualError,
 } from "./domain/errors.js";
 export type { ErrorCode, FieldError } from "./domain/errors.js";

@@ -62,6 +62,8 @@ export interface TaskServiceDeps {
   readonly handlerNames: ReadonlySet<string> | null;
   /** Agent server names a task may name; null when the caller does not check them. */
   readonly agentServers: ReadonlySet<string> | null;
+  /** False when the operator signs every webhook with one server-wide secret. @default true */
+  readonly signsWithTaskSecret?: boolean;
   readonly signals: ServiceSignals;
 }
 
@@ -94,16 +96,16 @@ export class TaskService {
     });
     await this.#deps.store.tasks.insertTask(task);
     this.#deps.signals.wake();
-    return { task: taskView(task), warnings: this.#warnings(task, now) };
+    return { task: this.#view(task), warnings: this.#warnings(task, now) };
   }
 
   async get(actor: Actor, id: string): Promise<TaskView> {
-    return taskView(await this.#find(actor, id));
+    return this.#view(await this.#find(actor, id));
   }
 
   async list(actor: Actor, query: TaskQuery): Promise<PageView<TaskView>> {
     const page = await this.#deps.store.tasks.listTasks(scopeOf(actor), query);
-    return { items: page.items.map(taskView), next_cursor: page.nextCursor };
+    return { items: page.items.map((task) => this.#view(task)), next_cursor: page.nextCursor };
   }
 
   /** PATCH with a compare-and-set on `version` (null: no check, for the library). */
@@ -130,7 +132,7 @@ export class TaskService {
     );
     this.#deps.signals.wake();
     return {
-      task: taskView(task),
+      task: this.#view(task),
       warnings: patch.schedule === undefined ? [] : this.#warnings(task, now),
     };
   }
@@ -142,7 +144,7 @@ export class TaskService {
     now: Instant,
   ): Promise<TaskView> {
     const cancelRunning = options.cancelRunning ?? false;
-    return taskView(
+    return this.#view(
       await this.#mutate(actor, id, (l) => pauseTask(l.task, l.activeRuns, { now, cancelRunning })),
     );
   }
@@ -158,11 +160,11 @@ export class TaskService {
       resumeTask(l.task, l.activeRuns, { now, catchUp }),
     );
     this.#deps.signals.wake();
-    return taskView(task);
+    return this.#view(task);
   }
 
   async cancel(actor: Actor, id: string, now: Instant): Promise<TaskView> {
-    return taskView(await this.#mutate(actor, id, (l) => cancelTask(l.task, l.activeRuns, now)));
+    return this.#view(await this.#mutate(actor, id, (l) => cancelTask(l.task, l.activeRuns, now)));
   }
 
   /** Deletes (soft until no run is active); refused while a run is launching or running unless `force`. */
@@ -368,6 +370,10 @@ export class TaskService {
       );
       if (!exists) throw new NotFoundError("thread", context.threadId);
     }
+  }
+
+  #view(task: Task): TaskView {
+    return taskView(task, this.#deps.signsWithTaskSecret ?? true);
   }
 
   #warnings(task: Task, now: Instant): string[] {

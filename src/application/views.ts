@@ -80,8 +80,12 @@ export function optionsView(options: TaskOptions) {
   };
 }
 
-/** The public shape of a task. */
-export function taskView(task: Task) {
+/**
+ * The public shape of a task. `webhook_secret` is the key its webhooks are signed with (SPEC 5.4), shown
+ * to its owner so receivers can verify them; null for other targets, and when the operator signs every
+ * webhook with one server-wide secret (`signsWithTaskSecret` false).
+ */
+export function taskView(task: Task, signsWithTaskSecret = true) {
   return {
     id: task.id,
     owner: task.owner,
@@ -92,6 +96,8 @@ export function taskView(task: Task) {
     context: contextView(task.context),
     options: optionsView(task.options),
     metadata: { ...task.metadata },
+    webhook_secret:
+      signsWithTaskSecret && task.target.kind === "webhook" ? task.webhookSecret : null,
     status: task.status,
     next_run_at: formatInstant(task.nextRunAt),
     decided_through: formatInstant(task.decidedThrough),

@@ -2,9 +2,10 @@
  * Child processes for end-to-end tests: the built CLI started as a process, its output collected, and
  * waits that poll an observable condition with a bounded timeout (never a fixed sleep).
  */
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { ROOT } from "./build.js";
 
 export interface CliProcess {
@@ -93,4 +94,19 @@ export async function stopCli(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Makes an API token for `owner` with `punctual token create` on the database at `db`. */
+export async function createToken(db: string, owner: string): Promise<string> {
+  const created = await promisify(execFile)(process.execPath, [
+    join(ROOT, "bin", "punctual.js"),
+    "token",
+    "create",
+    "--owner",
+    owner,
+    "--database",
+    db,
+    "--json",
+  ]);
+  return (JSON.parse(created.stdout) as { token: string }).token;
 }

@@ -5,17 +5,14 @@
  * HTTP API; runs succeed; pause, resume, two triggers with one idempotency key (one run), an edit with a
  * stale ETag (409), delete; SIGTERM exits 0. Every wait polls observable state with a bounded timeout.
  */
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, ensureBuilt } from "./build.js";
-import { startCli, stopCli, waitFor } from "./process.js";
+import { ensureBuilt } from "./build.js";
+import { createToken, startCli, stopCli, waitFor } from "./process.js";
 import type { CliProcess } from "./process.js";
 
-const run = promisify(execFile);
 let dir: string;
 let serve: CliProcess | null = null;
 
@@ -31,17 +28,7 @@ afterAll(async () => {
 describe("punctual serve", () => {
   it("serves the API: a log task fires every second, and the HTTP semantics hold", async () => {
     const db = join(dir, "punctual.db");
-    const created = await run(process.execPath, [
-      join(ROOT, "bin", "punctual.js"),
-      "token",
-      "create",
-      "--owner",
-      "e2e",
-      "--database",
-      db,
-      "--json",
-    ]);
-    const token = (JSON.parse(created.stdout) as { token: string }).token;
+    const token = await createToken(db, "e2e");
     serve = startCli(["serve", "--database", db, "--port", "0", "--log-level", "info"], {
       cwd: dir,
     });

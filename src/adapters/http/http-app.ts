@@ -28,6 +28,8 @@ import type { Answer, RouteSpec } from "./route-spec.js";
 import type { SystemRouteDeps } from "./system-routes.js";
 import { systemRoutes } from "./system-routes.js";
 import { runRoutes, taskRoutes } from "./task-routes.js";
+import { callbackRoutes } from "./callback-routes.js";
+import type { CallbackRouteDeps } from "./callback-routes.js";
 
 export interface HttpAppOptions {
   readonly tasks: TaskService;
@@ -45,6 +47,8 @@ export interface HttpAppOptions {
   readonly isShuttingDown?: () => boolean;
   /** The version shown in the OpenAPI document. */
   readonly version?: string;
+  /** The callback routes (`/v1/runs/{id}/complete`, `/v1/hooks/agent/{server}`); absent: not served. */
+  readonly callbacks?: CallbackRouteDeps;
 }
 
 /** A route as Fastify registered it. */
@@ -189,15 +193,28 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     }),
     taskRoutes(deps),
     runRoutes(deps),
+    ...(options.callbacks === undefined ? [] : [callbackRoutes(options.callbacks)]),
   ];
   for (const group of groups) {
     routes.push(...group);
     await app.register((instance, _opts, done) => {
+      if (group.some((spec) => spec.acceptsTextJson === true)) {
+        instance.addContentTypeParser(
+          "text/plain",
+          { parseAs: "string" },
+          (request, body, next) => {
+            const text = typeof body === "string" ? body : body.toString("utf8");
+            if (text.trim() === "") next(null, undefined);
+            else void json(request, text, next);
+          },
+        );
+      }
       for (const spec of group) {
         instance.route({
           method: spec.method,
           url: spec.url,
           config: { auth: spec.auth },
+          ...(spec.bodyLimit === undefined ? {} : { bodyLimit: spec.bodyLimit }),
           handler: async (request, reply) => {
             const parsed = parseRequest(spec, request);
             const answer = await spec.handler({

@@ -56,6 +56,10 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   readonly responses: Readonly<Record<number, ResponseSpec>>;
   /** Documented but not listed in the OpenAPI document (the docs page itself). */
   readonly hidden?: boolean;
+  /** A larger body limit than the app's 1 MiB (an agent server's run webhook carries thread state). */
+  readonly bodyLimit?: number;
+  /** Also parses `text/plain` bodies as JSON (the JS agent server posts its webhooks so). */
+  readonly acceptsTextJson?: boolean;
   handler(ctx: RouteContext<P, Q, B>): Promise<Answer>;
 }
 

@@ -36,6 +36,14 @@ export const taskSchema = z.object({
   context: contextSchema,
   options: optionsSchema,
   metadata: z.record(z.string(), z.string()),
+  webhook_secret: z
+    .string()
+    .nullable()
+    .meta({
+      description:
+        "the key this webhook task's requests are signed with (Punctual-Signature); null for other " +
+        "targets and when the server signs with its own secret",
+    }),
   status: z.enum(TASK_STATUSES),
   next_run_at: nullableInstant,
   decided_through: instant,

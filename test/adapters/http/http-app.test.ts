@@ -11,6 +11,7 @@ import { explanationSchema, runSchema, taskSchema } from "../../../src/adapters/
 import type { Instant } from "../../../src/domain/time.js";
 import { CRON_TASK, call, seenProblemTypes, startTestServer } from "./http-harness.js";
 import type { TestServer } from "./http-harness.js";
+import { closedPort } from "../../helpers/webhook-receiver.js";
 
 let t: TestServer;
 let alice: string;
@@ -533,6 +534,44 @@ describe("system routes", () => {
       ).toBe(200);
     } finally {
       await limited.stop();
+    }
+  });
+});
+
+describe("an agent server that cannot be asked", () => {
+  it("answers 503 target_unavailable for a reuse_thread task, and writes nothing", async () => {
+    const port = await closedPort();
+    const agentful = await startTestServer({
+      agentServers: [
+        {
+          name: "down",
+          url: `http://127.0.0.1:${port}`,
+          headers: {},
+          flavor: "langgraph",
+          webhooks: false,
+          requestTimeoutMs: 2000,
+          pollIntervalMs: 5000,
+        },
+      ],
+    });
+    try {
+      const token = await agentful.token("alice");
+      const answer = await call(agentful.url, "POST", "/v1/tasks", {
+        token,
+        body: {
+          title: "on a thread",
+          schedule: { type: "cron", cron: "0 9 * * *" },
+          target: { kind: "agent", server: "down", assistant_id: "agent", input: null },
+          context: { mode: "reuse_thread", thread_id: "6f1c2b7e-0d4a-4c53-9a51-1f0e3c1b2a77" },
+        },
+      });
+      expect(answer.status).toBe(503);
+      expect(answer.body.type).toBe("https://punctual.dev/problems/target_unavailable");
+      expect(answer.body.detail).toContain('agent server "down"');
+      const list = await call(agentful.url, "GET", "/v1/tasks", { token });
+      expect(list.body.items).toEqual([]);
+    } finally {
+      await agentful.stop();
     }
   });
 });

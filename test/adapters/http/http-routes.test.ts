@@ -15,6 +15,8 @@ let taskId: string;
 let runId: string;
 
 const EXEMPT = new Set(["/", "/healthz", "/readyz", "/metrics", "/openapi.json", "/docs"]);
+/** Authenticated by the per-run secret in their URL, not a bearer token (callback-routes.test.ts). */
+const CALLBACKS = new Set(["/v1/runs/:id/complete", "/v1/hooks/agent/:server"]);
 
 beforeAll(async () => {
   t = await startTestServer();
@@ -44,8 +46,9 @@ const VALID_BODIES: Record<string, unknown> = {
 };
 
 describe("auth and owner isolation on every route", () => {
-  it("knows the routes of SPEC 7.2 (callbacks and dashboard aside)", () => {
-    expect(routes().length).toBeGreaterThanOrEqual(22);
+  it("knows the routes of SPEC 7.2 (the dashboard aside)", () => {
+    expect(routes().length).toBeGreaterThanOrEqual(24);
+    for (const callback of CALLBACKS) expect(routes().map((r) => r.url)).toContain(callback);
   });
 
   it("answers 401 without a token on every route but the exempt ones", async () => {
@@ -57,13 +60,15 @@ describe("auth and owner isolation on every route", () => {
           : { body: VALID_BODIES[`${route.method} ${route.url}`] }),
       });
       if (EXEMPT.has(route.url)) expect(answer.status, route.url).not.toBe(401);
+      else if (CALLBACKS.has(route.url))
+        expect(answer.status, route.url).toBeGreaterThanOrEqual(404);
       else expect(answer.status, `${route.method} ${route.url}`).toBe(401);
     }
   });
 
   it("answers 404 to another owner on every route naming a task or run, and lists nothing of theirs", async () => {
     for (const route of routes()) {
-      if (EXEMPT.has(route.url)) continue;
+      if (EXEMPT.has(route.url) || CALLBACKS.has(route.url)) continue;
       const path = concrete(route.url, { task: taskId, run: runId, thread: "th" });
       const query = route.url.endsWith("/explain") ? "?at=2026-01-01T00:00:00Z" : "";
       const body = VALID_BODIES[`${route.method} ${route.url}`];
