@@ -5,7 +5,7 @@
 import { Command, CommanderError } from "commander";
 import { storeFromDatabaseUrl } from "../../composition.js";
 import { createIdGenerator } from "../storage/shared/time-ordered-id.js";
-import { databaseUrlOf, redactUrl } from "./worker-command.js";
+import { databaseUrlOf, redactUrl } from "./cli-options.js";
 
 export interface MigrateIo {
   readonly env: Readonly<Record<string, string | undefined>>;

@@ -11,7 +11,7 @@ import type { ProcessIo } from "./process-io.js";
 import { createServer, storeFromDatabaseUrl } from "../../composition.js";
 import type { Instant } from "../../domain/time.js";
 import type { Handler } from "../launchers/handler/handler-launcher.js";
-import { databaseUrlOf, loadHandlers, redactUrl, webhookOptionsOf } from "./worker-command.js";
+import { databaseUrlOf, loadHandlers, redactUrl, targetOptionsOf } from "./cli-options.js";
 
 /** The process around the command (injected in tests). */
 export type ServeIo = ProcessIo;
@@ -81,7 +81,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     host,
     port: Number(portText),
     runCoordinator: options.coordinator,
-    ...webhookOptionsOf(io.env),
+    ...targetOptionsOf(io.env, (message) => usage(io, message)),
   });
   let firstSignal: (signal: NodeJS.Signals) => void = () => undefined;
   const signalled = new Promise<NodeJS.Signals>((resolveSignal) => (firstSignal = resolveSignal));

@@ -6,7 +6,7 @@ import { Command, CommanderError } from "commander";
 import { openTokenAdmin, storeFromDatabaseUrl } from "../../composition.js";
 import { ValidationError } from "../../domain/errors.js";
 import type { Instant } from "../../domain/time.js";
-import { databaseUrlOf } from "./worker-command.js";
+import { databaseUrlOf } from "./cli-options.js";
 
 export interface TokenIo {
   readonly env: Readonly<Record<string, string | undefined>>;

@@ -3,14 +3,12 @@
  * handlers a module exports, until SIGTERM or SIGINT. The first signal stops gracefully (no new claims;
  * launches and running handlers get the shutdown timeout) and exits 0; a second one exits at once.
  */
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { Command, CommanderError } from "commander";
+import { databaseUrlOf, loadHandlers, redactUrl, targetOptionsOf } from "./cli-options.js";
 import { processIo } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
 import { parseDuration } from "../../domain/schedule/iso-text.js";
 import type { Handler } from "../launchers/handler/handler-launcher.js";
-import { parseAllowList } from "../launchers/webhook/address-guard.js";
 import { createScheduler, storeFromDatabaseUrl } from "../../composition.js";
 
 /** The process around the command (injected in tests). */
@@ -25,56 +23,10 @@ interface WorkerOptions {
   readonly logLevel?: string;
 }
 
-/** The database URL: the flag, else `PUNCTUAL_DATABASE_URL`, else `./punctual.db`. */
-export function databaseUrlOf(flag: string | undefined, env: WorkerIo["env"]): string {
-  const fromEnv = env.PUNCTUAL_DATABASE_URL;
-  return flag ?? (fromEnv === undefined || fromEnv === "" ? "./punctual.db" : fromEnv);
-}
-
-/** Shows a database URL without its password. */
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
-}
-
 /** A usage problem: one line on stderr, exit 2. */
 function usage(io: WorkerIo, message: string): CommanderError {
   io.stderr(`punctual worker: ${message}\n`);
   return new CommanderError(2, "punctual.invalidInput", message);
-}
-
-/**
- * Loads a handlers module: its default export or its `handlers` export, a `{ name: handler }` map.
- * @throws a message saying what is wrong with the module
- */
-export async function loadHandlers(
-  specifier: string,
-  cwd: string,
-): Promise<Record<string, Handler>> {
-  const url = pathToFileURL(resolve(cwd, specifier)).href;
-  let module: Record<string, unknown>;
-  try {
-    module = (await import(url)) as Record<string, unknown>;
-  } catch (error) {
-    throw new Error(
-      `cannot load ${specifier}: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
-  }
-  const map = module.handlers ?? module.default;
-  if (typeof map !== "object" || map === null || Array.isArray(map)) {
-    throw new Error(
-      `${specifier} must export a { name: handler } map as its default export or as "handlers"`,
-    );
-  }
-  const handlers: Record<string, Handler> = {};
-  for (const [name, handler] of Object.entries(map)) {
-    if (typeof handler !== "function") {
-      throw new Error(`${specifier}: handler "${name}" is not a function`);
-    }
-    handlers[name] = handler as Handler;
-  }
-  if (Object.keys(handlers).length === 0) throw new Error(`${specifier} exports no handler`);
-  return handlers;
 }
 
 function parseBudget(io: WorkerIo, text: string | undefined): number | undefined {
@@ -105,18 +57,6 @@ function parseRetention(io: WorkerIo, text: string | undefined): number | undefi
   return parsed.value;
 }
 
-/** `PUNCTUAL_WEBHOOK_ALLOW` (comma-separated hosts or addresses) and `PUNCTUAL_WEBHOOK_SECRET`. */
-export function webhookOptionsOf(env: WorkerIo["env"]): {
-  webhookAllow: string[];
-  webhookSecret?: string;
-} {
-  const secret = env.PUNCTUAL_WEBHOOK_SECRET;
-  return {
-    webhookAllow: parseAllowList(env.PUNCTUAL_WEBHOOK_ALLOW),
-    ...(secret === undefined || secret === "" ? {} : { webhookSecret: secret }),
-  };
-}
-
 /** Runs the worker until the first signal has stopped it gracefully; resolves with the exit code. */
 export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<number> {
   const url = databaseUrlOf(options.database, io.env);
@@ -134,7 +74,7 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
     store: storeFromDatabaseUrl(url),
     handlers,
     logger,
-    ...webhookOptionsOf(io.env),
+    ...targetOptionsOf(io.env, (message) => usage(io, message)),
     policy: {
       ...(maxConcurrentRuns === undefined ? {} : { maxConcurrentRuns }),
       ...(leaseSeconds === undefined ? {} : { leaseSeconds }),

@@ -7,11 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { main } from "../../../src/adapters/cli/main.js";
-import {
-  databaseUrlOf,
-  loadHandlers,
-  redactUrl,
-} from "../../../src/adapters/cli/worker-command.js";
+import { databaseUrlOf, loadHandlers, redactUrl } from "../../../src/adapters/cli/cli-options.js";
 
 const dir = mkdtempSync(join(tmpdir(), "punctual-worker-cli-"));
 afterAll(() => {

@@ -1,0 +1,90 @@
+/**
+ * What `serve`, `worker`, `migrate` and `token` read from their flags and the environment: the database
+ * URL, the handlers module, and the targets' configuration (SPEC 7.3; docs/operations.md).
+ */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Handler } from "../launchers/handler/handler-launcher.js";
+import { parseAgentServers } from "../launchers/agent/agent-servers.js";
+import type { AgentServerConfig } from "../launchers/agent/agent-servers.js";
+import { parseAllowList } from "../launchers/webhook/address-guard.js";
+import { publicBaseUrl } from "../callbacks/callback-tokens.js";
+import type { ProcessIo } from "./process-io.js";
+
+type Env = ProcessIo["env"];
+
+/** The database URL: the flag, else `PUNCTUAL_DATABASE_URL`, else `./punctual.db`. */
+export function databaseUrlOf(flag: string | undefined, env: Env): string {
+  const fromEnv = env.PUNCTUAL_DATABASE_URL;
+  return flag ?? (fromEnv === undefined || fromEnv === "" ? "./punctual.db" : fromEnv);
+}
+
+/** Shows a database URL without its password. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
+}
+
+/**
+ * Loads a handlers module: its default export or its `handlers` export, a `{ name: handler }` map.
+ * @throws a message saying what is wrong with the module
+ */
+export async function loadHandlers(
+  specifier: string,
+  cwd: string,
+): Promise<Record<string, Handler>> {
+  const url = pathToFileURL(resolve(cwd, specifier)).href;
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(url)) as Record<string, unknown>;
+  } catch (error) {
+    throw new Error(
+      `cannot load ${specifier}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  const map = module.handlers ?? module.default;
+  if (typeof map !== "object" || map === null || Array.isArray(map)) {
+    throw new Error(
+      `${specifier} must export a { name: handler } map as its default export or as "handlers"`,
+    );
+  }
+  const handlers: Record<string, Handler> = {};
+  for (const [name, handler] of Object.entries(map)) {
+    if (typeof handler !== "function") {
+      throw new Error(`${specifier}: handler "${name}" is not a function`);
+    }
+    handlers[name] = handler as Handler;
+  }
+  if (Object.keys(handlers).length === 0) throw new Error(`${specifier} exports no handler`);
+  return handlers;
+}
+
+/** The targets' settings from the environment (docs/targets.md). */
+export interface TargetEnvOptions {
+  readonly webhookAllow: string[];
+  readonly webhookSecret?: string;
+  readonly agentServers: AgentServerConfig[];
+  readonly publicUrl?: string;
+}
+
+/**
+ * `PUNCTUAL_WEBHOOK_ALLOW`, `PUNCTUAL_WEBHOOK_SECRET`, `PUNCTUAL_AGENT_SERVERS` and
+ * `PUNCTUAL_PUBLIC_URL`. A bad value is a usage error (`usage(message)`), reported before anything starts.
+ */
+export function targetOptionsOf(env: Env, usage: (message: string) => Error): TargetEnvOptions {
+  const secret = env.PUNCTUAL_WEBHOOK_SECRET;
+  const publicUrl = env.PUNCTUAL_PUBLIC_URL;
+  let agentServers: AgentServerConfig[];
+  try {
+    agentServers = parseAgentServers(env.PUNCTUAL_AGENT_SERVERS ?? "", env);
+    if (publicUrl !== undefined && publicUrl !== "") publicBaseUrl(publicUrl);
+  } catch (error) {
+    throw usage(error instanceof Error ? error.message : String(error));
+  }
+  return {
+    webhookAllow: parseAllowList(env.PUNCTUAL_WEBHOOK_ALLOW),
+    ...(secret === undefined || secret === "" ? {} : { webhookSecret: secret }),
+    agentServers,
+    ...(publicUrl === undefined || publicUrl === "" ? {} : { publicUrl }),
+  };
+}

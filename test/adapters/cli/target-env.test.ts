@@ -1,0 +1,70 @@
+/**
+ * `punctual serve` and `worker` read the targets' settings from the environment (SPEC 8,
+ * docs/targets.md): `PUNCTUAL_WEBHOOK_ALLOW`, `PUNCTUAL_WEBHOOK_SECRET`, `PUNCTUAL_AGENT_SERVERS` and
+ * `PUNCTUAL_PUBLIC_URL`; a bad value is a usage error raised before anything starts.
+ */
+import { describe, expect, it } from "vitest";
+import { targetOptionsOf } from "../../../src/adapters/cli/cli-options.js";
+
+const usage = (message: string): Error => new Error(`usage: ${message}`);
+
+describe("targetOptionsOf", () => {
+  it("reads the allow list and the signing secret", () => {
+    expect(
+      targetOptionsOf(
+        { PUNCTUAL_WEBHOOK_ALLOW: "127.0.0.1, hooks.internal", PUNCTUAL_WEBHOOK_SECRET: "s" },
+        usage,
+      ),
+    ).toEqual({
+      webhookAllow: ["127.0.0.1", "hooks.internal"],
+      webhookSecret: "s",
+      agentServers: [],
+    });
+  });
+
+  it("allows nothing, signs with each task's secret and knows no agent server when unset", () => {
+    expect(targetOptionsOf({}, usage)).toEqual({ webhookAllow: [], agentServers: [] });
+    expect(
+      targetOptionsOf({ PUNCTUAL_WEBHOOK_SECRET: "", PUNCTUAL_PUBLIC_URL: "" }, usage),
+    ).toEqual({ webhookAllow: [], agentServers: [] });
+  });
+
+  it("reads the agent servers, resolving secrets from the environment, and the public URL", () => {
+    const options = targetOptionsOf(
+      {
+        PUNCTUAL_AGENT_SERVERS: JSON.stringify([
+          {
+            name: "lab",
+            url: "https://agents.example.com/",
+            headers: { "X-Api-Key": "${LAB_KEY}" },
+          },
+        ]),
+        LAB_KEY: "k-123",
+        PUNCTUAL_PUBLIC_URL: "https://punctual.example.com",
+      },
+      usage,
+    );
+    expect(options.agentServers).toMatchObject([
+      { name: "lab", url: "https://agents.example.com", headers: { "X-Api-Key": "k-123" } },
+    ]);
+    expect(options.publicUrl).toBe("https://punctual.example.com");
+  });
+
+  it("turns a bad agent server list or public URL into a usage error naming it", () => {
+    expect(() => targetOptionsOf({ PUNCTUAL_AGENT_SERVERS: '[{"name": "x"}]' }, usage)).toThrow(
+      /usage: PUNCTUAL_AGENT_SERVERS\[0\]\.url/,
+    );
+    expect(() =>
+      targetOptionsOf(
+        {
+          PUNCTUAL_AGENT_SERVERS:
+            '[{"name": "x", "url": "http://h", "headers": {"K": "${MISSING}"}}]',
+        },
+        usage,
+      ),
+    ).toThrow(/usage: .*MISSING/);
+    expect(() => targetOptionsOf({ PUNCTUAL_PUBLIC_URL: "ftp://x" }, usage)).toThrow(
+      /usage: PUNCTUAL_PUBLIC_URL must be http or https/,
+    );
+  });
+});
