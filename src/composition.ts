@@ -20,6 +20,7 @@ import type {
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { TokenService } from "./application/token-service.js";
 import { buildHttpApp } from "./adapters/http/http-app.js";
+import { IDEMPOTENCY_RETENTION_MS, IdempotencyPurger } from "./adapters/http/idempotency-purger.js";
 import { SchedulerMetrics } from "./adapters/http/metrics.js";
 import type { RateLimitOptions } from "./adapters/http/rate-limit.js";
 import { HandlerLauncher } from "./adapters/launchers/handler/handler-launcher.js";
@@ -579,6 +580,8 @@ export interface ServerOptions extends SchedulerOptions {
   readonly rateLimit?: RateLimitOptions | false;
   /** Label decision metrics by task (unbounded cardinality). @default false */
   readonly metricsPerTask?: boolean;
+  /** How long `Idempotency-Key` answers are remembered; older records are purged hourly. @default 24 h */
+  readonly idempotencyRetentionMs?: number;
   /** Fastify's logger (pino). @default no request logging */
   readonly httpLogger?: FastifyBaseLogger;
   readonly version?: string;
@@ -626,6 +629,12 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
   });
   let unsubscribe: (() => Promise<void>) | null = null;
   let stopping: Promise<void> | null = null;
+  const purger = new IdempotencyPurger(
+    idempotency,
+    () => runtime.clock.now(),
+    options.idempotencyRetentionMs ?? IDEMPOTENCY_RETENTION_MS,
+    options.logger ?? silentLogger,
+  );
   return {
     app,
     runtime,
@@ -644,6 +653,7 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
       const port = options.port ?? (envPort === undefined ? 8080 : Number(envPort));
       const host = options.host ?? process.env["PUNCTUAL_HOST"] ?? "127.0.0.1";
       await app.listen({ host, port });
+      purger.start();
       const address = app.server.address();
       const actualPort = typeof address === "object" && address !== null ? address.port : port;
       const base = `http://${host.includes(":") ? `[${host}]` : host}:${actualPort}`;
@@ -656,6 +666,7 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
     stop: () =>
       (stopping ??= (async () => {
         shuttingDown = true;
+        purger.stop();
         try {
           await app.close();
         } finally {

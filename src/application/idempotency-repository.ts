@@ -37,4 +37,9 @@ export interface IdempotencyRepository {
   complete(scope: IdempotencyScope, statusCode: number, response: JsonValue): Promise<void>;
   /** Drops a reservation whose request failed, so the client may retry with the same key. */
   release(scope: IdempotencyScope): Promise<void>;
+  /**
+   * Deletes up to `limit` records made before `before` (oldest first), completed or not: a key is
+   * remembered for the retention only. Returns how many were deleted.
+   */
+  purge(before: Instant, limit: number): Promise<number>;
 }

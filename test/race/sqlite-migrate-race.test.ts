@@ -33,9 +33,12 @@ describe("SQLite migrations under concurrent processes", () => {
     for (const outcome of outcomes) {
       expect(outcome).toEqual({
         op: "migrate",
-        status: { applied: [1], pending: [], current: true },
+        status: { applied: [1, 2], pending: [], current: true },
       });
     }
-    expect(appliedRows(path)).toEqual([{ version: 1, name: "initial schema" }]);
+    expect(appliedRows(path)).toEqual([
+      { version: 1, name: "initial schema" },
+      { version: 2, name: "idempotency records by age" },
+    ]);
   });
 });

@@ -94,4 +94,31 @@ describe.each(STORES)("%s store", (_name, open) => {
       await store.close();
     }
   });
+
+  it("purges idempotency records made before an instant, oldest first, a batch at a time", async () => {
+    const store = await open();
+    try {
+      const records = store.idempotency!;
+      const scope = (key: string) => ({ owner: "alice" as OwnerId, route: "POST /v1/tasks", key });
+      for (const [key, made] of [
+        ["a", 10],
+        ["b", 20],
+        ["c", 30],
+        ["d", 40],
+      ] as const) {
+        expect(await records.reserve(scope(key), "h", at(made))).toBeNull();
+        await records.complete(scope(key), 201, { key });
+      }
+      expect(await records.purge(at(10), 10)).toBe(0);
+      expect(await records.purge(at(35), 1)).toBe(1);
+      // "a" went first: reserving it again is a new reservation; "b" is still remembered.
+      expect(await records.reserve(scope("a"), "h", at(50))).toBeNull();
+      expect((await records.reserve(scope("b"), "h", at(50)))?.statusCode).toBe(201);
+      expect(await records.purge(at(35), 10)).toBe(2);
+      expect(await records.reserve(scope("c"), "h", at(60))).toBeNull();
+      expect((await records.reserve(scope("d"), "h", at(60)))?.statusCode).toBe(201);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -40,4 +40,13 @@ export class MemoryIdempotencyRepository implements IdempotencyRepository {
     if (this.#records.get(key)?.statusCode === 0) this.#records.delete(key);
     return Promise.resolve();
   }
+
+  purge(before: Instant, limit: number): Promise<number> {
+    const doomed = [...this.#records.entries()]
+      .filter(([, record]) => record.createdAt < before)
+      .sort(([, a], [, b]) => a.createdAt - b.createdAt)
+      .slice(0, Math.max(0, limit));
+    for (const [key] of doomed) this.#records.delete(key);
+    return Promise.resolve(doomed.length);
+  }
 }

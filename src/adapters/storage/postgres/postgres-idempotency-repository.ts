@@ -64,4 +64,14 @@ export class PostgresIdempotencyRepository implements IdempotencyRepository {
       [scope.owner, scope.route, scope.key],
     );
   }
+
+  async purge(before: Instant, limit: number): Promise<number> {
+    const result = await this.#ctx.pool.query(
+      `DELETE FROM ${this.#table} WHERE ctid IN (
+         SELECT ctid FROM ${this.#table} WHERE created_at < ${msToTimestamp("$1::int8")}
+         ORDER BY created_at LIMIT $2::int4)`,
+      [before, Math.max(0, limit)],
+    );
+    return result.rowCount ?? 0;
+  }
 }

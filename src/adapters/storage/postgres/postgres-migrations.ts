@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import type { MigrationStatus } from "../../../application/store.js";
 import { POSTGRES_MIGRATION_0001 } from "./postgres-migration-0001.js";
 import { POSTGRES_MIGRATION_0002 } from "./postgres-migration-0002.js";
+import { POSTGRES_MIGRATION_0003 } from "./postgres-migration-0003.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { integer, record, text } from "./postgres-rows.js";
 import { MIGRATION_LOCK_KIND } from "./postgres-schema-name.js";
@@ -24,6 +25,7 @@ export interface PostgresMigration {
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: "initial schema", sql: POSTGRES_MIGRATION_0001 },
   { version: 2, name: "index deleted tasks for retention", sql: POSTGRES_MIGRATION_0002 },
+  { version: 3, name: "idempotency records by age", sql: POSTGRES_MIGRATION_0003 },
 ];
 
 /** The sha256 recorded for a migration (of its SQL text exactly as shipped). */

@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` records in SQLite (`idempotency_records`, migration 0001). The reservation is an
+ * `Idempotency-Key` records in SQLite (`idempotency_records`, migrations 1 and 2). The reservation is an
  * `INSERT ... ON CONFLICT DO NOTHING`: exactly one request with a key wins it.
  */
 import type {
@@ -76,5 +76,18 @@ export class SqliteIdempotencyRepository implements IdempotencyRepository {
         )
         .run(scope.owner, scope.route, scope.key);
     });
+  }
+
+  purge(before: Instant, limit: number): Promise<number> {
+    return settle(
+      () =>
+        this.#db
+          .prepare(
+            `DELETE FROM idempotency_records WHERE rowid IN (
+               SELECT rowid FROM idempotency_records WHERE created_at < ?
+               ORDER BY created_at LIMIT ?)`,
+          )
+          .run(before, Math.max(0, limit)).changes,
+    );
   }
 }

@@ -10,6 +10,7 @@ import type { MigrationStatus } from "../../../application/store.js";
 import type { SqliteDatabase } from "./sqlite-database.js";
 import { SqliteTransactions } from "./sqlite-database.js";
 import { SQLITE_MIGRATION_0001 } from "./sqlite-migration-0001.js";
+import { SQLITE_MIGRATION_0002 } from "./sqlite-migration-0002.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -20,6 +21,7 @@ export interface SqliteMigration {
 /** Every migration, in order. Append only; never edit one that has shipped. */
 export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 1, name: "initial schema", sql: SQLITE_MIGRATION_0001 },
+  { version: 2, name: "idempotency records by age", sql: SQLITE_MIGRATION_0002 },
 ];
 
 /** Thrown when the database's migrations do not match this code: newer, unknown or edited. */

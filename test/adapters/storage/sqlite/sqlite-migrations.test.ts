@@ -44,8 +44,8 @@ function withDatabase(fn: (db: Database.Database) => void, path = files.path()):
   }
 }
 
-const SECOND: SqliteMigration = {
-  version: 2,
+const LATER: SqliteMigration = {
+  version: 3,
   name: "a later step",
   sql: "CREATE TABLE later_step (id INTEGER PRIMARY KEY) STRICT;",
 };
@@ -53,9 +53,13 @@ const SECOND: SqliteMigration = {
 describe("migrateSqlite", () => {
   it("applies the schema to a fresh database and records number and checksum", () => {
     withDatabase((db) => {
-      expect(sqliteMigrationStatus(db)).toEqual({ applied: [], pending: [1], current: false });
+      expect(sqliteMigrationStatus(db)).toEqual({
+        applied: [],
+        pending: [1, 2],
+        current: false,
+      });
       expect(migrateSqlite(db, SQLITE_MIGRATIONS, 1234)).toEqual({
-        applied: [1],
+        applied: [1, 2],
         pending: [],
         current: true,
       });
@@ -66,6 +70,12 @@ describe("migrateSqlite", () => {
           checksum: migrationChecksum(SQLITE_MIGRATIONS[0]!),
           applied_at: 1234,
         },
+        {
+          version: 2,
+          name: "idempotency records by age",
+          checksum: migrationChecksum(SQLITE_MIGRATIONS[1]!),
+          applied_at: 1234,
+        },
       ]);
     });
   });
@@ -73,29 +83,33 @@ describe("migrateSqlite", () => {
   it("does nothing the second time", () => {
     withDatabase((db) => {
       migrateSqlite(db);
-      expect(migrateSqlite(db)).toEqual({ applied: [1], pending: [], current: true });
-      expect(db.prepare("SELECT count(*) AS n FROM schema_migrations").get()).toEqual({ n: 1 });
+      expect(migrateSqlite(db)).toEqual({ applied: [1, 2], pending: [], current: true });
+      expect(db.prepare("SELECT count(*) AS n FROM schema_migrations").get()).toEqual({ n: 2 });
     });
   });
 
   it("applies a later migration on top, and reports it pending before", () => {
     withDatabase((db) => {
       migrateSqlite(db);
-      const withSecond = [...SQLITE_MIGRATIONS, SECOND];
+      const withSecond = [...SQLITE_MIGRATIONS, LATER];
       expect(sqliteMigrationStatus(db, withSecond)).toEqual({
-        applied: [1],
-        pending: [2],
+        applied: [1, 2],
+        pending: [3],
         current: false,
       });
-      expect(migrateSqlite(db, withSecond)).toMatchObject({ applied: [1, 2], current: true });
+      expect(migrateSqlite(db, withSecond)).toMatchObject({ applied: [1, 2, 3], current: true });
     });
   });
 
   it("applies nothing at all when one pending migration fails", () => {
     withDatabase((db) => {
-      const broken = { version: 2, name: "broken", sql: "CREATE TABLE nonsense (" };
+      const broken = { version: 3, name: "broken", sql: "CREATE TABLE nonsense (" };
       expect(() => migrateSqlite(db, [...SQLITE_MIGRATIONS, broken])).toThrow();
-      expect(sqliteMigrationStatus(db)).toEqual({ applied: [], pending: [1], current: false });
+      expect(sqliteMigrationStatus(db)).toEqual({
+        applied: [],
+        pending: [1, 2],
+        current: false,
+      });
       const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all();
       expect(tables).toEqual([]);
     });
@@ -104,11 +118,11 @@ describe("migrateSqlite", () => {
   it("refuses a database with a migration newer than the code knows", async () => {
     const path = files.path();
     withDatabase((db) => {
-      migrateSqlite(db, [...SQLITE_MIGRATIONS, SECOND]);
+      migrateSqlite(db, [...SQLITE_MIGRATIONS, LATER]);
     }, path);
     const opening = openSqliteStore({ path, newId: createIdGenerator() });
     await expect(opening).rejects.toBeInstanceOf(SqliteMigrationError);
-    await expect(opening).rejects.toThrow(/migration 2, newer than this punctual knows/);
+    await expect(opening).rejects.toThrow(/migration 3, newer than this punctual knows/);
   });
 
   it("refuses a database whose applied migration was edited", () => {
@@ -166,6 +180,7 @@ describe("the SQLite schema", () => {
         .map((row) => row.name);
       expect(names).toEqual([
         "api_tokens_token_hash_uq",
+        "idempotency_records_created_idx",
         "runs_active_task_idx",
         "runs_backfill_occurrence_uq",
         "runs_claim_expiry_idx",

@@ -62,7 +62,7 @@ describe("openSqliteStore", () => {
       raw.close();
     }
     await expect(store.migrationStatus()).resolves.toEqual({
-      applied: [1],
+      applied: [1, 2],
       pending: [],
       current: true,
     });
