@@ -46,7 +46,7 @@ import type {
   ThreadLookup,
 } from "./domain/ports.js";
 import type { Run, RunStatus, RunTrigger } from "./domain/run.js";
-import type { TaskStatus } from "./domain/task.js";
+import type { Task, TaskStatus } from "./domain/task.js";
 import type { TargetKind } from "./domain/target.js";
 import { threadId } from "./domain/ids.js";
 import type { DurationMs } from "./domain/time.js";
@@ -248,6 +248,25 @@ function observedStore(store: Store, observer: RuntimeObserver): Store {
         observer.observeRun(change.run, seen.before);
       }
       return change;
+    },
+    changeRuns: async (requests) => {
+      const before = new Map<number, Run["status"]>();
+      const results = await runs.changeRuns(
+        requests.map((request, i) => ({
+          ...request,
+          decide: (run: Run, task: Task) => {
+            if (!before.has(i)) before.set(i, run.status);
+            return request.decide(run, task);
+          },
+        })),
+      );
+      results.forEach((result, i) => {
+        const from = before.get(i) ?? null;
+        if (result.kind === "changed" && from !== result.change.run.status) {
+          observer.observeRun(result.change.run, from);
+        }
+      });
+      return results;
     },
   });
   return wrapMethods<Store>(store, { tasks: observedTasks, runs: observedRuns });

@@ -613,6 +613,7 @@ function interleavingStore(store: Store, between: () => Promise<void>): Store {
     listRuns: (scope, taskId, query) => runs.listRuns(scope, taskId, query),
     claimRuns: (request, select, claimOne) => runs.claimRuns(request, select, claimOne),
     changeRun,
+    changeRuns: (requests) => runs.changeRuns(requests),
     findExpiredClaims: (now, limit) => runs.findExpiredClaims(now, limit),
     findPastDeadline: (now, limit) => runs.findPastDeadline(now, limit),
     findQueueTimeouts: (now, limit) => runs.findQueueTimeouts(now, limit),
