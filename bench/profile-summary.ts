@@ -24,7 +24,7 @@ interface Profile {
 function shortUrl(url: string): string {
   const at = url.indexOf("/work/");
   const path = at >= 0 ? url.slice(at) : url;
-  return path.replace(/^.*\/node_modules\//, "~/").replace(/^\/work\/main\//, "");
+  return path.replace(/^.*\/node_modules\//, "~/").replace(/^\/work\/[^/]+\//, "");
 }
 
 function frameName(node: ProfileNode): string {

@@ -41,7 +41,7 @@ import { DEFAULT_POLICY } from "./domain/options.js";
 import type { Admission } from "./domain/admission.js";
 import type { RunQuery, RunRepository, TaskQuery, TaskRepository } from "./domain/ports.js";
 import type { Run, RunStatus, RunTrigger } from "./domain/run.js";
-import type { TaskStatus } from "./domain/task.js";
+import type { Task, TaskStatus } from "./domain/task.js";
 import type { TargetKind } from "./domain/target.js";
 import { threadId } from "./domain/ids.js";
 import type { DurationMs } from "./domain/time.js";
@@ -237,6 +237,25 @@ function observedStore(store: Store, observer: RuntimeObserver): Store {
         observer.observeRun(change.run, seen.before);
       }
       return change;
+    },
+    changeRuns: async (requests) => {
+      const before = new Map<number, Run["status"]>();
+      const results = await runs.changeRuns(
+        requests.map((request, i) => ({
+          ...request,
+          decide: (run: Run, task: Task) => {
+            if (!before.has(i)) before.set(i, run.status);
+            return request.decide(run, task);
+          },
+        })),
+      );
+      results.forEach((result, i) => {
+        const from = before.get(i) ?? null;
+        if (result.kind === "changed" && from !== result.change.run.status) {
+          observer.observeRun(result.change.run, from);
+        }
+      });
+      return results;
     },
   });
   return wrapMethods<Store>(store, { tasks: observedTasks, runs: observedRuns });

@@ -7,9 +7,16 @@ import { admit } from "../domain/admission.js";
 import { selectClaimable } from "../domain/claim.js";
 import type { FencingToken, RunId } from "../domain/ids.js";
 import type { SchedulePolicy } from "../domain/options.js";
-import type { AdmissionReport, ClaimedRun, OwnerScope } from "../domain/ports.js";
+import type {
+  AdmissionReport,
+  ClaimedRun,
+  OwnerScope,
+  RunChangeRequest,
+  RunChangeResult,
+} from "../domain/ports.js";
 import type { TargetKind } from "../domain/target.js";
 import {
+  applyLaunchAnswer,
   applyLaunchOutcome,
   claimRun,
   completeRun,
@@ -38,6 +45,16 @@ export interface ChangedRun {
   readonly change: RunChange;
   readonly task: Task;
 }
+
+/** One write of a `recordRunWrites` batch: a launch answer (fenced), or a verdict. */
+export type RunWrite =
+  | {
+      readonly kind: "launch";
+      readonly runId: RunId;
+      readonly token: FencingToken;
+      readonly answer: { readonly outcome: LaunchOutcome; readonly completion?: CompletionVerdict };
+    }
+  | { readonly kind: "completion"; readonly runId: RunId; readonly verdict: CompletionVerdict };
 
 export interface DispatchServiceDeps {
   readonly store: Store;
@@ -102,6 +119,34 @@ export class DispatchService {
     return this.#store.runs.changeRun(runId, { token }, (run, task) =>
       applyLaunchOutcome(run, outcome, { now, task: runTaskContext(task), policy: this.#policy }),
     );
+  }
+
+  /**
+   * Records a batch of launch answers and verdicts in one store transaction, in order: a launch and the
+   * verdict that follows it may land together. Each launch is fenced by its claim token; a refused item
+   * (lease_lost, not_found) leaves the others alone. Results are at the same indexes as `writes`.
+   */
+  recordRunWrites(writes: readonly RunWrite[], now: Instant): Promise<readonly RunChangeResult[]> {
+    const requests = writes.map((write): RunChangeRequest => {
+      if (write.kind === "completion") {
+        return {
+          id: write.runId,
+          decide: (run, task) =>
+            completeRun(run, write.verdict, { now, task: runTaskContext(task) }),
+        };
+      }
+      return {
+        id: write.runId,
+        token: write.token,
+        decide: (run, task) =>
+          applyLaunchAnswer(run, write.answer, {
+            now,
+            task: runTaskContext(task),
+            policy: this.#policy,
+          }),
+      };
+    });
+    return this.#store.runs.changeRuns(requests);
   }
 
   /** Records a verdict from the target or handler; the first verdict wins (SPEC 5.5). */

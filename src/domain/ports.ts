@@ -10,6 +10,7 @@
 import type { AbortSignalLike } from "./abort.js";
 import type { Admission, ActiveRunView } from "./admission.js";
 import type { ClaimCandidate, ClaimSelectionInput } from "./claim.js";
+import type { PunctualError } from "./errors.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "./ids.js";
 import type { NewRun } from "./new-run.js";
 import type { Run, RunStatus, RunTrigger } from "./run.js";
@@ -153,6 +154,15 @@ export interface RunRepository {
     guard: { readonly token?: FencingToken },
     decide: (run: Run, task: Task) => RunChange | null,
   ): Promise<RunChange | null>;
+  /**
+   * Applies a batch of run changes in one transaction, each as `changeRun` would (task locks first, then
+   * run locks, in id order), in the order given: a request for a run already changed earlier in the batch
+   * sees that change (a launch and then its completion). A request that is refused (its token no longer
+   * matches: lease_lost; its run is missing: not_found; or `decide` throws a PunctualError) writes nothing
+   * and leaves the others alone. The task's launch bookkeeping and verdict fields are written as the
+   * requests' changes, applied in order, would write them (`run_count` grows by the launches recorded).
+   */
+  changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]>;
   /** Launching runs whose claim expired before `now` (for reconciliation). */
   findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]>;
   /**
@@ -175,6 +185,22 @@ export interface RunRepository {
   /** The earliest `not_before` of a queued run and the earliest deadline, for the coordinator's sleep. */
   nextRunWakeAt(): Promise<Instant | null>;
 }
+
+/** One change of a `changeRuns` batch: the arguments of `changeRun`. */
+export interface RunChangeRequest {
+  readonly id: RunId;
+  /** When given, the change is fenced: refused (lease_lost) unless it is still the run's claim token. */
+  readonly token?: FencingToken;
+  readonly decide: (run: Run, task: Task) => RunChange | null;
+}
+
+/** What became of one request of a batch, at the same index. */
+export type RunChangeResult =
+  | { readonly kind: "changed"; readonly change: RunChange }
+  /** `decide` returned null: nothing written. */
+  | { readonly kind: "unchanged" }
+  /** lease_lost, not_found, or the transition `decide` refused: nothing written for this request. */
+  | { readonly kind: "refused"; readonly error: PunctualError };
 
 /** Replica liveness, for handler runs lost with their replica (SPEC 5.2). */
 export interface ReplicaRegistry {

@@ -108,6 +108,27 @@ export function applyLaunchOutcome(
   }
 }
 
+/**
+ * A launch outcome together with the verdict the target gave at launch (a webhook's 2xx answer): the
+ * launch is booked as `applyLaunchOutcome` books it, then the verdict is recorded if the launch left the
+ * run `running` (a launching -> succeeded move in one write; `launched_at` stays). Without a verdict it is
+ * `applyLaunchOutcome`.
+ */
+export function applyLaunchAnswer(
+  run: Run,
+  answer: { readonly outcome: LaunchOutcome; readonly completion?: CompletionVerdict },
+  ctx: { now: Instant; task: RunTaskContext; policy: SchedulePolicy },
+): RunChange {
+  const launch = applyLaunchOutcome(run, answer.outcome, ctx);
+  if (answer.completion === undefined || launch.run.status !== "running") return launch;
+  const verdict = completeRun(launch.run, answer.completion, { now: ctx.now, task: ctx.task });
+  return {
+    ...verdict,
+    ...(launch.taskLaunch === undefined ? {} : { taskLaunch: launch.taskLaunch }),
+    ...(launch.cancelTarget === undefined ? {} : { cancelTarget: launch.cancelTarget }),
+  };
+}
+
 function launched(
   run: Run,
   now: Instant,

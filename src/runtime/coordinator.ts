@@ -1,17 +1,17 @@
 /**
- * The coordinator (SPEC 6): the one loop per replica that owns cadence. Each tick admits due tasks,
- * sweeps (expired claims, deadlines, queue timeouts, lost replicas, retention), then claims queued runs
- * within the budget and launches them outside any transaction. It sleeps until the next thing is due,
- * a wake-up, or the tick, and never spins.
+ * The coordinator (SPEC 6): the one loop per replica that owns cadence. Each tick sweeps (expired claims,
+ * deadlines, queue timeouts, lost replicas, retention), then admits due tasks batch by batch, claiming
+ * queued runs within the budget after each batch and launching them outside any transaction; launch
+ * answers and verdicts are written behind, in batches (run-write-queue.ts). It sleeps until the next
+ * thing is due, a wake-up, or the tick, and never spins.
  *
  * Lifecycle: idle -> running (start) -> stopping (stop: no new claims or admissions; in-flight launches
  * and running handlers finish within the shutdown timeout, claims are never released early; handlers
  * still running then are aborted and recorded lost) -> stopped.
  */
 import type { ChangedRun, DispatchService } from "../application/dispatch-service.js";
-import { isPunctualError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
-import type { ClaimedRun, RunLauncher } from "../domain/ports.js";
+import type { ClaimedRun, RunChangeResult, RunLauncher } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
 import type { CompletionVerdict } from "../domain/run-transitions.js";
 import type { Task } from "../domain/task.js";
@@ -21,6 +21,7 @@ import type { Logger } from "../application/logger.js";
 import { silentLogger } from "../application/logger.js";
 import { WakeSignal } from "./wake-signal.js";
 import { callLauncher } from "./launch-call.js";
+import { RunWriteQueue } from "./run-write-queue.js";
 
 export interface CoordinatorOptions {
   /** The longest sleep between ticks. @default 1000 */
@@ -37,6 +38,10 @@ export interface CoordinatorOptions {
   readonly retentionMs?: number;
   /** How long `stop()` waits for in-flight launches and running handlers. @default 10000 */
   readonly shutdownTimeoutMs?: number;
+  /** Runs claimed per claim transaction at most; claims repeat while there is room. @default 250 */
+  readonly claimBatch?: number;
+  /** Launch answers and verdicts written per store transaction at most. @default 1000 */
+  readonly writeBatch?: number;
   /** Measures `reference - local` (the database's clock), applied at start and every 10 minutes. */
   readonly measureClockOffset?: () => Promise<number>;
 }
@@ -81,6 +86,9 @@ export class Coordinator {
   readonly #opts: Required<Omit<CoordinatorOptions, "measureClockOffset">>;
   readonly #stopController = new AbortController();
   readonly #inFlight = new Map<RunId, Promise<void>>();
+  /** Per launch in flight: resolves once its answer is queued for writing (or the launch gave up). */
+  readonly #answered = new Map<RunId, Promise<void>>();
+  readonly #writes: RunWriteQueue;
   readonly #background = new Set<Promise<unknown>>();
   #loop: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
@@ -107,7 +115,23 @@ export class Coordinator {
       sweepMs: o.sweepMs ?? 5000,
       retentionMs: o.retentionMs ?? RETENTION_DEFAULT_MS,
       shutdownTimeoutMs: o.shutdownTimeoutMs ?? 10_000,
+      claimBatch: o.claimBatch ?? 250,
+      writeBatch: o.writeBatch ?? 1000,
     };
+    this.#writes = new RunWriteQueue({
+      clock: deps.clock,
+      write: (writes) => deps.dispatch.recordRunWrites(writes, deps.clock.now()),
+      maxBatch: this.#opts.writeBatch,
+      giveUp: this.#drainDeadline.signal,
+      onFailure: (error) => {
+        if (this.#storeFailures++ === 0) {
+          this.#log.warn({ err: error }, "a store write failed; retrying with back-off");
+        }
+      },
+      onSuccess: () => {
+        this.#storeSucceeded();
+      },
+    });
   }
 
   /** The wake signal: `wake()` makes the loop tick at once. */
@@ -146,15 +170,14 @@ export class Coordinator {
     const { dispatch, clock, replicaId } = this.#deps;
     await this.#checkClock();
     await dispatch.heartbeat(replicaId, clock.now());
-    await this.#admit();
-    if (this.#stopController.signal.aborted) return;
+    if (this.#stopped()) return;
     // Sweep before claiming: a run past its queue timeout is skipped rather than launched, and slots
     // freed by deadlines and reconciled claims are used in the same tick.
     if (clock.now() - this.#lastSweepAt >= this.#opts.sweepMs) {
       this.#lastSweepAt = clock.now();
       await this.#sweep();
     }
-    await this.#claimAndLaunch();
+    await this.#admitAndClaim();
   }
 
   /** Waits until every launch in flight and every background write has settled. */
@@ -165,16 +188,16 @@ export class Coordinator {
   }
 
   /**
-   * Records a verdict that arrives after launch (handler targets, webhook callbacks). It waits for the
-   * run's launch to be recorded first, so a fast verdict never lands before its launch.
+   * Records a verdict that arrives after launch (handler targets, webhook callbacks). It is queued behind
+   * the run's launch answer (written in the same batch or a later one, in order), so a fast verdict
+   * never lands before its launch.
    */
   reportCompletion(runId: RunId, verdict: CompletionVerdict): Promise<void> {
-    const launch = this.#inFlight.get(runId) ?? Promise.resolve();
-    const write = launch.then(async () => {
-      await this.#persist(
-        () => this.#deps.dispatch.recordCompletion(runId, verdict, this.#deps.clock.now()),
-        null,
-      );
+    // Queued behind the launch answer: both may be written in one batch, the launch first.
+    const answered = this.#answered.get(runId) ?? Promise.resolve();
+    const write = answered.then(async () => {
+      const result = await this.#writes.enqueue({ kind: "completion", runId, verdict }, null);
+      if (result.kind === "refused") throw result.error;
       this.#wake.wake();
     });
     return this.#track(write, { runId }, "could not record a completion");
@@ -252,39 +275,71 @@ export class Coordinator {
     this.#deps.applyClockOffset(offset);
   }
 
-  async #admit(): Promise<void> {
+  /**
+   * Admits due tasks batch by batch and claims after each batch, so a burst starts launching once its
+   * first batch is decided rather than once every batch is (the claim also takes runs queued earlier).
+   */
+  async #admitAndClaim(): Promise<void> {
     this.#moreDue = false;
     for (let round = 0; round < this.#opts.admissionRounds; round++) {
-      if (this.#stopController.signal.aborted) return;
+      if (this.#stopped()) return;
       if (round > 0) await yieldToEventLoop();
       const report = await this.#deps.dispatch.admitDue(
         this.#deps.clock.now(),
         this.#opts.admissionBatch,
       );
       for (const run of report.cancellations) this.#cancelTarget(run, null);
+      if (this.#stopped()) return;
+      await this.#claimAndLaunch();
       if (report.tasks < this.#opts.admissionBatch) return;
     }
-    // Every round came back full: more tasks are due; the loop ticks again at once (after the claims).
+    // Every round came back full: more tasks are due; the loop ticks again at once.
     this.#moreDue = true;
   }
 
+  /**
+   * Claims and launches up to `claimBatch` runs at a time while there is room: the next claim overlaps
+   * the previous batch's launches and their writes instead of waiting for them.
+   */
   async #claimAndLaunch(): Promise<void> {
-    const room = this.#opts.maxInFlight - this.#inFlight.size;
-    if (room <= 0) return;
-    const claimed = await this.#deps.dispatch.claim({
-      now: this.#deps.clock.now(),
-      replicaId: this.#deps.replicaId,
-      limit: room,
-      handlerNames: this.#deps.handlerNames,
-    });
-    for (const item of claimed) {
-      const launch = this.#launch(item).finally(() => this.#inFlight.delete(item.run.id));
-      this.#inFlight.set(item.run.id, launch);
+    for (;;) {
+      const room = Math.min(this.#opts.maxInFlight - this.#inFlight.size, this.#opts.claimBatch);
+      if (room <= 0 || this.#stopped()) return;
+      const claimed = await this.#deps.dispatch.claim({
+        now: this.#deps.clock.now(),
+        replicaId: this.#deps.replicaId,
+        limit: room,
+        handlerNames: this.#deps.handlerNames,
+      });
+      for (const item of claimed) this.#startLaunch(item);
+      if (claimed.length < room) return;
+      // Let the launches just started answer and queue their writes before claiming more.
+      await yieldToEventLoop();
     }
   }
 
-  /** Launches one claimed run and records the outcome, fenced by its claim token (SPEC 5.4). */
-  async #launch({ run, task }: ClaimedRun): Promise<void> {
+  #startLaunch(item: ClaimedRun): void {
+    const id = item.run.id;
+    let answered: () => void = () => undefined;
+    this.#answered.set(
+      id,
+      new Promise<void>((resolve) => {
+        answered = resolve;
+      }),
+    );
+    const launch = this.#launch(item, answered).finally(() => {
+      answered();
+      this.#answered.delete(id);
+      this.#inFlight.delete(id);
+    });
+    this.#inFlight.set(id, launch);
+  }
+
+  /**
+   * Launches one claimed run and records the outcome, fenced by its claim token (SPEC 5.4), through the
+   * write queue; `answered` is called once the answer is queued, so that a verdict queues behind it.
+   */
+  async #launch({ run, task }: ClaimedRun, answered: () => void): Promise<void> {
     const { dispatch, clock } = this.#deps;
     const token = run.claimToken;
     if (token === null) return;
@@ -296,32 +351,51 @@ export class Coordinator {
       run,
       task,
       onLateCompletion: (verdict) => {
-        const write = dispatch.recordCompletion(run.id, verdict, clock.now());
-        void this.#track(write, { runId: run.id }, "could not record a late launch answer");
+        // Queued after the (indeterminate) launch answer, which is queued as soon as the call gives up.
+        const write = this.#writes.enqueue({ kind: "completion", runId: run.id, verdict }, null);
+        void this.#track(
+          write.then((result) => {
+            if (result.kind === "refused") throw result.error;
+          }),
+          { runId: run.id },
+          "could not record a late launch answer",
+        );
       },
     });
+    // A store outage must not strand a launched run: the queue retries until the lease ends (then the
+    // claim is reconciled by whoever sweeps it, never launched again blindly). A verdict known at launch
+    // is recorded with it, only if the launch leaves the run running.
+    const recorded = this.#writes.enqueue(
+      {
+        kind: "launch",
+        runId: run.id,
+        token,
+        answer: completion === undefined ? { outcome } : { outcome, completion },
+      },
+      run.claimExpiresAt,
+    );
+    answered();
+    let result: RunChangeResult;
     try {
-      // A store outage must not strand a launched run: retry until the lease ends (then the claim is
-      // reconciled by whoever sweeps it, never launched again blindly).
-      const change = await this.#persist(
-        () => dispatch.recordLaunch(run.id, token, outcome, clock.now()),
-        run.claimExpiresAt,
-      );
-      if (change?.cancelTarget === true) this.#cancelTarget(change.run, task);
-      if (completion !== undefined && change?.run.status === "running") {
-        await this.#persist(() => dispatch.recordCompletion(run.id, completion, clock.now()), null);
-      }
+      result = await recorded;
     } catch (error) {
-      if (isPunctualError(error) && error.code === "lease_lost") {
-        this.#log.warn(
-          { runId: run.id },
-          "the launch claim was taken over before its outcome was recorded",
-        );
-        return;
-      }
       // The claim stays until it expires and is reconciled: never released while the outcome is unknown.
       this.#log.error(
         { err: error, runId: run.id },
+        "could not record a launch outcome; the claim will be reconciled",
+      );
+      return;
+    }
+    if (result.kind === "changed") {
+      if (result.change.cancelTarget === true) this.#cancelTarget(result.change.run, task);
+    } else if (result.kind === "refused" && result.error.code === "lease_lost") {
+      this.#log.warn(
+        { runId: run.id },
+        "the launch claim was taken over before its outcome was recorded",
+      );
+    } else if (result.kind === "refused") {
+      this.#log.error(
+        { err: result.error, runId: run.id },
         "could not record a launch outcome; the claim will be reconciled",
       );
     }
@@ -375,31 +449,10 @@ export class Coordinator {
     void this.#track(cancel(), { runId: run.id }, "could not ask the target to cancel a run");
   }
 
-  /**
-   * Runs a store write, retrying with back-off while the store fails (an outage), until it succeeds,
-   * `until` passes, or the store refuses it for a reason (a PunctualError such as lease_lost, which is
-   * rethrown). Failures are logged once per streak, not once per attempt.
-   */
-  async #persist<T>(write: () => Promise<T>, until: Instant | null): Promise<T> {
-    const { clock } = this.#deps;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const result = await write();
-        if (this.#storeFailures > 0) {
-          this.#log.info({ failures: this.#storeFailures }, "store writes succeed again");
-          this.#storeFailures = 0;
-        }
-        return result;
-      } catch (error) {
-        if (isPunctualError(error)) throw error;
-        const wakeAt = clock.now() + Math.min(5000, 200 * 2 ** Math.min(attempt, 5));
-        if (until !== null && wakeAt >= until) throw error;
-        if (this.#storeFailures++ === 0) {
-          this.#log.warn({ err: error }, "a store write failed; retrying with back-off");
-        }
-        await clock.sleepUntil(wakeAt as Instant, this.#drainDeadline.signal);
-        if (this.#drainDeadline.signal.aborted) throw error;
-      }
+  #storeSucceeded(): void {
+    if (this.#storeFailures > 0) {
+      this.#log.info({ failures: this.#storeFailures }, "store writes succeed again");
+      this.#storeFailures = 0;
     }
   }
 

@@ -614,6 +614,7 @@ function interleavingStore(store: Store, between: () => Promise<void>): Store {
     claimRuns: (request, select, claimOne) => runs.claimRuns(request, select, claimOne),
     changeRun,
     findRunningRuns: (kind, after, limit) => runs.findRunningRuns(kind, after, limit),
+    changeRuns: (requests) => runs.changeRuns(requests),
     findExpiredClaims: (now, limit) => runs.findExpiredClaims(now, limit),
     findPastDeadline: (now, limit) => runs.findPastDeadline(now, limit),
     findQueueTimeouts: (now, limit) => runs.findQueueTimeouts(now, limit),

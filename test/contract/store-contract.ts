@@ -8,6 +8,7 @@ import type { Store } from "../../src/application/store.js";
 import { describeAdmission } from "./cases/admission.js";
 import { describeClaims } from "./cases/claims.js";
 import type { ContractContext } from "./cases/contract-context.js";
+import { describeRunBatches } from "./cases/run-batches.js";
 import { describeRunChanges } from "./cases/run-changes.js";
 import { describeRunRows } from "./cases/run-rows.js";
 import { describeSweeps } from "./cases/sweeps.js";
@@ -66,6 +67,7 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
     describeAdmission(context);
     describeClaims(context);
     describeRunChanges(context);
+    describeRunBatches(context);
     describeRunRows(context);
     describeSweeps(context);
     describeUniqueRules(context);

@@ -13,6 +13,7 @@ import type {
   PostgresClient,
   PostgresPool,
   PostgresQueryResult,
+  PostgresStatement,
 } from "../../src/adapters/storage/postgres/postgres-pool.js";
 import { openPostgresStore } from "../../src/adapters/storage/postgres/postgres-store.js";
 import type {
@@ -227,10 +228,13 @@ class PgliteSession implements PostgresPool {
     };
   }
 
-  async query(text: string, values?: unknown[]): Promise<PostgresQueryResult> {
+  async query(
+    statement: string | PostgresStatement,
+    values?: unknown[],
+  ): Promise<PostgresQueryResult> {
     const release = await this.#acquire();
     try {
-      return await this.#run(text, values);
+      return await this.#run(statement, values);
     } finally {
       release();
     }
@@ -250,7 +254,11 @@ class PgliteSession implements PostgresPool {
     return release;
   }
 
-  async #run(text: string, values?: unknown[]): Promise<PostgresQueryResult> {
+  async #run(
+    statement: string | PostgresStatement,
+    values?: unknown[],
+  ): Promise<PostgresQueryResult> {
+    const text = typeof statement === "string" ? statement : statement.text;
     // Statements without parameters may hold several commands (migrations): the simple protocol.
     if (values === undefined || values.length === 0) {
       const results = await this.#db.exec(text);

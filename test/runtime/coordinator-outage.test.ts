@@ -23,9 +23,18 @@ function outageStore(clock: VirtualClock): { store: Store; fail: (count: number)
     }
     return base.runs.changeRun(id, guard, decide);
   };
+  // The coordinator writes launch answers and verdicts in batches.
+  const changeRuns: Store["runs"]["changeRuns"] = (requests) => {
+    if (failures > 0) {
+      failures--;
+      return Promise.reject(new Error("connection terminated"));
+    }
+    return base.runs.changeRuns(requests);
+  };
   const runs = new Proxy(base.runs, {
     get: (target, property) => {
       if (property === "changeRun") return changeRun;
+      if (property === "changeRuns") return changeRuns;
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === "function" ? (value as () => unknown).bind(target) : value;
     },

@@ -13,6 +13,8 @@ import type {
   ClaimRequest,
   OwnerScope,
   Page,
+  RunChangeRequest,
+  RunChangeResult,
   RunQuery,
   RunRepository,
 } from "../../../domain/ports.js";
@@ -23,6 +25,7 @@ import type { RunChange } from "../../../domain/run-transitions.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { compareKeys, decodeCursor, encodeCursor } from "../shared/page-cursor.js";
+import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
 import type { CursorKey } from "../shared/page-cursor.js";
 import { runRow, taskRow } from "./memory-rows.js";
 import { isVisibleTo } from "./memory-scope.js";
@@ -182,6 +185,41 @@ export class MemoryRunRepository implements RunRepository {
         .sort((a, b) => (a.run.id < b.run.id ? -1 : a.run.id > b.run.id ? 1 : 0))
         .slice(0, Math.max(0, limit)),
     );
+  }
+
+  changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
+    return this.#tables.atomically(() => {
+      const runs = new Map<RunId, Run>();
+      const tasks = new Map<TaskId, Task>();
+      for (const id of batchRunIds(requests)) {
+        const run = this.#tables.run(id);
+        if (run === undefined) continue;
+        runs.set(id, run);
+        tasks.set(run.taskId, this.#taskOf(run));
+      }
+      const applied = applyRunChanges(requests, runs, tasks);
+      for (const { after } of applied.runs) this.#tables.putRun(runRow(after));
+      for (const entry of applied.tasks) {
+        const task = tasks.get(entry.taskId);
+        if (task === undefined) continue;
+        this.#tables.putTask(
+          taskRow({
+            ...task,
+            ...(entry.launch === null
+              ? {}
+              : { lastRunAt: entry.launch.lastRunAt, lastRunId: entry.launch.lastRunId }),
+            runCount: task.runCount + entry.launches,
+            ...(entry.verdict === null
+              ? {}
+              : {
+                  lastError: entry.verdict.lastError,
+                  status: entry.verdict.status ?? task.status,
+                }),
+          }),
+        );
+      }
+      return applied.results;
+    });
   }
 
   findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {

@@ -12,13 +12,14 @@ import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { SCHEDULED_OCCURRENCE_INDEX, uniqueViolation } from "./postgres-errors.js";
-import type { PostgresClient } from "./postgres-pool.js";
+import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import { TASK_COLUMNS, record, taskFromRow, text } from "./postgres-rows.js";
 import { materializeRun } from "./postgres-run-writes.js";
 import type { Column } from "./postgres-sql.js";
 import {
   columnArrays,
   msToTimestamp,
+  prepared,
   selectList,
   unnestSource,
   unnestValue,
@@ -51,29 +52,32 @@ const OCCURRENCE_COLUMNS: readonly Column[] = [
 /** Admission's statements, built once per store. */
 export class PostgresAdmission {
   readonly #ctx: PostgresContext;
-  readonly #due: string;
-  readonly #scheduleFields: string;
-  readonly #decided: string;
+  readonly #due: PostgresStatement;
+  readonly #scheduleFields: PostgresStatement;
+  readonly #decided: PostgresStatement;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     const tasks = ctx.tasksTable;
-    this.#due =
+    this.#due = prepared(
       `SELECT ${selectList(TASK_COLUMNS, "t")} FROM ${tasks} AS t` +
-      ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL` +
-      ` AND t.next_run_at <= ${msToTimestamp("$1::int8")}` +
-      ` ORDER BY t.next_run_at, t.id LIMIT $2::int4 FOR UPDATE SKIP LOCKED`;
-    this.#scheduleFields =
+        ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL` +
+        ` AND t.next_run_at <= ${msToTimestamp("$1::int8")}` +
+        ` ORDER BY t.next_run_at, t.id LIMIT $2::int4 FOR UPDATE SKIP LOCKED`,
+    );
+    this.#scheduleFields = prepared(
       `UPDATE ${tasks} AS t SET status = u.status,` +
-      ` next_run_at = ${unnestValue({ name: "next_run_at", type: "ts" })},` +
-      ` decided_through = ${unnestValue({ name: "decided_through", type: "ts" })},` +
-      ` admitted_count = u.admitted_count,` +
-      ` last_error = CASE WHEN u.sets_last_error THEN u.last_error ELSE t.last_error END` +
-      ` FROM ${unnestSource(SCHEDULE_FIELD_COLUMNS)} WHERE t.id = u.id`;
-    this.#decided =
+        ` next_run_at = ${unnestValue({ name: "next_run_at", type: "ts" })},` +
+        ` decided_through = ${unnestValue({ name: "decided_through", type: "ts" })},` +
+        ` admitted_count = u.admitted_count,` +
+        ` last_error = CASE WHEN u.sets_last_error THEN u.last_error ELSE t.last_error END` +
+        ` FROM ${unnestSource(SCHEDULE_FIELD_COLUMNS)} WHERE t.id = u.id`,
+    );
+    this.#decided = prepared(
       `SELECT DISTINCT u.task_id FROM ${unnestSource(OCCURRENCE_COLUMNS)}` +
-      ` JOIN ${ctx.runSql.table} AS r ON r.task_id = u.task_id AND r.trigger = 'scheduled'` +
-      ` AND r.scheduled_for = ${unnestValue({ name: "scheduled_for", type: "ts" })}`;
+        ` JOIN ${ctx.runSql.table} AS r ON r.task_id = u.task_id AND r.trigger = 'scheduled'` +
+        ` AND r.scheduled_for = ${unnestValue({ name: "scheduled_for", type: "ts" })}`,
+    );
   }
 
   admit(args: {

@@ -2,7 +2,8 @@
  * Claiming queued runs on PostgreSQL (SPEC 5.3-5.4): one transaction under the claim budget's
  * `pg_advisory_xact_lock`, so the count of launching/running runs read here is never stale when the
  * claims are written. The chosen runs are re-read under `FOR UPDATE SKIP LOCKED` (a run an owner command
- * holds is left alone), claimed with the domain's `claim`, and written in one statement.
+ * holds is left alone), claimed with the domain's `claim`, and written in one statement (their state
+ * columns only).
  */
 import { randomUUID } from "node:crypto";
 import { threadKey } from "../../../domain/claim.js";
@@ -14,10 +15,10 @@ import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { SLOT_INDEXES, uniqueViolation } from "./postgres-errors.js";
-import type { PostgresClient } from "./postgres-pool.js";
+import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import { instantOf, record, text } from "./postgres-rows.js";
 import { CLAIM_BUDGET_LOCK_KIND } from "./postgres-schema-name.js";
-import { timestampToMs } from "./postgres-sql.js";
+import { prepared, timestampToMs } from "./postgres-sql.js";
 import { claimedRunSelect, claimedRunFromRow } from "./postgres-claimed-run.js";
 import { withTransaction } from "./with-transaction.js";
 
@@ -33,24 +34,29 @@ export function candidateWindow(limit: number): number {
 
 export class PostgresClaim {
   readonly #ctx: PostgresContext;
-  readonly #busy: string;
-  readonly #candidates: string;
-  readonly #lockChosen: string;
+  readonly #slotsAndQueue: PostgresStatement;
+  readonly #lockChosen: PostgresStatement;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     const runs = ctx.runSql.table;
-    this.#busy =
-      `SELECT r.task_id, r.thread_scope, r.thread_id, r.exclusive FROM ${runs} AS r` +
-      ` WHERE r.status IN ('launching', 'running')`;
-    this.#candidates =
-      `SELECT r.id, r.task_id, r.thread_scope, r.thread_id, r.exclusive,` +
-      ` ${timestampToMs("r.not_before")} AS not_before, ${timestampToMs("r.queued_at")} AS queued_at,` +
-      ` t.handler_name FROM ${runs} AS r JOIN ${ctx.tasksTable} AS t ON t.id = r.task_id` +
-      ` WHERE r.status = 'queued' ORDER BY r.queued_at, r.id LIMIT $1::int4`;
-    this.#lockChosen =
+    // One round trip for what the claim reads under the lock: the runs holding slots (`busy`), then the
+    // head of the queue in claim order. Claims are serialised by the lock, so each round trip here is
+    // paid by every replica waiting behind it.
+    this.#slotsAndQueue = prepared(
+      `(SELECT true AS busy, r.id, r.task_id, r.thread_scope, r.thread_id, r.exclusive,` +
+        ` NULL::int8 AS not_before, NULL::int8 AS queued_at, NULL::text AS handler_name` +
+        ` FROM ${runs} AS r WHERE r.status IN ('launching', 'running'))` +
+        ` UNION ALL (SELECT false, r.id, r.task_id, r.thread_scope, r.thread_id, r.exclusive,` +
+        ` ${timestampToMs("r.not_before")}, ${timestampToMs("r.queued_at")}, t.handler_name` +
+        ` FROM ${runs} AS r JOIN ${ctx.tasksTable} AS t ON t.id = r.task_id` +
+        ` WHERE r.status = 'queued' ORDER BY r.queued_at, r.id LIMIT $1::int4)` +
+        ` ORDER BY busy DESC, queued_at, id`,
+    );
+    this.#lockChosen = prepared(
       `${claimedRunSelect(ctx)} WHERE r.id = ANY($1::text[]) AND r.status = 'queued'` +
-      ` FOR UPDATE OF r SKIP LOCKED`;
+        ` FOR UPDATE OF r SKIP LOCKED`,
+    );
   }
 
   claimRuns(request: ClaimRequest, select: Select, claim: Claim): Promise<readonly ClaimedRun[]> {
@@ -60,12 +66,13 @@ export class PostgresClaim {
         this.#ctx.schema.lockKey,
       ]);
       // Read after the lock: the previous claimer's writes are committed and visible to this statement.
-      const busy = (await client.query(this.#busy)).rows.map(record);
+      const rows = (
+        await client.query(this.#slotsAndQueue, [candidateWindow(request.limit)])
+      ).rows.map(record);
+      const busy = rows.filter((row) => row["busy"] === true);
       const room = Math.min(request.maxConcurrentRuns - busy.length, request.limit);
       if (room <= 0) return [];
-      const candidates = (
-        await client.query(this.#candidates, [candidateWindow(request.limit)])
-      ).rows.map(candidateFromRow);
+      const candidates = rows.filter((row) => row["busy"] !== true).map(candidateFromRow);
       const offered = new Set<string>(candidates.map((c) => c.id));
       const chosen = select({
         candidates,
@@ -103,7 +110,7 @@ export class PostgresClaim {
     const runSql = this.#ctx.runSql;
     await client.query("SAVEPOINT claim");
     try {
-      const written = await runSql.rewrite(
+      const written = await runSql.writeState(
         client,
         claimed.map((c) => c.run),
         "t.status = 'queued'",
@@ -118,7 +125,7 @@ export class PostgresClaim {
     for (const one of claimed) {
       await client.query("SAVEPOINT claim_one");
       try {
-        const written = await runSql.rewrite(client, [one.run], "t.status = 'queued'");
+        const written = await runSql.writeState(client, [one.run], "t.status = 'queued'");
         if (written.has(one.run.id)) kept.push(one);
       } catch (error) {
         if (!SLOT_INDEXES.includes(uniqueViolation(error) ?? "")) throw error;

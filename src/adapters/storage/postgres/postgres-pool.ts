@@ -8,9 +8,18 @@ export interface PostgresQueryResult {
   readonly rowCount: number | null;
 }
 
+/**
+ * A statement prepared once per connection under `name` (`pg`'s named statements): the server parses it
+ * once per connection and may reuse its plan, instead of parsing and planning its text at every call.
+ */
+export interface PostgresStatement {
+  readonly name: string;
+  readonly text: string;
+}
+
 /** Anything that runs one statement with `$n` parameters. */
 export interface PostgresQueryable {
-  query(text: string, values?: unknown[]): Promise<PostgresQueryResult>;
+  query(statement: string | PostgresStatement, values?: unknown[]): Promise<PostgresQueryResult>;
 }
 
 /** A server notification delivered to a listening connection. */

@@ -11,6 +11,8 @@ import type {
   ClaimedRun,
   OwnerScope,
   Page,
+  RunChangeRequest,
+  RunChangeResult,
   RunQuery,
   RunRepository,
 } from "../../../domain/ports.js";
@@ -20,12 +22,14 @@ import type { Run } from "../../../domain/run.js";
 import type { RunChange } from "../../../domain/run-transitions.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
+import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
+import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { PostgresClaim } from "./postgres-claim.js";
 import { claimedRunFromRow, claimedRunSelect } from "./postgres-claimed-run.js";
 import { wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { decodeCursor, encodeCursor } from "./postgres-cursor.js";
-import type { PostgresClient } from "./postgres-pool.js";
+import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import {
   TASK_COLUMNS,
   instantOrNull,
@@ -35,7 +39,14 @@ import {
   taskFromRow,
   text,
 } from "./postgres-rows.js";
-import { literalList, msToTimestamp, selectList, timestampToMs } from "./postgres-sql.js";
+import {
+  literalList,
+  msToTimestamp,
+  prepared,
+  preparedAll,
+  selectList,
+  timestampToMs,
+} from "./postgres-sql.js";
 import { ownerOf } from "./postgres-task-repository.js";
 import { withTransaction } from "./with-transaction.js";
 
@@ -119,6 +130,56 @@ export class PostgresRunRepository implements RunRepository {
     });
   }
 
+  changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
+    if (requests.length === 0) return Promise.resolve([]);
+    const ids = batchRunIds(requests);
+    return withTransaction(this.#ctx.pool, async (client) => {
+      // Tasks first, then runs, each in id order: the order admission, owner commands and `changeRun`
+      // lock in, and one order between two batches, so batches never deadlock each other.
+      const taskRows = await client.query(this.#sql.lockTasksOfRuns, [ids]);
+      const tasks = new Map<TaskId, Task>();
+      for (const row of taskRows.rows) {
+        const task = taskFromRow(row);
+        tasks.set(task.id, task);
+      }
+      const runRows = await client.query(this.#sql.lockRuns, [ids]);
+      const runs = new Map<RunId, Run>();
+      for (const row of runRows.rows) {
+        const run = runFromRow(row);
+        runs.set(run.id, run);
+      }
+      const applied = applyRunChanges(requests, runs, tasks);
+      await this.#ctx.runSql.writeState(
+        client,
+        applied.runs.map((r) => r.after),
+      );
+      await this.#recordOnTasks(client, applied.tasks);
+      const woken = applied.runs.find(
+        ({ before, after }) =>
+          (holdsSlot(before.status) && !holdsSlot(after.status)) ||
+          (after.status === "queued" && before.status !== "queued"),
+      );
+      // One wake-up per batch: payloads are hints, and the woken replica re-reads the database.
+      if (woken !== undefined) await wake(this.#ctx, client, `run:${woken.after.id}`);
+      return applied.results;
+    });
+  }
+
+  /** A batch's launch bookkeeping and verdict fields, one statement for every task of the batch. */
+  async #recordOnTasks(client: PostgresClient, entries: readonly TaskBookkeeping[]): Promise<void> {
+    if (entries.length === 0) return;
+    await client.query(this.#sql.recordOnTasks, [
+      entries.map((e) => e.taskId),
+      entries.map((e) => e.launch !== null),
+      entries.map((e) => e.launch?.lastRunAt ?? null),
+      entries.map((e) => e.launch?.lastRunId ?? null),
+      entries.map((e) => e.launches),
+      entries.map((e) => e.verdict !== null),
+      entries.map((e) => e.verdict?.lastError ?? null),
+      entries.map((e) => e.verdict?.status ?? null),
+    ]);
+  }
+
   /** Launch bookkeeping and verdict fields only; `run_count` moves relatively; never `version`. */
   async #recordOnTask(client: PostgresClient, task: Task, change: RunChange): Promise<void> {
     const launch = change.taskLaunch;
@@ -175,7 +236,7 @@ export class PostgresRunRepository implements RunRepository {
     return instantOrNull(record(result.rows[0]), "at");
   }
 
-  async #ids(sql: string, values: unknown[]): Promise<RunId[]> {
+  async #ids(sql: PostgresStatement, values: unknown[]): Promise<RunId[]> {
     const result = await this.#ctx.pool.query(sql, values);
     return result.rows.map((row) => runId(text(record(row), "id")));
   }
@@ -186,7 +247,7 @@ function buildStatements(ctx: PostgresContext) {
   const tasks = ctx.tasksTable;
   const select = `SELECT ${ctx.runSql.columns} FROM ${runs} AS r`;
   const at = (param: string) => msToTimestamp(`${param}::int8`);
-  return {
+  return preparedAll({
     find: `${select} WHERE r.id = $1::text AND ($2::text IS NULL OR r.owner = $2)`,
     manual: `${select} WHERE r.task_id = $1::text AND r.trigger = 'manual' AND r.idempotency_key = $2::text`,
     list:
@@ -198,6 +259,25 @@ function buildStatements(ctx: PostgresContext) {
       `SELECT ${selectList(TASK_COLUMNS, "t")} FROM ${tasks} AS t` +
       ` WHERE t.id = (SELECT task_id FROM ${runs} WHERE id = $1::text) FOR UPDATE`,
     lockRun: `${select} WHERE r.id = $1::text FOR UPDATE`,
+    lockTasksOfRuns: prepared(
+      `SELECT ${selectList(TASK_COLUMNS, "t")} FROM ${tasks} AS t` +
+        ` WHERE t.id IN (SELECT task_id FROM ${runs} WHERE id = ANY($1::text[]))` +
+        ` ORDER BY t.id FOR UPDATE`,
+    ),
+    lockRuns: prepared(`${select} WHERE r.id = ANY($1::text[]) ORDER BY r.id FOR UPDATE`),
+    // Launch bookkeeping (last_run_*, a relative run_count) and verdict fields (last_error, and status
+    // when a verdict set one): the fields SPEC 5.5 gives these two steps, nothing else.
+    recordOnTasks: prepared(
+      `UPDATE ${tasks} AS t SET` +
+        ` last_run_at = CASE WHEN u.launched THEN ${msToTimestamp("u.last_run_at")} ELSE t.last_run_at END,` +
+        ` last_run_id = CASE WHEN u.launched THEN u.last_run_id ELSE t.last_run_id END,` +
+        ` run_count = t.run_count + u.launches,` +
+        ` last_error = CASE WHEN u.judged THEN u.last_error ELSE t.last_error END,` +
+        ` status = COALESCE(u.status, t.status)` +
+        ` FROM unnest($1::text[], $2::bool[], $3::int8[], $4::text[], $5::int8[], $6::bool[],` +
+        ` $7::text[], $8::text[]) AS u(id, launched, last_run_at, last_run_id, launches, judged,` +
+        ` last_error, status) WHERE t.id = u.id`,
+    ),
     recordOnTask:
       `UPDATE ${tasks} SET` +
       ` last_run_at = CASE WHEN $2::bool THEN ${at("$3")} ELSE last_run_at END,` +
@@ -247,5 +327,5 @@ function buildStatements(ctx: PostgresContext) {
         ` (SELECT min(claim_expires_at) FROM ${runs} WHERE status = 'launching'),` +
         ` (SELECT min(deadline_at) FROM ${runs} WHERE status IN ('launching', 'running')))`,
     )} AS at`,
-  };
+  });
 }

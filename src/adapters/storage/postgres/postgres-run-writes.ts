@@ -7,16 +7,19 @@ import type { TaskId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import { ACTIVE_RUN_STATUSES } from "../../../domain/run.js";
 import type { Run } from "../../../domain/run.js";
-import type { PostgresQueryable } from "./postgres-pool.js";
+import { RUN_STATE_FIELDS } from "../shared/run-change-batch.js";
+import type { PostgresQueryable, PostgresStatement } from "./postgres-pool.js";
 import { RUN_COLUMNS, record, runFromRow, runValues, text } from "./postgres-rows.js";
 import type { SchemaName } from "./postgres-schema-name.js";
 import {
   columnArrays,
   literalList,
+  prepared,
   selectList,
   unnestInsert,
   unnestUpdate,
 } from "./postgres-sql.js";
+import type { Column } from "./postgres-sql.js";
 
 /** Which unique key a batch insert tolerates: a conflicting row is dropped, not an error. */
 export type InsertConflict = "none" | "manual_key" | "backfill_occurrence" | "scheduled_occurrence";
@@ -35,6 +38,15 @@ export function materializeRun(newRun: NewRun, id: string): Run {
   return { ...newRun, id: runId(id), threadId: newRun.threadId ?? threadId(id) };
 }
 
+/** The columns a run change writes (`RUN_STATE_FIELDS`), after the id: never the identity fields. */
+const RUN_STATE_COLUMNS: readonly Column[] = ["id", ...RUN_STATE_FIELDS].map((field) => {
+  const name = field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  const found = RUN_COLUMNS.find((c) => c.name === name);
+  if (found === undefined) throw new TypeError(`no run column for ${field}`);
+  return found;
+});
+const RUN_STATE_INDEXES = RUN_STATE_COLUMNS.map((c) => RUN_COLUMNS.indexOf(c));
+
 /** SQL for one schema, built once. */
 export class RunSql {
   readonly table: string;
@@ -42,12 +54,15 @@ export class RunSql {
   readonly #insert: string;
   readonly #update: string;
   readonly #active: string;
+  readonly #writeState: string;
+  readonly #statements = new Map<string, PostgresStatement>();
 
   constructor(schema: SchemaName) {
     this.table = `${schema.quoted}.runs`;
     this.columns = selectList(RUN_COLUMNS, "r");
     this.#insert = unnestInsert(this.table, RUN_COLUMNS);
     this.#update = unnestUpdate(this.table, RUN_COLUMNS);
+    this.#writeState = unnestUpdate(this.table, RUN_STATE_COLUMNS);
     this.#active =
       `SELECT ${this.columns} FROM ${this.table} AS r ` +
       `WHERE r.task_id = ANY($1::text[]) AND r.status IN (${literalList(ACTIVE_RUN_STATUSES)}) ` +
@@ -62,7 +77,7 @@ export class RunSql {
   ): Promise<Set<string>> {
     if (runs.length === 0) return new Set();
     const result = await db.query(
-      `${this.#insert}${ON_CONFLICT[conflict]} RETURNING id`,
+      this.#statement(`${this.#insert}${ON_CONFLICT[conflict]} RETURNING id`),
       columnArrays(RUN_COLUMNS, runs.map(runValues)),
     );
     return new Set(result.rows.map((row) => text(record(row), "id")));
@@ -72,16 +87,43 @@ export class RunSql {
   async rewrite(db: PostgresQueryable, runs: readonly Run[], where = ""): Promise<Set<string>> {
     if (runs.length === 0) return new Set();
     const result = await db.query(
-      `${this.#update}${where === "" ? "" : ` AND ${where}`} RETURNING t.id`,
+      this.#statement(`${this.#update}${where === "" ? "" : ` AND ${where}`} RETURNING t.id`),
       columnArrays(RUN_COLUMNS, runs.map(runValues)),
     );
     return new Set(result.rows.map((row) => text(record(row), "id")));
   }
 
+  /**
+   * Writes the state columns of `runs` (read under a lock) in one statement, never the identity columns
+   * fixed at admission; `where` adds conditions on the current row `t`. Returns the ids written.
+   */
+  async writeState(db: PostgresQueryable, runs: readonly Run[], where = ""): Promise<Set<string>> {
+    if (runs.length === 0) return new Set();
+    const rows = runs.map((run) => {
+      const values = runValues(run);
+      return RUN_STATE_INDEXES.map((i) => values[i]);
+    });
+    const result = await db.query(
+      this.#statement(`${this.#writeState}${where === "" ? "" : ` AND ${where}`} RETURNING t.id`),
+      columnArrays(RUN_STATE_COLUMNS, rows),
+    );
+    return new Set(result.rows.map((row) => text(record(row), "id")));
+  }
+
+  /** `text` as a named statement, made once per text. */
+  #statement(text: string): PostgresStatement {
+    let statement = this.#statements.get(text);
+    if (statement === undefined) {
+      statement = prepared(text);
+      this.#statements.set(text, statement);
+    }
+    return statement;
+  }
+
   /** The active runs of `taskIds`, locked, in FIFO order. */
   async lockActive(db: PostgresQueryable, taskIds: readonly TaskId[]): Promise<Run[]> {
     if (taskIds.length === 0) return [];
-    const result = await db.query(this.#active, [taskIds]);
+    const result = await db.query(this.#statement(this.#active), [taskIds]);
     return result.rows.map(runFromRow);
   }
 }

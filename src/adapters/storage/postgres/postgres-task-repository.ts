@@ -23,13 +23,14 @@ import { PostgresAdmission } from "./postgres-admission.js";
 import { WAKE_CHANNEL, wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { decodeCursor, encodeCursor } from "./postgres-cursor.js";
-import type { PostgresClient } from "./postgres-pool.js";
+import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import { TASK_COLUMNS, instantOrNull, record, taskFromRow, taskValues } from "./postgres-rows.js";
 import { materializeRun } from "./postgres-run-writes.js";
 import type { InsertConflict } from "./postgres-run-writes.js";
 import {
   columnArrays,
   msToTimestamp,
+  prepared,
   selectList,
   unnestInsert,
   unnestUpdate,
@@ -57,7 +58,7 @@ export class PostgresTaskRepository implements TaskRepository {
   readonly #find: string;
   readonly #lock: string;
   readonly #list: string;
-  readonly #nextDue: string;
+  readonly #nextDue: PostgresStatement;
   readonly #admission: PostgresAdmission;
 
   constructor(ctx: PostgresContext) {
@@ -85,9 +86,10 @@ export class PostgresTaskRepository implements TaskRepository {
       ` AND ($5::text IS NULL OR t.thread_scope = $5)` +
       ` AND ($6::int8 IS NULL OR (t.created_at, t.id) > (${msToTimestamp("$6::int8")}, $7::text))` +
       ` ORDER BY t.created_at, t.id LIMIT $8::int4`;
-    this.#nextDue =
+    this.#nextDue = prepared(
       `SELECT (extract(epoch from min(t.next_run_at)) * 1000)::int8 AS at FROM ${tasks} AS t` +
-      ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL`;
+        ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL`,
+    );
   }
 
   async insertTask(task: Task): Promise<void> {

@@ -14,6 +14,8 @@ import type {
   ClaimRequest,
   OwnerScope,
   Page,
+  RunChangeRequest,
+  RunChangeResult,
   RunQuery,
   RunRepository,
 } from "../../../domain/ports.js";
@@ -25,6 +27,8 @@ import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
 import { decodeCursor, encodeCursor } from "../shared/page-cursor.js";
+import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
+import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { settle } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { brokenRunKey } from "./sqlite-errors.js";
@@ -239,6 +243,56 @@ export class SqliteRunRepository implements RunRepository {
     limit: number,
   ): Promise<readonly ClaimedRun[]> {
     return settle(() => this.#sweeps.runningRuns(targetKind, after, limit));
+  }
+
+  changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
+    if (requests.length === 0) return Promise.resolve([]);
+    return settle(() =>
+      this.#tx.write(() => {
+        const ids = JSON.stringify(batchRunIds(requests));
+        const rows = new Map<string, RunRow>();
+        const runs = new Map<RunId, Run>();
+        for (const row of this.#shared.runsByIds.all(ids)) {
+          const run = runFromRow(row);
+          rows.set(run.id, row);
+          runs.set(run.id, run);
+        }
+        const taskIds = JSON.stringify([...new Set([...runs.values()].map((r) => r.taskId))]);
+        const tasks = new Map<TaskId, Task>();
+        for (const row of this.#shared.tasksByIds.all(taskIds)) {
+          const task = taskFromRow(row);
+          tasks.set(task.id, task);
+        }
+        const applied = applyRunChanges(requests, runs, tasks);
+        for (const { after } of applied.runs) {
+          this.#shared.writeRun(runToRow(after), rows.get(after.id));
+        }
+        for (const entry of applied.tasks) this.#recordOnTask(entry);
+        return applied.results;
+      }),
+    );
+  }
+
+  /** Launch bookkeeping and verdict fields only; `run_count` moves relatively. */
+  #recordOnTask(entry: TaskBookkeeping): void {
+    if (entry.launch !== null) {
+      this.#recordLaunch.run({
+        id: entry.taskId,
+        at: entry.launch.lastRunAt,
+        run: entry.launch.lastRunId,
+        add: entry.launches,
+      });
+    }
+    const verdict = entry.verdict;
+    if (verdict?.status != null) {
+      this.#recordVerdict.run({
+        id: entry.taskId,
+        error: verdict.lastError,
+        status: verdict.status,
+      });
+    } else if (verdict !== null) {
+      this.#recordError.run({ id: entry.taskId, error: verdict.lastError });
+    }
   }
 
   findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {

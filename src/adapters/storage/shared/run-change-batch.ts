@@ -1,0 +1,174 @@
+/**
+ * The in-memory half of `RunRepository.changeRuns`, shared by every store: given the runs and tasks the
+ * adapter has locked (or read under its write lock), applies each request in order as `changeRun` would
+ * and says what to write. It writes nothing itself and never touches a clock.
+ */
+import { IllegalTransitionError, LeaseLostError, NotFoundError } from "../../../domain/errors.js";
+import { isPunctualError } from "../../../domain/errors.js";
+import type { PunctualError } from "../../../domain/errors.js";
+import type { RunId, TaskId } from "../../../domain/ids.js";
+import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports.js";
+import type { Run } from "../../../domain/run.js";
+import type { Task, TaskStatus } from "../../../domain/task.js";
+import type { Instant } from "../../../domain/time.js";
+
+/** A run the batch changed: as read, and as it ends the batch. */
+export interface ChangedRunRow {
+  readonly before: Run;
+  readonly after: Run;
+}
+
+/**
+ * What the batch writes on one task: launch bookkeeping (`last_run_*`, `run_count + launches`) and verdict
+ * fields (`last_error`, and `status` when a verdict set it), each only when some request recorded one.
+ */
+export interface TaskBookkeeping {
+  readonly taskId: TaskId;
+  readonly launch: { readonly lastRunAt: Instant; readonly lastRunId: RunId } | null;
+  readonly launches: number;
+  readonly verdict: {
+    readonly lastError: string | null;
+    readonly status: TaskStatus | null;
+  } | null;
+}
+
+export interface AppliedRunChanges {
+  readonly results: RunChangeResult[];
+  /** Runs to write, in id order. */
+  readonly runs: ChangedRunRow[];
+  /** Tasks to write, in id order. */
+  readonly tasks: TaskBookkeeping[];
+}
+
+/** Fields fixed when a run is admitted: a run change never writes them. */
+const IDENTITY_FIELDS = [
+  "taskId",
+  "owner",
+  "trigger",
+  "scheduledFor",
+  "fireAt",
+  "missedCount",
+  "missedUntil",
+  "threadScope",
+  "threadId",
+  "exclusive",
+  "idempotencyKey",
+  "queuedAt",
+] as const satisfies readonly (keyof Run)[];
+
+/** The run fields a change may write (everything but the id and the identity fields). */
+export const RUN_STATE_FIELDS = [
+  "status",
+  "reason",
+  "attempt",
+  "failures",
+  "notBefore",
+  "claimToken",
+  "claimExpiresAt",
+  "claimedBy",
+  "targetRunId",
+  "launchedAt",
+  "deadlineAt",
+  "finishedAt",
+  "latenessMs",
+  "late",
+  "cancelRequestedAt",
+  "error",
+  "result",
+] as const satisfies readonly (keyof Run)[];
+
+/** The distinct run ids of a batch, in id order: the order the adapter locks them in. */
+export function batchRunIds(requests: readonly RunChangeRequest[]): RunId[] {
+  return [...new Set(requests.map((r) => r.id))].sort(compareIds);
+}
+
+/**
+ * Applies `requests` in order over `runs` and `tasks` (read under lock). Each request sees the run and the
+ * task as the requests before it left them. A refused request (lease_lost, not_found, a transition
+ * `decide` refuses) changes nothing; any other throw from `decide` is a bug and propagates.
+ */
+export function applyRunChanges(
+  requests: readonly RunChangeRequest[],
+  runs: ReadonlyMap<RunId, Run>,
+  tasks: ReadonlyMap<TaskId, Task>,
+): AppliedRunChanges {
+  const current = new Map(runs);
+  const currentTasks = new Map(tasks);
+  const changed = new Map<RunId, ChangedRunRow>();
+  const bookkeeping = new Map<TaskId, TaskBookkeeping>();
+  const results = requests.map((request): RunChangeResult => {
+    const run = current.get(request.id);
+    if (run === undefined) return refused(new NotFoundError("run", request.id));
+    if (request.token !== undefined && run.claimToken !== request.token) {
+      return refused(
+        new LeaseLostError(`the claim on run ${request.id} was superseded or released`),
+      );
+    }
+    const task = currentTasks.get(run.taskId);
+    if (task === undefined) return refused(new NotFoundError("run", request.id));
+    let decided;
+    try {
+      decided = request.decide(run, task);
+    } catch (error) {
+      if (isPunctualError(error)) return refused(error);
+      throw error;
+    }
+    if (decided === null) return { kind: "unchanged" };
+    const after: Run = { ...decided.run, id: run.id };
+    if (IDENTITY_FIELDS.some((field) => after[field] !== run[field])) {
+      return refused(new IllegalTransitionError("run", run.status, "a change of its identity"));
+    }
+    current.set(run.id, after);
+    changed.set(run.id, { before: changed.get(run.id)?.before ?? run, after });
+    const entry = bookkeeping.get(task.id) ?? {
+      taskId: task.id,
+      launch: null,
+      launches: 0,
+      verdict: null,
+    };
+    const launch = decided.taskLaunch;
+    const verdict = decided.taskVerdict;
+    bookkeeping.set(task.id, {
+      taskId: task.id,
+      launch: launch === undefined ? entry.launch : launch,
+      launches: entry.launches + (launch?.runCountIncrement ?? 0),
+      verdict:
+        verdict === undefined
+          ? entry.verdict
+          : {
+              lastError: verdict.lastError,
+              status: verdict.status ?? entry.verdict?.status ?? null,
+            },
+    });
+    // Later requests on this task see what these wrote, as they would one `changeRun` after another.
+    currentTasks.set(task.id, {
+      ...task,
+      ...(launch === undefined
+        ? {}
+        : {
+            lastRunAt: launch.lastRunAt,
+            lastRunId: launch.lastRunId,
+            runCount: task.runCount + launch.runCountIncrement,
+          }),
+      ...(verdict === undefined
+        ? {}
+        : { lastError: verdict.lastError, status: verdict.status ?? task.status }),
+    });
+    return { kind: "changed", change: { ...decided, run: after } };
+  });
+  return {
+    results,
+    runs: [...changed.values()].sort((a, b) => compareIds(a.after.id, b.after.id)),
+    tasks: [...bookkeeping.values()]
+      .filter((t) => t.launch !== null || t.verdict !== null)
+      .sort((a, b) => compareIds(a.taskId, b.taskId)),
+  };
+}
+
+function refused(error: PunctualError): RunChangeResult {
+  return { kind: "refused", error };
+}
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,125 @@
+/**
+ * Write-behind batching of launch answers and verdicts (issue #6): the coordinator queues them here and
+ * they are written in one store transaction per batch, in the order queued. One batch is written at a
+ * time; whatever is queued meanwhile forms the next one, so batches grow with the store's latency and a
+ * lone write waits only for the event loop to turn.
+ *
+ * States: idle -> scheduled (a write queued; flushed on the next turn of the event loop) -> flushing
+ * (one batch in the store; retried with back-off while the store fails) -> idle when nothing is queued.
+ * A queued launch is never retried past its claim's lease: it is then given up, and the claim is
+ * reconciled by a sweep (SPEC 5.2), never launched again blindly.
+ */
+import type { RunWrite } from "../application/dispatch-service.js";
+import { isPunctualError } from "../domain/errors.js";
+import type { RunChangeResult } from "../domain/ports.js";
+import type { Instant } from "../domain/time.js";
+import type { Clock } from "./clock.js";
+
+export interface RunWriteQueueDeps {
+  readonly clock: Clock;
+  /** Writes one batch in one transaction; results at the writes' indexes. */
+  readonly write: (writes: readonly RunWrite[]) => Promise<readonly RunChangeResult[]>;
+  /** Writes per batch at most. */
+  readonly maxBatch: number;
+  /** Aborted when shutdown stops waiting: a batch still retrying gives up. */
+  readonly giveUp: AbortSignal;
+  /** A batch failed (the store is down); called for each failed attempt. */
+  readonly onFailure: (error: unknown) => void;
+  /** A batch was written. */
+  readonly onSuccess: () => void;
+}
+
+interface Pending {
+  readonly write: RunWrite;
+  /** The write is given up once a retry would start at or after this instant (a claim's lease). */
+  readonly until: Instant | null;
+  readonly resolve: (result: RunChangeResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+export class RunWriteQueue {
+  readonly #deps: RunWriteQueueDeps;
+  #pending: Pending[] = [];
+  #scheduled = false;
+  #flushing = false;
+
+  constructor(deps: RunWriteQueueDeps) {
+    this.#deps = deps;
+  }
+
+  /** Writes queued or being written. */
+  get size(): number {
+    return this.#pending.length;
+  }
+
+  /**
+   * Queues `write`; resolves with its result once its batch is written. Rejects with the store's error
+   * when the store kept failing until `until` (or shutdown gave up); a refusal (lease_lost) is a result.
+   */
+  enqueue(write: RunWrite, until: Instant | null): Promise<RunChangeResult> {
+    return new Promise<RunChangeResult>((resolve, reject) => {
+      this.#pending.push({ write, until, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#flushing) return;
+    this.#scheduled = true;
+    // The next turn of the event loop: launches answered in this turn (a claimed batch whose launcher
+    // answers at once, and their handlers' verdicts) join one batch.
+    setImmediate(() => {
+      this.#scheduled = false;
+      void this.#flush();
+    });
+  }
+
+  async #flush(): Promise<void> {
+    this.#flushing = true;
+    try {
+      while (this.#pending.length > 0) {
+        const batch = this.#pending.splice(0, this.#deps.maxBatch);
+        await this.#writeBatch(batch);
+      }
+    } finally {
+      this.#flushing = false;
+    }
+  }
+
+  /** Writes one batch, retrying with back-off while the store fails (an outage), as `#persist` does. */
+  async #writeBatch(batch: readonly Pending[]): Promise<void> {
+    const { clock, giveUp } = this.#deps;
+    let live = batch;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const results = await this.#deps.write(live.map((p) => p.write));
+        this.#deps.onSuccess();
+        live.forEach((p, i) => {
+          const result = results[i];
+          if (result === undefined) p.reject(new Error("the store returned too few results"));
+          else p.resolve(result);
+        });
+        return;
+      } catch (error) {
+        if (isPunctualError(error)) {
+          for (const p of live) p.reject(error);
+          return;
+        }
+        const wakeAt = clock.now() + Math.min(5000, 200 * 2 ** Math.min(attempt, 5));
+        const keep: Pending[] = [];
+        for (const p of live) {
+          if (p.until !== null && wakeAt >= p.until) p.reject(error);
+          else keep.push(p);
+        }
+        live = keep;
+        if (live.length === 0) return;
+        this.#deps.onFailure(error);
+        await clock.sleepUntil(wakeAt as Instant, giveUp);
+        if (giveUp.aborted) {
+          for (const p of live) p.reject(error);
+          return;
+        }
+      }
+    }
+  }
+}

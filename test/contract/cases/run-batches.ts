@@ -1,0 +1,219 @@
+/**
+ * Contract: `changeRuns` applies a batch of run changes in one transaction, in order, each as `changeRun`
+ * would: fenced per request (a superseded token refuses only that request), a launch and its completion
+ * land together, and the task's launch bookkeeping and verdict fields add up as one write after another.
+ */
+import { describe, expect, it, vi } from "vitest";
+import { fencingToken, runId } from "../../../src/domain/ids.js";
+import type { ClaimedRun, RunChangeRequest } from "../../../src/domain/ports.js";
+import {
+  applyLaunchAnswer,
+  applyLaunchOutcome,
+  completeRun,
+} from "../../../src/domain/run-transitions.js";
+import type { CompletionVerdict, LaunchOutcome } from "../../../src/domain/run-transitions.js";
+import type { Instant } from "../../../src/domain/time.js";
+import { ALL, minute, onceAt } from "../fixtures.js";
+import {
+  POLICY,
+  admitDue,
+  claimDue,
+  insertTask,
+  insertTasks,
+  recordLaunch,
+  reload,
+  reloadRun,
+  runTaskContext,
+  triggerRun,
+} from "../store-steps.js";
+import type { ContractContext } from "./contract-context.js";
+
+const IDLE = { schedule: onceAt(minute(600)), options: { overlap: "allow_all" as const } };
+const LAUNCHED: LaunchOutcome = { kind: "launched", targetRunId: "target-run" };
+
+function launch(
+  claimed: ClaimedRun,
+  now: Instant,
+  outcome: LaunchOutcome = LAUNCHED,
+): RunChangeRequest {
+  const token = claimed.run.claimToken;
+  return {
+    id: claimed.run.id,
+    ...(token === null ? {} : { token }),
+    decide: (run, task) =>
+      applyLaunchOutcome(run, outcome, { now, task: runTaskContext(task), policy: POLICY }),
+  };
+}
+
+function complete(claimed: ClaimedRun, verdict: CompletionVerdict, now: Instant): RunChangeRequest {
+  return {
+    id: claimed.run.id,
+    decide: (run, task) => completeRun(run, verdict, { now, task: runTaskContext(task) }),
+  };
+}
+
+export function describeRunBatches(ctx: ContractContext): void {
+  describe("changeRuns", () => {
+    it("refuses only the request whose fencing token no longer matches", async () => {
+      const store = ctx.store();
+      const task = await insertTask(store, IDLE);
+      for (const key of ["a", "b", "c"]) await triggerRun(store, ALL, task.id, key, minute(0, 1));
+      const [a, b, c] = await claimDue(store, minute(1));
+      // b's claim is superseded: it went back to the queue and was claimed again.
+      await recordLaunch(store, b!, minute(1), { kind: "busy", message: "thread busy" });
+      const [again] = await claimDue(store, minute(1, 5000));
+      expect(again!.run.id).toBe(b!.run.id);
+      const results = await store.runs.changeRuns([
+        launch(a!, minute(1, 6000)),
+        launch(b!, minute(1, 6000)),
+        launch(c!, minute(1, 6000)),
+      ]);
+      expect(results.map((r) => r.kind)).toEqual(["changed", "refused", "changed"]);
+      expect(results[1]).toMatchObject({ kind: "refused", error: { code: "lease_lost" } });
+      expect(await reloadRun(store, b!.run.id)).toEqual(again!.run);
+      for (const done of [a!, c!]) {
+        expect(await reloadRun(store, done.run.id)).toMatchObject({
+          status: "running",
+          claimToken: null,
+          launchedAt: minute(1, 6000),
+        });
+      }
+      const after = await reload(store, task.id);
+      expect(after.runCount).toBe(2);
+      expect(after.lastRunId).toBe(c!.run.id);
+      expect(after.version).toBe(task.version);
+    });
+
+    it("takes a launch and then its completion of the same run in one batch", async () => {
+      const store = ctx.store();
+      const task = await insertTask(store, { schedule: onceAt(minute(1)) });
+      await admitDue(store, minute(1));
+      const [claimed] = await claimDue(store, minute(1, 1));
+      const results = await store.runs.changeRuns([
+        launch(claimed!, minute(1, 2)),
+        complete(claimed!, { status: "succeeded", result: { ok: true } }, minute(1, 2)),
+      ]);
+      expect(results.map((r) => r.kind)).toEqual(["changed", "changed"]);
+      expect(results[0]).toMatchObject({ change: { run: { status: "running" } } });
+      const run = await reloadRun(store, claimed!.run.id);
+      expect(run).toMatchObject({
+        status: "succeeded",
+        launchedAt: minute(1, 2),
+        finishedAt: minute(1, 2),
+        claimToken: null,
+        result: { ok: true },
+        targetRunId: "target-run",
+      });
+      expect(results[1]).toMatchObject({ kind: "changed", change: { run } });
+      expect(await reload(store, task.id)).toMatchObject({
+        status: "completed",
+        runCount: 1,
+        lastRunId: claimed!.run.id,
+        lastRunAt: minute(1, 2),
+        lastError: null,
+        version: task.version,
+      });
+    });
+
+    it("books a launch answer that carries its verdict as launched and succeeded", async () => {
+      const store = ctx.store();
+      await insertTask(store, { schedule: onceAt(minute(1)) });
+      await admitDue(store, minute(1));
+      const [claimed] = await claimDue(store, minute(1, 1));
+      const [result] = await store.runs.changeRuns([
+        {
+          id: claimed!.run.id,
+          token: claimed!.run.claimToken!,
+          decide: (run, task) =>
+            applyLaunchAnswer(
+              run,
+              { outcome: LAUNCHED, completion: { status: "failed", error: "boom" } },
+              { now: minute(1, 3), task: runTaskContext(task), policy: POLICY },
+            ),
+        },
+      ]);
+      expect(result).toMatchObject({
+        kind: "changed",
+        change: {
+          run: { status: "failed", launchedAt: minute(1, 3), error: "boom" },
+          taskLaunch: { lastRunId: claimed!.run.id, runCountIncrement: 1 },
+          taskVerdict: { lastError: "boom", status: "failed" },
+        },
+      });
+      expect(await reload(store, claimed!.task.id)).toMatchObject({
+        status: "failed",
+        lastError: "boom",
+        runCount: 1,
+      });
+    });
+
+    it("adds up the launches and keeps the last verdict of runs of several tasks", async () => {
+      const store = ctx.store();
+      const [first, second] = await insertTasks(store, IDLE, IDLE);
+      for (const key of ["a", "b"]) await triggerRun(store, ALL, first!.id, key, minute(0, 1));
+      await triggerRun(store, ALL, second!.id, "c", minute(0, 2));
+      const claimed = await claimDue(store, minute(1));
+      expect(claimed).toHaveLength(3);
+      const ofFirst = claimed.filter((c) => c.task.id === first!.id);
+      const ofSecond = claimed.filter((c) => c.task.id === second!.id);
+      await store.runs.changeRuns([
+        ...claimed.map((c) => launch(c, minute(1, 10))),
+        complete(ofFirst[0]!, { status: "failed", error: "one" }, minute(1, 20)),
+        complete(ofFirst[1]!, { status: "succeeded" }, minute(1, 30)),
+        complete(ofSecond[0]!, { status: "failed", error: "two" }, minute(1, 40)),
+      ]);
+      expect(await reload(store, first!.id)).toMatchObject({
+        runCount: 2,
+        lastRunId: ofFirst[1]!.run.id,
+        lastError: null,
+        status: "enabled",
+      });
+      expect(await reload(store, second!.id)).toMatchObject({
+        runCount: 1,
+        lastRunId: ofSecond[0]!.run.id,
+        lastError: "two",
+      });
+    });
+
+    it("refuses a missing run and a refused transition alone, and writes nothing for null", async () => {
+      const store = ctx.store();
+      const task = await insertTask(store, IDLE);
+      await triggerRun(store, ALL, task.id, "c", minute(0, 1));
+      const queued = await triggerRun(store, ALL, task.id, "q", minute(0, 2));
+      const [claimed] = await claimDue(store, minute(1), { limit: 1 });
+      expect(claimed!.run.id).not.toBe(queued!.id);
+      const unchanged = vi.fn(() => null);
+      const results = await store.runs.changeRuns([
+        { id: runId("no-such-run"), decide: unchanged },
+        // A launch outcome for a run that was never claimed: the domain refuses the transition.
+        {
+          id: queued!.id,
+          decide: (run, current) =>
+            applyLaunchOutcome(run, LAUNCHED, {
+              now: minute(1, 1),
+              task: runTaskContext(current),
+              policy: POLICY,
+            }),
+        },
+        { id: queued!.id, token: fencingToken("never-issued"), decide: unchanged },
+        { id: claimed!.run.id, decide: unchanged },
+        launch(claimed!, minute(1, 2)),
+      ]);
+      expect(results.map((r) => (r.kind === "refused" ? r.error.code : r.kind))).toEqual([
+        "not_found",
+        "illegal_transition",
+        "lease_lost",
+        "unchanged",
+        "changed",
+      ]);
+      expect(unchanged).toHaveBeenCalledTimes(1);
+      expect(await reloadRun(store, queued!.id)).toEqual(queued);
+      expect(await reloadRun(store, claimed!.run.id)).toMatchObject({ status: "running" });
+      expect((await reload(store, task.id)).runCount).toBe(1);
+    });
+
+    it("answers an empty batch with no results", async () => {
+      expect(await ctx.store().runs.changeRuns([])).toEqual([]);
+    });
+  });
+}

@@ -1,0 +1,82 @@
+/**
+ * Write-behind batching (issue #6): the launch answers of one claim, and the verdicts reported right after
+ * them, reach the store as one `changeRuns` batch, each verdict after its launch.
+ */
+import { describe, expect, it } from "vitest";
+import { LOCAL_ACTOR } from "../../src/application/actor.js";
+import type { Store } from "../../src/application/store.js";
+import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
+import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
+import type { RunChangeRequest } from "../../src/domain/ports.js";
+import { VirtualClock } from "../../src/runtime/clock.js";
+import { createHarness } from "./harness.js";
+
+const t0 = Date.parse("2026-01-05T00:00:00Z");
+
+/** A memory store that records the batches of run changes it is given. */
+function recordingStore(clock: VirtualClock): { store: Store; batches: RunChangeRequest[][] } {
+  const base = createMemoryStore({ newId: createIdGenerator(() => clock.now()) });
+  const batches: RunChangeRequest[][] = [];
+  const runs = new Proxy(base.runs, {
+    get: (target, property) => {
+      if (property === "changeRuns") {
+        return (requests: readonly RunChangeRequest[]) => {
+          batches.push([...requests]);
+          return base.runs.changeRuns(requests);
+        };
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+    },
+  });
+  return {
+    store: {
+      kind: base.kind,
+      capabilities: base.capabilities,
+      tasks: base.tasks,
+      replicas: base.replicas,
+      runs,
+      migrate: () => base.migrate(),
+      close: () => base.close(),
+      ping: () => base.ping(),
+      migrationStatus: () => base.migrationStatus(),
+    },
+    batches,
+  };
+}
+
+describe("Coordinator write batches", () => {
+  it("writes a claim's launch answers and the verdicts that follow them in one batch", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, batches } = recordingStore(clock);
+    const h = createHarness({ clock, store });
+    h.launcher.behaviour = (call) => {
+      call.resolve();
+      // A handler that finishes at once reports its verdict while its launch answer is on its way.
+      void h.coordinator.reportCompletion(call.run.id, { status: "succeeded", result: "done" });
+    };
+    const tasks = [];
+    for (let i = 0; i < 5; i++) {
+      const task = await h.create({ schedule: { type: "interval", every: "PT1H" } });
+      await h.tasks.trigger(LOCAL_ACTOR, task.id, {}, clock.now());
+      tasks.push(task);
+    }
+    await h.tick();
+    await h.coordinator.settle();
+    expect(batches).toHaveLength(1);
+    const [batch] = batches;
+    expect(batch).toHaveLength(10);
+    // Each run's verdict comes after its launch answer (the fenced one).
+    for (const request of batch!.filter((r) => r.token === undefined)) {
+      const launch = batch!.findIndex((r) => r.id === request.id && r.token !== undefined);
+      expect(launch).toBeGreaterThanOrEqual(0);
+      expect(launch).toBeLessThan(batch!.indexOf(request));
+    }
+    for (const task of tasks) {
+      const [run] = (await h.tasks.listRuns(LOCAL_ACTOR, task.id, { limit: 10 })).items;
+      expect(run).toMatchObject({ status: "succeeded", result: "done", attempt: 1 });
+      expect((await h.tasks.get(LOCAL_ACTOR, task.id)).run_count).toBe(1);
+    }
+    await h.coordinator.stop();
+  });
+});
