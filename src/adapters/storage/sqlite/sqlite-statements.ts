@@ -17,17 +17,55 @@ export const RUN_SELECT = `SELECT ${columnList(RUN_COLUMNS)} FROM runs`;
 
 const RUN_FIELDS = RUN_COLUMNS.filter((name) => name !== "id");
 
+/**
+ * A `SELECT` of whole rows (`columns`, in this order) read in better-sqlite3's raw mode and shaped into
+ * row objects here. better-sqlite3 builds each row object key by key; a loop over one column list builds
+ * objects of one shape, which cost about half as much to read and map (measured on 500-row batches of
+ * task rows). The hot reads (admission, claims, batched run changes) go through this.
+ */
+export class RowReader<Params extends unknown[], Row> {
+  readonly #statement: Statement<Params, unknown[]>;
+  readonly #columns: readonly string[];
+
+  constructor(db: SqliteDatabase, sql: string, columns: readonly (keyof Row & string)[]) {
+    this.#statement = db.prepare<Params, unknown[]>(sql).raw(true);
+    this.#columns = columns;
+    const names = this.#statement.columns().map((c) => c.name);
+    if (names.join(",") !== columns.join(",")) {
+      throw new Error(
+        `sqlite store: a row reader's columns (${names.join(", ")}) differ from its row`,
+      );
+    }
+  }
+
+  get(...params: Params): Row | undefined {
+    const values = this.#statement.get(...params);
+    return values === undefined ? undefined : this.#shape(values);
+  }
+
+  all(...params: Params): Row[] {
+    return this.#statement.all(...params).map((values) => this.#shape(values));
+  }
+
+  #shape(values: readonly unknown[]): Row {
+    const row: Record<string, unknown> = {};
+    const columns = this.#columns;
+    for (let i = 0; i < columns.length; i++) row[columns[i] as string] = values[i];
+    return row as Row;
+  }
+}
+
 export class SqliteStatements {
   readonly insertRun: Statement<[RunRow]>;
-  readonly runById: Statement<[string], RunRow>;
+  readonly runById: RowReader<[string], RunRow>;
   /** Any task, deleted ones included (runs of a deleted task still change). */
-  readonly taskById: Statement<[string], TaskRow>;
+  readonly taskById: RowReader<[string], TaskRow>;
   /** Tasks by a JSON array of ids. */
-  readonly tasksByIds: Statement<[string], TaskRow>;
+  readonly tasksByIds: RowReader<[string], TaskRow>;
   /** Runs by a JSON array of ids. */
-  readonly runsByIds: Statement<[string], RunRow>;
+  readonly runsByIds: RowReader<[string], RunRow>;
   /** The active runs of a JSON array of task ids, in queue order. */
-  readonly activeRunsOf: Statement<[string], RunRow>;
+  readonly activeRunsOf: RowReader<[string], RunRow>;
   readonly #db: SqliteDatabase;
   readonly #updates = new Map<string, Statement<[RunRow]>>();
 
@@ -37,18 +75,24 @@ export class SqliteStatements {
       `INSERT INTO runs (${columnList(RUN_COLUMNS)})
        VALUES (${RUN_COLUMNS.map((name) => `@${name}`).join(", ")})`,
     );
-    this.runById = db.prepare<[string], RunRow>(`${RUN_SELECT} WHERE id = ?`);
-    this.taskById = db.prepare<[string], TaskRow>(`${TASK_SELECT} WHERE id = ?`);
-    this.tasksByIds = db.prepare<[string], TaskRow>(
+    this.runById = new RowReader(db, `${RUN_SELECT} WHERE id = ?`, RUN_COLUMNS);
+    this.taskById = new RowReader(db, `${TASK_SELECT} WHERE id = ?`, TASK_COLUMNS);
+    this.tasksByIds = new RowReader(
+      db,
       `${TASK_SELECT} WHERE id IN (SELECT value FROM json_each(?))`,
+      TASK_COLUMNS,
     );
-    this.runsByIds = db.prepare<[string], RunRow>(
+    this.runsByIds = new RowReader(
+      db,
       `${RUN_SELECT} WHERE id IN (SELECT value FROM json_each(?))`,
+      RUN_COLUMNS,
     );
-    this.activeRunsOf = db.prepare<[string], RunRow>(
+    this.activeRunsOf = new RowReader(
+      db,
       `${RUN_SELECT}
        WHERE task_id IN (SELECT value FROM json_each(?)) AND status IN ${ACTIVE}
        ORDER BY queued_at, id`,
+      RUN_COLUMNS,
     );
   }
 

@@ -30,7 +30,7 @@ import { brokenRunKey } from "./sqlite-errors.js";
 import { columnList, runFromNewRun, runFromRow, runToRow, TASK_COLUMNS } from "./sqlite-rows.js";
 import { taskFromRow, taskToRow } from "./sqlite-rows.js";
 import type { TaskRow } from "./sqlite-rows.js";
-import { TASK_SELECT } from "./sqlite-statements.js";
+import { RowReader, TASK_SELECT } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
 
 type ListParams = Record<string, string | number>;
@@ -56,7 +56,7 @@ export class SqliteTaskRepository implements TaskRepository {
   readonly #insertTask: Statement<[TaskRow]>;
   readonly #updateTask: Statement<[TaskRow]>;
   readonly #visibleTask: Statement<[{ id: string; owner: string | null }], TaskRow>;
-  readonly #dueTasks: Statement<[number, number], TaskRow>;
+  readonly #dueTasks: RowReader<[number, number], TaskRow>;
   readonly #writeAdmission: Statement<[AdmissionWrite]>;
   readonly #nextDue: Statement<[], { next_run_at: number }>;
   readonly #lists = new Map<string, Statement<[ListParams], TaskRow>>();
@@ -85,9 +85,11 @@ export class SqliteTaskRepository implements TaskRepository {
       `${TASK_SELECT} WHERE id = @id AND deleted_at IS NULL AND (@owner IS NULL OR owner = @owner)`,
     );
     // Matches tasks_due_idx's predicate exactly, so the scan walks that partial index.
-    this.#dueTasks = db.prepare<[number, number], TaskRow>(
+    this.#dueTasks = new RowReader(
+      db,
       `${TASK_SELECT} WHERE status = 'enabled' AND deleted_at IS NULL AND next_run_at <= ?
        ORDER BY next_run_at, id LIMIT ?`,
+      TASK_COLUMNS,
     );
     this.#writeAdmission = db.prepare<[AdmissionWrite]>(
       `UPDATE tasks SET status = @status, next_run_at = @next_run_at,
