@@ -192,6 +192,15 @@ export function callbackRoutes(deps: CallbackRouteDeps): RouteSpec[] {
         if (typeof targetRunId !== "string" || targetRunId === "") {
           throw ValidationError.of("run_id", "the body must name the agent server's run_id");
         }
+        // A run the server says punctual launched for another run is not this run's verdict.
+        const metadata = ctx.body["metadata"];
+        const launchedFor =
+          typeof metadata === "object" && metadata !== null
+            ? (metadata as Record<string, unknown>)["punctual_run_id"]
+            : undefined;
+        if (typeof launchedFor === "string" && launchedFor !== item.run.id) {
+          return answer(item, null);
+        }
         const seen = deps.readAgentRun(ctx.body);
         if (seen.kind !== "finished") return answer(item, null);
         const change = await deps.dispatch.recordTargetVerdict(

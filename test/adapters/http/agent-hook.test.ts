@@ -118,6 +118,11 @@ describe("POST /v1/hooks/agent/{server}", () => {
       body: { ...finished, run_id: "someone-elses-run" },
     });
     expect(other.body.recorded).toBe(false);
+    // Nor does a finished run the server says was launched for another punctual run.
+    const foreign = await call(t.url, "POST", pathOf(hook), {
+      body: { ...finished, metadata: { punctual_run_id: "another-run" } },
+    });
+    expect(foreign.body.recorded).toBe(false);
     // A run still active on the server changes nothing either.
     const active = await call(t.url, "POST", pathOf(hook), {
       body: { ...finished, status: "running" },
