@@ -10,7 +10,7 @@ import type { RetryOptions, SchedulePolicy, TaskOptions } from "./options.js";
 import { moveRun } from "./run.js";
 import type { Run, RunReason } from "./run.js";
 import type { JsonValue } from "./target.js";
-import type { TaskStatus } from "./task.js";
+import type { Task, TaskStatus } from "./task.js";
 import type { DurationMs, Instant } from "./time.js";
 
 /** Launch bookkeeping for the task: written only by a recorded launch. */
@@ -38,6 +38,31 @@ export interface RunChange {
 export interface RunTaskContext {
   readonly scheduleType: "cron" | "once" | "interval";
   readonly options: TaskOptions;
+}
+
+/**
+ * The task after a run change's task patches are written (SPEC 5.5): launch bookkeeping (`last_run_*`,
+ * `run_count` moved relatively) and verdict fields only; every other field is left as it was.
+ */
+export function withTaskPatches(
+  task: Task,
+  patches: { readonly taskLaunch?: TaskLaunchPatch; readonly taskVerdict?: TaskVerdictPatch },
+): Task {
+  const launch = patches.taskLaunch;
+  const verdict = patches.taskVerdict;
+  return {
+    ...task,
+    ...(launch === undefined
+      ? {}
+      : {
+          lastRunAt: launch.lastRunAt,
+          lastRunId: launch.lastRunId,
+          runCount: task.runCount + launch.runCountIncrement,
+        }),
+    ...(verdict === undefined
+      ? {}
+      : { lastError: verdict.lastError, status: verdict.status ?? task.status }),
+  };
 }
 
 /** Claims a queued run for launch: `launching`, one more attempt, a lease and a fencing token. */

@@ -8,7 +8,7 @@ import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../src/d
 import { DEFAULT_POLICY, DEFAULT_TASK_OPTIONS } from "../../src/domain/options.js";
 import type { CatchUpPolicy, SchedulePolicy, TaskOptions } from "../../src/domain/options.js";
 import type { Run } from "../../src/domain/run.js";
-import { applyLaunchOutcome, claimRun } from "../../src/domain/run-transitions.js";
+import { applyLaunchOutcome, claimRun, withTaskPatches } from "../../src/domain/run-transitions.js";
 import type { RunChange, RunTaskContext } from "../../src/domain/run-transitions.js";
 import type { NewRun } from "../../src/domain/new-run.js";
 import { nextAfter } from "../../src/domain/schedule/next-after.js";
@@ -238,21 +238,7 @@ export function activeView(
 
 /** The task after a run change's task patches are written, as the stores write them (SPEC 5.5). */
 export function withChange(task: Task, change: RunChange): Task {
-  const launch = change.taskLaunch;
-  const verdict = change.taskVerdict;
-  return {
-    ...task,
-    ...(launch === undefined
-      ? {}
-      : {
-          lastRunAt: launch.lastRunAt,
-          lastRunId: launch.lastRunId,
-          runCount: task.runCount + launch.runCountIncrement,
-        }),
-    ...(verdict === undefined
-      ? {}
-      : { lastError: verdict.lastError, status: verdict.status ?? task.status }),
-  };
+  return withTaskPatches(task, change);
 }
 
 /** A run as a store would insert it from a `NewRun` (the store mints the id; a fresh thread gets it). */

@@ -22,6 +22,7 @@ import type { TargetKind } from "../../../domain/target.js";
 import type { Run } from "../../../domain/run.js";
 import { holdsSlot, isTerminalRunStatus } from "../../../domain/run.js";
 import type { RunChange } from "../../../domain/run-transitions.js";
+import { withTaskPatches } from "../../../domain/run-transitions.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { compareKeys, decodeCursor, encodeCursor } from "../shared/page-cursor.js";
@@ -151,21 +152,7 @@ export class MemoryRunRepository implements RunRepository {
       const launch = change.taskLaunch;
       const verdict = change.taskVerdict;
       if (launch !== undefined || verdict !== undefined) {
-        this.#tables.putTask(
-          taskRow({
-            ...task,
-            ...(launch === undefined
-              ? {}
-              : {
-                  lastRunAt: launch.lastRunAt,
-                  lastRunId: launch.lastRunId,
-                  runCount: task.runCount + launch.runCountIncrement,
-                }),
-            ...(verdict === undefined
-              ? {}
-              : { lastError: verdict.lastError, status: verdict.status ?? task.status }),
-          }),
-        );
+        this.#tables.putTask(taskRow(withTaskPatches(task, change)));
       }
       return { ...change, run: row };
     });

@@ -11,6 +11,7 @@ import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports.js
 import type { Run } from "../../../domain/run.js";
 import type { Task, TaskStatus } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
+import { withTaskPatches } from "../../../domain/run-transitions.js";
 
 /** A run the batch changed: as read, and as it ends the batch. */
 export interface ChangedRunRow {
@@ -141,19 +142,7 @@ export function applyRunChanges(
             },
     });
     // Later requests on this task see what these wrote, as they would one `changeRun` after another.
-    currentTasks.set(task.id, {
-      ...task,
-      ...(launch === undefined
-        ? {}
-        : {
-            lastRunAt: launch.lastRunAt,
-            lastRunId: launch.lastRunId,
-            runCount: task.runCount + launch.runCountIncrement,
-          }),
-      ...(verdict === undefined
-        ? {}
-        : { lastError: verdict.lastError, status: verdict.status ?? task.status }),
-    });
+    currentTasks.set(task.id, withTaskPatches(task, decided));
     return { kind: "changed", change: { ...decided, run: after } };
   });
   return {
