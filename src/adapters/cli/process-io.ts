@@ -41,3 +41,29 @@ export const processIo: ProcessIo = {
     process.kill(process.pid, signal);
   },
 };
+
+/**
+ * Waits for the first SIGTERM/SIGINT (graceful stop); a second one logs and ends the process at once.
+ * Listeners are removed before the re-raise, so the default action ends the process instead of the
+ * signal coming back to this listener. `stop()` stops listening once the command is done.
+ */
+export function stopSignals(
+  io: ProcessIo,
+  logger: Pick<PinoLogger, "warn" | "flush">,
+): { readonly signalled: Promise<NodeJS.Signals>; readonly stop: () => void } {
+  let first: (signal: NodeJS.Signals) => void = () => undefined;
+  const signalled = new Promise<NodeJS.Signals>((resolve) => (first = resolve));
+  let stopping = false;
+  const stop = io.onSignal((signal) => {
+    if (stopping) {
+      logger.warn({ signal }, "second signal: exiting at once");
+      logger.flush();
+      stop();
+      io.die(signal);
+      return;
+    }
+    stopping = true;
+    first(signal);
+  });
+  return { signalled, stop };
+}

@@ -6,7 +6,7 @@
  * at once.
  */
 import { Command, CommanderError } from "commander";
-import { processIo } from "./process-io.js";
+import { processIo, stopSignals } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
 import { createServer, storeFromDatabaseUrl } from "../../composition.js";
 import type { Instant } from "../../domain/time.js";
@@ -83,19 +83,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     runCoordinator: options.coordinator,
     ...targetOptionsOf(io.env, (message) => usage(io, message)),
   });
-  let firstSignal: (signal: NodeJS.Signals) => void = () => undefined;
-  const signalled = new Promise<NodeJS.Signals>((resolveSignal) => (firstSignal = resolveSignal));
-  let stopping = false;
-  const stopListening = io.onSignal((signal) => {
-    if (stopping) {
-      logger.warn({ signal }, "second signal: exiting at once");
-      logger.flush();
-      io.die(signal);
-      return;
-    }
-    stopping = true;
-    firstSignal(signal);
-  });
+  const { signalled, stop: stopListening } = stopSignals(io, logger);
   try {
     const baseUrl = await server.start();
     logger.info(

@@ -5,7 +5,7 @@
  */
 import { Command, CommanderError } from "commander";
 import { databaseUrlOf, loadHandlers, redactUrl, targetOptionsOf } from "./cli-options.js";
-import { processIo } from "./process-io.js";
+import { processIo, stopSignals } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
 import { parseDuration } from "../../domain/schedule/iso-text.js";
 import type { Handler } from "../launchers/handler/handler-launcher.js";
@@ -81,21 +81,7 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
     },
     ...(retentionMs === undefined ? {} : { coordinator: { retentionMs } }),
   });
-  let firstSignal: (signal: NodeJS.Signals) => void = () => undefined;
-  const signalled = new Promise<NodeJS.Signals>((resolveSignal) => (firstSignal = resolveSignal));
-  let stopping = false;
-  const stopListening = io.onSignal((signal) => {
-    if (stopping) {
-      logger.warn({ signal }, "second signal: exiting at once");
-      logger.flush();
-      // Nobody listens any more: the re-raised signal takes its default action.
-      stopListening();
-      io.die(signal);
-      return;
-    }
-    stopping = true;
-    firstSignal(signal);
-  });
+  const { signalled, stop: stopListening } = stopSignals(io, logger);
   try {
     await scheduler.start();
     const rt = await scheduler.runtime();
