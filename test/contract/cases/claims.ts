@@ -281,6 +281,22 @@ export function describeClaims(ctx: ContractContext): void {
       expect(successor!.run.id).toBe(report.queuedRuns[0]!.id);
     });
 
+    it("looks past a queue head it cannot claim, up to the limit", async () => {
+      const store = ctx.store();
+      const busy = await insertTask(store, { ...IDLE, context: reuseThread("busy") });
+      const free = await insertTask(store, IDLE);
+      await triggerRun(store, ALL, busy.id, "running", minute(0, 1));
+      expect(await claimAndLaunch(store, minute(0, 2))).toHaveLength(1);
+      // More runs waiting on the busy thread than one claim may take, then runs it can claim.
+      await triggerMany(store, busy.id, 5, minute(0, 3));
+      const claimable = await triggerMany(store, free.id, 3, minute(0, 10));
+      const claimed = await claimDue(store, minute(1), { limit: 2 });
+      expect(claimed.map((c) => c.run.id)).toEqual(claimable.slice(0, 2).map((r) => r.id));
+      expect((await claimDue(store, minute(1), { limit: 2 })).map((c) => c.run.id)).toEqual([
+        claimable[2]!.id,
+      ]);
+    });
+
     it("leaves handler runs to replicas that have the handler", async () => {
       const store = ctx.store();
       const handler = await insertTask(store, { ...IDLE, target: handlerTarget("report") });

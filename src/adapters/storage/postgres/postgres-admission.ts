@@ -24,7 +24,7 @@ import {
   unnestSource,
   unnestValue,
 } from "./postgres-sql.js";
-import { withTransaction } from "./with-transaction.js";
+import { withKeyedTransaction } from "./with-transaction.js";
 
 /** What one task's admission writes. */
 interface TaskAdmission {
@@ -86,7 +86,7 @@ export class PostgresAdmission {
     readonly decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission;
   }): Promise<AdmissionReport> {
     const ctx = this.#ctx;
-    return withTransaction(ctx.pool, async (client) => {
+    return withKeyedTransaction(ctx.pool, async (client) => {
       const due = await client.query(this.#due, [args.now, args.limit]);
       const tasks = due.rows.map(taskFromRow);
       if (tasks.length === 0) return report([]);

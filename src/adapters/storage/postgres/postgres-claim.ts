@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { threadKey } from "../../../domain/claim.js";
 import type { ClaimCandidate, ClaimSelectionInput } from "../../../domain/claim.js";
 import { fencingToken, runId, taskId, threadId } from "../../../domain/ids.js";
-import type { FencingToken } from "../../../domain/ids.js";
+import type { FencingToken, TaskId } from "../../../domain/ids.js";
 import type { ClaimRequest, ClaimedRun } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
@@ -20,92 +20,130 @@ import { instantOf, record, text } from "./postgres-rows.js";
 import { CLAIM_BUDGET_LOCK_KIND } from "./postgres-schema-name.js";
 import { prepared, timestampToMs } from "./postgres-sql.js";
 import { claimedRunSelect, claimedRunFromRow } from "./postgres-claimed-run.js";
-import { withTransaction } from "./with-transaction.js";
+import { withKeyedTransaction } from "./with-transaction.js";
+import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
 
 type Select = (
   input: Omit<ClaimSelectionInput, "now" | "handlerNames">,
 ) => readonly ClaimCandidate[];
 type Claim = (run: Run, task: Task, token: FencingToken) => Run;
 
-/** How far into the queue the claim step reads: a prefix this long holds every thread's true head. */
-export function candidateWindow(limit: number): number {
-  return Math.max(4 * limit, 1000);
+/** The head of the queue as one claim reads it. */
+interface QueueHead {
+  readonly candidates: readonly ClaimCandidate[];
+  /** Threads (`threadKey`) of the candidates that hold a slot. */
+  readonly busyThreads: ReadonlySet<string>;
+  /** Tasks of exclusive candidates that hold a slot. */
+  readonly busyTasks: ReadonlySet<TaskId>;
+  /** Launching and running runs: slots taken from the budget. */
+  readonly slotsHeld: number;
 }
 
 export class PostgresClaim {
   readonly #ctx: PostgresContext;
-  readonly #slotsAndQueue: PostgresStatement;
+  readonly #queueHead: PostgresStatement;
   readonly #lockChosen: PostgresStatement;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     const runs = ctx.runSql.table;
-    // One round trip for what the claim reads under the lock: the runs holding slots (`busy`), then the
-    // head of the queue in claim order. Claims are serialised by the lock, so each round trip here is
-    // paid by every replica waiting behind it.
-    this.#slotsAndQueue = prepared(
-      `(SELECT true AS busy, r.id, r.task_id, r.thread_scope, r.thread_id, r.exclusive,` +
-        ` NULL::int8 AS not_before, NULL::int8 AS queued_at, NULL::text AS handler_name` +
-        ` FROM ${runs} AS r WHERE r.status IN ('launching', 'running'))` +
-        ` UNION ALL (SELECT false, r.id, r.task_id, r.thread_scope, r.thread_id, r.exclusive,` +
-        ` ${timestampToMs("r.not_before")}, ${timestampToMs("r.queued_at")}, t.handler_name` +
+    // One round trip for what the claim reads under the lock: the head of the queue in claim order, each
+    // run with whether its thread (and, exclusive, its task) holds a slot, and the number of slots held.
+    // The slot lookups walk the partial unique slot indexes; claims are serialised by the lock, so each
+    // round trip and each row read here is paid by every replica waiting behind it.
+    const slot = "b.status IN ('launching', 'running')";
+    this.#queueHead = prepared(
+      `SELECT r.id, r.task_id, r.thread_scope, r.thread_id, r.exclusive,` +
+        ` ${timestampToMs("r.not_before")} AS not_before, ${timestampToMs("r.queued_at")} AS queued_at,` +
+        ` t.handler_name,` +
+        ` EXISTS (SELECT 1 FROM ${runs} AS b WHERE ${slot}` +
+        ` AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id) AS thread_busy,` +
+        ` (r.exclusive AND EXISTS (SELECT 1 FROM ${runs} AS b WHERE ${slot}` +
+        ` AND b.exclusive AND b.task_id = r.task_id)) AS task_busy,` +
+        ` (SELECT count(*) FROM ${runs} AS b WHERE ${slot})::int4 AS slots_held` +
         ` FROM ${runs} AS r JOIN ${ctx.tasksTable} AS t ON t.id = r.task_id` +
-        ` WHERE r.status = 'queued' ORDER BY r.queued_at, r.id LIMIT $1::int4)` +
-        ` ORDER BY busy DESC, queued_at, id`,
+        ` WHERE r.status = 'queued' ORDER BY r.queued_at, r.id LIMIT $1::int4`,
     );
+    // By id only: with `status = 'queued'` here the planner, counting on few queued runs, walked the
+    // whole queue index instead of the primary key. The status is checked once the rows are locked.
     this.#lockChosen = prepared(
-      `${claimedRunSelect(ctx)} WHERE r.id = ANY($1::text[]) AND r.status = 'queued'` +
-        ` FOR UPDATE OF r SKIP LOCKED`,
+      `${claimedRunSelect(ctx)} WHERE r.id = ANY($1::text[]) FOR UPDATE OF r SKIP LOCKED`,
     );
   }
 
   claimRuns(request: ClaimRequest, select: Select, claim: Claim): Promise<readonly ClaimedRun[]> {
-    return withTransaction(this.#ctx.pool, async (client) => {
+    return withKeyedTransaction(this.#ctx.pool, async (client) => {
       await client.query("SELECT pg_advisory_xact_lock($1::int4, $2::int4)", [
         CLAIM_BUDGET_LOCK_KIND,
         this.#ctx.schema.lockKey,
       ]);
       // Read after the lock: the previous claimer's writes are committed and visible to this statement.
-      const rows = (
-        await client.query(this.#slotsAndQueue, [candidateWindow(request.limit)])
-      ).rows.map(record);
-      const busy = rows.filter((row) => row["busy"] === true);
-      const room = Math.min(request.maxConcurrentRuns - busy.length, request.limit);
-      if (room <= 0) return [];
-      const candidates = rows.filter((row) => row["busy"] !== true).map(candidateFromRow);
-      const offered = new Set<string>(candidates.map((c) => c.id));
-      const chosen = select({
-        candidates,
-        busyThreads: new Set(
-          busy.map((row) => threadKey(text(row, "thread_scope"), text(row, "thread_id"))),
-        ),
-        busyTasks: new Set(
-          busy
-            .filter((row) => row["exclusive"] === true)
-            .map((row) => taskId(text(row, "task_id"))),
-        ),
-        budget: room,
-      })
-        // The budget is the store's to keep, whatever `select` returned; and only offered runs.
-        .filter((c) => offered.delete(c.id))
-        .slice(0, room);
-      if (chosen.length === 0) return [];
-      const locked = await client.query(this.#lockChosen, [chosen.map((c) => c.id)]);
-      const fresh = new Map(
-        locked.rows.map(claimedRunFromRow).map((found) => [found.run.id, found] as const),
-      );
-      const claimed: ClaimedRun[] = [];
-      for (const candidate of chosen) {
-        const found = fresh.get(candidate.id);
-        if (found === undefined) continue;
-        const token = fencingToken(randomUUID());
-        claimed.push({ run: claim(found.run, found.task, token), task: found.task });
+      let window = firstClaimWindow(request.limit);
+      for (;;) {
+        const head = await this.#readQueueHead(client, window);
+        const room = Math.min(request.maxConcurrentRuns - head.slotsHeld, request.limit);
+        if (room <= 0 || head.candidates.length === 0) return [];
+        const offered = new Set<string>(head.candidates.map((c) => c.id));
+        const chosen = select({ ...head, budget: room })
+          // The budget is the store's to keep, whatever `select` returned; and only offered runs.
+          .filter((c) => offered.delete(c.id))
+          .slice(0, room);
+        const read = head.candidates.length;
+        if (needsWiderWindow({ limit: request.limit, window, read, chosen: chosen.length, room })) {
+          window = fullClaimWindow(request.limit);
+          continue;
+        }
+        return this.#claimChosen(client, chosen, claim);
       }
-      return this.#write(client, claimed);
     });
   }
 
-  /** Writes the claims in one statement; a run that hits a slot index is skipped, not an error. */
+  /** The first `window` queued runs, with the slots their threads and tasks hold. */
+  async #readQueueHead(client: PostgresClient, window: number): Promise<QueueHead> {
+    const rows = (await client.query(this.#queueHead, [window])).rows.map(record);
+    const busyThreads = new Set<string>();
+    const busyTasks = new Set<TaskId>();
+    for (const row of rows) {
+      if (row["thread_busy"] === true) {
+        busyThreads.add(threadKey(text(row, "thread_scope"), text(row, "thread_id")));
+      }
+      if (row["task_busy"] === true) busyTasks.add(taskId(text(row, "task_id")));
+    }
+    const first = rows[0];
+    return {
+      candidates: rows.map(candidateFromRow),
+      busyThreads,
+      busyTasks,
+      slotsHeld: first === undefined ? 0 : Number(first["slots_held"]),
+    };
+  }
+
+  /** Locks the chosen runs (skipping any an owner command holds), claims and writes them. */
+  async #claimChosen(
+    client: PostgresClient,
+    chosen: readonly ClaimCandidate[],
+    claim: Claim,
+  ): Promise<readonly ClaimedRun[]> {
+    if (chosen.length === 0) return [];
+    const locked = await client.query(this.#lockChosen, [chosen.map((c) => c.id)]);
+    const fresh = new Map(
+      locked.rows.map(claimedRunFromRow).map((found) => [found.run.id, found] as const),
+    );
+    const claimed: ClaimedRun[] = [];
+    for (const candidate of chosen) {
+      const found = fresh.get(candidate.id);
+      if (found === undefined) continue;
+      const token = fencingToken(randomUUID());
+      claimed.push({ run: claim(found.run, found.task, token), task: found.task });
+    }
+    return this.#write(client, claimed);
+  }
+
+  /**
+   * Writes the claims in one statement; a run that hits a slot index is skipped, not an error. The runs
+   * were locked and seen queued in this transaction, so the write needs no status guard (one here led the
+   * planner to join against the whole queue index, row by row).
+   */
   async #write(client: PostgresClient, claimed: readonly ClaimedRun[]): Promise<ClaimedRun[]> {
     const runSql = this.#ctx.runSql;
     await client.query("SAVEPOINT claim");
@@ -113,7 +151,6 @@ export class PostgresClaim {
       const written = await runSql.writeState(
         client,
         claimed.map((c) => c.run),
-        "t.status = 'queued'",
       );
       return claimed.filter((c) => written.has(c.run.id));
     } catch (error) {
@@ -125,7 +162,7 @@ export class PostgresClaim {
     for (const one of claimed) {
       await client.query("SAVEPOINT claim_one");
       try {
-        const written = await runSql.writeState(client, [one.run], "t.status = 'queued'");
+        const written = await runSql.writeState(client, [one.run]);
         if (written.has(one.run.id)) kept.push(one);
       } catch (error) {
         if (!SLOT_INDEXES.includes(uniqueViolation(error) ?? "")) throw error;

@@ -48,7 +48,7 @@ import {
   timestampToMs,
 } from "./postgres-sql.js";
 import { ownerOf } from "./postgres-task-repository.js";
-import { withTransaction } from "./with-transaction.js";
+import { withKeyedTransaction, withTransaction } from "./with-transaction.js";
 
 export class PostgresRunRepository implements RunRepository {
   readonly #ctx: PostgresContext;
@@ -133,7 +133,7 @@ export class PostgresRunRepository implements RunRepository {
   changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
     if (requests.length === 0) return Promise.resolve([]);
     const ids = batchRunIds(requests);
-    return withTransaction(this.#ctx.pool, async (client) => {
+    return withKeyedTransaction(this.#ctx.pool, async (client) => {
       // Tasks first, then runs, each in id order: the order admission, owner commands and `changeRun`
       // lock in, and one order between two batches, so batches never deadlock each other.
       const taskRows = await client.query(this.#sql.lockTasksOfRuns, [ids]);

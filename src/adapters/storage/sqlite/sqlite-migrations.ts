@@ -11,6 +11,7 @@ import type { SqliteDatabase } from "./sqlite-database.js";
 import { SqliteTransactions } from "./sqlite-database.js";
 import { SQLITE_MIGRATION_0001 } from "./sqlite-migration-0001.js";
 import { SQLITE_MIGRATION_0002 } from "./sqlite-migration-0002.js";
+import { SQLITE_MIGRATION_0003 } from "./sqlite-migration-0003.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -22,6 +23,7 @@ export interface SqliteMigration {
 export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 1, name: "initial schema", sql: SQLITE_MIGRATION_0001 },
   { version: 2, name: "idempotency records by age", sql: SQLITE_MIGRATION_0002 },
+  { version: 3, name: "due tasks in admission order", sql: SQLITE_MIGRATION_0003 },
 ];
 
 /** Thrown when the database's migrations do not match this code: newer, unknown or edited. */

@@ -28,6 +28,7 @@ import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
 import { decodeCursor, encodeCursor } from "../shared/page-cursor.js";
 import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
+import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
 import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { settle } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
@@ -37,9 +38,6 @@ import type { RunRow } from "./sqlite-rows.js";
 import { SqliteRunSweeps } from "./sqlite-run-sweeps.js";
 import { RUN_SELECT, SLOT } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
-
-/** Claims look at this many queued runs at least: a prefix in global order holds every thread's head. */
-const MIN_CLAIM_WINDOW = 1000;
 
 type ListParams = Record<string, string | number>;
 
@@ -52,13 +50,10 @@ interface CandidateRow {
   readonly not_before: number;
   readonly queued_at: number;
   readonly handler_name: string | null;
-}
-
-interface SlotRow {
-  readonly task_id: string;
-  readonly thread_scope: string;
-  readonly thread_id: string;
-  readonly exclusive: number;
+  /** 1 when the run's thread holds a slot. */
+  readonly thread_busy: number;
+  /** 1 when the run is exclusive and its task holds a slot. */
+  readonly task_busy: number;
 }
 
 export class SqliteRunRepository implements RunRepository {
@@ -68,7 +63,7 @@ export class SqliteRunRepository implements RunRepository {
   readonly #shared: SqliteStatements;
   readonly #visibleRun: Statement<[{ id: string; owner: string | null }], RunRow>;
   readonly #manualRun: Statement<[string, string], RunRow>;
-  readonly #slots: Statement<[], SlotRow>;
+  readonly #slotsHeld: Statement<[], number>;
   readonly #candidates: Statement<[number], CandidateRow>;
   readonly #recordLaunch: Statement<[{ id: string; at: number; run: string; add: number }]>;
   readonly #recordError: Statement<[{ id: string; error: string | null }]>;
@@ -91,12 +86,19 @@ export class SqliteRunRepository implements RunRepository {
     this.#manualRun = db.prepare<[string, string], RunRow>(
       `${RUN_SELECT} WHERE task_id = ? AND idempotency_key = ? AND "trigger" = 'manual'`,
     );
-    this.#slots = db.prepare<[], SlotRow>(
-      `SELECT task_id, thread_scope, thread_id, "exclusive" FROM runs WHERE status IN ${SLOT}`,
-    );
+    // Counts the partial slot index's entries.
+    this.#slotsHeld = db
+      .prepare<[], number>(`SELECT count(*) FROM runs WHERE status IN ${SLOT}`)
+      .pluck(true);
+    // The head of the queue, each run with whether its thread (and, exclusive, its task) holds a slot:
+    // the lookups walk the partial unique slot indexes.
     this.#candidates = db.prepare<[number], CandidateRow>(
       `SELECT r.id, r.task_id, r.thread_scope, r.thread_id, r."exclusive", r.not_before,
-              r.queued_at, t.handler_name
+              r.queued_at, t.handler_name,
+              EXISTS (SELECT 1 FROM runs b WHERE b.status IN ${SLOT}
+                      AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id) AS thread_busy,
+              (r."exclusive" = 1 AND EXISTS (SELECT 1 FROM runs b WHERE b.status IN ${SLOT}
+                      AND b."exclusive" = 1 AND b.task_id = r.task_id)) AS task_busy
        FROM runs r JOIN tasks t ON t.id = r.task_id
        WHERE r.status = 'queued'
        ORDER BY r.queued_at, r.id LIMIT ?`,
@@ -162,25 +164,13 @@ export class SqliteRunRepository implements RunRepository {
     return settle(() =>
       this.#tx.write(() => {
         // Read under the write lock: no other claimer can change the count until this commits.
-        const slots = this.#slots.all();
         const budget = Math.max(
           0,
-          Math.min(request.maxConcurrentRuns - slots.length, request.limit),
+          Math.min(request.maxConcurrentRuns - (this.#slotsHeld.get() ?? 0), request.limit),
         );
-        const window = Math.max(4 * request.limit, MIN_CLAIM_WINDOW);
-        const candidates = this.#candidates.all(window).map(candidateFromRow);
-        const offered = new Set<string>(candidates.map((candidate) => candidate.id));
-        const chosen = select({
-          candidates,
-          busyThreads: new Set(slots.map((slot) => threadKey(slot.thread_scope, slot.thread_id))),
-          busyTasks: new Set(
-            slots.filter((slot) => slot.exclusive === 1).map((slot) => slot.task_id as TaskId),
-          ),
-          budget,
-        });
-        // Only offered runs, each once, in the order `select` gave them.
-        const picked = chosen.filter((candidate) => offered.delete(candidate.id));
-        if (picked.length === 0 || budget === 0) return [];
+        if (budget === 0) return [];
+        const picked = this.#choose(request.limit, budget, select);
+        if (picked.length === 0) return [];
         // The chosen runs and their tasks in one statement each: a point read per run cost about twice
         // as much per row (measured on 2,000-run bursts). Claiming one run changes no other run's row.
         const rows = new Map<string, RunRow>();
@@ -325,6 +315,37 @@ export class SqliteRunRepository implements RunRepository {
 
   nextRunWakeAt(): Promise<Instant | null> {
     return settle(() => this.#sweeps.nextRunWakeAt());
+  }
+
+  /**
+   * The queued runs `select` chose, in its order, each once and only offered ones: from the first
+   * `limit` queued runs, or from the wider window when those left room (claim-window.ts).
+   */
+  #choose(
+    limit: number,
+    budget: number,
+    select: (input: Omit<ClaimSelectionInput, "now" | "handlerNames">) => readonly ClaimCandidate[],
+  ): ClaimCandidate[] {
+    let window = firstClaimWindow(limit);
+    for (;;) {
+      const rows = this.#candidates.all(window);
+      const busyThreads = new Set<string>();
+      const busyTasks = new Set<TaskId>();
+      for (const row of rows) {
+        if (row.thread_busy === 1) busyThreads.add(threadKey(row.thread_scope, row.thread_id));
+        if (row.task_busy === 1) busyTasks.add(row.task_id as TaskId);
+      }
+      const candidates = rows.map(candidateFromRow);
+      const offered = new Set<string>(candidates.map((candidate) => candidate.id));
+      const picked = select({ candidates, busyThreads, busyTasks, budget }).filter((candidate) =>
+        offered.delete(candidate.id),
+      );
+      const read = rows.length;
+      if (!needsWiderWindow({ limit, window, read, chosen: picked.length, room: budget })) {
+        return picked;
+      }
+      window = fullClaimWindow(limit);
+    }
   }
 
   /** Writes a claimed run; false when a slot index refuses it (that run is skipped, not an error). */

@@ -44,8 +44,12 @@ function withDatabase(fn: (db: Database.Database) => void, path = files.path()):
   }
 }
 
+/** Every shipped migration's version, in order. */
+const SHIPPED = SQLITE_MIGRATIONS.map((m) => m.version);
+const NEXT = SHIPPED.length + 1;
+
 const LATER: SqliteMigration = {
-  version: 3,
+  version: NEXT,
   name: "a later step",
   sql: "CREATE TABLE later_step (id INTEGER PRIMARY KEY) STRICT;",
 };
@@ -55,27 +59,26 @@ describe("migrateSqlite", () => {
     withDatabase((db) => {
       expect(sqliteMigrationStatus(db)).toEqual({
         applied: [],
-        pending: [1, 2],
+        pending: SHIPPED,
         current: false,
       });
       expect(migrateSqlite(db, SQLITE_MIGRATIONS, 1234)).toEqual({
-        applied: [1, 2],
+        applied: SHIPPED,
         pending: [],
         current: true,
       });
-      expect(db.prepare("SELECT * FROM schema_migrations").all()).toEqual([
-        {
-          version: 1,
-          name: "initial schema",
-          checksum: migrationChecksum(SQLITE_MIGRATIONS[0]!),
+      expect(db.prepare("SELECT * FROM schema_migrations").all()).toEqual(
+        SQLITE_MIGRATIONS.map((m) => ({
+          version: m.version,
+          name: m.name,
+          checksum: migrationChecksum(m),
           applied_at: 1234,
-        },
-        {
-          version: 2,
-          name: "idempotency records by age",
-          checksum: migrationChecksum(SQLITE_MIGRATIONS[1]!),
-          applied_at: 1234,
-        },
+        })),
+      );
+      expect(SQLITE_MIGRATIONS.slice(0, 3).map((m) => m.name)).toEqual([
+        "initial schema",
+        "idempotency records by age",
+        "due tasks in admission order",
       ]);
     });
   });
@@ -83,8 +86,10 @@ describe("migrateSqlite", () => {
   it("does nothing the second time", () => {
     withDatabase((db) => {
       migrateSqlite(db);
-      expect(migrateSqlite(db)).toEqual({ applied: [1, 2], pending: [], current: true });
-      expect(db.prepare("SELECT count(*) AS n FROM schema_migrations").get()).toEqual({ n: 2 });
+      expect(migrateSqlite(db)).toEqual({ applied: SHIPPED, pending: [], current: true });
+      expect(db.prepare("SELECT count(*) AS n FROM schema_migrations").get()).toEqual({
+        n: SHIPPED.length,
+      });
     });
   });
 
@@ -93,21 +98,24 @@ describe("migrateSqlite", () => {
       migrateSqlite(db);
       const withSecond = [...SQLITE_MIGRATIONS, LATER];
       expect(sqliteMigrationStatus(db, withSecond)).toEqual({
-        applied: [1, 2],
-        pending: [3],
+        applied: SHIPPED,
+        pending: [NEXT],
         current: false,
       });
-      expect(migrateSqlite(db, withSecond)).toMatchObject({ applied: [1, 2, 3], current: true });
+      expect(migrateSqlite(db, withSecond)).toMatchObject({
+        applied: [...SHIPPED, NEXT],
+        current: true,
+      });
     });
   });
 
   it("applies nothing at all when one pending migration fails", () => {
     withDatabase((db) => {
-      const broken = { version: 3, name: "broken", sql: "CREATE TABLE nonsense (" };
+      const broken = { version: NEXT, name: "broken", sql: "CREATE TABLE nonsense (" };
       expect(() => migrateSqlite(db, [...SQLITE_MIGRATIONS, broken])).toThrow();
       expect(sqliteMigrationStatus(db)).toEqual({
         applied: [],
-        pending: [1, 2],
+        pending: SHIPPED,
         current: false,
       });
       const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all();
@@ -122,7 +130,9 @@ describe("migrateSqlite", () => {
     }, path);
     const opening = openSqliteStore({ path, newId: createIdGenerator() });
     await expect(opening).rejects.toBeInstanceOf(SqliteMigrationError);
-    await expect(opening).rejects.toThrow(/migration 3, newer than this punctual knows/);
+    await expect(opening).rejects.toThrow(
+      new RegExp(`migration ${NEXT}, newer than this punctual knows`),
+    );
   });
 
   it("refuses a database whose applied migration was edited", () => {

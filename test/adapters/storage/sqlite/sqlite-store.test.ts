@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createIdGenerator } from "../../../../src/adapters/storage/shared/time-ordered-id.js";
+import { SQLITE_MIGRATIONS } from "../../../../src/adapters/storage/sqlite/sqlite-migrations.js";
 import { openSqliteStore } from "../../../../src/adapters/storage/sqlite/sqlite-store.js";
 import type { SqliteStore } from "../../../../src/adapters/storage/sqlite/sqlite-store.js";
 import { NotFoundError, StaleVersionError } from "../../../../src/domain/errors.js";
@@ -62,7 +63,7 @@ describe("openSqliteStore", () => {
       raw.close();
     }
     await expect(store.migrationStatus()).resolves.toEqual({
-      applied: [1, 2],
+      applied: SQLITE_MIGRATIONS.map((m) => m.version),
       pending: [],
       current: true,
     });
