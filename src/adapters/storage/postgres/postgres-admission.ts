@@ -49,6 +49,15 @@ const OCCURRENCE_COLUMNS: readonly Column[] = [
   { name: "scheduled_for", type: "ts" },
 ];
 
+interface AdmitArgs {
+  readonly now: Instant;
+  readonly limit: number;
+  readonly decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission;
+}
+
+/** An admission written without a savepoint met an occurrence already decided. */
+class OccurrenceDecided extends Error {}
+
 /** Admission's statements, built once per store. */
 export class PostgresAdmission {
   readonly #ctx: PostgresContext;
@@ -80,11 +89,22 @@ export class PostgresAdmission {
     );
   }
 
-  admit(args: {
-    readonly now: Instant;
-    readonly limit: number;
-    readonly decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission;
-  }): Promise<AdmissionReport> {
+  async admit(args: AdmitArgs): Promise<AdmissionReport> {
+    try {
+      return await this.#admit(args, false);
+    } catch (error) {
+      if (!(error instanceof OccurrenceDecided)) throw error;
+      // That transaction wrote nothing: admit again, with a savepoint to drop the decided tasks' work.
+      return this.#admit(args, true);
+    }
+  }
+
+  /**
+   * One admission transaction. Written without a savepoint first (the usual case: nothing is decided
+   * yet, and a savepoint is one more round trip); an occurrence already decided then abandons the
+   * transaction (OccurrenceDecided) and the batch is admitted again `careful`ly.
+   */
+  #admit(args: AdmitArgs, careful: boolean): Promise<AdmissionReport> {
     const ctx = this.#ctx;
     return withKeyedTransaction(ctx.pool, async (client) => {
       const due = await client.query(this.#due, [args.now, args.limit]);
@@ -105,6 +125,15 @@ export class PostgresAdmission {
           runUpdates: outcome.runUpdates,
         };
       });
+      if (!careful) {
+        try {
+          await this.#write(client, admissions);
+          return report(admissions);
+        } catch (error) {
+          if (uniqueViolation(error) === SCHEDULED_OCCURRENCE_INDEX) throw new OccurrenceDecided();
+          throw error;
+        }
+      }
       for (;;) {
         await client.query("SAVEPOINT admission");
         try {

@@ -43,10 +43,13 @@ export class PostgresClaim {
   readonly #ctx: PostgresContext;
   readonly #queueHead: PostgresStatement;
   readonly #lockChosen: PostgresStatement;
+  /** Takes the claim budget's lock (a literal statement: it travels with BEGIN). */
+  readonly #budgetLock: string;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     const runs = ctx.runSql.table;
+    this.#budgetLock = `SELECT pg_advisory_xact_lock(${int4(CLAIM_BUDGET_LOCK_KIND)}, ${int4(ctx.schema.lockKey)})`;
     // One round trip for what the claim reads under the lock: the head of the queue in claim order, each
     // run with whether its thread (and, exclusive, its task) holds a slot, and the number of slots held.
     // The slot lookups walk the partial unique slot indexes; claims are serialised by the lock, so each
@@ -71,31 +74,58 @@ export class PostgresClaim {
     );
   }
 
-  claimRuns(request: ClaimRequest, select: Select, claim: Claim): Promise<readonly ClaimedRun[]> {
-    return withKeyedTransaction(this.#ctx.pool, async (client) => {
-      await client.query("SELECT pg_advisory_xact_lock($1::int4, $2::int4)", [
-        CLAIM_BUDGET_LOCK_KIND,
-        this.#ctx.schema.lockKey,
-      ]);
-      // Read after the lock: the previous claimer's writes are committed and visible to this statement.
-      let window = firstClaimWindow(request.limit);
-      for (;;) {
-        const head = await this.#readQueueHead(client, window);
-        const room = Math.min(request.maxConcurrentRuns - head.slotsHeld, request.limit);
-        if (room <= 0 || head.candidates.length === 0) return [];
-        const offered = new Set<string>(head.candidates.map((c) => c.id));
-        const chosen = select({ ...head, budget: room })
-          // The budget is the store's to keep, whatever `select` returned; and only offered runs.
-          .filter((c) => offered.delete(c.id))
-          .slice(0, room);
-        const read = head.candidates.length;
-        if (needsWiderWindow({ limit: request.limit, window, read, chosen: chosen.length, room })) {
-          window = fullClaimWindow(request.limit);
-          continue;
+  async claimRuns(
+    request: ClaimRequest,
+    select: Select,
+    claim: Claim,
+  ): Promise<readonly ClaimedRun[]> {
+    try {
+      return await this.#claimRuns(request, select, claim, false);
+    } catch (error) {
+      if (!(error instanceof SlotClash)) throw error;
+      // That transaction wrote nothing: claim again, with a savepoint to fall back on run by run.
+      return this.#claimRuns(request, select, claim, true);
+    }
+  }
+
+  /**
+   * One claim transaction. The budget's lock is taken in the BEGIN round trip, and the claims are written
+   * without a savepoint: claims hold the budget's lock, so the busy flags read under it are exact and a
+   * slot clash is not expected; if one happens anyway the transaction is abandoned (SlotClash) and
+   * claimed again `careful`ly. Every round trip here is paid by every replica waiting for the lock.
+   */
+  #claimRuns(
+    request: ClaimRequest,
+    select: Select,
+    claim: Claim,
+    careful: boolean,
+  ): Promise<readonly ClaimedRun[]> {
+    return withKeyedTransaction(
+      this.#ctx.pool,
+      async (client) => {
+        // Read after the lock: the previous claimer's writes are committed and visible to this statement.
+        let window = firstClaimWindow(request.limit);
+        for (;;) {
+          const head = await this.#readQueueHead(client, window);
+          const room = Math.min(request.maxConcurrentRuns - head.slotsHeld, request.limit);
+          if (room <= 0 || head.candidates.length === 0) return [];
+          const offered = new Set<string>(head.candidates.map((c) => c.id));
+          const chosen = select({ ...head, budget: room })
+            // The budget is the store's to keep, whatever `select` returned; and only offered runs.
+            .filter((c) => offered.delete(c.id))
+            .slice(0, room);
+          const read = head.candidates.length;
+          if (
+            needsWiderWindow({ limit: request.limit, window, read, chosen: chosen.length, room })
+          ) {
+            window = fullClaimWindow(request.limit);
+            continue;
+          }
+          return this.#claimChosen(client, chosen, claim, careful);
         }
-        return this.#claimChosen(client, chosen, claim);
-      }
-    });
+      },
+      this.#budgetLock,
+    );
   }
 
   /** The first `window` queued runs, with the slots their threads and tasks hold. */
@@ -123,6 +153,7 @@ export class PostgresClaim {
     client: PostgresClient,
     chosen: readonly ClaimCandidate[],
     claim: Claim,
+    careful: boolean,
   ): Promise<readonly ClaimedRun[]> {
     if (chosen.length === 0) return [];
     const locked = await client.query(this.#lockChosen, [chosen.map((c) => c.id)]);
@@ -136,13 +167,26 @@ export class PostgresClaim {
       const token = fencingToken(randomUUID());
       claimed.push({ run: claim(found.run, found.task, token), task: found.task });
     }
+    if (!careful) {
+      try {
+        const written = await this.#ctx.runSql.writeState(
+          client,
+          claimed.map((c) => c.run),
+        );
+        return claimed.filter((c) => written.has(c.run.id));
+      } catch (error) {
+        if (SLOT_INDEXES.includes(uniqueViolation(error) ?? "")) throw new SlotClash();
+        throw error;
+      }
+    }
     return this.#write(client, claimed);
   }
 
   /**
-   * Writes the claims in one statement; a run that hits a slot index is skipped, not an error. The runs
-   * were locked and seen queued in this transaction, so the write needs no status guard (one here led the
-   * planner to join against the whole queue index, row by row).
+   * Writes the claims in one statement after a savepoint; if a run hits a slot index, they are written
+   * one by one and the runs that clash are skipped, not an error. The runs were locked and seen queued in
+   * this transaction, so the write needs no status guard (one led the planner to join against the whole
+   * queue index, row by row).
    */
   async #write(client: PostgresClient, claimed: readonly ClaimedRun[]): Promise<ClaimedRun[]> {
     const runSql = this.#ctx.runSql;
@@ -171,6 +215,17 @@ export class PostgresClaim {
     }
     return kept;
   }
+}
+
+/** A claim's slot index refused a run it wrote without a savepoint: the transaction must be redone. */
+class SlotClash extends Error {}
+
+/** An integer written into SQL text: checked, so nothing but digits and a sign ever lands there. */
+function int4(value: number): string {
+  if (!Number.isInteger(value) || value < -(2 ** 31) || value >= 2 ** 31) {
+    throw new Error(`not an int4: ${value}`);
+  }
+  return String(value);
 }
 
 function candidateFromRow(value: unknown): ClaimCandidate {

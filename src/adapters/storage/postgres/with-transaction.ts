@@ -19,6 +19,12 @@ const KEYED_BEGIN = "BEGIN; SET LOCAL enable_hashjoin = off; SET LOCAL enable_me
 export interface TransactionOptions {
   /** The transaction's joins are all lookups by key: plan them as such (see KEYED_BEGIN). */
   readonly keyedJoins?: boolean;
+  /**
+   * A statement without parameters run in the same round trip as BEGIN (a lock taken first thing):
+   * each statement of one simple query takes its own snapshot, so the statements after it see what was
+   * committed before it returned.
+   */
+  readonly first?: string;
 }
 
 /** Runs `work` in a transaction on a client checked out of `pool`. */
@@ -47,8 +53,13 @@ export async function withTransaction<T>(
 export function withKeyedTransaction<T>(
   pool: PostgresPool,
   work: (client: PostgresClient) => Promise<T>,
+  first?: string,
 ): Promise<T> {
-  return withTransaction(pool, work, { keyedJoins: true });
+  return withTransaction(
+    pool,
+    work,
+    first === undefined ? { keyedJoins: true } : { keyedJoins: true, first },
+  );
 }
 
 /** Runs `work` in a transaction on `client`, which the caller owns (the migration runner holds one). */
@@ -58,7 +69,8 @@ export async function inTransaction<T>(
   options: TransactionOptions = {},
 ): Promise<T> {
   try {
-    await client.query(options.keyedJoins === true ? KEYED_BEGIN : "BEGIN");
+    const begin = options.keyedJoins === true ? KEYED_BEGIN : "BEGIN";
+    await client.query(options.first === undefined ? begin : `${begin}; ${options.first}`);
   } catch (error) {
     brokenClients.add(client);
     throw error;
