@@ -1,0 +1,82 @@
+/**
+ * `columnArrays` writes PostgreSQL array text itself (not node-postgres): every value it can meet must
+ * come back from `unnest` exactly as it went in, on the real server.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { columnArrays } from "../../../../src/adapters/storage/postgres/postgres-sql.js";
+import type { Column } from "../../../../src/adapters/storage/postgres/postgres-sql.js";
+import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
+
+const database = await createPostgresTestDatabase();
+afterAll(() => database.drop());
+
+const COLUMNS: readonly Column[] = [
+  { name: "t", type: "text" },
+  { name: "i", type: "int4" },
+  { name: "n", type: "int8" },
+  { name: "at", type: "ts" },
+  { name: "b", type: "bool" },
+  { name: "j", type: "jsonb" },
+];
+
+const AWKWARD_TEXT = [
+  "plain",
+  "",
+  "NULL",
+  "null",
+  'a "quoted" word',
+  "back\\slash \\\\ two",
+  '\\"',
+  "{braces},commas, and spaces ",
+  "  leading",
+  "line\nbreak\ttab",
+  "ünïcødé ✓ 日本",
+  "'single'",
+];
+
+describe("columnArrays", () => {
+  it("round-trips every kind of value through unnest", async () => {
+    const rows: unknown[][] = AWKWARD_TEXT.map((text, k) => [
+      text,
+      k - 5,
+      Number.MAX_SAFE_INTEGER - k,
+      Date.UTC(2026, 10, 30) + k,
+      k % 2 === 0,
+      { text, list: [1, "two", null], nested: { quote: '"', slash: "\\" } },
+    ]);
+    rows.push([null, null, null, null, null, null]);
+    const pool = database.pool();
+    const result = await pool.query(
+      "SELECT t, i, n::text AS n, (extract(epoch from (timestamptz 'epoch' + at * interval '1 millisecond')) * 1000)::int8::text AS at, b, j" +
+        " FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int8[], $5::bool[], $6::jsonb[])" +
+        " WITH ORDINALITY AS u(t, i, n, at, b, j, k) ORDER BY k",
+      columnArrays(COLUMNS, rows),
+    );
+    expect(
+      result.rows.map((row: Record<string, unknown>) => [
+        row["t"],
+        row["i"],
+        row["n"] === null ? null : Number(row["n"]),
+        row["at"] === null ? null : Number(row["at"]),
+        row["b"],
+        row["j"],
+      ]),
+    ).toEqual(rows);
+  });
+
+  it("sends an empty batch as empty arrays", async () => {
+    const result = await database
+      .pool()
+      .query(
+        "SELECT count(*)::int4 AS n FROM unnest($1::text[], $2::int8[])",
+        columnArrays(COLUMNS.slice(2, 4), []),
+      );
+    expect(result.rows).toEqual([{ n: 0 }]);
+  });
+
+  it("refuses a value that does not fit its column instead of sending it", () => {
+    expect(() => columnArrays([{ name: "n", type: "int8" }], [[1.5]])).toThrow(TypeError);
+    expect(() => columnArrays([{ name: "n", type: "int8" }], [["12"]])).toThrow(TypeError);
+    expect(() => columnArrays([{ name: "b", type: "bool" }], [[1]])).toThrow(TypeError);
+  });
+});
