@@ -53,7 +53,7 @@ describe("columnArrays", () => {
       columnArrays(COLUMNS, rows),
     );
     expect(
-      result.rows.map((row: Record<string, unknown>) => [
+      (result.rows as Record<string, unknown>[]).map((row) => [
         row["t"],
         row["i"],
         row["n"] === null ? null : Number(row["n"]),
