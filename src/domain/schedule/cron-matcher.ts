@@ -25,24 +25,42 @@ interface CompiledCron {
   readonly eitherDay: boolean;
 }
 
-const compiled = new WeakMap<CronExpression, CompiledCron>();
+/**
+ * Compiled tables, by expression object and by content. A schedule read back from storage is a new
+ * object each time (three times per fire: admission, claim, completion), so the content key is what
+ * saves the work; the object key saves building that key. Both hold derived data only.
+ */
+const compiledByObject = new WeakMap<CronExpression, CompiledCron>();
+const compiledByContent = new Map<string, CompiledCron>();
+const MAX_COMPILED = 4096;
 
 function nextTable(values: readonly number[], size: number): number[] {
   const table = new Array<number>(size + 1).fill(-1);
+  for (const v of values) if (v >= 0 && v <= size) table[v] = v;
   let next = -1;
   for (let v = size; v >= 0; v--) {
-    if (values.includes(v)) next = v;
+    if (table[v] === v) next = v;
     table[v] = next;
   }
   return table;
 }
 
 function flags(values: readonly number[], size: number): boolean[] {
-  return Array.from({ length: size }, (_, v) => values.includes(v));
+  const table = new Array<boolean>(size).fill(false);
+  for (const v of values) if (v >= 0 && v < size) table[v] = true;
+  return table;
+}
+
+/** Everything the tables are built from, as one string. */
+function contentKey(e: CronExpression): string {
+  return `${e.seconds.join(",")}|${e.minutes.join(",")}|${e.hours.join(",")}|${e.daysOfMonth.join(",")}|${e.months.join(",")}|${e.daysOfWeek.join(",")}|${e.dayOfMonthRestricted ? 1 : 0}${e.dayOfWeekRestricted ? 1 : 0}`;
 }
 
 function compile(expression: CronExpression): CompiledCron {
-  let table = compiled.get(expression);
+  let table = compiledByObject.get(expression);
+  if (table !== undefined) return table;
+  const key = contentKey(expression);
+  table = compiledByContent.get(key);
   if (table === undefined) {
     table = {
       nextSecond: nextTable(expression.seconds, 59),
@@ -53,8 +71,10 @@ function compile(expression: CronExpression): CompiledCron {
       dayOfWeek: flags(expression.daysOfWeek, 7),
       eitherDay: expression.dayOfMonthRestricted && expression.dayOfWeekRestricted,
     };
-    compiled.set(expression, table);
+    if (compiledByContent.size >= MAX_COMPILED) compiledByContent.clear();
+    compiledByContent.set(key, table);
   }
+  compiledByObject.set(expression, table);
   return table;
 }
 

@@ -22,14 +22,24 @@ const OFFSET_LIKE = /^(?:[+-]|(?:utc|gmt|ut|z)\s*[+-]\s*\d)/i;
 const TZ_LINKS_THAT_LOOK_LIKE_OFFSETS = new Set(["GMT+0", "GMT-0", "GMT0"]);
 const ALLOWED_CHARACTERS = /^[A-Za-z0-9_+\-/]+$/;
 
+/** Intl's answers, by name: building a formatter to ask costs tens of microseconds. */
+const accepted = new Map<string, boolean>();
+const MAX_REMEMBERED = 1024;
+
 function intlAccepts(name: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: name });
-    return true;
-  } catch {
-    // Intl throws a RangeError for a zone it does not know; that is the answer, not a failure.
-    return false;
+  let answer = accepted.get(name);
+  if (answer === undefined) {
+    try {
+      new Intl.DateTimeFormat("en-US", { timeZone: name });
+      answer = true;
+    } catch {
+      // Intl throws a RangeError for a zone it does not know; that is the answer, not a failure.
+      answer = false;
+    }
+    if (accepted.size >= MAX_REMEMBERED) accepted.clear();
+    accepted.set(name, answer);
   }
+  return answer;
 }
 
 /**

@@ -144,3 +144,44 @@ describe("nextAfter", () => {
     });
   });
 });
+
+describe("nextAfter on schedules read back from storage", () => {
+  // A stored schedule is a new object on every read; the cron tables are shared by content. These
+  // differ in one field each and must never borrow each other's tables.
+  const crons = [
+    "0 9 * * 1-5",
+    "0 9 * * 1-6",
+    "0 9 1 * *",
+    "0 9 1 * 1",
+    "30 9 * * 1-5",
+    "0 10 * * 1-5",
+    "0 9 * 2 *",
+    "15 0 9 * * 1-5",
+  ];
+
+  it("fires as the parsed schedule does, each expression by its own fields", () => {
+    const from = at("2026-03-10T12:00:00Z");
+    const fires = (schedule: ScheduleSpec): string => {
+      const seen: (string | null)[] = [];
+      let after: Instant | null = from;
+      for (let i = 0; i < 8 && after !== null; i++) {
+        after = nextAfter(schedule, after);
+        seen.push(iso(after));
+      }
+      return seen.join(" ");
+    };
+    const expected = crons.map((cron) =>
+      fires(spec({ type: "cron", cron, timezone: "Europe/Berlin" })),
+    );
+    expect(new Set(expected).size).toBe(crons.length);
+    for (let round = 0; round < 3; round++) {
+      const readBack = crons.map(
+        (cron) =>
+          JSON.parse(
+            JSON.stringify(spec({ type: "cron", cron, timezone: "Europe/Berlin" })),
+          ) as ScheduleSpec,
+      );
+      expect(readBack.map(fires)).toEqual(expected);
+    }
+  });
+});
