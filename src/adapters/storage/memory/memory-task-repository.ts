@@ -24,6 +24,7 @@ import type { Instant } from "../../../domain/time.js";
 import { compareKeys, decodeCursor, encodeCursor } from "../shared/page-cursor.js";
 import type { CursorKey } from "../shared/page-cursor.js";
 import { newRunRow, runRow, taskRow } from "./memory-rows.js";
+import { admissionReport } from "../shared/admission-report.js";
 import { isVisibleTo } from "./memory-scope.js";
 import { ConstraintViolationError } from "./memory-tables.js";
 import type { MemoryTables } from "./memory-tables.js";
@@ -136,14 +137,7 @@ export class MemoryTaskRepository implements TaskRepository {
           if (!decided) throw error;
         }
       }
-      return {
-        tasks: written.tasks,
-        decisions: written.inserted.length,
-        queuedRuns: written.inserted.filter((run) => run.status === "queued"),
-        skipped: written.inserted.filter((run) => run.status === "skipped").length,
-        missed: written.inserted.filter((run) => run.status === "missed").length,
-        cancellations: written.cancellations,
-      };
+      return admissionReport(written.tasks, written.inserted, written.cancellations);
     });
   }
 

@@ -25,6 +25,7 @@ import {
   unnestValue,
 } from "./postgres-sql.js";
 import { withKeyedTransaction } from "./with-transaction.js";
+import { admissionReport } from "../shared/admission-report.js";
 
 /** What one task's admission writes. */
 interface TaskAdmission {
@@ -187,13 +188,9 @@ export class PostgresAdmission {
 }
 
 function report(admissions: readonly TaskAdmission[]): AdmissionReport {
-  const newRuns = admissions.flatMap((a) => a.newRuns);
-  return {
-    tasks: admissions.length,
-    decisions: newRuns.length,
-    queuedRuns: newRuns.filter((r) => r.status === "queued"),
-    skipped: newRuns.filter((r) => r.status === "skipped").length,
-    missed: newRuns.filter((r) => r.status === "missed").length,
-    cancellations: admissions.flatMap((a) => a.runUpdates),
-  };
+  return admissionReport(
+    admissions.length,
+    admissions.flatMap((a) => a.newRuns),
+    admissions.flatMap((a) => a.runUpdates),
+  );
 }

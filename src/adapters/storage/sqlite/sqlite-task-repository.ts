@@ -23,6 +23,7 @@ import type { Task } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
+import { admissionReport } from "../shared/admission-report.js";
 import { decodeCursor, encodeCursor } from "../shared/page-cursor.js";
 import { settle } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
@@ -225,14 +226,7 @@ export class SqliteTaskRepository implements TaskRepository {
       written.inserted.push(...outcome.inserted);
       written.cancellations.push(...outcome.cancellations);
     }
-    return {
-      tasks: written.tasks,
-      decisions: written.inserted.length,
-      queuedRuns: written.inserted.filter((run) => run.status === "queued"),
-      skipped: written.inserted.filter((run) => run.status === "skipped").length,
-      missed: written.inserted.filter((run) => run.status === "missed").length,
-      cancellations: written.cancellations,
-    };
+    return admissionReport(written.tasks, written.inserted, written.cancellations);
   }
 
   nextDueAt(): Promise<Instant | null> {
