@@ -16,6 +16,9 @@ export const TASK_SELECT = `SELECT ${columnList(TASK_COLUMNS)} FROM tasks`;
 export const RUN_SELECT = `SELECT ${columnList(RUN_COLUMNS)} FROM runs`;
 
 const RUN_FIELDS = RUN_COLUMNS.filter((name) => name !== "id");
+// One bit per field in a 32-bit mask, and one more bit for the status guard.
+if (RUN_FIELDS.length > 30) throw new Error("sqlite store: too many run columns for a change mask");
+const QUEUED_GUARD = 2 ** 31;
 
 /**
  * A `SELECT` of whole rows (`columns`, in this order) read in better-sqlite3's raw mode and shaped into
@@ -67,7 +70,8 @@ export class SqliteStatements {
   /** The active runs of a JSON array of task ids, in queue order. */
   readonly activeRunsOf: RowReader<[string], RunRow>;
   readonly #db: SqliteDatabase;
-  readonly #updates = new Map<string, Statement<[RunRow]>>();
+  /** UPDATE statements by the set of columns they write (a bit per RUN_FIELDS index; `QUEUED_GUARD`). */
+  readonly #updates = new Map<number, Statement<[RunRow]>>();
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
@@ -104,13 +108,19 @@ export class SqliteStatements {
    * With `whenQueued`, only a run that is still queued moves (the claim's write).
    */
   writeRun(after: RunRow, before?: RunRow, whenQueued = false): number {
-    const changed =
-      before === undefined ? RUN_FIELDS : RUN_FIELDS.filter((name) => after[name] !== before[name]);
-    if (changed.length === 0 && !whenQueued) return 1;
-    const key = `${changed.join(",")}${whenQueued ? "|queued" : ""}`;
+    // The changed columns as a bit mask: this runs for every claim and every run change, and building
+    // a list and a string key for each was a visible share of a burst's garbage.
+    let mask = 0;
+    for (let i = 0; i < RUN_FIELDS.length; i++) {
+      const name = RUN_FIELDS[i] as keyof RunRow;
+      if (before === undefined || after[name] !== before[name]) mask |= 1 << i;
+    }
+    if (mask === 0 && !whenQueued) return 1;
+    const key = whenQueued ? mask + QUEUED_GUARD : mask;
     let statement = this.#updates.get(key);
     if (statement === undefined) {
-      const set = (changed.length === 0 ? ["id"] : changed)
+      const changed = RUN_FIELDS.filter((_, i) => (mask & (1 << i)) !== 0);
+      const set = (changed.length === 0 ? ["id" as const] : changed)
         .map((name) => `${column(name)} = @${name}`)
         .join(", ");
       const guard = whenQueued ? " AND status = 'queued'" : "";
