@@ -104,7 +104,15 @@ export class DispatchService {
         limit: args.limit,
         handlerNames,
       },
-      (input) => selectClaimable({ ...input, now, handlerNames }),
+      (input) =>
+        selectClaimable({
+          candidates: input.candidates,
+          busyThreads: input.busyThreads,
+          busyTasks: input.busyTasks,
+          budget: input.budget,
+          now,
+          handlerNames,
+        }),
       (run, task, token) => claimRun(run, { now, token, leaseMs, replicaId }, task.options),
     );
   }

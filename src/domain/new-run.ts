@@ -11,21 +11,64 @@ import type { Instant } from "./time.js";
 /** A run row before the writer gives it an id. */
 export type NewRun = Omit<Run, "id" | "threadId"> & { readonly threadId: ThreadId | null };
 
-const UNCLAIMED = {
-  attempt: 0,
-  failures: 0,
-  claimToken: null,
-  claimExpiresAt: null,
-  claimedBy: null,
-  targetRunId: null,
-  launchedAt: null,
-  deadlineAt: null,
-  latenessMs: null,
-  late: false,
-  cancelRequestedAt: null,
-  error: null,
-  result: null,
-} as const;
+/** What differs between new rows; everything else starts unclaimed. */
+type NewRunFields = Pick<
+  NewRun,
+  | "taskId"
+  | "owner"
+  | "queuedAt"
+  | "trigger"
+  | "scheduledFor"
+  | "fireAt"
+  | "status"
+  | "reason"
+  | "missedCount"
+  | "missedUntil"
+  | "notBefore"
+  | "threadScope"
+  | "threadId"
+  | "exclusive"
+  | "idempotencyKey"
+  | "finishedAt"
+>;
+
+/**
+ * The row, written as one literal: V8 builds `{ ...base, ...more than a dozen fields }` through a slow
+ * path, measured at 6-20 microseconds a run (5% of a replay's profile) against 0.05 for this.
+ */
+function unclaimedRow(fields: NewRunFields): NewRun {
+  return {
+    taskId: fields.taskId,
+    owner: fields.owner,
+    trigger: fields.trigger,
+    scheduledFor: fields.scheduledFor,
+    fireAt: fields.fireAt,
+    status: fields.status,
+    reason: fields.reason,
+    missedCount: fields.missedCount,
+    missedUntil: fields.missedUntil,
+    attempt: 0,
+    failures: 0,
+    notBefore: fields.notBefore,
+    threadScope: fields.threadScope,
+    threadId: fields.threadId,
+    exclusive: fields.exclusive,
+    claimToken: null,
+    claimExpiresAt: null,
+    claimedBy: null,
+    targetRunId: null,
+    idempotencyKey: fields.idempotencyKey,
+    queuedAt: fields.queuedAt,
+    launchedAt: null,
+    deadlineAt: null,
+    finishedAt: fields.finishedAt,
+    latenessMs: null,
+    late: false,
+    cancelRequestedAt: null,
+    error: null,
+    result: null,
+  };
+}
 
 /** The run row a decision writes (SPEC 5.1). */
 export function newRunFromDecision(
@@ -33,11 +76,12 @@ export function newRunFromDecision(
   decision: Decision,
   now: Instant,
 ): NewRun {
-  const base = { ...UNCLAIMED, taskId: task.id, owner: task.owner, queuedAt: now };
   switch (decision.kind) {
     case "queue":
-      return {
-        ...base,
+      return unclaimedRow({
+        taskId: task.id,
+        owner: task.owner,
+        queuedAt: now,
         trigger: decision.trigger,
         scheduledFor: decision.scheduledFor,
         fireAt: decision.fireAt,
@@ -51,53 +95,51 @@ export function newRunFromDecision(
         exclusive: decision.exclusive,
         idempotencyKey: decision.idempotencyKey,
         finishedAt: null,
-      };
+      });
     case "skip":
-      return terminalRecord(base, task.threadScope, {
+      return terminalRecord(task, now, {
         scheduledFor: decision.scheduledFor,
         fireAt: decision.fireAt,
         status: "skipped",
         reason: decision.reason,
-        now,
+        missedCount: null,
+        missedUntil: null,
       });
     case "miss":
-      return {
-        ...terminalRecord(base, task.threadScope, {
-          scheduledFor: decision.from,
-          fireAt: decision.from,
-          status: "missed",
-          reason: decision.reason,
-          now,
-        }),
+      return terminalRecord(task, now, {
+        scheduledFor: decision.from,
+        fireAt: decision.from,
+        status: "missed",
+        reason: decision.reason,
         missedCount: decision.count,
         missedUntil: decision.until,
-      };
+      });
   }
 }
 
 function terminalRecord(
-  base: typeof UNCLAIMED & { taskId: TaskId; owner: OwnerId; queuedAt: Instant },
-  threadScope: string,
-  fields: Pick<Run, "scheduledFor" | "fireAt"> & {
+  task: { readonly id: TaskId; readonly owner: OwnerId; readonly threadScope: string },
+  now: Instant,
+  fields: Pick<Run, "scheduledFor" | "fireAt" | "reason" | "missedCount" | "missedUntil"> & {
     status: "skipped" | "missed";
-    reason: Run["reason"];
-    now: Instant;
   },
 ): NewRun {
-  return {
-    ...base,
+  return unclaimedRow({
+    taskId: task.id,
+    owner: task.owner,
+    queuedAt: now,
     trigger: "scheduled",
     scheduledFor: fields.scheduledFor,
     fireAt: fields.fireAt,
     status: fields.status,
     reason: fields.reason,
-    missedCount: null,
-    missedUntil: null,
+    missedCount: fields.missedCount,
+    missedUntil: fields.missedUntil,
     notBefore: fields.fireAt,
-    threadScope,
+    threadScope: task.threadScope,
     threadId: null,
     exclusive: false,
-    idempotencyKey: idempotencyKeyFor(base.taskId, "scheduled", fields.scheduledFor),
-    finishedAt: fields.now,
-  };
+    idempotencyKey: idempotencyKeyFor(task.id, "scheduled", fields.scheduledFor),
+    finishedAt: now,
+  });
 }

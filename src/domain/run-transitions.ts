@@ -147,11 +147,13 @@ export function applyLaunchAnswer(
   const launch = applyLaunchOutcome(run, answer.outcome, ctx);
   if (answer.completion === undefined || launch.run.status !== "running") return launch;
   const verdict = completeRun(launch.run, answer.completion, { now: ctx.now, task: ctx.task });
-  return {
-    ...verdict,
-    ...(launch.taskLaunch === undefined ? {} : { taskLaunch: launch.taskLaunch }),
-    ...(launch.cancelTarget === undefined ? {} : { cancelTarget: launch.cancelTarget }),
-  };
+  // Object.assign, not a spread: a spread followed by new fields is slow in V8, and this is per launch.
+  return Object.assign(
+    {},
+    verdict,
+    launch.taskLaunch === undefined ? {} : { taskLaunch: launch.taskLaunch },
+    launch.cancelTarget === undefined ? {} : { cancelTarget: launch.cancelTarget },
+  );
 }
 
 function launched(
@@ -215,7 +217,9 @@ function releasedClaim(): Partial<Run> {
 }
 
 function finished(now: Instant): Partial<Run> {
-  return { ...releasedClaim(), finishedAt: now, deadlineAt: null };
+  // Written out rather than spread from `releasedClaim()`: V8 builds a spread followed by new fields
+  // through a slow path (about a microsecond each), and every run ends through here.
+  return { claimToken: null, claimExpiresAt: null, finishedAt: now, deadlineAt: null };
 }
 
 /**
@@ -296,13 +300,11 @@ export function completeRun(
   switch (verdict.status) {
     case "succeeded":
       return {
-        run: moveRun(run, "succeeded", {
-          ...finished(now),
-          ...overtaken(run, now),
-          result,
-          error: null,
-          reason: null,
-        }),
+        run: moveRun(
+          run,
+          "succeeded",
+          Object.assign(finished(now), overtaken(run, now), { result, error: null, reason: null }),
+        ),
         taskVerdict: verdictFor(run, task, "succeeded", null),
       };
     case "failed": {

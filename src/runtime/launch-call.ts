@@ -9,6 +9,7 @@ import type { Run } from "../domain/run.js";
 import type { CompletionVerdict, LaunchOutcome } from "../domain/run-transitions.js";
 import type { Task } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
+import { startTimer } from "./clock.js";
 import type { Clock } from "./clock.js";
 
 /** What a launch came to: the outcome to record, and a verdict already known at launch. */
@@ -46,23 +47,29 @@ export function launchTimeoutMs(leaseMs: number): number {
  */
 export async function callLauncher(request: LaunchCallRequest): Promise<LaunchAnswer> {
   const { launcher, clock, run, task, log } = request;
-  const controller = new AbortController();
+  const stop = new LaunchSignal();
   const timeoutMs = launchTimeoutMs(request.leaseMs);
-  const timedOut = clock
-    .sleepUntil((clock.now() + timeoutMs) as Instant, controller.signal)
-    .then(() => (controller.signal.aborted ? null : TIMED_OUT));
+  const timer = startTimer(clock, (clock.now() + timeoutMs) as Instant);
+  const timedOut = timer.done.then((rang) => (rang ? TIMED_OUT : null));
   const answer: Promise<LaunchAnswer> = launcher
-    .launch({ run, task, signal: controller.signal })
+    .launch({
+      run,
+      task,
+      get signal() {
+        return stop.signal;
+      },
+    })
     .then(
       (launched) => answered(run, launched, log),
       (error: unknown) => ({ outcome: failed(run, error, log) }),
     );
   const first = await Promise.race([answer, timedOut]);
   if (first !== TIMED_OUT && first !== null) {
-    controller.abort(LAUNCH_SETTLED);
+    timer.cancel();
+    stop.abort(LAUNCH_SETTLED);
     return first;
   }
-  controller.abort(LAUNCH_TIMED_OUT);
+  stop.abort(LAUNCH_TIMED_OUT);
   log.warn(
     { runId: run.id, timeoutMs },
     "the launcher did not answer before the launch timeout; treating the launch as indeterminate",
@@ -72,6 +79,28 @@ export async function callLauncher(request: LaunchCallRequest): Promise<LaunchAn
     if (completion !== undefined) request.onLateCompletion(completion);
   });
   return { outcome: { kind: "indeterminate", message: LAUNCH_TIMED_OUT.message } };
+}
+
+/**
+ * The launch's signal, made on first read: Node builds an AbortSignal (and its abort event) at a few
+ * microseconds' cost, and a handler launch never reads it. Read after the call ended, it is aborted.
+ */
+class LaunchSignal {
+  readonly #controller = new AbortController();
+  #read = false;
+  #ended: { reason: unknown } | null = null;
+
+  get signal(): AbortSignal {
+    this.#read = true;
+    if (this.#ended !== null) this.#controller.abort(this.#ended.reason);
+    return this.#controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.#ended !== null) return;
+    this.#ended = { reason };
+    if (this.#read) this.#controller.abort(reason);
+  }
 }
 
 function answered(run: Run, launched: LaunchedRun, log: Logger): LaunchAnswer {

@@ -92,7 +92,10 @@ export class HandlerLauncher implements RunLauncher {
       run: runView(run),
       task: taskView(task),
       input: task.target.input,
-      signal: controller.signal,
+      // Node builds an AbortSignal on first read, at a few microseconds: only for handlers that look.
+      get signal() {
+        return controller.signal;
+      },
       heartbeat: () => sink.heartbeat(run.id),
     };
     const done = this.#execute(handler, context, run.id, controller, sink).finally(() => {

@@ -30,7 +30,8 @@ import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
 import type { CursorKey } from "../shared/page-cursor.js";
 import { runRow, taskRow } from "./memory-rows.js";
 import { isVisibleTo } from "./memory-scope.js";
-import { ConstraintViolationError, manualKey } from "./memory-tables.js";
+import { ConstraintViolationError } from "./memory-tables.js";
+import { manualKey } from "./memory-unique-keys.js";
 import type { MemoryTables } from "./memory-tables.js";
 
 /** A claim these keys refuse is skipped: another run holds the task's or the thread's slot. */
@@ -81,13 +82,15 @@ export class MemoryRunRepository implements RunRepository {
   listRuns(scope: OwnerScope, taskId: TaskId, query: RunQuery): Promise<Page<Run>> {
     return this.#tables.atomically(() => {
       const before = query.cursor === undefined ? null : decodeCursor(query.cursor);
-      const rows = this.#tables
-        .runsOf(taskId)
-        .filter((run) => isVisibleTo(scope, run.owner))
-        .filter((run) => query.status === undefined || run.status === query.status)
-        .filter((run) => query.trigger === undefined || run.trigger === query.trigger)
-        .filter((run) => before === null || compareKeys(historyKey(run), before) < 0)
-        .sort((a, b) => compareKeys(historyKey(b), historyKey(a)));
+      // Newest first from the cursor, one row past the page: it tells whether another page follows.
+      const rows: Run[] = [];
+      for (const run of this.#tables.runsNewestFirst(taskId, before)) {
+        if (!isVisibleTo(scope, run.owner)) continue;
+        if (query.status !== undefined && run.status !== query.status) continue;
+        if (query.trigger !== undefined && run.trigger !== query.trigger) continue;
+        rows.push(run);
+        if (rows.length > query.limit) break;
+      }
       const items = rows.slice(0, query.limit);
       const last = items.at(-1);
       const nextCursor =

@@ -3,22 +3,15 @@
  * write inside `transaction` is journaled and undone if the function throws, so each store method is
  * atomic. JavaScript runs one method at a time, so a transaction holds every "lock" until it returns.
  */
-import { threadKey } from "../../../domain/claim.js";
 import type { RunId, TaskId } from "../../../domain/ids.js";
 import type { Run } from "../../../domain/run.js";
-import { holdsSlot, isActiveRunStatus } from "../../../domain/run.js";
+import { isActiveRunStatus } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
-
-/** The unique keys of the runs table, named as in the SQL schema. */
-export const RUN_UNIQUE_KEYS = [
-  "runs_scheduled_occurrence_uq",
-  "runs_backfill_occurrence_uq",
-  "runs_manual_key_uq",
-  "runs_task_slot_uq",
-  "runs_thread_slot_uq",
-] as const;
-export type RunUniqueKey = (typeof RUN_UNIQUE_KEYS)[number];
+import type { CursorKey } from "../shared/page-cursor.js";
+import { MemoryRunHistory } from "./memory-run-history.js";
+import { emptyUniqueIndex, keysGained } from "./memory-unique-keys.js";
+import type { RunUniqueKey } from "./memory-unique-keys.js";
 
 /**
  * Thrown when a write would break a unique key or a primary key: the memory store's equivalent of a
@@ -42,44 +35,23 @@ export interface ReplicaRow {
   readonly heartbeatAt: Instant;
 }
 
-const SEPARATOR = "\u0000";
-
-function uniqueKeysOf(run: Run): [RunUniqueKey, string][] {
-  const keys: [RunUniqueKey, string][] = [];
-  const occurrence = `${run.taskId}${SEPARATOR}${run.scheduledFor}`;
-  switch (run.trigger) {
-    case "scheduled":
-      keys.push(["runs_scheduled_occurrence_uq", occurrence]);
-      break;
-    case "backfill":
-      keys.push(["runs_backfill_occurrence_uq", occurrence]);
-      break;
-    case "manual":
-      keys.push(["runs_manual_key_uq", manualKey(run.taskId, run.idempotencyKey)]);
-      break;
-  }
-  if (holdsSlot(run.status)) {
-    if (run.exclusive) keys.push(["runs_task_slot_uq", run.taskId]);
-    keys.push(["runs_thread_slot_uq", threadKey(run.threadScope, run.threadId)]);
-  }
-  return keys;
-}
-
-function indexKey(constraint: RunUniqueKey, key: string): string {
-  return `${constraint}${SEPARATOR}${key}`;
-}
-
 export class MemoryTables {
   readonly #tasks = new Map<TaskId, Task>();
   readonly #runs = new Map<RunId, Run>();
-  readonly #runsByTask = new Map<TaskId, Set<RunId>>();
+  readonly #history = new MemoryRunHistory();
   readonly #activeRuns = new Set<RunId>();
-  readonly #unique = new Map<string, RunId>();
+  readonly #unique = emptyUniqueIndex();
   readonly #replicas = new Map<string, ReplicaRow>();
   #journal: (() => void)[] | null = null;
   #closed = false;
   /** No terminal run finished before this (a lower bound), so purge can skip its scan. */
   #oldestFinishedAt = Number.POSITIVE_INFINITY;
+  #rowsScanned = 0;
+
+  /** Rows handed out by scans and index walks so far (lookups by key not counted). */
+  get rowsScanned(): number {
+    return this.#rowsScanned;
+  }
 
   /** A lower bound of the terminal runs' `finished_at`. */
   get oldestFinishedAt(): number {
@@ -128,6 +100,7 @@ export class MemoryTables {
   }
 
   tasks(): IterableIterator<Task> {
+    this.#rowsScanned += this.#tasks.size;
     return this.#tasks.values();
   }
 
@@ -136,12 +109,18 @@ export class MemoryTables {
   }
 
   runs(): IterableIterator<Run> {
+    this.#rowsScanned += this.#runs.size;
     return this.#runs.values();
   }
 
+  /** Every run of a task, oldest first (`scheduled_for, id`). */
   runsOf(taskId: TaskId): Run[] {
-    const ids = this.#runsByTask.get(taskId) ?? new Set<RunId>();
-    return [...ids].map((id) => this.#mustRun(id));
+    return this.#history.idsOf(taskId).map((id) => this.#mustRun(id));
+  }
+
+  /** A task's runs newest first, from below `before` (exclusive) when given; read lazily. */
+  *runsNewestFirst(taskId: TaskId, before: CursorKey | null): Generator<Run, void, undefined> {
+    for (const id of this.#history.newestFirst(taskId, before)) yield this.#mustRun(id);
   }
 
   /** Queued, launching and running runs, of one task or of all. */
@@ -152,7 +131,7 @@ export class MemoryTables {
 
   /** The run holding a unique key, if any. */
   holder(constraint: RunUniqueKey, key: string): Run | undefined {
-    const id = this.#unique.get(indexKey(constraint, key));
+    const id = this.#unique[constraint].get(key);
     return id === undefined ? undefined : this.#runs.get(id);
   }
 
@@ -184,8 +163,9 @@ export class MemoryTables {
 
   /** Writes a run row, refusing it (before any change) when it breaks a unique key. */
   putRun(run: Run): void {
-    for (const [constraint, key] of uniqueKeysOf(run)) {
-      const holder = this.#unique.get(indexKey(constraint, key));
+    // A key the run held already is held by it (the indexes follow the rows), so only new ones can clash.
+    for (const [constraint, key] of keysGained(this.#runs.get(run.id), run)) {
+      const holder = this.#unique[constraint].get(key);
       if (holder !== undefined && holder !== run.id) {
         throw new ConstraintViolationError(
           constraint,
@@ -214,7 +194,9 @@ export class MemoryTables {
     this.#journal.push(undo);
   }
 
+  /** A run an index names (scans only). */
   #mustRun(id: RunId): Run {
+    this.#rowsScanned++;
     const run = this.#runs.get(id);
     if (run === undefined) throw new Error(`memory store: index names a missing run ${id}`);
     return run;
@@ -244,35 +226,42 @@ export class MemoryTables {
   /** Replaces a run row and keeps every index in step; no checks (they ran before). */
   #writeRun(id: RunId, next: Run | undefined): void {
     const previous = this.#runs.get(id);
-    if (previous !== undefined) {
-      for (const [constraint, key] of uniqueKeysOf(previous)) {
-        this.#unique.delete(indexKey(constraint, key));
-      }
-      const ofPreviousTask = this.#runsByTask.get(previous.taskId);
-      ofPreviousTask?.delete(id);
-      if (ofPreviousTask?.size === 0) this.#runsByTask.delete(previous.taskId);
-      this.#activeRuns.delete(id);
+    if (previous !== undefined) this.#dropKeys(id, previous, next);
+    if (next === undefined) {
       this.#runs.delete(id);
+      this.#activeRuns.delete(id);
+      return;
     }
-    if (next === undefined) return;
     this.#runs.set(id, next);
-    for (const [constraint, key] of uniqueKeysOf(next)) {
-      this.#unique.set(indexKey(constraint, key), id);
+    for (const [constraint, key] of keysGained(previous, next))
+      this.#unique[constraint].set(key, id);
+    if (
+      previous === undefined ||
+      previous.taskId !== next.taskId ||
+      previous.scheduledFor !== next.scheduledFor
+    ) {
+      this.#history.add(next.taskId, next.scheduledFor, id);
     }
-    let ofTask = this.#runsByTask.get(next.taskId);
-    if (ofTask === undefined) {
-      ofTask = new Set();
-      this.#runsByTask.set(next.taskId, ofTask);
-    }
-    ofTask.add(id);
     if (isActiveRunStatus(next.status)) this.#activeRuns.add(id);
-    else if (next.finishedAt !== null && next.finishedAt < this.#oldestFinishedAt) {
-      this.#oldestFinishedAt = next.finishedAt;
+    else {
+      this.#activeRuns.delete(id);
+      if (next.finishedAt !== null && next.finishedAt < this.#oldestFinishedAt) {
+        this.#oldestFinishedAt = next.finishedAt;
+      }
     }
   }
-}
 
-/** The key of a manual run in `runs_manual_key_uq`. */
-export function manualKey(taskId: TaskId, idempotencyKey: string): string {
-  return `${taskId}${SEPARATOR}${idempotencyKey}`;
+  /** Removes from the indexes what `previous` held and `next` (the same run's new row, if any) does not. */
+  #dropKeys(id: RunId, previous: Run, next: Run | undefined): void {
+    const dropped =
+      next === undefined ? keysGained(undefined, previous) : keysGained(next, previous);
+    for (const [constraint, key] of dropped) this.#unique[constraint].delete(key);
+    if (
+      next === undefined ||
+      previous.taskId !== next.taskId ||
+      previous.scheduledFor !== next.scheduledFor
+    ) {
+      this.#history.remove(previous.taskId, previous.scheduledFor, id);
+    }
+  }
 }
