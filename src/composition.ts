@@ -41,7 +41,8 @@ import { DEFAULT_POLICY } from "./domain/options.js";
 import type { Admission } from "./domain/admission.js";
 import type { RunQuery, RunRepository, TaskQuery, TaskRepository } from "./domain/ports.js";
 import type { Run, RunStatus, RunTrigger } from "./domain/run.js";
-import type { Task, TaskStatus } from "./domain/task.js";
+import type { TaskStatus } from "./domain/task.js";
+import type { RunTaskContext } from "./domain/run-transitions.js";
 import type { TargetKind } from "./domain/target.js";
 import { threadId } from "./domain/ids.js";
 import type { DurationMs } from "./domain/time.js";
@@ -243,7 +244,7 @@ function observedStore(store: Store, observer: RuntimeObserver): Store {
       const results = await runs.changeRuns(
         requests.map((request, i) => ({
           ...request,
-          decide: (run: Run, task: Task) => {
+          decide: (run: Run, task: RunTaskContext) => {
             if (!before.has(i)) before.set(i, run.status);
             return request.decide(run, task);
           },

@@ -26,6 +26,7 @@ import {
   loseRunWithReplica,
   reconcileExpiredClaim,
   reconcileUncertainLaunch,
+  runTaskContext,
   timeOutRun,
 } from "../domain/run-transitions.js";
 import type {
@@ -33,7 +34,6 @@ import type {
   LaunchOutcome,
   ReconcileFinding,
   RunChange,
-  RunTaskContext,
 } from "../domain/run-transitions.js";
 import type { Run } from "../domain/run.js";
 import type { Task } from "../domain/task.js";
@@ -61,10 +61,7 @@ export interface DispatchServiceDeps {
   readonly policy: SchedulePolicy;
 }
 
-/** The facts about a task that run transitions need. */
-export function runTaskContext(task: Task): RunTaskContext {
-  return { scheduleType: task.schedule.type, options: task.options };
-}
+export { runTaskContext };
 
 export class DispatchService {
   readonly #store: Store;
@@ -139,19 +136,14 @@ export class DispatchService {
       if (write.kind === "completion") {
         return {
           id: write.runId,
-          decide: (run, task) =>
-            completeRun(run, write.verdict, { now, task: runTaskContext(task) }),
+          decide: (run, task) => completeRun(run, write.verdict, { now, task }),
         };
       }
       return {
         id: write.runId,
         token: write.token,
         decide: (run, task) =>
-          applyLaunchAnswer(run, write.answer, {
-            now,
-            task: runTaskContext(task),
-            policy: this.#policy,
-          }),
+          applyLaunchAnswer(run, write.answer, { now, task, policy: this.#policy }),
       };
     });
     return this.#store.runs.changeRuns(requests);

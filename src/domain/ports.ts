@@ -14,7 +14,12 @@ import type { PunctualError } from "./errors.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "./ids.js";
 import type { NewRun } from "./new-run.js";
 import type { Run, RunStatus, RunTrigger } from "./run.js";
-import type { CompletionVerdict, ReconcileFinding, RunChange } from "./run-transitions.js";
+import type {
+  CompletionVerdict,
+  ReconcileFinding,
+  RunChange,
+  RunTaskContext,
+} from "./run-transitions.js";
 import type { Task, TaskStatus } from "./task.js";
 import type { JsonValue, TargetKind } from "./target.js";
 import type { DurationMs, Instant } from "./time.js";
@@ -186,12 +191,15 @@ export interface RunRepository {
   nextRunWakeAt(): Promise<Instant | null>;
 }
 
-/** One change of a `changeRuns` batch: the arguments of `changeRun`. */
+/**
+ * One change of a `changeRuns` batch: the arguments of `changeRun`, except that `decide` sees only what
+ * run transitions need of the task (its schedule type and options), which is all a store reads of it.
+ */
 export interface RunChangeRequest {
   readonly id: RunId;
   /** When given, the change is fenced: refused (lease_lost) unless it is still the run's claim token. */
   readonly token?: FencingToken;
-  readonly decide: (run: Run, task: Task) => RunChange | null;
+  readonly decide: (run: Run, task: RunTaskContext) => RunChange | null;
 }
 
 /** What became of one request of a batch, at the same index. */

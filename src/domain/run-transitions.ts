@@ -40,6 +40,11 @@ export interface RunTaskContext {
   readonly options: TaskOptions;
 }
 
+/** A task's `RunTaskContext`. */
+export function runTaskContext(task: Task): RunTaskContext {
+  return { scheduleType: task.schedule.type, options: task.options };
+}
+
 /**
  * The task after a run change's task patches are written (SPEC 5.5): launch bookkeeping (`last_run_*`,
  * `run_count` moved relatively) and verdict fields only; every other field is left as it was.

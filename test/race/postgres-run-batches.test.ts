@@ -17,7 +17,6 @@ import {
   ledger,
   recordCompletion,
   reload,
-  runTaskContext,
   triggerRun,
 } from "../contract/store-steps.js";
 import {
@@ -54,15 +53,13 @@ function launchAndComplete(claimed: ClaimedRun, at: number): RunChangeRequest[] 
         applyLaunchOutcome(
           run,
           { kind: "launched", targetRunId: `t-${claimed.run.id}` },
-          { now, task: runTaskContext(task), policy: POLICY },
+          { now, task, policy: POLICY },
         ),
     },
     {
       id: claimed.run.id,
       decide: (run, task) =>
-        run.status === "running"
-          ? completeRun(run, { status: "succeeded" }, { now, task: runTaskContext(task) })
-          : null,
+        run.status === "running" ? completeRun(run, { status: "succeeded" }, { now, task }) : null,
     },
   ];
 }

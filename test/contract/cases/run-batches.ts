@@ -23,7 +23,6 @@ import {
   recordLaunch,
   reload,
   reloadRun,
-  runTaskContext,
   triggerRun,
 } from "../store-steps.js";
 import type { ContractContext } from "./contract-context.js";
@@ -40,15 +39,14 @@ function launch(
   return {
     id: claimed.run.id,
     ...(token === null ? {} : { token }),
-    decide: (run, task) =>
-      applyLaunchOutcome(run, outcome, { now, task: runTaskContext(task), policy: POLICY }),
+    decide: (run, task) => applyLaunchOutcome(run, outcome, { now, task, policy: POLICY }),
   };
 }
 
 function complete(claimed: ClaimedRun, verdict: CompletionVerdict, now: Instant): RunChangeRequest {
   return {
     id: claimed.run.id,
-    decide: (run, task) => completeRun(run, verdict, { now, task: runTaskContext(task) }),
+    decide: (run, task) => completeRun(run, verdict, { now, task }),
   };
 }
 
@@ -128,7 +126,7 @@ export function describeRunBatches(ctx: ContractContext): void {
             applyLaunchAnswer(
               run,
               { outcome: LAUNCHED, completion: { status: "failed", error: "boom" } },
-              { now: minute(1, 3), task: runTaskContext(task), policy: POLICY },
+              { now: minute(1, 3), task, policy: POLICY },
             ),
         },
       ]);
@@ -191,7 +189,7 @@ export function describeRunBatches(ctx: ContractContext): void {
           decide: (run, current) =>
             applyLaunchOutcome(run, LAUNCHED, {
               now: minute(1, 1),
-              task: runTaskContext(current),
+              task: current,
               policy: POLICY,
             }),
         },

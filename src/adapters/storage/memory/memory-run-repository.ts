@@ -22,7 +22,8 @@ import type { TargetKind } from "../../../domain/target.js";
 import type { Run } from "../../../domain/run.js";
 import { holdsSlot, isTerminalRunStatus } from "../../../domain/run.js";
 import type { RunChange } from "../../../domain/run-transitions.js";
-import { withTaskPatches } from "../../../domain/run-transitions.js";
+import { runTaskContext, withTaskPatches } from "../../../domain/run-transitions.js";
+import type { RunTaskContext } from "../../../domain/run-transitions.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { compareKeys, decodeCursor, encodeCursor } from "../shared/page-cursor.js";
@@ -187,7 +188,9 @@ export class MemoryRunRepository implements RunRepository {
         runs.set(id, run);
         tasks.set(run.taskId, this.#taskOf(run));
       }
-      const applied = applyRunChanges(requests, runs, tasks);
+      const contexts = new Map<TaskId, RunTaskContext>();
+      for (const [id, task] of tasks) contexts.set(id, runTaskContext(task));
+      const applied = applyRunChanges(requests, runs, contexts);
       for (const { after } of applied.runs) this.#tables.putRun(runRow(after));
       for (const entry of applied.tasks) {
         const task = tasks.get(entry.taskId);

@@ -7,6 +7,7 @@ import { fencingToken, ownerId, runId, taskId, threadId } from "../../../domain/
 import type { TaskOptions } from "../../../domain/options.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../../domain/run.js";
 import type { Run } from "../../../domain/run.js";
+import type { RunTaskContext } from "../../../domain/run-transitions.js";
 import { decodeSchedule, encodeSchedule } from "../../../domain/schedule-codec.js";
 import { TASK_STATUSES } from "../../../domain/task.js";
 import type { Task } from "../../../domain/task.js";
@@ -177,6 +178,17 @@ export function taskFromRow(value: unknown): Task {
     deletedAt: instantOrNull(row, "deleted_at"),
   };
 }
+
+/** What run transitions need of a task, read as `id, schedule_type, options`. */
+export function runTaskContextFromRow(value: unknown): RunTaskContext {
+  const row = record(value);
+  return {
+    scheduleType: oneOf(SCHEDULE_TYPES, row, "schedule_type"),
+    options: present(row, "options") as TaskOptions,
+  };
+}
+
+const SCHEDULE_TYPES = ["cron", "once", "interval"] as const;
 
 /** A run read with `selectList(RUN_COLUMNS, ...)`. */
 export function runFromRow(value: unknown): Run {

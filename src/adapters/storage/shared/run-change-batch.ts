@@ -9,9 +9,9 @@ import type { PunctualError } from "../../../domain/errors.js";
 import type { RunId, TaskId } from "../../../domain/ids.js";
 import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import type { Task, TaskStatus } from "../../../domain/task.js";
+import type { RunTaskContext } from "../../../domain/run-transitions.js";
+import type { TaskStatus } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
-import { withTaskPatches } from "../../../domain/run-transitions.js";
 
 /** A run the batch changed: as read, and as it ends the batch. */
 export interface ChangedRunRow {
@@ -84,17 +84,17 @@ export function batchRunIds(requests: readonly RunChangeRequest[]): RunId[] {
 }
 
 /**
- * Applies `requests` in order over `runs` and `tasks` (read under lock). Each request sees the run and the
- * task as the requests before it left them. A refused request (lease_lost, not_found, a transition
- * `decide` refuses) changes nothing; any other throw from `decide` is a bug and propagates.
+ * Applies `requests` in order over `runs` and their tasks' contexts (read under lock). Each request sees
+ * the run as the requests before it left them (a run change never changes a task's schedule type or
+ * options). A refused request (lease_lost, not_found, a transition `decide` refuses) changes nothing;
+ * any other throw from `decide` is a bug and propagates.
  */
 export function applyRunChanges(
   requests: readonly RunChangeRequest[],
   runs: ReadonlyMap<RunId, Run>,
-  tasks: ReadonlyMap<TaskId, Task>,
+  tasks: ReadonlyMap<TaskId, RunTaskContext>,
 ): AppliedRunChanges {
   const current = new Map(runs);
-  const currentTasks = new Map(tasks);
   const changed = new Map<RunId, ChangedRunRow>();
   const bookkeeping = new Map<TaskId, TaskBookkeeping>();
   const results = requests.map((request): RunChangeResult => {
@@ -105,7 +105,7 @@ export function applyRunChanges(
         new LeaseLostError(`the claim on run ${request.id} was superseded or released`),
       );
     }
-    const task = currentTasks.get(run.taskId);
+    const task = tasks.get(run.taskId);
     if (task === undefined) return refused(new NotFoundError("run", request.id));
     let decided;
     try {
@@ -121,16 +121,16 @@ export function applyRunChanges(
     }
     current.set(run.id, after);
     changed.set(run.id, { before: changed.get(run.id)?.before ?? run, after });
-    const entry = bookkeeping.get(task.id) ?? {
-      taskId: task.id,
+    const entry = bookkeeping.get(run.taskId) ?? {
+      taskId: run.taskId,
       launch: null,
       launches: 0,
       verdict: null,
     };
     const launch = decided.taskLaunch;
     const verdict = decided.taskVerdict;
-    bookkeeping.set(task.id, {
-      taskId: task.id,
+    bookkeeping.set(run.taskId, {
+      taskId: run.taskId,
       launch: launch === undefined ? entry.launch : launch,
       launches: entry.launches + (launch?.runCountIncrement ?? 0),
       verdict:
@@ -141,8 +141,6 @@ export function applyRunChanges(
               status: verdict.status ?? entry.verdict?.status ?? null,
             },
     });
-    // Later requests on this task see what these wrote, as they would one `changeRun` after another.
-    currentTasks.set(task.id, withTaskPatches(task, decided));
     return { kind: "changed", change: { ...decided, run: after } };
   });
   return {

@@ -7,6 +7,7 @@ import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../../do
 import { threadId as toThreadId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type { TaskOptions } from "../../../domain/options.js";
+import type { RunTaskContext } from "../../../domain/run-transitions.js";
 import type { Run, RunReason, RunStatus, RunTrigger } from "../../../domain/run.js";
 import { decodeSchedule, encodeSchedule } from "../../../domain/schedule-codec.js";
 import type { ExecutionContext, JsonValue, Target } from "../../../domain/target.js";
@@ -193,6 +194,26 @@ export function taskFromRow(row: TaskRow): Task {
     createdAt: at(row.created_at),
     updatedAt: at(row.updated_at),
     deletedAt: atOrNull(row.deleted_at),
+  };
+}
+
+/** What a batch of run changes reads of a task: its id and what run transitions need. */
+export interface TaskContextRow {
+  readonly id: string;
+  readonly schedule_type: string;
+  readonly options: string;
+}
+
+export const TASK_CONTEXT_COLUMNS: readonly (keyof TaskContextRow)[] = [
+  "id",
+  "schedule_type",
+  "options",
+];
+
+export function runTaskContextFromRow(row: TaskContextRow): RunTaskContext {
+  return {
+    scheduleType: row.schedule_type as RunTaskContext["scheduleType"],
+    options: JSON.parse(row.options) as TaskOptions,
   };
 }
 

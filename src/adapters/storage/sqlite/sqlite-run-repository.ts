@@ -21,7 +21,7 @@ import type {
 } from "../../../domain/ports.js";
 import type { TargetKind } from "../../../domain/target.js";
 import type { Run } from "../../../domain/run.js";
-import type { RunChange } from "../../../domain/run-transitions.js";
+import type { RunChange, RunTaskContext } from "../../../domain/run-transitions.js";
 import type { Task } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
@@ -33,7 +33,7 @@ import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { settle } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { brokenRunKey } from "./sqlite-errors.js";
-import { runFromRow, runToRow, taskFromRow } from "./sqlite-rows.js";
+import { runFromRow, runTaskContextFromRow, runToRow, taskFromRow } from "./sqlite-rows.js";
 import type { RunRow } from "./sqlite-rows.js";
 import { SqliteRunSweeps } from "./sqlite-run-sweeps.js";
 import { RUN_SELECT, SLOT } from "./sqlite-statements.js";
@@ -256,10 +256,9 @@ export class SqliteRunRepository implements RunRepository {
           runs.set(run.id, run);
         }
         const taskIds = JSON.stringify([...new Set([...runs.values()].map((r) => r.taskId))]);
-        const tasks = new Map<TaskId, Task>();
-        for (const row of this.#shared.tasksByIds.all(taskIds)) {
-          const task = taskFromRow(row);
-          tasks.set(task.id, task);
+        const tasks = new Map<TaskId, RunTaskContext>();
+        for (const row of this.#shared.taskContextsByIds.all(taskIds)) {
+          tasks.set(row.id as TaskId, runTaskContextFromRow(row));
         }
         const applied = applyRunChanges(requests, runs, tasks);
         for (const { after } of applied.runs) {

@@ -5,8 +5,14 @@
  */
 import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase } from "./sqlite-database.js";
-import { column, columnList, RUN_COLUMNS, TASK_COLUMNS } from "./sqlite-rows.js";
-import type { RunRow, TaskRow } from "./sqlite-rows.js";
+import {
+  column,
+  columnList,
+  RUN_COLUMNS,
+  TASK_COLUMNS,
+  TASK_CONTEXT_COLUMNS,
+} from "./sqlite-rows.js";
+import type { RunRow, TaskContextRow, TaskRow } from "./sqlite-rows.js";
 
 export const ACTIVE = "('queued', 'launching', 'running')";
 export const SLOT = "('launching', 'running')";
@@ -67,6 +73,8 @@ export class SqliteStatements {
   readonly tasksByIds: RowReader<[string], TaskRow>;
   /** Runs by a JSON array of ids. */
   readonly runsByIds: RowReader<[string], RunRow>;
+  /** What run transitions need of tasks, by a JSON array of ids. */
+  readonly taskContextsByIds: RowReader<[string], TaskContextRow>;
   /** The active runs of a JSON array of task ids, in queue order. */
   readonly activeRunsOf: RowReader<[string], RunRow>;
   readonly #db: SqliteDatabase;
@@ -90,6 +98,12 @@ export class SqliteStatements {
       db,
       `${RUN_SELECT} WHERE id IN (SELECT value FROM json_each(?))`,
       RUN_COLUMNS,
+    );
+    this.taskContextsByIds = new RowReader(
+      db,
+      `SELECT ${columnList(TASK_CONTEXT_COLUMNS)} FROM tasks
+       WHERE id IN (SELECT value FROM json_each(?))`,
+      TASK_CONTEXT_COLUMNS,
     );
     this.activeRunsOf = new RowReader(
       db,
