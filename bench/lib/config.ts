@@ -24,6 +24,8 @@ export interface BenchConfig {
   /** The server's maintenance database; bench databases are created beside it. */
   readonly adminUrl: string;
   readonly burstTasks: number;
+  /** Due-burst runs per system; the table shows the median run (`--repeat`). */
+  readonly burstRepeat: number;
   readonly cronTasks: number;
   readonly steadyTasks: number;
   readonly steadySeconds: number;
@@ -43,6 +45,7 @@ const HELP = `npm run bench -- [options]
   --peer-cron             run the peers' 1,000-cron workload under --quick too (waits for a minute)
   --write-docs            write the table into docs/benchmarks.md
   --profile               run punctual replicas with --cpu-prof (bench/results/profiles/)
+  --repeat=N              due-burst runs per system, median shown (default 3; 1 under --quick)
   --burst=N --steady-tasks=N --steady-seconds=S --idle-seconds=S
   --idle-sqlite=N --idle-postgres=N --cron-tasks=N
   env PUNCTUAL_BENCH_DATABASE_URL  (default postgres://postgres@127.0.0.1:5432/postgres)
@@ -82,6 +85,7 @@ export function parseConfig(argv: readonly string[]): BenchConfig | null {
       "write-docs": { type: "boolean", default: false },
       profile: { type: "boolean", default: false },
       burst: { type: "string" },
+      repeat: { type: "string" },
       "cron-tasks": { type: "string" },
       "steady-tasks": { type: "string" },
       "steady-seconds": { type: "string" },
@@ -108,6 +112,7 @@ export function parseConfig(argv: readonly string[]): BenchConfig | null {
     adminUrl:
       process.env["PUNCTUAL_BENCH_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres",
     burstTasks: count(values.burst, quick ? 2_000 : 10_000, "burst"),
+    burstRepeat: count(values.repeat, quick ? 1 : 3, "repeat"),
     cronTasks: count(values["cron-tasks"], 1_000, "cron-tasks"),
     steadyTasks: count(values["steady-tasks"], quick ? 10_000 : 100_000, "steady-tasks"),
     steadySeconds: count(values["steady-seconds"], quick ? 15 : 60, "steady-seconds"),

@@ -108,7 +108,14 @@ function burstSection(rows: readonly BurstFigures[], title: string, intro: strin
     ratios.length === 0
       ? ""
       : `\nRatios punctual (PostgreSQL, 2 replicas) / peer: ${ratios.join("; ")}.\n`;
-  return `### ${title}\n\n${intro}\n\n${body}\n${ratioText}`;
+  const repeated = rows.filter((r) => (r.repeats?.length ?? 1) > 1);
+  const repeatText =
+    repeated.length === 0
+      ? ""
+      : `\nEach row is the median of ${repeated[0]?.repeats?.length ?? 0} runs (by fires/s; duplicates and ` +
+        `losses count every run), the systems taking turns in each round. fires/s of every run: ` +
+        `${repeated.map((r) => `${r.label} ${(r.repeats ?? []).map((f) => num(f)).join(" / ")}`).join("; ")}.\n`;
+  return `### ${title}\n\n${intro}\n\n${body}\n${ratioText}${repeatText}`;
 }
 
 function steadySection(rows: readonly SteadyFigures[]): string {

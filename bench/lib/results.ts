@@ -69,6 +69,11 @@ export interface BurstFigures {
   readonly loopDelay: LoopDelay;
   readonly settings: unknown;
   readonly timedOut: boolean;
+  /**
+   * When the burst was run several times (`--repeat`): fires/s of every run, in order. The row is then the
+   * median run, except `duplicates` and `losses`, which count every run.
+   */
+  readonly repeats?: readonly (number | null)[];
   /** Client-side statement timings of the replicas (`--profile`). */
   readonly statements?: readonly {
     statement: string;
