@@ -9,7 +9,7 @@ import type { PunctualError } from "../../../domain/errors.js";
 import type { RunId, TaskId } from "../../../domain/ids.js";
 import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import type { RunTaskContext } from "../../../domain/run-transitions.js";
+import type { RunChange, RunTaskContext } from "../../../domain/run-transitions.js";
 import type { TaskStatus } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 
@@ -31,6 +31,22 @@ export interface TaskBookkeeping {
     readonly lastError: string | null;
     readonly status: TaskStatus | null;
   } | null;
+}
+
+/** The bookkeeping one change writes on its task (what a batch adds up per task). */
+export function taskBookkeepingOf(taskId: TaskId, change: RunChange): TaskBookkeeping {
+  const launch = change.taskLaunch;
+  const verdict = change.taskVerdict;
+  return {
+    taskId,
+    launch:
+      launch === undefined ? null : { lastRunAt: launch.lastRunAt, lastRunId: launch.lastRunId },
+    launches: launch?.runCountIncrement ?? 0,
+    verdict:
+      verdict === undefined
+        ? null
+        : { lastError: verdict.lastError, status: verdict.status ?? null },
+  };
 }
 
 export interface AppliedRunChanges {
@@ -121,26 +137,25 @@ export function applyRunChanges(
     }
     current.set(run.id, after);
     changed.set(run.id, { before: changed.get(run.id)?.before ?? run, after });
-    const entry = bookkeeping.get(run.taskId) ?? {
-      taskId: run.taskId,
-      launch: null,
-      launches: 0,
-      verdict: null,
-    };
-    const launch = decided.taskLaunch;
-    const verdict = decided.taskVerdict;
-    bookkeeping.set(run.taskId, {
-      taskId: run.taskId,
-      launch: launch === undefined ? entry.launch : launch,
-      launches: entry.launches + (launch?.runCountIncrement ?? 0),
-      verdict:
-        verdict === undefined
-          ? entry.verdict
-          : {
-              lastError: verdict.lastError,
-              status: verdict.status ?? entry.verdict?.status ?? null,
-            },
-    });
+    const one = taskBookkeepingOf(run.taskId, decided);
+    const entry = bookkeeping.get(run.taskId);
+    bookkeeping.set(
+      run.taskId,
+      entry === undefined
+        ? one
+        : {
+            taskId: run.taskId,
+            launch: one.launch ?? entry.launch,
+            launches: entry.launches + one.launches,
+            verdict:
+              one.verdict === null
+                ? entry.verdict
+                : {
+                    lastError: one.verdict.lastError,
+                    status: one.verdict.status ?? entry.verdict?.status ?? null,
+                  },
+          },
+    );
     return { kind: "changed", change: { ...decided, run: after } };
   });
   return {

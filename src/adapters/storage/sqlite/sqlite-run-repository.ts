@@ -27,7 +27,7 @@ import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
 import { decodeCursor, encodeCursor } from "../shared/page-cursor.js";
-import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
+import { applyRunChanges, batchRunIds, taskBookkeepingOf } from "../shared/run-change-batch.js";
 import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
 import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { settle } from "./sqlite-database.js";
@@ -211,25 +211,7 @@ export class SqliteRunRepository implements RunRepository {
         if (change === null) return null;
         const next: Run = { ...change.run, id };
         this.#shared.writeRun(runToRow(next), row);
-        const launch = change.taskLaunch;
-        if (launch !== undefined) {
-          this.#recordLaunch.run({
-            id: task.id,
-            at: launch.lastRunAt,
-            run: launch.lastRunId,
-            add: launch.runCountIncrement,
-          });
-        }
-        const verdict = change.taskVerdict;
-        if (verdict?.status !== undefined) {
-          this.#recordVerdict.run({
-            id: task.id,
-            error: verdict.lastError,
-            status: verdict.status,
-          });
-        } else if (verdict !== undefined) {
-          this.#recordError.run({ id: task.id, error: verdict.lastError });
-        }
+        this.#recordOnTask(taskBookkeepingOf(task.id, change));
         return { ...change, run: next };
       }),
     );
