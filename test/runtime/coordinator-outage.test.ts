@@ -8,7 +8,7 @@ import { createMemoryStore } from "../../src/adapters/storage/memory/memory-stor
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 import { LOCAL_ACTOR } from "../../src/application/actor.js";
 import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
-import { SECOND, createHarness } from "./harness.js";
+import { SECOND, createHarness, withRunMethods } from "./harness.js";
 
 const t0 = Date.parse("2026-01-05T00:00:00Z");
 
@@ -31,26 +31,8 @@ function outageStore(clock: VirtualClock): { store: Store; fail: (count: number)
     }
     return base.runs.changeRuns(requests);
   };
-  const runs = new Proxy(base.runs, {
-    get: (target, property) => {
-      if (property === "changeRun") return changeRun;
-      if (property === "changeRuns") return changeRuns;
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === "function" ? (value as () => unknown).bind(target) : value;
-    },
-  });
   return {
-    store: {
-      kind: base.kind,
-      capabilities: base.capabilities,
-      tasks: base.tasks,
-      replicas: base.replicas,
-      runs,
-      migrate: () => base.migrate(),
-      close: () => base.close(),
-      ping: () => base.ping(),
-      migrationStatus: () => base.migrationStatus(),
-    },
+    store: withRunMethods(base, { changeRun, changeRuns }),
     fail: (count) => {
       failures = count;
     },

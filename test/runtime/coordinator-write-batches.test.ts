@@ -9,7 +9,7 @@ import { createMemoryStore } from "../../src/adapters/storage/memory/memory-stor
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 import type { RunChangeRequest } from "../../src/domain/ports.js";
 import { VirtualClock } from "../../src/runtime/clock.js";
-import { createHarness } from "./harness.js";
+import { createHarness, withRunMethods } from "./harness.js";
 
 const t0 = Date.parse("2026-01-05T00:00:00Z");
 
@@ -17,32 +17,13 @@ const t0 = Date.parse("2026-01-05T00:00:00Z");
 function recordingStore(clock: VirtualClock): { store: Store; batches: RunChangeRequest[][] } {
   const base = createMemoryStore({ newId: createIdGenerator(() => clock.now()) });
   const batches: RunChangeRequest[][] = [];
-  const runs = new Proxy(base.runs, {
-    get: (target, property) => {
-      if (property === "changeRuns") {
-        return (requests: readonly RunChangeRequest[]) => {
-          batches.push([...requests]);
-          return base.runs.changeRuns(requests);
-        };
-      }
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+  const store = withRunMethods(base, {
+    changeRuns: (requests) => {
+      batches.push([...requests]);
+      return base.runs.changeRuns(requests);
     },
   });
-  return {
-    store: {
-      kind: base.kind,
-      capabilities: base.capabilities,
-      tasks: base.tasks,
-      replicas: base.replicas,
-      runs,
-      migrate: () => base.migrate(),
-      close: () => base.close(),
-      ping: () => base.ping(),
-      migrationStatus: () => base.migrationStatus(),
-    },
-    batches,
-  };
+  return { store, batches };
 }
 
 describe("Coordinator write batches", () => {

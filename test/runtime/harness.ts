@@ -276,3 +276,26 @@ export function after(iso: string, ms: number): number {
 export const SECOND = 1000;
 export const MINUTE = 60_000;
 export const HOUR = 3_600_000;
+
+/** `base` with some of its run repository's methods replaced (the others bound to it). */
+export function withRunMethods(base: Store, replaced: Partial<Store["runs"]>): Store {
+  const runs = new Proxy(base.runs, {
+    get: (target, property) => {
+      const own: unknown = Reflect.get(replaced, property);
+      if (own !== undefined) return own;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+    },
+  });
+  return {
+    kind: base.kind,
+    capabilities: base.capabilities,
+    tasks: base.tasks,
+    replicas: base.replicas,
+    runs,
+    migrate: () => base.migrate(),
+    close: () => base.close(),
+    ping: () => base.ping(),
+    migrationStatus: () => base.migrationStatus(),
+  };
+}
