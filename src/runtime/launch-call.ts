@@ -9,6 +9,7 @@ import type { Run } from "../domain/run.js";
 import type { CompletionVerdict, LaunchOutcome } from "../domain/run-transitions.js";
 import type { Task } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
+import { LazyAbort } from "../application/lazy-abort.js";
 import { startTimer } from "./clock.js";
 import type { Clock } from "./clock.js";
 
@@ -47,7 +48,7 @@ export function launchTimeoutMs(leaseMs: number): number {
  */
 export async function callLauncher(request: LaunchCallRequest): Promise<LaunchAnswer> {
   const { launcher, clock, run, task, log } = request;
-  const stop = new LaunchSignal();
+  const stop = new LazyAbort();
   const timeoutMs = launchTimeoutMs(request.leaseMs);
   const timer = startTimer(clock, (clock.now() + timeoutMs) as Instant);
   const timedOut = timer.done.then((rang) => (rang ? TIMED_OUT : null));
@@ -79,28 +80,6 @@ export async function callLauncher(request: LaunchCallRequest): Promise<LaunchAn
     if (completion !== undefined) request.onLateCompletion(completion);
   });
   return { outcome: { kind: "indeterminate", message: LAUNCH_TIMED_OUT.message } };
-}
-
-/**
- * The launch's signal, made on first read: Node builds an AbortSignal (and its abort event) at a few
- * microseconds' cost, and a handler launch never reads it. Read after the call ended, it is aborted.
- */
-class LaunchSignal {
-  readonly #controller = new AbortController();
-  #read = false;
-  #ended: { reason: unknown } | null = null;
-
-  get signal(): AbortSignal {
-    this.#read = true;
-    if (this.#ended !== null) this.#controller.abort(this.#ended.reason);
-    return this.#controller.signal;
-  }
-
-  abort(reason: unknown): void {
-    if (this.#ended !== null) return;
-    this.#ended = { reason };
-    if (this.#read) this.#controller.abort(reason);
-  }
 }
 
 function answered(run: Run, launched: LaunchedRun, log: Logger): LaunchAnswer {

@@ -3,6 +3,7 @@
  * handler and returns at once; its verdict (resolve, throw, or abort) is reported later through the sink.
  * A handler receives `{ run, task, input, signal, heartbeat }`.
  */
+import { LazyAbort } from "../../../application/lazy-abort.js";
 import { runView, taskView } from "../../../application/views.js";
 import type { RunView, TaskView } from "../../../application/views.js";
 import { LaunchFailedError, LaunchIndeterminateError } from "../../../domain/errors.js";
@@ -44,7 +45,7 @@ const SHUTDOWN = "replica shutting down";
 
 export class HandlerLauncher implements RunLauncher {
   readonly #handlers: ReadonlyMap<string, Handler>;
-  readonly #running = new Map<RunId, { controller: AbortController; done: Promise<void> }>();
+  readonly #running = new Map<RunId, { controller: LazyAbort; done: Promise<void> }>();
   #sink: HandlerSink | null = null;
 
   constructor(handlers: Readonly<Record<string, Handler>>) {
@@ -87,12 +88,17 @@ export class HandlerLauncher implements RunLauncher {
         new LaunchFailedError(`no handler named "${task.target.name}" in this replica`),
       );
     }
-    const controller = new AbortController();
+    const controller = new LazyAbort();
+    // The run's view is made here, so a run that cannot be shown fails the launch, not the handler; the
+    // task's view and the signal are made when the handler first reads them (most read neither).
+    const runShown = runView(run);
+    let taskShown: TaskView | undefined;
     const context: HandlerContext = {
-      run: runView(run),
-      task: taskView(task),
+      run: runShown,
+      get task() {
+        return (taskShown ??= taskView(task));
+      },
       input: task.target.input,
-      // Node builds an AbortSignal on first read, at a few microseconds: only for handlers that look.
       get signal() {
         return controller.signal;
       },
@@ -109,7 +115,7 @@ export class HandlerLauncher implements RunLauncher {
     handler: Handler,
     context: HandlerContext,
     runId: RunId,
-    controller: AbortController,
+    controller: LazyAbort,
     sink: HandlerSink,
   ): Promise<void> {
     let verdict: CompletionVerdict;
@@ -117,12 +123,12 @@ export class HandlerLauncher implements RunLauncher {
       const result: unknown = await handler(context);
       verdict = { status: "succeeded", result: toJson(result) };
     } catch (error) {
-      if (controller.signal.aborted && controller.signal.reason === SHUTDOWN) {
+      if (controller.aborted && controller.reason === SHUTDOWN) {
         await sink.lost(runId);
         return;
       }
       const message = error instanceof Error ? error.message : String(error);
-      verdict = controller.signal.aborted
+      verdict = controller.aborted
         ? { status: "cancelled", error: message }
         : { status: "failed", error: message };
     }

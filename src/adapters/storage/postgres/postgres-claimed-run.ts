@@ -4,10 +4,11 @@
  */
 import type { ClaimedRun } from "../../../domain/ports.js";
 import type { PostgresContext } from "./postgres-context.js";
-import { RUN_COLUMNS, TASK_COLUMNS, record, runFromRow, taskFromRow } from "./postgres-rows.js";
+import { TASK_COLUMNS, record, runFromRow, taskFromRow } from "./postgres-rows.js";
 import { timestampToMs } from "./postgres-sql.js";
 
 const PREFIX = "task__";
+const PREFIXED_TASK_COLUMNS = TASK_COLUMNS.map((c) => [c.name, `${PREFIX}${c.name}`] as const);
 
 /** `SELECT <run r>, <task t as task__*> FROM runs r JOIN tasks t`: append `WHERE ...`. */
 export function claimedRunSelect(ctx: PostgresContext): string {
@@ -24,9 +25,8 @@ export function claimedRunSelect(ctx: PostgresContext): string {
 
 export function claimedRunFromRow(value: unknown): ClaimedRun {
   const row = record(value);
-  const runRow: Record<string, unknown> = {};
-  for (const c of RUN_COLUMNS) runRow[c.name] = row[c.name];
+  // The run's columns are unprefixed: read from the row itself (the task__ columns are not looked at).
   const taskRow: Record<string, unknown> = {};
-  for (const c of TASK_COLUMNS) taskRow[c.name] = row[`${PREFIX}${c.name}`];
-  return { run: runFromRow(runRow), task: taskFromRow(taskRow) };
+  for (const [name, prefixed] of PREFIXED_TASK_COLUMNS) taskRow[name] = row[prefixed];
+  return { run: runFromRow(row), task: taskFromRow(taskRow) };
 }

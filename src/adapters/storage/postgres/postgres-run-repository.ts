@@ -41,15 +41,32 @@ import {
   text,
 } from "./postgres-rows.js";
 import {
+  columnArrays,
   literalList,
   msToTimestamp,
   prepared,
   preparedAll,
   selectList,
   timestampToMs,
+  unnestSource,
+  unnestValue,
 } from "./postgres-sql.js";
+import type { Column } from "./postgres-sql.js";
 import { ownerOf } from "./postgres-task-repository.js";
 import { withKeyedTransaction, withTransaction } from "./with-transaction.js";
+
+/** A batch's task bookkeeping as unnested arrays, in the order `#recordOnTasks` writes them. */
+const LAST_RUN_AT: Column = { name: "last_run_at", type: "ts" };
+const RECORD_ON_TASKS_COLUMNS: readonly Column[] = [
+  { name: "id", type: "text" },
+  { name: "launched", type: "bool" },
+  LAST_RUN_AT,
+  { name: "last_run_id", type: "text" },
+  { name: "launches", type: "int8" },
+  { name: "judged", type: "bool" },
+  { name: "last_error", type: "text" },
+  { name: "status", type: "text" },
+];
 
 export class PostgresRunRepository implements RunRepository {
   readonly #ctx: PostgresContext;
@@ -170,16 +187,17 @@ export class PostgresRunRepository implements RunRepository {
   /** A batch's launch bookkeeping and verdict fields, one statement for every task of the batch. */
   async #recordOnTasks(client: PostgresClient, entries: readonly TaskBookkeeping[]): Promise<void> {
     if (entries.length === 0) return;
-    await client.query(this.#sql.recordOnTasks, [
-      entries.map((e) => e.taskId),
-      entries.map((e) => e.launch !== null),
-      entries.map((e) => e.launch?.lastRunAt ?? null),
-      entries.map((e) => e.launch?.lastRunId ?? null),
-      entries.map((e) => e.launches),
-      entries.map((e) => e.verdict !== null),
-      entries.map((e) => e.verdict?.lastError ?? null),
-      entries.map((e) => e.verdict?.status ?? null),
+    const rows = entries.map((e) => [
+      e.taskId,
+      e.launch !== null,
+      e.launch?.lastRunAt ?? null,
+      e.launch?.lastRunId ?? null,
+      e.launches,
+      e.verdict !== null,
+      e.verdict?.lastError ?? null,
+      e.verdict?.status ?? null,
     ]);
+    await client.query(this.#sql.recordOnTasks, columnArrays(RECORD_ON_TASKS_COLUMNS, rows));
   }
 
   /** Launch bookkeeping and verdict fields only; `run_count` moves relatively; never `version`. */
@@ -271,14 +289,12 @@ function buildStatements(ctx: PostgresContext) {
     // when a verdict set one): the fields SPEC 5.5 gives these two steps, nothing else.
     recordOnTasks: prepared(
       `UPDATE ${tasks} AS t SET` +
-        ` last_run_at = CASE WHEN u.launched THEN ${msToTimestamp("u.last_run_at")} ELSE t.last_run_at END,` +
+        ` last_run_at = CASE WHEN u.launched THEN ${unnestValue(LAST_RUN_AT)} ELSE t.last_run_at END,` +
         ` last_run_id = CASE WHEN u.launched THEN u.last_run_id ELSE t.last_run_id END,` +
         ` run_count = t.run_count + u.launches,` +
         ` last_error = CASE WHEN u.judged THEN u.last_error ELSE t.last_error END,` +
         ` status = COALESCE(u.status, t.status)` +
-        ` FROM unnest($1::text[], $2::bool[], $3::int8[], $4::text[], $5::int8[], $6::bool[],` +
-        ` $7::text[], $8::text[]) AS u(id, launched, last_run_at, last_run_id, launches, judged,` +
-        ` last_error, status) WHERE t.id = u.id`,
+        ` FROM ${unnestSource(RECORD_ON_TASKS_COLUMNS)} WHERE t.id = u.id`,
     ),
     recordOnTask:
       `UPDATE ${tasks} SET` +
