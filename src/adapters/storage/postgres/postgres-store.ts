@@ -119,7 +119,11 @@ function createPool(options: PostgresStoreOptions): PostgresPool {
   if (options.url === undefined) {
     throw new TypeError("openPostgresStore needs a `url` or a `pool`");
   }
-  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    types: { getTypeParser: postgresTypeParser },
+  });
   const onError = options.onPoolError;
   // Without a listener an idle connection's error would crash the process; the pool discards that client.
   pool.on("error", (error) => onError?.(error));
@@ -128,4 +132,26 @@ function createPool(options: PostgresStoreOptions): PostgresPool {
     client.on("error", (error) => onError?.(error));
   });
   return pool;
+}
+
+const INT8_OID = 20;
+const defaultTypeParser = pg.types.getTypeParser as (
+  oid: number,
+  format?: string,
+) => (value: string) => unknown;
+
+/**
+ * node-postgres's parsers, except that an `int8` that fits a double exactly arrives as a number: every
+ * instant is read as epoch milliseconds in an `int8`, and the default parser checked each one with a
+ * regular expression and handed back a string to convert again. A pool passed in by the caller keeps
+ * its own parsers: rows are read the same either way (strings are converted, numbers taken as they are).
+ */
+export function postgresTypeParser(oid: number, format?: string): (value: string) => unknown {
+  if (oid === INT8_OID && format !== "binary") return parseInt8;
+  return defaultTypeParser(oid, format);
+}
+
+function parseInt8(value: string): number | string {
+  const number = Number(value);
+  return Number.isSafeInteger(number) ? number : value;
 }

@@ -2,9 +2,11 @@
  * `columnArrays` writes PostgreSQL array text itself (not node-postgres): every value it can meet must
  * come back from `unnest` exactly as it went in, on the real server.
  */
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { columnArrays } from "../../../../src/adapters/storage/postgres/postgres-sql.js";
 import type { Column } from "../../../../src/adapters/storage/postgres/postgres-sql.js";
+import { postgresTypeParser } from "../../../../src/adapters/storage/postgres/postgres-store.js";
 import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
@@ -78,5 +80,32 @@ describe("columnArrays", () => {
     expect(() => columnArrays([{ name: "n", type: "int8" }], [[1.5]])).toThrow(TypeError);
     expect(() => columnArrays([{ name: "n", type: "int8" }], [["12"]])).toThrow(TypeError);
     expect(() => columnArrays([{ name: "b", type: "bool" }], [[1]])).toThrow(TypeError);
+  });
+});
+
+describe("the store's type parsers", () => {
+  it("read an int8 as a number when a double holds it exactly, and as text otherwise", async () => {
+    if (database.url === null) throw new Error("no PostgreSQL test database");
+    const pool = new pg.Pool({
+      connectionString: database.url,
+      max: 1,
+      types: { getTypeParser: postgresTypeParser },
+    });
+    try {
+      const result = await pool.query(
+        "SELECT 1764460800123::int8 AS at, (-42)::int8 AS negative, 9007199254740993::int8 AS huge," +
+          " 7::int4 AS small, '{\"a\":[1]}'::jsonb AS j, NULL::int8 AS nothing",
+      );
+      expect(result.rows[0]).toEqual({
+        at: 1764460800123,
+        negative: -42,
+        huge: "9007199254740993",
+        small: 7,
+        j: { a: [1] },
+        nothing: null,
+      });
+    } finally {
+      await pool.end();
+    }
   });
 });
