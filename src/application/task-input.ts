@@ -72,10 +72,13 @@ const metadataSchema = z
     error: `at most ${TASK_LIMITS.metadataKeysMax} keys`,
   });
 
+/** A schedule as users write it; its fields are checked by `parseSchedule` (SPEC 3). */
+export const scheduleInputSchema = z.record(z.string(), z.unknown());
+
 const common = {
   title: z.string().min(1).max(TASK_LIMITS.titleMax),
   description: z.string().max(TASK_LIMITS.descriptionMax).nullable().optional(),
-  schedule: z.record(z.string(), z.unknown()),
+  schedule: scheduleInputSchema,
   target: targetSchema,
   context: contextSchema.optional(),
   options: optionsSchema.optional(),

@@ -38,7 +38,12 @@ import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
 import { scopeOf } from "./actor.js";
 import type { Store } from "./store.js";
-import { instantFrom, taskFieldsFromCreate, taskFieldsFromPatch } from "./task-input.js";
+import {
+  instantFrom,
+  scheduleFrom,
+  taskFieldsFromCreate,
+  taskFieldsFromPatch,
+} from "./task-input.js";
 import { explanationView, occurrenceView, runView, taskView } from "./views.js";
 import type { ExplanationView, OccurrenceView, PageView, RunView, TaskView } from "./views.js";
 
@@ -70,6 +75,12 @@ export interface TaskServiceDeps {
 export interface CreatedTask {
   readonly task: TaskView;
   readonly warnings: readonly string[];
+}
+
+function checkPreviewCount(count: number): void {
+  if (!Number.isInteger(count) || count < 1 || count > TASK_LIMITS.previewMax) {
+    throw ValidationError.of("count", `must be an integer from 1 to ${TASK_LIMITS.previewMax}`);
+  }
 }
 
 const WARNING_HORIZON_MS = 366 * DAY_MS;
@@ -261,12 +272,20 @@ export class TaskService {
     count: number,
     now: Instant,
   ): Promise<{ occurrences: OccurrenceView[] }> {
-    if (!Number.isInteger(count) || count < 1 || count > TASK_LIMITS.previewMax) {
-      throw ValidationError.of("count", `must be an integer from 1 to ${TASK_LIMITS.previewMax}`);
-    }
+    checkPreviewCount(count);
     const task = await this.#find(actor, id);
     const from = task.decidedThrough > now ? task.decidedThrough : now;
     return { occurrences: describeOccurrences(task.schedule, from, count).map(occurrenceView) };
+  }
+
+  /**
+   * The next `count` fires of a schedule no task has yet (the dashboard's live preview), parsed exactly
+   * as `create` parses a task's schedule, so a bad field is the same `validation_failed`.
+   */
+  previewSchedule(input: unknown, count: number, now: Instant): { occurrences: OccurrenceView[] } {
+    checkPreviewCount(count);
+    const spec = scheduleFrom(input, now);
+    return { occurrences: describeOccurrences(spec, now, count).map(occurrenceView) };
   }
 
   /**

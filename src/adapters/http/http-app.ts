@@ -28,6 +28,8 @@ import type { Answer, RouteSpec } from "./route-spec.js";
 import type { SystemRouteDeps } from "./system-routes.js";
 import { systemRoutes } from "./system-routes.js";
 import { runRoutes, taskRoutes } from "./task-routes.js";
+import { scheduleRoutes } from "./schedule-routes.js";
+import { dashboardRoutes } from "./dashboard/dashboard-routes.js";
 import { callbackRoutes } from "./callback-routes.js";
 import type { CallbackRouteDeps } from "./callback-routes.js";
 
@@ -193,6 +195,8 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     }),
     taskRoutes(deps),
     runRoutes(deps),
+    scheduleRoutes(deps),
+    dashboardRoutes(),
     ...(options.callbacks === undefined ? [] : [callbackRoutes(options.callbacks)]),
   ];
   for (const group of groups) {

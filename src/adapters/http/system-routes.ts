@@ -1,6 +1,6 @@
 /**
  * The routes without a bearer token (SPEC 8): health, readiness, metrics, the OpenAPI document and its
- * page, and `/`, which redirects to the docs until the dashboard exists.
+ * page (the dashboard's page and assets are in dashboard/dashboard-routes.ts).
  */
 import { z } from "zod";
 import type { MigrationStatus } from "../../application/store.js";
@@ -26,16 +26,6 @@ const SYSTEM = ["system"];
 
 export function systemRoutes(deps: SystemRouteDeps): RouteSpec[] {
   return [
-    defineRoute({
-      method: "GET",
-      url: "/",
-      operationId: "home",
-      summary: "Redirects to /docs (the dashboard comes later)",
-      tags: SYSTEM,
-      auth: false,
-      responses: { 302: { description: "to /docs" } },
-      handler: () => Promise.resolve({ status: 302, headers: { location: "/docs" } }),
-    }),
     defineRoute({
       method: "GET",
       url: "/healthz",

@@ -492,9 +492,6 @@ describe("system routes", () => {
     expect(metrics.body).toContain("punctual_http_requests_total");
     expect((await api("GET", "/docs")).headers.get("content-type")).toContain("text/html");
     expect((await api("GET", "/openapi.json")).body.openapi).toBe("3.1.0");
-    const home = await api("GET", "/");
-    expect(home.status).toBe(302);
-    expect(home.headers.get("location")).toBe("/docs");
     expectProblem(await api("GET", "/v2/nothing"), 404, "route_not_found");
   });
 

@@ -14,7 +14,16 @@ let bob: string;
 let taskId: string;
 let runId: string;
 
-const EXEMPT = new Set(["/", "/healthz", "/readyz", "/metrics", "/openapi.json", "/docs"]);
+const EXEMPT = new Set([
+  "/",
+  "/dashboard.js",
+  "/dashboard.css",
+  "/healthz",
+  "/readyz",
+  "/metrics",
+  "/openapi.json",
+  "/docs",
+]);
 /** Authenticated by the per-run secret in their URL, not a bearer token (callback-routes.test.ts). */
 const CALLBACKS = new Set(["/v1/runs/:id/complete", "/v1/hooks/agent/:server"]);
 

@@ -1,0 +1,50 @@
+/**
+ * `/v1/schedules/preview`: the next fires of a schedule before any task has it, for the dashboard's live
+ * preview while a user types. It parses the schedule exactly as task creation does and writes nothing.
+ */
+import { z } from "zod";
+import { scheduleInputSchema } from "../../application/task-input.js";
+import type { TaskService } from "../../application/task-service.js";
+import type { Instant } from "../../domain/time.js";
+import { actorOf } from "./route-helpers.js";
+import { defineRoute } from "./route-spec.js";
+import type { RouteSpec } from "./route-spec.js";
+import { previewQuery, previewSchema, problemSchema } from "./schemas.js";
+
+export interface ScheduleRouteDeps {
+  readonly tasks: TaskService;
+  readonly now: () => Instant;
+}
+
+export const schedulePreviewBody = z.strictObject({ schedule: scheduleInputSchema });
+
+export function scheduleRoutes(deps: ScheduleRouteDeps): RouteSpec[] {
+  return [
+    defineRoute({
+      method: "POST",
+      url: "/v1/schedules/preview",
+      operationId: "previewSchedule",
+      summary: "The next fires of a schedule not saved yet (as a task's preview); writes nothing",
+      tags: ["tasks"],
+      auth: true,
+      query: previewQuery,
+      body: schedulePreviewBody,
+      responses: {
+        200: { description: "the next fires", schema: previewSchema },
+        400: { description: "malformed request", schema: problemSchema },
+        401: { description: "no or bad bearer token", schema: problemSchema },
+        429: { description: "rate limited", schema: problemSchema },
+        422: {
+          description: "the schedule is invalid (errors[] names each field)",
+          schema: problemSchema,
+        },
+      },
+      handler: (ctx) => {
+        actorOf(ctx);
+        const count = ctx.query.count === undefined ? 10 : Number(ctx.query.count);
+        const fires = deps.tasks.previewSchedule(ctx.body.schedule, count, deps.now());
+        return Promise.resolve({ status: 200, body: fires });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,77 @@
+/**
+ * The dashboard's schedule in words: common cron shapes in words, the rest quoted; and the function's
+ * source still works on its own, as the page's script embeds it.
+ */
+import { describe, expect, it } from "vitest";
+import { scheduleInWords } from "../../../../src/adapters/http/dashboard/schedule-in-words.js";
+
+const cron = (expression: string, timezone = "Europe/Paris") =>
+  scheduleInWords({ type: "cron", cron: expression, timezone });
+
+describe("scheduleInWords", () => {
+  it.each([
+    ["0 9 * * *", "every day at 09:00 (Europe/Paris)"],
+    ["30 8,17 * * *", "every day at 08:30 and 17:30 (Europe/Paris)"],
+    ["0 9 * * 1-5", "every Monday to Friday at 09:00 (Europe/Paris)"],
+    ["0 9 * * mon,WED", "every Monday and Wednesday at 09:00 (Europe/Paris)"],
+    ["0 0 * * 5-7", "every Friday to Sunday at 00:00 (Europe/Paris)"],
+    ["0 6 1,15 * *", "on days 1 and 15 of every month at 06:00 (Europe/Paris)"],
+    ["0 12 25 12 *", "every year on December 25 at 12:00 (Europe/Paris)"],
+    ["5 * * * *", "every hour at :05 (Europe/Paris)"],
+    ["0 */6 * * *", "every 6 hours at :00 (Europe/Paris)"],
+    ["* * * * *", "every minute"],
+    ["*/15 * * * *", "every 15 minutes"],
+    ["*/10 * * * * *", "every 10 seconds"],
+    ["0 30 2 * * *", "every day at 02:30 (Europe/Paris)"],
+    ["@daily", "every day at 00:00 (Europe/Paris)"],
+    ["  0 9 * * *  ", "every day at 09:00 (Europe/Paris)"],
+  ])("says %s as %s", (expression, words) => {
+    expect(cron(expression)).toBe(words);
+  });
+
+  it("quotes the cron text it cannot put in words, with the zone", () => {
+    expect(cron("*/5 9-17 * * 1-5")).toBe('cron "*/5 9-17 * * 1-5" (Europe/Paris)');
+    expect(cron("0 9 1 * 1")).toBe('cron "0 9 1 * 1" (Europe/Paris)');
+    expect(cron("0 0,6,12,18 * * *", "UTC")).toBe(
+      "every day at 00:00, 06:00, 12:00 and 18:00 (UTC)",
+    );
+    expect(cron("0,30 0,6,12,18 * * *", "UTC")).toBe('cron "0,30 0,6,12,18 * * *" (UTC)');
+  });
+
+  it("says intervals, from their start, with their bounds", () => {
+    expect(scheduleInWords({ type: "interval", every: "PT15M" })).toBe("every 15 minutes");
+    expect(scheduleInWords({ type: "interval", every: "P1DT2H" })).toBe("every day and 2 hours");
+    expect(scheduleInWords({ type: "interval", every: 90 })).toBe("every 90 seconds");
+    expect(
+      scheduleInWords({
+        type: "interval",
+        every: "PT1H",
+        start_at: "2026-01-01T00:00:00Z",
+        max_runs: 3,
+      }),
+    ).toBe("every hour from 2026-01-01T00:00:00Z, at most 3 runs");
+    expect(
+      scheduleInWords({ type: "cron", cron: "0 9 * * *", end_at: "2027-01-01T00:00:00Z" }),
+    ).toBe("every day at 09:00 (UTC), until 2027-01-01T00:00:00Z");
+  });
+
+  it("says once, in the zone's wall time or in UTC", () => {
+    expect(
+      scheduleInWords({ type: "once", run_at: "2026-12-01T09:00:00", timezone: "Europe/Berlin" }),
+    ).toBe("once at 2026-12-01 09:00 (Europe/Berlin)");
+    expect(scheduleInWords({ type: "once", run_at: "2026-12-01T08:00:00Z" })).toBe(
+      "once at 2026-12-01 08:00 UTC",
+    );
+  });
+
+  it("works from its own source, as the page's script embeds it", () => {
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the page does the same with this source
+    const make = new Function(
+      `return (${scheduleInWords.toString()});`,
+    ) as () => typeof scheduleInWords;
+    const copy = make();
+    expect(copy({ type: "cron", cron: "0 9 * * 1-5", timezone: "Asia/Tokyo" })).toBe(
+      "every Monday to Friday at 09:00 (Asia/Tokyo)",
+    );
+  });
+});
