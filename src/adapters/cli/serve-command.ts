@@ -51,6 +51,7 @@ export function firstRunMessage(baseUrl: string, secret: string): string {
     `    -H "Content-Type: application/json" \\`,
     `    -d '${body}'`,
     "",
+    `Dashboard: ${baseUrl}/ (paste the token when it asks)`,
     `API docs: ${baseUrl}/docs`,
     "",
   ].join("\n");
