@@ -86,7 +86,7 @@ export function validateUserFields(
         field: "schedule.run_at",
         message:
           seconds > 0
-            ? `must be at least ${seconds} seconds in the future`
+            ? `must be at least ${seconds} second${seconds === 1 ? "" : "s"} in the future`
             : "must not be in the past",
       });
     }

@@ -97,6 +97,22 @@ describe("create", () => {
     expectProblem(badMode, 422, "validation_failed");
   });
 
+  it("refuses a once task less than 1 second ahead, the server's min_once_delay (SPEC 3.2)", async () => {
+    // run_at on the next whole second: between 0.2 and 0.9 s ahead when the server reads its clock.
+    while (Date.now() % 1000 < 100 || Date.now() % 1000 > 800) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const runAt = new Date(Math.floor(Date.now() / 1000) * 1000 + 1000).toISOString();
+    const body = { ...CRON_TASK, schedule: { type: "once", run_at: runAt } };
+    const answer = await api("POST", "/v1/tasks", { token: alice, body });
+    expectProblem(answer, 422, "validation_failed");
+    expect(answer.body.errors).toEqual([
+      { field: "schedule.run_at", message: "must be at least 1 second in the future" },
+    ]);
+    const later = new Date(Math.floor(Date.now() / 1000) * 1000 + 3000).toISOString();
+    await createTask(alice, { ...body, schedule: { type: "once", run_at: later } });
+  });
+
   it("refuses an unknown handler before writing anything", async () => {
     const answer = await api("POST", "/v1/tasks", {
       token: alice,
