@@ -90,6 +90,9 @@ function sendAnswer(reply: FastifyReply, answer: Answer) {
   return answer.body === undefined ? reply.send() : reply.send(answer.body);
 }
 
+/** The longest path parameter routed; a longer one names nothing (404). */
+const MAX_PATH_PARAM_LENGTH = 256;
+
 /** Builds the app (not listening): `await app.listen({ host, port })` serves it. */
 export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInstance> {
   const metrics = options.metrics ?? new SchedulerMetrics({ processMetrics: false });
@@ -99,6 +102,20 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     bodyLimit: BODY_LIMIT_BYTES,
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    // Path parameters up to this length reach the routes (a thread id may have 128 characters).
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    // Errors the router raises before any route runs answer problems like every other error.
+    frameworkErrors: (error, request, reply) => {
+      void sendProblem(
+        reply,
+        error.code === "FST_ERR_MAX_PARAM_LENGTH"
+          ? problemOf("not_found", `nothing has an id that long (at most ${MAX_PATH_PARAM_LENGTH})`)
+          : problemOf(
+              "malformed_request",
+              `the path ${request.url.split("?")[0] ?? ""} is not valid`,
+            ),
+      );
+    },
   });
   const registered: RegisteredRoute[] = [];
   app.decorate("punctualRoutes", registered);

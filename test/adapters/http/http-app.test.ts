@@ -292,6 +292,26 @@ describe("read and list", () => {
     const filtered = await api("GET", "/v1/tasks?thread_id=thread-a", { token: alice });
     expect(filtered.body.items).toHaveLength(1);
   });
+
+  it("lists the tasks of a thread whose id has the longest allowed length (128 characters)", async () => {
+    const threadId = "t".repeat(128);
+    const bound = await createTask(alice, {
+      ...CRON_TASK,
+      context: { mode: "reuse_thread", thread_id: threadId },
+    });
+    const mine = await api("GET", `/v1/threads/${threadId}/tasks`, { token: alice });
+    expect(mine.status, JSON.stringify(mine.body)).toBe(200);
+    expect(mine.body.items.map((task: { id: string }) => task.id)).toEqual([bound.id]);
+  });
+
+  it("answers a problem to a path with bad percent-encoding (400) or an id far too long (404)", async () => {
+    const badEncoding = await api("GET", "/v1/runs/%ZZ", { token: alice });
+    expectProblem(badEncoding, 400, "malformed_request");
+    expect(badEncoding.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    const tooLong = await api("GET", `/v1/tasks/${"a".repeat(5000)}`, { token: alice });
+    expectProblem(tooLong, 404, "not_found");
+    expect(tooLong.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  });
 });
 
 describe("update", () => {
