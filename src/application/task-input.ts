@@ -21,6 +21,22 @@ import type { DurationMs, Instant } from "../domain/time.js";
 const jsonValue: z.ZodType<JsonValue> = z.json();
 const duration = z.union([z.string(), z.number()]);
 const name = z.string().min(1).max(200);
+/** An absolute http or https URL (whether its host may be called is checked at launch, SPEC 8). */
+const webhookUrl = z
+  .string()
+  .min(1)
+  .max(2048)
+  .refine(
+    (text) => {
+      try {
+        const { protocol } = new URL(text); // URL.parse needs Node 22
+        return protocol === "https:" || protocol === "http:";
+      } catch {
+        return false;
+      }
+    },
+    { error: "must be an absolute http or https URL" },
+  );
 
 export const targetSchema = z.discriminatedUnion("kind", [
   z.strictObject({
@@ -31,11 +47,11 @@ export const targetSchema = z.discriminatedUnion("kind", [
   }),
   z.strictObject({
     kind: z.literal("webhook"),
-    url: z.string().min(1).max(2048),
+    url: webhookUrl,
     method: z.enum(WEBHOOK_METHODS).optional(),
     headers: z.record(z.string().min(1).max(256), z.string().max(4096)).optional(),
     input: jsonValue.optional(),
-    cancel_url: z.string().min(1).max(2048).nullable().optional(),
+    cancel_url: webhookUrl.nullable().optional(),
     idempotent: z.boolean().optional(),
   }),
   z.strictObject({ kind: z.literal("handler"), name, input: jsonValue.optional() }),

@@ -113,6 +113,29 @@ describe("create", () => {
     await createTask(alice, { ...body, schedule: { type: "once", run_at: later } });
   });
 
+  it("refuses a webhook url or cancel_url that is not an http(s) URL, before writing anything", async () => {
+    const before = (await api("GET", "/v1/tasks?limit=200", { token: alice })).body.items.length;
+    const webhook = (fields: Record<string, unknown>) => ({
+      ...CRON_TASK,
+      target: { kind: "webhook", url: "https://hooks.example.com/run", ...fields },
+    });
+    for (const [fields, field] of [
+      [{ url: "not a url" }, "target.url"],
+      [{ url: "file:///etc/passwd" }, "target.url"],
+      [{ url: "ftp://hooks.example.com/run" }, "target.url"],
+      [{ url: "/relative/path" }, "target.url"],
+      [{ cancel_url: "javascript:alert(1)" }, "target.cancel_url"],
+    ] as const) {
+      const answer = await api("POST", "/v1/tasks", { token: alice, body: webhook(fields) });
+      expectProblem(answer, 422, "validation_failed");
+      expect(answer.body.errors.map((e: { field: string }) => e.field)).toEqual([field]);
+    }
+    expect((await api("GET", "/v1/tasks?limit=200", { token: alice })).body.items).toHaveLength(
+      before,
+    );
+    await createTask(alice, webhook({ cancel_url: "https://hooks.example.com/cancel" }));
+  });
+
   it("refuses an unknown handler before writing anything", async () => {
     const answer = await api("POST", "/v1/tasks", {
       token: alice,
