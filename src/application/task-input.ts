@@ -114,18 +114,21 @@ export const taskPatchSchema = z.strictObject({
 });
 export type TaskPatchInput = z.input<typeof taskPatchSchema>;
 
-/** Turns zod issues into field errors with dotted snake_case paths. */
-export function fieldErrorsOf(error: z.ZodError, prefix = ""): FieldError[] {
+/**
+ * Turns zod issues into field errors with dotted snake_case paths; an issue with the whole value (an
+ * unknown key, a wrong type) names `root`.
+ */
+export function fieldErrorsOf(error: z.ZodError, prefix = "", root = "body"): FieldError[] {
   return error.issues.map((issue) => ({
-    field: [prefix, ...issue.path.map(String)].filter((p) => p !== "").join(".") || "body",
+    field: [prefix, ...issue.path.map(String)].filter((p) => p !== "").join(".") || root,
     message: issue.message,
   }));
 }
 
 /** Parses `value` with `schema`, throwing a ValidationError that names every bad field. */
-export function parseWith<T>(schema: z.ZodType<T>, value: unknown, prefix = ""): T {
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown, prefix = "", root = "body"): T {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ValidationError(fieldErrorsOf(parsed.error, prefix));
+  if (!parsed.success) throw new ValidationError(fieldErrorsOf(parsed.error, prefix, root));
   return parsed.data;
 }
 
