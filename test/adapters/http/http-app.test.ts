@@ -525,6 +525,16 @@ describe("runs and delete", () => {
     expectProblem(await api("GET", `/v1/tasks/${task.id}/runs`, { token: bob }), 404, "not_found");
   });
 
+  it("refuses to cancel a run that has ended (409 illegal_transition), changing nothing", async () => {
+    const task = await createTask(alice);
+    const run = (await api("POST", `/v1/tasks/${task.id}/trigger`, { token: alice })).body;
+    const first = await api("POST", `/v1/runs/${run.id}/cancel`, { token: alice });
+    expect(first.body.status).toBe("cancelled");
+    const again = await api("POST", `/v1/runs/${run.id}/cancel`, { token: alice });
+    expectProblem(again, 409, "illegal_transition");
+    expect((await api("GET", `/v1/runs/${run.id}`, { token: alice })).body).toEqual(first.body);
+  });
+
   it("deletes a task (204), honours a stale If-Match (409), and forgets it (404)", async () => {
     const task = await createTask(alice);
     expectProblem(await api("DELETE", `/v1/tasks/${task.id}`, { token: bob }), 404, "not_found");
