@@ -89,8 +89,16 @@ const metadataSchema = z
   });
 
 const common = {
-  title: z.string().min(1).max(TASK_LIMITS.titleMax),
-  description: z.string().max(TASK_LIMITS.descriptionMax).nullable().optional(),
+  // Lengths in characters are checked by the domain (validateUserFields); this only bounds the work.
+  title: z
+    .string()
+    .min(1)
+    .max(TASK_LIMITS.titleMax * 2),
+  description: z
+    .string()
+    .max(TASK_LIMITS.descriptionMax * 2)
+    .nullable()
+    .optional(),
   schedule: z.record(z.string(), z.unknown()),
   target: targetSchema,
   context: contextSchema.optional(),
