@@ -552,6 +552,23 @@ describe("runs and delete", () => {
   });
 });
 
+describe("methods", () => {
+  it("answers 405 with Allow to a method a route does not take, and 404 to an unknown path", async () => {
+    const task = await createTask(alice);
+    for (const [method, path, allow] of [
+      ["PUT", `/v1/tasks/${task.id}`, "GET, HEAD, PATCH, DELETE"],
+      ["DELETE", "/v1/tasks", "GET, HEAD, POST"],
+      ["GET", `/v1/tasks/${task.id}/trigger`, "POST"],
+      ["POST", "/healthz", "GET, HEAD"],
+    ] as const) {
+      const answer = await api(method, path, { token: alice });
+      expectProblem(answer, 405, "method_not_allowed");
+      expect(answer.headers.get("allow")).toBe(allow);
+    }
+    expectProblem(await api("PUT", "/v1/nothing", { token: alice }), 404, "route_not_found");
+  });
+});
+
 describe("system routes", () => {
   it("serves health, readiness, metrics, the document and the docs page without a token", async () => {
     expect((await api("GET", "/healthz")).body).toEqual({ status: "ok" });
