@@ -21,6 +21,10 @@ import type { DurationMs, Instant } from "../domain/time.js";
 const jsonValue: z.ZodType<JsonValue> = z.json();
 const duration = z.union([z.string(), z.number()]);
 const name = z.string().min(1).max(200);
+/** A header name (RFC 9110 5.1: a token). */
+const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A header value: visible characters, spaces and tabs (no CR, LF or NUL, RFC 9110 5.5). */
+const HTTP_FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** An absolute http or https URL (whether its host may be called is checked at launch, SPEC 8). */
 const webhookUrl = z
   .string()
@@ -49,7 +53,18 @@ export const targetSchema = z.discriminatedUnion("kind", [
     kind: z.literal("webhook"),
     url: webhookUrl,
     method: z.enum(WEBHOOK_METHODS).optional(),
-    headers: z.record(z.string().min(1).max(256), z.string().max(4096)).optional(),
+    headers: z
+      .record(
+        z
+          .string()
+          .min(1)
+          .max(256)
+          .regex(HTTP_TOKEN, { error: "a header name is letters, digits and !#$%&'*+-.^_`|~" }),
+        z.string().max(4096).regex(HTTP_FIELD_VALUE, {
+          error: "a header value has no line breaks or control characters",
+        }),
+      )
+      .optional(),
     input: jsonValue.optional(),
     cancel_url: webhookUrl.nullable().optional(),
     idempotent: z.boolean().optional(),

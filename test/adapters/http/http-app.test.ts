@@ -136,6 +136,24 @@ describe("create", () => {
     await createTask(alice, webhook({ cancel_url: "https://hooks.example.com/cancel" }));
   });
 
+  it("refuses webhook headers that HTTP cannot carry (a bad name, a line break in a value)", async () => {
+    const webhook = (headers: Record<string, string>) => ({
+      ...CRON_TASK,
+      target: { kind: "webhook", url: "https://hooks.example.com/run", headers },
+    });
+    for (const headers of [
+      { "bad header": "x" },
+      { "X-Name:": "x" },
+      { "X-Injected": "a\r\nSet-Cookie: b=c" },
+      { "X-Nul": "a\u0000b" },
+    ]) {
+      const answer = await api("POST", "/v1/tasks", { token: alice, body: webhook(headers) });
+      expectProblem(answer, 422, "validation_failed");
+      expect(answer.body.errors[0].field).toMatch(/^target\.headers/);
+    }
+    await createTask(alice, webhook({ "X-Api-Key": "s3cr3t value, with; punctuation\t" }));
+  });
+
   it("refuses an unknown handler before writing anything", async () => {
     const answer = await api("POST", "/v1/tasks", {
       token: alice,
