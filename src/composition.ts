@@ -159,7 +159,7 @@ export interface PolicyOptions {
   readonly maxConcurrentRuns?: number;
   /** A launch claim's lease, and the silence after which a replica is lost. @default 60 */
   readonly leaseSeconds?: number;
-  /** A once task must be at least this far in the future. @default 0 */
+  /** A once task must be at least this far in the future. @default 0 (1 in `createServer`) */
   readonly minOnceDelaySeconds?: number;
 }
 
@@ -619,9 +619,14 @@ export interface PunctualServer {
   stop(): Promise<void>;
 }
 
+/** The least delay of a once task in `punctual serve` (SPEC 3.2), unless `policy` says otherwise. */
+export const SERVER_MIN_ONCE_DELAY_SECONDS = 1;
+
 export async function createServer(options: ServerOptions): Promise<PunctualServer> {
   const metrics = new SchedulerMetrics({ perTaskLabels: options.metricsPerTask ?? false });
-  const runtime = await buildRuntime({ ...options, observer: metrics });
+  // SPEC 3.2: a once task must be at least 1 s ahead in the server (0 in the library's domain).
+  const policy = { minOnceDelaySeconds: SERVER_MIN_ONCE_DELAY_SECONDS, ...options.policy };
+  const runtime = await buildRuntime({ ...options, policy, observer: metrics });
   const tokens = tokenServiceFor(runtime.store);
   const idempotency = runtime.store.idempotency;
   if (idempotency === undefined)

@@ -21,6 +21,26 @@ import type { DurationMs, Instant } from "../domain/time.js";
 const jsonValue: z.ZodType<JsonValue> = z.json();
 const duration = z.union([z.string(), z.number()]);
 const name = z.string().min(1).max(200);
+/** A header name (RFC 9110 5.1: a token). */
+const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A header value: visible characters, spaces and tabs (no CR, LF or NUL, RFC 9110 5.5). */
+const HTTP_FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** An absolute http or https URL (whether its host may be called is checked at launch, SPEC 8). */
+const webhookUrl = z
+  .string()
+  .min(1)
+  .max(2048)
+  .refine(
+    (text) => {
+      try {
+        const { protocol } = new URL(text); // URL.parse needs Node 22
+        return protocol === "https:" || protocol === "http:";
+      } catch {
+        return false;
+      }
+    },
+    { error: "must be an absolute http or https URL" },
+  );
 
 export const targetSchema = z.discriminatedUnion("kind", [
   z.strictObject({
@@ -31,11 +51,22 @@ export const targetSchema = z.discriminatedUnion("kind", [
   }),
   z.strictObject({
     kind: z.literal("webhook"),
-    url: z.string().min(1).max(2048),
+    url: webhookUrl,
     method: z.enum(WEBHOOK_METHODS).optional(),
-    headers: z.record(z.string().min(1).max(256), z.string().max(4096)).optional(),
+    headers: z
+      .record(
+        z
+          .string()
+          .min(1)
+          .max(256)
+          .regex(HTTP_TOKEN, { error: "a header name is letters, digits and !#$%&'*+-.^_`|~" }),
+        z.string().max(4096).regex(HTTP_FIELD_VALUE, {
+          error: "a header value has no line breaks or control characters",
+        }),
+      )
+      .optional(),
     input: jsonValue.optional(),
-    cancel_url: z.string().min(1).max(2048).nullable().optional(),
+    cancel_url: webhookUrl.nullable().optional(),
     idempotent: z.boolean().optional(),
   }),
   z.strictObject({ kind: z.literal("handler"), name, input: jsonValue.optional() }),
@@ -76,8 +107,16 @@ const metadataSchema = z
 export const scheduleInputSchema = z.record(z.string(), z.unknown());
 
 const common = {
-  title: z.string().min(1).max(TASK_LIMITS.titleMax),
-  description: z.string().max(TASK_LIMITS.descriptionMax).nullable().optional(),
+  // Lengths in characters are checked by the domain (validateUserFields); this only bounds the work.
+  title: z
+    .string()
+    .min(1)
+    .max(TASK_LIMITS.titleMax * 2),
+  description: z
+    .string()
+    .max(TASK_LIMITS.descriptionMax * 2)
+    .nullable()
+    .optional(),
   schedule: scheduleInputSchema,
   target: targetSchema,
   context: contextSchema.optional(),
@@ -101,18 +140,21 @@ export const taskPatchSchema = z.strictObject({
 });
 export type TaskPatchInput = z.input<typeof taskPatchSchema>;
 
-/** Turns zod issues into field errors with dotted snake_case paths. */
-export function fieldErrorsOf(error: z.ZodError, prefix = ""): FieldError[] {
+/**
+ * Turns zod issues into field errors with dotted snake_case paths; an issue with the whole value (an
+ * unknown key, a wrong type) names `root`.
+ */
+export function fieldErrorsOf(error: z.ZodError, prefix = "", root = "body"): FieldError[] {
   return error.issues.map((issue) => ({
-    field: [prefix, ...issue.path.map(String)].filter((p) => p !== "").join(".") || "body",
+    field: [prefix, ...issue.path.map(String)].filter((p) => p !== "").join(".") || root,
     message: issue.message,
   }));
 }
 
 /** Parses `value` with `schema`, throwing a ValidationError that names every bad field. */
-export function parseWith<T>(schema: z.ZodType<T>, value: unknown, prefix = ""): T {
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown, prefix = "", root = "body"): T {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ValidationError(fieldErrorsOf(parsed.error, prefix));
+  if (!parsed.success) throw new ValidationError(fieldErrorsOf(parsed.error, prefix, root));
   return parsed.data;
 }
 

@@ -15,7 +15,7 @@ import { idempotencyKeyFor } from "../domain/occurrence.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
 import type { OwnerScope, RunQuery, TaskQuery, ThreadLookup } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
-import { cancelRun } from "../domain/run-transitions.js";
+import { requestRunCancel } from "../domain/run-transitions.js";
 import { runTaskContext } from "./dispatch-service.js";
 import { describeOccurrences, dstWarnings, nextAfter } from "../domain/schedule/schedule-spec.js";
 import {
@@ -257,7 +257,7 @@ export class TaskService {
     let owner = null as Task | null;
     const change = await this.#deps.store.runs.changeRun(found.id, {}, (run, task) => {
       owner = task;
-      return cancelRun(run, now, "cancel_requested", runTaskContext(task));
+      return requestRunCancel(run, now, runTaskContext(task));
     });
     const run = change?.run ?? found;
     if (change?.cancelTarget === true && owner !== null)

@@ -7,7 +7,7 @@ import { IllegalTransitionError } from "./errors.js";
 import type { FencingToken, RunId } from "./ids.js";
 import { hashFraction } from "./occurrence.js";
 import type { RetryOptions, SchedulePolicy, TaskOptions } from "./options.js";
-import { moveRun } from "./run.js";
+import { isTerminalRunStatus, moveRun } from "./run.js";
 import type { Run, RunReason } from "./run.js";
 import type { JsonValue } from "./target.js";
 import type { Task, TaskStatus } from "./task.js";
@@ -383,6 +383,17 @@ export function cancelRun(
     };
   }
   return { run };
+}
+
+/**
+ * The owner asks to cancel a run (`POST /v1/runs/{id}/cancel`): as `cancelRun`, but a run that has
+ * already ended cannot be cancelled (`illegal_transition`), so the caller learns it escaped.
+ */
+export function requestRunCancel(run: Run, now: Instant, task: RunTaskContext): RunChange {
+  if (isTerminalRunStatus(run.status)) {
+    throw new IllegalTransitionError("run", run.status, "cancelled");
+  }
+  return cancelRun(run, now, "cancel_requested", task);
 }
 
 /** A `running` (or `launching`) run past its deadline: `timed_out`, its target is told to stop (SPEC 5.5). */

@@ -47,6 +47,11 @@ export interface CreateContext {
   readonly webhookSecret: string;
 }
 
+/** Characters as a reader counts them (Unicode code points), not UTF-16 code units. */
+export function characterCount(text: string): number {
+  return Array.from(text).length;
+}
+
 /** Checks the invariants of user-owned fields that hold whatever the surface (SPEC 4.1, 3.2). */
 export function validateUserFields(
   fields: TaskUserFields,
@@ -55,11 +60,14 @@ export function validateUserFields(
   checkOnceDelay: boolean,
 ): void {
   const errors: FieldError[] = [];
-  const title = fields.title.trim();
-  if (title.length < 1 || title.length > TASK_LIMITS.titleMax) {
+  const titleLength = characterCount(fields.title.trim());
+  if (titleLength < 1 || titleLength > TASK_LIMITS.titleMax) {
     errors.push({ field: "title", message: `must be 1 to ${TASK_LIMITS.titleMax} characters` });
   }
-  if (fields.description !== null && fields.description.length > TASK_LIMITS.descriptionMax) {
+  if (
+    fields.description !== null &&
+    characterCount(fields.description) > TASK_LIMITS.descriptionMax
+  ) {
     errors.push({
       field: "description",
       message: `must be at most ${TASK_LIMITS.descriptionMax} characters`,
@@ -86,7 +94,7 @@ export function validateUserFields(
         field: "schedule.run_at",
         message:
           seconds > 0
-            ? `must be at least ${seconds} seconds in the future`
+            ? `must be at least ${seconds} second${seconds === 1 ? "" : "s"} in the future`
             : "must not be in the past",
       });
     }

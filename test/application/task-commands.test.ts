@@ -447,14 +447,18 @@ describe("TaskService.cancelRun", () => {
     });
   });
 
-  it("leaves a finished run as it is", async () => {
+  it("leaves a finished run as it is, and says it has ended (illegal_transition)", async () => {
     const h = harness();
     await createTask(h, cronInput("*/5 * * * *"));
     await h.dispatch.admitDue(minute(5), 10);
     const [running] = await claimAndLaunch(h, minute(5));
     await h.dispatch.recordCompletion(running!.id, { status: "succeeded" }, minute(6));
     const before = await reloadRun(h, running!.id);
-    expect(await h.tasks.cancelRun(ALICE, running!.id, minute(7))).toEqual(before);
+    await expect(h.tasks.cancelRun(ALICE, running!.id, minute(7))).rejects.toMatchObject({
+      code: "illegal_transition",
+    });
+    expect(await reloadRun(h, running!.id)).toEqual(before);
+    expect(h.signals.cancelRequests).toEqual([]);
   });
 });
 

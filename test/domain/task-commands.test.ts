@@ -130,6 +130,22 @@ describe("createTask", () => {
     expect(createTask(fields, CREATE).title).toHaveLength(200);
   });
 
+  it("counts characters, not UTF-16 code units: 200 emoji make a valid title, 201 do not", () => {
+    const title = "\u{1F600}".repeat(200);
+    const description = "\u{1F4C5}".repeat(10_000);
+    expect(createTask(userFields({ title, description }), CREATE).title).toBe(title);
+    expectRefused(
+      () => createTask(userFields({ title: `${title}\u{1F600}` }), CREATE),
+      "validation_failed",
+      ["title"],
+    );
+    expectRefused(
+      () => createTask(userFields({ description: `${description}x` }), CREATE),
+      "validation_failed",
+      ["description"],
+    );
+  });
+
   it("binds a reuse_thread task to its thread", () => {
     const context = { mode: "reuse_thread", threadId: "thread-1" as ThreadId } as const;
     expect(createTask(userFields({ context }), CREATE).context).toEqual(context);

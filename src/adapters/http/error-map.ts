@@ -36,6 +36,7 @@ export const HTTP_PROBLEMS = {
   malformed_request: { status: 400, title: "Malformed request", exposed: true },
   unauthorized: { status: 401, title: "Missing or invalid bearer token", exposed: true },
   route_not_found: { status: 404, title: "No such route", exposed: true },
+  method_not_allowed: { status: 405, title: "Method not allowed", exposed: true },
   idempotency_in_progress: {
     status: 409,
     title: "A request with this Idempotency-Key is in progress",

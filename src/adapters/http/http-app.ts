@@ -92,6 +92,33 @@ function sendAnswer(reply: FastifyReply, answer: Answer) {
   return answer.body === undefined ? reply.send() : reply.send(answer.body);
 }
 
+const METHOD_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
+
+/** The methods some registered route takes at `path` (HEAD with GET, as Fastify serves it). */
+function methodsServing(routes: readonly RegisteredRoute[], path: string): string[] {
+  const methods = new Set<string>();
+  for (const route of routes) {
+    const pattern = route.url
+      .split("/")
+      .map((segment) =>
+        segment.startsWith(":")
+          ? "[^/]+"
+          : segment === "*"
+            ? ".*"
+            : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
+      )
+      .join("/");
+    if (new RegExp(`^${pattern}/?$`).test(path)) {
+      methods.add(route.method);
+      if (route.method === "GET") methods.add("HEAD");
+    }
+  }
+  return METHOD_ORDER.filter((method) => methods.has(method));
+}
+
+/** The longest path parameter routed; a longer one names nothing (404). */
+const MAX_PATH_PARAM_LENGTH = 256;
+
 /** Builds the app (not listening): `await app.listen({ host, port })` serves it. */
 export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInstance> {
   const metrics = options.metrics ?? new SchedulerMetrics({ processMetrics: false });
@@ -101,6 +128,20 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     bodyLimit: BODY_LIMIT_BYTES,
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    // Path parameters up to this length reach the routes (a thread id may have 128 characters).
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    // Errors the router raises before any route runs answer problems like every other error.
+    frameworkErrors: (error, request, reply) => {
+      void sendProblem(
+        reply,
+        error.code === "FST_ERR_MAX_PARAM_LENGTH"
+          ? problemOf("not_found", `nothing has an id that long (at most ${MAX_PATH_PARAM_LENGTH})`)
+          : problemOf(
+              "malformed_request",
+              `the path ${request.url.split("?")[0] ?? ""} is not valid`,
+            ),
+      );
+    },
   });
   const registered: RegisteredRoute[] = [];
   app.decorate("punctualRoutes", registered);
@@ -143,12 +184,21 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     }
     return sendProblem(reply, problem, headers);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(
-      reply,
-      problemOf("route_not_found", `no route ${request.method} ${request.url.split("?")[0] ?? ""}`),
-    ),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0] ?? "";
+    const allowed = methodsServing(registered, path);
+    if (allowed.length > 0) {
+      return sendProblem(
+        reply,
+        problemOf(
+          "method_not_allowed",
+          `${path} takes ${allowed.join(", ")}, not ${request.method}`,
+        ),
+        { allow: allowed.join(", ") },
+      );
+    }
+    return sendProblem(reply, problemOf("route_not_found", `no route ${request.method} ${path}`));
+  });
 
   app.addHook("onRequest", async (request) => {
     if (request.routeOptions.config.auth !== true) return;

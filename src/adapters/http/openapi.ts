@@ -68,8 +68,11 @@ function converter(): Converter {
       const root = rewrite(json, renames) as JsonSchema;
       const named = NAMED_SCHEMAS.find(([, s]) => s === schema);
       if (named !== undefined) {
-        components[named[0]] = root;
-        return { $ref: `#/components/schemas/${named[0]}` };
+        const ref = `#/components/schemas/${named[0]}`;
+        // A registered schema comes back as a `$ref` to its own `$defs` entry, already hoisted above:
+        // writing that reference over the component would make it point at itself.
+        if (root["$ref"] !== ref) components[named[0]] = root;
+        return { $ref: ref };
       }
       return root;
     },

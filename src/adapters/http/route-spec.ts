@@ -76,8 +76,8 @@ export function parseRequest(
   request: FastifyRequest,
 ): { params: unknown; query: unknown; body: unknown } {
   return {
-    params: spec.params === undefined ? {} : parseWith(spec.params, request.params),
-    query: spec.query === undefined ? {} : parseWith(spec.query, request.query),
+    params: spec.params === undefined ? {} : parseWith(spec.params, request.params, "", "path"),
+    query: spec.query === undefined ? {} : parseWith(spec.query, request.query, "", "query"),
     body: spec.body === undefined ? undefined : parseWith(spec.body, request.body),
   };
 }

@@ -97,6 +97,63 @@ describe("create", () => {
     expectProblem(badMode, 422, "validation_failed");
   });
 
+  it("refuses a once task less than 1 second ahead, the server's min_once_delay (SPEC 3.2)", async () => {
+    // run_at on the next whole second: between 0.2 and 0.9 s ahead when the server reads its clock.
+    while (Date.now() % 1000 < 100 || Date.now() % 1000 > 800) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const runAt = new Date(Math.floor(Date.now() / 1000) * 1000 + 1000).toISOString();
+    const body = { ...CRON_TASK, schedule: { type: "once", run_at: runAt } };
+    const answer = await api("POST", "/v1/tasks", { token: alice, body });
+    expectProblem(answer, 422, "validation_failed");
+    expect(answer.body.errors).toEqual([
+      { field: "schedule.run_at", message: "must be at least 1 second in the future" },
+    ]);
+    const later = new Date(Math.floor(Date.now() / 1000) * 1000 + 3000).toISOString();
+    await createTask(alice, { ...body, schedule: { type: "once", run_at: later } });
+  });
+
+  it("refuses a webhook url or cancel_url that is not an http(s) URL, before writing anything", async () => {
+    const before = (await api("GET", "/v1/tasks?limit=200", { token: alice })).body.items.length;
+    const webhook = (fields: Record<string, unknown>) => ({
+      ...CRON_TASK,
+      target: { kind: "webhook", url: "https://hooks.example.com/run", ...fields },
+    });
+    for (const [fields, field] of [
+      [{ url: "not a url" }, "target.url"],
+      [{ url: "file:///etc/passwd" }, "target.url"],
+      [{ url: "ftp://hooks.example.com/run" }, "target.url"],
+      [{ url: "/relative/path" }, "target.url"],
+      [{ cancel_url: "javascript:alert(1)" }, "target.cancel_url"],
+    ] as const) {
+      const answer = await api("POST", "/v1/tasks", { token: alice, body: webhook(fields) });
+      expectProblem(answer, 422, "validation_failed");
+      expect(answer.body.errors.map((e: { field: string }) => e.field)).toEqual([field]);
+    }
+    expect((await api("GET", "/v1/tasks?limit=200", { token: alice })).body.items).toHaveLength(
+      before,
+    );
+    await createTask(alice, webhook({ cancel_url: "https://hooks.example.com/cancel" }));
+  });
+
+  it("refuses webhook headers that HTTP cannot carry (a bad name, a line break in a value)", async () => {
+    const webhook = (headers: Record<string, string>) => ({
+      ...CRON_TASK,
+      target: { kind: "webhook", url: "https://hooks.example.com/run", headers },
+    });
+    for (const headers of [
+      { "bad header": "x" },
+      { "X-Name:": "x" },
+      { "X-Injected": "a\r\nSet-Cookie: b=c" },
+      { "X-Nul": "a\u0000b" },
+    ]) {
+      const answer = await api("POST", "/v1/tasks", { token: alice, body: webhook(headers) });
+      expectProblem(answer, 422, "validation_failed");
+      expect(answer.body.errors[0].field).toMatch(/^target\.headers/);
+    }
+    await createTask(alice, webhook({ "X-Api-Key": "s3cr3t value, with; punctuation\t" }));
+  });
+
   it("refuses an unknown handler before writing anything", async () => {
     const answer = await api("POST", "/v1/tasks", {
       token: alice,
@@ -257,11 +314,11 @@ describe("read and list", () => {
       422,
       "validation_failed",
     );
-    expectProblem(
-      await api("GET", "/v1/tasks?unknown=1", { token: alice }),
-      422,
-      "validation_failed",
-    );
+    const unknown = await api("GET", "/v1/tasks?unknown=1", { token: alice });
+    expectProblem(unknown, 422, "validation_failed");
+    expect(unknown.body.errors).toEqual([
+      { field: "query", message: expect.stringContaining('"unknown"') },
+    ]);
   });
 
   it("lists a thread's tasks for their owner only (an empty list otherwise)", async () => {
@@ -275,6 +332,26 @@ describe("read and list", () => {
     expect(theirs.body).toEqual({ items: [], next_cursor: null });
     const filtered = await api("GET", "/v1/tasks?thread_id=thread-a", { token: alice });
     expect(filtered.body.items).toHaveLength(1);
+  });
+
+  it("lists the tasks of a thread whose id has the longest allowed length (128 characters)", async () => {
+    const threadId = "t".repeat(128);
+    const bound = await createTask(alice, {
+      ...CRON_TASK,
+      context: { mode: "reuse_thread", thread_id: threadId },
+    });
+    const mine = await api("GET", `/v1/threads/${threadId}/tasks`, { token: alice });
+    expect(mine.status, JSON.stringify(mine.body)).toBe(200);
+    expect(mine.body.items.map((task: { id: string }) => task.id)).toEqual([bound.id]);
+  });
+
+  it("answers a problem to a path with bad percent-encoding (400) or an id far too long (404)", async () => {
+    const badEncoding = await api("GET", "/v1/runs/%ZZ", { token: alice });
+    expectProblem(badEncoding, 400, "malformed_request");
+    expect(badEncoding.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    const tooLong = await api("GET", `/v1/tasks/${"a".repeat(5000)}`, { token: alice });
+    expectProblem(tooLong, 404, "not_found");
+    expect(tooLong.headers.get("content-type")).toMatch(/^application\/problem\+json/);
   });
 });
 
@@ -466,6 +543,16 @@ describe("runs and delete", () => {
     expectProblem(await api("GET", `/v1/tasks/${task.id}/runs`, { token: bob }), 404, "not_found");
   });
 
+  it("refuses to cancel a run that has ended (409 illegal_transition), changing nothing", async () => {
+    const task = await createTask(alice);
+    const run = (await api("POST", `/v1/tasks/${task.id}/trigger`, { token: alice })).body;
+    const first = await api("POST", `/v1/runs/${run.id}/cancel`, { token: alice });
+    expect(first.body.status).toBe("cancelled");
+    const again = await api("POST", `/v1/runs/${run.id}/cancel`, { token: alice });
+    expectProblem(again, 409, "illegal_transition");
+    expect((await api("GET", `/v1/runs/${run.id}`, { token: alice })).body).toEqual(first.body);
+  });
+
   it("deletes a task (204), honours a stale If-Match (409), and forgets it (404)", async () => {
     const task = await createTask(alice);
     expectProblem(await api("DELETE", `/v1/tasks/${task.id}`, { token: bob }), 404, "not_found");
@@ -480,6 +567,23 @@ describe("runs and delete", () => {
     });
     expect(deleted.status).toBe(204);
     expectProblem(await api("GET", `/v1/tasks/${task.id}`, { token: alice }), 404, "not_found");
+  });
+});
+
+describe("methods", () => {
+  it("answers 405 with Allow to a method a route does not take, and 404 to an unknown path", async () => {
+    const task = await createTask(alice);
+    for (const [method, path, allow] of [
+      ["PUT", `/v1/tasks/${task.id}`, "GET, HEAD, PATCH, DELETE"],
+      ["DELETE", "/v1/tasks", "GET, HEAD, POST"],
+      ["GET", `/v1/tasks/${task.id}/trigger`, "POST"],
+      ["POST", "/healthz", "GET, HEAD"],
+    ] as const) {
+      const answer = await api(method, path, { token: alice });
+      expectProblem(answer, 405, "method_not_allowed");
+      expect(answer.headers.get("allow")).toBe(allow);
+    }
+    expectProblem(await api("PUT", "/v1/nothing", { token: alice }), 404, "route_not_found");
   });
 });
 

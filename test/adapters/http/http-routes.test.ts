@@ -221,4 +221,17 @@ describe("the OpenAPI document", () => {
       expect(doc.components.schemas, ref).toHaveProperty(name);
     }
   });
+
+  it("describes each named shape in its component, not as a reference to itself", async () => {
+    const doc = (await call(t.url, "GET", "/openapi.json")).body;
+    const schemas = doc.components.schemas as Record<string, Record<string, unknown>>;
+    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(["Problem", "Task", "Run"]));
+    for (const [name, schema] of Object.entries(schemas)) {
+      expect(schema.$ref, name).not.toBe(`#/components/schemas/${name}`);
+    }
+    expect(schemas.Problem?.type).toBe("object");
+    expect(Object.keys(schemas.Task?.properties as object)).toEqual(
+      expect.arrayContaining(["id", "owner", "schedule", "status", "version"]),
+    );
+  });
 });
