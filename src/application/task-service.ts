@@ -31,7 +31,7 @@ import {
 } from "../domain/task-commands.js";
 import type { CommandOutcome } from "../domain/task-commands.js";
 import type { Task, TaskUserFields } from "../domain/task.js";
-import { TASK_LIMITS } from "../domain/task.js";
+import { TASK_LIMITS, isTerminalTaskStatus } from "../domain/task.js";
 import { threadScopeOf } from "../domain/target.js";
 import { DAY_MS } from "../domain/time.js";
 import type { Instant } from "../domain/time.js";
@@ -274,6 +274,8 @@ export class TaskService {
   ): Promise<{ occurrences: OccurrenceView[] }> {
     checkPreviewCount(count);
     const task = await this.#find(actor, id);
+    // An ended task (completed, failed, cancelled) fires no more; a paused one shows its schedule.
+    if (isTerminalTaskStatus(task.status)) return { occurrences: [] };
     const from = task.decidedThrough > now ? task.decidedThrough : now;
     return { occurrences: describeOccurrences(task.schedule, from, count).map(occurrenceView) };
   }

@@ -416,7 +416,7 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
       method: "GET",
       url: "/v1/tasks/:id/preview",
       operationId: "previewTask",
-      summary: "The next fires, with local wall times and DST notes",
+      summary: "The next fires, with local wall times and DST notes (none once the task has ended)",
       tags: ["tasks"],
       auth: true,
       params: taskIdParams,

@@ -491,6 +491,20 @@ describe("pause, resume, cancel, trigger, backfill, preview, explain", () => {
     );
   });
 
+  it("previews no fires for a task that has ended, and the schedule's fires while paused", async () => {
+    const paused = await createTask(alice);
+    await api("POST", `/v1/tasks/${paused.id}/pause`, { token: alice });
+    const whilePaused = await api("GET", `/v1/tasks/${paused.id}/preview?count=2`, {
+      token: alice,
+    });
+    expect(whilePaused.body.occurrences).toHaveLength(2);
+    const ended = await createTask(alice);
+    expect((await api("POST", `/v1/tasks/${ended.id}/cancel`, { token: alice })).status).toBe(200);
+    const answer = await api("GET", `/v1/tasks/${ended.id}/preview?count=3`, { token: alice });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ occurrences: [] });
+  });
+
   it("explains an instant (200, the documented shape) and refuses a bad instant (422)", async () => {
     const task = await createTask(alice);
     const answer = await api("GET", `/v1/tasks/${task.id}/explain?at=2026-01-01T00:00:00Z`, {
