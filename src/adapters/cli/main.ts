@@ -2,6 +2,7 @@
  * The `punctual` command line: builds the commander program and maps failures to exit codes
  * (0 ok, 1 runtime failure, 2 usage or validation error; SPEC 7.3).
  */
+import { createRequire } from "node:module";
 import { Command, CommanderError } from "commander";
 import { clientCommands } from "./client-command.js";
 import { migrateCommand } from "./migrate-command.js";
@@ -10,9 +11,17 @@ import { serveCommand } from "./serve-command.js";
 import { tokenCommand } from "./token-command.js";
 import { workerCommand } from "./worker-command.js";
 
+/** The package's version (the same relative path from src/ and from dist/). */
+export function packageVersion(): string {
+  const manifest: unknown = createRequire(import.meta.url)("../../../package.json");
+  const version = (manifest as { version?: unknown }).version;
+  return typeof version === "string" ? version : "unknown";
+}
+
 export function buildProgram(): Command {
   const program = new Command("punctual")
     .description("A durable scheduler: cron with time zones, once and interval tasks.")
+    .version(packageVersion(), "-V, --version", "print punctual's version")
     .exitOverride()
     .showHelpAfterError()
     .addHelpText(
