@@ -218,6 +218,8 @@ export const deleteQuery = z.strictObject({
 
 export const emptyQuery = z.strictObject({});
 
+/** A POST that takes no fields: no body, or `{}` (an unknown field is refused, as everywhere). */
+export const emptyBody = z.strictObject({}).optional();
 export const pauseBody = z.strictObject({ cancel_running: z.boolean().optional() }).optional();
 export const resumeBody = z
   .strictObject({ catch_up: z.enum(CATCH_UP_POLICIES).optional() })

@@ -24,6 +24,7 @@ import {
   backfillResultSchema,
   createdTaskSchema,
   deleteQuery,
+  emptyBody,
   emptyQuery,
   explainQuery,
   explanationSchema,
@@ -317,11 +318,14 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
       auth: true,
       params: taskIdParams,
       query: emptyQuery,
+      body: emptyBody,
       responses: {
         200: { description: "the cancelled task", schema: taskSchema },
         ...COMMON,
         404: NOT_FOUND,
         409: problem("not allowed in the task's status"),
+        400: problem("malformed request"),
+        422: INVALID,
       },
       handler: async (ctx) => {
         const task = await tasks.cancel(actorOf(ctx), checkId("task", ctx.params.id), now());
@@ -337,13 +341,15 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
       auth: true,
       params: taskIdParams,
       query: emptyQuery,
+      body: emptyBody,
       headers: [IDEMPOTENCY],
       responses: {
         202: { description: "the queued run", schema: runSchema },
         ...COMMON,
         404: NOT_FOUND,
         409: problem("an active run under overlap skip, or the key's first request in progress"),
-        422: problem("bad Idempotency-Key, or the key was used for another request"),
+        422: problem("bad Idempotency-Key, the key used for another request, or a body field"),
+        400: problem("malformed request"),
       },
       handler: async (ctx) => {
         const actor = actorOf(ctx);
@@ -498,11 +504,14 @@ export function runRoutes(deps: TaskRouteDeps): RouteSpec[] {
       auth: true,
       params: runIdParams,
       query: emptyQuery,
+      body: emptyBody,
       responses: {
         200: { description: "the run", schema: runSchema },
         ...COMMON,
         404: RUN_NOT_FOUND,
         409: problem("the run has ended"),
+        400: problem("malformed request"),
+        422: INVALID,
       },
       handler: async (ctx) => ({
         status: 200,

@@ -430,6 +430,37 @@ describe("pause, resume, cancel, trigger, backfill, preview, explain", () => {
     expectProblem(await api("POST", "/v1/tasks/nope/pause", { token: alice }), 404, "not_found");
   });
 
+  it("refuses a body field that trigger, cancel and run cancel do not take, changing nothing", async () => {
+    const task = await createTask(alice);
+    const junk = { body: { now: true } };
+    expectProblem(
+      await api("POST", `/v1/tasks/${task.id}/trigger`, { token: alice, ...junk }),
+      422,
+      "validation_failed",
+    );
+    expect((await api("GET", `/v1/tasks/${task.id}/runs`, { token: alice })).body.items).toEqual(
+      [],
+    );
+    const run = await api("POST", `/v1/tasks/${task.id}/trigger`, { token: alice, body: {} });
+    expect(run.status).toBe(202);
+    expectProblem(
+      await api("POST", `/v1/runs/${run.body.id}/cancel`, { token: alice, ...junk }),
+      422,
+      "validation_failed",
+    );
+    expect((await api("GET", `/v1/runs/${run.body.id}`, { token: alice })).body.status).toBe(
+      "queued",
+    );
+    expectProblem(
+      await api("POST", `/v1/tasks/${task.id}/cancel`, { token: alice, ...junk }),
+      422,
+      "validation_failed",
+    );
+    expect((await api("GET", `/v1/tasks/${task.id}`, { token: alice })).body.status).toBe(
+      "enabled",
+    );
+  });
+
   it("refuses a trigger under overlap skip while a run is active (409)", async () => {
     const task = await createTask(alice);
     expect((await api("POST", `/v1/tasks/${task.id}/trigger`, { token: alice })).status).toBe(202);
