@@ -94,11 +94,13 @@ function sendAnswer(reply: FastifyReply, answer: Answer) {
 
 const METHOD_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 
-/** The methods some registered route takes at `path` (HEAD with GET, as Fastify serves it). */
-function methodsServing(routes: readonly RegisteredRoute[], path: string): string[] {
-  const methods = new Set<string>();
-  for (const route of routes) {
-    const pattern = route.url
+/** Each route's path as a pattern, made once (a stream of wrong requests must not recompile them). */
+const routePatterns = new WeakMap<RegisteredRoute, RegExp>();
+
+function patternOf(route: RegisteredRoute): RegExp {
+  let pattern = routePatterns.get(route);
+  if (pattern === undefined) {
+    const source = route.url
       .split("/")
       .map((segment) =>
         segment.startsWith(":")
@@ -108,7 +110,17 @@ function methodsServing(routes: readonly RegisteredRoute[], path: string): strin
             : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
       )
       .join("/");
-    if (new RegExp(`^${pattern}/?$`).test(path)) {
+    pattern = new RegExp(`^${source}/?$`);
+    routePatterns.set(route, pattern);
+  }
+  return pattern;
+}
+
+/** The methods some registered route takes at `path` (HEAD with GET, as Fastify serves it). */
+function methodsServing(routes: readonly RegisteredRoute[], path: string): string[] {
+  const methods = new Set<string>();
+  for (const route of routes) {
+    if (patternOf(route).test(path)) {
       methods.add(route.method);
       if (route.method === "GET") methods.add("HEAD");
     }

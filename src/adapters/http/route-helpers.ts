@@ -42,6 +42,14 @@ export function ifMatchVersion(header: unknown): number | null | undefined {
   return Number(match[1]);
 }
 
+/** How many fires a preview lists when `?count=` is absent. */
+const PREVIEW_COUNT_DEFAULT = 10;
+
+/** `?count=` of a preview (checked as digits by `previewQuery`; its range by the service). */
+export function previewCountOf(count: string | undefined): number {
+  return count === undefined ? PREVIEW_COUNT_DEFAULT : Number(count);
+}
+
 /** `?limit=` as a page size; over the maximum is a limit problem naming it (SPEC 8). */
 export function pageSizeOf(limit: string | undefined): number {
   if (limit === undefined) return PAGE_SIZE_DEFAULT;

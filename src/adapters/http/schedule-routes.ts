@@ -6,7 +6,7 @@ import { z } from "zod";
 import { scheduleInputSchema } from "../../application/task-input.js";
 import type { TaskService } from "../../application/task-service.js";
 import type { Instant } from "../../domain/time.js";
-import { actorOf } from "./route-helpers.js";
+import { actorOf, previewCountOf } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";
 import type { RouteSpec } from "./route-spec.js";
 import { previewQuery, previewSchema, problemSchema } from "./schemas.js";
@@ -41,7 +41,7 @@ export function scheduleRoutes(deps: ScheduleRouteDeps): RouteSpec[] {
       },
       handler: (ctx) => {
         actorOf(ctx);
-        const count = ctx.query.count === undefined ? 10 : Number(ctx.query.count);
+        const count = previewCountOf(ctx.query.count);
         const fires = deps.tasks.previewSchedule(ctx.body.schedule, count, deps.now());
         return Promise.resolve({ status: 200, body: fires });
       },

@@ -16,6 +16,7 @@ import {
   etagOf,
   ifMatchVersion,
   pageSizeOf,
+  previewCountOf,
 } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";
 import type { HeaderSpec, ResponseSpec, RouteSpec } from "./route-spec.js";
@@ -434,7 +435,7 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
         422: INVALID,
       },
       handler: async (ctx) => {
-        const count = ctx.query.count === undefined ? 10 : Number(ctx.query.count);
+        const count = previewCountOf(ctx.query.count);
         const fires = await tasks.preview(
           actorOf(ctx),
           checkId("task", ctx.params.id),
