@@ -1,12 +1,12 @@
 /**
  * The dashboard's page and assets are served without a token, under a strict Content-Security-Policy,
- * and the script parses and never writes HTML from strings (the browser test drives the rest).
+ * and the scripts parse and never write HTML from strings (the browser test drives the rest).
  */
-import { Script } from "node:vm";
+import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DASHBOARD_SCRIPT } from "../../../../src/adapters/http/dashboard/dashboard-script.js";
 import { call, startTestServer } from "../http-harness.js";
 import type { TestServer } from "../http-harness.js";
+import { loadPage } from "./page-scripts.js";
 
 let t: TestServer;
 
@@ -20,7 +20,7 @@ afterAll(async () => {
 describe("the dashboard routes", () => {
   it.each([
     ["/", "text/html", "<title>punctual</title>"],
-    ["/dashboard.js", "text/javascript", "sessionStorage"],
+    ["/dashboard/api.js", "text/javascript", "sessionStorage"],
     ["/dashboard.css", "text/css", ".badge"],
   ])("serve %s as %s without a token, under a strict CSP", async (path, type, excerpt) => {
     const answer = await call(t.url, "GET", path);
@@ -36,12 +36,23 @@ describe("the dashboard routes", () => {
 
   it("loads its script and style from files, not inline", async () => {
     const page = String((await call(t.url, "GET", "/")).body);
-    expect(page).toContain('<script src="/dashboard.js" defer></script>');
+    expect(page).toContain('<script type="module" src="/dashboard/app.js"></script>');
     expect(page).not.toMatch(/<script>|<style>|style="|\son\w+=/);
   });
 
-  it("ships a script that parses and never writes HTML from strings", () => {
-    expect(() => new Script(DASHBOARD_SCRIPT)).not.toThrow();
-    expect(DASHBOARD_SCRIPT).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+  it("ships scripts that parse and never write HTML from strings", async () => {
+    const { scripts } = await loadPage(t.url);
+    expect(scripts.length).toBeGreaterThan(1);
+    for (const script of scripts) {
+      const parsed = ts.transpileModule(script.body, {
+        fileName: new URL(script.url).pathname,
+        reportDiagnostics: true,
+        compilerOptions: { allowJs: true, module: ts.ModuleKind.ESNext },
+      });
+      expect(parsed.diagnostics ?? [], script.url).toEqual([]);
+      expect(script.body, script.url).not.toMatch(
+        /innerHTML|outerHTML|insertAdjacentHTML|document\.write/,
+      );
+    }
   });
 });
