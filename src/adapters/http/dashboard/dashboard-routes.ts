@@ -39,7 +39,7 @@ const SECURITY_HEADERS = {
 const BROWSER_DIR = new URL("./browser/", import.meta.url);
 
 /** The dashboard's modules by file name. */
-export function dashboardModules(): ReadonlyMap<string, string> {
+function dashboardModules(): ReadonlyMap<string, string> {
   let names: string[];
   try {
     names = readdirSync(BROWSER_DIR).filter((name) => name.endsWith(".js"));
