@@ -16,7 +16,7 @@ let runId: string;
 
 const EXEMPT = new Set([
   "/",
-  "/dashboard.js",
+  "/dashboard/:file",
   "/dashboard.css",
   "/healthz",
   "/readyz",
