@@ -1,7 +1,8 @@
 /**
- * Input schemas that zod checks only loosely because a domain parser checks them precisely afterwards
- * (the schedule: `parseSchedule` reports every problem at once, in its own words). Each carries the
- * shape it stands for, so its TypeScript type and the OpenAPI document still say exactly what to send.
+ * Schemas documented by another shape than the one zod checks: inputs that zod checks only loosely
+ * because a domain parser checks them precisely afterwards (the schedule: `parseSchedule` reports every
+ * problem at once, in its own words), and shapes whose exact JSON Schema helps no reader (any JSON
+ * value). The OpenAPI document shows the documented shape.
  */
 import { z } from "zod";
 
@@ -20,6 +21,11 @@ export function checkedAsAnyObject<T>(shape: z.core.$ZodType<unknown, T>): z.Zod
       ctx.issues.push({ code: "custom", message, path, input: ctx.value });
     }
   });
+  return documentedAs(schema, shape);
+}
+
+/** Documents `schema` as `shape` in the OpenAPI document; its checks and its type stay its own. */
+export function documentedAs<S extends z.core.$ZodType>(schema: S, shape: z.core.$ZodType): S {
   shapes.set(schema, shape);
   return schema;
 }

@@ -23,10 +23,16 @@ import {
 } from "../domain/target.js";
 import type { ExecutionContext, JsonValue, Target } from "../domain/target.js";
 import type { DurationMs, Instant } from "../domain/time.js";
-import { checkedAsAnyObject } from "./documented-shape.js";
+import { checkedAsAnyObject, documentedAs } from "./documented-shape.js";
 
-/** Any JSON value: a target's `input`, a run's `result`. */
-export const jsonValueSchema: z.ZodType<JsonValue> = z.json();
+/**
+ * Any JSON value: a target's `input`, a run's `result`. Documented as such rather than as the recursive
+ * union zod checks, which says nothing more and which generated TypeScript cannot express.
+ */
+export const jsonValueSchema: z.ZodType<JsonValue> = documentedAs(
+  z.json(),
+  z.unknown().meta({ description: "any JSON value" }),
+);
 const jsonValue = jsonValueSchema;
 /** A duration as users write it: ISO-8601 of fixed length (`PT5M`, `P1D`) or a number of seconds. */
 export const durationInputSchema = z

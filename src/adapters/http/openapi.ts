@@ -57,7 +57,11 @@ function converter(): Converter {
       metadata: registry,
       override: (ctx) => {
         const shape = documentedShapeOf(ctx.zodSchema);
-        if (shape !== undefined) Object.assign(ctx.jsonSchema, convert(shape, io));
+        if (shape !== undefined) {
+          for (const key of Object.keys(ctx.jsonSchema))
+            Reflect.deleteProperty(ctx.jsonSchema, key);
+          Object.assign(ctx.jsonSchema, convert(shape, io));
+        }
         // Descriptions, formats and examples given with `.meta()` live in the global registry.
         const meta = z.globalRegistry.get(ctx.zodSchema);
         if (meta === undefined) return;
