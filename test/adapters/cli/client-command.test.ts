@@ -245,6 +245,8 @@ describe("punctual tasks", () => {
     [["tasks", "create", "--body", "@/nonexistent/task.json"], "cannot read"],
     [["tasks", "create", "--title", "x", "--cron", "* * * * *", "--input", "{"], "--input must"],
     [["tasks", "edit", "some-id"], "nothing to change"],
+    [["tasks", "list", "--limit", "ten"], "--limit must be a whole number"],
+    [["tasks", "preview", "some-id", "--count", "-1"], "--count must be a whole number"],
   ])("refuses %j as a usage error (exit 2)", async (args, message) => {
     const outcome = await cli(args);
     expect(outcome.code).toBe(2);
