@@ -38,10 +38,9 @@ export type {
   PauseInput,
   ResumeInput,
   RunListFilters,
-  TaskCreateInput,
   TaskListFilters,
-  TaskPatchInput,
-} from "./application/task-input.js";
+} from "./application/command-input.js";
+export type { TaskCreateInput, TaskPatchInput } from "./application/task-input.js";
 export type {
   BackfillResultView,
   ContextView,

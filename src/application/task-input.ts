@@ -1,48 +1,27 @@
 /**
- * The input shapes of tasks (create, patch, and the commands' options), defined once with zod and shared
- * by the library, the HTTP API and `punctual/client`. Parsing maps the public snake_case JSON to the
- * domain's fields in this one place; every problem becomes a ValidationError naming the field.
+ * The input shapes of tasks (create and patch), defined once with zod and shared by the library, the
+ * HTTP API and `punctual/client`. Parsing maps the public snake_case JSON to the domain's fields in this
+ * one place; every problem becomes a ValidationError naming the field.
  */
 import { z } from "zod";
 import { ValidationError } from "../domain/errors.js";
 import type { FieldError } from "../domain/errors.js";
 import type { ThreadId } from "../domain/ids.js";
 import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../domain/options.js";
-import { RUN_STATUSES, RUN_TRIGGERS } from "../domain/run.js";
 import type { TaskOptions } from "../domain/options.js";
 import { parseDuration, parseInstantText } from "../domain/schedule/iso-text.js";
 import { parseSchedule } from "../domain/schedule/schedule-spec.js";
 import type { ScheduleSpec } from "../domain/schedule/schedule-spec.js";
-import { TASK_LIMITS, TASK_STATUSES } from "../domain/task.js";
+import { TASK_LIMITS } from "../domain/task.js";
 import type { TaskUserFields } from "../domain/task.js";
-import {
-  CONTEXT_MODES,
-  TARGET_KINDS,
-  THREAD_ID_PATTERN,
-  WEBHOOK_METHODS,
-} from "../domain/target.js";
-import type { ExecutionContext, JsonValue, Target } from "../domain/target.js";
+import { CONTEXT_MODES, THREAD_ID_PATTERN, WEBHOOK_METHODS } from "../domain/target.js";
+import type { ExecutionContext, Target } from "../domain/target.js";
 import type { DurationMs, Instant } from "../domain/time.js";
-import { checkedAsAnyObject, documentedAs } from "./documented-shape.js";
+import { durationInputSchema, jsonValueSchema } from "./input-primitives.js";
+import { scheduleInputSchema } from "./schedule-shape.js";
 
-/**
- * Any JSON value: a target's `input`, a run's `result`. Documented as such rather than as the recursive
- * union zod checks, which says nothing more and which generated TypeScript cannot express.
- */
-export const jsonValueSchema: z.ZodType<JsonValue> = documentedAs(
-  z.json(),
-  z.unknown().meta({ description: "any JSON value" }),
-);
 const jsonValue = jsonValueSchema;
-/** A duration as users write it: ISO-8601 of fixed length (`PT5M`, `P1D`) or a number of seconds. */
-export const durationInputSchema = z
-  .union([z.string(), z.number()])
-  .meta({ description: "an ISO-8601 duration of fixed length (`PT5M`, `P1D`) or seconds" });
 const duration = durationInputSchema;
-/** An instant as the API writes it. */
-export const instantSchema = z
-  .string()
-  .meta({ format: "date-time", description: "RFC 3339, UTC, `Z`" });
 const name = z.string().min(1).max(200);
 /** A header name (RFC 9110 5.1: a token). */
 const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -136,77 +115,6 @@ const metadataSchema = z
     error: `at most ${TASK_LIMITS.metadataKeysMax} keys`,
   });
 
-const scheduleInstant = z
-  .string()
-  .meta({ description: "an ISO-8601 instant with an offset or `Z`, e.g. 2026-12-01T09:00:00Z" });
-const timezone = z
-  .string()
-  .nullable()
-  .optional()
-  .meta({ description: "an IANA zone name such as Europe/Berlin (default UTC)" });
-const scheduleJitter = duration
-  .nullable()
-  .optional()
-  .meta({ description: "each occurrence is delayed by a deterministic amount in [0, jitter]" });
-const scheduleBounds = {
-  start_at: scheduleInstant
-    .nullable()
-    .optional()
-    .meta({ description: "no occurrence before it (an interval's anchor, which fires too)" }),
-  end_at: scheduleInstant.nullable().optional().meta({ description: "no occurrence after it" }),
-  max_runs: z
-    .int()
-    .min(1)
-    .nullable()
-    .optional()
-    .meta({ description: "stop after this many scheduled occurrences were admitted as runs" }),
-  jitter: scheduleJitter,
-};
-
-/** `{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }` (docs/schedules.md). */
-export const cronScheduleInputSchema = z.strictObject({
-  type: z.literal("cron"),
-  cron: z.string().meta({ description: "5 or 6 fields, or a shortcut such as @daily" }),
-  timezone,
-  ...scheduleBounds,
-});
-
-/** `{ type: "once", run_at: "2026-12-01T09:00:00", timezone: "Europe/Berlin" }`. */
-export const onceScheduleInputSchema = z.strictObject({
-  type: z.literal("once"),
-  run_at: z.string().meta({
-    description: "an ISO-8601 instant with an offset, or a local wall time resolved in `timezone`",
-  }),
-  timezone,
-  jitter: scheduleJitter,
-});
-
-/** `{ type: "interval", every: "PT5M" }`. */
-export const intervalScheduleInputSchema = z.strictObject({
-  type: z.literal("interval"),
-  every: duration,
-  ...scheduleBounds,
-});
-
-/**
- * A schedule as users write it, one of three types (docs/schedules.md). This is its documented shape;
- * the fields are checked by `parseSchedule`, see `scheduleInputSchema`.
- */
-export const scheduleShapeSchema = z
-  .discriminatedUnion("type", [
-    cronScheduleInputSchema,
-    onceScheduleInputSchema,
-    intervalScheduleInputSchema,
-  ])
-  .meta({ examples: [{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }] });
-
-/**
- * `schedule` in the task inputs: typed and documented as `scheduleShapeSchema`, while zod lets any
- * object through and `parseSchedule` checks its fields (SPEC 3), so every problem is reported at once
- * in the domain's words ("minute field: 61 is out of range 0-59"), as the API always answered.
- */
-export const scheduleInputSchema = checkedAsAnyObject(scheduleShapeSchema);
-
 const common = {
   // Lengths in characters are checked by the domain (validateUserFields); this only bounds the work.
   title: z
@@ -240,40 +148,6 @@ export const taskPatchSchema = z.strictObject({
   metadata: metadataSchema.optional(),
 });
 export type TaskPatchInput = z.input<typeof taskPatchSchema>;
-
-/** The options of pausing a task. */
-export const pauseInputSchema = z.strictObject({
-  cancel_running: z
-    .boolean()
-    .optional()
-    .meta({ description: "also cancel a launching or running run (default false)" }),
-});
-export type PauseInput = z.input<typeof pauseInputSchema>;
-
-/** The options of resuming a task: what happens to the occurrences inside the pause. */
-export const resumeInputSchema = z.strictObject({
-  catch_up: z.enum(CATCH_UP_POLICIES).optional().meta({ description: "default none" }),
-});
-export type ResumeInput = z.input<typeof resumeInputSchema>;
-
-/** The nominal times `[from, to)` to replay as backfill runs. */
-export const backfillInputSchema = z.strictObject({ from: instantSchema, to: instantSchema });
-export type BackfillInput = z.input<typeof backfillInputSchema>;
-
-/** The filters of a task list (the HTTP API reads them from its query string). */
-export const taskListFiltersSchema = z.strictObject({
-  status: z.enum(TASK_STATUSES).optional(),
-  target_kind: z.enum(TARGET_KINDS).optional(),
-  thread_id: z.string().min(1).max(128).optional(),
-});
-export type TaskListFilters = z.input<typeof taskListFiltersSchema>;
-
-/** The filters of a task's run list. */
-export const runListFiltersSchema = z.strictObject({
-  status: z.enum(RUN_STATUSES).optional(),
-  trigger: z.enum(RUN_TRIGGERS).optional(),
-});
-export type RunListFilters = z.input<typeof runListFiltersSchema>;
 
 /**
  * Turns zod issues into field errors with dotted snake_case paths; an issue with the whole value (an

@@ -11,7 +11,7 @@ import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../domain/run.js";
 import { SUPPRESSED_KINDS } from "../domain/schedule/describe-occurrences.js";
 import { CONTEXT_MODES, WEBHOOK_METHODS } from "../domain/target.js";
 import { TASK_STATUSES } from "../domain/task.js";
-import { instantSchema, jsonValueSchema } from "./task-input.js";
+import { instantSchema, jsonValueSchema } from "./input-primitives.js";
 
 const instant = instantSchema;
 const nullableInstant = instant.nullable();

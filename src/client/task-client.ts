@@ -8,10 +8,9 @@ import type {
   PauseInput,
   ResumeInput,
   RunListFilters,
-  TaskCreateInput,
   TaskListFilters,
-  TaskPatchInput,
-} from "../application/task-input.js";
+} from "../application/command-input.js";
+import type { TaskCreateInput, TaskPatchInput } from "../application/task-input.js";
 import type { BackfillResultView, PreviewView } from "../application/view-schemas.js";
 import type { ExplanationView, PageView, RunView, TaskView } from "../application/views.js";
 import { ifMatch } from "./http-transport.js";

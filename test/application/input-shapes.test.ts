@@ -5,7 +5,7 @@
  */
 import type { z } from "zod";
 import { describe, expectTypeOf, it } from "vitest";
-import type { scheduleShapeSchema } from "../../src/application/task-input.js";
+import type { scheduleShapeSchema } from "../../src/application/schedule-shape.js";
 import type { ScheduleInput } from "../../src/domain/schedule/schedule-input.js";
 import type { ScheduleView } from "../../src/application/view-schemas.js";
 import type { scheduleToInput } from "../../src/domain/schedule/schedule-spec.js";

@@ -6,24 +6,27 @@
  */
 import { z } from "zod";
 import {
-  agentTargetInputSchema,
   backfillInputSchema,
-  contextSchema,
-  cronScheduleInputSchema,
-  durationInputSchema,
-  handlerTargetInputSchema,
-  intervalScheduleInputSchema,
-  jsonValueSchema,
-  onceScheduleInputSchema,
-  optionsSchema,
   pauseInputSchema,
   resumeInputSchema,
   runListFiltersSchema,
+  taskListFiltersSchema,
+} from "../../application/command-input.js";
+import { durationInputSchema, jsonValueSchema } from "../../application/input-primitives.js";
+import {
+  cronScheduleInputSchema,
+  intervalScheduleInputSchema,
+  onceScheduleInputSchema,
   scheduleInputSchema,
   scheduleShapeSchema,
+} from "../../application/schedule-shape.js";
+import {
+  agentTargetInputSchema,
+  contextSchema,
+  handlerTargetInputSchema,
+  optionsSchema,
   targetSchema,
   taskCreateSchema,
-  taskListFiltersSchema,
   taskPatchSchema,
   webhookTargetInputSchema,
 } from "../../application/task-input.js";
