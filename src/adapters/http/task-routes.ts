@@ -1,5 +1,7 @@
 /**
  * `/v1/tasks` and `/v1/threads/{thread_id}/tasks` (SPEC 7.2): the owner's operations of SPEC 4.3.
+ * Over 400 lines because each route declares its documented answers beside its handler: the file is
+ * one table of routes, and splitting it would scatter that table.
  */
 import type { Instant } from "../../domain/time.js";
 import { threadId as toThreadId } from "../../domain/ids.js";
