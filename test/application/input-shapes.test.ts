@@ -1,7 +1,8 @@
 /**
- * The zod input shapes and the domain's public input types are one type: the schedule a user writes
- * for `nextOccurrences` (domain `ScheduleInput`) is what the task inputs, the HTTP API and
- * `punctual/client` take. Checked by the compiler (`npm run lint` type-checks the tests).
+ * The zod shapes and the hand-written public types are one type: the schedule a user writes for
+ * `nextOccurrences` (domain `ScheduleInput`) is what the task inputs, the HTTP API and
+ * `punctual/client` take, and the service's `CreatedTask` is the documented answer of a create.
+ * Checked by the compiler (`npm run lint` type-checks the tests).
  */
 import type { z } from "zod";
 import { describe, expectTypeOf, it } from "vitest";
@@ -9,6 +10,8 @@ import type { scheduleShapeSchema } from "../../src/application/schedule-shape.j
 import type { ScheduleInput } from "../../src/domain/schedule/schedule-input.js";
 import type { ScheduleView } from "../../src/application/view-schemas.js";
 import type { scheduleToInput } from "../../src/domain/schedule/schedule-spec.js";
+import type { CreatedTask } from "../../src/application/task-service.js";
+import type { createdTaskSchema } from "../../src/application/view-schemas.js";
 
 type Shape = z.input<typeof scheduleShapeSchema>;
 
@@ -21,5 +24,12 @@ describe("the schedule's input shape", () => {
   it("is what a task's schedule reads back as, normalised", () => {
     expectTypeOf<ReturnType<typeof scheduleToInput>>().toExtend<ScheduleView>();
     expectTypeOf<ScheduleView>().toExtend<Shape>();
+  });
+});
+
+describe("the answer of a create", () => {
+  it("is the service's CreatedTask", () => {
+    expectTypeOf<z.output<typeof createdTaskSchema>>().toExtend<CreatedTask>();
+    expectTypeOf<CreatedTask["task"]>().toEqualTypeOf<z.output<typeof createdTaskSchema>["task"]>();
   });
 });
