@@ -62,6 +62,8 @@ function converter(): Converter {
             Reflect.deleteProperty(ctx.jsonSchema, key);
           Object.assign(ctx.jsonSchema, convert(shape, io));
         }
+        const discriminator = discriminatorOf(ctx.zodSchema);
+        if (discriminator !== null) ctx.jsonSchema["discriminator"] = discriminator;
         // Descriptions, formats and examples given with `.meta()` live in the global registry.
         const meta = z.globalRegistry.get(ctx.zodSchema);
         if (meta === undefined) return;
@@ -82,6 +84,24 @@ function converter(): Converter {
     return { $ref: ref };
   };
   return { components, convert };
+}
+
+/**
+ * OpenAPI's `discriminator` of a discriminated union whose members are all named components, so that
+ * generators for other languages map `type: cron` to `CronSchedule` without trying each member.
+ */
+function discriminatorOf(schema: z.core.$ZodType): JsonSchema | null {
+  const def = schema._zod.def as { discriminator?: unknown; options?: readonly z.core.$ZodType[] };
+  const property = def.discriminator;
+  if (typeof property !== "string" || def.options === undefined) return null;
+  const mapping: Record<string, string> = {};
+  for (const option of def.options) {
+    const name = NAMED_SCHEMAS.find(([, named]) => named === option)?.[0];
+    const values = option._zod.propValues?.[property];
+    if (name === undefined || values === undefined) return null;
+    for (const value of values) mapping[String(value)] = `#/components/schemas/${name}`;
+  }
+  return { propertyName: property, mapping };
 }
 
 function parameters(spec: RouteSpec, convert: Converter["convert"]): unknown[] {

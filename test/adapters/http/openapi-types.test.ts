@@ -118,6 +118,22 @@ describe("the OpenAPI document's generated types", () => {
     expect(diagnostics.join("\n")).toMatch(/Unused '@ts-expect-error' directive/);
   }, 60_000);
 
+  it("come from discriminated unions that map each value to its component", () => {
+    const schemas = (
+      served as { components: { schemas: Record<string, { discriminator?: unknown }> } }
+    ).components.schemas;
+    expect(schemas["Schedule"]?.discriminator).toEqual({
+      propertyName: "type",
+      mapping: {
+        cron: "#/components/schemas/CronSchedule",
+        once: "#/components/schemas/OnceSchedule",
+        interval: "#/components/schemas/IntervalSchedule",
+      },
+    });
+    expect(schemas["ScheduleInput"]?.discriminator).toMatchObject({ propertyName: "type" });
+    expect(schemas["TargetInput"]?.discriminator).toMatchObject({ propertyName: "kind" });
+  });
+
   it("have a stable, meaningful name for every component", () => {
     const names = Object.keys((served as { components: { schemas: object } }).components.schemas);
     expect(names).toEqual(expect.arrayContaining(["Task", "Schedule", "ScheduleInput", "Run"]));
