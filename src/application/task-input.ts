@@ -1,7 +1,7 @@
 /**
- * The input shapes of tasks (create and patch), defined once with zod and shared by the library, the HTTP
- * API and the CLI. Parsing maps the public snake_case JSON to the domain's fields in this one place;
- * every problem becomes a ValidationError naming the field.
+ * The input shapes of tasks (create and patch), defined once with zod and shared by the library, the
+ * HTTP API and `punctual/client`. Parsing maps the public snake_case JSON to the domain's fields in this
+ * one place; every problem becomes a ValidationError naming the field.
  */
 import { z } from "zod";
 import { ValidationError } from "../domain/errors.js";
@@ -15,11 +15,13 @@ import type { ScheduleSpec } from "../domain/schedule/schedule-spec.js";
 import { TASK_LIMITS } from "../domain/task.js";
 import type { TaskUserFields } from "../domain/task.js";
 import { CONTEXT_MODES, THREAD_ID_PATTERN, WEBHOOK_METHODS } from "../domain/target.js";
-import type { ExecutionContext, JsonValue, Target } from "../domain/target.js";
+import type { ExecutionContext, Target } from "../domain/target.js";
 import type { DurationMs, Instant } from "../domain/time.js";
+import { durationInputSchema, jsonValueSchema } from "./input-primitives.js";
+import { scheduleInputSchema } from "./schedule-shape.js";
 
-const jsonValue: z.ZodType<JsonValue> = z.json();
-const duration = z.union([z.string(), z.number()]);
+const jsonValue = jsonValueSchema;
+const duration = durationInputSchema;
 const name = z.string().min(1).max(200);
 /** A header name (RFC 9110 5.1: a token). */
 const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -42,34 +44,44 @@ const webhookUrl = z
     { error: "must be an absolute http or https URL" },
   );
 
+export const agentTargetInputSchema = z.strictObject({
+  kind: z.literal("agent"),
+  server: name,
+  assistant_id: name,
+  input: jsonValue.optional(),
+});
+
+export const webhookTargetInputSchema = z.strictObject({
+  kind: z.literal("webhook"),
+  url: webhookUrl,
+  method: z.enum(WEBHOOK_METHODS).optional(),
+  headers: z
+    .record(
+      z
+        .string()
+        .min(1)
+        .max(256)
+        .regex(HTTP_TOKEN, { error: "a header name is letters, digits and !#$%&'*+-.^_`|~" }),
+      z.string().max(4096).regex(HTTP_FIELD_VALUE, {
+        error: "a header value has no line breaks or control characters",
+      }),
+    )
+    .optional(),
+  input: jsonValue.optional(),
+  cancel_url: webhookUrl.nullable().optional(),
+  idempotent: z.boolean().optional(),
+});
+
+export const handlerTargetInputSchema = z.strictObject({
+  kind: z.literal("handler"),
+  name,
+  input: jsonValue.optional(),
+});
+
 export const targetSchema = z.discriminatedUnion("kind", [
-  z.strictObject({
-    kind: z.literal("agent"),
-    server: name,
-    assistant_id: name,
-    input: jsonValue.optional(),
-  }),
-  z.strictObject({
-    kind: z.literal("webhook"),
-    url: webhookUrl,
-    method: z.enum(WEBHOOK_METHODS).optional(),
-    headers: z
-      .record(
-        z
-          .string()
-          .min(1)
-          .max(256)
-          .regex(HTTP_TOKEN, { error: "a header name is letters, digits and !#$%&'*+-.^_`|~" }),
-        z.string().max(4096).regex(HTTP_FIELD_VALUE, {
-          error: "a header value has no line breaks or control characters",
-        }),
-      )
-      .optional(),
-    input: jsonValue.optional(),
-    cancel_url: webhookUrl.nullable().optional(),
-    idempotent: z.boolean().optional(),
-  }),
-  z.strictObject({ kind: z.literal("handler"), name, input: jsonValue.optional() }),
+  agentTargetInputSchema,
+  webhookTargetInputSchema,
+  handlerTargetInputSchema,
 ]);
 
 export const contextSchema = z.strictObject({
@@ -102,9 +114,6 @@ const metadataSchema = z
   .refine((m) => Object.keys(m).length <= TASK_LIMITS.metadataKeysMax, {
     error: `at most ${TASK_LIMITS.metadataKeysMax} keys`,
   });
-
-/** A schedule as users write it; its fields are checked by `parseSchedule` (SPEC 3). */
-export const scheduleInputSchema = z.record(z.string(), z.unknown());
 
 const common = {
   // Lengths in characters are checked by the domain (validateUserFields); this only bounds the work.

@@ -1,16 +1,34 @@
 /**
  * The read shapes of tasks and runs: snake_case JSON with RFC 3339 UTC timestamps, identical for the
- * library and the HTTP API (SPEC 7.1). Each edge maps internal names in exactly this one place.
+ * library and the HTTP API (SPEC 7.1). Each edge maps internal names in exactly this one place; the
+ * types are those of the zod schemas in `view-schemas.ts`, so the mapping and the documented shapes
+ * cannot drift apart.
  */
+import type { z } from "zod";
 import type { Explanation, NominalOccurrence } from "../domain/explain.js";
 import type { Run } from "../domain/run.js";
 import { civilFromDays, MS_PER_DAY } from "../domain/schedule/civil-time.js";
 import { scheduleToInput } from "../domain/schedule/schedule-spec.js";
 import type { DescribedOccurrence, DstNote } from "../domain/schedule/schedule-spec.js";
 import type { Task } from "../domain/task.js";
-import type { ExecutionContext, JsonValue, Target } from "../domain/target.js";
+import type { ExecutionContext, Target } from "../domain/target.js";
 import type { TaskOptions } from "../domain/options.js";
 import type { Instant } from "../domain/time.js";
+import type {
+  ContextView,
+  DstNoteView,
+  OptionsView,
+  TargetView,
+  explanationViewSchema,
+  occurrenceViewSchema,
+  runViewSchema,
+  taskViewSchema,
+} from "./view-schemas.js";
+
+export type TaskView = z.output<typeof taskViewSchema>;
+export type RunView = z.output<typeof runViewSchema>;
+export type OccurrenceView = z.output<typeof occurrenceViewSchema>;
+export type ExplanationView = z.output<typeof explanationViewSchema>;
 
 /** Where `toISOString` stops writing four-digit years. */
 const FOUR_DIGIT_YEARS_END = Date.UTC(10_000, 0, 1);
@@ -56,10 +74,6 @@ export function formatDuration(ms: number): string {
   return `PT${h > 0 ? `${h}H` : ""}${m > 0 ? `${m}M` : ""}${s > 0 ? `${s}S` : ""}`;
 }
 
-export interface TargetView {
-  readonly [key: string]: JsonValue;
-}
-
 export function targetView(target: Target): TargetView {
   switch (target.kind) {
     case "agent":
@@ -84,13 +98,13 @@ export function targetView(target: Target): TargetView {
   }
 }
 
-export function contextView(context: ExecutionContext): { mode: string; thread_id: string | null } {
+export function contextView(context: ExecutionContext): ContextView {
   return context.mode === "reuse_thread"
     ? { mode: context.mode, thread_id: context.threadId }
     : { mode: context.mode, thread_id: null };
 }
 
-export function optionsView(options: TaskOptions) {
+export function optionsView(options: TaskOptions): OptionsView {
   return {
     overlap: options.overlap,
     catch_up: { window: formatDuration(options.catchUp.windowMs), policy: options.catchUp.policy },
@@ -110,7 +124,7 @@ export function optionsView(options: TaskOptions) {
  * to its owner so receivers can verify them; null for other targets, and when the operator signs every
  * webhook with one server-wide secret (`signsWithTaskSecret` false).
  */
-export function taskView(task: Task, signsWithTaskSecret = true) {
+export function taskView(task: Task, signsWithTaskSecret = true): TaskView {
   return {
     id: task.id,
     owner: task.owner,
@@ -136,10 +150,9 @@ export function taskView(task: Task, signsWithTaskSecret = true) {
     updated_at: formatInstant(task.updatedAt),
   };
 }
-export type TaskView = ReturnType<typeof taskView>;
 
 /** The public shape of a run. */
-export function runView(run: Run) {
+export function runView(run: Run): RunView {
   return {
     id: run.id,
     task_id: run.taskId,
@@ -171,9 +184,8 @@ export function runView(run: Run) {
     result: run.result,
   };
 }
-export type RunView = ReturnType<typeof runView>;
 
-function dstNoteView(note: DstNote | null) {
+function dstNoteView(note: DstNote | null): DstNoteView | null {
   return note === null
     ? null
     : note.kind === "gap_shifted"
@@ -182,7 +194,7 @@ function dstNoteView(note: DstNote | null) {
 }
 
 /** The public shape of one upcoming fire (preview), with what DST does to it. */
-export function occurrenceView(occurrence: DescribedOccurrence) {
+export function occurrenceView(occurrence: DescribedOccurrence): OccurrenceView {
   return {
     at: formatInstant(occurrence.at),
     wall: occurrence.wall,
@@ -195,7 +207,6 @@ export function occurrenceView(occurrence: DescribedOccurrence) {
     })),
   };
 }
-export type OccurrenceView = ReturnType<typeof occurrenceView>;
 
 function nominalView(occurrence: NominalOccurrence | null) {
   if (occurrence === null) return null;
@@ -209,7 +220,7 @@ function nominalView(occurrence: NominalOccurrence | null) {
 }
 
 /** The public shape of `explain`: a verdict, a sentence, the occurrences around the instant and the run. */
-export function explanationView(explanation: Explanation) {
+export function explanationView(explanation: Explanation): ExplanationView {
   const suppressed = explanation.suppressed;
   return {
     at: formatInstant(explanation.at),
@@ -225,7 +236,6 @@ export function explanationView(explanation: Explanation) {
     run: explanation.run === null ? null : runView(explanation.run),
   };
 }
-export type ExplanationView = ReturnType<typeof explanationView>;
 
 /** A page of a list, as the API answers it: `next_cursor` is null on the last page. */
 export interface PageView<T> {

@@ -3,6 +3,7 @@
  * pause, resume, cancel, delete, cancel run and preview, through the in-memory store.
  */
 import { describe, expect, it } from "vitest";
+import { runId } from "../../src/domain/ids.js";
 import {
   ADMIN,
   ALICE,
@@ -69,7 +70,11 @@ describe("TaskService.trigger", () => {
     expect(run.status).toBe("queued");
     const [launched] = await claimAndLaunch(h, minute(2));
     expect(launched!.id).toBe(run.id);
-    await h.dispatch.recordCompletion(run.id, { status: "failed", error: "nope" }, minute(3));
+    await h.dispatch.recordCompletion(
+      runId(run.id),
+      { status: "failed", error: "nope" },
+      minute(3),
+    );
     expect(await reload(h, task.id)).toMatchObject({
       status: "paused",
       run_count: 1,
@@ -90,7 +95,11 @@ describe("TaskService.trigger", () => {
     const manual = await h.tasks.trigger(ALICE, task.id, {}, minute(7));
     const [launched] = await claimAndLaunch(h, minute(7));
     expect(launched!.id).toBe(manual.id);
-    await h.dispatch.recordCompletion(manual.id, { status: "failed", error: "x" }, minute(8));
+    await h.dispatch.recordCompletion(
+      runId(manual.id),
+      { status: "failed", error: "x" },
+      minute(8),
+    );
     expect(await reload(h, task.id)).toMatchObject({ status: "completed", run_count: 2 });
   });
 

@@ -1,5 +1,7 @@
 /**
  * `/v1/tasks` and `/v1/threads/{thread_id}/tasks` (SPEC 7.2): the owner's operations of SPEC 4.3.
+ * Over 400 lines because each route declares its documented answers beside its handler: the file is
+ * one table of routes, and splitting it would scatter that table.
  */
 import type { Instant } from "../../domain/time.js";
 import { threadId as toThreadId } from "../../domain/ids.js";
@@ -7,6 +9,16 @@ import { taskCreateSchema, taskPatchSchema } from "../../application/task-input.
 import type { TaskService } from "../../application/task-service.js";
 import type { IdempotencyRepository } from "../../application/idempotency-repository.js";
 import type { TaskView } from "../../application/views.js";
+import {
+  backfillResultSchema,
+  createdTaskSchema,
+  explanationViewSchema,
+  previewSchema,
+  runPageSchema,
+  runViewSchema,
+  taskPageSchema,
+  taskViewSchema,
+} from "../../application/view-schemas.js";
 import { idempotencyKeyOf, idempotent } from "./idempotency.js";
 import { HttpProblem } from "./problem.js";
 import {
@@ -22,26 +34,18 @@ import { defineRoute } from "./route-spec.js";
 import type { HeaderSpec, ResponseSpec, RouteSpec } from "./route-spec.js";
 import {
   backfillBody,
-  backfillResultSchema,
-  createdTaskSchema,
   deleteQuery,
   emptyBody,
   emptyQuery,
   explainQuery,
-  explanationSchema,
   pauseBody,
   previewQuery,
-  previewSchema,
   problemSchema,
   resumeBody,
-  runPageSchema,
   runIdParams,
   runListQuery,
-  runSchema,
   taskIdParams,
   taskListQuery,
-  taskPageSchema,
-  taskSchema,
   threadParams,
   threadTaskQuery,
 } from "./schemas.js";
@@ -176,7 +180,7 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
       params: taskIdParams,
       query: emptyQuery,
       responses: {
-        200: { description: "the task", schema: taskSchema },
+        200: { description: "the task", schema: taskViewSchema },
         ...COMMON,
         404: NOT_FOUND,
       },
@@ -265,7 +269,7 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
       query: emptyQuery,
       body: pauseBody,
       responses: {
-        200: { description: "the paused task", schema: taskSchema },
+        200: { description: "the paused task", schema: taskViewSchema },
         400: problem("malformed request"),
         ...COMMON,
         404: NOT_FOUND,
@@ -293,7 +297,7 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
       query: emptyQuery,
       body: resumeBody,
       responses: {
-        200: { description: "the resumed task", schema: taskSchema },
+        200: { description: "the resumed task", schema: taskViewSchema },
         400: problem("malformed request"),
         ...COMMON,
         404: NOT_FOUND,
@@ -321,7 +325,7 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
       query: emptyQuery,
       body: emptyBody,
       responses: {
-        200: { description: "the cancelled task", schema: taskSchema },
+        200: { description: "the cancelled task", schema: taskViewSchema },
         ...COMMON,
         404: NOT_FOUND,
         409: problem("not allowed in the task's status"),
@@ -345,7 +349,7 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
       body: emptyBody,
       headers: [IDEMPOTENCY],
       responses: {
-        202: { description: "the queued run", schema: runSchema },
+        202: { description: "the queued run", schema: runViewSchema },
         ...COMMON,
         404: NOT_FOUND,
         409: problem("an active run under overlap skip, or the key's first request in progress"),
@@ -455,7 +459,7 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
       params: taskIdParams,
       query: explainQuery,
       responses: {
-        200: { description: "the verdict and its explanation", schema: explanationSchema },
+        200: { description: "the verdict and its explanation", schema: explanationViewSchema },
         ...COMMON,
         404: NOT_FOUND,
         422: INVALID,
@@ -487,7 +491,7 @@ export function runRoutes(deps: TaskRouteDeps): RouteSpec[] {
       params: runIdParams,
       query: emptyQuery,
       responses: {
-        200: { description: "the run", schema: runSchema },
+        200: { description: "the run", schema: runViewSchema },
         ...COMMON,
         404: RUN_NOT_FOUND,
       },
@@ -507,7 +511,7 @@ export function runRoutes(deps: TaskRouteDeps): RouteSpec[] {
       query: emptyQuery,
       body: emptyBody,
       responses: {
-        200: { description: "the run", schema: runSchema },
+        200: { description: "the run", schema: runViewSchema },
         ...COMMON,
         404: RUN_NOT_FOUND,
         409: problem("the run has ended"),

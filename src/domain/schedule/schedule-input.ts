@@ -10,14 +10,17 @@ import type { ScheduleSpec } from "./schedule-types.js";
 /** A duration: ISO-8601 of fixed length (`PT5M`, `P1D`, `P1W`) or a number of seconds. */
 export type DurationInput = string | number;
 
-/** Bounds and jitter (SPEC 3.4); instants are ISO-8601 with an offset or `Z`. */
+/**
+ * Bounds and jitter (SPEC 3.4); instants are ISO-8601 with an offset or `Z`. A field that is `null` or
+ * `undefined` is absent.
+ */
 export interface BoundsInput {
-  readonly start_at?: string | null;
-  readonly end_at?: string | null;
+  readonly start_at?: string | null | undefined;
+  readonly end_at?: string | null | undefined;
   /** At least 1; counts scheduled occurrences admitted as runs. */
-  readonly max_runs?: number | null;
+  readonly max_runs?: number | null | undefined;
   /** Each occurrence is delayed by a deterministic amount in `[0, jitter]`. */
-  readonly jitter?: DurationInput | null;
+  readonly jitter?: DurationInput | null | undefined;
 }
 
 /** `{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }` (SPEC 3.1). */
@@ -25,7 +28,7 @@ export interface CronScheduleInput extends BoundsInput {
   readonly type: "cron";
   readonly cron: string;
   /** IANA zone name. @default "UTC" */
-  readonly timezone?: string | null;
+  readonly timezone?: string | null | undefined;
 }
 
 /** `{ type: "once", run_at: "2026-12-01T09:00:00", timezone: "Europe/Berlin" }` (SPEC 3.2). */
@@ -34,8 +37,8 @@ export interface OnceScheduleInput {
   /** An instant with offset, or a local wall time resolved in `timezone`. */
   readonly run_at: string;
   /** IANA zone name, used for a `run_at` without offset. @default "UTC" */
-  readonly timezone?: string | null;
-  readonly jitter?: DurationInput | null;
+  readonly timezone?: string | null | undefined;
+  readonly jitter?: DurationInput | null | undefined;
 }
 
 /** `{ type: "interval", every: "PT5M" }` (SPEC 3.3). */
@@ -63,22 +66,32 @@ function boundsOf(spec: ScheduleSpec): {
 
 /**
  * The normalised public shape of a schedule: whitespace-normalised cron, explicit zone, UTC instants,
- * ISO durations. An interval without `start_at` loses its implicit anchor here: pass the same
- * `anchorAt` to `parseSchedule` to get the identical spec back.
+ * ISO durations (its type says so: a `ScheduleInput` whose zone is always there). An interval without
+ * `start_at` loses its implicit anchor here: pass the same `anchorAt` to `parseSchedule` to get the
+ * identical spec back.
  */
-export function scheduleToInput(spec: ScheduleSpec): ScheduleInput {
+export function scheduleToInput(spec: ScheduleSpec) {
   switch (spec.type) {
     case "cron":
-      return { type: "cron", cron: spec.cron.text, timezone: spec.timezone, ...boundsOf(spec) };
+      return {
+        type: "cron",
+        cron: spec.cron.text,
+        timezone: spec.timezone,
+        ...boundsOf(spec),
+      } satisfies CronScheduleInput;
     case "once":
       return {
         type: "once",
         run_at: spec.localRunAt ?? formatInstant(spec.runAt),
         timezone: spec.timezone,
         ...(spec.jitterMs === 0 ? {} : { jitter: formatDuration(spec.jitterMs) }),
-      };
+      } satisfies OnceScheduleInput;
     case "interval":
-      return { type: "interval", every: formatDuration(spec.everyMs), ...boundsOf(spec) };
+      return {
+        type: "interval",
+        every: formatDuration(spec.everyMs),
+        ...boundsOf(spec),
+      } satisfies IntervalScheduleInput;
     default:
       return assertNever(spec);
   }

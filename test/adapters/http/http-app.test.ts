@@ -7,7 +7,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildHttpApp } from "../../../src/adapters/http/http-app.js";
 import { exposedProblems } from "../../../src/adapters/http/error-map.js";
-import { explanationSchema, runSchema, taskSchema } from "../../../src/adapters/http/schemas.js";
+import {
+  explanationViewSchema as explanationSchema,
+  runViewSchema as runSchema,
+  taskViewSchema as taskSchema,
+} from "../../../src/application/view-schemas.js";
 import type { Instant } from "../../../src/domain/time.js";
 import { CRON_TASK, call, seenProblemTypes, startTestServer } from "./http-harness.js";
 import type { TestServer } from "./http-harness.js";
