@@ -6,16 +6,16 @@
 import { describe, expectTypeOf, it } from "vitest";
 import type { z } from "zod";
 import type * as Dashboard from "../../../../src/adapters/http/dashboard/browser/api-types.js";
+import type { problemSchema } from "../../../../src/adapters/http/schemas.js";
 import type {
   createdTaskSchema,
-  explanationSchema,
+  explanationViewSchema as explanationSchema,
   previewSchema,
-  problemSchema,
   runPageSchema,
-  runSchema,
+  runViewSchema as runSchema,
   taskPageSchema,
-  taskSchema,
-} from "../../../../src/adapters/http/schemas.js";
+  taskViewSchema as taskSchema,
+} from "../../../../src/application/view-schemas.js";
 
 describe("the dashboard's view of the API", () => {
   it("is what the server's response schemas promise", () => {
