@@ -44,6 +44,7 @@ import type { Run, RunStatus, RunTrigger } from "./domain/run.js";
 import type { TaskStatus } from "./domain/task.js";
 import type { RunTaskContext } from "./domain/run-transitions.js";
 import type { TargetKind } from "./domain/target.js";
+import { exponentialBackoffMs } from "./domain/backoff.js";
 import { threadId } from "./domain/ids.js";
 import type { DurationMs } from "./domain/time.js";
 import { SystemClock } from "./runtime/clock.js";
@@ -132,7 +133,7 @@ async function listenForWakes(
   };
   const retry = (): void => {
     if (stopped) return;
-    const delay = Math.min(30_000, 500 * 2 ** Math.min(failures++, 6));
+    const delay = exponentialBackoffMs(failures++, 500, 30_000);
     timer = setTimeout(() => {
       connect().then(onWake, retry);
     }, delay);

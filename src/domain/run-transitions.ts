@@ -3,6 +3,7 @@
  * (SPEC 5.2, 5.4-5.6). Each function returns the new run plus what the task must record, and refuses a move
  * the state machine forbids. Launch bookkeeping and completion touch disjoint task fields (SPEC 5.5).
  */
+import { exponentialBackoffMs } from "./backoff.js";
 import { IllegalTransitionError } from "./errors.js";
 import type { FencingToken, RunId } from "./ids.js";
 import { hashFraction } from "./occurrence.js";
@@ -99,7 +100,7 @@ export type LaunchOutcome =
 
 /** Exponential backoff with deterministic jitter (up to +50%), capped at `maxDelayMs`. */
 export function retryBackoffMs(retry: RetryOptions, failures: number, seed: string): DurationMs {
-  const base = Math.min(retry.maxDelayMs, retry.initialMs * 2 ** Math.max(0, failures - 1));
+  const base = exponentialBackoffMs(failures - 1, retry.initialMs, retry.maxDelayMs);
   const spread = Math.floor(base * 0.5 * hashFraction(`${seed}|${failures}`));
   return Math.min(retry.maxDelayMs, base + spread) as DurationMs;
 }

@@ -10,6 +10,7 @@
  * still running then are aborted and recorded lost) -> stopped.
  */
 import type { ChangedRun, DispatchService } from "../application/dispatch-service.js";
+import { exponentialBackoffMs } from "../domain/backoff.js";
 import type { RunId } from "../domain/ids.js";
 import type { ClaimedRun, RunChangeResult, RunLauncher } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
@@ -242,7 +243,7 @@ export class Coordinator {
 
   /** Exponential back-off with jitter for a failing loop: 0.5 s doubling to 30 s. */
   #backoffMs(): number {
-    const base = Math.min(30_000, 500 * 2 ** Math.min(this.#errorStreak - 1, 6));
+    const base = exponentialBackoffMs(this.#errorStreak - 1, 500, 30_000);
     return base / 2 + Math.random() * (base / 2);
   }
 
