@@ -31,6 +31,7 @@ import {
 } from "../domain/run-transitions.js";
 import type {
   CompletionVerdict,
+  LaunchAnswer,
   LaunchOutcome,
   ReconcileFinding,
   RunChange,
@@ -52,7 +53,7 @@ export type RunWrite =
       readonly kind: "launch";
       readonly runId: RunId;
       readonly token: FencingToken;
-      readonly answer: { readonly outcome: LaunchOutcome; readonly completion?: CompletionVerdict };
+      readonly answer: LaunchAnswer;
     }
   | { readonly kind: "completion"; readonly runId: RunId; readonly verdict: CompletionVerdict };
 
@@ -60,8 +61,6 @@ export interface DispatchServiceDeps {
   readonly store: Store;
   readonly policy: SchedulePolicy;
 }
-
-export { runTaskContext };
 
 export class DispatchService {
   readonly #store: Store;

@@ -98,6 +98,12 @@ export type LaunchOutcome =
   | { readonly kind: "failed"; readonly message: string }
   | { readonly kind: "indeterminate"; readonly message: string };
 
+/** What a launch came to: the outcome to record, and a verdict the target already gave at launch. */
+export interface LaunchAnswer {
+  readonly outcome: LaunchOutcome;
+  readonly completion?: CompletionVerdict;
+}
+
 /** Exponential backoff with deterministic jitter (up to +50%), capped at `maxDelayMs`. */
 export function retryBackoffMs(retry: RetryOptions, failures: number, seed: string): DurationMs {
   const base = exponentialBackoffMs(failures - 1, retry.initialMs, retry.maxDelayMs);
@@ -147,7 +153,7 @@ export function applyLaunchOutcome(
  */
 export function applyLaunchAnswer(
   run: Run,
-  answer: { readonly outcome: LaunchOutcome; readonly completion?: CompletionVerdict },
+  answer: LaunchAnswer,
   ctx: { now: Instant; task: RunTaskContext; policy: SchedulePolicy },
 ): RunChange {
   const launch = applyLaunchOutcome(run, answer.outcome, ctx);

@@ -21,8 +21,8 @@ import { newRunFromDecision } from "./new-run.js";
 import type { NewRun } from "./new-run.js";
 import type { Run } from "./run.js";
 import { holdsSlot } from "./run.js";
-import { cancelRun } from "./run-transitions.js";
-import type { RunChange, RunTaskContext } from "./run-transitions.js";
+import { cancelRun, runTaskContext } from "./run-transitions.js";
+import type { RunChange } from "./run-transitions.js";
 import { nextAfter } from "./schedule/schedule-spec.js";
 import type { ScheduleSpec } from "./schedule/schedule-spec.js";
 import { isTerminalTaskStatus, TASK_LIMITS } from "./task.js";
@@ -185,11 +185,6 @@ function keepAnchor(previous: ScheduleSpec, next: ScheduleSpec): ScheduleSpec {
   return { ...next, anchorAt: previous.anchorAt };
 }
 
-/** The facts about a task that run transitions need. */
-function runContext(task: Task): RunTaskContext {
-  return { scheduleType: task.schedule.type, options: task.options };
-}
-
 /** Applies the verdicts run changes carry to the task (a once task whose run was cancelled ends). */
 function withVerdicts(task: Task, changes: readonly RunChange[]): Task {
   let result = task;
@@ -214,7 +209,7 @@ function cancelQueued(
 ): RunChange[] {
   return activeRuns
     .filter((run) => run.status === "queued" && which(run))
-    .map((run) => cancelRun(run, now, reason, runContext(task)));
+    .map((run) => cancelRun(run, now, reason, runTaskContext(task)));
 }
 
 function requestCancelActive(
@@ -227,7 +222,7 @@ function requestCancelActive(
   const targets: Run[] = [];
   for (const run of activeRuns) {
     if (!holdsSlot(run.status) || run.cancelRequestedAt !== null) continue;
-    const change = cancelRun(run, now, reason, runContext(task));
+    const change = cancelRun(run, now, reason, runTaskContext(task));
     updates.push(change.run);
     if (change.cancelTarget === true) targets.push(change.run);
   }
@@ -307,7 +302,7 @@ export function applyAdmission(
   for (const instruction of admission.cancellations) {
     const run = activeRuns.find((r) => r.id === instruction.runId);
     if (run === undefined) continue;
-    const change = cancelRun(run, now, instruction.reason, runContext(task));
+    const change = cancelRun(run, now, instruction.reason, runTaskContext(task));
     updates.push(change.run);
     if (change.cancelTarget === true) targets.push(change.run);
   }

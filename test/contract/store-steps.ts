@@ -19,12 +19,12 @@ import {
   cancelRun,
   claimRun,
   completeRun,
+  runTaskContext,
 } from "../../src/domain/run-transitions.js";
 import type {
   CompletionVerdict,
   LaunchOutcome,
   RunChange,
-  RunTaskContext,
 } from "../../src/domain/run-transitions.js";
 import {
   backfillTask,
@@ -44,9 +44,7 @@ import type { TaskFixture } from "./fixtures.js";
 export const REPLICA = "replica-a";
 export const POLICY = DEFAULT_POLICY;
 
-export function runTaskContext(task: Task): RunTaskContext {
-  return { scheduleType: task.schedule.type, options: task.options };
-}
+export { runTaskContext };
 
 /** Builds and inserts tasks, returning them as inserted. */
 export async function insertTasks(store: Store, ...fixtures: TaskFixture[]): Promise<Task[]> {
