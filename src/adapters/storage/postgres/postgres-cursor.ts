@@ -19,7 +19,7 @@ export function decodeCursor(cursor: string | undefined): CursorKey | null {
   try {
     value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
   } catch (error) {
-    throw new ValidationError([{ field: "cursor", message: "is not a cursor from this listing" }], {
+    throw new ValidationError([{ field: "cursor", message: "is not a cursor of this listing" }], {
       cause: error,
     });
   }
@@ -29,7 +29,7 @@ export function decodeCursor(cursor: string | undefined): CursorKey | null {
     !Number.isSafeInteger(value[0]) ||
     typeof value[1] !== "string"
   ) {
-    throw ValidationError.of("cursor", "is not a cursor from this listing");
+    throw ValidationError.of("cursor", "is not a cursor of this listing");
   }
   return { at: Number(value[0]), id: value[1] };
 }
