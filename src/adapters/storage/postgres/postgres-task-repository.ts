@@ -22,7 +22,7 @@ import type { Instant } from "../../../domain/time.js";
 import { PostgresAdmission } from "./postgres-admission.js";
 import { WAKE_CHANNEL, wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
-import { decodeCursor, encodeCursor } from "./postgres-cursor.js";
+import { decodeCursor, encodeCursor } from "../shared/page-cursor.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import { TASK_COLUMNS, instantOrNull, record, taskFromRow, taskValues } from "./postgres-rows.js";
 import { materializeRun } from "./postgres-run-writes.js";
@@ -108,15 +108,15 @@ export class PostgresTaskRepository implements TaskRepository {
   }
 
   async listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>> {
-    const after = decodeCursor(query.cursor);
+    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
     const result = await this.#ctx.pool.query(this.#list, [
       ownerOf(scope),
       query.status ?? null,
       query.targetKind ?? null,
       query.thread?.threadId ?? null,
       query.thread?.threadScope ?? null,
-      after?.at ?? null,
-      after?.id ?? null,
+      after?.[0] ?? null,
+      after?.[1] ?? null,
       query.limit + 1,
     ]);
     const tasks = result.rows.map(taskFromRow);
@@ -124,7 +124,7 @@ export class PostgresTaskRepository implements TaskRepository {
     const last = items.at(-1);
     const nextCursor =
       tasks.length > query.limit && last !== undefined
-        ? encodeCursor({ at: last.createdAt, id: last.id })
+        ? encodeCursor([last.createdAt, last.id])
         : null;
     return { items, nextCursor };
   }

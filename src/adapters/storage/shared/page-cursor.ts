@@ -1,5 +1,5 @@
 /**
- * Page cursors of the memory and SQLite stores: the last row's sort key, as base64url JSON. Opaque to
+ * Page cursors of every store: the last row's sort key, as base64url JSON. Opaque to
  * callers; a cursor a store did not make is refused as invalid input.
  */
 import { ValidationError } from "../../../domain/errors.js";
