@@ -42,7 +42,7 @@ import type { Admission } from "./domain/admission.js";
 import type { RunQuery, RunRepository, TaskQuery, TaskRepository } from "./domain/ports.js";
 import type { Run, RunStatus, RunTrigger } from "./domain/run.js";
 import type { TaskStatus } from "./domain/task.js";
-import type { RunTaskContext } from "./domain/run-transitions.js";
+import type { RunTaskContext } from "./domain/run-change.js";
 import type { TargetKind } from "./domain/target.js";
 import { exponentialBackoffMs } from "./domain/backoff.js";
 import { threadId } from "./domain/ids.js";

@@ -1,7 +1,8 @@
 /**
  * The coordinator's steps (SPEC 5.3-5.6, 6): admit due tasks, claim queued runs, record launch outcomes,
- * completions and the sweeps. The runtime calls these with `now` from its clock; every decision is a
- * domain call run inside the store's transaction.
+ * completions and the sweeps. The runtime calls these with `now` from its clock; every decision,
+ * including "this run has moved on: no change", is a domain call run inside the store's transaction
+ * (docs/architecture.md#where-each-decision-lives).
  */
 import { admit } from "../domain/admission.js";
 import { selectClaimable } from "../domain/claim.js";
@@ -19,23 +20,26 @@ import {
   applyLaunchAnswer,
   applyLaunchOutcome,
   claimRun,
+  completeFromTarget,
   completeRun,
-  expireQueuedRun,
-  handBackRun,
   heartbeatRun,
-  loseRunWithReplica,
-  reconcileExpiredClaim,
-  reconcileUncertainLaunch,
-  runTaskContext,
-  timeOutRun,
 } from "../domain/run-transitions.js";
+import {
+  handBackRun,
+  reconcileUncertainLaunch,
+  sweepDeadline,
+  sweepExpiredClaim,
+  sweepLostReplica,
+  sweepQueueTimeout,
+} from "../domain/run-recovery.js";
+import { runTaskContext } from "../domain/run-change.js";
 import type {
   CompletionVerdict,
   LaunchAnswer,
   LaunchOutcome,
   ReconcileFinding,
   RunChange,
-} from "../domain/run-transitions.js";
+} from "../domain/run-change.js";
 import type { Run } from "../domain/run.js";
 import type { Task } from "../domain/task.js";
 import type { DurationMs, Instant } from "../domain/time.js";
@@ -170,15 +174,9 @@ export class DispatchService {
     verdict: CompletionVerdict,
     now: Instant,
   ): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, {}, (run, task) => {
-      if (run.targetRunId === null) {
-        // Only an uncertain launch (running, id unknown) may learn it here, never a relaunch.
-        if (run.status !== "running") return null;
-        return completeRun({ ...run, targetRunId }, verdict, { now, task: runTaskContext(task) });
-      }
-      if (run.targetRunId !== targetRunId) return null;
-      return completeRun(run, verdict, { now, task: runTaskContext(task) });
-    });
+    return this.#store.runs.changeRun(runId, {}, (run, task) =>
+      completeFromTarget(run, targetRunId, verdict, { now, task: runTaskContext(task) }),
+    );
   }
 
   /** A running run's target is alive: its deadline moves to now + run_timeout. */
@@ -201,9 +199,7 @@ export class DispatchService {
     now: Instant,
   ): Promise<RunChange | null> {
     return this.#store.runs.changeRun(runId, { token }, (run, task) =>
-      run.status === "launching"
-        ? reconcileExpiredClaim(run, finding, { now, task: runTaskContext(task) })
-        : null,
+      sweepExpiredClaim(run, finding, { now, task: runTaskContext(task) }),
     );
   }
 
@@ -227,9 +223,7 @@ export class DispatchService {
     now: Instant,
   ): Promise<RunChange | null> {
     return this.#store.runs.changeRun(runId, {}, (run, task) =>
-      run.attempt === attempt
-        ? reconcileUncertainLaunch(run, finding, { now, task: runTaskContext(task) })
-        : null,
+      reconcileUncertainLaunch(run, finding, { now, task: runTaskContext(task), attempt }),
     );
   }
 
@@ -245,32 +239,20 @@ export class DispatchService {
   /** Runs past their deadline end `timed_out` (or retry); their targets must be told to stop. */
   async sweepDeadlines(now: Instant, limit: number): Promise<ChangedRun[]> {
     const ids = await this.#store.runs.findPastDeadline(now, limit);
-    return this.#each(ids, (run, task) =>
-      (run.status === "running" || run.status === "launching") &&
-      run.deadlineAt !== null &&
-      run.deadlineAt < now
-        ? timeOutRun(run, now, runTaskContext(task))
-        : null,
-    );
+    return this.#each(ids, (run, task) => sweepDeadline(run, now, runTaskContext(task)));
   }
 
   /** Queued runs older than their queue timeout end `skipped` (queue_timeout). */
   async sweepQueueTimeouts(now: Instant, limit: number): Promise<ChangedRun[]> {
     const ids = await this.#store.runs.findQueueTimeouts(now, limit);
-    return this.#each(ids, (run, task) =>
-      run.status === "queued" && run.queuedAt + task.options.queueTimeoutMs < now
-        ? expireQueuedRun(run, now, runTaskContext(task))
-        : null,
-    );
+    return this.#each(ids, (run, task) => sweepQueueTimeout(run, now, runTaskContext(task)));
   }
 
   /** Handler runs whose replica has been silent for a lease end `failed` (replica_lost), or retry. */
   async sweepLostReplicas(now: Instant, limit: number): Promise<ChangedRun[]> {
     const silentSince = (now - this.#policy.leaseMs) as Instant;
     const ids = await this.#store.runs.findLostHandlerRuns(silentSince, limit);
-    return this.#each(ids, (run, task) =>
-      run.status === "running" ? loseRunWithReplica(run, now, runTaskContext(task)) : null,
-    );
+    return this.#each(ids, (run, task) => sweepLostReplica(run, now, runTaskContext(task)));
   }
 
   /** A handler run this replica handed back at shutdown: queued again, no retry consumed. */

@@ -15,7 +15,8 @@ import { idempotencyKeyFor } from "../domain/occurrence.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
 import type { OwnerScope, RunQuery, TaskQuery, ThreadLookup } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
-import { requestRunCancel, runTaskContext } from "../domain/run-transitions.js";
+import { requestRunCancel } from "../domain/run-transitions.js";
+import { runTaskContext } from "../domain/run-change.js";
 import { describeOccurrences, dstWarnings, nextAfter } from "../domain/schedule/schedule-spec.js";
 import {
   backfillTask,

@@ -19,7 +19,7 @@ import type {
   ReconcileFinding,
   RunChange,
   RunTaskContext,
-} from "./run-transitions.js";
+} from "./run-change.js";
 import type { Task, TaskStatus } from "./task.js";
 import type { JsonValue, TargetKind } from "./target.js";
 import type { DurationMs, Instant } from "./time.js";

@@ -14,7 +14,7 @@ import { exponentialBackoffMs } from "../domain/backoff.js";
 import type { RunId } from "../domain/ids.js";
 import type { ClaimedRun, RunChangeResult, RunLauncher } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
-import type { CompletionVerdict } from "../domain/run-transitions.js";
+import type { CompletionVerdict } from "../domain/run-change.js";
 import type { Task } from "../domain/task.js";
 import type { DurationMs, Instant } from "../domain/time.js";
 import type { Clock } from "./clock.js";

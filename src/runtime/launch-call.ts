@@ -6,7 +6,7 @@ import type { Logger } from "../application/logger.js";
 import { isPunctualError } from "../domain/errors.js";
 import type { LaunchedRun, RunLauncher } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
-import type { CompletionVerdict, LaunchAnswer, LaunchOutcome } from "../domain/run-transitions.js";
+import type { CompletionVerdict, LaunchAnswer, LaunchOutcome } from "../domain/run-change.js";
 import type { Task } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
 import { LazyAbort } from "../application/lazy-abort.js";

@@ -9,7 +9,7 @@ import type { Store } from "../../src/application/store.js";
 import { fencingToken } from "../../src/domain/ids.js";
 import type { RunId } from "../../src/domain/ids.js";
 import type { RunRepository } from "../../src/domain/ports.js";
-import type { CompletionVerdict } from "../../src/domain/run-transitions.js";
+import type { CompletionVerdict } from "../../src/domain/run-change.js";
 import type { Task } from "../../src/domain/task.js";
 import {
   ADMIN,

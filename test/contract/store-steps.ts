@@ -19,13 +19,9 @@ import {
   cancelRun,
   claimRun,
   completeRun,
-  runTaskContext,
 } from "../../src/domain/run-transitions.js";
-import type {
-  CompletionVerdict,
-  LaunchOutcome,
-  RunChange,
-} from "../../src/domain/run-transitions.js";
+import { runTaskContext } from "../../src/domain/run-change.js";
+import type { CompletionVerdict, LaunchOutcome, RunChange } from "../../src/domain/run-change.js";
 import {
   backfillTask,
   deleteTask,

@@ -22,13 +22,9 @@ import {
   RUN_STATUSES,
 } from "../../src/domain/run.js";
 import type { Run } from "../../src/domain/run.js";
-import {
-  applyLaunchOutcome,
-  completeRun,
-  loseRunWithReplica,
-  timeOutRun,
-} from "../../src/domain/run-transitions.js";
-import type { LaunchOutcome, RunChange } from "../../src/domain/run-transitions.js";
+import { applyLaunchOutcome, completeRun } from "../../src/domain/run-transitions.js";
+import { loseRunWithReplica, timeOutRun } from "../../src/domain/run-recovery.js";
+import type { LaunchOutcome, RunChange } from "../../src/domain/run-change.js";
 import {
   activeView,
   createTask,

@@ -17,7 +17,7 @@ import type { AbortSignalLike } from "../../src/domain/abort.js";
 import type { RunId, TaskId } from "../../src/domain/ids.js";
 import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../src/domain/ports.js";
 import type { Run } from "../../src/domain/run.js";
-import type { ReconcileFinding } from "../../src/domain/run-transitions.js";
+import type { ReconcileFinding } from "../../src/domain/run-change.js";
 import type { Task } from "../../src/domain/task.js";
 import type { Instant } from "../../src/domain/time.js";
 import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";

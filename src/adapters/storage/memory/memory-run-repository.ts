@@ -21,9 +21,9 @@ import type {
 import type { TargetKind } from "../../../domain/target.js";
 import type { Run } from "../../../domain/run.js";
 import { holdsSlot, isTerminalRunStatus } from "../../../domain/run.js";
-import type { RunChange } from "../../../domain/run-transitions.js";
-import { runTaskContext, withTaskPatches } from "../../../domain/run-transitions.js";
-import type { RunTaskContext } from "../../../domain/run-transitions.js";
+import type { RunChange } from "../../../domain/run-change.js";
+import { runTaskContext, withTaskPatches } from "../../../domain/run-change.js";
+import type { RunTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { compareKeys, decodeCursor, encodeCursor } from "../shared/page-cursor.js";

@@ -19,7 +19,7 @@ import type {
 import type { TargetKind } from "../../../domain/target.js";
 import { holdsSlot, TERMINAL_RUN_STATUSES } from "../../../domain/run.js";
 import type { Run } from "../../../domain/run.js";
-import type { RunChange, RunTaskContext } from "../../../domain/run-transitions.js";
+import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";

@@ -21,7 +21,7 @@ import type {
 } from "../../../domain/ports.js";
 import type { TargetKind } from "../../../domain/target.js";
 import type { Run } from "../../../domain/run.js";
-import type { RunChange, RunTaskContext } from "../../../domain/run-transitions.js";
+import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
