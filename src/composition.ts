@@ -19,6 +19,7 @@ import type {
 } from "./application/views.js";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { TokenService } from "./application/token-service.js";
+import { SchedulerEvents } from "./application/scheduler-events.js";
 import { buildHttpApp } from "./adapters/http/http-app.js";
 import { IDEMPOTENCY_RETENTION_MS, IdempotencyPurger } from "./adapters/http/idempotency-purger.js";
 import { SchedulerMetrics } from "./adapters/http/metrics.js";
@@ -38,11 +39,9 @@ import { openSqliteStore } from "./adapters/storage/sqlite/sqlite-store.js";
 import { createMemoryStore } from "./adapters/storage/memory/memory-store.js";
 import type { CatchUpPolicy, SchedulePolicy } from "./domain/options.js";
 import { DEFAULT_POLICY } from "./domain/options.js";
-import type { Admission } from "./domain/admission.js";
-import type { RunQuery, RunRepository, TaskQuery, TaskRepository } from "./domain/ports.js";
-import type { Run, RunStatus, RunTrigger } from "./domain/run.js";
+import type { RunQuery, TaskQuery } from "./domain/ports.js";
+import type { RunStatus, RunTrigger } from "./domain/run.js";
 import type { TaskStatus } from "./domain/task.js";
-import type { RunTaskContext } from "./domain/run-change.js";
 import type { TargetKind } from "./domain/target.js";
 import { exponentialBackoffMs } from "./domain/backoff.js";
 import { threadId } from "./domain/ids.js";
@@ -180,87 +179,6 @@ export interface SchedulerOptions extends TargetOptions {
   readonly replicaId?: string;
   /** Who the library acts as. @default owner `local` */
   readonly actor?: Actor;
-  /** Receives the scheduler's numbers (decisions, claims, run changes, ticks), e.g. for `/metrics`. */
-  readonly observer?: RuntimeObserver;
-}
-
-/** What the runtime reports for metrics; `SchedulerMetrics` of the HTTP adapter is one. */
-export interface RuntimeObserver {
-  observeAdmission(taskId: string, admission: Admission): void;
-  observeAdmissionBatch(tasks: number): void;
-  observeClaim(run: Run): void;
-  /** A run whose status changed from `before`. */
-  observeRun(run: Run, before: Run["status"] | null): void;
-  observeTick(seconds: number): void;
-  measureBudget(read: () => number): void;
-}
-
-/** Wraps a repository so `overrides` replace some of its methods (the others stay bound to it). */
-function wrapMethods<T extends object>(target: T, overrides: Partial<T>): T {
-  return new Proxy(target, {
-    get(object, property) {
-      if (Object.hasOwn(overrides, property)) return overrides[property as keyof T];
-      const value: unknown = Reflect.get(object, property, object);
-      return typeof value === "function"
-        ? (value as (...a: unknown[]) => unknown).bind(object)
-        : value;
-    },
-  });
-}
-
-/** The store, reporting admissions, claims and run changes to `observer` (behaviour unchanged). */
-function observedStore(store: Store, observer: RuntimeObserver): Store {
-  const tasks = store.tasks;
-  const runs = store.runs;
-  const observedTasks = wrapMethods<TaskRepository>(tasks, {
-    admitDueTasks: async (now, limit, decide) => {
-      const report = await tasks.admitDueTasks(now, limit, (task, active) => {
-        const admission = decide(task, active);
-        observer.observeAdmission(task.id, admission);
-        return admission;
-      });
-      observer.observeAdmissionBatch(report.tasks);
-      return report;
-    },
-  });
-  const observedRuns = wrapMethods<RunRepository>(runs, {
-    claimRuns: async (request, select, claim) => {
-      const claimed = await runs.claimRuns(request, select, claim);
-      for (const item of claimed) observer.observeClaim(item.run);
-      return claimed;
-    },
-    changeRun: async (id, guard, decide) => {
-      const seen: { before: Run["status"] | null } = { before: null };
-      const change = await runs.changeRun(id, guard, (run, task) => {
-        seen.before = run.status;
-        return decide(run, task);
-      });
-      if (change !== null && seen.before !== change.run.status) {
-        observer.observeRun(change.run, seen.before);
-      }
-      return change;
-    },
-    changeRuns: async (requests) => {
-      const before = new Map<number, Run["status"]>();
-      const results = await runs.changeRuns(
-        requests.map((request, i) => ({
-          ...request,
-          decide: (run: Run, task: RunTaskContext) => {
-            if (!before.has(i)) before.set(i, run.status);
-            return request.decide(run, task);
-          },
-        })),
-      );
-      results.forEach((result, i) => {
-        const from = before.get(i) ?? null;
-        if (result.kind === "changed" && from !== result.change.run.status) {
-          observer.observeRun(result.change.run, from);
-        }
-      });
-      return results;
-    },
-  });
-  return wrapMethods<Store>(store, { tasks: observedTasks, runs: observedRuns });
 }
 
 export function buildPolicy(options: PolicyOptions = {}): SchedulePolicy {
@@ -298,6 +216,8 @@ export interface SchedulerRuntime {
   /** Polls running runs on targets that must be asked (started and stopped with the coordinator). */
   readonly watcher: RunWatcher;
   readonly clock: Clock;
+  /** Admissions, claims, run changes and ticks as they happen (`events.on(...)`). */
+  readonly events: SchedulerEvents;
   /** Where targets reach the callback routes. */
   readonly callbackBase: CallbackBase;
 }
@@ -309,14 +229,18 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
   const policy = buildPolicy(options.policy);
   const newId = createIdGenerator(() => clock.now());
   const opened = await options.store.open({ newId });
-  const store =
-    options.observer === undefined ? opened.store : observedStore(opened.store, options.observer);
+  const store = opened.store;
   await store.migrate();
+  const events = new SchedulerEvents({
+    onListenerError: (error, event) => {
+      logger.error({ err: error, event }, "an event listener threw; the scheduler carries on");
+    },
+  });
   const handlers = new HandlerLauncher({ log: createLogHandler(logger), ...options.handlers });
   const targets = buildTargets(options, handlers, logger);
   const launcher = targets.launcher;
   const wake = new WakeSignal();
-  const dispatch = new DispatchService({ store, policy });
+  const dispatch = new DispatchService({ store, policy, events });
   const watcher = new RunWatcher({
     dispatch,
     launcher,
@@ -343,6 +267,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     watcher,
     logger,
     wake,
+    events,
     options: {
       ...options.coordinator,
       ...(clockOffset === undefined ? {} : { measureClockOffset: clockOffset }),
@@ -379,8 +304,8 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
         coordinator.requestCancel(run, task);
       },
     },
+    events,
   });
-  if (options.observer !== undefined) observeCoordinator(coordinator, options.observer);
   return {
     store,
     opened,
@@ -389,22 +314,9 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     coordinator,
     watcher,
     clock,
+    events,
     callbackBase: targets.callbackBase,
   };
-}
-
-/** Times each coordinator pass and reads its launches in flight (behaviour unchanged). */
-function observeCoordinator(coordinator: Coordinator, observer: RuntimeObserver): void {
-  const tick = coordinator.tick.bind(coordinator);
-  coordinator.tick = async () => {
-    const started = performance.now();
-    try {
-      await tick();
-    } finally {
-      observer.observeTick((performance.now() - started) / 1000);
-    }
-  };
-  observer.measureBudget(() => coordinator.inFlight);
 }
 
 /** Filters of `tasks.list`, as the HTTP API's query string. */
@@ -627,7 +539,8 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
   const metrics = new SchedulerMetrics({ perTaskLabels: options.metricsPerTask ?? false });
   // SPEC 3.2: a once task must be at least 1 s ahead in the server (0 in the library's domain).
   const policy = { minOnceDelaySeconds: SERVER_MIN_ONCE_DELAY_SECONDS, ...options.policy };
-  const runtime = await buildRuntime({ ...options, policy, observer: metrics });
+  const runtime = await buildRuntime({ ...options, policy });
+  metrics.listenTo(runtime.events, () => runtime.coordinator.inFlight);
   const tokens = tokenServiceFor(runtime.store);
   const idempotency = runtime.store.idempotency;
   if (idempotency === undefined)

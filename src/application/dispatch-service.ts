@@ -40,16 +40,14 @@ import type {
   ReconcileFinding,
   RunChange,
 } from "../domain/run-change.js";
-import type { Run } from "../domain/run.js";
+import type { Run, RunStatus } from "../domain/run.js";
 import type { Task } from "../domain/task.js";
 import type { DurationMs, Instant } from "../domain/time.js";
+import { changeRunReported } from "./reported-change.js";
+import type { ChangedRun } from "./reported-change.js";
+import { NO_EVENTS } from "./scheduler-events.js";
+import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
-
-/** A run changed by a sweep, with its task (for the target's cancel hook). */
-export interface ChangedRun {
-  readonly change: RunChange;
-  readonly task: Task;
-}
 
 /** One write of a `recordRunWrites` batch: a launch answer (fenced), or a verdict. */
 export type RunWrite =
@@ -64,15 +62,19 @@ export type RunWrite =
 export interface DispatchServiceDeps {
   readonly store: Store;
   readonly policy: SchedulePolicy;
+  /** Receives admissions, claims and run status changes. @default none */
+  readonly events?: EventSink;
 }
 
 export class DispatchService {
   readonly #store: Store;
   readonly #policy: SchedulePolicy;
+  readonly #events: EventSink;
 
   constructor(deps: DispatchServiceDeps) {
     this.#store = deps.store;
     this.#policy = deps.policy;
+    this.#events = deps.events ?? NO_EVENTS;
   }
 
   get policy(): SchedulePolicy {
@@ -80,14 +82,18 @@ export class DispatchService {
   }
 
   /** Admits up to `limit` due tasks in one batch (SPEC 5.3). */
-  admitDue(now: Instant, limit: number): Promise<AdmissionReport> {
-    return this.#store.tasks.admitDueTasks(now, limit, (task, activeRuns) =>
-      admit({ task, now, activeRuns }),
-    );
+  async admitDue(now: Instant, limit: number): Promise<AdmissionReport> {
+    const report = await this.#store.tasks.admitDueTasks(now, limit, (task, activeRuns) => {
+      const admission = admit({ task, now, activeRuns });
+      this.#events.emit("admission:decided", { taskId: task.id, admission });
+      return admission;
+    });
+    this.#events.emit("admission:batch", { tasks: report.tasks });
+    return report;
   }
 
   /** Claims queued runs this replica can launch, within the global budget (SPEC 5.4). */
-  claim(args: {
+  async claim(args: {
     now: Instant;
     replicaId: string;
     limit: number;
@@ -95,7 +101,7 @@ export class DispatchService {
   }): Promise<readonly ClaimedRun[]> {
     const { now, replicaId, handlerNames } = args;
     const leaseMs = this.#policy.leaseMs;
-    return this.#store.runs.claimRuns(
+    const claimed = await this.#store.runs.claimRuns(
       {
         now,
         replicaId,
@@ -115,6 +121,8 @@ export class DispatchService {
         }),
       (run, task, token) => claimRun(run, { now, token, leaseMs, replicaId }, task.options),
     );
+    for (const item of claimed) this.#events.emit("run:claimed", { run: item.run });
+    return claimed;
   }
 
   /** Records what the launcher said, fenced by the claim token. @throws lease_lost */
@@ -124,7 +132,7 @@ export class DispatchService {
     outcome: LaunchOutcome,
     now: Instant,
   ): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, { token }, (run, task) =>
+    return this.#change(runId, { token }, (run, task) =>
       applyLaunchOutcome(run, outcome, { now, task: runTaskContext(task), policy: this.#policy }),
     );
   }
@@ -134,22 +142,39 @@ export class DispatchService {
    * verdict that follows it may land together. Each launch is fenced by its claim token; a refused item
    * (lease_lost, not_found) leaves the others alone. Results are at the same indexes as `writes`.
    */
-  recordRunWrites(writes: readonly RunWrite[], now: Instant): Promise<readonly RunChangeResult[]> {
-    const requests = writes.map((write): RunChangeRequest => {
+  async recordRunWrites(
+    writes: readonly RunWrite[],
+    now: Instant,
+  ): Promise<readonly RunChangeResult[]> {
+    // The status each request's first `decide` found, for `run:changed`.
+    const found: (RunStatus | undefined)[] = [];
+    const requests = writes.map((write, i): RunChangeRequest => {
       if (write.kind === "completion") {
         return {
           id: write.runId,
-          decide: (run, task) => completeRun(run, write.verdict, { now, task }),
+          decide: (run, task) => {
+            found[i] ??= run.status;
+            return completeRun(run, write.verdict, { now, task });
+          },
         };
       }
       return {
         id: write.runId,
         token: write.token,
-        decide: (run, task) =>
-          applyLaunchAnswer(run, write.answer, { now, task, policy: this.#policy }),
+        decide: (run, task) => {
+          found[i] ??= run.status;
+          return applyLaunchAnswer(run, write.answer, { now, task, policy: this.#policy });
+        },
       };
     });
-    return this.#store.runs.changeRuns(requests);
+    const results = await this.#store.runs.changeRuns(requests);
+    results.forEach((result, i) => {
+      const from = found[i];
+      if (result.kind === "changed" && from !== undefined && from !== result.change.run.status) {
+        this.#events.emit("run:changed", { run: result.change.run, from });
+      }
+    });
+    return results;
   }
 
   /** Records a verdict from the target or handler; the first verdict wins (SPEC 5.5). */
@@ -158,7 +183,7 @@ export class DispatchService {
     verdict: CompletionVerdict,
     now: Instant,
   ): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, {}, (run, task) =>
+    return this.#change(runId, {}, (run, task) =>
       completeRun(run, verdict, { now, task: runTaskContext(task) }),
     );
   }
@@ -174,16 +199,14 @@ export class DispatchService {
     verdict: CompletionVerdict,
     now: Instant,
   ): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, {}, (run, task) =>
+    return this.#change(runId, {}, (run, task) =>
       completeFromTarget(run, targetRunId, verdict, { now, task: runTaskContext(task) }),
     );
   }
 
   /** A running run's target is alive: its deadline moves to now + run_timeout. */
   recordHeartbeat(runId: RunId, now: Instant): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, {}, (run, task) =>
-      heartbeatRun(run, now, task.options),
-    );
+    return this.#change(runId, {}, (run, task) => heartbeatRun(run, now, task.options));
   }
 
   /** Launching runs whose claim expired, to be reconciled with their targets. */
@@ -198,7 +221,7 @@ export class DispatchService {
     finding: ReconcileFinding,
     now: Instant,
   ): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, { token }, (run, task) =>
+    return this.#change(runId, { token }, (run, task) =>
       sweepExpiredClaim(run, finding, { now, task: runTaskContext(task) }),
     );
   }
@@ -222,7 +245,7 @@ export class DispatchService {
     finding: ReconcileFinding,
     now: Instant,
   ): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, {}, (run, task) =>
+    return this.#change(runId, {}, (run, task) =>
       reconcileUncertainLaunch(run, finding, { now, task: runTaskContext(task), attempt }),
     );
   }
@@ -257,7 +280,7 @@ export class DispatchService {
 
   /** A handler run this replica handed back at shutdown: queued again, no retry consumed. */
   recordHandBack(runId: RunId, now: Instant): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, {}, (run) => handBackRun(run, now));
+    return this.#change(runId, {}, (run) => handBackRun(run, now));
   }
 
   /** Deletes terminal runs older than the retention, and deleted tasks with nothing active. */
@@ -291,13 +314,19 @@ export class DispatchService {
   ): Promise<ChangedRun[]> {
     const changed: ChangedRun[] = [];
     for (const id of ids) {
-      let seen = null as Task | null;
-      const change = await this.#store.runs.changeRun(id, {}, (run, task) => {
-        seen = task;
-        return decide(run, task);
-      });
-      if (change !== null && seen !== null) changed.push({ change, task: seen });
+      const one = await changeRunReported(this.#store.runs, this.#events, id, {}, decide);
+      if (one !== null) changed.push(one);
     }
     return changed;
+  }
+
+  /** One run changed, its status change reported. */
+  async #change(
+    id: RunId,
+    guard: { readonly token?: FencingToken },
+    decide: (run: Run, task: Task) => RunChange | null,
+  ): Promise<RunChange | null> {
+    const changed = await changeRunReported(this.#store.runs, this.#events, id, guard, decide);
+    return changed?.change ?? null;
   }
 }

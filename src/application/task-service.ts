@@ -37,6 +37,9 @@ import { DAY_MS } from "../domain/time.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
 import { scopeOf } from "./actor.js";
+import { changeRunReported } from "./reported-change.js";
+import { NO_EVENTS } from "./scheduler-events.js";
+import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
 import {
   instantFrom,
@@ -70,6 +73,8 @@ export interface TaskServiceDeps {
   /** False when the operator signs every webhook with one server-wide secret. @default true */
   readonly signsWithTaskSecret?: boolean;
   readonly signals: ServiceSignals;
+  /** Receives the status changes of runs the owner cancels. @default none */
+  readonly events?: EventSink;
 }
 
 export interface CreatedTask {
@@ -254,14 +259,17 @@ export class TaskService {
   /** Cancels a run: a queued run at once; a launched one is asked to stop (SPEC 5.6). */
   async cancelRun(actor: Actor, id: string, now: Instant): Promise<RunView> {
     const found = await this.#findRun(actor, id);
-    let owner = null as Task | null;
-    const change = await this.#deps.store.runs.changeRun(found.id, {}, (run, task) => {
-      owner = task;
-      return requestRunCancel(run, now, runTaskContext(task));
-    });
-    const run = change?.run ?? found;
-    if (change?.cancelTarget === true && owner !== null)
-      this.#deps.signals.cancelRequested(run, owner);
+    const changed = await changeRunReported(
+      this.#deps.store.runs,
+      this.#deps.events ?? NO_EVENTS,
+      found.id,
+      {},
+      (run, task) => requestRunCancel(run, now, runTaskContext(task)),
+    );
+    const run = changed?.change.run ?? found;
+    if (changed?.change.cancelTarget === true) {
+      this.#deps.signals.cancelRequested(run, changed.task);
+    }
     return runView(run);
   }
 

@@ -9,7 +9,10 @@
  * and running handlers finish within the shutdown timeout, claims are never released early; handlers
  * still running then are aborted and recorded lost) -> stopped.
  */
-import type { ChangedRun, DispatchService } from "../application/dispatch-service.js";
+import type { DispatchService } from "../application/dispatch-service.js";
+import type { ChangedRun } from "../application/reported-change.js";
+import { NO_EVENTS } from "../application/scheduler-events.js";
+import type { EventSink } from "../application/scheduler-events.js";
 import { exponentialBackoffMs } from "../domain/backoff.js";
 import type { RunId } from "../domain/ids.js";
 import type { ClaimedRun, RunChangeResult, RunLauncher } from "../domain/ports.js";
@@ -63,6 +66,8 @@ export interface CoordinatorDeps {
   readonly inProcess?: InProcessRuns;
   /** Watches running runs on targets that must be asked (agent servers); started and stopped with it. */
   readonly watcher?: { start(): void; stop(): Promise<void> };
+  /** Receives `coordinator:tick` after every pass. @default none */
+  readonly events?: EventSink;
 }
 
 /** Runs this process executes itself (the handler launcher): what shutdown needs from them. */
@@ -84,6 +89,7 @@ export class Coordinator {
   readonly #deps: CoordinatorDeps;
   readonly #log: Logger;
   readonly #wake: WakeSignal;
+  readonly #events: EventSink;
   readonly #opts: Required<Omit<CoordinatorOptions, "measureClockOffset">>;
   readonly #stopController = new AbortController();
   readonly #inFlight = new Map<RunId, Promise<void>>();
@@ -107,6 +113,7 @@ export class Coordinator {
     this.#deps = deps;
     this.#log = deps.logger ?? silentLogger;
     this.#wake = deps.wake ?? new WakeSignal();
+    this.#events = deps.events ?? NO_EVENTS;
     const o = deps.options ?? {};
     this.#opts = {
       tickMs: o.tickMs ?? 1000,
@@ -168,6 +175,16 @@ export class Coordinator {
    * call it directly. Resolves when the pass's writes are done (launches may still be in flight).
    */
   async tick(): Promise<void> {
+    // Wall time, not the clock's: a pass's cost, which a virtual clock would not show.
+    const started = performance.now();
+    try {
+      await this.#pass();
+    } finally {
+      this.#events.emit("coordinator:tick", { durationMs: performance.now() - started });
+    }
+  }
+
+  async #pass(): Promise<void> {
     const { dispatch, clock, replicaId } = this.#deps;
     await this.#checkClock();
     await dispatch.heartbeat(replicaId, clock.now());

@@ -6,6 +6,7 @@
 import { LOCAL_ACTOR } from "../../src/application/actor.js";
 import { DispatchService } from "../../src/application/dispatch-service.js";
 import type { Logger } from "../../src/application/logger.js";
+import type { SchedulerEvents } from "../../src/application/scheduler-events.js";
 import type { Store } from "../../src/application/store.js";
 import { TaskService } from "../../src/application/task-service.js";
 import type { TaskView } from "../../src/application/views.js";
@@ -142,6 +143,8 @@ export interface HarnessOptions {
   readonly clock?: VirtualClock;
   readonly launcher?: FakeLauncher;
   readonly replicaId?: string;
+  /** The events the services and the coordinator send. @default none */
+  readonly events?: SchedulerEvents;
   /** Receives measured clock offsets (with `coordinator.measureClockOffset`). */
   readonly applyClockOffset?: (offsetMs: number) => void;
 }
@@ -161,7 +164,8 @@ export function createHarness(options: HarnessOptions = {}) {
   const launcher = options.launcher ?? new FakeLauncher(clock);
   const logger = new RecordingLogger();
   const wake = new WakeSignal();
-  const dispatch = new DispatchService({ store, policy });
+  const events = options.events === undefined ? {} : { events: options.events };
+  const dispatch = new DispatchService({ store, policy, ...events });
   const coordinator = new Coordinator({
     dispatch,
     launcher,
@@ -170,6 +174,7 @@ export function createHarness(options: HarnessOptions = {}) {
     handlerNames: HANDLER_NAMES,
     logger,
     wake,
+    ...events,
     // Sweeps run on every tick unless a test says otherwise: the sweep paths are what is tested.
     options: { sweepMs: 0, ...options.coordinator },
     ...(options.applyClockOffset === undefined
@@ -192,6 +197,7 @@ export function createHarness(options: HarnessOptions = {}) {
         coordinator.requestCancel(run, task);
       },
     },
+    ...events,
   });
 
   /** One tick at the current instant, then lets launches and writes that can finish, finish. */
