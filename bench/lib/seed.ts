@@ -27,7 +27,7 @@ import {
 } from "../../src/adapters/storage/sqlite/sqlite-rows.js";
 import type { TaskRow } from "../../src/adapters/storage/sqlite/sqlite-rows.js";
 import { taskId } from "../../src/domain/ids.js";
-import { createTask } from "../../src/domain/task-commands.js";
+import { createTask } from "../../src/domain/task-fields.js";
 import type { Task } from "../../src/domain/task.js";
 import type { Instant } from "../../src/domain/time.js";
 

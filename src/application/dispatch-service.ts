@@ -4,7 +4,7 @@
  * including "this run has moved on: no change", is a domain call run inside the store's transaction
  * (docs/architecture.md#where-each-decision-lives).
  */
-import { admit } from "../domain/admission.js";
+import { admitTask } from "../domain/admit-task.js";
 import { selectClaimable } from "../domain/claim.js";
 import type { FencingToken, RunId } from "../domain/ids.js";
 import type { SchedulePolicy } from "../domain/options.js";
@@ -84,9 +84,9 @@ export class DispatchService {
   /** Admits up to `limit` due tasks in one batch (SPEC 5.3). */
   async admitDue(now: Instant, limit: number): Promise<AdmissionReport> {
     const report = await this.#store.tasks.admitDueTasks(now, limit, (task, activeRuns) => {
-      const admission = admit({ task, now, activeRuns });
+      const { admission, write } = admitTask(task, activeRuns, now);
       this.#events.emit("admission:decided", { taskId: task.id, admission });
-      return admission;
+      return write;
     });
     this.#events.emit("admission:batch", { tasks: report.tasks });
     return report;

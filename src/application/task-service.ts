@@ -21,14 +21,13 @@ import { describeOccurrences, dstWarnings, nextAfter } from "../domain/schedule/
 import {
   backfillTask,
   cancelTask,
-  createTask,
   deleteTask,
-  editTask,
   pauseTask,
   resumeTask,
   triggerTask,
   validateClientKey,
 } from "../domain/task-commands.js";
+import { createTask, editTask } from "../domain/task-fields.js";
 import type { CommandOutcome } from "../domain/task-commands.js";
 import type { Task, TaskUserFields } from "../domain/task.js";
 import { TASK_LIMITS, isTerminalTaskStatus } from "../domain/task.js";

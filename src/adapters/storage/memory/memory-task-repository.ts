@@ -2,7 +2,7 @@
  * Tasks in memory: creation, scoped reads, owner commands and admission, each one atomic transaction over
  * `MemoryTables`. The reference semantics of `TaskRepository` that the SQL stores must match.
  */
-import type { Admission, ActiveRunView } from "../../../domain/admission.js";
+import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { NotFoundError, StaleVersionError } from "../../../domain/errors.js";
 import type { TaskId } from "../../../domain/ids.js";
 import { runId as toRunId } from "../../../domain/ids.js";
@@ -17,7 +17,6 @@ import type {
   TaskRepository,
 } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import { activeView, applyAdmission } from "../../../domain/task-commands.js";
 import type { Task } from "../../../domain/task.js";
 import { threadScopeOf } from "../../../domain/target.js";
 import type { Instant } from "../../../domain/time.js";
@@ -110,7 +109,7 @@ export class MemoryTaskRepository implements TaskRepository {
   admitDueTasks(
     now: Instant,
     limit: number,
-    decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission,
+    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
   ): Promise<AdmissionReport> {
     return this.#tables.atomically(() => {
       const due = [...this.#tables.tasks()]
@@ -121,12 +120,10 @@ export class MemoryTaskRepository implements TaskRepository {
       const written = { tasks: 0, inserted: [] as Run[], cancellations: [] as Run[] };
       for (const task of due) {
         const activeRuns = this.#activeRunsOf(task.id);
-        const admission = decide(task, activeRuns.map(activeView));
+        const write = decide(task, activeRuns);
         try {
           // A savepoint per task: an occurrence already decided rolls back this task's work only.
-          const outcome = this.#tables.transaction(() =>
-            this.#admit(task, activeRuns, admission, now),
-          );
+          const outcome = this.#tables.transaction(() => this.#admit(task, write));
           written.tasks++;
           written.inserted.push(...outcome.inserted);
           written.cancellations.push(...outcome.cancellations);
@@ -154,16 +151,10 @@ export class MemoryTaskRepository implements TaskRepository {
   }
 
   /** Writes one task's admission: its decisions, its cancellations and its schedule fields only. */
-  #admit(
-    task: Task,
-    activeRuns: readonly Run[],
-    admission: Admission,
-    now: Instant,
-  ): { inserted: Run[]; cancellations: Run[] } {
-    const outcome = applyAdmission(task, activeRuns, admission, now);
-    const inserted = outcome.newRuns.map((newRun) => this.#insert(newRun));
-    const cancellations = outcome.runUpdates.map((run) => this.#updateRun(run));
-    const fields = admission.task;
+  #admit(task: Task, write: AdmissionWrite): { inserted: Run[]; cancellations: Run[] } {
+    const inserted = write.newRuns.map((newRun) => this.#insert(newRun));
+    const cancellations = write.runUpdates.map((run) => this.#updateRun(run));
+    const fields = write.fields;
     this.#tables.putTask(
       taskRow({
         ...task,

@@ -3,7 +3,7 @@
  * its active runs, and admission (postgres-admission.ts). Owner commands that create work notify the wake
  * channel at commit.
  */
-import type { ActiveRunView, Admission } from "../../../domain/admission.js";
+import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { NotFoundError, StaleVersionError } from "../../../domain/errors.js";
 import type { TaskId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
@@ -182,7 +182,7 @@ export class PostgresTaskRepository implements TaskRepository {
   admitDueTasks(
     now: Instant,
     limit: number,
-    decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission,
+    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
   ): Promise<AdmissionReport> {
     return this.#admission.admit({ now, limit, decide });
   }

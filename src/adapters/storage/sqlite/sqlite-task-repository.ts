@@ -3,7 +3,7 @@
  * `BEGIN IMMEDIATE` transaction, which holds the database's single write lock: that is SQLite's row lock
  * and its `SKIP LOCKED` at once (other writers wait; there is nothing to skip).
  */
-import type { Admission, ActiveRunView } from "../../../domain/admission.js";
+import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { NotFoundError, StaleVersionError } from "../../../domain/errors.js";
 import type { TaskId } from "../../../domain/ids.js";
 import { runId as toRunId } from "../../../domain/ids.js";
@@ -18,7 +18,6 @@ import type {
   TaskRepository,
 } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import { activeView, applyAdmission } from "../../../domain/task-commands.js";
 import type { Task } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
@@ -39,7 +38,7 @@ type ListParams = Record<string, string | number>;
 /** Thrown when an admission finds an occurrence that already has its decision. */
 class OccurrenceDecided extends Error {}
 
-interface AdmissionWrite {
+interface ScheduleFieldsRow {
   readonly id: string;
   readonly status: string;
   readonly next_run_at: number | null;
@@ -58,7 +57,7 @@ export class SqliteTaskRepository implements TaskRepository {
   readonly #updateTask: Statement<[TaskRow]>;
   readonly #visibleTask: Statement<[{ id: string; owner: string | null }], TaskRow>;
   readonly #dueTasks: RowReader<[number, number], TaskRow>;
-  readonly #writeAdmission: Statement<[AdmissionWrite]>;
+  readonly #writeAdmission: Statement<[ScheduleFieldsRow]>;
   readonly #nextDue: Statement<[], { next_run_at: number }>;
   readonly #lists = new Map<string, Statement<[ListParams], TaskRow>>();
 
@@ -92,7 +91,7 @@ export class SqliteTaskRepository implements TaskRepository {
        ORDER BY next_run_at, id LIMIT ?`,
       TASK_COLUMNS,
     );
-    this.#writeAdmission = db.prepare<[AdmissionWrite]>(
+    this.#writeAdmission = db.prepare<[ScheduleFieldsRow]>(
       `UPDATE tasks SET status = @status, next_run_at = @next_run_at,
          decided_through = @decided_through, admitted_count = @admitted_count,
          last_error = CASE WHEN @set_last_error = 1 THEN @last_error ELSE last_error END
@@ -177,7 +176,7 @@ export class SqliteTaskRepository implements TaskRepository {
   admitDueTasks(
     now: Instant,
     limit: number,
-    decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission,
+    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
   ): Promise<AdmissionReport> {
     return settle(() => {
       try {
@@ -200,7 +199,7 @@ export class SqliteTaskRepository implements TaskRepository {
   #admitBatch(
     now: Instant,
     limit: number,
-    decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission,
+    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
     perTaskSavepoints: boolean,
   ): AdmissionReport {
     const due = this.#dueTasks.all(now, Math.max(0, limit)).map(taskFromRow);
@@ -208,9 +207,9 @@ export class SqliteTaskRepository implements TaskRepository {
     const written = { tasks: 0, inserted: [] as Run[], cancellations: [] as Run[] };
     for (const task of due) {
       const activeRuns = active.get(task.id) ?? [];
-      const admission = decide(task, activeRuns.map(activeView));
+      const write = decide(task, activeRuns);
       const admit = (): { inserted: Run[]; cancellations: Run[] } =>
-        this.#admit(task, activeRuns, admission, now);
+        this.#admit(task, activeRuns, write);
       let outcome;
       if (!perTaskSavepoints) {
         outcome = admit();
@@ -240,11 +239,9 @@ export class SqliteTaskRepository implements TaskRepository {
   #admit(
     task: Task,
     activeRuns: readonly Run[],
-    admission: Admission,
-    now: Instant,
+    write: AdmissionWrite,
   ): { inserted: Run[]; cancellations: Run[] } {
-    const outcome = applyAdmission(task, activeRuns, admission, now);
-    const inserted = outcome.newRuns.map((newRun) => {
+    const inserted = write.newRuns.map((newRun) => {
       try {
         return this.#insert(newRun);
       } catch (error) {
@@ -254,8 +251,8 @@ export class SqliteTaskRepository implements TaskRepository {
         throw error;
       }
     });
-    const cancellations = outcome.runUpdates.filter((run) => this.#rewrite(run, activeRuns) > 0);
-    const fields = admission.task;
+    const cancellations = write.runUpdates.filter((run) => this.#rewrite(run, activeRuns) > 0);
+    const fields = write.fields;
     this.#writeAdmission.run({
       id: task.id,
       status: fields.status,
