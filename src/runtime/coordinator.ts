@@ -13,6 +13,7 @@ import type { DispatchService } from "../application/dispatch-service.js";
 import type { ChangedRun } from "../application/reported-change.js";
 import { NO_EVENTS } from "../application/scheduler-events.js";
 import type { EventSink } from "../application/scheduler-events.js";
+import type { ReferenceClock, WakeSource } from "../application/store.js";
 import { exponentialBackoffMs } from "../domain/backoff.js";
 import type { RunId } from "../domain/ids.js";
 import type { ClaimedRun, RunChangeResult, RunLauncher } from "../domain/ports.js";
@@ -46,8 +47,6 @@ export interface CoordinatorOptions {
   readonly claimBatch?: number;
   /** Launch answers and verdicts written per store transaction at most. @default 1000 */
   readonly writeBatch?: number;
-  /** Measures `reference - local` (the database's clock), applied at start and every 10 minutes. */
-  readonly measureClockOffset?: () => Promise<number>;
 }
 
 export interface CoordinatorDeps {
@@ -60,8 +59,12 @@ export interface CoordinatorDeps {
   readonly logger?: Logger;
   readonly wake?: WakeSignal;
   readonly options?: CoordinatorOptions;
+  /** The store's clock: its offset is measured at start and every 10 minutes (docs/operations.md#clock-skew). */
+  readonly referenceClock?: ReferenceClock;
   /** Applies a measured clock offset (the system clock's `setOffset`). */
   readonly applyClockOffset?: (offsetMs: number) => void;
+  /** Wake-ups from other replicas through the store, heard between `listen()` and `stop()`. */
+  readonly wakes?: WakeSource;
   /** Runs executing in this process (handler targets), handed back at shutdown. */
   readonly inProcess?: InProcessRuns;
   /** Watches running runs on targets that must be asked (agent servers); started and stopped with it. */
@@ -90,7 +93,7 @@ export class Coordinator {
   readonly #log: Logger;
   readonly #wake: WakeSignal;
   readonly #events: EventSink;
-  readonly #opts: Required<Omit<CoordinatorOptions, "measureClockOffset">>;
+  readonly #opts: Required<CoordinatorOptions>;
   readonly #stopController = new AbortController();
   readonly #inFlight = new Map<RunId, Promise<void>>();
   /** Per launch in flight: resolves once its answer is queued for writing (or the launch gave up). */
@@ -99,6 +102,8 @@ export class Coordinator {
   readonly #background = new Set<Promise<unknown>>();
   #loop: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
+  /** The wake-up subscription `listen()` made: resolves with the function that ends it. */
+  #listening: Promise<() => Promise<void>> | null = null;
   #lastSweepAt = Number.NEGATIVE_INFINITY;
   #lastClockCheckAt = Number.NEGATIVE_INFINITY;
   #errorStreak = 0;
@@ -162,6 +167,19 @@ export class Coordinator {
     if (this.#loop !== null || this.#stopping !== null) return;
     this.#loop = this.#run();
     this.#deps.watcher?.start();
+  }
+
+  /**
+   * Hears other replicas' wake-ups through the store, when it offers them, until `stop()`; call it before
+   * `start()`. Idempotent. @throws when the store cannot listen at all (it keeps listening once it has)
+   */
+  async listen(): Promise<void> {
+    const wakes = this.#deps.wakes;
+    if (wakes === undefined || this.#stopping !== null) return;
+    this.#listening ??= wakes.subscribe(() => {
+      this.#wake.wake();
+    });
+    await this.#listening;
   }
 
   /** Stops: no new claims or admissions, in-flight launches drained within the timeout. Idempotent. */
@@ -278,12 +296,12 @@ export class Coordinator {
   }
 
   async #checkClock(): Promise<void> {
-    const measure = this.#deps.options?.measureClockOffset;
-    if (measure === undefined || this.#deps.applyClockOffset === undefined) return;
+    const reference = this.#deps.referenceClock;
+    if (reference === undefined || this.#deps.applyClockOffset === undefined) return;
     const now = this.#deps.clock.now();
     if (now - this.#lastClockCheckAt < CLOCK_CHECK_MS) return;
     this.#lastClockCheckAt = now;
-    const offset = await measure();
+    const offset = await reference.measureOffsetMs();
     if (Math.abs(offset) > 1000) {
       this.#log.warn(
         { offsetMs: offset },
@@ -511,6 +529,9 @@ export class Coordinator {
     }
     // Writes still retrying give up now: their claims expire and runs are reconciled or time out.
     this.#drainDeadline.abort();
+    // A subscription that never listened has nothing to end.
+    const stopListening = await this.#listening?.catch(() => null);
+    await stopListening?.();
   }
 
   /** Waits for `work`, or until `deadline` on the clock, whichever comes first. */

@@ -624,7 +624,6 @@ function interleavingStore(store: Store, between: () => Promise<void>): Store {
   };
   return {
     kind: store.kind,
-    capabilities: store.capabilities,
     tasks: store.tasks,
     runs: wrapped,
     replicas: store.replicas,

@@ -7,11 +7,11 @@ import { LOCAL_ACTOR } from "../../src/application/actor.js";
 import { DispatchService } from "../../src/application/dispatch-service.js";
 import type { Logger } from "../../src/application/logger.js";
 import type { SchedulerEvents } from "../../src/application/scheduler-events.js";
-import type { Store } from "../../src/application/store.js";
+import type { ReferenceClock, Store } from "../../src/application/store.js";
 import { TaskService } from "../../src/application/task-service.js";
 import type { TaskView } from "../../src/application/views.js";
-import { buildPolicy } from "../../src/composition.js";
-import type { PolicyOptions } from "../../src/composition.js";
+import { buildPolicy } from "../../src/application/policy-options.js";
+import type { PolicyOptions } from "../../src/application/policy-options.js";
 import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 import type { AbortSignalLike } from "../../src/domain/abort.js";
@@ -145,7 +145,9 @@ export interface HarnessOptions {
   readonly replicaId?: string;
   /** The events the services and the coordinator send. @default none */
   readonly events?: SchedulerEvents;
-  /** Receives measured clock offsets (with `coordinator.measureClockOffset`). */
+  /** The store's clock, for the skew correction. */
+  readonly referenceClock?: ReferenceClock;
+  /** Receives measured clock offsets (with `referenceClock`). */
   readonly applyClockOffset?: (offsetMs: number) => void;
 }
 
@@ -180,6 +182,7 @@ export function createHarness(options: HarnessOptions = {}) {
     ...(options.applyClockOffset === undefined
       ? {}
       : { applyClockOffset: options.applyClockOffset }),
+    ...(options.referenceClock === undefined ? {} : { referenceClock: options.referenceClock }),
   });
   const tasks = new TaskService({
     store,
@@ -295,7 +298,6 @@ export function withRunMethods(base: Store, replaced: Partial<Store["runs"]>): S
   });
   return {
     kind: base.kind,
-    capabilities: base.capabilities,
     tasks: base.tasks,
     replicas: base.replicas,
     runs,

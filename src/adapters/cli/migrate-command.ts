@@ -34,7 +34,7 @@ export async function runMigrate(
     throw new CommanderError(1, "punctual.migrateFailed", message);
   }
   try {
-    const status = await opened.store.migrate();
+    const status = await opened.migrate();
     if (options.json === true) {
       io.stdout(`${JSON.stringify({ database: redactUrl(url), ...status })}\n`);
     } else {
@@ -44,7 +44,7 @@ export async function runMigrate(
       );
     }
   } finally {
-    await opened.store.close();
+    await opened.close();
   }
 }
 
