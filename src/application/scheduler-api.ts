@@ -21,23 +21,23 @@ export const PAGE_SIZE_DEFAULT = 50;
 /** The largest page the HTTP API serves. */
 export const PAGE_SIZE_MAX = 200;
 
-/** Filters of `tasks.list`, as the HTTP API's query string. */
+/** Filters of `tasks.list`, as the HTTP API's query string (an `undefined` field is absent). */
 export interface TaskListQuery {
-  readonly status?: TaskStatus;
-  readonly target_kind?: TargetKind;
-  readonly thread_id?: string;
+  readonly status?: TaskStatus | undefined;
+  readonly target_kind?: TargetKind | undefined;
+  readonly thread_id?: string | undefined;
   /** 1..200. @default 50 */
-  readonly limit?: number;
-  readonly cursor?: string;
+  readonly limit?: number | undefined;
+  readonly cursor?: string | undefined;
 }
 
 /** Filters of `tasks.runs`, as the HTTP API's query string. */
 export interface RunListQuery {
-  readonly status?: RunStatus;
-  readonly trigger?: RunTrigger;
+  readonly status?: RunStatus | undefined;
+  readonly trigger?: RunTrigger | undefined;
   /** 1..200. @default 50 */
-  readonly limit?: number;
-  readonly cursor?: string;
+  readonly limit?: number | undefined;
+  readonly cursor?: string | undefined;
 }
 
 /**
@@ -90,13 +90,13 @@ export function runQueryOf(query: RunListQuery, limits: ListLimits = AS_GIVEN): 
 /** `pause`'s options. */
 export interface PauseOptions {
   /** Ask launching and running runs to stop too. @default false */
-  readonly cancel_running?: boolean;
+  readonly cancel_running?: boolean | undefined;
 }
 
 /** `resume`'s options. */
 export interface ResumeOptions {
   /** @default "none" */
-  readonly catch_up?: CatchUpPolicy;
+  readonly catch_up?: CatchUpPolicy | undefined;
 }
 
 export function pauseOptionsOf(options: PauseOptions): { cancelRunning?: boolean } {

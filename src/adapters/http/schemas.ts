@@ -5,16 +5,13 @@
  * every answer against them.
  */
 import { z } from "zod";
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "../../application/scheduler-api.js";
 import { contextSchema, optionsSchema, targetSchema } from "../../application/task-input.js";
 import { EXPLAIN_VERDICTS } from "../../domain/explain.js";
 import { CATCH_UP_POLICIES } from "../../domain/options.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../domain/run.js";
 import { TASK_STATUSES } from "../../domain/task.js";
 import { TARGET_KINDS } from "../../domain/target.js";
-
-/** SPEC 8: a page holds at most 200 items. */
-export const PAGE_SIZE_MAX = 200;
-export const PAGE_SIZE_DEFAULT = 50;
 
 const instant = z.string().meta({ format: "date-time", description: "RFC 3339, UTC, `Z`" });
 const nullableInstant = instant.nullable();
