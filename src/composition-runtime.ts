@@ -24,7 +24,7 @@ import type { CallbackBase, TargetOptions } from "./composition-targets.js";
 import { SystemClock } from "./runtime/clock.js";
 import type { Clock } from "./runtime/clock.js";
 import { Coordinator } from "./runtime/coordinator.js";
-import type { CoordinatorOptions } from "./runtime/coordinator.js";
+import type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 import { RunWatcher } from "./runtime/run-watcher.js";
 import type { RunWatcherOptions } from "./runtime/run-watcher.js";
 import { WakeSignal } from "./runtime/wake-signal.js";

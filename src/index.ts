@@ -26,7 +26,7 @@ export type { Handler, HandlerContext } from "./adapters/launchers/handler/handl
 export type { Logger } from "./application/logger.js";
 export type { TaskView, RunView } from "./application/views.js";
 export type { CreatedTask } from "./application/task-service.js";
-export type { CoordinatorOptions } from "./runtime/coordinator.js";
+export type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 export type { RunWatcherOptions } from "./runtime/run-watcher.js";
 export { parseAgentServers } from "./adapters/launchers/agent/agent-servers.js";
 export type { AgentServerConfig } from "./adapters/launchers/agent/agent-servers.js";
