@@ -1,18 +1,19 @@
 /**
  * The user-owned fields of a task (docs/semantics.md#options): their invariants, whatever the surface
  * (title and description lengths in characters, metadata keys, a bound thread's id, a once task's least
- * delay), a new task built from them, and an edit with PATCH semantics that never re-decides nor loses
- * an occurrence.
+ * delay), a new task built from them, an edit with PATCH semantics that never re-decides nor loses
+ * an occurrence, and the warnings a schedule earns (DST, jitter).
  */
 import { ValidationError } from "./errors.js";
 import type { FieldError } from "./errors.js";
 import type { OwnerId, TaskId } from "./ids.js";
 import type { SchedulePolicy } from "./options.js";
-import { nextAfter } from "./schedule/schedule-spec.js";
+import { dstWarnings, nextAfter } from "./schedule/schedule-spec.js";
 import type { ScheduleSpec } from "./schedule/schedule-spec.js";
 import { isTerminalTaskStatus, TASK_LIMITS } from "./task.js";
 import type { Task, TaskUserFields } from "./task.js";
 import { THREAD_ID_PATTERN } from "./target.js";
+import { DAY_MS } from "./time.js";
 import type { Instant } from "./time.js";
 
 export interface CreateContext {
@@ -159,4 +160,22 @@ function keepAnchor(previous: ScheduleSpec, next: ScheduleSpec): ScheduleSpec {
   if (previous.type !== "interval" || next.type !== "interval") return next;
   if (previous.everyMs !== next.everyMs || previous.startAt !== next.startAt) return next;
   return { ...next, anchorAt: previous.anchorAt };
+}
+
+/** How far ahead DST warnings look. */
+const WARNING_HORIZON_MS = 366 * DAY_MS;
+
+/** What the owner should know about a task's schedule as created or edited: DST, and jitter too large. */
+export function taskWarnings(task: Task, now: Instant): string[] {
+  const warnings = [...dstWarnings(task.schedule, now, WARNING_HORIZON_MS)];
+  if (task.schedule.jitterMs > 0) {
+    const first = task.nextRunAt;
+    const second = first === null ? null : nextAfter(task.schedule, first);
+    if (first !== null && second !== null && second - first <= task.schedule.jitterMs) {
+      warnings.push(
+        "jitter is larger than the time between occurrences: fires are capped before the next one",
+      );
+    }
+  }
+  return warnings;
 }
