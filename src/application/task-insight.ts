@@ -6,10 +6,10 @@
 import { ValidationError } from "../domain/errors.js";
 import {
   EXPLAIN_MAX_HISTORY_ROWS,
-  explainAt,
   explainWindow,
   historyReachedWindow,
-} from "../domain/explain.js";
+} from "../domain/explain-window.js";
+import { explainAt } from "../domain/explain.js";
 import type { OwnerScope, RunRepository } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
 import { describeOccurrences } from "../domain/schedule/schedule-spec.js";

@@ -2,7 +2,8 @@
  * The read shapes of tasks and runs: snake_case JSON with RFC 3339 UTC timestamps, identical for the
  * library and the HTTP API (SPEC 7.1). Each edge maps internal names in exactly this one place.
  */
-import type { Explanation, NominalOccurrence } from "../domain/explain.js";
+import type { Explanation } from "../domain/explain.js";
+import type { NominalOccurrence } from "../domain/explain-window.js";
 import type { Run } from "../domain/run.js";
 import { civilFromDays, MS_PER_DAY } from "../domain/schedule/civil-time.js";
 import { scheduleToInput } from "../domain/schedule/schedule-spec.js";
