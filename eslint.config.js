@@ -50,6 +50,15 @@ export default tseslint.config(
     ["src/runtime/**/*.ts"],
     [{ group: ["../adapters/*"], message: "The runtime receives adapters already built." }],
   ),
+  layer(
+    ["src/adapters/storage/**/*.ts"],
+    [
+      {
+        group: ["**/domain/task-commands.js", "**/domain/task-fields.js"],
+        message: "A store writes the decision it is handed (docs/architecture.md#stores).",
+      },
+    ],
+  ),
   {
     files: ["**/*.js", "**/*.mjs"],
     extends: [tseslint.configs.disableTypeChecked],
