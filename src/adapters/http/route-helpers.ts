@@ -55,7 +55,7 @@ export function pageSizeOf(limit: string | undefined): number | undefined {
   return limit === undefined ? undefined : Number(limit);
 }
 
-/** Page sizes outside 1..200 are a limit problem naming it (SPEC 8). */
+/** Page sizes outside 1..200 are a limit problem naming it (`limit_exceeded`, docs/errors.md). */
 export const HTTP_LIMITS: ListLimits = Object.freeze({ checkPageSize: true });
 
 /** SPEC 8: a target's `input` is at most 256 KiB of JSON. */

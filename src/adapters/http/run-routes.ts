@@ -1,4 +1,4 @@
-/** `/v1/runs/{id}` (SPEC 7.2): read a run, and cancel it (SPEC 5.6). */
+/** `/v1/runs/{id}` (docs/api.md): read a run, and cancel it (docs/semantics.md#the-life-of-a-run). */
 import { actorOf, checkId } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";
 import type { RouteSpec } from "./route-spec.js";

@@ -1,5 +1,5 @@
 /**
- * The task commands (SPEC 4.3): pause, resume and cancel (each answers with the task and its ETag),
+ * The task commands (docs/api.md): pause, resume and cancel (each answers with the task and its ETag),
  * trigger and backfill (each answers 202 with the runs it queued).
  */
 import type { z } from "zod";

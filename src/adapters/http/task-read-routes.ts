@@ -1,5 +1,5 @@
 /**
- * What a task shows of itself (SPEC 4.3, 7.2): its runs by pages, its next fires, and why it did or did
+ * What a task shows of itself (docs/api.md): its runs by pages, its next fires, and why it did or did
  * not fire around an instant.
  */
 import { runQueryOf } from "../../application/scheduler-api.js";
