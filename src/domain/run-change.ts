@@ -134,9 +134,13 @@ export function launched(
   };
 }
 
-/** A run asked to stop that certainly never started: it ends `cancelled` with the reason it was asked. */
-export function cancelledBeforeStart(run: Run, now: Instant, task: RunTaskContext): RunChange {
-  const message = "cancelled before it started";
+/** A run that was asked to stop ends `cancelled`, keeping the reason it was asked, with `message`. */
+export function cancelledAsAsked(
+  run: Run,
+  now: Instant,
+  task: RunTaskContext,
+  message: string,
+): RunChange {
   return {
     run: moveRun(run, "cancelled", {
       ...finished(now),
@@ -145,6 +149,11 @@ export function cancelledBeforeStart(run: Run, now: Instant, task: RunTaskContex
     }),
     taskVerdict: verdictFor(run, task, "cancelled", message),
   };
+}
+
+/** A run asked to stop that certainly never started: it ends `cancelled` with the reason it was asked. */
+export function cancelledBeforeStart(run: Run, now: Instant, task: RunTaskContext): RunChange {
+  return cancelledAsAsked(run, now, task, "cancelled before it started");
 }
 
 /** The claim let go (the run is no longer launching under it). */

@@ -9,6 +9,7 @@
 import { moveRun } from "./run.js";
 import type { Run } from "./run.js";
 import {
+  cancelledAsAsked,
   cancelledBeforeStart,
   failAttempt,
   finished,
@@ -23,15 +24,7 @@ import type { Instant } from "./time.js";
 export function timeOutRun(run: Run, now: Instant, task: RunTaskContext): RunChange {
   const message = "the run did not finish before its run_timeout";
   if (run.cancelRequestedAt !== null) {
-    return {
-      run: moveRun(run, "cancelled", {
-        ...finished(now),
-        reason: run.reason ?? "cancel_requested",
-        error: message,
-      }),
-      taskVerdict: verdictFor(run, task, "cancelled", message),
-      cancelTarget: true,
-    };
+    return { ...cancelledAsAsked(run, now, task, message), cancelTarget: true };
   }
   if (run.targetRunId === null) {
     // SPEC 1.7 / 5.4: the launch was uncertain (no run id from the target), so it may still be running
