@@ -3,7 +3,8 @@
  * `MemoryTables`. The reference semantics of `TaskRepository` that the SQL stores must match.
  */
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
-import { NotFoundError, StaleVersionError } from "../../../domain/errors.js";
+import { NotFoundError } from "../../../domain/errors.js";
+import { decideMutation } from "../shared/task-mutation.js";
 import type { TaskId } from "../../../domain/ids.js";
 import { runId as toRunId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
@@ -20,7 +21,7 @@ import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import { threadScopeOf } from "../../../domain/target.js";
 import type { Instant } from "../../../domain/time.js";
-import { compareKeys, decodeCursor, encodeCursor } from "../shared/page-cursor.js";
+import { compareKeys, decodeCursor, pageOf } from "../shared/page-cursor.js";
 import type { CursorKey } from "../shared/page-cursor.js";
 import { newRunRow, runRow, taskRow } from "./memory-rows.js";
 import { admissionReport } from "../shared/admission-report.js";
@@ -78,11 +79,7 @@ export class MemoryTaskRepository implements TaskRepository {
         .filter((task) => matches(task, query))
         .filter((task) => after === null || compareKeys(taskKey(task), after) > 0)
         .sort((a, b) => compareKeys(taskKey(a), taskKey(b)));
-      const items = rows.slice(0, query.limit);
-      const last = items.at(-1);
-      const nextCursor =
-        rows.length > items.length && last !== undefined ? encodeCursor(taskKey(last)) : null;
-      return { items, nextCursor };
+      return pageOf(rows, query.limit, taskKey);
     });
   }
 
@@ -95,10 +92,7 @@ export class MemoryTaskRepository implements TaskRepository {
       const task = this.#visible(scope, id);
       if (task === undefined) throw new NotFoundError("task", id);
       const activeRuns = this.#activeRunsOf(id);
-      const mutation = decide({ task, activeRuns });
-      if (mutation.expectedVersion !== undefined && mutation.expectedVersion !== task.version) {
-        throw new StaleVersionError(mutation.expectedVersion, task.version);
-      }
+      const mutation = decideMutation({ task, activeRuns }, decide);
       if (mutation.task !== undefined) this.#tables.putTask(taskRow({ ...mutation.task, id }));
       const inserted = (mutation.newRuns ?? []).map((newRun) => this.#insertUnlessRepeated(newRun));
       for (const run of mutation.runUpdates ?? []) this.#updateRun(run);

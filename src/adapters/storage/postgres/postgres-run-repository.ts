@@ -28,7 +28,7 @@ import { PostgresClaim } from "./postgres-claim.js";
 import { claimedRunFromRow, claimedRunSelect } from "./postgres-claimed-run.js";
 import { wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
-import { decodeCursor, encodeCursor } from "../shared/page-cursor.js";
+import { decodeCursor, pageOf } from "../shared/page-cursor.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import {
   TASK_COLUMNS,
@@ -101,13 +101,7 @@ export class PostgresRunRepository implements RunRepository {
       query.limit + 1,
     ]);
     const runs = result.rows.map(runFromRow);
-    const items = runs.slice(0, query.limit);
-    const last = items.at(-1);
-    const nextCursor =
-      runs.length > query.limit && last !== undefined
-        ? encodeCursor([last.scheduledFor, last.id])
-        : null;
-    return { items, nextCursor };
+    return pageOf(runs, query.limit, (item) => [item.scheduledFor, item.id]);
   }
 
   claimRuns(

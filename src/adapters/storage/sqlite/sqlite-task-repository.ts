@@ -4,7 +4,8 @@
  * and its `SKIP LOCKED` at once (other writers wait; there is nothing to skip).
  */
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
-import { NotFoundError, StaleVersionError } from "../../../domain/errors.js";
+import { NotFoundError } from "../../../domain/errors.js";
+import { decideMutation } from "../shared/task-mutation.js";
 import type { TaskId } from "../../../domain/ids.js";
 import { runId as toRunId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
@@ -23,8 +24,8 @@ import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
 import { admissionReport } from "../shared/admission-report.js";
-import { decodeCursor, encodeCursor } from "../shared/page-cursor.js";
-import { settle } from "./sqlite-database.js";
+import { decodeCursor, pageOf } from "../shared/page-cursor.js";
+import { settle, StatementCache } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { brokenRunKey } from "./sqlite-errors.js";
 import { columnList, runFromNewRun, runFromRow, runToRow, TASK_COLUMNS } from "./sqlite-rows.js";
@@ -49,7 +50,6 @@ interface ScheduleFieldsRow {
 }
 
 export class SqliteTaskRepository implements TaskRepository {
-  readonly #db: SqliteDatabase;
   readonly #tx: SqliteTransactions;
   readonly #shared: SqliteStatements;
   readonly #newId: () => string;
@@ -59,7 +59,7 @@ export class SqliteTaskRepository implements TaskRepository {
   readonly #dueTasks: RowReader<[number, number], TaskRow>;
   readonly #writeAdmission: Statement<[ScheduleFieldsRow]>;
   readonly #nextDue: Statement<[], { next_run_at: number }>;
-  readonly #lists = new Map<string, Statement<[ListParams], TaskRow>>();
+  readonly #lists: StatementCache<[ListParams], TaskRow>;
 
   constructor(options: {
     db: SqliteDatabase;
@@ -68,7 +68,7 @@ export class SqliteTaskRepository implements TaskRepository {
     newId: () => string;
   }) {
     const db = options.db;
-    this.#db = db;
+    this.#lists = new StatementCache(db);
     this.#tx = options.tx;
     this.#shared = options.statements;
     this.#newId = options.newId;
@@ -141,11 +141,8 @@ export class SqliteTaskRepository implements TaskRepository {
         params["after_id"] = id;
       }
       const sql = `${TASK_SELECT} WHERE ${where.join(" AND ")} ORDER BY created_at, id LIMIT @limit`;
-      const rows = this.#list(sql).all(params);
-      const items = rows.slice(0, query.limit).map(taskFromRow);
-      const last = items.at(-1);
-      const more = rows.length > items.length && last !== undefined;
-      return { items, nextCursor: more ? encodeCursor([last.createdAt, last.id]) : null };
+      const rows = this.#lists.get(sql).all(params).map(taskFromRow);
+      return pageOf(rows, query.limit, (task) => [task.createdAt, task.id]);
     });
   }
 
@@ -159,10 +156,7 @@ export class SqliteTaskRepository implements TaskRepository {
         const task = this.#visible(scope, id);
         if (task === null) throw new NotFoundError("task", id);
         const activeRuns = this.#activeRunsOf([id]);
-        const mutation = decide({ task, activeRuns });
-        if (mutation.expectedVersion !== undefined && mutation.expectedVersion !== task.version) {
-          throw new StaleVersionError(mutation.expectedVersion, task.version);
-        }
+        const mutation = decideMutation({ task, activeRuns }, decide);
         if (mutation.task !== undefined) this.#updateTask.run(taskToRow({ ...mutation.task, id }));
         const inserted = (mutation.newRuns ?? []).map((newRun) =>
           this.#insertUnlessRepeated(newRun),
@@ -300,15 +294,6 @@ export class SqliteTaskRepository implements TaskRepository {
       if (key === "runs_backfill_occurrence_uq" || key === "runs_manual_key_uq") return null;
       throw error;
     }
-  }
-
-  #list(sql: string): Statement<[ListParams], TaskRow> {
-    let statement = this.#lists.get(sql);
-    if (statement === undefined) {
-      statement = this.#db.prepare<[ListParams], TaskRow>(sql);
-      this.#lists.set(sql, statement);
-    }
-    return statement;
   }
 }
 
