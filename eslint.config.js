@@ -60,6 +60,15 @@ export default tseslint.config(
       },
     ],
   ),
+  layer(
+    ["src/adapters/storage/**/*.ts"],
+    [
+      {
+        group: ["**/domain/task-commands.js", "**/domain/task-fields.js"],
+        message: "A store writes the decision it is handed (docs/architecture.md#stores).",
+      },
+    ],
+  ),
   {
     // punctual/client ships without the scheduler: it takes only types from it (docs/decisions.md).
     files: ["src/client.ts", "src/client/**/*.ts"],

@@ -5,46 +5,35 @@
 import { NotFoundError, ValidationError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
-import {
-  EXPLAIN_MAX_HISTORY_ROWS,
-  explainAt,
-  explainWindow,
-  historyReachedWindow,
-} from "../domain/explain.js";
 import { idempotencyKeyFor } from "../domain/occurrence.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
 import type { OwnerScope, RunQuery, TaskQuery, ThreadLookup } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
 import { requestRunCancel } from "../domain/run-transitions.js";
-import { runTaskContext } from "./dispatch-service.js";
-import { describeOccurrences, dstWarnings, nextAfter } from "../domain/schedule/schedule-spec.js";
+import { runTaskContext } from "../domain/run-change.js";
 import {
   backfillTask,
   cancelTask,
-  createTask,
   deleteTask,
-  editTask,
   pauseTask,
   resumeTask,
   triggerTask,
   validateClientKey,
 } from "../domain/task-commands.js";
+import { createTask, editTask, taskWarnings } from "../domain/task-fields.js";
 import type { CommandOutcome } from "../domain/task-commands.js";
 import type { Task, TaskUserFields } from "../domain/task.js";
-import { TASK_LIMITS, isTerminalTaskStatus } from "../domain/task.js";
 import { threadScopeOf } from "../domain/target.js";
-import { DAY_MS } from "../domain/time.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
 import { scopeOf } from "./actor.js";
+import { changeRunReported } from "./reported-change.js";
+import { checkPreviewCount, explainTask, previewSchedule, previewTask } from "./task-insight.js";
+import { NO_EVENTS } from "./scheduler-events.js";
+import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
-import {
-  instantFrom,
-  scheduleFrom,
-  taskFieldsFromCreate,
-  taskFieldsFromPatch,
-} from "./task-input.js";
-import { explanationView, occurrenceView, runView, taskView } from "./views.js";
+import { instantFrom, taskFieldsFromCreate, taskFieldsFromPatch } from "./task-input.js";
+import { runView, taskView } from "./views.js";
 import type { ExplanationView, OccurrenceView, PageView, RunView, TaskView } from "./views.js";
 
 /** Signals the service raises for the runtime (in-process wake-ups and cancel hooks). */
@@ -70,22 +59,14 @@ export interface TaskServiceDeps {
   /** False when the operator signs every webhook with one server-wide secret. @default true */
   readonly signsWithTaskSecret?: boolean;
   readonly signals: ServiceSignals;
+  /** Receives the status changes of runs the owner cancels. @default none */
+  readonly events?: EventSink;
 }
 
 export interface CreatedTask {
   readonly task: TaskView;
   readonly warnings: readonly string[];
 }
-
-function checkPreviewCount(count: number): void {
-  if (!Number.isInteger(count) || count < 1 || count > TASK_LIMITS.previewMax) {
-    throw ValidationError.of("count", `must be an integer from 1 to ${TASK_LIMITS.previewMax}`);
-  }
-}
-
-const WARNING_HORIZON_MS = 366 * DAY_MS;
-/** History page size for `explain` (the API's largest). */
-const EXPLAIN_PAGE_SIZE = 200;
 
 export class TaskService {
   readonly #deps: TaskServiceDeps;
@@ -107,7 +88,7 @@ export class TaskService {
     });
     await this.#deps.store.tasks.insertTask(task);
     this.#deps.signals.wake();
-    return { task: this.#view(task), warnings: this.#warnings(task, now) };
+    return { task: this.#view(task), warnings: taskWarnings(task, now) };
   }
 
   async get(actor: Actor, id: string): Promise<TaskView> {
@@ -144,7 +125,7 @@ export class TaskService {
     this.#deps.signals.wake();
     return {
       task: this.#view(task),
-      warnings: patch.schedule === undefined ? [] : this.#warnings(task, now),
+      warnings: patch.schedule === undefined ? [] : taskWarnings(task, now),
     };
   }
 
@@ -254,14 +235,17 @@ export class TaskService {
   /** Cancels a run: a queued run at once; a launched one is asked to stop (SPEC 5.6). */
   async cancelRun(actor: Actor, id: string, now: Instant): Promise<RunView> {
     const found = await this.#findRun(actor, id);
-    let owner = null as Task | null;
-    const change = await this.#deps.store.runs.changeRun(found.id, {}, (run, task) => {
-      owner = task;
-      return requestRunCancel(run, now, runTaskContext(task));
-    });
-    const run = change?.run ?? found;
-    if (change?.cancelTarget === true && owner !== null)
-      this.#deps.signals.cancelRequested(run, owner);
+    const changed = await changeRunReported(
+      this.#deps.store.runs,
+      this.#deps.events ?? NO_EVENTS,
+      found.id,
+      {},
+      (run, task) => requestRunCancel(run, now, runTaskContext(task)),
+    );
+    const run = changed?.change.run ?? found;
+    if (changed?.change.cancelTarget === true) {
+      this.#deps.signals.cancelRequested(run, changed.task);
+    }
     return runView(run);
   }
 
@@ -274,10 +258,7 @@ export class TaskService {
   ): Promise<{ occurrences: OccurrenceView[] }> {
     checkPreviewCount(count);
     const task = await this.#find(actor, id);
-    // An ended task (completed, failed, cancelled) fires no more; a paused one shows its schedule.
-    if (isTerminalTaskStatus(task.status)) return { occurrences: [] };
-    const from = task.decidedThrough > now ? task.decidedThrough : now;
-    return { occurrences: describeOccurrences(task.schedule, from, count).map(occurrenceView) };
+    return { occurrences: previewTask(task, count, now) };
   }
 
   /**
@@ -285,9 +266,7 @@ export class TaskService {
    * as `create` parses a task's schedule, so a bad field is the same `validation_failed`.
    */
   previewSchedule(input: unknown, count: number, now: Instant): { occurrences: OccurrenceView[] } {
-    checkPreviewCount(count);
-    const spec = scheduleFrom(input, now);
-    return { occurrences: describeOccurrences(spec, now, count).map(occurrenceView) };
+    return { occurrences: previewSchedule(input, count, now) };
   }
 
   /**
@@ -297,27 +276,8 @@ export class TaskService {
   async explain(actor: Actor, id: string, at: unknown, now: Instant): Promise<ExplanationView> {
     const instant = instantFrom(at, "at");
     const task = await this.#find(actor, id);
-    const window = explainWindow(task, instant);
-    const runs: Run[] = [];
-    let cursor: string | undefined;
-    let complete = false;
-    while (runs.length < EXPLAIN_MAX_HISTORY_ROWS) {
-      const page = await this.#deps.store.runs.listRuns(scopeOf(actor), task.id, {
-        limit: EXPLAIN_PAGE_SIZE,
-        ...(cursor === undefined ? {} : { cursor }),
-      });
-      runs.push(...page.items);
-      if (page.items.some((run) => historyReachedWindow(run, window, instant))) {
-        complete = true;
-        break;
-      }
-      if (page.nextCursor === null) {
-        complete = true;
-        break;
-      }
-      cursor = page.nextCursor;
-    }
-    return explanationView(explainAt({ task, at: instant, now, window, runs, complete }));
+    const runs = this.#deps.store.runs;
+    return explainTask({ runs, scope: scopeOf(actor), task, at: instant, now });
   }
 
   async #find(actor: Actor, id: string): Promise<Task> {
@@ -395,19 +355,5 @@ export class TaskService {
 
   #view(task: Task): TaskView {
     return taskView(task, this.#deps.signsWithTaskSecret ?? true);
-  }
-
-  #warnings(task: Task, now: Instant): string[] {
-    const warnings = [...dstWarnings(task.schedule, now, WARNING_HORIZON_MS)];
-    if (task.schedule.jitterMs > 0) {
-      const first = task.nextRunAt;
-      const second = first === null ? null : nextAfter(task.schedule, first);
-      if (first !== null && second !== null && second - first <= task.schedule.jitterMs) {
-        warnings.push(
-          "jitter is larger than the time between occurrences: fires are capped before the next one",
-        );
-      }
-    }
-    return warnings;
   }
 }

@@ -5,7 +5,8 @@
  * cannot drift apart.
  */
 import type { z } from "zod";
-import type { Explanation, NominalOccurrence } from "../domain/explain.js";
+import type { Explanation } from "../domain/explain.js";
+import type { NominalOccurrence } from "../domain/explain-window.js";
 import type { Run } from "../domain/run.js";
 import { civilFromDays, MS_PER_DAY } from "../domain/schedule/civil-time.js";
 import { scheduleToInput } from "../domain/schedule/schedule-spec.js";

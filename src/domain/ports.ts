@@ -8,7 +8,7 @@
  * transaction, locks the rows, calls `decide` with what it read, and writes exactly what it returns.
  */
 import type { AbortSignalLike } from "./abort.js";
-import type { Admission, ActiveRunView } from "./admission.js";
+import type { AdmissionWrite } from "./admit-task.js";
 import type { ClaimCandidate, ClaimSelectionInput } from "./claim.js";
 import type { PunctualError } from "./errors.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "./ids.js";
@@ -19,7 +19,7 @@ import type {
   ReconcileFinding,
   RunChange,
   RunTaskContext,
-} from "./run-transitions.js";
+} from "./run-change.js";
 import type { Task, TaskStatus } from "./task.js";
 import type { JsonValue, TargetKind } from "./target.js";
 import type { DurationMs, Instant } from "./time.js";
@@ -120,13 +120,13 @@ export interface TaskRepository {
   ): Promise<T>;
   /**
    * Admits up to `limit` enabled tasks with `next_run_at <= now`, skipping rows other replicas hold: for
-   * each, one transaction (or one per batch) that reads its active runs, calls `decide`, inserts the
-   * decisions, applies the cancellations and writes the task's schedule fields.
+   * each, one transaction (or one per batch) that reads its active runs, calls `decide`, and writes what
+   * it returns as it is: the new runs, the rewritten active runs and the task's schedule fields.
    */
   admitDueTasks(
     now: Instant,
     limit: number,
-    decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission,
+    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
   ): Promise<AdmissionReport>;
   /** The earliest `next_run_at` of an enabled task, for the coordinator's sleep. */
   nextDueAt(): Promise<Instant | null>;

@@ -6,18 +6,12 @@ import type { Logger } from "../application/logger.js";
 import { isPunctualError } from "../domain/errors.js";
 import type { LaunchedRun, RunLauncher } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
-import type { CompletionVerdict, LaunchOutcome } from "../domain/run-transitions.js";
+import type { CompletionVerdict, LaunchAnswer, LaunchOutcome } from "../domain/run-change.js";
 import type { Task } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
 import { LazyAbort } from "../application/lazy-abort.js";
 import { startTimer } from "./clock.js";
 import type { Clock } from "./clock.js";
-
-/** What a launch came to: the outcome to record, and a verdict already known at launch. */
-export interface LaunchAnswer {
-  readonly outcome: LaunchOutcome;
-  readonly completion?: CompletionVerdict;
-}
 
 export interface LaunchCallRequest {
   readonly launcher: RunLauncher;

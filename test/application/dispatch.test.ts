@@ -9,7 +9,7 @@ import type { Store } from "../../src/application/store.js";
 import { fencingToken } from "../../src/domain/ids.js";
 import type { RunId } from "../../src/domain/ids.js";
 import type { RunRepository } from "../../src/domain/ports.js";
-import type { CompletionVerdict } from "../../src/domain/run-transitions.js";
+import type { CompletionVerdict } from "../../src/domain/run-change.js";
 import type { Task } from "../../src/domain/task.js";
 import {
   ADMIN,
@@ -624,7 +624,6 @@ function interleavingStore(store: Store, between: () => Promise<void>): Store {
   };
   return {
     kind: store.kind,
-    capabilities: store.capabilities,
     tasks: store.tasks,
     runs: wrapped,
     replicas: store.replicas,

@@ -31,11 +31,7 @@ import type {
   ThreadLookup,
 } from "../../src/domain/ports.js";
 import type { Run } from "../../src/domain/run.js";
-import type {
-  LaunchOutcome,
-  ReconcileFinding,
-  RunChange,
-} from "../../src/domain/run-transitions.js";
+import type { LaunchOutcome, ReconcileFinding, RunChange } from "../../src/domain/run-change.js";
 import type { Task } from "../../src/domain/task.js";
 import { durationMs, instant } from "../../src/domain/time.js";
 import type { DurationMs, Instant } from "../../src/domain/time.js";

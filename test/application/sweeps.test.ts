@@ -4,7 +4,7 @@
  * the instant the coordinator may sleep until.
  */
 import { describe, expect, it } from "vitest";
-import type { ReconcileFinding } from "../../src/domain/run-transitions.js";
+import type { ReconcileFinding } from "../../src/domain/run-change.js";
 import type { Instant } from "../../src/domain/time.js";
 import {
   ALICE,

@@ -36,7 +36,14 @@ describe.skipIf(!storeEnabled("memory"))("memory store", () => {
   it("declares what it cannot do", () => {
     const store = openMemoryStore();
     expect(store.kind).toBe("memory");
-    expect(store.capabilities).toEqual({ shared: false, notifies: false, hasClock: false });
+    // The optional ports it offers (docs/architecture.md#stores).
+    expect({
+      wakes: "wakes" in store,
+      referenceClock: "referenceClock" in store,
+    }).toEqual({
+      wakes: false,
+      referenceClock: false,
+    });
   });
 
   it("hands out frozen rows", async () => {

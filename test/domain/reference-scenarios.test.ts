@@ -22,22 +22,12 @@ import {
   RUN_STATUSES,
 } from "../../src/domain/run.js";
 import type { Run } from "../../src/domain/run.js";
-import {
-  applyLaunchOutcome,
-  completeRun,
-  loseRunWithReplica,
-  timeOutRun,
-} from "../../src/domain/run-transitions.js";
-import type { LaunchOutcome, RunChange } from "../../src/domain/run-transitions.js";
-import {
-  activeView,
-  createTask,
-  deleteTask,
-  editTask,
-  pauseTask,
-  resumeTask,
-  triggerTask,
-} from "../../src/domain/task-commands.js";
+import { applyLaunchOutcome, completeRun } from "../../src/domain/run-transitions.js";
+import { loseRunWithReplica, timeOutRun } from "../../src/domain/run-recovery.js";
+import type { LaunchOutcome, RunChange } from "../../src/domain/run-change.js";
+import { activeView } from "../../src/domain/admit-task.js";
+import { createTask, editTask } from "../../src/domain/task-fields.js";
+import { deleteTask, pauseTask, resumeTask, triggerTask } from "../../src/domain/task-commands.js";
 import type { Task } from "../../src/domain/task.js";
 import type { Instant } from "../../src/domain/time.js";
 import {

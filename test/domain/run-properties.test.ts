@@ -16,13 +16,15 @@ import {
   cancelRun,
   claimRun,
   completeRun,
-  expireQueuedRun,
   heartbeatRun,
+} from "../../src/domain/run-transitions.js";
+import {
+  expireQueuedRun,
   loseRunWithReplica,
   reconcileExpiredClaim,
   timeOutRun,
-} from "../../src/domain/run-transitions.js";
-import type { RunChange } from "../../src/domain/run-transitions.js";
+} from "../../src/domain/run-recovery.js";
+import type { RunChange } from "../../src/domain/run-change.js";
 import { buildRun, ctxOf, LEASE_MS, MINUTE, plus, policy, T0 } from "./builders.js";
 
 type Event =

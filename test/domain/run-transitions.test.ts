@@ -14,21 +14,23 @@ import {
   cancelRun,
   claimRun,
   completeRun,
-  expireQueuedRun,
   heartbeatRun,
+} from "../../src/domain/run-transitions.js";
+import {
+  expireQueuedRun,
   loseRunWithReplica,
   reconcileExpiredClaim,
   reconcileUncertainLaunch,
-  retryBackoffMs,
   timeOutRun,
-} from "../../src/domain/run-transitions.js";
+} from "../../src/domain/run-recovery.js";
+import { retryBackoffMs } from "../../src/domain/run-change.js";
 import type {
   LaunchOutcome,
   RunChange,
   RunTaskContext,
   TaskLaunchPatch,
   TaskVerdictPatch,
-} from "../../src/domain/run-transitions.js";
+} from "../../src/domain/run-change.js";
 import type { DurationMs, Instant } from "../../src/domain/time.js";
 import {
   buildRun,

@@ -9,18 +9,17 @@ import type { ErrorCode } from "../../src/domain/errors.js";
 import type { RunId, ThreadId } from "../../src/domain/ids.js";
 import { newRunFromDecision } from "../../src/domain/new-run.js";
 import type { Run } from "../../src/domain/run.js";
+import { activeView } from "../../src/domain/admit-task.js";
 import {
-  activeView,
   applyAdmission,
   backfillTask,
   cancelTask,
-  createTask,
   deleteTask,
-  editTask,
   pauseTask,
   resumeTask,
   triggerTask,
 } from "../../src/domain/task-commands.js";
+import { createTask, editTask } from "../../src/domain/task-fields.js";
 import type { Task } from "../../src/domain/task.js";
 import type { Instant } from "../../src/domain/time.js";
 import {

@@ -7,15 +7,11 @@ import { describe, expect, it } from "vitest";
 import { admit } from "../../src/domain/admission.js";
 import { newRunFromDecision } from "../../src/domain/new-run.js";
 import type { Run } from "../../src/domain/run.js";
-import {
-  applyLaunchOutcome,
-  completeRun,
-  expireQueuedRun,
-  loseRunWithReplica,
-  timeOutRun,
-} from "../../src/domain/run-transitions.js";
-import type { RunChange } from "../../src/domain/run-transitions.js";
-import { backfillTask, cancelTask, editTask, triggerTask } from "../../src/domain/task-commands.js";
+import { applyLaunchOutcome, completeRun } from "../../src/domain/run-transitions.js";
+import { expireQueuedRun, loseRunWithReplica, timeOutRun } from "../../src/domain/run-recovery.js";
+import type { RunChange } from "../../src/domain/run-change.js";
+import { backfillTask, cancelTask, triggerTask } from "../../src/domain/task-commands.js";
+import { editTask } from "../../src/domain/task-fields.js";
 import type { Task, TaskStatus } from "../../src/domain/task.js";
 import { TASK_STATUSES } from "../../src/domain/task.js";
 import {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postgres } from "../../src/composition.js";
+import { postgres } from "../../src/adapters/storage/postgres/postgres-store.js";
 import { ensureBuilt } from "../e2e/build.js";
 import { createPostgresTestDatabase, raceTestsRunnable } from "../helpers/postgres.js";
 import type { PostgresTestDatabase } from "../helpers/postgres.js";

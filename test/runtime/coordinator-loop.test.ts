@@ -25,7 +25,6 @@ function flakyStore(clock: VirtualClock) {
   const tasks = base.tasks;
   const store: Store = {
     kind: base.kind,
-    capabilities: base.capabilities,
     tasks: {
       insertTask: (task) => tasks.insertTask(task),
       findTask: (scope, id) => tasks.findTask(scope, id),
@@ -189,7 +188,7 @@ describe("Coordinator loop", () => {
     const applied: number[] = [];
     const h = createHarness({
       start: T0,
-      coordinator: { measureClockOffset: () => Promise.resolve(offsets.shift() ?? 0) },
+      referenceClock: { measureOffsetMs: () => Promise.resolve(offsets.shift() ?? 0) },
       applyClockOffset: (ms) => applied.push(ms),
     });
     await h.tick();

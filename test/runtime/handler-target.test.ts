@@ -8,7 +8,7 @@ import type {
   Handler,
   HandlerContext,
 } from "../../src/adapters/launchers/handler/handler-launcher.js";
-import type { OpenedStore, StoreFactory } from "../../src/composition.js";
+import type { StoreFactory } from "../../src/application/store.js";
 import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 import { flushPromises } from "../../src/runtime/clock.js";
@@ -220,10 +220,7 @@ describe("handler target", () => {
 
   it("lets a replica claim only handler runs it has a handler for", async () => {
     const shared = createMemoryStore({ newId: createIdGenerator() });
-    const factory: StoreFactory = {
-      kind: "memory",
-      open: (): Promise<OpenedStore> => Promise.resolve({ store: shared }),
-    };
+    const factory: StoreFactory = { open: () => Promise.resolve(shared) };
     const ran: string[] = [];
     const alpha = createTestScheduler({
       start: T0,

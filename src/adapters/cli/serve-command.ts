@@ -6,7 +6,7 @@
  * at once.
  */
 import { Command, CommanderError } from "commander";
-import { processIo, stopSignals } from "./process-io.js";
+import { processIo, runUntilSignal } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
 import { createServer, storeFromDatabaseUrl } from "../../composition.js";
 import type { Instant } from "../../domain/time.js";
@@ -84,37 +84,32 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     runCoordinator: options.coordinator,
     ...targetOptionsOf(io.env, (message) => usage(io, message)),
   });
-  const { signalled, stop: stopListening } = stopSignals(io, logger);
-  try {
-    const baseUrl = await server.start();
-    logger.info(
-      {
-        url: baseUrl,
-        database: redactUrl(url),
-        coordinator: options.coordinator,
-        handlers: ["log", ...Object.keys(handlers)],
-      },
-      "punctual serving",
-    );
-    if (options.initToken === true && !(await server.tokens.hasActiveToken())) {
-      const { secret } = await server.tokens.create(
-        { owner: "local", admin: true, label: "first run" },
-        Date.now() as Instant,
+  return runUntilSignal({
+    io,
+    logger,
+    start: () => server.start(),
+    started: async (baseUrl) => {
+      logger.info(
+        {
+          url: baseUrl,
+          database: redactUrl(url),
+          coordinator: options.coordinator,
+          handlers: ["log", ...Object.keys(handlers)],
+        },
+        "punctual serving",
       );
-      io.stdout(firstRunMessage(baseUrl, secret));
-    }
-    const signal = await signalled;
-    logger.info({ signal }, "stopping (signal again to exit now)");
-    await server.stop();
-    logger.info({}, "punctual stopped");
-    logger.flush();
-    return 0;
-  } catch (error) {
-    await server.stop().catch(() => undefined);
-    throw error;
-  } finally {
-    stopListening();
-  }
+      if (options.initToken === true && !(await server.tokens.hasActiveToken())) {
+        const { secret } = await server.tokens.create(
+          { owner: "local", admin: true, label: "first run" },
+          Date.now() as Instant,
+        );
+        io.stdout(firstRunMessage(baseUrl, secret));
+      }
+    },
+    stop: () => server.stop(),
+    stopping: "stopping (signal again to exit now)",
+    stopped: "punctual stopped",
+  });
 }
 
 export function serveCommand(io: ServeIo = processIo): Command {

@@ -10,7 +10,7 @@
 import { z } from "zod";
 import type { RunObservation } from "../../domain/ports.js";
 import type { ClaimedRun } from "../../domain/ports.js";
-import type { RunChange, CompletionVerdict } from "../../domain/run-transitions.js";
+import type { RunChange, CompletionVerdict } from "../../domain/run-change.js";
 import {
   IllegalTransitionError,
   LimitExceededError,

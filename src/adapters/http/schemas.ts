@@ -12,6 +12,7 @@ import {
   runListFiltersSchema,
   taskListFiltersSchema,
 } from "../../application/command-input.js";
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "../../application/scheduler-api.js";
 import { durationInputSchema, jsonValueSchema } from "../../application/input-primitives.js";
 import {
   cronScheduleInputSchema,
@@ -54,10 +55,6 @@ import {
   taskViewSchema,
   webhookTargetViewSchema,
 } from "../../application/view-schemas.js";
-
-/** SPEC 8: a page holds at most 200 items. */
-export const PAGE_SIZE_MAX = 200;
-export const PAGE_SIZE_DEFAULT = 50;
 
 const fieldErrorSchema = z.object({ field: z.string(), message: z.string() });
 

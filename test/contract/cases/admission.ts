@@ -3,7 +3,7 @@
  * first, writes missed ranges and the `decided_through` watermark, and writes only the schedule fields.
  */
 import { describe, expect, it } from "vitest";
-import { admit } from "../../../src/domain/admission.js";
+import { activeView, admitTask } from "../../../src/domain/admit-task.js";
 import type { ActiveRunView } from "../../../src/domain/admission.js";
 import { idempotencyKeyFor } from "../../../src/domain/occurrence.js";
 import type { Run } from "../../../src/domain/run.js";
@@ -71,16 +71,16 @@ export function describeAdmission(ctx: ContractContext): void {
       });
     });
 
-    it("hands decide each due task with views of its active runs", async () => {
+    it("hands decide each due task with its active runs", async () => {
       const store = ctx.store();
       const task = await insertTask(store, { options: { overlap: "allow_all" } });
       const launching = await triggerRun(store, ALL, task.id, "k1", minute(0, 1));
       const queued = await triggerRun(store, ALL, task.id, "k2", minute(0, 2));
       await claimDue(store, minute(0, 3), { limit: 1 });
       const seen: { task: Task; views: readonly ActiveRunView[] }[] = [];
-      await store.tasks.admitDueTasks(minute(1), 10, (current, views) => {
-        seen.push({ task: current, views });
-        return admit({ task: current, now: minute(1), activeRuns: views });
+      await store.tasks.admitDueTasks(minute(1), 10, (current, activeRuns) => {
+        seen.push({ task: current, views: activeRuns.map(activeView) });
+        return admitTask(current, activeRuns, minute(1)).write;
       });
       expect(seen).toHaveLength(1);
       expect(seen[0]!.task.id).toBe(task.id);

@@ -20,7 +20,7 @@ import type {
   RunObservation,
 } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import type { ReconcileFinding } from "../../../domain/run-transitions.js";
+import type { ReconcileFinding } from "../../../domain/run-change.js";
 import type { AgentTarget } from "../../../domain/target.js";
 import type { Task } from "../../../domain/task.js";
 import type { AgentReply, FetchLike } from "./agent-http.js";

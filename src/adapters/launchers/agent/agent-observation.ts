@@ -5,7 +5,7 @@
  * `status` and an `error` text). Pure: no I/O, never throws.
  */
 import type { RunObservation } from "../../../domain/ports.js";
-import type { CompletionVerdict } from "../../../domain/run-transitions.js";
+import type { CompletionVerdict } from "../../../domain/run-change.js";
 import { PUNCTUAL_METADATA } from "./agent-run-request.js";
 
 /** The verdict for a run the server no longer knows: `rollback` deletes a run and its checkpoints. */

@@ -10,7 +10,7 @@ import { LaunchFailedError, LaunchIndeterminateError } from "../../../domain/err
 import type { RunId } from "../../../domain/ids.js";
 import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import type { CompletionVerdict, ReconcileFinding } from "../../../domain/run-transitions.js";
+import type { CompletionVerdict, ReconcileFinding } from "../../../domain/run-change.js";
 import type { JsonValue } from "../../../domain/target.js";
 import { TASK_LIMITS } from "../../../domain/task.js";
 

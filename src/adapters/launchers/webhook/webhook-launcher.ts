@@ -10,7 +10,7 @@ import type { AbortSignalLike } from "../../../domain/abort.js";
 import { LaunchFailedError, LaunchIndeterminateError } from "../../../domain/errors.js";
 import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import type { ReconcileFinding } from "../../../domain/run-transitions.js";
+import type { ReconcileFinding } from "../../../domain/run-change.js";
 import type { WebhookTarget } from "../../../domain/target.js";
 import type { Task } from "../../../domain/task.js";
 import type { HostResolver, ResolvedAddress } from "./address-guard.js";

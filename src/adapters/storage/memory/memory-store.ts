@@ -6,7 +6,7 @@
 import type {
   MigrationStatus,
   Store,
-  StoreCapabilities,
+  StoreFactory,
   StoreOptions,
 } from "../../../application/store.js";
 import { MemoryIdempotencyRepository } from "./memory-idempotency-repository.js";
@@ -23,15 +23,8 @@ const CURRENT: MigrationStatus = Object.freeze({
   current: true,
 });
 
-const CAPABILITIES: StoreCapabilities = Object.freeze({
-  shared: false,
-  notifies: false,
-  hasClock: false,
-});
-
 export class MemoryStore implements Store {
   readonly kind = "memory" as const;
-  readonly capabilities = CAPABILITIES;
   readonly tasks: MemoryTaskRepository;
   readonly runs: MemoryRunRepository;
   readonly replicas: MemoryReplicaRegistry;
@@ -81,4 +74,9 @@ export class MemoryStore implements Store {
  */
 export function createMemoryStore(options: StoreOptions): MemoryStore {
   return new MemoryStore(options);
+}
+
+/** An in-memory store: nothing survives the process (tests, `punctual/testing`). */
+export function memoryStore(): StoreFactory {
+  return { open: ({ newId }) => Promise.resolve(createMemoryStore({ newId })) };
 }

@@ -4,10 +4,10 @@
  * domain decides, and the decisions, cancellations and schedule fields are written in three statements.
  * Writes only the task's schedule fields (and `last_error` when the admission sets it).
  */
-import type { ActiveRunView, Admission, AdmissionTaskFields } from "../../../domain/admission.js";
+import type { AdmissionTaskFields } from "../../../domain/admission.js";
+import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import type { AdmissionReport } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import { activeView, applyAdmission } from "../../../domain/task-commands.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import type { PostgresContext } from "./postgres-context.js";
@@ -53,7 +53,7 @@ const OCCURRENCE_COLUMNS: readonly Column[] = [
 interface AdmitArgs {
   readonly now: Instant;
   readonly limit: number;
-  readonly decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission;
+  readonly decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite;
 }
 
 /** An admission written without a savepoint met an occurrence already decided. */
@@ -117,13 +117,12 @@ export class PostgresAdmission {
       );
       let admissions = tasks.map((task) => {
         const activeRuns = active.filter((run) => run.taskId === task.id);
-        const admission = args.decide(task, activeRuns.map(activeView));
-        const outcome = applyAdmission(task, activeRuns, admission, args.now);
+        const write = args.decide(task, activeRuns);
         return {
           task,
-          fields: admission.task,
-          newRuns: outcome.newRuns.map((newRun) => materializeRun(newRun, ctx.newId())),
-          runUpdates: outcome.runUpdates,
+          fields: write.fields,
+          newRuns: write.newRuns.map((newRun) => materializeRun(newRun, ctx.newId())),
+          runUpdates: write.runUpdates,
         };
       });
       if (!careful) {
