@@ -3,7 +3,7 @@
  * to each flavor, and how every kind of answer (or silence) becomes exactly one launch outcome.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { AgentTransportError } from "../../../src/adapters/launchers/agent/agent-http.js";
+import { TransportError } from "../../../src/adapters/launchers/transport-error.js";
 import { AgentLauncher } from "../../../src/adapters/launchers/agent/agent-launcher.js";
 import type { AgentLauncherOptions } from "../../../src/adapters/launchers/agent/agent-launcher.js";
 import type { AgentServerConfig } from "../../../src/adapters/launchers/agent/agent-servers.js";
@@ -234,7 +234,7 @@ describe("AgentLauncher.launch: outcomes", () => {
     const run = agentRun(task);
     const error = await failure(launch(launcherFor(server), task, run));
     expect(error).toBeInstanceOf(LaunchIndeterminateError);
-    expect(error.cause).toBeInstanceOf(AgentTransportError);
+    expect(error.cause).toBeInstanceOf(TransportError);
     expect(server.runsOf(run.threadId)).toHaveLength(1);
   });
 
@@ -252,7 +252,7 @@ describe("AgentLauncher.launch: outcomes", () => {
     });
     const refused = await failure(launch(dead, agentTask()));
     expect(refused).toBeInstanceOf(LaunchFailedError);
-    expect((refused.cause as AgentTransportError).mayHaveArrived).toBe(false);
+    expect((refused.cause as TransportError).mayHaveArrived).toBe(false);
 
     const dns = Object.assign(new Error("getaddrinfo ENOTFOUND agent.test"), { code: "ENOTFOUND" });
     const unresolved = new AgentLauncher({

@@ -8,11 +8,7 @@
 import type { Logger } from "../../../application/logger.js";
 import { silentLogger } from "../../../application/logger.js";
 import type { AbortSignalLike } from "../../../domain/abort.js";
-import {
-  LaunchFailedError,
-  LaunchIndeterminateError,
-  ThreadBusyError,
-} from "../../../domain/errors.js";
+import { LaunchFailedError, ThreadBusyError } from "../../../domain/errors.js";
 import type {
   LaunchedRun,
   LaunchRequest,
@@ -24,12 +20,13 @@ import type { ReconcileFinding } from "../../../domain/run-transitions.js";
 import type { AgentTarget } from "../../../domain/target.js";
 import type { Task } from "../../../domain/task.js";
 import type { AgentReply, FetchLike } from "./agent-http.js";
-import { agentExchange, agentPath, AgentTransportError } from "./agent-http.js";
+import { agentExchange, agentPath } from "./agent-http.js";
 import { detailOf, launchedFrom, launchError } from "./agent-launch-reply.js";
 import { agentRunRefOf, DISAPPEARED_RUN, observationFromAgentRun } from "./agent-observation.js";
 import { createRunBody, createsThread, isLaunchOf } from "./agent-run-request.js";
 import type { AgentServerConfig } from "./agent-servers.js";
 import { launchContractError } from "../launch-contract.js";
+import { launchErrorOfTransport } from "../transport-error.js";
 
 export interface AgentLauncherOptions {
   /** The configured agent servers (see `parseAgentServers`); a target naming another fails to launch. */
@@ -104,7 +101,7 @@ export class AgentLauncher implements RunLauncher {
       try {
         reply = await this.#request(server, "POST", path, signal, body);
       } catch (error) {
-        throw launchTransportError(error);
+        throw launchErrorOfTransport(error, `agent server "${server.name}"`);
       }
       if (isSuccess(reply)) return launchedFrom(reply, server.name, run.threadId);
       const error = launchError(reply, server.name);
@@ -279,12 +276,4 @@ export class AgentLauncher implements RunLauncher {
 
 function isSuccess(reply: AgentReply): boolean {
   return reply.status >= 200 && reply.status < 300;
-}
-
-/** A transport failure of the create-run request, by whether the server may have received it. */
-function launchTransportError(error: unknown): unknown {
-  if (!(error instanceof AgentTransportError)) return error;
-  return error.mayHaveArrived
-    ? new LaunchIndeterminateError(`${error.message} (the run may have started)`, { cause: error })
-    : new LaunchFailedError(error.message, { cause: error });
 }
