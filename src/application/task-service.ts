@@ -26,6 +26,7 @@ import {
   editTask,
   pauseTask,
   resumeTask,
+  supersededByTrigger,
   triggerTask,
   validateClientKey,
 } from "../domain/task-commands.js";
@@ -207,10 +208,29 @@ export class TaskService {
     const key = idempotencyKeyFor(task.id, "manual", clientKey);
     const existing = await this.#deps.store.runs.findManualRun(task.id, key);
     if (existing !== null) return runView(existing);
-    const run = await this.#deps.store.tasks.mutateTask(scopeOf(actor), task.id, (locked) => ({
-      newRuns: [triggerTask(locked.task, locked.activeRuns, { now, clientKey })],
-      result: (inserted) => inserted[0] ?? null,
-    }));
+    const { run, superseded } = await this.#deps.store.tasks.mutateTask(
+      scopeOf(actor),
+      task.id,
+      (locked) => {
+        const newRun = triggerTask(locked.task, locked.activeRuns, { now, clientKey });
+        // A repeat of a trigger still active is that trigger: it supersedes nothing (and not itself).
+        const repeat = locked.activeRuns.some((r) => r.idempotencyKey === newRun.idempotencyKey);
+        const others = repeat
+          ? { task: locked.task, runUpdates: [], cancelTargets: [] }
+          : supersededByTrigger(locked.task, locked.activeRuns, now);
+        return {
+          ...(others.task === locked.task ? {} : { task: others.task }),
+          newRuns: [newRun],
+          runUpdates: others.runUpdates,
+          result: (inserted) => ({
+            run: inserted[0] ?? null,
+            // A trigger that lost the race on its key changed nothing (the store wrote nothing).
+            superseded: inserted[0] === null ? [] : others.cancelTargets,
+          }),
+        };
+      },
+    );
+    for (const stopped of superseded) this.#deps.signals.cancelRequested(stopped, task);
     this.#deps.signals.wake();
     if (run !== null) return runView(run);
     // Another request with the same key won the race: answer with its run.
