@@ -95,7 +95,12 @@ export type LaunchOutcome =
     }
   | { readonly kind: "busy"; readonly message: string }
   | { readonly kind: "failed"; readonly message: string }
-  | { readonly kind: "indeterminate"; readonly message: string };
+  | {
+      readonly kind: "indeterminate";
+      readonly message: string;
+      /** When the request was sent: the run may have started from then on (its `launched_at`). */
+      readonly sentAt?: Instant;
+    };
 
 /** Exponential backoff with deterministic jitter (up to +50%), capped at `maxDelayMs`. */
 export function retryBackoffMs(retry: RetryOptions, failures: number, seed: string): DurationMs {
@@ -115,13 +120,20 @@ export function applyLaunchOutcome(
   switch (outcome.kind) {
     case "launched":
     case "indeterminate":
-      return launched(run, now, task.options, {
-        targetRunId: outcome.kind === "launched" ? outcome.targetRunId : null,
-        error:
-          outcome.kind === "indeterminate"
-            ? `launch outcome unknown, treated as launched: ${outcome.message}`
-            : (outcome.threadMismatch ?? null),
-      });
+      // An uncertain launch may have started when its request was sent, not when it timed out: the
+      // later instant would inflate lateness and push back its deadline and its reconciliation.
+      return launched(
+        run,
+        outcome.kind === "indeterminate" ? (outcome.sentAt ?? now) : now,
+        task.options,
+        {
+          targetRunId: outcome.kind === "launched" ? outcome.targetRunId : null,
+          error:
+            outcome.kind === "indeterminate"
+              ? `launch outcome unknown, treated as launched: ${outcome.message}`
+              : (outcome.threadMismatch ?? null),
+        },
+      );
     case "busy":
       // Nothing started: a run asked to stop ends here instead of waiting for the thread again.
       if (run.cancelRequestedAt !== null) return cancelledBeforeStart(run, now, task);
@@ -161,25 +173,26 @@ export function applyLaunchAnswer(
   );
 }
 
+/** The run started at `launchedAt` (the run timeout counts from there, SPEC 5.5). */
 function launched(
   run: Run,
-  now: Instant,
+  launchedAt: Instant,
   options: TaskOptions,
   fields: { targetRunId: string | null; error: string | null },
 ): RunChange {
-  const latenessMs = Math.max(0, now - run.fireAt);
+  const latenessMs = Math.max(0, launchedAt - run.fireAt);
   return {
     run: moveRun(run, "running", {
       claimToken: null,
       claimExpiresAt: null,
       targetRunId: fields.targetRunId,
-      launchedAt: now,
-      deadlineAt: (now + options.runTimeoutMs) as Instant,
+      launchedAt,
+      deadlineAt: (launchedAt + options.runTimeoutMs) as Instant,
       latenessMs,
       late: latenessMs > options.lateAfterMs,
       error: fields.error,
     }),
-    taskLaunch: { lastRunAt: now, lastRunId: run.id, runCountIncrement: 1 },
+    taskLaunch: { lastRunAt: launchedAt, lastRunId: run.id, runCountIncrement: 1 },
     cancelTarget: run.cancelRequestedAt !== null,
   };
 }
@@ -444,7 +457,12 @@ export function loseRunWithReplica(run: Run, now: Instant, task: RunTaskContext)
 
 /** What the target said about a run whose launch claim expired (SPEC 5.2). */
 export type ReconcileFinding =
-  | { readonly kind: "found"; readonly targetRunId: string | null }
+  | {
+      readonly kind: "found";
+      readonly targetRunId: string | null;
+      /** When the target says it created the run, if it says. */
+      readonly createdAt?: Instant | null;
+    }
   | { readonly kind: "absent" }
   | { readonly kind: "unknown" };
 
@@ -458,11 +476,13 @@ export function reconcileExpiredClaim(
   ctx: { now: Instant; task: RunTaskContext },
 ): RunChange {
   switch (finding.kind) {
-    case "found":
-      return launched(run, ctx.now, ctx.task.options, {
+    case "found": {
+      const createdAt = finding.createdAt ?? ctx.now;
+      return launched(run, createdAt < ctx.now ? createdAt : ctx.now, ctx.task.options, {
         targetRunId: finding.targetRunId,
         error: null,
       });
+    }
     case "unknown":
       return launched(run, ctx.now, ctx.task.options, {
         targetRunId: null,
@@ -492,7 +512,14 @@ export function reconcileUncertainLaunch(
     case "found":
       return finding.targetRunId === null
         ? null
-        : { run: { ...run, targetRunId: finding.targetRunId, error: null } };
+        : {
+            run: {
+              ...run,
+              ...correctedLaunch(run, finding.createdAt ?? null, ctx),
+              targetRunId: finding.targetRunId,
+              error: null,
+            },
+          };
     case "unknown":
       return null;
     case "absent":
@@ -510,6 +537,28 @@ export function reconcileUncertainLaunch(
         }),
       };
   }
+}
+
+/**
+ * The launch fields of an uncertain launch once the target says when it created the run: `launched_at`
+ * becomes that instant, kept between the request's sending and now (the target's clock may be skewed),
+ * and the deadline and lateness follow it. Nothing changes when the target gives no instant.
+ */
+function correctedLaunch(
+  run: Run,
+  createdAt: Instant | null,
+  ctx: { now: Instant; task: RunTaskContext },
+): Partial<Run> {
+  if (createdAt === null || run.launchedAt === null) return {};
+  const launchedAt = Math.min(ctx.now, Math.max(run.launchedAt, createdAt)) as Instant;
+  const latenessMs = Math.max(0, launchedAt - run.fireAt);
+  const options = ctx.task.options;
+  return {
+    launchedAt,
+    deadlineAt: run.deadlineAt === null ? null : ((launchedAt + options.runTimeoutMs) as Instant),
+    latenessMs,
+    late: latenessMs > options.lateAfterMs,
+  };
 }
 
 /** A heartbeat from a running run's target: its deadline moves to `now + run_timeout` (SPEC 5.5). */
