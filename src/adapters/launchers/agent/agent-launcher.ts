@@ -22,8 +22,9 @@ import type { Task } from "../../../domain/task.js";
 import type { AgentReply, FetchLike } from "./agent-http.js";
 import { agentExchange, agentPath } from "./agent-http.js";
 import { detailOf, launchedFrom, launchError } from "./agent-launch-reply.js";
-import { agentRunRefOf, DISAPPEARED_RUN, observationFromAgentRun } from "./agent-observation.js";
-import { createRunBody, createsThread, isLaunchOf } from "./agent-run-request.js";
+import { DISAPPEARED_RUN, observationFromAgentRun } from "./agent-observation.js";
+import { createRunBody, createsThread } from "./agent-run-request.js";
+import { findLaunch } from "./agent-run-search.js";
 import type { AgentServerConfig } from "./agent-servers.js";
 import { launchContractError } from "../launch-contract.js";
 import { launchErrorOfTransport } from "../transport-error.js";
@@ -41,12 +42,8 @@ export interface AgentLauncherOptions {
   readonly fetch?: FetchLike;
 }
 
-/** How many runs one list request asks for, and how many pages a search reads before giving up. */
-const PAGE_SIZE = 100;
-const MAX_PAGES = 10;
 const NEVER_ABORTED: AbortSignalLike = new AbortController().signal;
 const UNKNOWN: { readonly kind: "unknown" } = { kind: "unknown" };
-const ABSENT: ReconcileFinding = { kind: "absent" };
 
 export class AgentLauncher implements RunLauncher {
   readonly #servers: ReadonlyMap<string, AgentServerConfig>;
@@ -119,8 +116,9 @@ export class AgentLauncher implements RunLauncher {
   }
 
   /**
-   * SPEC 5.4: the servers have no idempotency key, so an uncertain launch is looked for among the
-   * thread's runs by `metadata.punctual_run_id` (and the idempotency key). Never launches.
+   * SPEC 5.4: the servers have no idempotency key, so an uncertain launch is looked for by the metadata
+   * punctual tagged it with (agent-run-search.ts). Found, or unknown (never absent: no server can prove
+   * that a request it may still be carrying out will not create the run). Never launches.
    */
   async reconcile(run: Run, task: Task, signal: AbortSignalLike): Promise<ReconcileFinding> {
     try {
@@ -235,42 +233,15 @@ export class AgentLauncher implements RunLauncher {
     );
   }
 
-  /** Pages through the thread's runs (newest first) for the one tagged with `run`'s id. */
-  async #search(
-    server: AgentServerConfig,
-    run: Run,
-    signal: AbortSignalLike,
-  ): Promise<ReconcileFinding> {
-    const seen = new Set<string>();
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const path = `${agentPath("threads", run.threadId, "runs")}?limit=${PAGE_SIZE}&offset=${page * PAGE_SIZE}`;
-      const reply = await this.#request(server, "GET", path, signal);
-      if (reply.status === 404) return ABSENT;
-      if (!isSuccess(reply) || !Array.isArray(reply.body)) {
-        this.#log.warn(
-          { runId: run.id, status: reply.status, detail: detailOf(reply) },
-          "the agent server did not list the thread's runs",
-        );
-        return UNKNOWN;
-      }
-      const listed = reply.body as unknown[];
-      let fresh = 0;
-      for (const item of listed) {
-        const ref = agentRunRefOf(item);
-        if (ref === null || seen.has(ref.targetRunId)) continue;
-        seen.add(ref.targetRunId);
-        fresh++;
-        if (isLaunchOf(item, run)) return { kind: "found", targetRunId: ref.targetRunId };
-      }
-      if (listed.length < PAGE_SIZE) return ABSENT;
-      // A full page of runs already seen: the server ignores `offset`, so the rest cannot be read.
-      if (fresh === 0) break;
-    }
-    this.#log.warn(
-      { runId: run.id, threadId: run.threadId, searched: seen.size },
-      "too many runs on the thread to be sure an uncertain launch is absent",
-    );
-    return UNKNOWN;
+  /** The launch of this attempt of `run`, found by punctual's metadata: found or unknown, never absent. */
+  #search(server: AgentServerConfig, run: Run, signal: AbortSignalLike): Promise<ReconcileFinding> {
+    return findLaunch({
+      server,
+      run,
+      signal,
+      request: (method, path, requestSignal, body) =>
+        this.#request(server, method, path, requestSignal, body),
+    });
   }
 }
 

@@ -76,14 +76,20 @@ function punctualMetadata(run: Run): Record<string, JsonValue> {
   };
 }
 
-/** Whether a run listed by the server is the one punctual launched for `run` (any attempt). */
+/**
+ * Whether a run the server shows is the one punctual launched for this attempt of `run`: punctual's run
+ * id, idempotency key and attempt in its metadata, on the run's thread. An earlier attempt's run (one that
+ * failed and was retried) is not this launch.
+ */
 export function isLaunchOf(listed: unknown, run: Run): boolean {
   if (typeof listed !== "object" || listed === null) return false;
-  const metadata = (listed as { metadata?: unknown }).metadata;
+  const { metadata, thread_id } = listed as { metadata?: unknown; thread_id?: unknown };
   if (typeof metadata !== "object" || metadata === null) return false;
+  if (thread_id !== undefined && thread_id !== run.threadId) return false;
   const tags = metadata as Record<string, unknown>;
   return (
     tags[PUNCTUAL_METADATA.runId] === run.id &&
-    tags[PUNCTUAL_METADATA.idempotencyKey] === run.idempotencyKey
+    tags[PUNCTUAL_METADATA.idempotencyKey] === run.idempotencyKey &&
+    tags[PUNCTUAL_METADATA.attempt] === run.attempt
   );
 }
