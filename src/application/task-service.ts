@@ -3,6 +3,7 @@
  * domain call; every method takes `now` explicitly.
  */
 import { NotFoundError, ValidationError } from "../domain/errors.js";
+import type { FieldError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
 import {
@@ -34,6 +35,7 @@ import type { CommandOutcome } from "../domain/task-commands.js";
 import type { Task, TaskUserFields } from "../domain/task.js";
 import { TASK_LIMITS, isTerminalTaskStatus } from "../domain/task.js";
 import { threadScopeOf } from "../domain/target.js";
+import type { AgentTarget } from "../domain/target.js";
 import { DAY_MS } from "../domain/time.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
@@ -68,6 +70,8 @@ export interface TaskServiceDeps {
   readonly handlerNames: ReadonlySet<string> | null;
   /** Agent server names a task may name; null when the caller does not check them. */
   readonly agentServers: ReadonlySet<string> | null;
+  /** What an agent target would send that its server refuses (its run config, context, input). */
+  readonly agentTargetProblems?: ((target: AgentTarget) => readonly FieldError[]) | null;
   /** False when the operator signs every webhook with one server-wide secret. @default true */
   readonly signsWithTaskSecret?: boolean;
   readonly signals: ServiceSignals;
@@ -401,6 +405,9 @@ export class TaskService {
         `no agent server named "${target.server}" is configured`,
       );
     }
+    const problems =
+      target?.kind === "agent" ? this.#deps.agentTargetProblems?.(target) : undefined;
+    if (problems !== undefined && problems.length > 0) throw new ValidationError(problems);
     const context = merged.context;
     const moved = changed.context !== undefined || changed.target !== undefined;
     if (moved && context.mode === "reuse_thread") {

@@ -8,7 +8,7 @@ import { civilFromDays, MS_PER_DAY } from "../domain/schedule/civil-time.js";
 import { scheduleToInput } from "../domain/schedule/schedule-spec.js";
 import type { DescribedOccurrence, DstNote } from "../domain/schedule/schedule-spec.js";
 import type { Task } from "../domain/task.js";
-import type { ExecutionContext, JsonValue, Target } from "../domain/target.js";
+import type { AgentRunConfig, ExecutionContext, JsonValue, Target } from "../domain/target.js";
 import type { TaskOptions } from "../domain/options.js";
 import type { Instant } from "../domain/time.js";
 
@@ -60,6 +60,15 @@ export interface TargetView {
   readonly [key: string]: JsonValue;
 }
 
+/** `target.config` as the API shows it (snake_case). */
+export function agentRunConfigView(config: AgentRunConfig): TargetView {
+  return {
+    ...(config.configurable === undefined ? {} : { configurable: { ...config.configurable } }),
+    ...(config.recursionLimit === undefined ? {} : { recursion_limit: config.recursionLimit }),
+    ...(config.tags === undefined ? {} : { tags: [...config.tags] }),
+  };
+}
+
 export function targetView(target: Target): TargetView {
   switch (target.kind) {
     case "agent":
@@ -68,6 +77,8 @@ export function targetView(target: Target): TargetView {
         server: target.server,
         assistant_id: target.assistantId,
         input: target.input,
+        ...(target.config === undefined ? {} : { config: agentRunConfigView(target.config) }),
+        ...(target.context === undefined ? {} : { context: { ...target.context } }),
       };
     case "webhook":
       return {

@@ -29,6 +29,8 @@ beforeAll(async () => {
         requestTimeoutMs: 2000,
         // Polling would take a minute: a prompt completion can only come from the webhook.
         pollIntervalMs: 60_000,
+        knobs: { config: {}, context: {} },
+        assistantId: null,
       },
     ],
   });

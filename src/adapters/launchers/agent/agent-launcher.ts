@@ -8,6 +8,7 @@
 import type { Logger } from "../../../application/logger.js";
 import { silentLogger } from "../../../application/logger.js";
 import type { AbortSignalLike } from "../../../domain/abort.js";
+import type { FieldError } from "../../../domain/errors.js";
 import { LaunchFailedError, ThreadBusyError } from "../../../domain/errors.js";
 import type {
   LaunchedRun,
@@ -26,6 +27,7 @@ import { DISAPPEARED_RUN, observationFromAgentRun } from "./agent-observation.js
 import { createRunBody, createsThread } from "./agent-run-request.js";
 import { findLaunch } from "./agent-run-search.js";
 import type { AgentServerConfig } from "./agent-servers.js";
+import { targetProblems } from "./agent-knobs.js";
 import { launchContractError } from "../launch-contract.js";
 import { launchErrorOfTransport } from "../transport-error.js";
 
@@ -61,6 +63,15 @@ export class AgentLauncher implements RunLauncher {
   /** The names `agent` targets may use (the service refuses others at create). */
   get serverNames(): ReadonlySet<string> {
     return new Set(this.#servers.keys());
+  }
+
+  /**
+   * What a task's agent target would send that its server's flavor refuses or drops (the service refuses
+   * the task at create and edit). An unknown server is the service's own check.
+   */
+  targetProblems(target: AgentTarget): FieldError[] {
+    const server = this.#servers.get(target.server);
+    return server === undefined ? [] : targetProblems(server.flavor, server.knobs, target);
   }
 
   /** How often a run of `task` should be polled (its server's `poll_interval_ms`); null if not agent. */
