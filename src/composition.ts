@@ -369,6 +369,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     newSecret: () => randomBytes(32).toString("base64url"),
     handlerNames: handlers.names,
     agentServers: targets.agentServers,
+    agentTargetProblems: targets.agentTargetProblems,
     signsWithTaskSecret: targets.signsWithTaskSecret,
     signals: {
       wake: () => {
