@@ -283,3 +283,25 @@ function resolveHeaders(
   }
   return resolved;
 }
+
+/**
+ * The server `serve --deerflow-api SERVER` maps DeerFlow's scheduled-task routes onto, and the assistant
+ * its tasks run.
+ * @throws validation_failed when no server has that name or it is not of flavor `deerflow`
+ */
+export function deerflowApiTarget(
+  name: string,
+  servers: readonly AgentServerConfig[],
+): { readonly server: string; readonly assistantId: string } {
+  const server = servers.find((candidate) => candidate.name === name);
+  if (server?.flavor !== "deerflow") {
+    const known = servers.filter((s) => s.flavor === "deerflow").map((s) => s.name);
+    throw ValidationError.of(
+      "--deerflow-api",
+      server === undefined
+        ? `no agent server named "${name}" is configured (${ENV_LABEL}); DeerFlow servers: ${known.join(", ") || "none"}`
+        : `agent server "${name}" is of flavor ${server.flavor}, not deerflow`,
+    );
+  }
+  return { server: server.name, assistantId: server.assistantId ?? DEERFLOW_ASSISTANT_ID };
+}
