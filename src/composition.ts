@@ -20,6 +20,8 @@ import type {
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { TokenService } from "./application/token-service.js";
 import { buildHttpApp } from "./adapters/http/http-app.js";
+import { deerflowApiTarget } from "./adapters/launchers/agent/agent-servers.js";
+import type { AgentServerConfig } from "./adapters/launchers/agent/agent-servers.js";
 import { IDEMPOTENCY_RETENTION_MS, IdempotencyPurger } from "./adapters/http/idempotency-purger.js";
 import { SchedulerMetrics } from "./adapters/http/metrics.js";
 import type { RateLimitOptions } from "./adapters/http/rate-limit.js";
@@ -299,6 +301,8 @@ export interface SchedulerRuntime {
   readonly clock: Clock;
   /** Where targets reach the callback routes. */
   readonly callbackBase: CallbackBase;
+  /** The configured agent servers. */
+  readonly agentServers: readonly AgentServerConfig[];
 }
 
 /** Builds the services and the coordinator around an opened store. */
@@ -390,6 +394,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     watcher,
     clock,
     callbackBase: targets.callbackBase,
+    agentServers: targets.agentServerConfigs,
   };
 }
 
@@ -597,6 +602,8 @@ export interface ServerOptions extends SchedulerOptions {
   readonly port?: number;
   /** Run the coordinator in this process (`--no-coordinator` turns it off). @default true */
   readonly runCoordinator?: boolean;
+  /** Also serve DeerFlow's scheduled-task routes over this agent server (`--deerflow-api`). */
+  readonly deerflowApi?: string;
   /** Per-token rate limit; false turns it off. */
   readonly rateLimit?: RateLimitOptions | false;
   /** Label decision metrics by task (unbounded cardinality). @default false */
@@ -652,6 +659,9 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     ...(options.httpLogger === undefined ? {} : { logger: options.httpLogger }),
     ...(options.version === undefined ? {} : { version: options.version }),
+    ...(options.deerflowApi === undefined
+      ? {}
+      : { deerflow: deerflowApiTarget(options.deerflowApi, runtime.agentServers) }),
   });
   let unsubscribe: (() => Promise<void>) | null = null;
   let stopping: Promise<void> | null = null;
