@@ -143,7 +143,7 @@ describe("agent target on the LangGraph JS server", () => {
       expect(only.metadata).toMatchObject({ punctual_run_id: run.id, punctual_attempt: 1 });
       expect(await logOf(run.thread_id)).toEqual(["fresh"]);
     }
-  });
+  }, 60_000);
 
   it("queues runs on a reused thread while another client's run holds it, then runs them in order", async () => {
     const thread = await newThread();
@@ -190,7 +190,7 @@ describe("agent target on the LangGraph JS server", () => {
     expect(cancelled.launched_at).not.toBeNull();
     const [onServer] = await serverRuns(running.thread_id);
     expect(onServer.status).toBe("interrupted");
-  });
+  }, 60_000);
 
   it("follows an uncertain launch on a thread of more than 100 runs to its verdict, launched once", async () => {
     const thread = await newThread();
