@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { LaunchIndeterminateError } from "../../src/domain/errors.js";
 import type { RunObservation } from "../../src/domain/ports.js";
 import type { Run } from "../../src/domain/run.js";
+import type { Instant } from "../../src/domain/time.js";
 import { RunWatcher } from "../../src/runtime/run-watcher.js";
 import { VirtualClock } from "../../src/runtime/clock.js";
 import { LOCAL_ACTOR } from "../../src/application/actor.js";
@@ -127,7 +128,7 @@ describe("RunWatcher", () => {
   it("asks request_timeout after the request was sent, and takes the found run's creation instant", async () => {
     const { h, launcher, watcher } = setUp();
     launcher.behaviour = leavePending;
-    const createdAt = t0 + MINUTE + 2 * SECOND;
+    const createdAt = (t0 + MINUTE + 2 * SECOND) as Instant;
     launcher.finding = (run) => ({ kind: "found", targetRunId: `found-${run.id}`, createdAt });
     const task = await h.create({ schedule: inOneMinute });
     await h.at(t0 + MINUTE);
