@@ -4,6 +4,7 @@
  * the coordinator). It only constructs and connects: every decision is in the domain, every loop in the
  * runtime, and what a store offers beyond the ports (wake-ups, a reference clock) is read from the store.
  */
+import type { AgentServerConfig } from "./adapters/launchers/agent/agent-servers.js";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Actor } from "./application/actor.js";
@@ -60,6 +61,8 @@ export interface SchedulerRuntime {
   readonly events: SchedulerEvents;
   /** Where targets reach the callback routes. */
   readonly callbackBase: CallbackBase;
+  /** The configured agent servers. */
+  readonly agentServers: readonly AgentServerConfig[];
 }
 
 /** Opens the store and builds the services and the coordinator around it. */
@@ -132,6 +135,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     newSecret: () => randomBytes(32).toString("base64url"),
     handlerNames: handlers.names,
     agentServers: targets.agentServers,
+    agentTargetProblems: targets.agentTargetProblems,
     signsWithTaskSecret: targets.signsWithTaskSecret,
     signals: {
       wake: () => {
@@ -152,5 +156,6 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     clock,
     events,
     callbackBase: targets.callbackBase,
+    agentServers: targets.agentServerConfigs,
   };
 }

@@ -17,7 +17,8 @@ import { parseAllowList } from "./adapters/launchers/webhook/address-guard.js";
 import { WebhookLauncher } from "./adapters/launchers/webhook/webhook-launcher.js";
 import type { Logger } from "./application/logger.js";
 import type { RunLauncher, ThreadLookup } from "./domain/ports.js";
-import type { TargetKind } from "./domain/target.js";
+import type { FieldError } from "./domain/errors.js";
+import type { AgentTarget, TargetKind } from "./domain/target.js";
 import type { Task } from "./domain/task.js";
 
 export interface TargetOptions {
@@ -63,6 +64,10 @@ export interface Targets {
   readonly threads: ThreadLookup;
   /** Agent server names a task may name; null when a custom agent launcher decides. */
   readonly agentServers: ReadonlySet<string> | null;
+  /** What an agent target would send that its server refuses; null when a custom launcher decides. */
+  readonly agentTargetProblems: ((target: AgentTarget) => readonly FieldError[]) | null;
+  /** The configured agent servers. */
+  readonly agentServerConfigs: readonly AgentServerConfig[];
   /** Target kinds whose running runs are polled, and how often. */
   readonly watched: readonly TargetKind[];
   readonly pollIntervalMs: number | null;
@@ -117,6 +122,9 @@ export function buildTargets(
     threads,
     agentServers:
       options.launchers?.agent === undefined ? new Set(servers.map((s) => s.name)) : null,
+    agentTargetProblems:
+      agent instanceof AgentLauncher ? (target) => agent.targetProblems(target) : null,
+    agentServerConfigs: servers,
     watched: agent === undefined ? [] : ["agent"],
     pollIntervalMs: polls.length === 0 ? null : Math.min(...polls),
     signsWithTaskSecret: secret === undefined,

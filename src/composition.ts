@@ -14,6 +14,7 @@ import type { SchedulerRuns, SchedulerTasks } from "./application/scheduler-api.
 import type { Store, StoreFactory } from "./application/store.js";
 import { TokenService } from "./application/token-service.js";
 import { buildHttpApp } from "./adapters/http/http-app.js";
+import { deerflowApiTarget } from "./adapters/launchers/agent/agent-servers.js";
 import { IDEMPOTENCY_RETENTION_MS, IdempotencyPurger } from "./adapters/http/idempotency-purger.js";
 import { SchedulerMetrics } from "./adapters/http/metrics.js";
 import type { RateLimitOptions } from "./adapters/http/rate-limit.js";
@@ -99,6 +100,8 @@ export interface ServerOptions extends SchedulerOptions {
   readonly port?: number;
   /** Run the coordinator in this process (`--no-coordinator` turns it off). @default true */
   readonly runCoordinator?: boolean;
+  /** Also serve DeerFlow's scheduled-task routes over this agent server (`--deerflow-api`). */
+  readonly deerflowApi?: string;
   /** Per-token rate limit; false turns it off. */
   readonly rateLimit?: RateLimitOptions | false;
   /** Label decision metrics by task (unbounded cardinality). @default false */
@@ -156,6 +159,9 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     ...(options.httpLogger === undefined ? {} : { logger: options.httpLogger }),
     ...(options.version === undefined ? {} : { version: options.version }),
+    ...(options.deerflowApi === undefined
+      ? {}
+      : { deerflow: deerflowApiTarget(options.deerflowApi, runtime.agentServers) }),
   });
   let stopping: Promise<void> | null = null;
   const purger = new IdempotencyPurger(

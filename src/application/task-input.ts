@@ -15,7 +15,7 @@ import type { ScheduleSpec } from "../domain/schedule/schedule-spec.js";
 import { TASK_LIMITS } from "../domain/task.js";
 import type { TaskUserFields } from "../domain/task.js";
 import { CONTEXT_MODES, THREAD_ID_PATTERN, WEBHOOK_METHODS } from "../domain/target.js";
-import type { ExecutionContext, Target } from "../domain/target.js";
+import type { AgentRunConfig, ExecutionContext, Target } from "../domain/target.js";
 import type { DurationMs, Instant } from "../domain/time.js";
 import { durationInputSchema, jsonValueSchema } from "./input-primitives.js";
 import { scheduleInputSchema } from "./schedule-shape.js";
@@ -44,11 +44,20 @@ const webhookUrl = z
     { error: "must be an absolute http or https URL" },
   );
 
+/** LangGraph's RunnableConfig fields an agent target may set (the server's defaults fill the rest). */
+export const agentRunConfigSchema = z.strictObject({
+  configurable: z.record(z.string().min(1).max(200), jsonValue).optional(),
+  recursion_limit: z.int().min(1).max(100_000).optional(),
+  tags: z.array(z.string().min(1).max(200)).max(50).optional(),
+});
+
 export const agentTargetInputSchema = z.strictObject({
   kind: z.literal("agent"),
   server: name,
   assistant_id: name,
   input: jsonValue.optional(),
+  config: agentRunConfigSchema.optional(),
+  context: z.record(z.string().min(1).max(200), jsonValue).optional(),
 });
 
 export const webhookTargetInputSchema = z.strictObject({
@@ -252,6 +261,8 @@ export function targetFrom(input: z.output<typeof targetSchema>): Target {
         server: input.server,
         assistantId: input.assistant_id,
         input: input.input ?? null,
+        ...(input.config === undefined ? {} : { config: agentRunConfigFrom(input.config) }),
+        ...(input.context === undefined ? {} : { context: input.context }),
       };
     case "webhook":
       return {
@@ -266,6 +277,15 @@ export function targetFrom(input: z.output<typeof targetSchema>): Target {
     case "handler":
       return { kind: "handler", name: input.name, input: input.input ?? null };
   }
+}
+
+/** `target.config` (or a server's default config) in the domain's names. */
+export function agentRunConfigFrom(input: z.output<typeof agentRunConfigSchema>): AgentRunConfig {
+  return {
+    ...(input.configurable === undefined ? {} : { configurable: input.configurable }),
+    ...(input.recursion_limit === undefined ? {} : { recursionLimit: input.recursion_limit }),
+    ...(input.tags === undefined ? {} : { tags: input.tags }),
+  };
 }
 
 export function contextFrom(input: z.output<typeof contextSchema> | undefined): ExecutionContext {

@@ -3,6 +3,7 @@
  * domain call; every method takes `now` explicitly.
  */
 import { NotFoundError, ValidationError } from "../domain/errors.js";
+import type { FieldError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
 import { idempotencyKeyFor } from "../domain/occurrence.js";
@@ -17,6 +18,7 @@ import {
   deleteTask,
   pauseTask,
   resumeTask,
+  supersededByTrigger,
   triggerTask,
   validateClientKey,
 } from "../domain/task-commands.js";
@@ -24,6 +26,7 @@ import { createTask, editTask, taskWarnings } from "../domain/task-fields.js";
 import type { CommandOutcome } from "../domain/task-commands.js";
 import type { Task, TaskUserFields } from "../domain/task.js";
 import { threadScopeOf } from "../domain/target.js";
+import type { AgentTarget } from "../domain/target.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
 import { scopeOf } from "./actor.js";
@@ -56,6 +59,8 @@ export interface TaskServiceDeps {
   readonly handlerNames: ReadonlySet<string> | null;
   /** Agent server names a task may name; null when the caller does not check them. */
   readonly agentServers: ReadonlySet<string> | null;
+  /** What an agent target would send that its server refuses (its run config, context, input). */
+  readonly agentTargetProblems?: ((target: AgentTarget) => readonly FieldError[]) | null;
   /** False when the operator signs every webhook with one server-wide secret. @default true */
   readonly signsWithTaskSecret?: boolean;
   readonly signals: ServiceSignals;
@@ -188,10 +193,29 @@ export class TaskService {
     const key = idempotencyKeyFor(task.id, "manual", clientKey);
     const existing = await this.#deps.store.runs.findManualRun(task.id, key);
     if (existing !== null) return runView(existing);
-    const run = await this.#deps.store.tasks.mutateTask(scopeOf(actor), task.id, (locked) => ({
-      newRuns: [triggerTask(locked.task, locked.activeRuns, { now, clientKey })],
-      result: (inserted) => inserted[0] ?? null,
-    }));
+    const { run, superseded } = await this.#deps.store.tasks.mutateTask(
+      scopeOf(actor),
+      task.id,
+      (locked) => {
+        const newRun = triggerTask(locked.task, locked.activeRuns, { now, clientKey });
+        // A repeat of a trigger still active is that trigger: it supersedes nothing (and not itself).
+        const repeat = locked.activeRuns.some((r) => r.idempotencyKey === newRun.idempotencyKey);
+        const others = repeat
+          ? { task: locked.task, runUpdates: [], cancelTargets: [] }
+          : supersededByTrigger(locked.task, locked.activeRuns, now);
+        return {
+          ...(others.task === locked.task ? {} : { task: others.task }),
+          newRuns: [newRun],
+          runUpdates: others.runUpdates,
+          result: (inserted) => ({
+            run: inserted[0] ?? null,
+            // A trigger that lost the race on its key changed nothing (the store wrote nothing).
+            superseded: inserted[0] === null ? [] : others.cancelTargets,
+          }),
+        };
+      },
+    );
+    for (const stopped of superseded) this.#deps.signals.cancelRequested(stopped, task);
     this.#deps.signals.wake();
     if (run !== null) return runView(run);
     // Another request with the same key won the race: answer with its run.
@@ -341,6 +365,9 @@ export class TaskService {
         `no agent server named "${target.server}" is configured`,
       );
     }
+    const problems =
+      target?.kind === "agent" ? this.#deps.agentTargetProblems?.(target) : undefined;
+    if (problems !== undefined && problems.length > 0) throw new ValidationError(problems);
     const context = merged.context;
     const moved = changed.context !== undefined || changed.target !== undefined;
     if (moved && context.mode === "reuse_thread") {

@@ -55,11 +55,20 @@ export const scheduleViewSchema = z.discriminatedUnion("type", [
   intervalScheduleViewSchema,
 ]);
 
+/** An agent target's run config (LangGraph's RunnableConfig fields), as given at create or edit. */
+export const agentRunConfigViewSchema = z.strictObject({
+  configurable: z.record(z.string(), jsonValueSchema).optional(),
+  recursion_limit: z.int().optional(),
+  tags: z.array(z.string()).optional(),
+});
+
 export const agentTargetViewSchema = z.strictObject({
   kind: z.literal("agent"),
   server: z.string(),
   assistant_id: z.string(),
   input: jsonValueSchema,
+  config: agentRunConfigViewSchema.optional(),
+  context: z.record(z.string(), jsonValueSchema).optional(),
 });
 
 export const webhookTargetViewSchema = z.strictObject({
@@ -240,6 +249,7 @@ export const explanationViewSchema = z.strictObject({
 
 export type ScheduleView = z.output<typeof scheduleViewSchema>;
 export type TargetView = z.output<typeof targetViewSchema>;
+export type AgentRunConfigView = z.output<typeof agentRunConfigViewSchema>;
 export type ContextView = z.output<typeof contextViewSchema>;
 export type OptionsView = z.output<typeof optionsViewSchema>;
 export type BackfillResultView = z.output<typeof backfillResultSchema>;

@@ -12,10 +12,11 @@ import { civilFromDays, MS_PER_DAY } from "../domain/schedule/civil-time.js";
 import { scheduleToInput } from "../domain/schedule/schedule-spec.js";
 import type { DescribedOccurrence, DstNote } from "../domain/schedule/schedule-spec.js";
 import type { Task } from "../domain/task.js";
-import type { ExecutionContext, Target } from "../domain/target.js";
+import type { AgentRunConfig, ExecutionContext, Target } from "../domain/target.js";
 import type { TaskOptions } from "../domain/options.js";
 import type { Instant } from "../domain/time.js";
 import type {
+  AgentRunConfigView,
   ContextView,
   DstNoteView,
   OptionsView,
@@ -75,6 +76,15 @@ export function formatDuration(ms: number): string {
   return `PT${h > 0 ? `${h}H` : ""}${m > 0 ? `${m}M` : ""}${s > 0 ? `${s}S` : ""}`;
 }
 
+/** `target.config` as the API shows it (snake_case). */
+export function agentRunConfigView(config: AgentRunConfig): AgentRunConfigView {
+  return {
+    ...(config.configurable === undefined ? {} : { configurable: { ...config.configurable } }),
+    ...(config.recursionLimit === undefined ? {} : { recursion_limit: config.recursionLimit }),
+    ...(config.tags === undefined ? {} : { tags: [...config.tags] }),
+  };
+}
+
 export function targetView(target: Target): TargetView {
   switch (target.kind) {
     case "agent":
@@ -83,6 +93,8 @@ export function targetView(target: Target): TargetView {
         server: target.server,
         assistant_id: target.assistantId,
         input: target.input,
+        ...(target.config === undefined ? {} : { config: agentRunConfigView(target.config) }),
+        ...(target.context === undefined ? {} : { context: { ...target.context } }),
       };
     case "webhook":
       return {

@@ -82,7 +82,12 @@ export type LaunchOutcome =
     }
   | { readonly kind: "busy"; readonly message: string }
   | { readonly kind: "failed"; readonly message: string }
-  | { readonly kind: "indeterminate"; readonly message: string };
+  | {
+      readonly kind: "indeterminate";
+      readonly message: string;
+      /** When the request was sent: the run may have started from then on (its `launched_at`). */
+      readonly sentAt?: Instant;
+    };
 
 /** What a launch came to: the outcome to record, and a verdict the target already gave at launch. */
 export interface LaunchAnswer {
@@ -99,7 +104,12 @@ export interface CompletionVerdict {
 
 /** What the target said about a run whose launch claim expired (SPEC 5.2). */
 export type ReconcileFinding =
-  | { readonly kind: "found"; readonly targetRunId: string | null }
+  | {
+      readonly kind: "found";
+      readonly targetRunId: string | null;
+      /** When the target says it created the run, if it says. */
+      readonly createdAt?: Instant | null;
+    }
   | { readonly kind: "absent" }
   | { readonly kind: "unknown" };
 
@@ -110,26 +120,29 @@ export function retryBackoffMs(retry: RetryOptions, failures: number, seed: stri
   return Math.min(retry.maxDelayMs, base + spread) as DurationMs;
 }
 
-/** A launch booked: `running`, a deadline, the lateness, and the task's launch bookkeeping. */
+/**
+ * A launch booked as started at `launchedAt`: `running`, a deadline (the run timeout counts from
+ * there), the lateness, and the task's launch bookkeeping.
+ */
 export function launched(
   run: Run,
-  now: Instant,
+  launchedAt: Instant,
   options: TaskOptions,
   fields: { targetRunId: string | null; error: string | null },
 ): RunChange {
-  const latenessMs = Math.max(0, now - run.fireAt);
+  const latenessMs = Math.max(0, launchedAt - run.fireAt);
   return {
     run: moveRun(run, "running", {
       claimToken: null,
       claimExpiresAt: null,
       targetRunId: fields.targetRunId,
-      launchedAt: now,
-      deadlineAt: (now + options.runTimeoutMs) as Instant,
+      launchedAt,
+      deadlineAt: (launchedAt + options.runTimeoutMs) as Instant,
       latenessMs,
       late: latenessMs > options.lateAfterMs,
       error: fields.error,
     }),
-    taskLaunch: { lastRunAt: now, lastRunId: run.id, runCountIncrement: 1 },
+    taskLaunch: { lastRunAt: launchedAt, lastRunId: run.id, runCountIncrement: 1 },
     cancelTarget: run.cancelRequestedAt !== null,
   };
 }

@@ -68,11 +68,13 @@ export function reconcileExpiredClaim(
   ctx: { now: Instant; task: RunTaskContext },
 ): RunChange {
   switch (finding.kind) {
-    case "found":
-      return launched(run, ctx.now, ctx.task.options, {
+    case "found": {
+      const createdAt = finding.createdAt ?? ctx.now;
+      return launched(run, createdAt < ctx.now ? createdAt : ctx.now, ctx.task.options, {
         targetRunId: finding.targetRunId,
         error: null,
       });
+    }
     case "unknown":
       return launched(run, ctx.now, ctx.task.options, {
         targetRunId: null,
@@ -105,7 +107,14 @@ export function reconcileUncertainLaunch(
     case "found":
       return finding.targetRunId === null
         ? null
-        : { run: { ...run, targetRunId: finding.targetRunId, error: null } };
+        : {
+            run: {
+              ...run,
+              ...correctedLaunch(run, finding.createdAt ?? null, ctx),
+              targetRunId: finding.targetRunId,
+              error: null,
+            },
+          };
     case "unknown":
       return null;
     case "absent":
@@ -123,6 +132,28 @@ export function reconcileUncertainLaunch(
         }),
       };
   }
+}
+
+/**
+ * The launch fields of an uncertain launch once the target says when it created the run: `launched_at`
+ * becomes that instant, kept between the request's sending and now (the target's clock may be skewed),
+ * and the deadline and lateness follow it. Nothing changes when the target gives no instant.
+ */
+function correctedLaunch(
+  run: Run,
+  createdAt: Instant | null,
+  ctx: { now: Instant; task: RunTaskContext },
+): Partial<Run> {
+  if (createdAt === null || run.launchedAt === null) return {};
+  const launchedAt = Math.min(ctx.now, Math.max(run.launchedAt, createdAt)) as Instant;
+  const latenessMs = Math.max(0, launchedAt - run.fireAt);
+  const options = ctx.task.options;
+  return {
+    launchedAt,
+    deadlineAt: run.deadlineAt === null ? null : ((launchedAt + options.runTimeoutMs) as Instant),
+    latenessMs,
+    late: latenessMs > options.lateAfterMs,
+  };
 }
 
 /**

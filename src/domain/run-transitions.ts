@@ -54,13 +54,20 @@ export function applyLaunchOutcome(
   switch (outcome.kind) {
     case "launched":
     case "indeterminate":
-      return launched(run, now, task.options, {
-        targetRunId: outcome.kind === "launched" ? outcome.targetRunId : null,
-        error:
-          outcome.kind === "indeterminate"
-            ? `launch outcome unknown, treated as launched: ${outcome.message}`
-            : (outcome.threadMismatch ?? null),
-      });
+      // An uncertain launch may have started when its request was sent, not when it timed out: the
+      // later instant would inflate lateness and push back its deadline and its reconciliation.
+      return launched(
+        run,
+        outcome.kind === "indeterminate" ? (outcome.sentAt ?? now) : now,
+        task.options,
+        {
+          targetRunId: outcome.kind === "launched" ? outcome.targetRunId : null,
+          error:
+            outcome.kind === "indeterminate"
+              ? `launch outcome unknown, treated as launched: ${outcome.message}`
+              : (outcome.threadMismatch ?? null),
+        },
+      );
     case "busy":
       // Nothing started: a run asked to stop ends here instead of waiting for the thread again.
       if (run.cancelRequestedAt !== null) return cancelledBeforeStart(run, now, task);

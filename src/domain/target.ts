@@ -11,12 +11,23 @@ export type TargetKind = (typeof TARGET_KINDS)[number];
 export type JsonValue =
   null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
 
+/** LangGraph's RunnableConfig overrides a task may send with its runs (`target.config`). */
+export interface AgentRunConfig {
+  readonly configurable?: Readonly<Record<string, JsonValue>>;
+  readonly recursionLimit?: number;
+  readonly tags?: readonly string[];
+}
+
 export interface AgentTarget {
   readonly kind: "agent";
   /** The name of a configured agent server. */
   readonly server: string;
   readonly assistantId: string;
   readonly input: JsonValue;
+  /** Overrides of the server's default run config; absent on tasks stored before they existed. */
+  readonly config?: AgentRunConfig;
+  /** Static runtime context (LangGraph `context`, DeerFlow's `model_name`, ...), over the server's. */
+  readonly context?: Readonly<Record<string, JsonValue>>;
 }
 
 export const WEBHOOK_METHODS = ["POST", "PUT", "PATCH"] as const;

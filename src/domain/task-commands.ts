@@ -56,7 +56,7 @@ function cancelQueued(
   task: Task,
   activeRuns: readonly Run[],
   now: Instant,
-  reason: "task_paused" | "task_cancelled" | "task_deleted",
+  reason: "task_paused" | "task_cancelled" | "task_deleted" | "superseded",
   which: (run: Run) => boolean,
 ): RunChange[] {
   return activeRuns
@@ -68,7 +68,7 @@ function requestCancelActive(
   task: Task,
   activeRuns: readonly Run[],
   now: Instant,
-  reason: "cancel_requested" | "task_deleted",
+  reason: "cancel_requested" | "task_deleted" | "superseded",
 ): { updates: Run[]; targets: Run[] } {
   const updates: Run[] = [];
   const targets: Run[] = [];
@@ -243,6 +243,26 @@ export function triggerTask(
     notBefore: ctx.now,
     queuedAt: ctx.now,
     idempotencyKey: idempotencyKeyFor(task.id, "manual", ctx.clientKey),
+  };
+}
+
+/**
+ * What a manual trigger does to the task's active runs (SPEC 4.3): the overlap policy acts on it as on
+ * any occurrence, so under `cancel_other` the queued runs are cancelled and the launching or running one
+ * is asked to stop (reason `superseded`); the trigger's run waits for it. Other policies change nothing.
+ */
+export function supersededByTrigger(
+  task: Task,
+  activeRuns: readonly Run[],
+  now: Instant,
+): Omit<CommandOutcome, "newRuns"> {
+  if (task.options.overlap !== "cancel_other") return { task, runUpdates: [], cancelTargets: [] };
+  const queued = cancelQueued(task, activeRuns, now, "superseded", () => true);
+  const running = requestCancelActive(task, activeRuns, now, "superseded");
+  return {
+    task: withVerdicts(task, queued),
+    runUpdates: [...queued.map((c) => c.run), ...running.updates],
+    cancelTargets: running.targets,
   };
 }
 

@@ -365,6 +365,57 @@ describe("DispatchService.admitDue", () => {
     const [claimed] = await claim(h, minute(11));
     expect(claimed!.run.id).toBe(successor!.id);
   });
+
+  // SPEC 4.3: the policy acts on a manual trigger as on any occurrence. It used to queue the manual run
+  // behind the running one and leave that run alone (expected cancel_requested_at set, got null).
+  it("asks the active run to stop when a manual trigger arrives under cancel_other", async () => {
+    const h = harness();
+    const task = await createTask(
+      h,
+      cronInput("*/5 * * * *", { options: { overlap: "cancel_other" } }),
+    );
+    await h.dispatch.admitDue(minute(5), 10);
+    const [running] = await claimAndLaunch(h, minute(5));
+    const manual = await h.tasks.trigger(ALICE, task.id, { idempotencyKey: "now" }, minute(6));
+    expect(manual.status).toBe("queued");
+    const stopping = await h.store.runs.findRun({ kind: "all" }, running!.id);
+    expect(stopping).toMatchObject({
+      status: "running",
+      reason: "superseded",
+      cancelRequestedAt: minute(6),
+    });
+    expect(h.signals.cancelRequests.map((c) => c.run.id)).toEqual([running!.id]);
+    // A repeat of the same trigger is that trigger: nothing more is asked to stop.
+    await h.tasks.trigger(ALICE, task.id, { idempotencyKey: "now" }, minute(7));
+    expect(h.signals.cancelRequests).toHaveLength(1);
+    expect(await claim(h, minute(7))).toEqual([]);
+    await h.dispatch.recordCompletion(running!.id, { status: "cancelled" }, minute(8));
+    const [claimed] = await claim(h, minute(8));
+    expect(claimed!.run.id).toBe(manual.id);
+  });
+
+  it("cancels a queued run when a manual trigger arrives under cancel_other, and leaves skip alone", async () => {
+    const h = harness();
+    const task = await createTask(
+      h,
+      cronInput("*/5 * * * *", { options: { overlap: "cancel_other" } }),
+    );
+    const [queued] = (await h.dispatch.admitDue(minute(5), 10)).queuedRuns;
+    await h.tasks.trigger(ALICE, task.id, { idempotencyKey: "now" }, minute(6));
+    expect(await h.store.runs.findRun({ kind: "all" }, queued!.id)).toMatchObject({
+      status: "cancelled",
+      reason: "superseded",
+    });
+    const other = await createTask(
+      h,
+      cronInput("*/5 * * * *", { title: "buffered", options: { overlap: "buffer_all" } }),
+    );
+    const [kept] = (await h.dispatch.admitDue(minute(10), 10)).queuedRuns.filter(
+      (r) => r.taskId === other.id,
+    );
+    await h.tasks.trigger(ALICE, other.id, { idempotencyKey: "now" }, minute(11));
+    expect((await h.store.runs.findRun({ kind: "all" }, kept!.id))?.status).toBe("queued");
+  });
 });
 
 describe("DispatchService.claim and the global budget", () => {

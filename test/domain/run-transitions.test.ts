@@ -325,6 +325,20 @@ describe("applyLaunchOutcome", () => {
       });
       expectOwnership(change, "launch");
     });
+
+    // Issue 17: launched_at was the instant the request timed out (up to request_timeout_ms late),
+    // which inflated lateness and pushed back the deadline.
+    it("records the instant the request was sent as launched_at, and counts lateness and deadline from it", () => {
+      const sentAt = plus(NOW, -20 * SECOND);
+      const run = { ...claimed(), fireAt: plus(NOW, -30 * SECOND) };
+      const change = launch(run, { kind: "indeterminate", message: "timeout", sentAt });
+      expect(change.run).toMatchObject({
+        launchedAt: sentAt,
+        deadlineAt: plus(sentAt, HOUR),
+        latenessMs: 10 * SECOND,
+      });
+      expect(change.taskLaunch?.lastRunAt).toBe(sentAt);
+    });
   });
 
   it.each([
@@ -378,6 +392,31 @@ describe("reconcileUncertainLaunch", () => {
     );
     expect(change?.run).toMatchObject({ status: "running", targetRunId: "agent-run-7" });
     expect(change?.taskLaunch).toBeUndefined();
+  });
+
+  it("corrects launched_at to the target's created_at, kept between the sending and now", () => {
+    const sentAt = plus(NOW, -10 * SECOND);
+    const run = applyLaunchOutcome(
+      { ...claimed(), fireAt: plus(NOW, -15 * SECOND) },
+      { kind: "indeterminate", message: "timeout", sentAt },
+      { now: NOW, task: RECURRING, policy: policy() },
+    ).run;
+    const found = (createdAt: Instant) =>
+      reconcileUncertainLaunch(
+        run,
+        { kind: "found", targetRunId: "agent-run-7", createdAt },
+        { now: later, task: RECURRING },
+      )?.run;
+    const createdAt = plus(sentAt, 3 * SECOND);
+    expect(found(createdAt)).toMatchObject({
+      targetRunId: "agent-run-7",
+      launchedAt: createdAt,
+      deadlineAt: plus(createdAt, HOUR),
+      latenessMs: 8 * SECOND,
+    });
+    // A target clock behind ours, or ahead of it, cannot move the launch outside what we saw.
+    expect(found(plus(sentAt, -MINUTE))?.launchedAt).toBe(sentAt);
+    expect(found(plus(later, MINUTE))?.launchedAt).toBe(later);
   });
 
   it("queues the run again when the target shows none, consuming no retry", () => {

@@ -100,7 +100,9 @@ describe("Coordinator launch claims", () => {
     const [run] = await h.runs(task.id);
     // SPEC 5.4: a launch that timed out may have started; it is running and never launched again.
     expect(run).toMatchObject({ status: "running", targetRunId: null, attempt: 1 });
-    expect(run!.launchedAt).toBe(t0 + HOUR + 25 * SECOND);
+    // Issue 17: launched_at is when the request was sent, not when the launch gave up waiting.
+    expect(run!.launchedAt).toBe(t0 + HOUR);
+    expect(run!.deadlineAt).toBe(t0 + HOUR + 10 * 60 * SECOND);
     await h.runUntil(t0 + HOUR + 11 * 60 * SECOND);
     expect(await h.run(run!.id)).toMatchObject({ status: "timed_out" });
     expect(h.launcher.calls).toHaveLength(1);

@@ -2,6 +2,7 @@
  * `punctual serve` (SPEC 7.3): the HTTP API and, unless `--no-coordinator`, the coordinator in the same
  * process, with the built-in `log` handler plus those of `--handlers MODULE`. With `--init-token` (what
  * `npm start` passes) a database without any token gets an admin token, printed once with a working curl.
+ * `--deerflow-api SERVER` also mounts DeerFlow's scheduled-task routes over that DeerFlow server.
  * SIGTERM or SIGINT stops gracefully (readiness 503, HTTP closed, launches drained); a second one exits
  * at once.
  */
@@ -9,7 +10,9 @@ import { Command, CommanderError } from "commander";
 import { processIo, runUntilSignal } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
 import { createServer, storeFromDatabaseUrl } from "../../composition.js";
+import { ValidationError } from "../../domain/errors.js";
 import type { Instant } from "../../domain/time.js";
+import { deerflowApiTarget } from "../launchers/agent/agent-servers.js";
 import type { Handler } from "../launchers/handler/handler-launcher.js";
 import { databaseUrlOf, loadHandlers, redactUrl, targetOptionsOf } from "./cli-options.js";
 
@@ -24,6 +27,7 @@ interface ServeOptions {
   readonly coordinator: boolean;
   readonly initToken?: boolean;
   readonly logLevel?: string;
+  readonly deerflowApi?: string;
 }
 
 function usage(io: ServeIo, message: string): CommanderError {
@@ -74,6 +78,19 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     }
   }
   const logger = io.logger(options.logLevel ?? io.env["PUNCTUAL_LOG_LEVEL"] ?? "info");
+  const targets = targetOptionsOf(io.env, (message) => usage(io, message));
+  if (options.deerflowApi !== undefined) {
+    try {
+      deerflowApiTarget(options.deerflowApi, targets.agentServers);
+    } catch (error) {
+      throw usage(
+        io,
+        error instanceof ValidationError
+          ? (error.errors[0]?.message ?? error.message)
+          : String(error),
+      );
+    }
+  }
   const server = await createServer({
     store: storeFromDatabaseUrl(url),
     handlers,
@@ -82,7 +99,8 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     host,
     port: Number(portText),
     runCoordinator: options.coordinator,
-    ...targetOptionsOf(io.env, (message) => usage(io, message)),
+    ...(options.deerflowApi === undefined ? {} : { deerflowApi: options.deerflowApi }),
+    ...targets,
   });
   return runUntilSignal({
     io,
@@ -126,6 +144,10 @@ export function serveCommand(io: ServeIo = processIo): Command {
     .option("--no-coordinator", "serve the API only (another process runs `punctual worker`)")
     .option("--init-token", "when the database has no token, create an admin token and print it")
     .option("--log-level <level>", "pino log level (default: $PUNCTUAL_LOG_LEVEL, else info)")
+    .option(
+      "--deerflow-api <server>",
+      "also serve DeerFlow's /api/scheduled-tasks routes over this agent server (flavor deerflow)",
+    )
     .exitOverride()
     .action(async (options: ServeOptions) => {
       const code = await runServe(options, io);

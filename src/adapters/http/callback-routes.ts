@@ -201,6 +201,15 @@ export function callbackRoutes(deps: CallbackRouteDeps): RouteSpec[] {
         if (typeof launchedFor === "string" && launchedFor !== item.run.id) {
           return answer(item, null);
         }
+        // An uncertain launch learns its server run only from proof: a run tagged with this attempt
+        // (an earlier attempt's run carries the same punctual run id), docs/targets.md#uncertain-launches.
+        const attempt =
+          typeof metadata === "object" && metadata !== null
+            ? (metadata as Record<string, unknown>)["punctual_attempt"]
+            : undefined;
+        if (item.run.targetRunId === null && attempt !== item.run.attempt) {
+          return answer(item, null);
+        }
         const seen = deps.readAgentRun(ctx.body);
         if (seen.kind !== "finished") return answer(item, null);
         const change = await deps.dispatch.recordTargetVerdict(

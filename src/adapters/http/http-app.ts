@@ -33,6 +33,8 @@ import { scheduleRoutes } from "./schedule-routes.js";
 import { dashboardRoutes } from "./dashboard/dashboard-routes.js";
 import { callbackRoutes } from "./callback-routes.js";
 import type { CallbackRouteDeps } from "./callback-routes.js";
+import { registerDeerflowRoutes } from "./deerflow-routes.js";
+import type { DeerflowTarget } from "./deerflow-routes.js";
 
 export interface HttpAppOptions {
   readonly tasks: TaskService;
@@ -52,6 +54,8 @@ export interface HttpAppOptions {
   readonly version?: string;
   /** The callback routes (`/v1/runs/{id}/complete`, `/v1/hooks/agent/{server}`); absent: not served. */
   readonly callbacks?: CallbackRouteDeps;
+  /** DeerFlow's scheduled-task routes over this DeerFlow server (`serve --deerflow-api`); absent: off. */
+  readonly deerflow?: DeerflowTarget;
 }
 
 /** A route as Fastify registered it. */
@@ -297,6 +301,14 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
         });
       }
       done();
+    });
+  }
+  if (options.deerflow !== undefined) {
+    await registerDeerflowRoutes(app, {
+      tasks: options.tasks,
+      now: options.now,
+      target: options.deerflow,
+      actorOf: (request) => actors.get(request) ?? null,
     });
   }
   return app;

@@ -701,6 +701,8 @@ describe("an agent server that cannot be asked", () => {
           webhooks: false,
           requestTimeoutMs: 2000,
           pollIntervalMs: 5000,
+          knobs: { config: {}, context: {} },
+          assistantId: null,
         },
       ],
     });

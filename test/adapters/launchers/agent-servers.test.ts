@@ -48,6 +48,8 @@ describe("parseAgentServers", () => {
         webhooks: true,
         requestTimeoutMs: 30_000,
         pollIntervalMs: 5_000,
+        knobs: { config: {}, context: {} },
+        assistantId: null,
       },
       {
         name: "deer_1",
@@ -57,6 +59,9 @@ describe("parseAgentServers", () => {
         webhooks: false,
         requestTimeoutMs: 30_000,
         pollIntervalMs: 5_000,
+        // DeerFlow's own scheduler runs non-interactive, with a recursion limit of 1000.
+        knobs: { config: { recursionLimit: 1000 }, context: { non_interactive: true } },
+        assistantId: "lead_agent",
       },
       {
         name: "cloud",
@@ -66,6 +71,8 @@ describe("parseAgentServers", () => {
         webhooks: false,
         requestTimeoutMs: 10_000,
         pollIntervalMs: 2_000,
+        knobs: { config: {}, context: {} },
+        assistantId: null,
       },
     ]);
   });
@@ -160,7 +167,7 @@ describe("parseAgentServers", () => {
       {
         field: "PUNCTUAL_AGENT_SERVERS[0].pollIntervalMs",
         message:
-          'is not a known field (known: name, url, headers, flavor, webhooks, request_timeout_ms, poll_interval_ms) (server "main")',
+          'is not a known field (known: name, url, headers, flavor, webhooks, request_timeout_ms, poll_interval_ms, config, context, assistant_id) (server "main")',
       },
     ],
     [

@@ -7,7 +7,7 @@
 import type { Logger } from "../../../application/logger.js";
 import { silentLogger } from "../../../application/logger.js";
 import type { AbortSignalLike } from "../../../domain/abort.js";
-import { LaunchFailedError, LaunchIndeterminateError } from "../../../domain/errors.js";
+import { LaunchFailedError } from "../../../domain/errors.js";
 import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
 import type { ReconcileFinding } from "../../../domain/run-change.js";
@@ -16,10 +16,11 @@ import type { Task } from "../../../domain/task.js";
 import type { HostResolver, ResolvedAddress } from "./address-guard.js";
 import { AddressGuard, SsrfRefusal, UnresolvedHost } from "./address-guard.js";
 import type { HttpReply } from "./pinned-request.js";
-import { sendPinned, TransportError } from "./pinned-request.js";
+import { sendPinned } from "./pinned-request.js";
 import { signatureHeader, webhookEnvelope, webhookHeaders } from "./webhook-envelope.js";
 import { interpretReply, WebhookReplyError } from "./webhook-reply.js";
 import { launchContractError } from "../launch-contract.js";
+import { launchErrorOfTransport, TransportError } from "../transport-error.js";
 
 export interface WebhookLauncherOptions {
   /**
@@ -231,15 +232,5 @@ function classify(error: unknown, url: URL): unknown {
   if (error instanceof SsrfRefusal || error instanceof UnresolvedHost) {
     return new LaunchFailedError(error.message, { cause: error });
   }
-  if (error instanceof TransportError) {
-    return error.connected
-      ? new LaunchIndeterminateError(
-          `${error.message} (${url.origin} may have received the request)`,
-          { cause: error },
-        )
-      : new LaunchFailedError(`${error.message} (${url.origin}; nothing was sent)`, {
-          cause: error,
-        });
-  }
-  return error;
+  return launchErrorOfTransport(error, url.origin);
 }
