@@ -1,6 +1,6 @@
 /**
  * The composition root's target wiring: one launcher per target kind behind a router, the thread lookup,
- * and the callback URLs targets are handed (SPEC 5.4-5.6). Configuration comes from the options, else
+ * and the callback URLs targets are handed (docs/semantics.md#launch, docs/semantics.md#completion, docs/semantics.md#cancellation). Configuration comes from the options, else
  * the environment: `PUNCTUAL_AGENT_SERVERS`, `PUNCTUAL_WEBHOOK_ALLOW`, `PUNCTUAL_WEBHOOK_SECRET`,
  * `PUNCTUAL_PUBLIC_URL`.
  */
@@ -28,7 +28,7 @@ export interface TargetOptions {
   readonly agentServers?: readonly AgentServerConfig[];
   /**
    * Hosts or IP addresses webhooks may call over plain http and at loopback, private or link-local
-   * addresses (SPEC 8); replaced by `launchers.webhook`. @default $PUNCTUAL_WEBHOOK_ALLOW (comma-separated)
+   * addresses (docs/security.md); replaced by `launchers.webhook`. @default $PUNCTUAL_WEBHOOK_ALLOW (comma-separated)
    */
   readonly webhookAllow?: readonly string[];
   /** Signs every webhook with this secret instead of each task's own. @default $PUNCTUAL_WEBHOOK_SECRET */

@@ -25,7 +25,7 @@ import { sqlite } from "./adapters/storage/sqlite/sqlite-store.js";
 import { buildRuntime } from "./composition-runtime.js";
 import type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
 
-/** The library's scheduler (SPEC 7.1). */
+/** The library's scheduler (docs/library.md). */
 export interface Scheduler {
   /** Opens the store (applying migrations) and starts the coordinator. */
   start(): Promise<void>;
@@ -61,7 +61,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   };
 }
 
-/** A store from a database URL (SPEC 7.3): `postgres://...`, `sqlite:PATH`, or a file path. */
+/** A store from a database URL (docs/operations.md): `postgres://...`, `sqlite:PATH`, or a file path. */
 export function storeFromDatabaseUrl(url: string): StoreFactory {
   if (/^postgres(ql)?:\/\//i.test(url)) return postgres(url);
   if (url === ":memory:") return sqlite(":memory:");
@@ -70,7 +70,7 @@ export function storeFromDatabaseUrl(url: string): StoreFactory {
   return sqlite(url);
 }
 
-/** The token service over a store's `api_tokens` (SPEC 8). */
+/** The token service over a store's `api_tokens` (docs/security.md). */
 export function tokenServiceFor(
   store: Store,
   newId: () => string = createIdGenerator(),
@@ -125,12 +125,12 @@ export interface PunctualServer {
   stop(): Promise<void>;
 }
 
-/** The least delay of a once task in `punctual serve` (SPEC 3.2), unless `policy` says otherwise. */
+/** The least delay of a once task in `punctual serve` (docs/schedules.md#once), unless `policy` says otherwise. */
 export const SERVER_MIN_ONCE_DELAY_SECONDS = 1;
 
 export async function createServer(options: ServerOptions): Promise<PunctualServer> {
   const metrics = new SchedulerMetrics({ perTaskLabels: options.metricsPerTask ?? false });
-  // SPEC 3.2: a once task must be at least 1 s ahead in the server (0 in the library's domain).
+  // docs/schedules.md#once: a once task must be at least 1 s ahead in the server (0 in the library's domain).
   const policy = { minOnceDelaySeconds: SERVER_MIN_ONCE_DELAY_SECONDS, ...options.policy };
   const runtime = await buildRuntime({ ...options, policy });
   metrics.listenTo(runtime.events, () => runtime.coordinator.inFlight);

@@ -1,5 +1,5 @@
 /**
- * The coordinator's steps (SPEC 5.3-5.6, 6): admit due tasks, claim queued runs, record launch outcomes,
+ * The coordinator's steps (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch, docs/semantics.md#completion, docs/semantics.md#cancellation, docs/architecture.md#cadence): admit due tasks, claim queued runs, record launch outcomes,
  * completions and the sweeps. The runtime calls these with `now` from its clock; every decision,
  * including "this run has moved on: no change", is a domain call run inside the store's transaction
  * (docs/architecture.md#where-each-decision-lives).
@@ -81,7 +81,7 @@ export class DispatchService {
     return this.#policy;
   }
 
-  /** Admits up to `limit` due tasks in one batch (SPEC 5.3). */
+  /** Admits up to `limit` due tasks in one batch (docs/semantics.md#the-life-of-an-occurrence). */
   async admitDue(now: Instant, limit: number): Promise<AdmissionReport> {
     const report = await this.#store.tasks.admitDueTasks(now, limit, (task, activeRuns) => {
       const { admission, write } = admitTask(task, activeRuns, now);
@@ -92,7 +92,7 @@ export class DispatchService {
     return report;
   }
 
-  /** Claims queued runs this replica can launch, within the global budget (SPEC 5.4). */
+  /** Claims queued runs this replica can launch, within the global budget (docs/semantics.md#launch). */
   async claim(args: {
     now: Instant;
     replicaId: string;
@@ -177,7 +177,7 @@ export class DispatchService {
     return results;
   }
 
-  /** Records a verdict from the target or handler; the first verdict wins (SPEC 5.5). */
+  /** Records a verdict from the target or handler; the first verdict wins (docs/semantics.md#completion). */
   recordCompletion(
     runId: RunId,
     verdict: CompletionVerdict,
@@ -236,7 +236,7 @@ export class DispatchService {
   }
 
   /**
-   * Records what the target said about a running run whose launch was uncertain (SPEC 5.4), only while
+   * Records what the target said about a running run whose launch was uncertain (docs/semantics.md#launch), only while
    * it is still that attempt with no target run id: found -> the id; absent -> queued again.
    */
   recordUncertainReconciliation(

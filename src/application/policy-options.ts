@@ -6,7 +6,7 @@ import { DEFAULT_POLICY } from "../domain/options.js";
 import type { SchedulePolicy } from "../domain/options.js";
 import type { DurationMs } from "../domain/time.js";
 
-/** Operator thresholds (SPEC 2, 5.3). */
+/** Operator thresholds (docs/semantics.md#words, docs/semantics.md#the-life-of-an-occurrence). */
 export interface PolicyOptions {
   /** Runs launching or running across all tasks and replicas at most. @default 16 */
   readonly maxConcurrentRuns?: number;

@@ -74,7 +74,7 @@ export const scheduleShapeSchema = z
 
 /**
  * `schedule` in the task inputs: typed and documented as `scheduleShapeSchema`, while zod lets any
- * object through and `parseSchedule` checks its fields (SPEC 3), so every problem is reported at once
+ * object through and `parseSchedule` checks its fields (docs/schedules.md), so every problem is reported at once
  * in the domain's words ("minute field: 61 is out of range 0-59"), as the API always answered.
  */
 export const scheduleInputSchema = checkedAsAnyObject(scheduleShapeSchema);

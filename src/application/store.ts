@@ -45,7 +45,7 @@ export interface Store {
   readonly tasks: TaskRepository;
   readonly runs: RunRepository;
   readonly replicas: ReplicaRegistry;
-  /** API tokens of the HTTP API (SPEC 8); absent in stores that do not keep them. */
+  /** API tokens of the HTTP API (docs/security.md); absent in stores that do not keep them. */
   readonly apiTokens?: TokenRepository;
   /** `Idempotency-Key` records of the HTTP API; absent in stores that do not keep them. */
   readonly idempotency?: IdempotencyRepository;

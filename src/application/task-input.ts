@@ -27,7 +27,7 @@ const name = z.string().min(1).max(200);
 const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** A header value: visible characters, spaces and tabs (no CR, LF or NUL, RFC 9110 5.5). */
 const HTTP_FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-/** An absolute http or https URL (whether its host may be called is checked at launch, SPEC 8). */
+/** An absolute http or https URL (whether its host may be called is checked at launch, docs/security.md). */
 const webhookUrl = z
   .string()
   .min(1)

@@ -1,5 +1,5 @@
 /**
- * The owner's use cases (SPEC 4.3): one method per operation, orchestrating the ports. Every decision is a
+ * The owner's use cases (docs/semantics.md#task-operations): one method per operation, orchestrating the ports. Every decision is a
  * domain call; every method takes `now` explicitly.
  */
 import { NotFoundError, ValidationError } from "../domain/errors.js";
@@ -256,7 +256,7 @@ export class TaskService {
     return runView(await this.#findRun(actor, id));
   }
 
-  /** Cancels a run: a queued run at once; a launched one is asked to stop (SPEC 5.6). */
+  /** Cancels a run: a queued run at once; a launched one is asked to stop (docs/semantics.md#cancellation). */
   async cancelRun(actor: Actor, id: string, now: Instant): Promise<RunView> {
     const found = await this.#findRun(actor, id);
     const changed = await changeRunReported(

@@ -1,6 +1,6 @@
 /**
  * The read shapes of tasks and runs: snake_case JSON with RFC 3339 UTC timestamps, identical for the
- * library and the HTTP API (SPEC 7.1). Each edge maps internal names in exactly this one place; the
+ * library and the HTTP API (docs/library.md). Each edge maps internal names in exactly this one place; the
  * types are those of the zod schemas in `view-schemas.ts`, so the mapping and the documented shapes
  * cannot drift apart.
  */
@@ -133,7 +133,7 @@ export function optionsView(options: TaskOptions): OptionsView {
 }
 
 /**
- * The public shape of a task. `webhook_secret` is the key its webhooks are signed with (SPEC 5.4), shown
+ * The public shape of a task. `webhook_secret` is the key its webhooks are signed with (docs/semantics.md#launch), shown
  * to its owner so receivers can verify them; null for other targets, and when the operator signs every
  * webhook with one server-wide secret (`signsWithTaskSecret` false).
  */

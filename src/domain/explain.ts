@@ -1,5 +1,5 @@
 /**
- * `explain` (SPEC 4.3): why a task did or did not fire around an instant. Pure: `explainWindow`
+ * `explain` (docs/semantics.md#task-operations): why a task did or did not fire around an instant. Pure: `explainWindow`
  * (explain-window.ts) finds the nominal times around the instant and what DST did there; the service then pages the task's history
  * (newest first) until `historyReachedWindow`, and `explainAt` picks the decision and words the answer.
  *

@@ -1,5 +1,5 @@
 /**
- * The ports (SPEC 9): what the service needs from storage, launchers and thread lookups. Declared here,
+ * The ports (docs/architecture.md): what the service needs from storage, launchers and thread lookups. Declared here,
  * implemented by adapters. Field ownership is visible in the methods: admission, launch bookkeeping and
  * completion each have their own, and none writes a whole task back. Every read and write is scoped to an
  * owner (or explicitly to all owners, for admin tokens and the coordinator).
@@ -210,7 +210,7 @@ export type RunChangeResult =
   /** lease_lost, not_found, or the transition `decide` refused: nothing written for this request. */
   | { readonly kind: "refused"; readonly error: PunctualError };
 
-/** Replica liveness, for handler runs lost with their replica (SPEC 5.2). */
+/** Replica liveness, for handler runs lost with their replica (docs/semantics.md#run-statuses). */
 export interface ReplicaRegistry {
   heartbeat(replicaId: string, now: Instant): Promise<void>;
 }
@@ -237,7 +237,7 @@ export interface LaunchedRun {
 }
 
 /**
- * What a target says about a launched run when asked (SPEC 5.5): still active, finished with a verdict
+ * What a target says about a launched run when asked (docs/semantics.md#completion): still active, finished with a verdict
  * (a run that vanished from an agent server is a `cancelled` verdict), or no answer to be had now.
  */
 export type RunObservation =
@@ -257,7 +257,7 @@ export interface RunLauncher {
   reconcile(run: Run, task: Task, signal: AbortSignalLike): Promise<ReconcileFinding>;
   /**
    * Whether runs of `task` are watched by polling the target (agent targets: the server is the source of
-   * truth for completion, SPEC 5.5). Absent or false: the target reports completion itself.
+   * truth for completion, docs/semantics.md#completion). Absent or false: the target reports completion itself.
    */
   watches?(task: Task): boolean;
   /** How a launched run with a known `targetRunId` is doing on the target. Never throws. */

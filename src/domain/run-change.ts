@@ -49,7 +49,7 @@ export function runTaskContext(task: Task): RunTaskContext {
 }
 
 /**
- * The task after a run change's task patches are written (SPEC 5.5): launch bookkeeping (`last_run_*`,
+ * The task after a run change's task patches are written (docs/semantics.md#completion): launch bookkeeping (`last_run_*`,
  * `run_count` moved relatively) and verdict fields only; every other field is left as it was.
  */
 export function withTaskPatches(
@@ -73,7 +73,7 @@ export function withTaskPatches(
   };
 }
 
-/** What the launcher said (SPEC 5.4): exactly one of four outcomes. */
+/** What the launcher said (docs/semantics.md#launch): exactly one of four outcomes. */
 export type LaunchOutcome =
   | {
       readonly kind: "launched";
@@ -95,14 +95,14 @@ export interface LaunchAnswer {
   readonly completion?: CompletionVerdict;
 }
 
-/** A verdict reported by the target or the handler (SPEC 5.5). */
+/** A verdict reported by the target or the handler (docs/semantics.md#completion). */
 export interface CompletionVerdict {
   readonly status: "succeeded" | "failed" | "cancelled";
   readonly error?: string | null;
   readonly result?: JsonValue | null;
 }
 
-/** What the target said about a run whose launch claim expired (SPEC 5.2). */
+/** What the target said about a run whose launch claim expired (docs/semantics.md#run-statuses). */
 export type ReconcileFinding =
   | {
       readonly kind: "found";
@@ -215,7 +215,7 @@ export function failAttempt(
   };
 }
 
-/** The task's verdict fields after its run ended with `status` (SPEC 4.2). */
+/** The task's verdict fields after its run ended with `status` (docs/semantics.md#task-statuses). */
 export function verdictFor(
   run: Run,
   task: RunTaskContext,

@@ -20,14 +20,14 @@ import {
 import type { ReconcileFinding, RunChange, RunTaskContext } from "./run-change.js";
 import type { Instant } from "./time.js";
 
-/** A `running` (or `launching`) run past its deadline: `timed_out`, its target is told to stop (SPEC 5.5). */
+/** A `running` (or `launching`) run past its deadline: `timed_out`, its target is told to stop (docs/semantics.md#completion). */
 export function timeOutRun(run: Run, now: Instant, task: RunTaskContext): RunChange {
   const message = "the run did not finish before its run_timeout";
   if (run.cancelRequestedAt !== null) {
     return { ...cancelledAsAsked(run, now, task, message), cancelTarget: true };
   }
   if (run.targetRunId === null) {
-    // SPEC 1.7 / 5.4: the launch was uncertain (no run id from the target), so it may still be running
+    // docs/semantics.md#guarantees, docs/semantics.md#launch: the launch was uncertain (no run id from the target), so it may still be running
     // there: a retry would be a blind second launch. It ends timed_out, with no retry.
     return {
       run: moveRun(run, "timed_out", {
@@ -43,7 +43,7 @@ export function timeOutRun(run: Run, now: Instant, task: RunTaskContext): RunCha
   return { ...failAttempt(run, now, task, "run_timeout", message), cancelTarget: true };
 }
 
-/** A queued run older than `queue_timeout`: `skipped`, reason `queue_timeout` (SPEC 5.3). */
+/** A queued run older than `queue_timeout`: `skipped`, reason `queue_timeout` (docs/semantics.md#the-life-of-an-occurrence). */
 export function expireQueuedRun(run: Run, now: Instant, task: RunTaskContext): RunChange {
   const message = "the run waited in the queue longer than its queue_timeout";
   const once = task.scheduleType === "once" && run.trigger === "scheduled";
@@ -53,7 +53,7 @@ export function expireQueuedRun(run: Run, now: Instant, task: RunTaskContext): R
   };
 }
 
-/** A `running` handler run whose replica went silent: failed attempt, reason `replica_lost` (SPEC 5.2). */
+/** A `running` handler run whose replica went silent: failed attempt, reason `replica_lost` (docs/semantics.md#run-statuses). */
 export function loseRunWithReplica(run: Run, now: Instant, task: RunTaskContext): RunChange {
   return failAttempt(run, now, task, "replica_lost", "the replica running this handler stopped");
 }
@@ -88,7 +88,7 @@ export function reconcileExpiredClaim(
 }
 
 /**
- * Reconciles a `running` run whose launch was uncertain (SPEC 5.4: treated as launched, no target run id
+ * Reconciles a `running` run whose launch was uncertain (docs/semantics.md#launch: treated as launched, no target run id
  * known) once the target can be asked: the target shows the run -> its id is recorded and the run is
  * watched from then on; the target shows none -> nothing started, so the run goes back to the queue
  * without consuming a retry (a run asked to stop ends instead); no answer -> unchanged, asked again later
@@ -158,7 +158,7 @@ function correctedLaunch(
 
 /**
  * A handler run this replica handed back at shutdown: queued again for another replica, keeping its
- * identity and idempotency key. Shutdown is not a failure of the run: no retry is consumed (SPEC 5.4).
+ * identity and idempotency key. Shutdown is not a failure of the run: no retry is consumed (docs/semantics.md#launch).
  */
 export function handBackRun(run: Run, now: Instant): RunChange | null {
   if (run.status !== "running") return null;

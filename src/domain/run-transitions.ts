@@ -215,7 +215,7 @@ function overtaken(run: Run, now: Instant): Partial<Run> {
 }
 
 /**
- * Cancels a run (SPEC 5.6): a queued run ends at once (a once task's scheduled run takes its task with
+ * Cancels a run (docs/semantics.md#cancellation): a queued run ends at once (a once task's scheduled run takes its task with
  * it); a launching or running run gets `cancel_requested_at` and keeps the reason it was asked until it
  * ends, and a running run's target is asked to stop (it ends when the target confirms or times out).
  */
@@ -256,7 +256,7 @@ export function requestRunCancel(run: Run, now: Instant, task: RunTaskContext): 
   return cancelRun(run, now, "cancel_requested", task);
 }
 
-/** A heartbeat from a running run's target: its deadline moves to `now + run_timeout` (SPEC 5.5). */
+/** A heartbeat from a running run's target: its deadline moves to `now + run_timeout` (docs/semantics.md#completion). */
 export function heartbeatRun(run: Run, now: Instant, options: TaskOptions): RunChange | null {
   if (run.status !== "running") return null;
   return { run: { ...run, deadlineAt: (now + options.runTimeoutMs) as Instant } };

@@ -1,5 +1,5 @@
 /**
- * Targets (where a run is launched) and execution contexts (which thread it runs on), SPEC 2 and 4.1.
+ * Targets (where a run is launched) and execution contexts (which thread it runs on), docs/semantics.md#words, docs/semantics.md#tasks.
  * Thread identity is `(thread_scope, thread_id)`: the scope is the agent server's name or the target kind.
  */
 import type { ThreadId } from "./ids.js";

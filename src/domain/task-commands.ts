@@ -1,5 +1,5 @@
 /**
- * Owner commands on a task (SPEC 4.2-4.3) as pure functions: each takes the task and its active runs as
+ * Owner commands on a task (docs/semantics.md#task-statuses, docs/semantics.md#task-operations) as pure functions: each takes the task and its active runs as
  * read under the row lock, and returns the new task and the run rows to write. They throw only when the
  * command is refused. Creating and editing the user-owned fields is in task-fields.ts.
  */
@@ -109,7 +109,7 @@ export function pauseTask(
   };
 }
 
-/** Resume: occurrences inside the pause are decided now, per `catch_up` (SPEC 4.3). */
+/** Resume: occurrences inside the pause are decided now, per `catch_up` (docs/semantics.md#task-operations). */
 export function resumeTask(
   task: Task,
   activeRuns: readonly Run[],
@@ -207,7 +207,7 @@ const FRESH = {
   status: "queued",
 } as const;
 
-/** A client's idempotency key for a trigger: 1 to 200 characters (SPEC 5.4 bounds the derived key). */
+/** A client's idempotency key for a trigger: 1 to 200 characters (docs/semantics.md#launch bounds the derived key). */
 export function validateClientKey(key: string): void {
   if (key.length < 1 || key.length > TASK_LIMITS.idempotencyKeyMax) {
     throw ValidationError.of(
@@ -247,7 +247,7 @@ export function triggerTask(
 }
 
 /**
- * What a manual trigger does to the task's active runs (SPEC 4.3): the overlap policy acts on it as on
+ * What a manual trigger does to the task's active runs (docs/semantics.md#task-operations): the overlap policy acts on it as on
  * any occurrence, so under `cancel_other` the queued runs are cancelled and the launching or running one
  * is asked to stop (reason `superseded`); the trigger's run waits for it. Other policies change nothing.
  */

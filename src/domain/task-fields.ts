@@ -29,7 +29,7 @@ export function characterCount(text: string): number {
   return Array.from(text).length;
 }
 
-/** Checks the invariants of user-owned fields that hold whatever the surface (SPEC 4.1, 3.2). */
+/** Checks the invariants of user-owned fields that hold whatever the surface (docs/semantics.md#tasks, docs/schedules.md#once). */
 export function validateUserFields(
   fields: TaskUserFields,
   now: Instant,
@@ -145,7 +145,7 @@ export function editTask(
       return { ...edited, nextRunAt: null };
     return { ...edited, status: "enabled", decidedThrough: from, nextRunAt: next, lastError: null };
   }
-  // SPEC 4.3: next_run_at is recomputed from now; decided_through stays, so nothing decided is redone.
+  // docs/semantics.md#task-operations: next_run_at is recomputed from now; decided_through stays, so nothing decided is redone.
   const from = task.decidedThrough > ctx.now ? task.decidedThrough : ctx.now;
   const next = maxRunsReached(schedule, task.admittedCount) ? null : nextAfter(schedule, from);
   return { ...edited, nextRunAt: next };
@@ -155,7 +155,7 @@ function maxRunsReached(schedule: ScheduleSpec, admitted: number): boolean {
   return schedule.maxRuns !== null && admitted >= schedule.maxRuns;
 }
 
-/** An interval keeps its anchor unless `every` or `start_at` changed (SPEC 3.3). */
+/** An interval keeps its anchor unless `every` or `start_at` changed (docs/schedules.md#interval). */
 function keepAnchor(previous: ScheduleSpec, next: ScheduleSpec): ScheduleSpec {
   if (previous.type !== "interval" || next.type !== "interval") return next;
   if (previous.everyMs !== next.everyMs || previous.startAt !== next.startAt) return next;

@@ -1,5 +1,5 @@
 /**
- * The coordinator (SPEC 6): the one loop per replica that owns cadence. Each tick sweeps (expired claims,
+ * The coordinator (docs/architecture.md#cadence): the one loop per replica that owns cadence. Each tick sweeps (expired claims,
  * deadlines, queue timeouts, lost replicas, retention), then admits due tasks batch by batch, claiming
  * queued runs within the budget after each batch and launching them outside any transaction
  * (launches.ts); launch answers and verdicts are written behind, in batches (run-write-queue.ts). The
@@ -341,7 +341,7 @@ export class Coordinator {
     const deadline = (clock.now() + this.#opts.shutdownTimeoutMs) as Instant;
     await this.#until(deadline, Promise.all([this.settle(), inProcess?.settled()]));
     if (inProcess !== undefined && inProcess.running > 0) {
-      // SPEC 6: handed back per their signal; a handler that stops is recorded lost with this replica.
+      // docs/architecture.md#cadence: handed back per their signal; a handler that stops is recorded lost with this replica.
       this.#log.warn(
         { handlers: inProcess.running },
         "handing back handler runs still running at the shutdown timeout",

@@ -1,5 +1,5 @@
 /**
- * One call of a launcher (SPEC 5.4), outside any transaction, with a timeout inside the claim's lease.
+ * One call of a launcher (docs/semantics.md#launch), outside any transaction, with a timeout inside the claim's lease.
  * Maps whatever the launcher does to exactly one launch outcome; it never records anything itself.
  */
 import type { Logger } from "../application/logger.js";

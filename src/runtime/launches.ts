@@ -113,7 +113,7 @@ export class Launches {
   }
 
   /**
-   * Launches one claimed run and records the outcome, fenced by its claim token (SPEC 5.4), through the
+   * Launches one claimed run and records the outcome, fenced by its claim token (docs/semantics.md#launch), through the
    * write queue; `answered` is called once the answer is queued, so that a verdict queues behind it.
    */
   async #launch({ run, task }: ClaimedRun, answered: () => void): Promise<void> {

@@ -7,7 +7,7 @@
  * States: idle -> scheduled (a write queued; flushed on the next turn of the event loop) -> flushing
  * (one batch in the store; retried with back-off while the store fails) -> idle when nothing is queued.
  * A queued launch is never retried past its claim's lease: it is then given up, and the claim is
- * reconciled by a sweep (SPEC 5.2), never launched again blindly.
+ * reconciled by a sweep (docs/semantics.md#run-statuses), never launched again blindly.
  */
 import type { RunWrite } from "../application/dispatch-service.js";
 import { exponentialBackoffMs } from "../domain/backoff.js";

@@ -42,7 +42,7 @@ export async function sweep(deps: SweepDeps): Promise<void> {
   await dispatch.purge(clock.now(), deps.retentionMs, SWEEP_LIMIT);
 }
 
-/** SPEC 5.2: an expired claim is reconciled with the target, never launched again blindly. */
+/** docs/semantics.md#run-statuses: an expired claim is reconciled with the target, never launched again blindly. */
 async function reconcileExpiredClaims(deps: SweepDeps): Promise<void> {
   const { dispatch, launcher, clock } = deps;
   for (const { run, task } of await dispatch.expiredClaims(clock.now(), SWEEP_LIMIT)) {

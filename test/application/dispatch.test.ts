@@ -366,7 +366,7 @@ describe("DispatchService.admitDue", () => {
     expect(claimed!.run.id).toBe(successor!.id);
   });
 
-  // SPEC 4.3: the policy acts on a manual trigger as on any occurrence. It used to queue the manual run
+  // docs/semantics.md#task-operations: the policy acts on a manual trigger as on any occurrence. It used to queue the manual run
   // behind the running one and leave that run alone (expected cancel_requested_at set, got null).
   it("asks the active run to stop when a manual trigger arrives under cancel_other", async () => {
     const h = harness();
@@ -544,7 +544,7 @@ describe("DispatchService.recordCompletion", () => {
     expect(late!.taskVerdict).toBeUndefined();
   });
 
-  // BUG: SPEC 5.1 (`reason` says why a run is cancelled) and docs/semantics.md "Reasons" (`superseded`:
+  // BUG: docs/semantics.md#the-life-of-a-run (`reason` says why a run is cancelled) and docs/semantics.md "Reasons" (`superseded`:
   // overlap cancel_other replaced this run; `task_deleted`: a run whose task was deleted;
   // `cancel_requested`: its owner cancelled the run). A running run asked to stop keeps the reason it was
   // asked (cancelRun), but completeRun overwrites it with `cancel_requested` when the target confirms.

@@ -169,7 +169,7 @@ export class FakeLauncher implements RunLauncher {
   }
 }
 
-/** Maps a launcher failure to its outcome, as the coordinator does (SPEC 5.4). */
+/** Maps a launcher failure to its outcome, as the coordinator does (docs/semantics.md#launch). */
 function outcomeOf(error: unknown): LaunchOutcome {
   const message = error instanceof Error ? error.message : String(error);
   if (isPunctualError(error)) {

@@ -1,5 +1,5 @@
 /**
- * TaskService management (SPEC 4.1-4.3; reference 6.2 TestTaskManagement and TestOptimisticLocking,
+ * TaskService management (docs/semantics.md#tasks, docs/semantics.md#task-statuses, docs/semantics.md#task-operations; reference 6.2 TestTaskManagement and TestOptimisticLocking,
  * adapted): validation before any write, thread checks through the ThreadLookup port, PATCH semantics
  * with a version compare-and-set, re-arming, owner scoping, listing, and create/edit warnings.
  */

@@ -1,5 +1,5 @@
 /**
- * SPEC 9: the domain is pure. This test fails when a file under src/domain imports outside the domain
+ * docs/architecture.md: the domain is pure. This test fails when a file under src/domain imports outside the domain
  * (packages only from the allow-list), imports a `node:` module, reads the clock, sets a timer, draws
  * randomness, or contains async code.
  */

@@ -237,7 +237,7 @@ export function activeView(
   return { id: id as RunId, status, cancelRequested };
 }
 
-/** The task after a run change's task patches are written, as the stores write them (SPEC 5.5). */
+/** The task after a run change's task patches are written, as the stores write them (docs/semantics.md#completion). */
 export function withChange(task: Task, change: RunChange): Task {
   return withTaskPatches(task, change);
 }

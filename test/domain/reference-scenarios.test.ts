@@ -1,8 +1,8 @@
 /**
  * The domain scenarios of the reference (deerflow-scheduler.md 6.1, test_schedule_domain.py) and the
  * decision parts of its service scenarios (6.2, test_schedule_service.py), ported to punctual's model:
- * no `running` task status (SPEC 4.2), runs with their own state machine (SPEC 5.2), and field ownership
- * between admission, launch bookkeeping and completion (SPEC 5.5). Schedule parsing and `nextAfter`
+ * no `running` task status (docs/semantics.md#task-statuses), runs with their own state machine (docs/semantics.md#run-statuses), and field ownership
+ * between admission, launch bookkeeping and completion (docs/semantics.md#completion). Schedule parsing and `nextAfter`
  * scenarios of 6.1 live in test/domain/schedule/. Scenarios that do not apply to our model are named in
  * the describe that replaces them.
  */
@@ -106,7 +106,7 @@ describe("reference 6.1: the domain", () => {
       expect(DEFAULT_POLICY.defaultOptions).toBe(DEFAULT_TASK_OPTIONS);
     });
 
-    it("has the documented per-task option defaults (SPEC 5.3-5.5)", () => {
+    it("has the documented per-task option defaults (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch, docs/semantics.md#completion)", () => {
       expect(DEFAULT_TASK_OPTIONS).toEqual({
         overlap: "skip",
         catchUp: { windowMs: HOUR, policy: "latest" },
@@ -306,7 +306,7 @@ describe("reference 6.1: the domain", () => {
   });
 
   describe("mutability (TestMutabilityGate: edits are allowed while a run is active here)", () => {
-    it("edits a task whose run is running: version covers user fields only (SPEC 4.3)", () => {
+    it("edits a task whose run is running: version covers user fields only (docs/semantics.md#task-operations)", () => {
       const edited = editTask(
         buildTask(),
         { title: "still editable" },

@@ -1,5 +1,5 @@
 /**
- * The task status table of SPEC 4.2, row by row: which event moves a task to which status, and which
+ * The task status table of docs/semantics.md#task-statuses, row by row: which event moves a task to which status, and which
  * writer (admission, completion, the service's commands) does it. Each row drives the real domain
  * functions and applies their task patches as the stores do.
  */
@@ -54,7 +54,7 @@ function launchedOnce(maxAttempts = 1): { task: Task; run: Run } {
   return { task: withChange(task, change), run: change.run };
 }
 
-describe("task status (SPEC 4.2)", () => {
+describe("task status (docs/semantics.md#task-statuses)", () => {
   it("has no running status", () => {
     expect(TASK_STATUSES).toEqual(["enabled", "paused", "completed", "failed", "cancelled"]);
   });

@@ -1,5 +1,5 @@
 /**
- * Crash and replica test on SQLite (issue 6, SPEC 1 and 6): two `punctual worker` processes share one
+ * Crash and replica test on SQLite (issue 6, docs/semantics.md#guarantees, docs/architecture.md#cadence): two `punctual worker` processes share one
  * database file; 300 once tasks come due within about 10 s and 20 interval tasks fire every second while a
  * worker is SIGKILLed every 2 s and restarted. The run ledger must show one decision per nominal time, no
  * launch twice in one attempt, and nothing missing or unexplained.

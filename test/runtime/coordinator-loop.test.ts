@@ -1,5 +1,5 @@
 /**
- * The coordinator's loop on the virtual clock (SPEC 6, CONVENTIONS "Async"): it sleeps until the next
+ * The coordinator's loop on the virtual clock (docs/architecture.md#cadence, CONVENTIONS "Async"): it sleeps until the next
  * due instant or the tick and never spins, wakes at once on a signal, and a failing tick backs off with
  * jitter and is logged once per streak.
  */

@@ -103,7 +103,7 @@ export class FakeLauncher implements RunLauncher {
     return this.calls.filter((call) => call.run.taskId === taskId);
   }
 
-  /** Launch calls per (run, attempt): SPEC 1.2 says each is at most 1. */
+  /** Launch calls per (run, attempt): docs/semantics.md#guarantees says each is at most 1. */
   launchesPerAttempt(): Map<string, number> {
     const counts = new Map<string, number>();
     for (const call of this.calls) {

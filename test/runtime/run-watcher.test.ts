@@ -1,5 +1,5 @@
 /**
- * The run watcher on the virtual clock (SPEC 5.4, 5.5): running runs on a watched target are observed
+ * The run watcher on the virtual clock (docs/semantics.md#launch, docs/semantics.md#completion): running runs on a watched target are observed
  * until their verdict; an uncertain launch is reconciled by searching the target after its request's
  * timeout, never by launching again blindly: found -> the id is recorded, absent -> queued again through
  * the claim (one launch per attempt), no answer -> left running until the target answers or it times out.

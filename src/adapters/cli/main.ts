@@ -1,6 +1,6 @@
 /**
  * The `punctual` command line: builds the commander program and maps failures to exit codes
- * (0 ok, 1 runtime failure, 2 usage or validation error; SPEC 7.3).
+ * (0 ok, 1 runtime failure, 2 usage or validation error; docs/operations.md).
  */
 import { createRequire } from "node:module";
 import { Command, CommanderError } from "commander";

@@ -1,5 +1,5 @@
 /**
- * `punctual migrate` (SPEC 7.3): applies pending schema migrations to a database and reports its status.
+ * `punctual migrate` (docs/operations.md): applies pending schema migrations to a database and reports its status.
  * Serving and working migrate on start too; this command lets an operator do it first, on purpose.
  */
 import { Command, CommanderError } from "commander";

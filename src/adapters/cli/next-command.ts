@@ -1,5 +1,5 @@
 /**
- * `punctual next <expr> [--tz ZONE] [--from INSTANT] [--count N] [--json]` (SPEC 7.3): previews a cron
+ * `punctual next <expr> [--tz ZONE] [--from INSTANT] [--count N] [--json]` (docs/operations.md): previews a cron
  * expression's fires with what DST does to them. Reads the clock only for the default `--from`.
  */
 import { Command, CommanderError } from "commander";

@@ -1,5 +1,5 @@
 /**
- * `punctual serve` (SPEC 7.3): the HTTP API and, unless `--no-coordinator`, the coordinator in the same
+ * `punctual serve` (docs/operations.md): the HTTP API and, unless `--no-coordinator`, the coordinator in the same
  * process, with the built-in `log` handler plus those of `--handlers MODULE`. With `--init-token` (what
  * `npm start` passes) a database without any token gets an admin token, printed once with a working curl.
  * `--deerflow-api SERVER` also mounts DeerFlow's scheduled-task routes over that DeerFlow server.

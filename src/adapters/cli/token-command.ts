@@ -1,5 +1,5 @@
 /**
- * `punctual token create|list|revoke` (SPEC 8): manages API tokens directly in the database. A token is
+ * `punctual token create|list|revoke` (docs/security.md): manages API tokens directly in the database. A token is
  * printed once, when it is created; only its hash is stored.
  */
 import { Command, CommanderError } from "commander";

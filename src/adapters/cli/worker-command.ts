@@ -1,5 +1,5 @@
 /**
- * `punctual worker --handlers MODULE [--database URL]` (SPEC 7.3): runs the coordinator alone, with the
+ * `punctual worker --handlers MODULE [--database URL]` (docs/operations.md): runs the coordinator alone, with the
  * handlers a module exports, until SIGTERM or SIGINT. The first signal stops gracefully (no new claims;
  * launches and running handlers get the shutdown timeout) and exits 0; a second one exits at once.
  */

@@ -1,5 +1,5 @@
 /**
- * The two callback routes (SPEC 5.5, 7.2, 8): no bearer token, each authenticated by the per-run secret
+ * The two callback routes (docs/semantics.md#completion, docs/api.md, docs/security.md): no bearer token, each authenticated by the per-run secret
  * in its URL (`callback-tokens.ts`). A wrong token, an unknown run and a run of another kind all answer
  * the same 404, so the routes reveal nothing about runs to a caller without the secret.
  *

@@ -1,5 +1,5 @@
 /**
- * `buildHttpApp()`: the Fastify app of `punctual serve` (SPEC 7.2), also what the HTTP tests start on
+ * `buildHttpApp()`: the Fastify app of `punctual serve` (docs/api.md), also what the HTTP tests start on
  * port 0. Routes are declared once (route-spec.ts) and registered as plugins by group; the OpenAPI
  * document is generated from the same declarations. Every error answers `application/problem+json` from
  * the one error map; nothing a client sends can cause a 500.

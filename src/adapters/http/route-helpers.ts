@@ -58,7 +58,7 @@ export function pageSizeOf(limit: string | undefined): number | undefined {
 /** Page sizes outside 1..200 are a limit problem naming it (`limit_exceeded`, docs/errors.md). */
 export const HTTP_LIMITS: ListLimits = Object.freeze({ checkPageSize: true });
 
-/** SPEC 8: a target's `input` is at most 256 KiB of JSON. */
+/** docs/security.md: a target's `input` is at most 256 KiB of JSON. */
 export function checkTargetInput(body: unknown): void {
   if (typeof body !== "object" || body === null) return;
   const target = (body as { target?: unknown }).target;

@@ -1,5 +1,5 @@
 /**
- * `/v1/tasks` and `/v1/threads/{thread_id}/tasks` (SPEC 7.2): the owner's operations of SPEC 4.3, in
+ * `/v1/tasks` and `/v1/threads/{thread_id}/tasks` (docs/api.md): the owner's operations of docs/semantics.md#task-operations, in
  * the order the API document lists them. This file holds the task records (create, list, read, edit,
  * delete); the commands are in task-command-routes.ts, the task's runs, preview and explanation in
  * task-read-routes.ts.

@@ -1,6 +1,6 @@
 /**
  * The one "might the request have arrived?" failure of the HTTP launchers (agent, webhook): an exchange
- * that broke before a complete reply, and what it means for a launch (SPEC 5.4). Nothing sent: the launch
+ * that broke before a complete reply, and what it means for a launch (docs/semantics.md#launch). Nothing sent: the launch
  * certainly failed. Possibly received: the launch is uncertain and is never sent again blindly.
  */
 import { LaunchFailedError, LaunchIndeterminateError } from "../../domain/errors.js";

@@ -1,5 +1,5 @@
 /**
- * The strict ISC/Vixie cron grammar of SPEC 3.1: 5 fields, or 6 with a leading second, lower-case
+ * The strict ISC/Vixie cron grammar of docs/schedules.md#cron: 5 fields, or 6 with a leading second, lower-case
  * shortcuts, three-letter names. Parses text into plain data; says nothing about zones or instants.
  */
 
@@ -18,7 +18,7 @@ export interface CronExpression {
   readonly dayOfMonthRestricted: boolean;
   /** The day-of-week text does not begin with `*` (Vixie day rule). */
   readonly dayOfWeekRestricted: boolean;
-  /** No second, minute or hour text begins with `*` (SPEC 3.1 DST rule). */
+  /** No second, minute or hour text begins with `*` (docs/schedules.md#cron DST rule). */
   readonly fixedTime: boolean;
 }
 
@@ -168,7 +168,7 @@ function parseShortcut(text: string): string | { expanded: string } {
   return `unknown shortcut ${text} (use ${Object.keys(CRON_SHORTCUTS).join(", ")})`;
 }
 
-/** Parses a cron expression strictly (SPEC 3.1). */
+/** Parses a cron expression strictly (docs/schedules.md#cron). */
 export function parseCron(input: string): CronParseResult {
   const text = input.trim().split(/\s+/).join(" ");
   if (text === "") return { ok: false, problems: ["the cron expression is empty"] };

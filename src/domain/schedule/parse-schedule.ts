@@ -1,6 +1,6 @@
 /**
  * `parseSchedule`: turns the public schedule shape (unknown input) into a `ScheduleSpec`, checking every
- * field and collecting all problems into one `ValidationError` (SPEC 3).
+ * field and collecting all problems into one `ValidationError` (docs/schedules.md).
  */
 import type { FieldError } from "../errors.js";
 import { ValidationError, assertNever } from "../errors.js";
@@ -164,7 +164,7 @@ function readRunAt(
   if (zone === null) return null;
   const { instants, gap } = resolveWall(zone, wall);
   const localRunAt = formatWall(wall);
-  // SPEC 3.2: an overlap resolves to the first occurrence, a DST gap to the transition instant.
+  // docs/schedules.md#once: an overlap resolves to the first occurrence, a DST gap to the transition instant.
   const [first] = instants;
   if (first !== undefined) return { runAt: instant(first), localRunAt };
   if (gap !== null && isDstGap(gap)) return { runAt: instant(gap.at), localRunAt };
@@ -221,7 +221,7 @@ function build(
   }
 }
 
-/** SPEC 3.1 and 3.4: a cron must fire within 30 years, and every schedule before its `end_at`. */
+/** docs/schedules.md#cron, docs/schedules.md#bounds-and-jitter: a cron must fire within 30 years, and every schedule before its `end_at`. */
 function checkReachable(spec: ScheduleSpec, referenceAt: Instant, problems: Problems): void {
   const from = spec.startAt === null ? referenceAt : Math.max(referenceAt, spec.startAt - 1);
   if (spec.type === "cron" && (from < wallMs(MIN_YEAR, 1, 2) || from > wallMs(MAX_YEAR, 1, 1))) {

@@ -11,7 +11,7 @@ import type { ScheduleSpec } from "./schedule-types.js";
 export type DurationInput = string | number;
 
 /**
- * Bounds and jitter (SPEC 3.4); instants are ISO-8601 with an offset or `Z`. A field that is `null` or
+ * Bounds and jitter (docs/schedules.md#bounds-and-jitter); instants are ISO-8601 with an offset or `Z`. A field that is `null` or
  * `undefined` is absent.
  */
 export interface BoundsInput {
@@ -23,7 +23,7 @@ export interface BoundsInput {
   readonly jitter?: DurationInput | null | undefined;
 }
 
-/** `{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }` (SPEC 3.1). */
+/** `{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }` (docs/schedules.md#cron). */
 export interface CronScheduleInput extends BoundsInput {
   readonly type: "cron";
   readonly cron: string;
@@ -31,7 +31,7 @@ export interface CronScheduleInput extends BoundsInput {
   readonly timezone?: string | null | undefined;
 }
 
-/** `{ type: "once", run_at: "2026-12-01T09:00:00", timezone: "Europe/Berlin" }` (SPEC 3.2). */
+/** `{ type: "once", run_at: "2026-12-01T09:00:00", timezone: "Europe/Berlin" }` (docs/schedules.md#once). */
 export interface OnceScheduleInput {
   readonly type: "once";
   /** An instant with offset, or a local wall time resolved in `timezone`. */
@@ -41,7 +41,7 @@ export interface OnceScheduleInput {
   readonly jitter?: DurationInput | null | undefined;
 }
 
-/** `{ type: "interval", every: "PT5M" }` (SPEC 3.3). */
+/** `{ type: "interval", every: "PT5M" }` (docs/schedules.md#interval). */
 export interface IntervalScheduleInput extends BoundsInput {
   readonly type: "interval";
   readonly every: DurationInput;

@@ -1,5 +1,5 @@
 /**
- * The schedule engine's entry point for the rest of punctual (SPEC 3): the `ScheduleSpec` types and the
+ * The schedule engine's entry point for the rest of punctual (docs/schedules.md): the `ScheduleSpec` types and the
  * functions over them. Each lives in its own module; this one only names them in one place.
  */
 export type {

@@ -1,15 +1,15 @@
 /**
- * The types of `ScheduleSpec`: the validated, normalised form of a schedule (SPEC 3), as plain readonly
+ * The types of `ScheduleSpec`: the validated, normalised form of a schedule (docs/schedules.md), as plain readonly
  * data. Built only by `parseSchedule`.
  */
 import type { DurationMs, Instant } from "../time.js";
 import type { CronExpression } from "./cron-expression.js";
 
-/** The schedule types, as a runtime list (SPEC 2). */
+/** The schedule types, as a runtime list (docs/semantics.md#words). */
 export const SCHEDULE_TYPES = ["cron", "once", "interval"] as const;
 export type ScheduleType = (typeof SCHEDULE_TYPES)[number];
 
-/** Bounds and jitter shared by every schedule type (SPEC 3.4). */
+/** Bounds and jitter shared by every schedule type (docs/schedules.md#bounds-and-jitter). */
 export interface ScheduleBounds {
   /** No occurrence before this instant. */
   readonly startAt: Instant | null;
@@ -21,14 +21,14 @@ export interface ScheduleBounds {
   readonly jitterMs: DurationMs;
 }
 
-/** A cron expression evaluated on the wall clock of an IANA zone (SPEC 3.1). */
+/** A cron expression evaluated on the wall clock of an IANA zone (docs/schedules.md#cron). */
 export interface CronSchedule extends ScheduleBounds {
   readonly type: "cron";
   readonly cron: CronExpression;
   readonly timezone: string;
 }
 
-/** One occurrence at `runAt` (SPEC 3.2). `startAt`, `endAt` and `maxRuns` are always `null`. */
+/** One occurrence at `runAt` (docs/schedules.md#once). `startAt`, `endAt` and `maxRuns` are always `null`. */
 export interface OnceSchedule extends ScheduleBounds {
   readonly type: "once";
   readonly runAt: Instant;
@@ -37,7 +37,7 @@ export interface OnceSchedule extends ScheduleBounds {
   readonly timezone: string;
 }
 
-/** Occurrences every `everyMs` of elapsed time after `anchorAt` (SPEC 3.3). */
+/** Occurrences every `everyMs` of elapsed time after `anchorAt` (docs/schedules.md#interval). */
 export interface IntervalSchedule extends ScheduleBounds {
   readonly type: "interval";
   readonly everyMs: DurationMs;

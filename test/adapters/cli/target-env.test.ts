@@ -1,5 +1,5 @@
 /**
- * `punctual serve` and `worker` read the targets' settings from the environment (SPEC 8,
+ * `punctual serve` and `worker` read the targets' settings from the environment (docs/security.md,
  * docs/targets.md): `PUNCTUAL_WEBHOOK_ALLOW`, `PUNCTUAL_WEBHOOK_SECRET`, `PUNCTUAL_AGENT_SERVERS` and
  * `PUNCTUAL_PUBLIC_URL`; a bad value is a usage error raised before anything starts.
  */

@@ -101,7 +101,7 @@ describe("create", () => {
     expectProblem(badMode, 422, "validation_failed");
   });
 
-  it("refuses a once task less than 1 second ahead, the server's min_once_delay (SPEC 3.2)", async () => {
+  it("refuses a once task less than 1 second ahead, the server's min_once_delay (docs/schedules.md#once)", async () => {
     // run_at on the next whole second: between 0.2 and 0.9 s ahead when the server reads its clock.
     while (Date.now() % 1000 < 100 || Date.now() % 1000 > 800) {
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -1,5 +1,5 @@
 /**
- * The agent launcher's launch against fake agent servers (SPEC 5.4, reference 1): the request it sends
+ * The agent launcher's launch against fake agent servers (docs/semantics.md#launch, reference 1): the request it sends
  * to each flavor, and how every kind of answer (or silence) becomes exactly one launch outcome.
  */
 import { afterEach, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Parsing `PUNCTUAL_AGENT_SERVERS` (SPEC 4.1): inline JSON or a file, defaults per flavor, secrets read
+ * Parsing `PUNCTUAL_AGENT_SERVERS` (docs/semantics.md#tasks): inline JSON or a file, defaults per flavor, secrets read
  * from the environment, and every kind of mistake reported with its entry and field (never a secret).
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";

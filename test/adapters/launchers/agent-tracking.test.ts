@@ -1,5 +1,5 @@
 /**
- * What the agent launcher does after a launch, against fake agent servers (SPEC 5.4-5.6): reconcile finds
+ * What the agent launcher does after a launch, against fake agent servers (docs/semantics.md#launch, docs/semantics.md#completion, docs/semantics.md#cancellation): reconcile finds
  * an uncertain launch by punctual's metadata and never launches; observe reads the run's status (a run
  * that disappeared is cancelled) and never throws; cancel interrupts, finding the run first if needed.
  */

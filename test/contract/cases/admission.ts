@@ -183,7 +183,7 @@ export function describeAdmission(ctx: ContractContext): void {
       await admitDue(store, minute(20, 30_000));
       const decisions = await scheduledDecisions(store, task.id);
       coveredOnce(decisions);
-      // The edit recomputes next_run_at from its instant (SPEC 4.3): 16:00 is not due before 18:00, so
+      // The edit recomputes next_run_at from its instant (docs/semantics.md#task-operations): 16:00 is not due before 18:00, so
       // at 20:30 the new schedule's 16:00 and 18:00 are one missed range and 20:00 runs.
       expect(decisions.map((run) => run.scheduledFor)).toEqual(
         [1, 10, 11, 12, 13, 14, 15, 16, 20].map((n) => minute(n)),

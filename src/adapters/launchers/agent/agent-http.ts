@@ -2,7 +2,7 @@
  * One request to an agent server: its configured headers, its request timeout, the caller's signal and a
  * capped reply, read as JSON when it is JSON (the JS server answers errors in plain text). A failure says
  * whether the request can have reached the server: that decides between "certainly failed" and
- * "uncertain" for a launch (SPEC 5.4). Redirects are not followed.
+ * "uncertain" for a launch (docs/semantics.md#launch). Redirects are not followed.
  */
 import type { AbortSignalLike } from "../../../domain/abort.js";
 import type { AgentServerConfig } from "./agent-servers.js";

@@ -1,5 +1,5 @@
 /**
- * The `agent` target (SPEC 4.1, 5.4-5.6): background runs on threads of LangGraph-compatible agent
+ * The `agent` target (docs/semantics.md#tasks, docs/semantics.md#launch, docs/semantics.md#completion, docs/semantics.md#cancellation): background runs on threads of LangGraph-compatible agent
  * servers (Python langgraph-api, the JS server, DeerFlow's gateway). `launch` creates one run and lets
  * only the three launch errors escape; the protocol has no idempotency key, so `reconcile` finds an
  * uncertain launch by the metadata punctual tagged it with and never launches; `observe` polls the
@@ -81,7 +81,7 @@ export class AgentLauncher implements RunLauncher {
   }
 
   /**
-   * SPEC 5.4: an uncertain launch is searched for once its request can no longer be in flight, that is
+   * docs/semantics.md#launch: an uncertain launch is searched for once its request can no longer be in flight, that is
    * after its server's request timeout. Undefined when the task names no configured agent server.
    */
   reconcileDelayMs(task: Task): number | undefined {
@@ -89,7 +89,7 @@ export class AgentLauncher implements RunLauncher {
     return this.#servers.get(task.target.server)?.requestTimeoutMs;
   }
 
-  /** Agent runs are watched: the server is the source of truth for completion (SPEC 5.5). */
+  /** Agent runs are watched: the server is the source of truth for completion (docs/semantics.md#completion). */
   watches(task: Task): boolean {
     return task.target.kind === "agent";
   }
@@ -127,7 +127,7 @@ export class AgentLauncher implements RunLauncher {
   }
 
   /**
-   * SPEC 5.4: the servers have no idempotency key, so an uncertain launch is looked for by the metadata
+   * docs/semantics.md#launch: the servers have no idempotency key, so an uncertain launch is looked for by the metadata
    * punctual tagged it with (agent-run-search.ts). Found, or unknown (never absent: no server can prove
    * that a request it may still be carrying out will not create the run). Never launches.
    */
@@ -223,7 +223,7 @@ export class AgentLauncher implements RunLauncher {
   }
 
   /**
-   * The JS server also answers "already running" when the thread does not exist (reference 1.4), which
+   * The JS server also answers "already running" when the thread does not exist (docs/targets.md#launch-busy-threads-and-uncertain-launches), which
    * would leave the run waiting for a thread that will never free: a missing thread is a certain failure.
    */
   async #busyOrMissing(

@@ -1,5 +1,5 @@
 /**
- * What an agent server's Run object says about a run (SPEC 5.5): `pending|running` still active,
+ * What an agent server's Run object says about a run (docs/semantics.md#completion): `pending|running` still active,
  * `success` succeeded, `error|timeout` failed, `interrupted|rollback` cancelled. The same reading serves
  * the polled `GET /threads/{t}/runs/{r}` and the run webhook's payload (the Run object with its terminal
  * `status` and an `error` text). Pure: no I/O, never throws.

@@ -1,5 +1,5 @@
 /**
- * The body of `POST /threads/{thread_id}/runs` (reference/agent-server-api.md 1.1): the assistant, the
+ * The body of `POST /threads/{thread_id}/runs` (docs/targets.md#agent): the assistant, the
  * input, an explicit `multitask_strategy` (the servers' defaults differ), punctual's metadata (the only
  * way to find a run again: the protocol has no idempotency key), the run's config and context (the
  * server's defaults under the task's own) and, where supported, the run webhook.
@@ -11,7 +11,7 @@ import type { Task } from "../../../domain/task.js";
 import { knobsBody, targetKnobs } from "./agent-knobs.js";
 import type { AgentServerConfig } from "./agent-servers.js";
 
-/** Metadata keys punctual puts on every run it launches (SPEC 5.4: the target is told both times). */
+/** Metadata keys punctual puts on every run it launches (docs/semantics.md#launch: the target is told both times). */
 export const PUNCTUAL_METADATA = {
   taskId: "punctual_task_id",
   runId: "punctual_run_id",
@@ -51,7 +51,7 @@ export function createsThread(server: AgentServerConfig, task: Task): boolean {
 
 /**
  * The create-run body. `multitask_strategy` is always `reject`: punctual keeps one run per thread itself
- * (SPEC 2), so a run active on the thread means someone else's, and the launch must wait (busy).
+ * (docs/semantics.md#words), so a run active on the thread means someone else's, and the launch must wait (busy).
  */
 export function createRunBody(parts: CreateRunParts): CreateRunBody {
   const { server, target, run, task } = parts;

@@ -1,5 +1,5 @@
 /**
- * Finding an uncertain launch on its agent server (SPEC 5.4, docs/targets.md#uncertain-launches). The
+ * Finding an uncertain launch on its agent server (docs/semantics.md#launch, docs/targets.md#uncertain-launches). The
  * servers have no idempotency key and let no client choose a run id, so a launch is **found** only by a
  * run that carries punctual's own marks (`punctual_run_id`, the idempotency key and the attempt) on the
  * thread punctual chose. Nothing here ever concludes that a launch is absent: listings may be ordered

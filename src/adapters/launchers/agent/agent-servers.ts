@@ -1,5 +1,5 @@
 /**
- * The agent servers `agent` targets may name (`PUNCTUAL_AGENT_SERVERS`, SPEC 4.1): parsed once at start,
+ * The agent servers `agent` targets may name (`PUNCTUAL_AGENT_SERVERS`, docs/semantics.md#tasks): parsed once at start,
  * every mistake reported with the entry and the field it is in. Secrets in headers are read from the
  * environment (`"${NAME}"`), so the configuration itself can be committed; they never appear in errors.
  */

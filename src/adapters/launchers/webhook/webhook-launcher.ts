@@ -1,5 +1,5 @@
 /**
- * The `webhook` target (SPEC 4.1, 5.4-5.6, 8): one signed HTTP request per launch, sent only to a
+ * The `webhook` target (docs/semantics.md#tasks, docs/semantics.md#launch, docs/semantics.md#completion, docs/semantics.md#cancellation, docs/security.md): one signed HTTP request per launch, sent only to a
  * destination the SSRF guard accepted and pinned to the address it checked, with a timeout. Only the
  * three launch errors escape `launch`; `cancel` never throws; `reconcile` re-sends only to idempotent
  * receivers, with the same `Idempotency-Key`.
@@ -127,7 +127,7 @@ export class WebhookLauncher implements RunLauncher {
   }
 
   /**
-   * SPEC 5.4: an uncertain launch is re-sent, with the same `Idempotency-Key`, only to a receiver
+   * docs/semantics.md#launch: an uncertain launch is re-sent, with the same `Idempotency-Key`, only to a receiver
    * declared `idempotent`: found on 2xx, absent on 4xx, unknown otherwise.
    */
   async reconcile(run: Run, task: Task, signal: AbortSignalLike): Promise<ReconcileFinding> {

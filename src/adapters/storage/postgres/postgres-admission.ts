@@ -1,5 +1,5 @@
 /**
- * Admission on PostgreSQL (SPEC 5.3): one transaction per batch. Due tasks are locked with
+ * Admission on PostgreSQL (docs/semantics.md#the-life-of-an-occurrence): one transaction per batch. Due tasks are locked with
  * `FOR UPDATE SKIP LOCKED` (rows another replica holds are left to it), their active runs are locked, the
  * domain decides, and the decisions, cancellations and schedule fields are written in three statements.
  * Writes only the task's schedule fields (and `last_error` when the admission sets it).
@@ -141,7 +141,7 @@ export class PostgresAdmission {
           return report(admissions);
         } catch (error) {
           if (uniqueViolation(error) !== SCHEDULED_OCCURRENCE_INDEX) throw error;
-          // An occurrence is already decided (SPEC 1.1): drop that task's work, keep the others'.
+          // An occurrence is already decided (docs/semantics.md#guarantees): drop that task's work, keep the others'.
           await client.query("ROLLBACK TO SAVEPOINT admission");
           const decided = await this.#alreadyDecided(client, admissions);
           if (decided.size === 0) throw error;

@@ -280,7 +280,7 @@ function buildStatements(ctx: PostgresContext) {
     ),
     lockRuns: prepared(`${select} WHERE r.id = ANY($1::text[]) ORDER BY r.id FOR UPDATE`),
     // Launch bookkeeping (last_run_*, a relative run_count) and verdict fields (last_error, and status
-    // when a verdict set one): the fields SPEC 5.5 gives these two steps, nothing else.
+    // when a verdict set one): the fields docs/semantics.md#completion gives these two steps, nothing else.
     recordOnTasks: prepared(
       `UPDATE ${tasks} AS t SET` +
         ` last_run_at = CASE WHEN u.launched THEN ${unnestValue(LAST_RUN_AT)} ELSE t.last_run_at END,` +

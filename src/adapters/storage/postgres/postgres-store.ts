@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store: every storage port over one `pg` pool (SPEC 9), shared by any number of replicas.
+ * The PostgreSQL store: every storage port over one `pg` pool (docs/architecture.md), shared by any number of replicas.
  * Opening it applies pending migrations under an advisory lock. It also offers the two optional ports
  * only a shared database has: the database's clock (`referenceClock`, for the runtime's skew
  * correction) and wake-ups over LISTEN/NOTIFY on the wake channel (`wakes`).
@@ -52,7 +52,7 @@ export interface PostgresStore extends Store {
   readonly kind: "postgres";
   readonly wakes: WakeSource;
   readonly referenceClock: ReferenceClock;
-  /** The database clock (`clock_timestamp()`) in epoch ms, to correct replica clock skew (SPEC 6). */
+  /** The database clock (`clock_timestamp()`) in epoch ms, to correct replica clock skew (docs/architecture.md#cadence). */
   dbNow(): Promise<Instant>;
   /** Listens on `channel` on a dedicated connection; `onNotify` gets each payload. */
   listen(

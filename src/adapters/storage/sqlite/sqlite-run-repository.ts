@@ -102,7 +102,7 @@ export class SqliteRunRepository implements RunRepository {
        WHERE r.status = 'queued'
        ORDER BY r.queued_at, r.id LIMIT ?`,
     );
-    // Relative: a launch never writes back a run_count it read (SPEC 5.5, disjoint writers).
+    // Relative: a launch never writes back a run_count it read (docs/semantics.md#completion, disjoint writers).
     this.#recordLaunch = db.prepare(
       `UPDATE tasks SET last_run_at = @at, last_run_id = @run, run_count = run_count + @add
        WHERE id = @id`,
