@@ -30,10 +30,9 @@ import { taskId } from "../../src/domain/ids.js";
 import { createTask } from "../../src/domain/task-commands.js";
 import type { Task } from "../../src/domain/task.js";
 import type { Instant } from "../../src/domain/time.js";
+import type { StoreTarget } from "./store-target.js";
 
-export type SeedTarget =
-  | { readonly kind: "sqlite"; readonly path: string }
-  | { readonly kind: "postgres"; readonly url: string; readonly schema?: string };
+export type SeedTarget = StoreTarget;
 
 /** `count` tasks created from the same user input (what `scheduler.tasks.create(input)` takes). */
 export interface TaskVariant {

@@ -1,12 +1,15 @@
 /**
- * How the bench runs each peer: the settings a user tuning for throughput and promptness would pick,
- * stated once and written into the results, so the comparison can be read and reproduced.
+ * How the bench runs each peer: the settings its own documentation gives for throughput and promptness,
+ * stated once, written into the results and shown under the table, so the comparison can be read and
+ * reproduced.
  */
 
-export type PeerName = "pg-boss" | "graphile-worker";
+export const PEERS = ["graphile-worker", "pg-boss", "bullmq"] as const;
+export type PeerName = (typeof PEERS)[number];
 
 export interface PeerWorkerConfig {
   readonly peer: PeerName;
+  /** PostgreSQL database (pg-boss, graphile-worker) or Redis server (bullmq). */
   readonly url: string;
   readonly ledger: string;
   readonly workerId: string;
@@ -15,6 +18,8 @@ export interface PeerWorkerConfig {
   readonly queues: readonly string[];
   /** graphile-worker cron items (cron mode). */
   readonly cronItems: number;
+  /** bullmq: the key prefix of this run's queue (a fresh one per run, removed afterwards). */
+  readonly prefix?: string;
 }
 
 export const PEER_SETTINGS = {
@@ -41,10 +46,56 @@ export const PEER_SETTINGS = {
     poolSize: 10,
   },
   "graphile-worker": {
-    // As in graphile-worker's own performance test (website/docs/performance.md), batching off.
+    // The configuration of graphile-worker's own performance page (worker.graphile.org/docs/performance,
+    // "Quick stats": concurrentJobs 24, maxPoolSize 25, localQueue, completeJobBatchDelay and
+    // failJobBatchDelay 0), with the local queue at 1000 rather than its 500: a pool fetches and locks up
+    // to `localQueue.size` jobs in one statement and hands them to its 24 workers from memory, and
+    // completions within a tick go back in one statement.
     concurrency: 24,
+    poolSize: 25,
+    localQueue: { size: 1000 },
+    completeJobBatchDelay: 0,
+    failJobBatchDelay: 0,
     // Jobs due in the future are found by polling (default 2000 ms); LISTEN covers jobs due now.
     pollInterval: 200,
-    poolSize: 25,
+  },
+  bullmq: {
+    // BullMQ's worker guide sets a concurrency factor for asynchronous handlers (its example: 50); a
+    // no-op handler is bounded by Redis round trips, so more slots in flight keep Redis busy.
+    concurrency: 100,
+    // Delayed jobs are BullMQ's way to say "due at one instant"; completed jobs are removed at once (its
+    // auto-removal guide), so Redis keeps only the queue, as the SQL peers delete or archive theirs.
+    removeOnComplete: true,
+    attempts: 1,
   },
 } as const;
+
+/** One line per peer for the table's notes: the settings in force. */
+export function peerSettingsNote(peer: PeerName): string {
+  switch (peer) {
+    case "graphile-worker": {
+      const s = PEER_SETTINGS["graphile-worker"];
+      return (
+        `graphile-worker 0.17.3: \`localQueue.size\` ${s.localQueue.size}, \`completeJobBatchDelay\` ` +
+        `${s.completeJobBatchDelay}, \`failJobBatchDelay\` ${s.failJobBatchDelay}, concurrency ` +
+        `${s.concurrency} and pool ${s.poolSize} per process (its performance page's configuration), ` +
+        `\`pollInterval\` ${s.pollInterval} ms`
+      );
+    }
+    case "pg-boss": {
+      const s = PEER_SETTINGS["pg-boss"].burst;
+      return (
+        `pg-boss 10.4.2: ${s.workers} \`work()\` loops per process, \`batchSize\` ${s.batchSize}, ` +
+        `\`pollingIntervalSeconds\` ${s.pollingIntervalSeconds} (its minimum), pool ${PEER_SETTINGS["pg-boss"].poolSize}`
+      );
+    }
+    case "bullmq": {
+      const s = PEER_SETTINGS.bullmq;
+      return (
+        `BullMQ 6.7.0 on Redis 127.0.0.1:6379: worker concurrency ${s.concurrency} per process, delayed ` +
+        `jobs added with \`addBulk\`, \`removeOnComplete\`; this Redis keeps nothing on disk (no RDB, no AOF), ` +
+        `so a crash of it loses every job, which the PostgreSQL schedulers never do`
+      );
+    }
+  }
+}
