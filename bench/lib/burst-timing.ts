@@ -22,7 +22,12 @@ export function burstTiming(
 ): BurstTiming {
   const waitedMs = Math.max(0, stoppedAt - dueAt);
   if (starts.length === 0) {
-    return { allLaunchedMs: null, firesPerSecond: finished ? null : 0, drainPerSecond: null, waitedMs };
+    return {
+      allLaunchedMs: null,
+      firesPerSecond: finished ? null : 0,
+      drainPerSecond: null,
+      waitedMs,
+    };
   }
   let first = Infinity;
   let last = -Infinity;

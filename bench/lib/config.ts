@@ -95,7 +95,8 @@ function list<T extends string>(
 function count(value: string | undefined, fallback: number, name: string, least = 1): number {
   if (value === undefined) return fallback;
   const n = Number(value.replaceAll("_", "").replaceAll(",", ""));
-  if (!Number.isInteger(n) || n < least) throw new Error(`--${name} must be an integer >= ${least}`);
+  if (!Number.isInteger(n) || n < least)
+    throw new Error(`--${name} must be an integer >= ${least}`);
   return n;
 }
 

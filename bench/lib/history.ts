@@ -51,7 +51,11 @@ export interface History {
 }
 
 /** Fills the cluster's `runs` with `count` terminal runs over 30 days; the replicas must be running. */
-export async function seedHistory(cluster: Cluster, count: number, scope: string): Promise<History> {
+export async function seedHistory(
+  cluster: Cluster,
+  count: number,
+  scope: string,
+): Promise<History> {
   const store = cluster.store;
   if (store.kind !== "postgres") throw new Error("history is a PostgreSQL variant");
   const startedAt = Date.now();

@@ -28,16 +28,15 @@ type CreateMany = (inputs: readonly unknown[]) => Promise<readonly unknown[]>;
 /** The library's `tasks.createMany`, or null where this version of the library has none. */
 export function createManyOf(scheduler: Scheduler): CreateMany | null {
   const candidate = (scheduler.tasks as { createMany?: unknown }).createMany;
-  return typeof candidate === "function"
-    ? (candidate.bind(scheduler.tasks) as CreateMany)
-    : null;
+  return typeof candidate === "function" ? (candidate.bind(scheduler.tasks) as CreateMany) : null;
 }
 
 /** The id of a created task, from `{ task: { id } }` (what `create` returns) or a bare `{ id }`. */
 export function createdId(created: unknown): string {
   const item = created as { task?: { id?: unknown }; id?: unknown } | null;
   const id = item?.task?.id ?? item?.id;
-  if (typeof id !== "string") throw new Error(`a created task without an id: ${JSON.stringify(created)}`);
+  if (typeof id !== "string")
+    throw new Error(`a created task without an id: ${JSON.stringify(created)}`);
   return id;
 }
 

@@ -120,7 +120,9 @@ function variantsText(rows: readonly BurstFigures[]): string {
     graphile === undefined
       ? ""
       : ` Against graphile-worker (local queue), fires/s: ${variants
-          .map((r) => `${r.variant ?? ""} ${times(ratio(r.firesPerSecond, graphile.firesPerSecond))}`)
+          .map(
+            (r) => `${r.variant ?? ""} ${times(ratio(r.firesPerSecond, graphile.firesPerSecond))}`,
+          )
           .join(", ")} (milestone: ×1 or more in every variant, goal ×1.5).`;
   return (
     `\nVariants (PostgreSQL, 2 replicas, ${main.enqueue?.how ?? ""}): ${each}. Spread: fires/s ` +

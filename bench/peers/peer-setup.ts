@@ -7,7 +7,13 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { progress } from "../lib/progress.js";
-import { bullConnection, loadBullMq, loadGraphileWorker, loadPgBoss, loadRedis } from "./modules.js";
+import {
+  bullConnection,
+  loadBullMq,
+  loadGraphileWorker,
+  loadPgBoss,
+  loadRedis,
+} from "./modules.js";
 import { PEER_SETTINGS } from "./peer-config.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -18,10 +24,7 @@ export function ensurePeersInstalled(): void {
     existsSync(join(here, "node_modules", name, "package.json")),
   );
   if (present) return;
-  progress(
-    "peers",
-    "installing the peers into bench/peers (npm install --prefix bench/peers)",
-  );
+  progress("peers", "installing the peers into bench/peers (npm install --prefix bench/peers)");
   const result = spawnSync("npm", ["install", "--prefix", here, "--no-audit", "--no-fund"], {
     stdio: "inherit",
   });

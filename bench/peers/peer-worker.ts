@@ -147,7 +147,11 @@ const bench = serveBench({
 });
 
 try {
-  const starters = { "pg-boss": startPgBoss, "graphile-worker": startGraphile, bullmq: startBullMq };
+  const starters = {
+    "pg-boss": startPgBoss,
+    "graphile-worker": startGraphile,
+    bullmq: startBullMq,
+  };
   stop = await starters[config.peer]();
   bench.ready();
 } catch (error) {

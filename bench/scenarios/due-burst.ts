@@ -35,9 +35,7 @@ export function libraryHasCreateMany(): boolean {
 
 /** The creation mode the variants use: the fastest the library has. */
 export function bestCreation(config: BenchConfig): CreationMode {
-  return libraryHasCreateMany() && config.creation.includes("createMany")
-    ? "createMany"
-    : "create";
+  return libraryHasCreateMany() && config.creation.includes("createMany") ? "createMany" : "create";
 }
 
 interface Cell {
@@ -52,8 +50,7 @@ export function punctualCells(config: BenchConfig, large: boolean): Cell[] {
   const best = bestCreation(config);
   for (const target of config.targets) {
     // pg1 (and, in the large burst, SQLite) only in the best mode: the comparison is made on pg2.
-    const modes =
-      target === "pg2" || (target === "sqlite" && !large) ? config.creation : [best];
+    const modes = target === "pg2" || (target === "sqlite" && !large) ? config.creation : [best];
     if (config.variants.includes("as-created") && !(large && target === "pg1")) {
       for (const creation of modes) cells.push({ target, creation, variant: "as-created" });
     }
@@ -65,7 +62,11 @@ export function punctualCells(config: BenchConfig, large: boolean): Cell[] {
   return cells;
 }
 
-async function burstOf(config: BenchConfig, count: number, repeat: number): Promise<BurstFigures[]> {
+async function burstOf(
+  config: BenchConfig,
+  count: number,
+  repeat: number,
+): Promise<BurstFigures[]> {
   const hasCreateMany = libraryHasCreateMany();
   const systems: (() => Promise<BurstFigures>)[] = [];
   for (const cell of punctualCells(config, count > config.burstTasks)) {

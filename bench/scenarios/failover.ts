@@ -66,7 +66,11 @@ async function claimsBy(url: string): Promise<Map<string, number>> {
   }
 }
 
-async function openClaimsOf(url: string, replica: string, ids?: readonly string[]): Promise<string[]> {
+async function openClaimsOf(
+  url: string,
+  replica: string,
+  ids?: readonly string[],
+): Promise<string[]> {
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   try {
@@ -117,9 +121,15 @@ async function killedBurst(
     const deadline = burstWaitMs(config, plan.count) + 2 * DEFAULT_LEASE_MS;
     const done = await waitUntil(
       async () => {
-        if (recoveredAt === null && (await openClaimsOf(store.url, victim.label, held)).length === 0) {
+        if (
+          recoveredAt === null &&
+          (await openClaimsOf(store.url, victim.label, held)).length === 0
+        ) {
           recoveredAt = Date.now();
-          progress(scope, `its claims were taken over or reconciled after ${recoveredAt - killedAt} ms`);
+          progress(
+            scope,
+            `its claims were taken over or reconciled after ${recoveredAt - killedAt} ms`,
+          );
         }
         return recoveredAt !== null && (await countUnfinished(store, window)) === 0;
       },
@@ -185,6 +195,9 @@ export async function failover(config: BenchConfig): Promise<FailoverFigures[]> 
     variant: "as-created",
   };
   const undisturbed = await punctualBurst(config, "pg2", plan);
-  progress(FAILOVER, `undisturbed: all ended ${undisturbed.allCompletedMs ?? "–"} ms after the instant`);
+  progress(
+    FAILOVER,
+    `undisturbed: all ended ${undisturbed.allCompletedMs ?? "–"} ms after the instant`,
+  );
   return [await killedBurst(config, plan, undisturbed)];
 }
