@@ -137,7 +137,8 @@ async function killedBurst(
         timeoutMs: deadline,
         everyMs: 250,
         onTick: () => {
-          progress(scope, `${((Date.now() - killedAt) / 1000).toFixed(0)} s after the kill`);
+          const seconds = Math.floor((Date.now() - killedAt) / 1000);
+          if (seconds % 10 === 0) progress(scope, `${seconds} s after the kill`);
         },
       },
     );
@@ -155,7 +156,11 @@ async function killedBurst(
       killedAfterMs: killedAt - dueAt,
       victim: victim.label,
       heldAtKill: held.length,
-      recoveredMs: recoveredAt === null ? null : recoveredAt - killedAt,
+      recoveredMs: recoveryMs(
+        runs.filter((r) => heldTasks.has(r.taskId)),
+        killedAt,
+        recoveredAt,
+      ),
       heldOutcome: statusCounts(runs.filter((r) => heldTasks.has(r.taskId))),
       totalMs: done && finished.length > 0 ? Math.max(...finished) - dueAt : null,
       undisturbedTotalMs: undisturbed.allCompletedMs,
@@ -169,6 +174,21 @@ async function killedBurst(
   } finally {
     await cluster.dispose();
   }
+}
+
+/**
+ * Kill to the end of the last of the victim's claims, from the runs table (the poll that noticed it
+ * runs every 250 ms through a loaded machine); the poll's time when some are still open.
+ */
+function recoveryMs(
+  held: readonly { readonly finishedAt: number | null }[],
+  killedAt: number,
+  noticedAt: number | null,
+): number | null {
+  if (noticedAt === null) return null;
+  const ends = held.map((r) => r.finishedAt);
+  if (ends.length === 0 || ends.some((t) => t === null)) return noticedAt - killedAt;
+  return Math.max(...(ends as number[])) - killedAt;
 }
 
 /** The task ids of the given runs (a run record names its task, and a once task has one run). */
