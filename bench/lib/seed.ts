@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { LOCAL_ACTOR } from "../../src/application/actor.js";
 import { taskFieldsFromCreate } from "../../src/application/task-input.js";
-import { buildPolicy } from "../../src/composition.js";
+import { buildPolicy } from "../../src/index.js";
 import {
   TASK_COLUMNS as PG_TASK_COLUMNS,
   taskValues,
