@@ -90,7 +90,18 @@ async function main(): Promise<void> {
   };
   for (const scenario of config.scenarios) {
     progress(scenario, "starting");
-    const rows = await runners[scenario](config);
+    let rows: unknown[];
+    try {
+      rows = await runners[scenario](config);
+    } catch (error) {
+      // A failed scenario must not throw away the others' figures: report it, keep going, exit 1.
+      process.exitCode = 1;
+      progress(
+        scenario,
+        `failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
+      continue;
+    }
     results[scenario] = rows;
     saveJson(runStamp, scenario, {
       scenario,

@@ -62,7 +62,7 @@ export async function seedHistory(
   const templates = Math.min(TEMPLATES, count);
   const client = new LibraryClient(store);
   await client.open();
-  const dueAt = wholeSecondAfter(pace.leadMs("postgres", "create", templates));
+  const dueAt = wholeSecondAfter(pace.leadMs("pg2", "create", templates));
   const schedule = { type: "once", run_at: new Date(dueAt).toISOString() };
   const inputs = Array.from({ length: templates }, () => ({
     title: "history",

@@ -140,17 +140,16 @@ export async function setUpBurst(
     if (plan.variant === "history") {
       preparation["historyMs"] = (await seedHistory(cluster, config.historyRuns, scope)).ms;
     }
-    const kind = cluster.store.kind;
     const client = new LibraryClient(cluster.store);
     await client.open();
-    const dueAt = wholeSecondAfter(pace.leadMs(kind, plan.creation, plan.count));
+    const dueAt = wholeSecondAfter(pace.leadMs(target, plan.creation, plan.count));
     const input = plan.input(dueAt);
     const inputs = Array.from({ length: plan.count }, () => input);
     const created = await client.create(inputs, plan.creation, (n) => {
       if (n % 10_000 === 0) progress(scope, `created ${n}/${plan.count}`);
     });
     await client.close();
-    pace.observe(kind, plan.creation, plan.count, created.ms);
+    pace.observe(target, plan.creation, plan.count, created.ms);
     progress(
       scope,
       `created ${plan.count} tasks with ${CREATION_LABEL[plan.creation]} in ${created.ms} ms ` +

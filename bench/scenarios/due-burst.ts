@@ -71,13 +71,18 @@ async function burstOf(
   const systems: (() => Promise<BurstFigures>)[] = [];
   for (const cell of punctualCells(config, count > config.burstTasks)) {
     const plan: BurstPlan = { scenario: DUE_BURST, count, input: onceInput, ...cell };
-    systems.push(() =>
-      plan.creation === "createMany" && !hasCreateMany
-        ? Promise.resolve(
-            unavailableBurst(config, cell.target, plan, "`tasks.createMany` not available"),
-          )
-        : punctualBurst(config, cell.target, plan),
-    );
+    systems.push(async () => {
+      if (plan.creation === "createMany" && !hasCreateMany)
+        return unavailableBurst(config, cell.target, plan, "`tasks.createMany` not available");
+      try {
+        return await punctualBurst(config, cell.target, plan);
+      } catch (error) {
+        // One failed setup (a creation that overran its instant) must not cost the rest of the run.
+        const message = error instanceof Error ? error.message : String(error);
+        progress(DUE_BURST, `${cell.target} ${cell.creation} ${cell.variant} failed: ${message}`);
+        return unavailableBurst(config, cell.target, plan, `failed: ${message}`);
+      }
+    });
   }
   for (const peer of config.peers) systems.push(() => peerBurst(config, peer, DUE_BURST, count));
   // Round by round, every system once per round, so that a slow spell of the machine falls on all of

@@ -126,8 +126,7 @@ async function steadyOn(config: BenchConfig, target: Target): Promise<SteadyFigu
     progress(scope, `starting ${REPLICAS_OF[target]} replica(s)`);
     await cluster.startReplicas(REPLICAS_OF[target]);
     const creation = bestCreation(config);
-    const kind = cluster.store.kind;
-    const startAt = wholeSecondAfter(pace.leadMs(kind, creation, config.steadyTasks));
+    const startAt = wholeSecondAfter(pace.leadMs(target, creation, config.steadyTasks));
     const plan = steadyPlan(config.steadyTasks, startAt);
     const client = new LibraryClient(cluster.store);
     const inputs = plan.variants.flatMap((v) => Array.from({ length: v.count }, () => v.input));
@@ -135,7 +134,7 @@ async function steadyOn(config: BenchConfig, target: Target): Promise<SteadyFigu
       if (n % 10_000 === 0) progress(scope, `created ${n}/${inputs.length}`);
     });
     await client.close();
-    pace.observe(kind, creation, inputs.length, created.ms);
+    pace.observe(target, creation, inputs.length, created.ms);
     progress(
       scope,
       `created ${config.steadyTasks} tasks with ${CREATION_LABEL[creation]} in ${created.ms} ms: ${plan.description}`,

@@ -5,16 +5,17 @@ import { CreationPace } from "../../bench/lib/pace.js";
 describe("CreationPace", () => {
   it("plans on a slow first guess, then on the rate it observed", () => {
     const pace = new CreationPace();
-    expect(pace.leadMs("postgres", "create", 10_000)).toBe(1500 + 31_250);
-    pace.observe("postgres", "create", 10_000, 16_000);
-    expect(pace.leadMs("postgres", "create", 10_000)).toBe(1500 + 20_000);
-    // Another store or mode keeps its own rate.
-    expect(pace.leadMs("sqlite", "create", 10_000)).toBe(1500 + 12_500);
+    expect(pace.leadMs("pg2", "create", 9_000)).toBe(2000 + 45_000);
+    pace.observe("pg2", "create", 10_000, 16_000);
+    expect(pace.leadMs("pg2", "create", 10_000)).toBe(2000 + 24_000);
+    // Another target or mode keeps its own rate.
+    expect(pace.leadMs("pg1", "create", 9_000)).toBe(2000 + 45_000);
+    expect(pace.leadMs("sqlite", "create", 10_000)).toBe(2000 + 15_000);
   });
 
   it("ignores observations too small to plan on", () => {
     const pace = new CreationPace();
-    pace.observe("postgres", "createMany", 10, 1);
-    expect(pace.leadMs("postgres", "createMany", 5000)).toBe(1500 + 1250);
+    pace.observe("pg2", "createMany", 10, 1);
+    expect(pace.leadMs("pg2", "createMany", 5000)).toBe(2000 + 1500);
   });
 });
