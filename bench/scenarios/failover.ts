@@ -1,5 +1,5 @@
 /**
- * Scenario (issue 15, item 3), failover: a PostgreSQL burst on 2 replicas during which the replica that
+ * Scenario failover (docs/benchmarks.md#failover): a PostgreSQL burst on 2 replicas during which the replica that
  * holds the most claims is killed with SIGKILL once about a third of the burst has run. Measured: how
  * long until the work it had claimed is running elsewhere or has been reconciled (no claim of the dead
  * replica left open), what became of that work, and the burst's total time against the same burst
