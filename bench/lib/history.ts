@@ -92,6 +92,13 @@ export async function seedHistory(
       )
     ).rows;
     const names = columns.map((c) => c.name).join(", ");
+    // The template runs, fixed before the first copy: the copies belong to the same tasks.
+    const templateRuns = (
+      await db.query<{ id: string }>(
+        "SELECT id FROM punctual.runs WHERE task_id = ANY($1::text[])",
+        [created.ids],
+      )
+    ).rows.map((r) => r.id);
     const copies = Math.ceil(count / templates);
     const spanMs = 30 * DAY_MS - 2 * MARGIN_MS;
     const perStatement = Math.max(1, Math.floor(ROWS_PER_STATEMENT / templates));
@@ -102,7 +109,7 @@ export async function seedHistory(
       const result = await db.query(
         `WITH t AS (
            SELECT r.*, (row_number() OVER (ORDER BY r.id) - 1)::bigint AS ti
-             FROM punctual.runs AS r WHERE r.task_id = ANY($1::text[])
+             FROM punctual.runs AS r WHERE r.id = ANY($1::text[])
          )
          INSERT INTO punctual.runs (${names})
          SELECT ${copyExpressions(columns).join(", ")}
@@ -118,7 +125,7 @@ export async function seedHistory(
                ) AS s1
            ) AS h
           WHERE g.k * $5::bigint + t.ti < $7::bigint`,
-        [created.ids, from, to, MARGIN_MS, templates, spanMs, count],
+        [templateRuns, from, to, MARGIN_MS, templates, spanMs, count],
       );
       inserted += result.rowCount ?? 0;
       progress(scope, `history: ${inserted}/${count} terminal runs`);

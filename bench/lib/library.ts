@@ -40,6 +40,26 @@ export function createdId(created: unknown): string {
   return id;
 }
 
+/** Creation stopped at a refusal (a once task's instant passed while its siblings were created). */
+export class CreationFailed extends Error {
+  readonly created: number;
+  readonly ms: number;
+
+  constructor(cause: unknown, created: number, ms: number) {
+    super(
+      `creation stopped after ${created} tasks in ${ms} ms: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+    this.created = created;
+    this.ms = ms;
+  }
+
+  /** The library refused a once task whose instant had passed: creation was slower than planned. */
+  get overran(): boolean {
+    return this.message.includes("must not be in the past");
+  }
+}
+
 export interface Creation {
   readonly mode: CreationMode;
   /** The created tasks' ids, in input order. */
@@ -95,14 +115,24 @@ export class LibraryClient {
       }
     } else {
       let next = 0;
+      let failure: unknown = null;
       const lane = async (): Promise<void> => {
-        while (next < inputs.length) {
+        while (next < inputs.length && failure === null) {
           const index = next++;
-          ids[index] = createdId(await this.scheduler.tasks.create(inputs[index]));
+          try {
+            ids[index] = createdId(await this.scheduler.tasks.create(inputs[index]));
+          } catch (error) {
+            failure ??= error;
+            return;
+          }
           if (++created % 1000 === 0) onProgress?.(created);
         }
       };
+      // Every lane stops at the first refusal; none is left calling into a store being closed.
       await Promise.all(Array.from({ length: CREATE_IN_FLIGHT }, lane));
+      if (failure !== null) {
+        throw new CreationFailed(failure, created, Math.round(performance.now() - startedAt));
+      }
     }
     return { mode, ids, ms: Math.round(performance.now() - startedAt) };
   }

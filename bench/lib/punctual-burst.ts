@@ -13,8 +13,8 @@ import { Cluster, REPLICA_SETTINGS, REPLICAS_OF } from "./cluster.js";
 import { analyzeAll, seedHistory } from "./history.js";
 import { checkLedger, readLedgers } from "./ledger.js";
 import type { LedgerEntry } from "./ledger.js";
-import { CREATION_LABEL, LibraryClient } from "./library.js";
-import type { CreationMode } from "./library.js";
+import { CREATION_LABEL, CreationFailed, LibraryClient } from "./library.js";
+import type { Creation, CreationMode } from "./library.js";
 import { pace } from "./pace.js";
 import { BackendCpuSampler } from "./proc-cpu.js";
 import { progress } from "./progress.js";
@@ -141,14 +141,23 @@ export async function setUpBurst(
       preparation["historyMs"] = (await seedHistory(cluster, config.historyRuns, scope)).ms;
     }
     const client = new LibraryClient(cluster.store);
-    await client.open();
+    let created: Creation;
     const dueAt = wholeSecondAfter(pace.leadMs(target, plan.creation, plan.count));
-    const input = plan.input(dueAt);
-    const inputs = Array.from({ length: plan.count }, () => input);
-    const created = await client.create(inputs, plan.creation, (n) => {
-      if (n % 10_000 === 0) progress(scope, `created ${n}/${plan.count}`);
-    });
-    await client.close();
+    try {
+      await client.open();
+      const input = plan.input(dueAt);
+      const inputs = Array.from({ length: plan.count }, () => input);
+      created = await client.create(inputs, plan.creation, (n) => {
+        if (n % 10_000 === 0) progress(scope, `created ${n}/${plan.count}`);
+      });
+    } catch (error) {
+      // Plan the next attempt on the rate this one managed.
+      if (error instanceof CreationFailed)
+        pace.observe(target, plan.creation, error.created, error.ms);
+      throw error;
+    } finally {
+      await client.close();
+    }
     pace.observe(target, plan.creation, plan.count, created.ms);
     progress(
       scope,
@@ -190,13 +199,32 @@ export function burstLedger(
   return entries.filter((e) => expected.has(e.occurrence) || e.dueAt >= dueAt);
 }
 
+/**
+ * `setUpBurst`, once more on a fresh store when creation overran the instant it had planned for (the
+ * machine slowed down): the second attempt plans on the rate the first one managed.
+ */
+export async function setUpBurstRetrying(
+  config: BenchConfig,
+  target: Target,
+  plan: BurstPlan,
+  scope: string,
+): Promise<BurstSetUp> {
+  try {
+    return await setUpBurst(config, target, plan, scope);
+  } catch (error) {
+    if (!(error instanceof CreationFailed && error.overran)) throw error;
+    progress(scope, `${error.message}; once more, planned on that rate`);
+    return setUpBurst(config, target, plan, scope);
+  }
+}
+
 export async function punctualBurst(
   config: BenchConfig,
   target: Target,
   plan: BurstPlan,
 ): Promise<BurstFigures> {
   const scope = `${plan.scenario} ${target} ${plan.creation} ${plan.variant}`;
-  const setUp = await setUpBurst(config, target, plan, scope);
+  const setUp = await setUpBurstRetrying(config, target, plan, scope);
   const { cluster, dueAt } = setUp;
   try {
     const sampler =

@@ -11,7 +11,7 @@ import type { BenchConfig } from "../lib/config.js";
 import { burstWaitMs } from "../lib/config.js";
 import { checkLedger, readLedgers } from "../lib/ledger.js";
 import { progress } from "../lib/progress.js";
-import { burstLedger, punctualBurst, setUpBurst } from "../lib/punctual-burst.js";
+import { burstLedger, punctualBurst, setUpBurstRetrying } from "../lib/punctual-burst.js";
 import type { BurstPlan } from "../lib/punctual-burst.js";
 import { countUnfinished, readRuns, statusCounts } from "../lib/punctual-runs.js";
 import type { BurstFigures } from "../lib/results.js";
@@ -91,7 +91,7 @@ async function killedBurst(
   undisturbed: BurstFigures,
 ): Promise<FailoverFigures> {
   const scope = `${FAILOVER} pg2 kill -9`;
-  const setUp = await setUpBurst(config, "pg2", plan, scope);
+  const setUp = await setUpBurstRetrying(config, "pg2", plan, scope);
   const { cluster, dueAt } = setUp;
   const store = cluster.store;
   if (store.kind !== "postgres") throw new Error("failover runs on PostgreSQL");

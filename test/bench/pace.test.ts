@@ -1,5 +1,6 @@
 /** The due instant of a burst leaves time for its tasks to be created through the library first. */
 import { describe, expect, it } from "vitest";
+import { CreationFailed } from "../../bench/lib/library.js";
 import { CreationPace } from "../../bench/lib/pace.js";
 
 describe("CreationPace", () => {
@@ -17,5 +18,18 @@ describe("CreationPace", () => {
     const pace = new CreationPace();
     pace.observe("pg2", "createMany", 10, 1);
     expect(pace.leadMs("pg2", "createMany", 5000)).toBe(2000 + 1500);
+  });
+});
+
+describe("CreationFailed", () => {
+  it("tells an instant that passed during creation from another refusal", () => {
+    const overran = new CreationFailed(
+      new Error("schedule.run_at: must not be in the past"),
+      7000,
+      30_000,
+    );
+    expect(overran.overran).toBe(true);
+    expect(overran.message).toContain("after 7000 tasks in 30000 ms");
+    expect(new CreationFailed(new Error("connection refused"), 0, 5).overran).toBe(false);
   });
 });
