@@ -56,7 +56,8 @@ export class CreationFailed extends Error {
 
   /** The library refused a once task whose instant had passed: creation was slower than planned. */
   get overran(): boolean {
-    return this.message.includes("must not be in the past");
+    // Refused at validation ("must not be in the past") or, a moment later, at parsing.
+    return /must not be in the past|no occurrence after now/.test(this.message);
   }
 }
 

@@ -30,6 +30,8 @@ describe("CreationFailed", () => {
     );
     expect(overran.overran).toBe(true);
     expect(overran.message).toContain("after 7000 tasks in 30000 ms");
+    const parsed = new Error("schedule: the schedule has no occurrence after now");
+    expect(new CreationFailed(parsed, 7758, 27_484).overran).toBe(true);
     expect(new CreationFailed(new Error("connection refused"), 0, 5).overran).toBe(false);
   });
 });
