@@ -218,7 +218,7 @@ function failoverSection(rows: readonly FailoverFigures[]): string {
   return (
     `### Failover: kill -9 of a replica mid-burst\n\n` +
     `The replica holding the most claims is killed with SIGKILL once about a third of the burst has ` +
-    `run. The lease in force is ${sec(first?.leaseMs ?? null)} s (the default): a dead replica's claims ` +
+    `run (at the first moment after that when it holds at least 1% of the burst, up to 50). The lease in force is ${sec(first?.leaseMs ?? null)} s (the default): a dead replica's claims ` +
     `are reconciled only when it expires. "Not executed" counts occurrences no ledger recorded (the ` +
     `killed replica's ledger loses up to its last 100 ms).\n\n${body}\n`
   );
