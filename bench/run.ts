@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: punctual's benchmark (SPEC 10, issues 6, 14, 15). Runs the due-burst (with its
+ * `npm run bench`: punctual's benchmark (docs/benchmarks.md, issues 6, 14, 15). Runs the due-burst (with its
  * PostgreSQL variants), the 1,000-cron, the steady, the idle and the failover scenarios on SQLite and
  * PostgreSQL (1 and 2 replicas), the due-burst through graphile-worker, pg-boss and BullMQ and the
  * 1,000-cron workload through the first two, and reports: progress on

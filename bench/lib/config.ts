@@ -15,7 +15,7 @@ export type ScenarioName = (typeof SCENARIOS)[number];
 /** What `--quick` runs unless `--only` says otherwise: the bursts, which the claim path work needs. */
 export const QUICK_SCENARIOS: readonly ScenarioName[] = ["due-burst", "cron-second"];
 
-/** The punctual configurations every scenario runs on (SPEC 10: SQLite alone, PostgreSQL 1 and 2 replicas). */
+/** The punctual configurations every scenario runs on (docs/benchmarks.md: SQLite alone, PostgreSQL 1 and 2 replicas). */
 export const TARGETS = ["sqlite", "pg1", "pg2"] as const;
 export type Target = (typeof TARGETS)[number];
 

@@ -1,5 +1,5 @@
 /**
- * Scenario (a), due-burst (SPEC 10, issue 14): N once tasks due at one instant, no-op handlers; time
+ * Scenario (a), due-burst (docs/benchmarks.md, issue 14): N once tasks due at one instant, no-op handlers; time
  * until all are launched, fires/s, lateness, duplicates and losses. punctual's tasks are created through
  * the library (`tasks.create` 32 in flight, and `tasks.createMany` where it exists); on PostgreSQL with 2
  * replicas the burst also runs after `ANALYZE` and with a month of history in `runs` (the variants). The
