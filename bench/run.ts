@@ -1,7 +1,8 @@
 /**
- * `npm run bench`: punctual's benchmark (docs/benchmarks.md, issue 6). Runs the due-burst, the 1,000-cron, the
- * steady and the idle scenarios on SQLite and PostgreSQL (1 and 2 replicas), the due-burst and the
- * 1,000-cron workload through pg-boss and graphile-worker on the same server, and reports: progress on
+ * `npm run bench`: punctual's benchmark (docs/benchmarks.md, issues 6, 14, 15). Runs the due-burst (with its
+ * PostgreSQL variants), the 1,000-cron, the steady, the idle and the failover scenarios on SQLite and
+ * PostgreSQL (1 and 2 replicas), the due-burst through graphile-worker, pg-boss and BullMQ and the
+ * 1,000-cron workload through the first two, and reports: progress on
  * stderr, JSON per scenario in bench/results/, a markdown table on stdout (and in docs/benchmarks.md
  * with `--write-docs`). Every database and file it makes is dropped at the end.
  */
@@ -27,6 +28,7 @@ import { killAllWorkers } from "./lib/workers.js";
 import { ensurePeersInstalled } from "./peers/peer-setup.js";
 import { cronSecond } from "./scenarios/cron-second.js";
 import { dueBurst } from "./scenarios/due-burst.js";
+import { failover } from "./scenarios/failover.js";
 import { idle } from "./scenarios/idle.js";
 import { steady } from "./scenarios/steady.js";
 
@@ -46,6 +48,8 @@ function saveJson(runStamp: string, scenario: string, body: unknown): void {
 }
 
 async function preflight(config: BenchConfig): Promise<void> {
+  // Only the idle scenario's 1,000,000 tasks are seeded in bulk; everything else goes through the library.
+  if (!config.scenarios.includes("idle")) return;
   progress("preflight", "checking that bulk-seeded tasks equal tasks made by the library");
   if (config.targets.includes("sqlite"))
     await checkSeeder({ kind: "sqlite", path: "" }, createFolder("seed-check"));
@@ -66,7 +70,7 @@ async function main(): Promise<void> {
     "bench",
     `${config.quick ? "quick" : "full"} run; scenarios ${config.scenarios.join(", ")}; targets ${config.targets.join(", ")}`,
   );
-  if (config.peers) ensurePeersInstalled();
+  if (config.peers.length > 0) ensurePeersInstalled();
   const machine: Machine = describeMachine(await serverVersion());
   progress("bench", `load average ${machine.loadAtStart.join(" / ")} on ${machine.nproc} cores`);
   await preflight(config);
@@ -75,16 +79,29 @@ async function main(): Promise<void> {
     "cron-second": [],
     steady: [],
     idle: [],
+    failover: [],
   };
   const runners: Record<ScenarioName, (c: BenchConfig) => Promise<unknown[]>> = {
     "due-burst": dueBurst,
     "cron-second": cronSecond,
     steady,
     idle,
+    failover,
   };
   for (const scenario of config.scenarios) {
     progress(scenario, "starting");
-    const rows = await runners[scenario](config);
+    let rows: unknown[];
+    try {
+      rows = await runners[scenario](config);
+    } catch (error) {
+      // A failed scenario must not throw away the others' figures: report it, keep going, exit 1.
+      process.exitCode = 1;
+      progress(
+        scenario,
+        `failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
+      continue;
+    }
     results[scenario] = rows;
     saveJson(runStamp, scenario, {
       scenario,
@@ -103,6 +120,7 @@ async function main(): Promise<void> {
     cronSecond: results["cron-second"] as BenchResults["cronSecond"],
     steady: results.steady as BenchResults["steady"],
     idle: results.idle as BenchResults["idle"],
+    failover: results.failover as BenchResults["failover"],
   };
   const markdown = renderMarkdown(report, config);
   process.stdout.write(`\n${markdown}\n`);

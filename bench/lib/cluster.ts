@@ -10,7 +10,7 @@ import type { BenchConfig, Target } from "./config.js";
 import { createDatabase, createFolder, dropDatabase, removeFolder } from "./databases.js";
 import type { BenchDatabase } from "./databases.js";
 import type { WorkerStats } from "./child-protocol.js";
-import type { SeedTarget } from "./seed.js";
+import type { StoreTarget } from "./store-target.js";
 import type { StatementTiming } from "./statement-timing.js";
 import { cpuOf, WorkerProcess } from "./workers.js";
 
@@ -34,7 +34,7 @@ export const REPLICAS_OF: Readonly<Record<Target, number>> = { sqlite: 1, pg1: 1
 
 export class Cluster {
   readonly target: Target;
-  readonly store: SeedTarget;
+  readonly store: StoreTarget;
   readonly replicas: WorkerProcess[] = [];
   readonly ledgers: string[] = [];
   readonly #folder: string;
@@ -44,7 +44,7 @@ export class Cluster {
 
   private constructor(args: {
     target: Target;
-    store: SeedTarget;
+    store: StoreTarget;
     folder: string;
     database: BenchDatabase | null;
     config: BenchConfig;

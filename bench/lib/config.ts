@@ -3,9 +3,17 @@
  * PostgreSQL server is. Parsed once from the command line.
  */
 import { parseArgs } from "node:util";
+import { CREATION_MODES } from "./library.js";
+import type { CreationMode } from "./library.js";
+import { VARIANTS } from "./variants.js";
+import type { VariantName } from "./variants.js";
+import { PEERS } from "../peers/peer-config.js";
+import type { PeerName } from "../peers/peer-config.js";
 
-export const SCENARIOS = ["due-burst", "cron-second", "steady", "idle"] as const;
+export const SCENARIOS = ["due-burst", "cron-second", "steady", "idle", "failover"] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
+/** What `--quick` runs unless `--only` says otherwise: the bursts, which the claim path work needs. */
+export const QUICK_SCENARIOS: readonly ScenarioName[] = ["due-burst", "cron-second"];
 
 /** The punctual configurations every scenario runs on (docs/benchmarks.md: SQLite alone, PostgreSQL 1 and 2 replicas). */
 export const TARGETS = ["sqlite", "pg1", "pg2"] as const;
@@ -15,7 +23,12 @@ export interface BenchConfig {
   readonly quick: boolean;
   readonly scenarios: readonly ScenarioName[];
   readonly targets: readonly Target[];
-  readonly peers: boolean;
+  /** punctual's PostgreSQL variants of the due-burst (`--variants`). */
+  readonly variants: readonly VariantName[];
+  /** How the burst's tasks are created (`--creation`). */
+  readonly creation: readonly CreationMode[];
+  /** The peers that run (`--peers`; none with `--no-peers`). */
+  readonly peers: readonly PeerName[];
   /** The peers' 1,000-cron workload waits for a minute boundary: off under `--quick` unless asked. */
   readonly peerCron: boolean;
   readonly writeDocs: boolean;
@@ -24,6 +37,13 @@ export interface BenchConfig {
   /** The server's maintenance database; bench databases are created beside it. */
   readonly adminUrl: string;
   readonly burstTasks: number;
+  /** The second, larger due-burst (50,000 in a full run; off under `--quick` unless given). */
+  readonly largeBurstTasks: number;
+  /** Terminal runs already in `runs` for the history variant. */
+  readonly historyRuns: number;
+  /** Tasks of the failover burst. */
+  readonly failoverTasks: number;
+  readonly redisUrl: string;
   /** Due-burst runs per system; the table shows the median run (`--repeat`). */
   readonly burstRepeat: number;
   readonly cronTasks: number;
@@ -38,17 +58,23 @@ export interface BenchConfig {
 
 const HELP = `npm run bench -- [options]
 
-  --quick                 small sizes (2,000 burst, 10,000 steady over 15 s, idle over 10 s): < 3 min
+  --quick                 small sizes, ${QUICK_SCENARIOS.join(" and ")} only: < 3 min (2,000 burst,
+                          100,000 historic runs; --only adds steady, idle, failover at small sizes)
   --only=a,b              scenarios: ${SCENARIOS.join(", ")}
   --targets=a,b           punctual targets: ${TARGETS.join(", ")}
-  --no-peers              skip pg-boss and graphile-worker
+  --variants=a,b          PostgreSQL burst variants: ${VARIANTS.join(", ")}
+  --creation=a,b          how punctual's burst tasks are made: ${CREATION_MODES.join(", ")}
+  --peers=a,b             peers: ${PEERS.join(", ")}
+  --no-peers              no peer at all
   --peer-cron             run the peers' 1,000-cron workload under --quick too (waits for a minute)
   --write-docs            write the table into docs/benchmarks.md
   --profile               run punctual replicas with --cpu-prof (bench/results/profiles/)
   --repeat=N              due-burst runs per system, median shown (default 3; 1 under --quick)
-  --burst=N --steady-tasks=N --steady-seconds=S --idle-seconds=S
+  --burst=N --large-burst=N (0: off) --history=N --failover-tasks=N
+  --steady-tasks=N --steady-seconds=S --idle-seconds=S
   --idle-sqlite=N --idle-postgres=N --cron-tasks=N
   env PUNCTUAL_BENCH_DATABASE_URL  (default postgres://postgres@127.0.0.1:5432/postgres)
+  env PUNCTUAL_BENCH_REDIS_URL     (BullMQ's server; default redis://127.0.0.1:6379)
 `;
 
 function list<T extends string>(
@@ -66,11 +92,20 @@ function list<T extends string>(
   return allowed.filter((a) => picked.includes(a));
 }
 
-function count(value: string | undefined, fallback: number, name: string): number {
+function count(value: string | undefined, fallback: number, name: string, least = 1): number {
   if (value === undefined) return fallback;
-  const n = Number(value.replaceAll("_", ""));
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
+  const n = Number(value.replaceAll("_", "").replaceAll(",", ""));
+  if (!Number.isInteger(n) || n < least)
+    throw new Error(`--${name} must be an integer >= ${least}`);
   return n;
+}
+
+/**
+ * How long a burst is waited for from its due instant before the table says how many had not run: long
+ * enough for a healthy burst many times over, short enough that a cliff costs a bounded minute.
+ */
+export function burstWaitMs(config: Pick<BenchConfig, "quick">, tasks: number): number {
+  return config.quick ? 20_000 + tasks * 2 : 30_000 + tasks * 3;
 }
 
 export function parseConfig(argv: readonly string[]): BenchConfig | null {
@@ -80,11 +115,17 @@ export function parseConfig(argv: readonly string[]): BenchConfig | null {
       quick: { type: "boolean", default: false },
       only: { type: "string" },
       targets: { type: "string" },
+      variants: { type: "string" },
+      creation: { type: "string" },
+      peers: { type: "string" },
       "no-peers": { type: "boolean", default: false },
       "peer-cron": { type: "boolean", default: false },
       "write-docs": { type: "boolean", default: false },
       profile: { type: "boolean", default: false },
       burst: { type: "string" },
+      "large-burst": { type: "string" },
+      history: { type: "string" },
+      "failover-tasks": { type: "string" },
       repeat: { type: "string" },
       "cron-tasks": { type: "string" },
       "steady-tasks": { type: "string" },
@@ -101,17 +142,26 @@ export function parseConfig(argv: readonly string[]): BenchConfig | null {
     return null;
   }
   const quick = values.quick;
+  const peers = values["no-peers"] ? [] : list(values.peers, PEERS, "peers");
+  const burstTasks = count(values.burst, quick ? 2_000 : 10_000, "burst");
   return {
     quick,
-    scenarios: list(values.only, SCENARIOS, "only"),
+    scenarios:
+      values.only === undefined && quick ? QUICK_SCENARIOS : list(values.only, SCENARIOS, "only"),
     targets: list(values.targets, TARGETS, "targets"),
-    peers: !values["no-peers"],
-    peerCron: !values["no-peers"] && (!quick || values["peer-cron"]),
+    variants: list(values.variants, VARIANTS, "variants"),
+    creation: list(values.creation, CREATION_MODES, "creation"),
+    peers,
+    peerCron: peers.length > 0 && (!quick || values["peer-cron"]),
     writeDocs: values["write-docs"],
     profile: values.profile,
     adminUrl:
       process.env["PUNCTUAL_BENCH_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres",
-    burstTasks: count(values.burst, quick ? 2_000 : 10_000, "burst"),
+    burstTasks,
+    largeBurstTasks: count(values["large-burst"], quick ? 0 : 50_000, "large-burst", 0),
+    historyRuns: count(values.history, quick ? 100_000 : 1_000_000, "history"),
+    failoverTasks: count(values["failover-tasks"], burstTasks, "failover-tasks"),
+    redisUrl: process.env["PUNCTUAL_BENCH_REDIS_URL"] ?? "redis://127.0.0.1:6379",
     burstRepeat: count(values.repeat, quick ? 1 : 3, "repeat"),
     cronTasks: count(values["cron-tasks"], 1_000, "cron-tasks"),
     steadyTasks: count(values["steady-tasks"], quick ? 10_000 : 100_000, "steady-tasks"),

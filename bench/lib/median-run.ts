@@ -23,5 +23,6 @@ export function medianRun(runs: readonly BurstFigures[]): BurstFigures {
     pending: runs.reduce((sum, r) => sum + r.pending, 0),
     timedOut: runs.some((r) => r.timedOut),
     repeats: runs.map((r) => r.firesPerSecond),
+    repeatP99s: runs.map((r) => r.lateness.p99),
   };
 }

@@ -113,3 +113,23 @@ export class BackendCpuSampler {
     }
   }
 }
+
+/** The CPU of one server process (Redis) from `start()` to `stop()`; null when /proc cannot tell. */
+export class PidCpuSampler {
+  readonly #pid: number | null;
+  #first: number | null = null;
+
+  constructor(pid: number | null) {
+    this.#pid = pid;
+  }
+
+  start(): Promise<void> {
+    this.#first = this.#pid === null ? null : processCpuSeconds(this.#pid);
+    return Promise.resolve();
+  }
+
+  stop(): Promise<number | null> {
+    const last = this.#pid === null ? null : processCpuSeconds(this.#pid);
+    return Promise.resolve(last === null || this.#first === null ? null : last - this.#first);
+  }
+}

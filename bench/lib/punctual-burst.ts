@@ -1,29 +1,55 @@
 /**
  * A punctual burst: `count` tasks whose occurrence falls on one instant (once tasks for the due-burst,
- * second-precise crons for the 1,000-cron workload), seeded while the replicas idle, then measured from
- * that instant until every run is launched and finished. Duplicates and losses come from the handlers'
- * ledger, lateness from the runs table (`launched_at - fire_at`).
+ * second-precise crons for the 1,000-cron workload), created through the library while the replicas run
+ * (`tasks.create` 32 in flight, or `tasks.createMany`), the database then brought into the variant's
+ * state, and measured from that instant until every run is launched and finished. Duplicates, losses,
+ * rates and lateness come from the handlers' ledger (the instrument the peers are measured with); the
+ * runs table adds the launch bookkeeping and the final statuses.
  */
 import type { BenchConfig, Target } from "./config.js";
+import { burstWaitMs } from "./config.js";
+import { burstTiming } from "./burst-timing.js";
 import { Cluster, REPLICA_SETTINGS, REPLICAS_OF } from "./cluster.js";
+import { analyzeAll, seedHistory } from "./history.js";
 import { checkLedger, readLedgers } from "./ledger.js";
+import type { LedgerEntry } from "./ledger.js";
+import { CREATION_LABEL, CreationFailed, LibraryClient } from "./library.js";
+import type { Creation, CreationMode } from "./library.js";
+import { pace } from "./pace.js";
 import { BackendCpuSampler } from "./proc-cpu.js";
 import { progress } from "./progress.js";
 import { countUnfinished, readRuns, statusCounts } from "./punctual-runs.js";
-import type { BurstFigures } from "./results.js";
+import type { BurstFigures, Enqueue } from "./results.js";
 import { cpuFigures, loopDelayOf } from "./results.js";
-import { seedTasks } from "./seed.js";
 import type { StatementTiming } from "./statement-timing.js";
-import { distribution, round } from "./stats.js";
+import { distribution } from "./stats.js";
+import { variantLabel } from "./variants.js";
+import type { VariantName } from "./variants.js";
 import { cpuSecondsBetween } from "./workers.js";
 import { sleepUntil, waitUntil, wholeSecondAfter } from "./wait.js";
-import type { Instant } from "../../src/domain/time.js";
 
 export const TARGET_LABEL: Readonly<Record<Target, string>> = {
   sqlite: "punctual, SQLite (1 process)",
   pg1: "punctual, PostgreSQL, 1 replica",
   pg2: "punctual, PostgreSQL, 2 replicas",
 };
+
+const CREATION_SHORT: Readonly<Record<CreationMode, string>> = {
+  create: "`tasks.create` ×32",
+  createMany: "`tasks.createMany`",
+};
+
+/** The row's name: target, how the tasks were created, and the variant when it is not "as created". */
+export function burstLabel(
+  target: Target,
+  creation: CreationMode,
+  variant: VariantName,
+  historyRuns: number,
+): string {
+  const parts = [TARGET_LABEL[target], CREATION_SHORT[creation]];
+  if (variant !== "as-created") parts.push(variantLabel(variant, historyRuns));
+  return parts.join(", ");
+}
 
 /** Prints the replicas' slowest statements in total (with `--profile`) and returns them for the JSON. */
 export function reportStatements(scope: string, cluster: Cluster): StatementTiming[] {
@@ -42,14 +68,154 @@ export interface BurstPlan {
   readonly count: number;
   /** The task input whose occurrence falls on `dueAt`. */
   readonly input: (dueAt: number) => unknown;
+  readonly creation: CreationMode;
+  readonly variant: VariantName;
+}
+
+/** A row for a burst that was not run, saying why. */
+export function unavailableBurst(
+  config: BenchConfig,
+  target: Target,
+  plan: BurstPlan,
+  reason: string,
+): BurstFigures {
+  const empty = distribution([]);
+  return {
+    system: "punctual",
+    target,
+    variant: plan.variant,
+    unavailable: reason,
+    label: burstLabel(target, plan.creation, plan.variant, config.historyRuns),
+    tasks: plan.count,
+    dueAt: "",
+    setupOverrunMs: 0,
+    enqueue: { how: CREATION_LABEL[plan.creation], ms: null },
+    allLaunchedMs: null,
+    allCompletedMs: null,
+    firesPerSecond: null,
+    drainPerSecond: null,
+    lateness: empty,
+    handlerLateness: empty,
+    executions: 0,
+    duplicates: 0,
+    losses: 0,
+    pending: 0,
+    unexpected: 0,
+    statuses: null,
+    perWorker: {},
+    cpu: cpuFigures(0, null, 0),
+    loopDelay: { p99Ms: null, maxMs: null },
+    settings: null,
+    timedOut: false,
+  };
+}
+
+export interface BurstSetUp {
+  readonly cluster: Cluster;
+  readonly dueAt: number;
+  /** The created tasks' ids. */
+  readonly ids: readonly string[];
+  readonly enqueue: Enqueue;
+  /** Time spent between creation and the instant (ANALYZE, history), ms by step. */
+  readonly preparation: Record<string, number>;
+  /** How far the setup ran past the due instant (0: it ended before). */
+  readonly overrunMs: number;
 }
 
 /**
- * Time to insert the tasks before the instant, with room: the replicas already run, so only the insert
- * counts (about 20 rows/ms into SQLite and 8 into PostgreSQL on a loaded 2-core box).
+ * Starts the target's replicas on a fresh store, brings it into the variant's state and creates the
+ * burst's tasks through the library. The caller measures, then disposes of `cluster`.
  */
-function leadMs(target: Target, count: number): number {
-  return 700 + count * (target === "sqlite" ? 0.05 : 0.25);
+export async function setUpBurst(
+  config: BenchConfig,
+  target: Target,
+  plan: BurstPlan,
+  scope: string,
+): Promise<BurstSetUp> {
+  const cluster = await Cluster.create(config, plan.scenario, target);
+  try {
+    progress(scope, `starting ${REPLICAS_OF[target]} replica(s)`);
+    await cluster.startReplicas(REPLICAS_OF[target]);
+    const preparation: Record<string, number> = {};
+    if (plan.variant === "history") {
+      preparation["historyMs"] = (await seedHistory(cluster, config.historyRuns, scope)).ms;
+    }
+    const client = new LibraryClient(cluster.store);
+    let created: Creation;
+    const dueAt = wholeSecondAfter(pace.leadMs(target, plan.creation, plan.count));
+    try {
+      await client.open();
+      const input = plan.input(dueAt);
+      const inputs = Array.from({ length: plan.count }, () => input);
+      created = await client.create(inputs, plan.creation, (n) => {
+        if (n % 10_000 === 0) progress(scope, `created ${n}/${plan.count}`);
+      });
+    } catch (error) {
+      // Plan the next attempt on the rate this one managed.
+      if (error instanceof CreationFailed)
+        pace.observe(target, plan.creation, error.created, error.ms);
+      throw error;
+    } finally {
+      await client.close();
+    }
+    pace.observe(target, plan.creation, plan.count, created.ms);
+    progress(
+      scope,
+      `created ${plan.count} tasks with ${CREATION_LABEL[plan.creation]} in ${created.ms} ms ` +
+        `(${Math.round((plan.count / Math.max(1, created.ms)) * 1000)}/s)`,
+    );
+    if (plan.variant === "analyzed" && cluster.store.kind === "postgres") {
+      preparation["analyzeMs"] = await analyzeAll(cluster.store.url);
+    }
+    const overrunMs = Math.max(0, Date.now() - dueAt);
+    progress(
+      scope,
+      `due at ${new Date(dueAt).toISOString()}` +
+        (overrunMs > 0 ? ` (setup overran the instant by ${overrunMs} ms)` : ""),
+    );
+    return {
+      cluster,
+      dueAt,
+      ids: created.ids,
+      enqueue: { how: CREATION_LABEL[plan.creation], ms: created.ms },
+      preparation,
+      overrunMs,
+    };
+  } catch (error) {
+    await cluster.dispose();
+    throw error;
+  }
+}
+
+/**
+ * The ledger entries of the burst: its occurrences, and anything else due from its instant on (which
+ * would count as unexpected); the history variant's earlier template runs are not part of it.
+ */
+export function burstLedger(
+  entries: readonly LedgerEntry[],
+  expected: ReadonlySet<string>,
+  dueAt: number,
+): LedgerEntry[] {
+  return entries.filter((e) => expected.has(e.occurrence) || e.dueAt >= dueAt);
+}
+
+/**
+ * `setUpBurst`, once more on a fresh store when creation overran the instant it had planned for (the
+ * machine slowed down): the second attempt plans on the rate the first one managed.
+ */
+export async function setUpBurstRetrying(
+  config: BenchConfig,
+  target: Target,
+  plan: BurstPlan,
+  scope: string,
+): Promise<BurstSetUp> {
+  try {
+    return await setUpBurst(config, target, plan, scope);
+  } catch (error) {
+    if (!(error instanceof CreationFailed && error.overran)) throw error;
+    progress(scope, `${error.message}; once more, planned on that rate`);
+    return setUpBurst(config, target, plan, scope);
+  }
 }
 
 export async function punctualBurst(
@@ -57,45 +223,28 @@ export async function punctualBurst(
   target: Target,
   plan: BurstPlan,
 ): Promise<BurstFigures> {
-  const scope = `${plan.scenario} ${target}`;
-  const cluster = await Cluster.create(config, plan.scenario, target);
+  const scope = `${plan.scenario} ${target} ${plan.creation} ${plan.variant}`;
+  const setUp = await setUpBurstRetrying(config, target, plan, scope);
+  const { cluster, dueAt } = setUp;
   try {
-    progress(scope, `starting ${REPLICAS_OF[target]} replica(s)`);
-    await cluster.startReplicas(REPLICAS_OF[target]);
-    const dueAt = wholeSecondAfter(leadMs(target, plan.count));
-    const now = Date.now() as Instant;
-    const seeded = await seedTasks(
-      cluster.store,
-      [{ input: plan.input(dueAt), count: plan.count }],
-      {
-        now,
-        keepIds: true,
-      },
-    );
-    const overrun = Math.max(0, Date.now() - dueAt);
-    progress(
-      scope,
-      `seeded ${plan.count} tasks in ${Date.now() - now} ms; due at ${new Date(dueAt).toISOString()}` +
-        (overrun > 0 ? ` (setup overran the instant by ${overrun} ms)` : ""),
-    );
-    const ids = seeded.flatMap((v) => v.ids);
     const sampler =
       cluster.databaseName === null
         ? null
         : new BackendCpuSampler(config.adminUrl, cluster.databaseName);
     await sampler?.start();
-    await cluster.stats(true);
+    // The history variant's template runs are in the ledger already: count from here.
+    const baseline = (await cluster.stats(true)).reduce((sum, s) => sum + (s?.executed ?? 0), 0);
     const before = await cluster.cpu();
     await sleepUntil(dueAt);
     let executed = 0;
     const window = { from: dueAt, to: dueAt + 1 };
     const done = await waitUntil(
       async () => {
-        executed = await cluster.executed();
+        executed = (await cluster.executed()) - baseline;
         return executed >= plan.count && (await countUnfinished(cluster.store, window)) === 0;
       },
       {
-        timeoutMs: (config.quick ? 30_000 : 60_000) + plan.count * 10,
+        timeoutMs: burstWaitMs(config, plan.count),
         everyMs: 100,
         onTick: () => {
           progress(
@@ -105,48 +254,54 @@ export async function punctualBurst(
         },
       },
     );
+    const stoppedAt = Date.now();
     const after = await cluster.cpu();
     const final = await cluster.stats(false);
     const databaseSeconds = (await sampler?.stop()) ?? null;
     await cluster.stopReplicas();
-    progress(scope, done ? `all ${plan.count} executed and finished` : "timed out");
+    progress(
+      scope,
+      done
+        ? `all ${plan.count} executed and finished`
+        : `timed out after ${((stoppedAt - dueAt) / 1000).toFixed(0)} s`,
+    );
 
     const statements = reportStatements(scope, cluster);
     const runs = await readRuns(cluster.store, window);
-    const ledger = readLedgers(cluster.ledgers);
-    const check = checkLedger(ledger, new Set(ids.map((id) => `${id}@${dueAt}`)));
-    const launched = runs.flatMap((r) => (r.launchedAt === null ? [] : [r.launchedAt]));
+    const expected = new Set(setUp.ids.map((id) => `${id}@${dueAt}`));
+    const ledger = burstLedger(readLedgers(cluster.ledgers), expected, dueAt);
+    const check = checkLedger(ledger, expected);
+    const timing = burstTiming(
+      ledger.map((e) => e.startedAt),
+      dueAt,
+      done,
+      stoppedAt,
+    );
     const finished = runs.flatMap((r) => (r.finishedAt === null ? [] : [r.finishedAt]));
-    const lastLaunch = launched.length === 0 ? null : Math.max(...launched);
-    const firstLaunch = launched.length === 0 ? null : Math.min(...launched);
     const lastFinish = finished.length === 0 ? null : Math.max(...finished);
     const perWorker: Record<string, number> = {};
-    for (const run of runs) {
-      const by = run.claimedBy ?? "unclaimed";
-      perWorker[by] = (perWorker[by] ?? 0) + 1;
-    }
-    const allLaunchedMs = lastLaunch === null ? null : lastLaunch - dueAt;
+    for (const entry of ledger) perWorker[entry.worker] = (perWorker[entry.worker] ?? 0) + 1;
+    const lateness = distribution(ledger.map((e) => e.startedAt - e.dueAt));
     return {
       system: "punctual",
       target,
-      label: TARGET_LABEL[target],
+      variant: plan.variant,
+      label: burstLabel(target, plan.creation, plan.variant, config.historyRuns),
       tasks: plan.count,
       dueAt: new Date(dueAt).toISOString(),
-      setupOverrunMs: overrun,
-      allLaunchedMs,
-      allCompletedMs: lastFinish === null ? null : lastFinish - dueAt,
-      firesPerSecond:
-        allLaunchedMs === null || allLaunchedMs <= 0
-          ? null
-          : round((launched.length / allLaunchedMs) * 1000, 0),
-      drainPerSecond:
-        lastLaunch === null || firstLaunch === null || lastLaunch === firstLaunch
-          ? null
-          : round((launched.length / (lastLaunch - firstLaunch)) * 1000, 0),
-      lateness: distribution(
+      setupOverrunMs: setUp.overrunMs,
+      enqueue: setUp.enqueue,
+      preparation: setUp.preparation,
+      waitedMs: timing.waitedMs,
+      allLaunchedMs: timing.allLaunchedMs,
+      allCompletedMs: done && lastFinish !== null ? lastFinish - dueAt : null,
+      firesPerSecond: timing.firesPerSecond,
+      drainPerSecond: timing.drainPerSecond,
+      lateness,
+      handlerLateness: lateness,
+      launchLateness: distribution(
         runs.flatMap((r) => (r.launchedAt === null ? [] : [r.launchedAt - r.fireAt])),
       ),
-      handlerLateness: distribution(ledger.map((e) => e.startedAt - e.dueAt)),
       executions: check.executions,
       duplicates: check.extraExecutions,
       losses: done ? check.losses : null,
@@ -154,7 +309,7 @@ export async function punctualBurst(
       unexpected: check.unexpected,
       statuses: statusCounts(runs),
       perWorker,
-      cpu: cpuFigures(cpuSecondsBetween(before, after), databaseSeconds, launched.length),
+      cpu: cpuFigures(cpuSecondsBetween(before, after), databaseSeconds, ledger.length),
       loopDelay: loopDelayOf(final),
       settings: { ...REPLICA_SETTINGS, replicas: REPLICAS_OF[target] },
       timedOut: !done,

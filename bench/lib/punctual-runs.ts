@@ -4,7 +4,7 @@
  */
 import Database from "better-sqlite3";
 import pg from "pg";
-import type { SeedTarget } from "./seed.js";
+import type { StoreTarget } from "./store-target.js";
 
 export interface RunRecord {
   readonly taskId: string;
@@ -27,7 +27,7 @@ interface Window {
 
 const TERMINAL = "('succeeded', 'failed', 'timed_out', 'cancelled', 'skipped', 'missed')";
 
-export async function readRuns(store: SeedTarget, window: Window): Promise<RunRecord[]> {
+export async function readRuns(store: StoreTarget, window: Window): Promise<RunRecord[]> {
   if (store.kind === "sqlite") {
     const db = new Database(store.path, { readonly: true });
     try {
@@ -61,7 +61,7 @@ export async function readRuns(store: SeedTarget, window: Window): Promise<RunRe
 }
 
 /** Decisions in the window not yet terminal (a scenario waits for 0 before it stops the replicas). */
-export async function countUnfinished(store: SeedTarget, window: Window): Promise<number> {
+export async function countUnfinished(store: StoreTarget, window: Window): Promise<number> {
   if (store.kind === "sqlite") {
     const db = new Database(store.path, { readonly: true });
     try {

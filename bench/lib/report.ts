@@ -5,11 +5,14 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import * as prettier from "prettier";
+import { PEERS, peerSettingsNote } from "../peers/peer-config.js";
+import type { FailoverFigures } from "../scenarios/failover.js";
 import type { BenchConfig } from "./config.js";
+import { counts, late, lost, MISSING, ms, num, sec, table, times } from "./format.js";
 import type { Machine } from "./machine.js";
 import type { BurstFigures, IdleFigures, SteadyFigures } from "./results.js";
 import { ratio } from "./stats.js";
-import type { Distribution } from "./stats.js";
+import { VARIANT_LIMIT, variantSpread } from "./variants.js";
 
 export interface BenchResults {
   readonly machine: Machine;
@@ -19,55 +22,31 @@ export interface BenchResults {
   readonly cronSecond: readonly BurstFigures[];
   readonly steady: readonly SteadyFigures[];
   readonly idle: readonly IdleFigures[];
+  readonly failover: readonly FailoverFigures[];
 }
 
 const START = "<!-- bench:results:start -->";
 const END = "<!-- bench:results:end -->";
-
-function ms(value: number | null): string {
-  return value === null ? "–" : `${Math.round(value)}`;
-}
-
-function sec(value: number | null): string {
-  return value === null ? "–" : (value / 1000).toFixed(2);
-}
-
-function num(value: number | null, digits = 0): string {
-  return value === null ? "–" : value.toLocaleString("en-US", { maximumFractionDigits: digits });
-}
-
-function lost(r: { losses: number | null; pending: number }): string {
-  return r.losses === null ? `– (${num(r.pending)} not yet run)` : num(r.losses);
-}
-
-function late(d: Distribution): string {
-  return `${ms(d.p50)} / ${ms(d.p99)} / ${ms(d.max)}`;
-}
 
 function cpu(c: BurstFigures["cpu"]): string {
   const p = c.perThousand;
   return `${num(p.process, 3)} + ${num(p.database, 3)}`;
 }
 
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const line = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
-  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+function rowLabel(r: BurstFigures): string {
+  if (r.unavailable !== undefined) return `${r.label}: ${r.unavailable}`;
+  const notes: string[] = [];
+  if (r.timedOut) notes.push(`timed out after ${sec(r.waitedMs ?? null)} s`);
+  if (r.setupOverrunMs > 0) notes.push(`setup overran the instant by ${sec(r.setupOverrunMs)} s`);
+  return notes.length === 0 ? r.label : `${r.label} (${notes.join("; ")})`;
 }
 
-function byTarget<T extends { system: string; target: string }>(
-  rows: readonly T[],
-  system: string,
-  target: string,
-): T | undefined {
-  return rows.find((r) => r.system === system && r.target === target);
-}
-
-function burstSection(rows: readonly BurstFigures[], title: string, intro: string): string {
-  if (rows.length === 0) return "";
-  const body = table(
+function burstTable(rows: readonly BurstFigures[]): string {
+  return table(
     [
       "system",
       "tasks",
+      "enqueue (s)",
       "all launched (s)",
       "all finished (s)",
       "fires/s",
@@ -78,44 +57,171 @@ function burstSection(rows: readonly BurstFigures[], title: string, intro: strin
       "CPU s per 1,000 (workers + db)",
       "event loop delay max (ms)",
     ],
-    rows.map((r) => [
-      r.label +
-        (r.timedOut ? " (timed out)" : "") +
-        (r.setupOverrunMs > 0 ? " (setup overran)" : ""),
-      num(r.tasks),
-      sec(r.allLaunchedMs),
-      sec(r.allCompletedMs),
-      num(r.firesPerSecond),
-      num(r.drainPerSecond),
-      late(r.lateness),
-      num(r.duplicates),
-      lost(r),
-      cpu(r.cpu),
-      num(r.loopDelay.maxMs),
-    ]),
+    rows.map((r) =>
+      r.unavailable !== undefined
+        ? [rowLabel(r), num(r.tasks), ...Array.from({ length: 10 }, () => MISSING)]
+        : [
+            rowLabel(r),
+            num(r.tasks),
+            sec(r.enqueue?.ms ?? null),
+            sec(r.allLaunchedMs),
+            sec(r.allCompletedMs),
+            num(r.firesPerSecond),
+            num(r.drainPerSecond),
+            late(r.lateness),
+            num(r.duplicates),
+            lost(r),
+            cpu(r.cpu),
+            num(r.loopDelay.maxMs),
+          ],
+    ),
   );
-  const punctual = byTarget(rows, "punctual", "pg2");
-  const ratios = ["pg-boss", "graphile-worker"].flatMap((peer) => {
-    const other = rows.find((r) => r.system === peer);
-    if (punctual === undefined || other === undefined) return [];
+}
+
+/** The punctual row the peers are compared with: pg2 as created, the fastest creation mode measured. */
+function headline(rows: readonly BurstFigures[]): BurstFigures | undefined {
+  const candidates = rows.filter(
+    (r) =>
+      r.system === "punctual" &&
+      r.target === "pg2" &&
+      r.variant === "as-created" &&
+      r.unavailable === undefined,
+  );
+  return candidates.find((r) => r.enqueue?.how.startsWith("tasks.createMany")) ?? candidates[0];
+}
+
+/** The variants of one burst (the headline's creation mode), their spread and their peer ratios. */
+function variantsText(rows: readonly BurstFigures[]): string {
+  const main = headline(rows);
+  if (main === undefined) return "";
+  const variants = rows.filter(
+    (r) =>
+      r.system === "punctual" &&
+      r.target === "pg2" &&
+      r.unavailable === undefined &&
+      r.enqueue?.how === main.enqueue?.how,
+  );
+  if (variants.length < 2) return "";
+  const spread = variantSpread(variants);
+  const verdict =
+    spread.withinLimit === null
+      ? ""
+      : spread.withinLimit
+        ? ` (within the ×${VARIANT_LIMIT} limit)`
+        : ` (**over the ×${VARIANT_LIMIT} limit**)`;
+  const each = variants
+    .map(
+      (r) =>
+        `${r.variant ?? ""} ${num(r.firesPerSecond)}/s, p99 ${r.timedOut ? `> ${num(r.waitedMs ?? null)}` : ms(r.lateness.p99)} ms`,
+    )
+    .join("; ");
+  const graphile = rows.find((r) => r.system === "graphile-worker" && r.unavailable === undefined);
+  const vsGraphile =
+    graphile === undefined
+      ? ""
+      : ` Against graphile-worker (local queue), fires/s: ${variants
+          .map(
+            (r) => `${r.variant ?? ""} ${times(ratio(r.firesPerSecond, graphile.firesPerSecond))}`,
+          )
+          .join(", ")} (milestone: ×1 or more in every variant, goal ×1.5).`;
+  return (
+    `\nVariants (PostgreSQL, 2 replicas, ${main.enqueue?.how ?? ""}): ${each}. Spread: fires/s ` +
+    `${times(spread.firesRatio, spread.atLeast)}, p99 lateness ${times(spread.p99Ratio, spread.atLeast)}${verdict}.${vsGraphile}\n`
+  );
+}
+
+function peerRatios(rows: readonly BurstFigures[]): string {
+  const punctual = headline(rows);
+  if (punctual === undefined) return "";
+  const ratios = rows.flatMap((other) => {
+    if (other.system === "punctual" || other.unavailable !== undefined) return [];
     return [
-      `${peer}: fires/s ×${num(ratio(punctual.firesPerSecond, other.firesPerSecond), 2)}, ` +
-        `p99 lateness ×${num(ratio(punctual.lateness.p99, other.lateness.p99), 2)}, ` +
-        `CPU per 1,000 ×${num(ratio(punctual.cpu.perThousand.total, other.cpu.perThousand.total), 2)}`,
+      `${other.system}: fires/s ${times(ratio(punctual.firesPerSecond, other.firesPerSecond))}, ` +
+        `p99 lateness ${times(ratio(punctual.lateness.p99, other.lateness.p99))}, ` +
+        `CPU per 1,000 ${times(ratio(punctual.cpu.perThousand.total, other.cpu.perThousand.total))}`,
     ];
   });
-  const ratioText =
-    ratios.length === 0
-      ? ""
-      : `\nRatios punctual (PostgreSQL, 2 replicas) / peer: ${ratios.join("; ")}.\n`;
-  const repeated = rows.filter((r) => (r.repeats?.length ?? 1) > 1);
-  const repeatText =
-    repeated.length === 0
-      ? ""
-      : `\nEach row is the median of ${repeated[0]?.repeats?.length ?? 0} runs (by fires/s; duplicates and ` +
-        `losses count every run), the systems taking turns in each round. fires/s of every run: ` +
-        `${repeated.map((r) => `${r.label} ${(r.repeats ?? []).map((f) => num(f)).join(" / ")}`).join("; ")}.\n`;
-  return `### ${title}\n\n${intro}\n\n${body}\n${ratioText}${repeatText}`;
+  return ratios.length === 0
+    ? ""
+    : `\nRatios punctual (${punctual.label}) / peer: ${ratios.join("; ")}.\n`;
+}
+
+function repeatsText(rows: readonly BurstFigures[]): string {
+  const repeated = rows.filter((r) => (r.repeats?.length ?? 1) > 1 && r.unavailable === undefined);
+  if (repeated.length === 0) return "";
+  return (
+    `\nEach row is the median of ${repeated[0]?.repeats?.length ?? 0} runs (by fires/s; duplicates and ` +
+    `losses count every run), the systems taking turns in each round. fires/s (p99 ms) of every run: ` +
+    `${repeated
+      .map(
+        (r) =>
+          `${r.label} ${(r.repeats ?? [])
+            .map((f, i) => `${num(f)} (${ms(r.repeatP99s?.[i] ?? null)})`)
+            .join(" / ")}`,
+      )
+      .join("; ")}.\n`
+  );
+}
+
+function peerNotes(rows: readonly BurstFigures[]): string {
+  const peers = PEERS.filter((p) => rows.some((r) => r.system === p));
+  if (peers.length === 0) return "";
+  return `\nThe peers' settings:\n\n${peers.map((p) => `- ${peerSettingsNote(p)}.`).join("\n")}\n`;
+}
+
+function burstSection(
+  rows: readonly BurstFigures[],
+  title: string,
+  intro: string,
+  withVariants: boolean,
+): string {
+  if (rows.length === 0) return "";
+  const body = burstTable(rows);
+  return (
+    `### ${title}\n\n${intro}\n\n${body}\n` +
+    (withVariants ? variantsText(rows) : "") +
+    peerRatios(rows) +
+    repeatsText(rows) +
+    (withVariants ? peerNotes(rows) : "")
+  );
+}
+
+function failoverSection(rows: readonly FailoverFigures[]): string {
+  if (rows.length === 0) return "";
+  const body = table(
+    [
+      "system",
+      "tasks",
+      "killed after (s)",
+      "claims held",
+      "claims taken over or reconciled after (s)",
+      "what became of them",
+      "burst ended after (s)",
+      "undisturbed (s)",
+      "duplicates",
+      "not executed",
+    ],
+    rows.map((r) => [
+      r.label + (r.timedOut ? " (timed out)" : ""),
+      num(r.tasks),
+      sec(r.killedAfterMs),
+      num(r.heldAtKill),
+      sec(r.recoveredMs),
+      counts(r.heldOutcome),
+      sec(r.totalMs),
+      sec(r.undisturbedTotalMs),
+      num(r.duplicates),
+      num(r.notExecuted),
+    ]),
+  );
+  const first = rows[0];
+  return (
+    `### Failover: kill -9 of a replica mid-burst\n\n` +
+    `The replica holding the most claims is killed with SIGKILL once about a third of the burst has ` +
+    `run (at the first moment after that when it holds at least 1% of the burst, up to 50). The lease in force is ${sec(first?.leaseMs ?? null)} s (the default): a dead replica's claims ` +
+    `are reconciled only when it expires. "Not executed" counts occurrences no ledger recorded (the ` +
+    `killed replica's ledger loses up to its last 100 ms).\n\n${body}\n`
+  );
 }
 
 function steadySection(rows: readonly SteadyFigures[]): string {
@@ -189,20 +295,30 @@ export function renderMarkdown(results: BenchResults, config: BenchConfig): stri
   const peerCronNote = config.peerCron
     ? ""
     : " The peers' cron rows are left out of this run (they wait for a minute boundary; see --peer-cron).";
+  const sizes = [...new Set(results.dueBurst.map((r) => r.tasks))].sort((a, b) => a - b);
+  const burstIntro =
+    "Times from the due instant. Tasks are created through punctual's library before the instant " +
+    "(enqueue: the time that took; the peers: their own bulk insert). Lateness: handler start - due " +
+    "instant (`fire_at` for punctual), from the handlers' ledger, for every system. CPU: the scheduler's " +
+    "processes + the PostgreSQL backends of its database (for BullMQ, the Redis server).";
   return [
     header,
-    burstSection(
-      results.dueBurst,
-      `Due-burst: ${num(config.burstTasks)} once tasks due at one instant`,
-      "Times from the due instant. Lateness: `launched_at - fire_at` for punctual, handler start - due " +
-        "instant for the peers. CPU: the scheduler's processes + the PostgreSQL backends of its database.",
+    ...sizes.map((size) =>
+      burstSection(
+        results.dueBurst.filter((r) => r.tasks === size),
+        `Due-burst: ${num(size)} once tasks due at one instant`,
+        burstIntro,
+        true,
+      ),
     ),
     burstSection(
       results.cronSecond,
       `${num(config.cronTasks)} cron tasks due at the same instant`,
       "punctual: a seconds-field cron, all due at one second; the peers: `* * * * *`, all due at one " +
         `minute boundary (their finest granularity).${peerCronNote}`,
+      false,
     ),
+    failoverSection(results.failover),
     steadySection(results.steady),
     idleSection(results.idle),
   ]

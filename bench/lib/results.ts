@@ -1,7 +1,15 @@
 /** The shapes of the figures each scenario produces (what goes into the JSON files and the table). */
 import type { Distribution } from "./stats.js";
 
-export type SystemName = "punctual" | "pg-boss" | "graphile-worker";
+export type SystemName = "punctual" | "pg-boss" | "graphile-worker" | "bullmq";
+
+/** How the burst's tasks or jobs were put in before the due instant, and how long that took. */
+export interface Enqueue {
+  /** `tasks.create, 32 in flight`, `tasks.createMany, chunks of 1000`, `addJobs`, ... */
+  readonly how: string;
+  /** From the first call to the last answer; null when nothing was enqueued (row unavailable). */
+  readonly ms: number | null;
+}
 
 export interface CpuFigures {
   /** CPU seconds of the scheduler's processes (punctual replicas or peer workers) over the window. */
@@ -38,6 +46,17 @@ export function loopDelayOf(
 
 export interface BurstFigures {
   readonly system: SystemName;
+  /** punctual's PostgreSQL variants (docs/benchmarks.md): `as-created`, `analyzed`, `history`. */
+  readonly variant?: string;
+  /** Why the row was not measured (`createMany not available`); every figure is then empty. */
+  readonly unavailable?: string;
+  readonly enqueue?: Enqueue;
+  /** Setup between creation and the due instant (`ANALYZE`, the history), ms. */
+  readonly preparation?: Record<string, number>;
+  /** How long the measurement waited from the due instant (the bound when it timed out). */
+  readonly waitedMs?: number;
+  /** punctual: `launched_at - fire_at` from its runs table (the headline lateness is the handler's). */
+  readonly launchLateness?: Distribution;
   /** `sqlite`, `pg1`, `pg2`, or the peer's worker count (`pg2` = 2 worker processes). */
   readonly target: string;
   readonly label: string;
@@ -52,7 +71,7 @@ export interface BurstFigures {
   readonly firesPerSecond: number | null;
   /** Tasks / (last launch - first launch): the drain rate once started. */
   readonly drainPerSecond: number | null;
-  /** launched_at - fire_at (punctual's runs table); the peers: handler start - due instant. */
+  /** Handler start - due instant (fire_at for punctual), from the ledger: one instrument for all. */
   readonly lateness: Distribution;
   /** Handler start - due instant, from the ledger, the same instrument for every system. */
   readonly handlerLateness: Distribution;
@@ -74,6 +93,8 @@ export interface BurstFigures {
    * median run, except `duplicates` and `losses`, which count every run.
    */
   readonly repeats?: readonly (number | null)[];
+  /** p99 lateness of every run, in the order of `repeats`. */
+  readonly repeatP99s?: readonly (number | null)[];
   /** Client-side statement timings of the replicas (`--profile`). */
   readonly statements?: readonly {
     statement: string;

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { LOCAL_ACTOR } from "../../src/application/actor.js";
 import { taskFieldsFromCreate } from "../../src/application/task-input.js";
-import { buildPolicy } from "../../src/application/policy-options.js";
+import { buildPolicy } from "../../src/index.js";
 import {
   TASK_COLUMNS as PG_TASK_COLUMNS,
   taskValues,
@@ -30,10 +30,9 @@ import { taskId } from "../../src/domain/ids.js";
 import { createTask } from "../../src/domain/task-fields.js";
 import type { Task } from "../../src/domain/task.js";
 import type { Instant } from "../../src/domain/time.js";
+import type { StoreTarget } from "./store-target.js";
 
-export type SeedTarget =
-  | { readonly kind: "sqlite"; readonly path: string }
-  | { readonly kind: "postgres"; readonly url: string; readonly schema?: string };
+export type SeedTarget = StoreTarget;
 
 /** `count` tasks created from the same user input (what `scheduler.tasks.create(input)` takes). */
 export interface TaskVariant {

@@ -82,3 +82,82 @@ export function quietGraphileLogger(module: GraphileModule): unknown {
     if (level === "error" || level === "warning") process.stderr.write(`[graphile] ${message}\n`);
   });
 }
+
+export interface BullJob {
+  readonly id?: string;
+  readonly data: { readonly k?: string };
+  readonly attemptsMade: number;
+}
+
+export interface BullJobOptions {
+  readonly delay?: number;
+  readonly removeOnComplete?: boolean;
+  readonly removeOnFail?: boolean;
+  readonly attempts?: number;
+}
+
+export interface BullConnection {
+  readonly host: string;
+  readonly port: number;
+  readonly maxRetriesPerRequest: null;
+}
+
+export interface BullQueue {
+  waitUntilReady(): Promise<unknown>;
+  addBulk(
+    jobs: readonly { name: string; data: unknown; opts?: BullJobOptions }[],
+  ): Promise<unknown[]>;
+  obliterate(options?: { force?: boolean }): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface BullWorker {
+  waitUntilReady(): Promise<unknown>;
+  on(event: "error", listener: (error: Error) => void): void;
+  close(force?: boolean): Promise<void>;
+}
+
+export interface BullModule {
+  Queue: new (name: string, options: { connection: BullConnection; prefix?: string }) => BullQueue;
+  Worker: new (
+    name: string,
+    processor: (job: BullJob) => Promise<void>,
+    options: {
+      connection: BullConnection;
+      prefix?: string;
+      concurrency?: number;
+      removeOnComplete?: { count: number };
+    },
+  ) => BullWorker;
+}
+
+export async function loadBullMq(): Promise<BullModule> {
+  const specifier: string = "bullmq";
+  return (await import(specifier)) as BullModule;
+}
+
+/** The connection options BullMQ's workers require (`maxRetriesPerRequest: null`) for `redis://host:port`. */
+export function bullConnection(url: string): BullConnection {
+  const parsed = new URL(url);
+  return {
+    host: parsed.hostname,
+    port: Number(parsed.port || 6379),
+    maxRetriesPerRequest: null,
+  };
+}
+
+export interface RedisClient {
+  info(section: string): Promise<string>;
+  config(op: "GET", key: string): Promise<string[]>;
+  quit(): Promise<unknown>;
+  on(event: "error", listener: (error: Error) => void): void;
+}
+
+/** ioredis (BullMQ's client), for the bench's own look at the server. */
+export async function loadRedis(): Promise<new (url: string, options?: object) => RedisClient> {
+  const specifier: string = "ioredis";
+  const module = (await import(specifier)) as {
+    default: new (url: string, options?: object) => RedisClient;
+  };
+  return module.default;
+}

@@ -3,26 +3,41 @@
  * workload, run through pg-boss and graphile-worker with 2 worker processes each, on a fresh database of
  * the same server, measured with the same ledger and CPU instruments as punctual.
  */
+import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { burstTiming } from "../lib/burst-timing.js";
+import { burstWaitMs } from "../lib/config.js";
 import type { BenchConfig } from "../lib/config.js";
 import { createDatabase, createFolder, dropDatabase, removeFolder } from "../lib/databases.js";
 import { checkLedger, readLedgers } from "../lib/ledger.js";
 import type { LedgerEntry } from "../lib/ledger.js";
-import { BackendCpuSampler } from "../lib/proc-cpu.js";
+import { BackendCpuSampler, PidCpuSampler } from "../lib/proc-cpu.js";
 import { progress } from "../lib/progress.js";
 import type { BurstFigures } from "../lib/results.js";
 import { cpuFigures, loopDelayOf } from "../lib/results.js";
-import { distribution, round } from "../lib/stats.js";
+import { distribution } from "../lib/stats.js";
 import { sleepUntil, waitUntil, wholeSecondAfter } from "../lib/wait.js";
 import { cpuOf, cpuSecondsBetween, WorkerProcess } from "../lib/workers.js";
 import { PEER_SETTINGS } from "./peer-config.js";
 import type { PeerName, PeerWorkerConfig } from "./peer-config.js";
-import { prepareGraphile, preparePgBoss } from "./peer-setup.js";
+import {
+  prepareBullMq,
+  prepareGraphile,
+  preparePgBoss,
+  redisFacts,
+  removeBullMq,
+} from "./peer-setup.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const WORKER_MODULE = join(here, "peer-worker.ts");
 const BURST_QUEUE = "noop";
+
+const PEER_LABEL: Readonly<Record<PeerName, string>> = {
+  "graphile-worker": "graphile-worker (local queue), PostgreSQL",
+  "pg-boss": "pg-boss (batch fetch), PostgreSQL",
+  bullmq: "BullMQ, Redis (in memory)",
+};
 
 interface PeerRun {
   readonly workers: WorkerProcess[];
@@ -65,14 +80,21 @@ function perWorker(entries: readonly LedgerEntry[]): Record<string, number> {
 }
 
 function settingsOf(peer: PeerName, mode: "burst" | "cron", workers: number): unknown {
-  return peer === "pg-boss"
-    ? {
-        processes: workers,
-        ...PEER_SETTINGS["pg-boss"][mode],
-        poolSize: PEER_SETTINGS["pg-boss"].poolSize,
-      }
-    : { processes: workers, ...PEER_SETTINGS["graphile-worker"] };
+  if (peer === "pg-boss") {
+    return {
+      processes: workers,
+      ...PEER_SETTINGS["pg-boss"][mode],
+      poolSize: PEER_SETTINGS["pg-boss"].poolSize,
+    };
+  }
+  return { processes: workers, ...PEER_SETTINGS[peer] };
 }
+
+const ENQUEUE_HOW: Readonly<Record<PeerName, string>> = {
+  "pg-boss": "insert, 1,000 per call",
+  "graphile-worker": "addJobs, 1,000 per call",
+  bullmq: "addBulk, 1,000 per call",
+};
 
 /** `count` jobs due at one instant, 2 worker processes, no-op handler. */
 export async function peerBurst(
@@ -82,36 +104,42 @@ export async function peerBurst(
   count: number,
 ): Promise<BurstFigures> {
   const scope = `${scenario} ${peer}`;
-  const database = await createDatabase(`${scenario}_${peer}`);
+  const database = peer === "bullmq" ? null : await createDatabase(`${scenario}_${peer}`);
   const folder = createFolder(`${scenario}-${peer}`);
+  const prefix = `punctual-bench-${randomBytes(4).toString("hex")}`;
+  const url = database?.url ?? config.redisUrl;
   let run: PeerRun | null = null;
   try {
     // The schema first (the workers would race to create it), then the workers, then the jobs.
-    if (peer === "pg-boss") await preparePgBoss(database.url, { queues: [BURST_QUEUE] });
-    else await prepareGraphile(database.url, null);
+    if (peer === "pg-boss") await preparePgBoss(url, { queues: [BURST_QUEUE] });
+    if (peer === "graphile-worker") await prepareGraphile(url, null);
+    const redis = peer === "bullmq" ? await redisFacts(url) : null;
     run = await startWorkers(
       config,
       peer,
-      { peer, url: database.url, mode: "burst", queues: [BURST_QUEUE], cronItems: 0 },
+      { peer, url, mode: "burst", queues: [BURST_QUEUE], cronItems: 0, prefix },
       folder,
       scope,
     );
     const dueAt = wholeSecondAfter(2000 + count * 0.4);
     const startedSetup = Date.now();
     if (peer === "pg-boss") {
-      await preparePgBoss(database.url, {
-        queues: [],
-        burst: { queue: BURST_QUEUE, count, dueAt },
-      });
+      await preparePgBoss(url, { queues: [], burst: { queue: BURST_QUEUE, count, dueAt } });
+    } else if (peer === "graphile-worker") {
+      await prepareGraphile(url, { count, dueAt });
     } else {
-      await prepareGraphile(database.url, { count, dueAt });
+      await prepareBullMq(url, prefix, BURST_QUEUE, { count, dueAt });
     }
+    const enqueueMs = Date.now() - startedSetup;
     const overrun = Math.max(0, Date.now() - dueAt);
     progress(
       scope,
-      `enqueued ${count} jobs in ${Date.now() - startedSetup} ms; due at ${new Date(dueAt).toISOString()}`,
+      `enqueued ${count} jobs in ${enqueueMs} ms; due at ${new Date(dueAt).toISOString()}`,
     );
-    const sampler = new BackendCpuSampler(config.adminUrl, database.name);
+    const sampler =
+      database === null
+        ? new PidCpuSampler(redis?.pid ?? null)
+        : new BackendCpuSampler(config.adminUrl, database.name);
     await sampler.start();
     const workers = run.workers;
     await Promise.all(workers.map((w) => w.stats(true)));
@@ -124,7 +152,7 @@ export async function peerBurst(
         return executed >= count;
       },
       {
-        timeoutMs: 60_000 + count * 10,
+        timeoutMs: burstWaitMs(config, count),
         everyMs: 100,
         onTick: () => {
           progress(
@@ -134,6 +162,7 @@ export async function peerBurst(
         },
       },
     );
+    const stoppedAt = Date.now();
     const after = await cpuOf(workers);
     const final = await Promise.all(workers.map((w) => w.tryStats(false, 10_000)));
     const databaseSeconds = await sampler.stop();
@@ -146,17 +175,23 @@ export async function peerBurst(
       count,
       dueAt,
       overrun,
+      stoppedAt,
       ledger,
       expected,
+      enqueue: { how: ENQUEUE_HOW[peer], ms: enqueueMs },
       cpu: cpuFigures(cpuSecondsBetween(before, after), databaseSeconds, ledger.length),
       loopDelay: loopDelayOf(final),
-      settings: settingsOf(peer, "burst", config.peerWorkers),
+      settings: {
+        ...(settingsOf(peer, "burst", config.peerWorkers) as object),
+        ...(redis === null ? {} : { redis }),
+      },
       timedOut: !done,
       workers: config.peerWorkers,
     });
   } finally {
     for (const worker of run?.workers ?? []) worker.kill();
-    await dropDatabase(database.name);
+    if (database !== null) await dropDatabase(database.name);
+    else await removeBullMq(url, prefix, BURST_QUEUE).catch(() => undefined);
     removeFolder(folder);
   }
 }
@@ -166,6 +201,8 @@ function burstFigures(args: {
   count: number;
   dueAt: number;
   overrun: number;
+  stoppedAt: number;
+  enqueue?: BurstFigures["enqueue"];
   ledger: readonly LedgerEntry[];
   expected: ReadonlySet<string>;
   cpu: BurstFigures["cpu"];
@@ -176,29 +213,27 @@ function burstFigures(args: {
 }): BurstFigures {
   const { ledger, dueAt } = args;
   const check = checkLedger(ledger, args.expected);
-  const starts = ledger.map((e) => e.startedAt);
-  const last = starts.length === 0 ? null : Math.max(...starts);
-  const first = starts.length === 0 ? null : Math.min(...starts);
-  const allLaunchedMs = last === null ? null : last - dueAt;
+  const timing = burstTiming(
+    ledger.map((e) => e.startedAt),
+    dueAt,
+    !args.timedOut,
+    args.stoppedAt,
+  );
   const lateness = distribution(ledger.map((e) => e.startedAt - e.dueAt));
   return {
     system: args.peer,
     target: `pg${args.workers}`,
-    label: `${args.peer}, PostgreSQL, ${args.workers} worker processes`,
+    label: `${PEER_LABEL[args.peer]}, ${args.workers} worker processes`,
     tasks: args.count,
     dueAt: new Date(dueAt).toISOString(),
     setupOverrunMs: args.overrun,
-    allLaunchedMs,
+    ...(args.enqueue === undefined ? {} : { enqueue: args.enqueue }),
+    allLaunchedMs: timing.allLaunchedMs,
+    waitedMs: timing.waitedMs,
     // Completion is recorded by the peer after the handler; the ledger sees only the start.
     allCompletedMs: null,
-    firesPerSecond:
-      allLaunchedMs === null || allLaunchedMs <= 0
-        ? null
-        : round((ledger.length / allLaunchedMs) * 1000, 0),
-    drainPerSecond:
-      last === null || first === null || last === first
-        ? null
-        : round((ledger.length / (last - first)) * 1000, 0),
+    firesPerSecond: timing.firesPerSecond,
+    drainPerSecond: timing.drainPerSecond,
     lateness,
     handlerLateness: lateness,
     executions: check.executions,
@@ -221,7 +256,7 @@ function burstFigures(args: {
  */
 export async function peerCron(
   config: BenchConfig,
-  peer: PeerName,
+  peer: Exclude<PeerName, "bullmq">,
   scenario: string,
   count: number,
 ): Promise<BurstFigures> {
@@ -288,6 +323,7 @@ export async function peerCron(
         },
       },
     );
+    const stoppedAt = Date.now();
     const after = await cpuOf(workers);
     const final = await Promise.all(workers.map((w) => w.tryStats(false, 10_000)));
     const databaseSeconds = await sampler.stop();
@@ -302,6 +338,7 @@ export async function peerCron(
       count,
       dueAt,
       overrun: 0,
+      stoppedAt,
       ledger,
       expected,
       cpu: cpuFigures(cpuSecondsBetween(before, after), databaseSeconds, ledger.length),

@@ -1,10 +1,16 @@
 /**
- * One peer worker process (pg-boss or graphile-worker) for the bench: the peer's own worker API with a
- * no-op handler that appends each execution to this process's ledger, like punctual's replica does.
+ * One peer worker process (pg-boss, graphile-worker or BullMQ) for the bench: the peer's own worker API
+ * with a no-op handler that appends each execution to this process's ledger, like punctual's replica does.
  */
 import { serveBench } from "../lib/child-protocol.js";
 import { LedgerWriter } from "../lib/ledger.js";
-import { loadGraphileWorker, loadPgBoss, quietGraphileLogger } from "./modules.js";
+import {
+  bullConnection,
+  loadBullMq,
+  loadGraphileWorker,
+  loadPgBoss,
+  quietGraphileLogger,
+} from "./modules.js";
 import type { GraphileHelpers } from "./modules.js";
 import { PEER_SETTINGS } from "./peer-config.js";
 import type { PeerWorkerConfig } from "./peer-config.js";
@@ -90,8 +96,45 @@ async function startGraphile(): Promise<() => Promise<void>> {
     taskList: { noop },
     parsedCronItems: cronItems,
     logger: quietGraphileLogger(graphile),
+    // 0.17's batching options exist only in the preset form.
+    preset: {
+      worker: {
+        localQueue: { size: settings.localQueue.size },
+        completeJobBatchDelay: settings.completeJobBatchDelay,
+        failJobBatchDelay: settings.failJobBatchDelay,
+      },
+    },
   });
   return () => runner.stop();
+}
+
+async function startBullMq(): Promise<() => Promise<void>> {
+  const bull = await loadBullMq();
+  const settings = PEER_SETTINGS.bullmq;
+  const queue = config.queues[0] ?? "noop";
+  const worker = new bull.Worker(
+    queue,
+    (job) => {
+      ledger.record({
+        key: job.id ?? "",
+        occurrence: job.data.k ?? "",
+        dueAt: 0,
+        startedAt: Date.now(),
+        attempt: job.attemptsMade + 1,
+      });
+      return Promise.resolve();
+    },
+    {
+      connection: bullConnection(config.url),
+      ...(config.prefix === undefined ? {} : { prefix: config.prefix }),
+      concurrency: settings.concurrency,
+    },
+  );
+  worker.on("error", (error) => {
+    process.stderr.write(`[${config.workerId}] bullmq error: ${error.message}\n`);
+  });
+  await worker.waitUntilReady();
+  return () => worker.close();
 }
 
 let stop: (() => Promise<void>) | null = null;
@@ -104,7 +147,12 @@ const bench = serveBench({
 });
 
 try {
-  stop = config.peer === "pg-boss" ? await startPgBoss() : await startGraphile();
+  const starters = {
+    "pg-boss": startPgBoss,
+    "graphile-worker": startGraphile,
+    bullmq: startBullMq,
+  };
+  stop = await starters[config.peer]();
   bench.ready();
 } catch (error) {
   bench.fail(error);

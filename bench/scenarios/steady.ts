@@ -1,6 +1,7 @@
 /**
  * Scenario (b2), steady: N cron and interval tasks (half each) spread so that about 1,000 come due every
- * second, measured over a window once the replicas have settled: lateness (`launched_at - fire_at`), CPU
+ * second, created through the library (`tasks.createMany` where it exists, else `tasks.create` 32 in
+ * flight), measured over a window once the replicas have settled: lateness (`launched_at - fire_at`), CPU
  * per 1,000 fires (replica processes, and the PostgreSQL backends serving the database), duplicates and
  * losses against the occurrences the schedules define for the window.
  */
@@ -13,13 +14,20 @@ import { reportStatements, TARGET_LABEL } from "../lib/punctual-burst.js";
 import { countUnfinished, readRuns, statusCounts } from "../lib/punctual-runs.js";
 import type { SteadyFigures } from "../lib/results.js";
 import { cpuFigures, loopDelayOf } from "../lib/results.js";
-import { seedTasks } from "../lib/seed.js";
-import type { SeededVariant, TaskVariant } from "../lib/seed.js";
+import { CREATION_LABEL, LibraryClient } from "../lib/library.js";
+import { pace } from "../lib/pace.js";
 import { distribution, round } from "../lib/stats.js";
 import { sleepUntil, waitUntil, wholeSecondAfter } from "../lib/wait.js";
 import { cpuSecondsBetween } from "../lib/workers.js";
-import { nextAfter } from "../../src/domain/schedule/schedule-spec.js";
-import type { Instant } from "../../src/domain/time.js";
+import { nextOccurrences } from "../../src/index.js";
+import type { NextOccurrencesSchedule } from "../../src/index.js";
+import { bestCreation } from "./due-burst.js";
+
+/** `count` tasks created from the same user input (what `scheduler.tasks.create(input)` takes). */
+interface TaskVariant {
+  readonly input: { readonly schedule: NextOccurrencesSchedule };
+  readonly count: number;
+}
 
 export const STEADY = "steady";
 const FIRES_PER_SECOND = 1000;
@@ -65,7 +73,7 @@ export function steadyPlan(tasks: number, startAt: number): SteadyPlan {
     ...crons.map((cron, i) => ({
       input: {
         title: "steady-cron",
-        schedule: { type: "cron", cron, timezone: "UTC", start_at: at(startAt) },
+        schedule: { type: "cron" as const, cron, timezone: "UTC", start_at: at(startAt) },
         target,
       },
       count: cronCounts[i] ?? 0,
@@ -73,7 +81,7 @@ export function steadyPlan(tasks: number, startAt: number): SteadyPlan {
     ...intervalCounts.map((count, k) => ({
       input: {
         title: "steady-interval",
-        schedule: { type: "interval", every: period, start_at: at(startAt + k * 1000) },
+        schedule: { type: "interval" as const, every: period, start_at: at(startAt + k * 1000) },
         target,
       },
       count,
@@ -88,28 +96,27 @@ export function steadyPlan(tasks: number, startAt: number): SteadyPlan {
   };
 }
 
-/** Every occurrence (`task@nominal`) the seeded tasks have in [from, to). */
+/** Every occurrence (`task@nominal`) the created tasks have in [from, to). */
 function expectedOccurrences(
-  seeded: readonly SeededVariant[],
+  variants: readonly TaskVariant[],
+  ids: readonly string[],
   from: number,
   to: number,
 ): Set<string> {
   const expected = new Set<string>();
-  for (const { template, ids } of seeded) {
-    const times: number[] = [];
-    let at = nextAfter(template.schedule, (from - 1) as Instant);
-    while (at !== null && at < to) {
-      times.push(at);
-      at = nextAfter(template.schedule, at);
-    }
-    for (const id of ids) for (const t of times) expected.add(`${id}@${t}`);
+  let first = 0;
+  for (const variant of variants) {
+    const times = nextOccurrences(variant.input.schedule, {
+      after: new Date(from - 1),
+      count: 1000,
+    })
+      .map((d) => d.getTime())
+      .filter((t) => t < to);
+    for (const id of ids.slice(first, first + variant.count))
+      for (const t of times) expected.add(`${id}@${t}`);
+    first += variant.count;
   }
   return expected;
-}
-
-/** Time to insert the tasks before their first fires (see punctual-burst.ts). */
-function leadMs(target: Target, tasks: number): number {
-  return 1500 + tasks * (target === "sqlite" ? 0.05 : 0.2);
 }
 
 async function steadyOn(config: BenchConfig, target: Target): Promise<SteadyFigures> {
@@ -118,19 +125,19 @@ async function steadyOn(config: BenchConfig, target: Target): Promise<SteadyFigu
   try {
     progress(scope, `starting ${REPLICAS_OF[target]} replica(s)`);
     await cluster.startReplicas(REPLICAS_OF[target]);
-    const startAt = wholeSecondAfter(leadMs(target, config.steadyTasks));
+    const creation = bestCreation(config);
+    const startAt = wholeSecondAfter(pace.leadMs(target, creation, config.steadyTasks));
     const plan = steadyPlan(config.steadyTasks, startAt);
-    const seedStart = Date.now();
-    const seeded = await seedTasks(cluster.store, plan.variants, {
-      now: seedStart as Instant,
-      keepIds: true,
-      onBatch: (n) => {
-        if (n % 50_000 === 0) progress(scope, `seeded ${n}`);
-      },
+    const client = new LibraryClient(cluster.store);
+    const inputs = plan.variants.flatMap((v) => Array.from({ length: v.count }, () => v.input));
+    const created = await client.create(inputs, creation, (n) => {
+      if (n % 10_000 === 0) progress(scope, `created ${n}/${inputs.length}`);
     });
+    await client.close();
+    pace.observe(target, creation, inputs.length, created.ms);
     progress(
       scope,
-      `seeded ${config.steadyTasks} tasks in ${Date.now() - seedStart} ms: ${plan.description}`,
+      `created ${config.steadyTasks} tasks with ${CREATION_LABEL[creation]} in ${created.ms} ms: ${plan.description}`,
     );
     // Measure once the first fires have passed and the replicas run steadily.
     const from =
@@ -167,7 +174,7 @@ async function steadyOn(config: BenchConfig, target: Target): Promise<SteadyFigu
     const cpuTo = Date.now();
     const final = await cluster.stats(false, 10_000);
     const databaseSeconds = (await sampler?.stop()) ?? null;
-    const expected = expectedOccurrences(seeded, from, to);
+    const expected = expectedOccurrences(plan.variants, created.ids, from, to);
     const window = { from, to };
     // A replica that cannot keep up leaves a backlog: wait for it, within bounds (--quick: 3 min total).
     const drainMs = config.quick ? 3000 : 30_000;

@@ -2,10 +2,12 @@
 import { describe, expect, it } from "vitest";
 import { medianRun } from "../../bench/lib/median-run.js";
 import type { BurstFigures } from "../../bench/lib/results.js";
+import { distribution } from "../../bench/lib/stats.js";
 
 function run(firesPerSecond: number, extra: Partial<BurstFigures> = {}): BurstFigures {
   return {
     firesPerSecond,
+    lateness: distribution([]),
     duplicates: 0,
     losses: 0,
     pending: 0,
