@@ -188,6 +188,7 @@ export function occurrenceView(occurrence: DescribedOccurrence) {
     wall: occurrence.wall,
     offset: occurrence.offset,
     note: dstNoteView(occurrence.note),
+    rule: occurrence.rule,
     suppressed_before: occurrence.suppressedBefore.map((fire) => ({
       kind: fire.kind,
       at: formatInstant(fire.at),
@@ -205,6 +206,7 @@ function nominalView(occurrence: NominalOccurrence | null) {
     local_wall: occurrence.wall,
     offset: occurrence.offset,
     dst_note: dstNoteView(occurrence.note),
+    rule: occurrence.rule,
   };
 }
 

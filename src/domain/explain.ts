@@ -64,6 +64,8 @@ export interface NominalOccurrence {
   readonly wall: string;
   readonly offset: string;
   readonly note: DstNote | null;
+  /** The cron expression that produced it (the first in the order written); null for others. */
+  readonly rule: string | null;
 }
 
 /** The nominal times around an instant. */
@@ -123,10 +125,7 @@ export function lastNominalAtOrBefore(spec: ScheduleSpec, at: Instant): Instant 
   return null;
 }
 
-function nominal(
-  task: Task,
-  described: { at: Instant; wall: string; offset: string; note: DstNote | null },
-): NominalOccurrence {
+function nominal(task: Task, described: DescribedOccurrence): NominalOccurrence {
   return {
     scheduledFor: described.at,
     fireAt: jitteredFireAt({
@@ -138,6 +137,7 @@ function nominal(
     wall: described.wall,
     offset: described.offset,
     note: described.note,
+    rule: described.rule,
   };
 }
 

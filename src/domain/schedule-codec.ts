@@ -5,7 +5,7 @@
  */
 import { NO_DAY_ITEMS } from "./schedule/cron-day-items.js";
 import type { CronExpression } from "./schedule/cron-expression.js";
-import type { ScheduleSpec } from "./schedule/schedule-spec.js";
+import type { CronSchedule, ScheduleSpec } from "./schedule/schedule-spec.js";
 
 /** The JSON value stored for `spec`. */
 export function encodeSchedule(spec: ScheduleSpec): unknown {
@@ -19,9 +19,17 @@ function upgradeExpression(value: CronExpression): CronExpression {
     : value;
 }
 
+/** A cron spec stored before several rules per schedule held one expression in `cron`. */
+interface StoredCronSpec extends Omit<CronSchedule, "rules"> {
+  readonly rules?: readonly CronExpression[];
+  readonly cron?: CronExpression;
+}
+
 /** The spec stored as `value` by `encodeSchedule` (or by an earlier version of it). */
 export function decodeSchedule(value: unknown): ScheduleSpec {
   const spec = value as ScheduleSpec;
   if (spec.type !== "cron") return spec;
-  return { ...spec, cron: upgradeExpression(spec.cron) };
+  const { cron, rules, ...rest } = spec as StoredCronSpec;
+  const stored = rules ?? (cron === undefined ? [] : [cron]);
+  return { ...rest, rules: stored.map(upgradeExpression) };
 }

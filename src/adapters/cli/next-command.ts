@@ -141,7 +141,10 @@ export function runNext(expr: string, options: NextOptions, io: NextCommandIo): 
     if (options.json === true) {
       io.stdout(`${JSON.stringify(fires.map((fire) => formatInstant(fire.at)))}\n`);
     } else {
-      const what = spec.type === "cron" ? `"${spec.cron.text}" in ${spec.timezone}` : expr;
+      const what =
+        spec.type === "cron"
+          ? `${spec.rules.map((rule) => `"${rule.text}"`).join(", ")} in ${spec.timezone}`
+          : expr;
       const header = `next ${fires.length} fires of ${what} after ${formatInstant(from)}:`;
       io.stdout(`${[header, ...humanLines(fires)].join("\n")}\n`);
     }

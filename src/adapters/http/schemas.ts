@@ -119,6 +119,9 @@ export const occurrenceSchema = z.object({
   wall: z.string().meta({ description: "local wall time `YYYY-MM-DDTHH:MM:SS`" }),
   offset: z.string(),
   note: dstNoteSchema,
+  rule: z.string().nullable().meta({
+    description: "the cron expression that produced this fire (the first in the order written)",
+  }),
   suppressed_before: z.array(z.object({ kind: suppressedKind, at: instant, wall: z.string() })),
 });
 
@@ -131,6 +134,9 @@ const nominalSchema = z
     local_wall: z.string().meta({ description: "local wall time `YYYY-MM-DDTHH:MM:SS`" }),
     offset: z.string(),
     dst_note: dstNoteSchema,
+    rule: z.string().nullable().meta({
+      description: "the cron expression that produced it (the first in the order written)",
+    }),
   })
   .nullable();
 

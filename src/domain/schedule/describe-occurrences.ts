@@ -7,11 +7,12 @@ import type { Instant } from "../time.js";
 import { instant } from "../time.js";
 import { formatOffset, formatWall } from "./civil-time.js";
 import { matchingWalls } from "./cron-matcher.js";
+import type { CronExpression } from "./cron-expression.js";
 import type { CronFire } from "./cron-next.js";
 import { nextAfter, nextCronFireOf } from "./next-after.js";
 import type { CronSchedule, OnceSchedule, ScheduleSpec } from "./schedule-types.js";
 import { MAX_DST_SHIFT_MS, isDstGap, isDstOverlap, resolveWall, wallOf } from "./wall-clock.js";
-import { transitionsBetween } from "./zone-offsets.js";
+import { offsetAt, transitionsBetween } from "./zone-offsets.js";
 
 /** What DST did to one fire. */
 export type DstNote =
@@ -55,6 +56,8 @@ export interface DescribedOccurrence {
   readonly note: DstNote | null;
   /** Fires suppressed by DST after the previous listed fire (or `after`) and up to this one. */
   readonly suppressedBefore: readonly SuppressedFire[];
+  /** The cron expression that produced the fire (the first in the order written); null for others. */
+  readonly rule: string | null;
 }
 
 /** At most this many suppressed fires are listed per call (a per-second job skips 3600 in a gap). */
@@ -80,48 +83,71 @@ function overlapNote(zone: string, at: number, wall: number): DstNote | null {
 
 function gapNote(spec: CronSchedule, fire: CronFire): DstNote | null {
   if (fire.gapWall === null) return null;
-  // The fire sits at the transition, so its wall time is the end of the gap.
-  const inGap = matchingWalls(spec.cron, fire.gapWall, fire.wall, MAX_DST_SHIFT_MS / 1000);
+  // The fire sits at the transition, so its wall time is the end of the gap; every fixed-time rule's
+  // matches inside the gap collapse into it.
+  const gapStart = fire.at + offsetAt(spec.timezone, fire.at - 1);
+  const inGap = new Set<number>([fire.gapWall]);
+  for (const rule of spec.rules) {
+    if (!rule.fixedTime) continue;
+    for (const wall of matchingWalls(rule, gapStart, fire.wall, MAX_DST_SHIFT_MS / 1000)) {
+      inGap.add(wall);
+    }
+  }
   return {
     kind: "gap_shifted",
-    nominalWall: formatWall(fire.gapWall),
-    collapsed: inGap.length - 1,
+    nominalWall: formatWall(Math.min(...inGap)),
+    collapsed: inGap.size - 1,
   };
 }
 
-/** Matches DST suppressed with an instant in `(from, to]` (a cron schedule's, inside its bounds). */
-function suppressedBetween(spec: CronSchedule, from: number, to: number): SuppressedFire[] {
+/** One rule's matches DST suppressed with an instant in `(low, high]`, at most `room` of them. */
+function suppressedOfRule(
+  rule: CronExpression,
+  zone: string,
+  window: { readonly low: number; readonly high: number; readonly room: number },
+): SuppressedFire[] {
+  const { low, high } = window;
   const found: SuppressedFire[] = [];
-  const low = spec.startAt === null ? from : Math.max(from, spec.startAt - 1);
-  const high = spec.endAt === null ? to : Math.min(to, spec.endAt);
-  const fixed = spec.cron.fixedTime;
-  for (const t of transitionsBetween(spec.timezone, low - MAX_DST_SHIFT_MS, high)) {
-    const room = MAX_SUPPRESSED_LISTED - found.length;
+  const fixed = rule.fixedTime;
+  for (const t of transitionsBetween(zone, low - MAX_DST_SHIFT_MS, high)) {
+    const room = window.room - found.length;
     if (t.offsetAfter > t.offsetBefore) {
       if (t.at <= low || t.at > high || (fixed && isDstGap(t))) continue;
       const kind = fixed ? "jump_skipped" : "gap_skipped";
-      for (const wall of matchingWalls(
-        spec.cron,
-        t.at + t.offsetBefore,
-        t.at + t.offsetAfter,
-        room,
-      )) {
+      for (const wall of matchingWalls(rule, t.at + t.offsetBefore, t.at + t.offsetAfter, room)) {
         found.push({ kind, at: instant(t.at), wall: formatWall(wall) });
       }
     } else if (fixed && isDstOverlap(t)) {
-      for (const wall of matchingWalls(
-        spec.cron,
-        t.at + t.offsetAfter,
-        t.at + t.offsetBefore,
-        room,
-      )) {
+      for (const wall of matchingWalls(rule, t.at + t.offsetAfter, t.at + t.offsetBefore, room)) {
         const at = wall - t.offsetAfter;
         if (at > low && at <= high)
           found.push({ kind: "overlap_repeat", at: instant(at), wall: formatWall(wall) });
       }
     }
   }
-  return found.sort((a, b) => a.at - b.at);
+  return found;
+}
+
+/**
+ * Matches DST suppressed with an instant in `(from, to]` (a cron schedule's, inside its bounds), rule by
+ * rule; a repeated wall time that another rule fires on both passes is a fire, not suppressed.
+ */
+function suppressedBetween(spec: CronSchedule, from: number, to: number): SuppressedFire[] {
+  const low = spec.startAt === null ? from : Math.max(from, spec.startAt - 1);
+  const high = spec.endAt === null ? to : Math.min(to, spec.endAt);
+  const seen = new Map<string, SuppressedFire>();
+  for (const rule of spec.rules) {
+    const room = MAX_SUPPRESSED_LISTED - seen.size;
+    for (const fire of suppressedOfRule(rule, spec.timezone, { low, high, room })) {
+      seen.set(`${fire.kind}|${fire.at}|${fire.wall}`, fire);
+    }
+  }
+  const found = [...seen.values()];
+  const fired = (at: number): boolean =>
+    spec.rules.length > 1 && nextCronFireOf(spec, at - 1)?.at === at;
+  return found
+    .filter((fire) => fire.kind !== "overlap_repeat" || !fired(fire.at))
+    .sort((a, b) => a.at - b.at);
 }
 
 function describeOnce(spec: OnceSchedule, after: Instant): DescribedOccurrence[] {
@@ -140,6 +166,7 @@ function described(
   at: Instant,
   note: DstNote | null,
   suppressed: readonly SuppressedFire[],
+  rule: string | null = null,
 ): DescribedOccurrence {
   const wall = wallOf(zone, at);
   return {
@@ -148,6 +175,7 @@ function described(
     offset: formatOffset(wall - at),
     note,
     suppressedBefore: suppressed,
+    rule,
   };
 }
 
@@ -181,9 +209,8 @@ export function describeOccurrences(
         ? suppressedBetween(spec, previous, at).slice(0, MAX_SUPPRESSED_LISTED - listedSuppressed)
         : [];
     listedSuppressed += suppressed.length;
-    list.push(
-      described(zone, at, gapNote(spec, fire) ?? overlapNote(zone, at, fire.wall), suppressed),
-    );
+    const note = gapNote(spec, fire) ?? overlapNote(zone, at, fire.wall);
+    list.push(described(zone, at, note, suppressed, spec.rules[fire.rule]?.text ?? null));
     previous = at;
   }
   return list;

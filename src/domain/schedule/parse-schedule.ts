@@ -127,16 +127,42 @@ function readJitter(input: Fields, problems: Problems): DurationMs {
   return durationMs(0);
 }
 
-function readCron(input: Fields, problems: Problems): CronExpression | null {
-  const value = valueOf(input, "cron");
-  if (typeof value !== "string") {
-    problems.add("cron", 'is required: a cron expression such as "0 9 * * 1-5"');
+/** The most expressions one cron schedule holds. */
+export const MAX_CRON_RULES = 32;
+
+/** The field naming rule `index` of a schedule: `cron`, or `cron.1` when `cron` is a list. */
+function ruleField(listed: boolean, index: number): string {
+  return listed ? `cron.${index}` : "cron";
+}
+
+function readRule(text: unknown, field: string, problems: Problems): CronExpression | null {
+  if (typeof text !== "string") {
+    problems.add(field, 'must be a cron expression such as "0 9 * * 1-5"');
     return null;
   }
-  const parsed = parseCron(value);
+  const parsed = parseCron(text);
   if (parsed.ok) return parsed.value;
-  for (const problem of parsed.problems) problems.add("cron", problem);
+  for (const problem of parsed.problems) problems.add(field, problem);
   return null;
+}
+
+/** `cron`: one expression, or a list of them in one zone (their fires are the union). */
+function readRules(input: Fields, problems: Problems): CronExpression[] | null {
+  const value = valueOf(input, "cron");
+  if (typeof value === "string") {
+    const rule = readRule(value, "cron", problems);
+    return rule === null ? null : [rule];
+  }
+  if (!Array.isArray(value)) {
+    problems.add("cron", 'is required: a cron expression such as "0 9 * * 1-5", or a list of them');
+    return null;
+  }
+  if (value.length === 0 || value.length > MAX_CRON_RULES) {
+    problems.add("cron", `must hold 1 to ${MAX_CRON_RULES} expressions`);
+    return null;
+  }
+  const rules = value.map((text: unknown, i) => readRule(text, ruleField(true, i), problems));
+  return rules.every((rule) => rule !== null) ? rules : null;
 }
 
 /** Resolves `run_at` (an instant, or a local wall time in `zone` under the fixed-time rule). */
@@ -195,11 +221,11 @@ function build(
 ): ScheduleSpec | null {
   switch (type) {
     case "cron": {
-      const cron = readCron(input, problems);
+      const rules = readRules(input, problems);
       const timezone = readZone(input, problems);
       const bounds = readBounds(input, problems);
-      if (cron === null || timezone === null) return null;
-      return { type, cron, timezone, ...bounds };
+      if (rules === null || timezone === null) return null;
+      return { type, rules, timezone, ...bounds };
     }
     case "once": {
       const timezone = readZone(input, problems);
@@ -221,8 +247,16 @@ function build(
   }
 }
 
-/** SPEC 3.1 and 3.4: a cron must fire within 30 years, and every schedule before its `end_at`. */
-function checkReachable(spec: ScheduleSpec, referenceAt: Instant, problems: Problems): void {
+/**
+ * SPEC 3.1 and 3.4: each cron expression must fire within 30 years, and every schedule before its
+ * `end_at`. `input` is the schedule as written (a list of expressions names each one's field).
+ */
+function checkReachable(
+  spec: ScheduleSpec,
+  input: Fields,
+  referenceAt: Instant,
+  problems: Problems,
+): void {
   const from = spec.startAt === null ? referenceAt : Math.max(referenceAt, spec.startAt - 1);
   if (spec.type === "cron" && (from < wallMs(MIN_YEAR, 1, 2) || from > wallMs(MAX_YEAR, 1, 1))) {
     problems.add("cron", "cron schedules are evaluated only between the years 1 and 9999");
@@ -230,17 +264,19 @@ function checkReachable(spec: ScheduleSpec, referenceAt: Instant, problems: Prob
   }
   if (spec.type === "cron") {
     const until = from + THIRTY_YEARS_MS;
-    const fire = nextCronFire(spec.cron, spec.timezone, from, until);
-    if (fire === null || fire.at > until) {
-      const anyDate = firstMatchingWall(spec.cron, from - MS_PER_DAY, until + MS_PER_DAY) !== null;
+    const listed = Array.isArray(input.cron);
+    spec.rules.forEach((rule, i) => {
+      const fire = nextCronFire(rule, spec.timezone, from, until);
+      if (fire !== null && fire.at <= until) return;
+      const anyDate = firstMatchingWall(rule, from - MS_PER_DAY, until + MS_PER_DAY) !== null;
       problems.add(
-        "cron",
+        ruleField(listed, i),
         anyDate
           ? `the expression cannot fire in ${spec.timezone} within 30 years of ${formatInstant(from)}`
           : "the day-of-month, month and day-of-week fields never match a real date within 30 years",
       );
-      return;
-    }
+    });
+    if (problems.list.length > 0) return;
   }
   if (spec.endAt !== null && nextAfter(spec, referenceAt) === null) {
     const since = spec.startAt === null ? "now" : "start_at";
@@ -279,7 +315,7 @@ export function parseSchedule(input: unknown, ctx: ParseScheduleContext): Schedu
   }
   const spec = build(input, type, problems, ctx);
   if (spec !== null && problems.list.length === 0 && ctx.checkReachable !== false) {
-    checkReachable(spec, ctx.referenceAt, problems);
+    checkReachable(spec, input, ctx.referenceAt, problems);
   }
   if (spec === null || problems.list.length > 0) throw new ValidationError(problems.list);
   return spec;

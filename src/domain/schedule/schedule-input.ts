@@ -20,10 +20,13 @@ export interface BoundsInput {
   readonly jitter?: DurationInput | null;
 }
 
-/** `{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }` (SPEC 3.1). */
+/**
+ * `{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }` (SPEC 3.1), or several expressions
+ * in one zone: `cron: ["0 9 * * 1-5", "0 10 * * 6"]` (their fires are the union).
+ */
 export interface CronScheduleInput extends BoundsInput {
   readonly type: "cron";
-  readonly cron: string;
+  readonly cron: string | readonly string[];
   /** IANA zone name. @default "UTC" */
   readonly timezone?: string | null;
 }
@@ -69,7 +72,12 @@ function boundsOf(spec: ScheduleSpec): {
 export function scheduleToInput(spec: ScheduleSpec): ScheduleInput {
   switch (spec.type) {
     case "cron":
-      return { type: "cron", cron: spec.cron.text, timezone: spec.timezone, ...boundsOf(spec) };
+      return {
+        type: "cron",
+        cron: spec.rules.length === 1 ? (spec.rules[0]?.text ?? "") : spec.rules.map((r) => r.text),
+        timezone: spec.timezone,
+        ...boundsOf(spec),
+      };
     case "once":
       return {
         type: "once",

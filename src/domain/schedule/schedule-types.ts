@@ -21,10 +21,11 @@ export interface ScheduleBounds {
   readonly jitterMs: DurationMs;
 }
 
-/** A cron expression evaluated on the wall clock of an IANA zone (SPEC 3.1). */
+/** Cron expressions evaluated on the wall clock of an IANA zone (SPEC 3.1). */
 export interface CronSchedule extends ScheduleBounds {
   readonly type: "cron";
-  readonly cron: CronExpression;
+  /** The expressions in the order written (at least one); the fires are their union. */
+  readonly rules: readonly CronExpression[];
   readonly timezone: string;
 }
 
