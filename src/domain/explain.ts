@@ -9,10 +9,16 @@
 import { jitteredFireAt } from "./occurrence.js";
 import type { Run, RunReason } from "./run.js";
 import { formatOffset, formatWall } from "./schedule/civil-time.js";
-import { describeOccurrences, nextAfter } from "./schedule/schedule-spec.js";
+import {
+  describeOccurrences,
+  excludedAt,
+  formatLocalDate,
+  nextAfter,
+} from "./schedule/schedule-spec.js";
 import type {
   DescribedOccurrence,
   DstNote,
+  ExclusionHit,
   ScheduleSpec,
   SuppressedFire,
 } from "./schedule/schedule-spec.js";
@@ -40,6 +46,7 @@ export const EXPLAIN_VERDICTS = [
   "no_occurrence",
   "paused",
   "no_record",
+  "excluded",
 ] as const;
 export type ExplainVerdict = (typeof EXPLAIN_VERDICTS)[number];
 
@@ -66,6 +73,8 @@ export interface NominalOccurrence {
   readonly note: DstNote | null;
   /** The cron expression that produced it (the first in the order written); null for others. */
   readonly rule: string | null;
+  /** The item of `exclude` it falls on (it does not fire), or null. */
+  readonly exclusion: ExclusionHit | null;
 }
 
 /** The nominal times around an instant. */
@@ -100,6 +109,8 @@ export interface Explanation {
   readonly suppressed: SuppressedFire | null;
   /** The run (or `missed`/`skipped` record) the verdict is about. */
   readonly run: Run | null;
+  /** The item of `exclude` the occurrence falls on (verdict `excluded`), or null. */
+  readonly exclusion: ExclusionHit | null;
 }
 
 function zoneOf(spec: ScheduleSpec): string {
@@ -138,6 +149,7 @@ function nominal(task: Task, described: DescribedOccurrence): NominalOccurrence 
     offset: described.offset,
     note: described.note,
     rule: described.rule,
+    exclusion: described.exclusion ?? excludedAt(task.schedule, described.at),
   };
 }
 
@@ -149,7 +161,9 @@ export function explainWindow(task: Task, at: Instant): ExplainWindow {
   const spec = task.schedule;
   const nextFrom = at > task.createdAt ? at : task.createdAt;
   const upcoming = (described: DescribedOccurrence | undefined): NominalOccurrence | null => {
-    if (described !== undefined && described.at > nextFrom) return nominal(task, described);
+    if (described !== undefined && described.at > nextFrom && described.exclusion === null) {
+      return nominal(task, described);
+    }
     const [first] = describeOccurrences(spec, nextFrom, 1);
     return first === undefined ? null : nominal(task, first);
   };
@@ -158,7 +172,8 @@ export function explainWindow(task: Task, at: Instant): ExplainWindow {
     const [following] = describeOccurrences(spec, at, 1);
     return { occurrence: null, next: upcoming(following), suppressed: null };
   }
-  const [current, following] = describeOccurrences(spec, instant(last - 1), 2);
+  // Nominal times, excluded ones included: an excluded occurrence is explained, not skipped over.
+  const [current, following] = describeOccurrences(spec, instant(last - 1), 2, { nominal: true });
   const suppressed = (following?.suppressedBefore ?? []).filter((s) => s.at > last && s.at <= at);
   return {
     occurrence: current === undefined ? null : nominal(task, current),
@@ -183,19 +198,43 @@ export function historyReachedWindow(run: Run, window: ExplainWindow, at: Instan
   return run.trigger === "scheduled" && run.scheduledFor < historyFloor(window, at);
 }
 
-/** The scheduled decision of nominal time `t`: its run or skipped record, or a missed range covering it. */
+/**
+ * The scheduled decision of nominal time `t`: its run or skipped record, or a missed (or excluded)
+ * range covering it.
+ */
 function decisionOf(runs: readonly Run[], t: Instant): Run | null {
   return (
     runs.find(
       (r) =>
         r.trigger === "scheduled" &&
         (r.scheduledFor === t ||
-          (r.status === "missed" &&
+          ((r.status === "missed" || r.reason === "excluded") &&
             r.missedUntil !== null &&
             r.scheduledFor <= t &&
             t <= r.missedUntil)),
     ) ?? null
   );
+}
+
+/** `the date 2026-12-25 of calendar "holidays"`: the exclusion item in words. */
+export function exclusionText(hit: ExclusionHit): string {
+  const item = hit.item;
+  const what =
+    item.kind === "date"
+      ? `the date ${formatLocalDate(item.day)}`
+      : item.kind === "range"
+        ? `the dates ${formatLocalDate(item.from)} to ${formatLocalDate(item.to)}`
+        : `the day rule "${item.text}"`;
+  return hit.calendar === null ? what : `${what} of calendar "${hit.calendar}"`;
+}
+
+/** How a skipped or missed range record reads: `record R covers N nominal times from A to B`. */
+function rangeText(run: Run, local: (at: Instant) => string): string {
+  const count = run.missedCount ?? 1;
+  const until = run.missedUntil ?? run.scheduledFor;
+  return count === 1
+    ? `record ${run.id}`
+    : `record ${run.id} covers ${count} nominal times from ${local(run.scheduledFor)} to ${local(until)}`;
 }
 
 /** The manual or backfill run nearest `at`, within a minute. */
@@ -228,6 +267,7 @@ const REASON_TEXT: Readonly<Record<RunReason, string>> = {
   task_cancelled: "the task was cancelled while it was queued",
   task_deleted: "the task was deleted",
   target_cancelled: "the target cancelled it",
+  excluded: "it fell on a date the schedule's exclude names",
 };
 
 /** What a run's status says, as a verdict and a clause ("was launched as run R ..."). */
@@ -283,17 +323,15 @@ function outcomeOf(
             : `${launched} and then cancelled${why}`,
       };
     case "skipped":
+      if (run.reason === "excluded") {
+        return { verdict: "excluded", clause: `was skipped${why}; ${rangeText(run, local)}` };
+      }
       return { verdict: "skipped", clause: `was skipped (record ${run.id})${why}` };
     case "missed": {
-      const count = run.missedCount ?? 1;
-      const until = run.missedUntil ?? run.scheduledFor;
-      const range =
-        count === 1
-          ? ""
-          : `; record ${run.id} covers ${count} nominal times from ${local(run.scheduledFor)} to ${local(until)}`;
+      const range = rangeText(run, local);
       return {
         verdict: "missed",
-        clause: `was missed${why}${range === "" ? ` (record ${run.id})` : range}`,
+        clause: `was missed${why}${(run.missedCount ?? 1) === 1 ? ` (${range})` : `; ${range}`}`,
       };
     }
   }
@@ -345,9 +383,15 @@ export function explainAt(input: ExplainInput): Explanation {
     nextOccurrence: next,
     suppressed,
     run,
+    exclusion: verdict === "excluded" ? (occ?.exclusion ?? null) : null,
   });
   const ctx = { local, now };
-  const occText = occ === null ? "" : `The occurrence of ${local(occ.scheduledFor)}`;
+  // With several expressions, the sentence names the one behind the occurrence.
+  const ruleText =
+    spec.type === "cron" && spec.rules.length > 1 && occ?.rule !== null && occ?.rule !== undefined
+      ? ` (rule "${occ.rule}")`
+      : "";
+  const occText = occ === null ? "" : `The occurrence of ${local(occ.scheduledFor)}${ruleText}`;
 
   // A manual or backfill run around `at` answers, unless a decided occurrence is nearer.
   const other = nearestOther(runs, at);
@@ -424,7 +468,23 @@ export function explainAt(input: ExplainInput): Explanation {
           decision,
           suppressed,
         );
+      case "excluded":
+        // The window lists nominal times, excluded ones among them: never a suppressed one.
+        break;
     }
+  }
+
+  if (occ.exclusion !== null) {
+    const onDate = `${occText} fell on an excluded date (${exclusionText(occ.exclusion)})`;
+    const recorded =
+      decision !== null
+        ? `: it ${outcomeOf(decision, ctx).clause}`
+        : occ.scheduledFor <= task.decidedThrough
+          ? input.complete
+            ? ": it was decided, but no record of it remains"
+            : `: its record is not among the task's newest ${EXPLAIN_MAX_HISTORY_ROWS} runs`
+          : ` and did not fire: it is recorded (skipped, reason excluded) when the task next fires`;
+    return answer("excluded", `${onDate}${recorded}; ${nextText}.`);
   }
 
   const gap = occ.note?.kind === "gap_shifted" ? occ.note : null;

@@ -5,7 +5,7 @@
  */
 import { NO_DAY_ITEMS } from "./schedule/cron-day-items.js";
 import type { CronExpression } from "./schedule/cron-expression.js";
-import type { CronSchedule, ScheduleSpec } from "./schedule/schedule-spec.js";
+import type { CronSchedule, IntervalSchedule, ScheduleSpec } from "./schedule/schedule-spec.js";
 
 /** The JSON value stored for `spec`. */
 export function encodeSchedule(spec: ScheduleSpec): unknown {
@@ -20,16 +20,26 @@ function upgradeExpression(value: CronExpression): CronExpression {
 }
 
 /** A cron spec stored before several rules per schedule held one expression in `cron`. */
-interface StoredCronSpec extends Omit<CronSchedule, "rules"> {
+interface StoredCronSpec extends Omit<CronSchedule, "rules" | "exclude"> {
   readonly rules?: readonly CronExpression[];
   readonly cron?: CronExpression;
+  readonly exclude?: CronSchedule["exclude"];
 }
 
 /** The spec stored as `value` by `encodeSchedule` (or by an earlier version of it). */
 export function decodeSchedule(value: unknown): ScheduleSpec {
   const spec = value as ScheduleSpec;
-  if (spec.type !== "cron") return spec;
-  const { cron, rules, ...rest } = spec as StoredCronSpec;
-  const stored = rules ?? (cron === undefined ? [] : [cron]);
-  return { ...rest, rules: stored.map(upgradeExpression) };
+  switch (spec.type) {
+    case "once":
+      return spec;
+    case "interval": {
+      const stored = spec as Partial<IntervalSchedule>;
+      return { ...spec, timezone: stored.timezone ?? null, exclude: stored.exclude ?? [] };
+    }
+    case "cron": {
+      const { cron, rules, exclude, ...rest } = spec as StoredCronSpec;
+      const stored = rules ?? (cron === undefined ? [] : [cron]);
+      return { ...rest, rules: stored.map(upgradeExpression), exclude: exclude ?? [] };
+    }
+  }
 }

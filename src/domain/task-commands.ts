@@ -23,7 +23,7 @@ import type { Run } from "./run.js";
 import { holdsSlot } from "./run.js";
 import { cancelRun } from "./run-transitions.js";
 import type { RunChange, RunTaskContext } from "./run-transitions.js";
-import { nextAfter } from "./schedule/schedule-spec.js";
+import { nextAfter, nextDueAfter, nextFireAfter } from "./schedule/schedule-spec.js";
 import type { ScheduleSpec } from "./schedule/schedule-spec.js";
 import { isTerminalTaskStatus, TASK_LIMITS } from "./task.js";
 import type { Task, TaskUserFields } from "./task.js";
@@ -105,7 +105,7 @@ export function validateUserFields(
 /** A new task: `enabled`, deciding from its creation instant on. */
 export function createTask(fields: TaskUserFields, ctx: CreateContext): Task {
   validateUserFields(fields, ctx.now, ctx.policy, true);
-  const nextRunAt = nextAfter(fields.schedule, ctx.now);
+  const nextRunAt = nextDueAfter(fields.schedule, ctx.now);
   if (nextRunAt === null) {
     throw ValidationError.of("schedule", "the schedule has no occurrence after now");
   }
@@ -163,14 +163,14 @@ export function editTask(
   if (isTerminalTaskStatus(task.status)) {
     // Re-arming starts from now: the task expected no fires while it was terminal.
     const from = task.decidedThrough > ctx.now ? task.decidedThrough : ctx.now;
-    const next = nextAfter(schedule, from);
+    const next = nextDueAfter(schedule, from);
     if (next === null || maxRunsReached(schedule, task.admittedCount))
       return { ...edited, nextRunAt: null };
     return { ...edited, status: "enabled", decidedThrough: from, nextRunAt: next, lastError: null };
   }
   // SPEC 4.3: next_run_at is recomputed from now; decided_through stays, so nothing decided is redone.
   const from = task.decidedThrough > ctx.now ? task.decidedThrough : ctx.now;
-  const next = maxRunsReached(schedule, task.admittedCount) ? null : nextAfter(schedule, from);
+  const next = maxRunsReached(schedule, task.admittedCount) ? null : nextDueAfter(schedule, from);
   return { ...edited, nextRunAt: next };
 }
 
@@ -425,7 +425,8 @@ export function triggerTask(
 
 /**
  * Backfill `[from, to)`: the task's nominal times as `backfill` runs, oldest first, whatever the overlap
- * policy. Each nominal time has its own key, so a repeat adds nothing (the store drops duplicates).
+ * policy; those on excluded dates would not have fired and are not replayed. Each nominal time has its
+ * own key, so a repeat adds nothing (the store drops duplicates).
  */
 export function backfillTask(
   task: Task,
@@ -435,7 +436,7 @@ export function backfillTask(
   if (!(from < to)) throw ValidationError.of("from", "must be before `to`");
   if (to > now) throw ValidationError.of("to", "must not be in the future");
   const runs: NewRun[] = [];
-  let at = nextAfter(task.schedule, (from - 1) as Instant);
+  let at = nextFireAfter(task.schedule, (from - 1) as Instant);
   while (at !== null && at < to) {
     if (runs.length >= TASK_LIMITS.backfillMax) {
       throw new LimitExceededError(
@@ -456,7 +457,7 @@ export function backfillTask(
       queuedAt: now,
       idempotencyKey: idempotencyKeyFor(task.id, "backfill", at),
     });
-    at = nextAfter(task.schedule, at);
+    at = nextFireAfter(task.schedule, at);
   }
   return runs;
 }

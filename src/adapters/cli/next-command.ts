@@ -90,6 +90,8 @@ function reason(kind: SuppressedFire["kind"]): string {
       return "does not exist: clocks jump forward";
     case "jump_skipped":
       return "does not exist: the zone changed its clock by more than 3 hours; not caught up";
+    case "excluded":
+      return "excluded";
     default:
       return assertNever(kind);
   }

@@ -14,6 +14,9 @@ import { nextCronFire } from "./cron-next.js";
 import { parseDateTime, parseDuration, parseInstantText } from "./iso-text.js";
 import type { ScheduleBounds, ScheduleSpec, ScheduleType } from "./schedule-types.js";
 import { nextAfter } from "./next-after.js";
+import { exclusionsOf, nextFireAfter } from "./next-fire.js";
+import type { CalendarSnapshot, Exclusion } from "./exclusions.js";
+import { parseExclusions } from "./exclusions.js";
 import { SCHEDULE_TYPES } from "./schedule-types.js";
 import { DEFAULT_TIME_ZONE, timeZoneProblem } from "./time-zone-name.js";
 import { isDstGap, resolveWall } from "./wall-clock.js";
@@ -32,13 +35,18 @@ export interface ParseScheduleContext {
    * Pass `false` to reload a stored schedule whose end has passed. @default true
    */
   readonly checkReachable?: boolean;
+  /**
+   * The owner's calendars that `exclude` names (read beforehand, see `calendarNamesIn`); absent: a
+   * calendar reference is refused (nothing can resolve it, as in `nextOccurrences`).
+   */
+  readonly calendars?: ReadonlyMap<string, CalendarSnapshot>;
 }
 
 const COMMON_KEYS = ["type", "jitter"];
 const KEYS: Readonly<Record<ScheduleType, readonly string[]>> = {
-  cron: [...COMMON_KEYS, "cron", "timezone", "start_at", "end_at", "max_runs"],
+  cron: [...COMMON_KEYS, "cron", "timezone", "start_at", "end_at", "max_runs", "exclude"],
   once: [...COMMON_KEYS, "run_at", "timezone"],
-  interval: [...COMMON_KEYS, "every", "start_at", "end_at", "max_runs"],
+  interval: [...COMMON_KEYS, "every", "start_at", "end_at", "max_runs", "exclude", "timezone"],
 };
 const THIRTY_YEARS_MS = Math.round(30 * 365.2425 * MS_PER_DAY);
 
@@ -213,6 +221,18 @@ function readEvery(input: Fields, problems: Problems): DurationMs | null {
   return null;
 }
 
+/** `exclude`: dates, ranges, day rules and named calendars (docs/schedules.md#exclude). */
+function readExclude(input: Fields, problems: Problems, ctx: ParseScheduleContext): Exclusion[] {
+  const value = valueOf(input, "exclude");
+  if (value === undefined) return [];
+  const { exclusions, errors } = parseExclusions(value, "exclude", {
+    referenceDay: Math.floor(ctx.referenceAt / MS_PER_DAY),
+    calendars: ctx.calendars ?? null,
+  });
+  for (const error of errors) problems.add(error.field, error.message);
+  return exclusions;
+}
+
 function build(
   input: Fields,
   type: ScheduleType,
@@ -224,8 +244,9 @@ function build(
       const rules = readRules(input, problems);
       const timezone = readZone(input, problems);
       const bounds = readBounds(input, problems);
+      const exclude = readExclude(input, problems, ctx);
       if (rules === null || timezone === null) return null;
-      return { type, rules, timezone, ...bounds };
+      return { type, rules, timezone, ...bounds, exclude };
     }
     case "once": {
       const timezone = readZone(input, problems);
@@ -238,9 +259,11 @@ function build(
     case "interval": {
       const everyMs = readEvery(input, problems);
       const bounds = readBounds(input, problems);
+      const exclude = readExclude(input, problems, ctx);
+      const timezone = valueOf(input, "timezone") === undefined ? null : readZone(input, problems);
       if (everyMs === null) return null;
       const anchorAt = bounds.startAt ?? instant(floorSecond(ctx.anchorAt ?? ctx.referenceAt));
-      return { type, everyMs, anchorAt, ...bounds };
+      return { type, everyMs, anchorAt, ...bounds, timezone, exclude };
     }
     default:
       return assertNever(type);
@@ -281,7 +304,21 @@ function checkReachable(
   if (spec.endAt !== null && nextAfter(spec, referenceAt) === null) {
     const since = spec.startAt === null ? "now" : "start_at";
     problems.add("end_at", `the schedule has no occurrence between ${since} and end_at`);
+    return;
   }
+  if (exclusionsOf(spec).length > 0) checkNotAllExcluded(spec, from, problems);
+}
+
+/** A schedule whose exclusions leave no fire (within 30 years, or before `end_at`) is refused. */
+function checkNotAllExcluded(spec: ScheduleSpec, from: number, problems: Problems): void {
+  const fire = nextFireAfter(spec, instant(from));
+  if (fire !== null && fire <= from + THIRTY_YEARS_MS) return;
+  problems.add(
+    "exclude",
+    spec.endAt === null
+      ? "excludes every occurrence within 30 years"
+      : "excludes every occurrence before end_at",
+  );
 }
 
 /**

@@ -4,6 +4,8 @@
  */
 import { assertNever } from "../errors.js";
 import { formatInstant } from "./civil-time.js";
+import type { Exclusion, ExclusionInput } from "./exclusions.js";
+import { exclusionInput } from "./exclusions.js";
 import { formatDuration } from "./iso-text.js";
 import type { ScheduleSpec } from "./schedule-types.js";
 
@@ -29,6 +31,8 @@ export interface CronScheduleInput extends BoundsInput {
   readonly cron: string | readonly string[];
   /** IANA zone name. @default "UTC" */
   readonly timezone?: string | null;
+  /** Local dates on which nothing fires: dates, ranges, day rules, named calendars. */
+  readonly exclude?: readonly ExclusionInput[] | null;
 }
 
 /** `{ type: "once", run_at: "2026-12-01T09:00:00", timezone: "Europe/Berlin" }` (SPEC 3.2). */
@@ -45,6 +49,10 @@ export interface OnceScheduleInput {
 export interface IntervalScheduleInput extends BoundsInput {
   readonly type: "interval";
   readonly every: DurationInput;
+  /** The zone `exclude` is read in. @default "UTC" */
+  readonly timezone?: string | null;
+  /** Local dates on which nothing fires: dates, ranges, day rules, named calendars. */
+  readonly exclude?: readonly ExclusionInput[] | null;
 }
 
 /** A schedule as users write it. */
@@ -64,6 +72,10 @@ function boundsOf(spec: ScheduleSpec): {
   };
 }
 
+function excludeOf(exclude: readonly Exclusion[]): { exclude?: ExclusionInput[] } {
+  return exclude.length === 0 ? {} : { exclude: exclude.map(exclusionInput) };
+}
+
 /**
  * The normalised public shape of a schedule: whitespace-normalised cron, explicit zone, UTC instants,
  * ISO durations. An interval without `start_at` loses its implicit anchor here: pass the same
@@ -77,6 +89,7 @@ export function scheduleToInput(spec: ScheduleSpec): ScheduleInput {
         cron: spec.rules.length === 1 ? (spec.rules[0]?.text ?? "") : spec.rules.map((r) => r.text),
         timezone: spec.timezone,
         ...boundsOf(spec),
+        ...excludeOf(spec.exclude),
       };
     case "once":
       return {
@@ -86,7 +99,13 @@ export function scheduleToInput(spec: ScheduleSpec): ScheduleInput {
         ...(spec.jitterMs === 0 ? {} : { jitter: formatDuration(spec.jitterMs) }),
       };
     case "interval":
-      return { type: "interval", every: formatDuration(spec.everyMs), ...boundsOf(spec) };
+      return {
+        type: "interval",
+        every: formatDuration(spec.everyMs),
+        ...boundsOf(spec),
+        ...(spec.timezone === null ? {} : { timezone: spec.timezone }),
+        ...excludeOf(spec.exclude),
+      };
     default:
       return assertNever(spec);
   }

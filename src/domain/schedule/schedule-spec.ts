@@ -24,3 +24,20 @@ export type {
 export { describeOccurrences } from "./describe-occurrences.js";
 export type { DescribedOccurrence, DstNote, SuppressedFire } from "./describe-occurrences.js";
 export { dstWarnings } from "./dst-warnings.js";
+export { excludedAt, exclusionsOf, nextDueAfter, nextFireAfter } from "./next-fire.js";
+export {
+  calendarItemInput,
+  calendarNamesIn,
+  formatLocalDate,
+  parseCalendarItems,
+  CALENDAR_NAME_PATTERN,
+  MAX_EXCLUSION_ITEMS,
+} from "./exclusions.js";
+export type {
+  CalendarExclusion,
+  CalendarItem,
+  CalendarSnapshot,
+  Exclusion,
+  ExclusionHit,
+  ExclusionInput,
+} from "./exclusions.js";

@@ -4,6 +4,7 @@
  */
 import type { DurationMs, Instant } from "../time.js";
 import type { CronExpression } from "./cron-expression.js";
+import type { Exclusion } from "./exclusions.js";
 
 /** The schedule types, as a runtime list (SPEC 2). */
 export const SCHEDULE_TYPES = ["cron", "once", "interval"] as const;
@@ -27,6 +28,8 @@ export interface CronSchedule extends ScheduleBounds {
   /** The expressions in the order written (at least one); the fires are their union. */
   readonly rules: readonly CronExpression[];
   readonly timezone: string;
+  /** Local dates on which nominal times do not fire (recorded `skipped`, reason `excluded`). */
+  readonly exclude: readonly Exclusion[];
 }
 
 /** One occurrence at `runAt` (SPEC 3.2). `startAt`, `endAt` and `maxRuns` are always `null`. */
@@ -44,6 +47,10 @@ export interface IntervalSchedule extends ScheduleBounds {
   readonly everyMs: DurationMs;
   /** `startAt` when given (and then it fires too), else the creation instant (which does not fire). */
   readonly anchorAt: Instant;
+  /** The zone `exclude` is read in, when given (UTC otherwise); the fires count elapsed time. */
+  readonly timezone: string | null;
+  /** Local dates on which nominal times do not fire (recorded `skipped`, reason `excluded`). */
+  readonly exclude: readonly Exclusion[];
 }
 
 /** A validated schedule; make one with `parseSchedule`. */
