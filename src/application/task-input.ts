@@ -11,6 +11,7 @@ import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../domain/options.js";
 import type { TaskOptions } from "../domain/options.js";
 import { parseDuration, parseInstantText } from "../domain/schedule/iso-text.js";
 import { parseSchedule } from "../domain/schedule/schedule-spec.js";
+import { scheduleShapeSchema } from "./schedule-schema.js";
 import type { ScheduleSpec } from "../domain/schedule/schedule-spec.js";
 import { TASK_LIMITS } from "../domain/task.js";
 import type { TaskUserFields } from "../domain/task.js";
@@ -103,8 +104,18 @@ const metadataSchema = z
     error: `at most ${TASK_LIMITS.metadataKeysMax} keys`,
   });
 
-/** A schedule as users write it; its fields are checked by `parseSchedule` (SPEC 3). */
-export const scheduleInputSchema = z.record(z.string(), z.unknown());
+/**
+ * A schedule as users write it; its fields are checked by `parseSchedule` (SPEC 3), whose messages
+ * name each field. The document describes the shapes it accepts (schedule-schema.ts).
+ */
+export const scheduleInputSchema = z.record(z.string(), z.unknown()).meta({
+  description: "a schedule (docs/schedules.md)",
+  oneOf: (
+    z.toJSONSchema(scheduleShapeSchema, { target: "draft-2020-12", io: "input" }) as {
+      oneOf?: unknown;
+    }
+  ).oneOf,
+});
 
 const common = {
   // Lengths in characters are checked by the domain (validateUserFields); this only bounds the work.

@@ -5,8 +5,12 @@
 import type { Explanation, NominalOccurrence } from "../domain/explain.js";
 import type { Run } from "../domain/run.js";
 import { civilFromDays, MS_PER_DAY } from "../domain/schedule/civil-time.js";
-import { scheduleToInput } from "../domain/schedule/schedule-spec.js";
-import type { DescribedOccurrence, DstNote } from "../domain/schedule/schedule-spec.js";
+import { calendarItemInput, scheduleToInput } from "../domain/schedule/schedule-spec.js";
+import type {
+  DescribedOccurrence,
+  DstNote,
+  ExclusionHit,
+} from "../domain/schedule/schedule-spec.js";
 import type { Task } from "../domain/task.js";
 import type { ExecutionContext, JsonValue, Target } from "../domain/target.js";
 import type { TaskOptions } from "../domain/options.js";
@@ -181,7 +185,12 @@ function dstNoteView(note: DstNote | null) {
       : { kind: note.kind };
 }
 
-/** The public shape of one upcoming fire (preview), with what DST does to it. */
+/** Which item of `exclude` excludes an occurrence: the item as written, and its calendar (or null). */
+export function exclusionView(hit: ExclusionHit) {
+  return { item: calendarItemInput(hit.item), calendar: hit.calendar };
+}
+
+/** The public shape of one upcoming fire (preview), with what DST or an exclusion does around it. */
 export function occurrenceView(occurrence: DescribedOccurrence) {
   return {
     at: formatInstant(occurrence.at),
@@ -193,6 +202,7 @@ export function occurrenceView(occurrence: DescribedOccurrence) {
       kind: fire.kind,
       at: formatInstant(fire.at),
       wall: fire.wall,
+      ...(fire.exclusion === undefined ? {} : { exclusion: exclusionView(fire.exclusion) }),
     })),
   };
 }
@@ -207,6 +217,7 @@ function nominalView(occurrence: NominalOccurrence | null) {
     offset: occurrence.offset,
     dst_note: dstNoteView(occurrence.note),
     rule: occurrence.rule,
+    exclusion: occurrence.exclusion === null ? null : exclusionView(occurrence.exclusion),
   };
 }
 
@@ -225,6 +236,7 @@ export function explanationView(explanation: Explanation) {
         ? null
         : { kind: suppressed.kind, at: formatInstant(suppressed.at), local_wall: suppressed.wall },
     run: explanation.run === null ? null : runView(explanation.run),
+    exclusion: explanation.exclusion === null ? null : exclusionView(explanation.exclusion),
   };
 }
 export type ExplanationView = ReturnType<typeof explanationView>;

@@ -7,6 +7,8 @@
 import { z } from "zod";
 import { contextSchema, optionsSchema, targetSchema } from "../../application/task-input.js";
 import { EXPLAIN_VERDICTS } from "../../domain/explain.js";
+import { SUPPRESSED_KINDS } from "../../domain/schedule/describe-occurrences.js";
+import { exclusionItemSchema, scheduleShapeSchema } from "../../application/schedule-schema.js";
 import { CATCH_UP_POLICIES } from "../../domain/options.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../domain/run.js";
 import { TASK_STATUSES } from "../../domain/task.js";
@@ -19,11 +21,19 @@ export const PAGE_SIZE_DEFAULT = 50;
 const instant = z.string().meta({ format: "date-time", description: "RFC 3339, UTC, `Z`" });
 const nullableInstant = instant.nullable();
 
-export const scheduleSchema = z.record(z.string(), z.unknown()).meta({
+export const scheduleSchema = scheduleShapeSchema.meta({
   description:
     "`{type: cron, cron, timezone?}`, `{type: once, run_at, timezone?}` or `{type: interval, every, start_at?}`, " +
-    "plus `start_at`, `end_at`, `max_runs`, `jitter` (docs/schedules.md)",
-  examples: [{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }],
+    "plus `start_at`, `end_at`, `max_runs`, `jitter`, and `exclude` on cron and interval (docs/schedules.md)",
+  examples: [
+    { type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" },
+    {
+      type: "cron",
+      cron: ["0 9 * * 1-5", "0 10 * * sat"],
+      timezone: "Europe/Berlin",
+      exclude: ["2026-12-25", { from: "2026-12-24", to: "2026-12-26" }, { calendar: "holidays" }],
+    },
+  ],
 });
 
 export const taskSchema = z.object({
@@ -112,7 +122,15 @@ const dstNoteSchema = z
     collapsed: z.int().optional(),
   })
   .nullable();
-const suppressedKind = z.enum(["overlap_repeat", "gap_skipped", "jump_skipped"]);
+const suppressedKind = z.enum(SUPPRESSED_KINDS);
+
+/** Which item of the schedule's `exclude` excludes an occurrence (docs/schedules.md#exclude). */
+const exclusionSchema = z
+  .object({
+    item: exclusionItemSchema,
+    calendar: z.string().nullable().meta({ description: "the calendar the item is in, if any" }),
+  })
+  .meta({ description: "the item of `exclude` the occurrence falls on" });
 
 export const occurrenceSchema = z.object({
   at: instant,
@@ -122,7 +140,14 @@ export const occurrenceSchema = z.object({
   rule: z.string().nullable().meta({
     description: "the cron expression that produced this fire (the first in the order written)",
   }),
-  suppressed_before: z.array(z.object({ kind: suppressedKind, at: instant, wall: z.string() })),
+  suppressed_before: z.array(
+    z.object({
+      kind: suppressedKind,
+      at: instant,
+      wall: z.string(),
+      exclusion: exclusionSchema.optional(),
+    }),
+  ),
 });
 
 export const previewSchema = z.object({ occurrences: z.array(occurrenceSchema) });
@@ -137,6 +162,7 @@ const nominalSchema = z
     rule: z.string().nullable().meta({
       description: "the cron expression that produced it (the first in the order written)",
     }),
+    exclusion: exclusionSchema.nullable(),
   })
   .nullable();
 
@@ -158,6 +184,9 @@ export const explanationSchema = z.object({
   run: runSchema
     .nullable()
     .meta({ description: "the run or skipped/missed record the verdict is about" }),
+  exclusion: exclusionSchema
+    .nullable()
+    .meta({ description: "verdict `excluded`: the item the occurrence falls on" }),
 });
 
 export const problemSchema = z.object({
