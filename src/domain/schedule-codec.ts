@@ -5,7 +5,12 @@
  */
 import { NO_DAY_ITEMS } from "./schedule/cron-day-items.js";
 import type { CronExpression } from "./schedule/cron-expression.js";
-import type { CronSchedule, IntervalSchedule, ScheduleSpec } from "./schedule/schedule-spec.js";
+import type {
+  CalendarItem,
+  CronSchedule,
+  IntervalSchedule,
+  ScheduleSpec,
+} from "./schedule/schedule-spec.js";
 
 /** The JSON value stored for `spec`. */
 export function encodeSchedule(spec: ScheduleSpec): unknown {
@@ -24,6 +29,18 @@ interface StoredCronSpec extends Omit<CronSchedule, "rules" | "exclude"> {
   readonly rules?: readonly CronExpression[];
   readonly cron?: CronExpression;
   readonly exclude?: CronSchedule["exclude"];
+}
+
+/** The JSON value stored for a calendar's items. */
+export function encodeCalendarItems(items: readonly CalendarItem[]): unknown {
+  return items;
+}
+
+/** The items stored as `value` by `encodeCalendarItems`. */
+export function decodeCalendarItems(value: unknown): CalendarItem[] {
+  return (value as CalendarItem[]).map((item) =>
+    item.kind === "days" ? { ...item, rule: upgradeExpression(item.rule) } : item,
+  );
 }
 
 /** The spec stored as `value` by `encodeSchedule` (or by an earlier version of it). */

@@ -3,6 +3,7 @@
  * `MemoryTables`. The reference semantics of `TaskRepository` that the SQL stores must match.
  */
 import type { Admission, ActiveRunView } from "../../../domain/admission.js";
+import { calendarStamps, changedStamps } from "../../../domain/calendar.js";
 import { NotFoundError, StaleVersionError } from "../../../domain/errors.js";
 import type { TaskId } from "../../../domain/ids.js";
 import { runId as toRunId } from "../../../domain/ids.js";
@@ -25,6 +26,7 @@ import { compareKeys, decodeCursor, encodeCursor } from "../shared/page-cursor.j
 import type { CursorKey } from "../shared/page-cursor.js";
 import { newRunRow, runRow, taskRow } from "./memory-rows.js";
 import { admissionReport } from "../shared/admission-report.js";
+import { checkMemoryStamps } from "./memory-calendar-repository.js";
 import { isVisibleTo } from "./memory-scope.js";
 import { ConstraintViolationError } from "./memory-tables.js";
 import type { MemoryTables } from "./memory-tables.js";
@@ -63,6 +65,7 @@ export class MemoryTaskRepository implements TaskRepository {
 
   insertTask(task: Task): Promise<void> {
     return this.#tables.atomically(() => {
+      checkMemoryStamps(this.#tables, task.owner, calendarStamps(task.schedule));
       this.#tables.insertTask(taskRow(task));
     });
   }
@@ -100,7 +103,11 @@ export class MemoryTaskRepository implements TaskRepository {
       if (mutation.expectedVersion !== undefined && mutation.expectedVersion !== task.version) {
         throw new StaleVersionError(mutation.expectedVersion, task.version);
       }
-      if (mutation.task !== undefined) this.#tables.putTask(taskRow({ ...mutation.task, id }));
+      if (mutation.task !== undefined) {
+        const stamps = changedStamps(task.schedule, mutation.task.schedule);
+        checkMemoryStamps(this.#tables, task.owner, stamps);
+        this.#tables.putTask(taskRow({ ...mutation.task, id }));
+      }
       const inserted = (mutation.newRuns ?? []).map((newRun) => this.#insertUnlessRepeated(newRun));
       for (const run of mutation.runUpdates ?? []) this.#updateRun(run);
       return mutation.result(inserted);

@@ -4,6 +4,7 @@
  * channel at commit.
  */
 import type { ActiveRunView, Admission } from "../../../domain/admission.js";
+import { calendarStamps, changedStamps } from "../../../domain/calendar.js";
 import { NotFoundError, StaleVersionError } from "../../../domain/errors.js";
 import type { TaskId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
@@ -20,6 +21,7 @@ import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { PostgresAdmission } from "./postgres-admission.js";
+import { checkPostgresStamps } from "./postgres-calendar-repository.js";
 import { WAKE_CHANNEL, wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { decodeCursor, encodeCursor } from "./postgres-cursor.js";
@@ -94,6 +96,16 @@ export class PostgresTaskRepository implements TaskRepository {
 
   async insertTask(task: Task): Promise<void> {
     const values = columnArrays(TASK_COLUMNS, [taskValues(task)]);
+    const stamps = calendarStamps(task.schedule);
+    if (stamps.length > 0) {
+      // Its calendars' rows stay share-locked until the task is in: see postgres-calendar-repository.ts.
+      await withTransaction(this.#ctx.pool, async (client) => {
+        await checkPostgresStamps(this.#ctx, client, task.owner, stamps);
+        await client.query(this.#insert, values);
+        await wake(this.#ctx, client, `task:${task.id}`);
+      });
+      return;
+    }
     if (!this.#ctx.notifies) {
       await this.#ctx.pool.query(this.#insert, values);
       return;
@@ -145,6 +157,8 @@ export class PostgresTaskRepository implements TaskRepository {
         throw new StaleVersionError(mutation.expectedVersion, task.version);
       }
       if (mutation.task !== undefined) {
+        const stamps = changedStamps(task.schedule, mutation.task.schedule);
+        await checkPostgresStamps(this.#ctx, client, task.owner, stamps);
         await client.query(this.#rewrite, columnArrays(TASK_COLUMNS, [taskValues(mutation.task)]));
       }
       const inserted = await this.#insertNewRuns(client, mutation.newRuns ?? []);

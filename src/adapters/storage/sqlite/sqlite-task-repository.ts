@@ -4,6 +4,7 @@
  * and its `SKIP LOCKED` at once (other writers wait; there is nothing to skip).
  */
 import type { Admission, ActiveRunView } from "../../../domain/admission.js";
+import { calendarStamps, changedStamps } from "../../../domain/calendar.js";
 import { NotFoundError, StaleVersionError } from "../../../domain/errors.js";
 import type { TaskId } from "../../../domain/ids.js";
 import { runId as toRunId } from "../../../domain/ids.js";
@@ -27,6 +28,7 @@ import { admissionReport } from "../shared/admission-report.js";
 import { decodeCursor, encodeCursor } from "../shared/page-cursor.js";
 import { settle } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
+import { SqliteCalendarStamps } from "./sqlite-calendar-repository.js";
 import { brokenRunKey } from "./sqlite-errors.js";
 import { columnList, runFromNewRun, runFromRow, runToRow, TASK_COLUMNS } from "./sqlite-rows.js";
 import { taskFromRow, taskToRow } from "./sqlite-rows.js";
@@ -54,6 +56,7 @@ export class SqliteTaskRepository implements TaskRepository {
   readonly #tx: SqliteTransactions;
   readonly #shared: SqliteStatements;
   readonly #newId: () => string;
+  readonly #stamps: SqliteCalendarStamps;
   readonly #insertTask: Statement<[TaskRow]>;
   readonly #updateTask: Statement<[TaskRow]>;
   readonly #visibleTask: Statement<[{ id: string; owner: string | null }], TaskRow>;
@@ -73,6 +76,7 @@ export class SqliteTaskRepository implements TaskRepository {
     this.#tx = options.tx;
     this.#shared = options.statements;
     this.#newId = options.newId;
+    this.#stamps = new SqliteCalendarStamps(db);
     this.#insertTask = db.prepare<[TaskRow]>(
       `INSERT INTO tasks (${columnList(TASK_COLUMNS)})
        VALUES (${TASK_COLUMNS.map((name) => `@${name}`).join(", ")})`,
@@ -106,8 +110,16 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   insertTask(task: Task): Promise<void> {
+    const stamps = calendarStamps(task.schedule);
     return settle(() => {
-      this.#insertTask.run(taskToRow(task));
+      if (stamps.length === 0) {
+        this.#insertTask.run(taskToRow(task));
+        return;
+      }
+      this.#tx.write(() => {
+        this.#stamps.check(task.owner, stamps);
+        this.#insertTask.run(taskToRow(task));
+      });
     });
   }
 
@@ -164,7 +176,10 @@ export class SqliteTaskRepository implements TaskRepository {
         if (mutation.expectedVersion !== undefined && mutation.expectedVersion !== task.version) {
           throw new StaleVersionError(mutation.expectedVersion, task.version);
         }
-        if (mutation.task !== undefined) this.#updateTask.run(taskToRow({ ...mutation.task, id }));
+        if (mutation.task !== undefined) {
+          this.#stamps.check(task.owner, changedStamps(task.schedule, mutation.task.schedule));
+          this.#updateTask.run(taskToRow({ ...mutation.task, id }));
+        }
         const inserted = (mutation.newRuns ?? []).map((newRun) =>
           this.#insertUnlessRepeated(newRun),
         );
