@@ -36,6 +36,9 @@ import { threadScopeOf } from "../domain/target.js";
 import { DAY_MS } from "../domain/time.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
+import { readCalendars, retryOnCalendarChange, scheduleOfInput } from "./calendar-lookup.js";
+import { CalendarService } from "./calendar-service.js";
+import { settleExcluded } from "../domain/calendar-commands.js";
 import { scopeOf } from "./actor.js";
 import type { Store } from "./store.js";
 import {
@@ -89,23 +92,40 @@ const EXPLAIN_PAGE_SIZE = 200;
 
 export class TaskService {
   readonly #deps: TaskServiceDeps;
+  /** The owner's named calendars, over the same store (their edits refresh this service's tasks). */
+  readonly calendars: CalendarService;
 
   constructor(deps: TaskServiceDeps) {
     this.#deps = deps;
+    this.calendars = new CalendarService({
+      store: deps.store,
+      wake: () => {
+        deps.signals.wake();
+      },
+    });
   }
 
-  /** Validates everything before any write; returns the task and its warnings (DST, jitter). */
+  /**
+   * Validates everything before any write; returns the task and its warnings (DST, jitter). The
+   * calendars its schedule names are read first, and read again if one changes before the insert.
+   */
   async create(actor: Actor, input: unknown, now: Instant): Promise<CreatedTask> {
-    const fields = taskFieldsFromCreate(input, now, this.#deps.policy.defaultOptions);
-    await this.#checkReferences(actor, fields, fields);
-    const task = createTask(fields, {
-      id: toTaskId(this.#deps.newId()),
-      owner: actor.owner,
-      now,
-      policy: this.#deps.policy,
-      webhookSecret: this.#deps.newSecret(),
+    const id = toTaskId(this.#deps.newId());
+    const webhookSecret = this.#deps.newSecret();
+    const task = await retryOnCalendarChange(async () => {
+      const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
+      const fields = taskFieldsFromCreate(input, now, this.#deps.policy.defaultOptions, calendars);
+      await this.#checkReferences(actor, fields, fields);
+      const created = createTask(fields, {
+        id,
+        owner: actor.owner,
+        now,
+        policy: this.#deps.policy,
+        webhookSecret,
+      });
+      await this.#deps.store.tasks.insertTask(created);
+      return created;
     });
-    await this.#deps.store.tasks.insertTask(task);
     this.#deps.signals.wake();
     return { task: this.#view(task), warnings: this.#warnings(task, now) };
   }
@@ -128,19 +148,30 @@ export class TaskService {
     now: Instant,
   ): Promise<CreatedTask> {
     const current = await this.#find(actor, id);
-    const patch = taskFieldsFromPatch(input, now, current.options);
-    await this.#checkReferences(actor, patch, { ...current, ...patch });
-    const task = await this.#mutate(
-      actor,
-      id,
-      (locked) => ({
-        task: editTask(locked.task, patch, { now, policy: this.#deps.policy }),
-        newRuns: [],
-        runUpdates: [],
-        cancelTargets: [],
-      }),
-      expectedVersion ?? undefined,
-    );
+    const { patch, task } = await retryOnCalendarChange(async () => {
+      const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
+      const fields = taskFieldsFromPatch(input, now, current.options, calendars);
+      await this.#checkReferences(actor, fields, { ...current, ...fields });
+      const edited = await this.#mutate(
+        actor,
+        id,
+        (locked) => {
+          // The old schedule's excluded occurrences already due stay excluded: recorded first.
+          const settled =
+            fields.schedule === undefined
+              ? { task: locked.task, newRuns: [] }
+              : settleExcluded(locked.task, now);
+          return {
+            task: editTask(settled.task, fields, { now, policy: this.#deps.policy }),
+            newRuns: settled.newRuns,
+            runUpdates: [],
+            cancelTargets: [],
+          };
+        },
+        expectedVersion ?? undefined,
+      );
+      return { patch: fields, task: edited };
+    });
     this.#deps.signals.wake();
     return {
       task: this.#view(task),
@@ -175,7 +206,14 @@ export class TaskService {
   }
 
   async cancel(actor: Actor, id: string, now: Instant): Promise<TaskView> {
-    return this.#view(await this.#mutate(actor, id, (l) => cancelTask(l.task, l.activeRuns, now)));
+    return this.#view(
+      await this.#mutate(actor, id, (l) => {
+        // Excluded occurrences already due are recorded before the task ends (never silently absent).
+        const settled = settleExcluded(l.task, now);
+        const outcome = cancelTask(settled.task, l.activeRuns, now);
+        return { ...outcome, newRuns: [...settled.newRuns, ...outcome.newRuns] };
+      }),
+    );
   }
 
   /** Deletes (soft until no run is active); refused while a run is launching or running unless `force`. */
@@ -282,11 +320,18 @@ export class TaskService {
 
   /**
    * The next `count` fires of a schedule no task has yet (the dashboard's live preview), parsed exactly
-   * as `create` parses a task's schedule, so a bad field is the same `validation_failed`.
+   * as `create` parses a task's schedule (the caller's calendars included), so a bad field is the same
+   * `validation_failed`.
    */
-  previewSchedule(input: unknown, count: number, now: Instant): { occurrences: OccurrenceView[] } {
+  async previewSchedule(
+    actor: Actor,
+    input: unknown,
+    count: number,
+    now: Instant,
+  ): Promise<{ occurrences: OccurrenceView[] }> {
     checkPreviewCount(count);
-    const spec = scheduleFrom(input, now);
+    const calendars = await readCalendars(this.#deps.store, actor.owner, input);
+    const spec = scheduleFrom(input, now, calendars);
     return { occurrences: describeOccurrences(spec, now, count).map(occurrenceView) };
   }
 

@@ -2,6 +2,7 @@
  * The read shapes of tasks and runs: snake_case JSON with RFC 3339 UTC timestamps, identical for the
  * library and the HTTP API (SPEC 7.1). Each edge maps internal names in exactly this one place.
  */
+import type { Calendar } from "../domain/calendar.js";
 import type { Explanation, NominalOccurrence } from "../domain/explain.js";
 import type { Run } from "../domain/run.js";
 import { civilFromDays, MS_PER_DAY } from "../domain/schedule/civil-time.js";
@@ -184,6 +185,18 @@ function dstNoteView(note: DstNote | null) {
       ? { kind: note.kind, nominal_wall: note.nominalWall, collapsed: note.collapsed }
       : { kind: note.kind };
 }
+
+/** The public shape of a named calendar. */
+export function calendarView(calendar: Calendar) {
+  return {
+    name: calendar.name,
+    items: calendar.items.map(calendarItemInput),
+    version: calendar.version,
+    created_at: formatInstant(calendar.createdAt),
+    updated_at: formatInstant(calendar.updatedAt),
+  };
+}
+export type CalendarView = ReturnType<typeof calendarView>;
 
 /** Which item of `exclude` excludes an occurrence: the item as written, and its calendar (or null). */
 export function exclusionView(hit: ExclusionHit) {

@@ -175,6 +175,29 @@ export function admit(input: AdmissionInput): Admission {
   return builder.finish({ more, scheduleEnded });
 }
 
+/**
+ * The excluded nominal times that lead the task's undecided ones, up to `now`, as one stretch (or null):
+ * what a schedule or calendar edit records first, so that an occurrence excluded when it came due stays
+ * excluded (they are otherwise recorded when the next fire comes due).
+ */
+export function excludedPrefix(task: Task, now: Instant): ExcludeDecision | null {
+  let stretch: { from: Instant; until: Instant; count: number } | null = null;
+  let current = nextAfter(task.schedule, task.decidedThrough);
+  while (
+    current !== null &&
+    current <= now &&
+    (stretch?.count ?? 0) < MAX_EXCLUDED_PER_ADMISSION &&
+    excludedAt(task.schedule, current) !== null
+  ) {
+    stretch =
+      stretch === null
+        ? { from: current, until: current, count: 1 }
+        : { from: stretch.from, until: current, count: stretch.count + 1 };
+    current = nextAfter(task.schedule, current);
+  }
+  return stretch === null ? null : { kind: "exclude", ...stretch, reason: "excluded" };
+}
+
 function classify(
   occurrence: Due,
   task: Task,
