@@ -8,7 +8,11 @@ import { z } from "zod";
 import { contextSchema, optionsSchema, targetSchema } from "../../application/task-input.js";
 import { EXPLAIN_VERDICTS } from "../../domain/explain.js";
 import { SUPPRESSED_KINDS } from "../../domain/schedule/describe-occurrences.js";
-import { exclusionItemSchema, scheduleShapeSchema } from "../../application/schedule-schema.js";
+import {
+  calendarItemSchema,
+  exclusionItemSchema,
+  scheduleShapeSchema,
+} from "../../application/schedule-schema.js";
 import { CATCH_UP_POLICIES } from "../../domain/options.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../domain/run.js";
 import { TASK_STATUSES } from "../../domain/task.js";
@@ -198,6 +202,7 @@ export const problemSchema = z.object({
   errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
   limit: z.string().optional(),
   max: z.number().optional(),
+  task_id: z.string().optional().meta({ description: "calendar_in_use: a task that names it" }),
 });
 
 /** Query parameters arrive as strings; a repeated parameter (an array) is refused by these. */
@@ -263,6 +268,27 @@ export const backfillBody = z.strictObject({ from: instant, to: instant });
 
 export const healthSchema = z.object({ status: z.string() });
 
+export const calendarNameParams = z.object({
+  name: z.string().meta({ description: "the calendar's name (letters, digits, `_`, `-`, `.`)" }),
+});
+
+export const calendarSchema = z.object({
+  name: z.string(),
+  items: z.array(calendarItemSchema),
+  version: z.int().meta({ description: "1 when created, + 1 on each change" }),
+  created_at: instant,
+  updated_at: instant,
+});
+
+export const calendarListSchema = z.object({ items: z.array(calendarSchema) });
+
+export const calendarPutResultSchema = calendarSchema.extend({
+  tasks_refreshed: z.int().meta({
+    description:
+      "how many tasks naming the calendar took its new items (their next_run_at recomputed)",
+  }),
+});
+
 /** Shapes named in the OpenAPI document's `components.schemas`. */
 export const NAMED_SCHEMAS: readonly (readonly [string, z.ZodType])[] = [
   ["Task", taskSchema],
@@ -274,4 +300,5 @@ export const NAMED_SCHEMAS: readonly (readonly [string, z.ZodType])[] = [
   ["Preview", previewSchema],
   ["Explanation", explanationSchema],
   ["Problem", problemSchema],
+  ["Calendar", calendarSchema],
 ];

@@ -1,0 +1,112 @@
+/**
+ * `/v1/calendars` and `/v1/calendars/{name}` (issue 22): an owner's named calendars, the days a
+ * schedule's `exclude` names as `{calendar: NAME}`. A put refreshes the tasks that name the calendar.
+ */
+import { calendarPutSchema } from "../../application/calendar-service.js";
+import type { TaskService } from "../../application/task-service.js";
+import type { Instant } from "../../domain/time.js";
+import { actorOf } from "./route-helpers.js";
+import { defineRoute } from "./route-spec.js";
+import type { ResponseSpec, RouteSpec } from "./route-spec.js";
+import {
+  calendarListSchema,
+  calendarNameParams,
+  calendarPutResultSchema,
+  calendarSchema,
+  emptyQuery,
+  problemSchema,
+} from "./schemas.js";
+
+export interface CalendarRouteDeps {
+  readonly tasks: TaskService;
+  readonly now: () => Instant;
+}
+
+const problem = (description: string): ResponseSpec => ({ description, schema: problemSchema });
+const COMMON = {
+  401: problem("no or bad bearer token"),
+  429: problem("rate limited"),
+} as const;
+const NOT_FOUND = problem("no calendar of that name (for this owner)");
+
+export function calendarRoutes(deps: CalendarRouteDeps): RouteSpec[] {
+  const calendars = deps.tasks.calendars;
+  return [
+    defineRoute({
+      method: "GET",
+      url: "/v1/calendars",
+      operationId: "listCalendars",
+      summary: "The owner's calendars, by name",
+      tags: ["calendars"],
+      auth: true,
+      query: emptyQuery,
+      responses: { 200: { description: "the calendars", schema: calendarListSchema }, ...COMMON },
+      handler: async (ctx) => ({ status: 200, body: await calendars.list(actorOf(ctx)) }),
+    }),
+    defineRoute({
+      method: "GET",
+      url: "/v1/calendars/:name",
+      operationId: "getCalendar",
+      summary: "Read a calendar",
+      tags: ["calendars"],
+      auth: true,
+      params: calendarNameParams,
+      query: emptyQuery,
+      responses: {
+        200: { description: "the calendar", schema: calendarSchema },
+        404: NOT_FOUND,
+        ...COMMON,
+      },
+      handler: async (ctx) => ({
+        status: 200,
+        body: await calendars.get(actorOf(ctx), ctx.params.name),
+      }),
+    }),
+    defineRoute({
+      method: "PUT",
+      url: "/v1/calendars/:name",
+      operationId: "putCalendar",
+      summary:
+        "Create a calendar or replace its items; the tasks naming it take them for the occurrences not decided yet",
+      tags: ["calendars"],
+      auth: true,
+      params: calendarNameParams,
+      query: emptyQuery,
+      body: calendarPutSchema,
+      responses: {
+        200: { description: "replaced", schema: calendarPutResultSchema },
+        201: { description: "created", schema: calendarPutResultSchema },
+        400: problem("malformed request"),
+        422: problem("an invalid item (errors[] names each)"),
+        ...COMMON,
+      },
+      handler: async (ctx) => {
+        const result = await calendars.put(actorOf(ctx), ctx.params.name, ctx.body, deps.now());
+        return {
+          status: result.created ? 201 : 200,
+          body: { ...result.calendar, tasks_refreshed: result.tasks_refreshed },
+        };
+      },
+    }),
+    defineRoute({
+      method: "DELETE",
+      url: "/v1/calendars/:name",
+      operationId: "deleteCalendar",
+      summary: "Delete a calendar no task names",
+      tags: ["calendars"],
+      auth: true,
+      params: calendarNameParams,
+      query: emptyQuery,
+      responses: {
+        204: { description: "deleted" },
+        404: NOT_FOUND,
+        409: problem("a task's exclude names the calendar (`task_id` names one): calendar_in_use"),
+        ...COMMON,
+      },
+      handler: async (ctx) => {
+        await calendars.delete(actorOf(ctx), ctx.params.name);
+        return { status: 204 };
+      },
+    }),
+  ];
+}
