@@ -21,13 +21,17 @@ import type { CalendarView } from "./views.js";
 /** What a put takes: the calendar's items (dates, ranges, day rules). */
 export const calendarPutSchema = z.strictObject({ items: z.array(z.unknown()) });
 
-/** A put's answer: the calendar, and how many tasks took its new items. */
-export interface PutCalendarResult {
-  readonly calendar: CalendarView;
-  /** True when the calendar did not exist before. */
-  readonly created: boolean;
+/** The calendar after a put, and how many tasks took its new items (the API's and the library's answer). */
+export type PutCalendarView = CalendarView & {
   /** Tasks whose snapshot was brought to this version by this put. */
   readonly tasks_refreshed: number;
+};
+
+/** A put's outcome. */
+export interface PutCalendarResult {
+  readonly calendar: PutCalendarView;
+  /** True when the calendar did not exist before. */
+  readonly created: boolean;
 }
 
 export interface CalendarServiceDeps {
@@ -84,9 +88,8 @@ export class CalendarService {
     // Also after an unchanged put: it finishes the refreshes of a put that stopped half way.
     const refreshed = await this.#refreshTasks(actor, calendar, now);
     return {
-      calendar: calendarView(calendar),
+      calendar: { ...calendarView(calendar), tasks_refreshed: refreshed },
       created: previous === undefined,
-      tasks_refreshed: refreshed,
     };
   }
 

@@ -38,8 +38,13 @@ describe("calendars through the service", () => {
   it("creates a calendar, uses it, edits it and refuses to delete it while in use", async () => {
     const h = harness();
     const created = await put(h, "holidays", ["2030-01-09"]);
-    expect(created).toMatchObject({ created: true, tasks_refreshed: 0 });
-    expect(created.calendar).toMatchObject({ name: "holidays", version: 1, items: ["2030-01-09"] });
+    expect(created.created).toBe(true);
+    expect(created.calendar).toMatchObject({
+      name: "holidays",
+      version: 1,
+      items: ["2030-01-09"],
+      tasks_refreshed: 0,
+    });
 
     const task = await createTask(h, daily([{ calendar: "holidays" }]));
     expect(task.next_run_at).toBe(iso(day(8)));
@@ -50,8 +55,8 @@ describe("calendars through the service", () => {
     expect((await h.tasks.get(ALICE, task.id)).next_run_at).toBe(iso(day(10)));
 
     const edited = await put(h, "holidays", ["2030-01-10", "2030-01-11"]);
-    expect(edited).toMatchObject({ created: false, tasks_refreshed: 1 });
-    expect(edited.calendar.version).toBe(2);
+    expect(edited.created).toBe(false);
+    expect(edited.calendar).toMatchObject({ version: 2, tasks_refreshed: 1 });
     const after = await h.tasks.get(ALICE, task.id);
     expect([after.next_run_at, after.version]).toEqual([iso(day(9)), task.version]);
     expect(h.signals.wakes).toBeGreaterThan(0);

@@ -82,10 +82,7 @@ export function calendarRoutes(deps: CalendarRouteDeps): RouteSpec[] {
       },
       handler: async (ctx) => {
         const result = await calendars.put(actorOf(ctx), ctx.params.name, ctx.body, deps.now());
-        return {
-          status: result.created ? 201 : 200,
-          body: { ...result.calendar, tasks_refreshed: result.tasks_refreshed },
-        };
+        return { status: result.created ? 201 : 200, body: result.calendar };
       },
     }),
     defineRoute({
