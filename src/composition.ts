@@ -10,7 +10,9 @@ import { DispatchService } from "./application/dispatch-service.js";
 import type { Store } from "./application/store.js";
 import { TaskService } from "./application/task-service.js";
 import type { CreatedTask } from "./application/task-service.js";
+import type { PutCalendarView } from "./application/calendar-service.js";
 import type {
+  CalendarView,
   ExplanationView,
   OccurrenceView,
   PageView,
@@ -477,6 +479,22 @@ export interface Scheduler {
     get(id: string): Promise<RunView>;
     cancel(id: string): Promise<RunView>;
   };
+  /**
+   * Named calendars: lists of days to skip that schedules name in `exclude` as `{calendar: NAME}`
+   * (docs/schedules.md#calendars). Items are those of `exclude` except calendars: `"2026-12-25"`,
+   * `{from, to}`, `{days: "25 12 *"}`.
+   */
+  readonly calendars: {
+    get(name: string): Promise<CalendarView>;
+    list(): Promise<{ items: CalendarView[] }>;
+    /**
+     * Creates the calendar or replaces its items; the tasks naming it take them for their occurrences
+     * not decided yet (`tasks_refreshed` says how many).
+     */
+    put(name: string, items: readonly unknown[]): Promise<PutCalendarView>;
+    /** @throws calendar_in_use (naming a task) while a task's schedule names it */
+    delete(name: string): Promise<void>;
+  };
   /** The built runtime (opens the store on first use). */
   runtime(): Promise<SchedulerRuntime>;
 }
@@ -553,6 +571,16 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     runs: {
       get: (id) => use((rt) => rt.tasks.getRun(actor, id)),
       cancel: (id) => use((rt) => rt.tasks.cancelRun(actor, id, rt.clock.now())),
+    },
+    calendars: {
+      get: (name) => use((rt) => rt.tasks.calendars.get(actor, name)),
+      list: () => use((rt) => rt.tasks.calendars.list(actor)),
+      put: (name, items) =>
+        use(async (rt) => {
+          const result = await rt.tasks.calendars.put(actor, name, { items }, rt.clock.now());
+          return result.calendar;
+        }),
+      delete: (name) => use((rt) => rt.tasks.calendars.delete(actor, name)),
     },
   };
 }

@@ -24,7 +24,8 @@ export type {
 } from "./composition.js";
 export type { Handler, HandlerContext } from "./adapters/launchers/handler/handler-launcher.js";
 export type { Logger } from "./application/logger.js";
-export type { TaskView, RunView } from "./application/views.js";
+export type { TaskView, RunView, CalendarView } from "./application/views.js";
+export type { PutCalendarView } from "./application/calendar-service.js";
 export type { CreatedTask } from "./application/task-service.js";
 export type { CoordinatorOptions } from "./runtime/coordinator.js";
 export type { RunWatcherOptions } from "./runtime/run-watcher.js";
@@ -52,6 +53,8 @@ export {
   LaunchFailedError,
   LaunchIndeterminateError,
   TargetUnavailableError,
+  CalendarInUseError,
+  CalendarChangedError,
   isPunctualError,
 } from "./domain/errors.js";
 export type { ErrorCode, FieldError } from "./domain/errors.js";
