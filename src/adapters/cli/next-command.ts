@@ -148,9 +148,10 @@ function suppressedLines(fires: readonly SuppressedFire[]): string[] {
     const wall = (fire: SuppressedFire): string => fire.wall.replace("T", " ");
     const run = end - i;
     if (run >= 3) {
-      lines.push(
-        `  not fired: ${run} wall times from ${wall(first)} to ${wall(last)} (${reason(first.kind)})`,
-      );
+      // A run excluded by one item says which; one of several items says "excluded".
+      const reasons = new Set(fires.slice(i, end).map(reasonOf));
+      const why = reasons.size === 1 ? reasonOf(first) : reason(first.kind);
+      lines.push(`  not fired: ${run} wall times from ${wall(first)} to ${wall(last)} (${why})`);
     } else {
       for (const fire of fires.slice(i, end)) {
         const at = fire.kind === "overlap_repeat" ? ` at ${formatInstant(fire.at)}` : "";

@@ -169,6 +169,25 @@ describe("punctual next", () => {
     expect(json.stdout).toBe('["2026-12-25T07:00:00Z"]\n');
   });
 
+  it("summarises a run of excluded wall times, naming the item (the docs' example)", async () => {
+    const result = await run([
+      "0 9 * * 1-5",
+      "0 10 * * sat",
+      "--tz",
+      "Europe/Berlin",
+      "--from",
+      "2026-12-23T12:00:00Z",
+      "--exclude",
+      "2026-12-24..2026-12-26",
+      "--count",
+      "1",
+    ]);
+    expect(result.stdout.split("\n").slice(1, 3)).toEqual([
+      "  not fired: 3 wall times from 2026-12-24 09:00:00 to 2026-12-26 10:00:00 (excluded: the dates 2026-12-24 to 2026-12-26)",
+      "2026-12-28T08:00:00Z  2026-12-28 09:00:00 +01:00  (0 9 * * 1-5)",
+    ]);
+  });
+
   it.each([
     [
       ["0 9 * * *", "60 * * * *"],
