@@ -12,6 +12,7 @@ import { formatOffset, formatWall } from "./schedule/civil-time.js";
 import {
   describeOccurrences,
   excludedAt,
+  exclusionZoneOf,
   formatLocalDate,
   nextAfter,
 } from "./schedule/schedule-spec.js";
@@ -67,7 +68,7 @@ export const EXPLAIN_MAX_HISTORY_ROWS = 5000;
 export interface NominalOccurrence {
   readonly scheduledFor: Instant;
   readonly fireAt: Instant;
-  /** `YYYY-MM-DDTHH:MM:SS` in the schedule's zone (UTC for intervals). */
+  /** `YYYY-MM-DDTHH:MM:SS` in the schedule's zone (an interval's `timezone`, else UTC). */
   readonly wall: string;
   readonly offset: string;
   readonly note: DstNote | null;
@@ -111,10 +112,6 @@ export interface Explanation {
   readonly run: Run | null;
   /** The item of `exclude` the occurrence falls on (verdict `excluded`), or null. */
   readonly exclusion: ExclusionHit | null;
-}
-
-function zoneOf(spec: ScheduleSpec): string {
-  return spec.type === "interval" ? "UTC" : spec.timezone;
 }
 
 /** The last nominal time at or before `at`: a binary search on `nextAfter`, which is monotone. */
@@ -352,7 +349,7 @@ function fires(verdict: ExplainVerdict): boolean {
 export function explainAt(input: ExplainInput): Explanation {
   const { task, at, now, window, runs } = input;
   const spec = task.schedule;
-  const zone = zoneOf(spec);
+  const zone = exclusionZoneOf(spec);
   const local = (t: Instant): string => {
     const wall = wallOf(zone, t);
     return `${formatWall(wall).replace("T", " ")} ${formatOffset(wall - t)}`;

@@ -101,6 +101,26 @@ describe("explain with exclusions and several rules", () => {
     expect(answer.message).toMatch(/\(the date 2026-12-31\)/);
   });
 
+  it("reads an interval's excluded dates, and words its times, in its timezone", () => {
+    const subject = task(
+      {
+        type: "interval",
+        every: "PT6H",
+        start_at: "2026-12-01T00:00:00Z",
+        timezone: "Asia/Tokyo",
+        exclude: ["2026-12-03"],
+      },
+      "2026-12-02T12:00:00Z",
+    );
+    // 2026-12-02T18:00Z is 03:00 on Dec 3 in Tokyo.
+    const answer = explain(subject, at("2026-12-02T19:00:00Z"), [], at("2026-12-02T19:00:00Z"));
+    expect(answer.verdict).toBe("excluded");
+    expect(answer.message).toMatch(
+      /^The occurrence of 2026-12-03 03:00:00 \+09:00 fell on an excluded date \(the date 2026-12-03\)/,
+    );
+    expect(answer.occurrence?.wall).toBe("2026-12-03T03:00:00");
+  });
+
   it("names the rule behind a fire when the schedule has several", () => {
     const subject = task(
       { type: "cron", cron: ["0 9 * * 1-5", "0 10 * * sat"], timezone: "UTC" },

@@ -63,7 +63,7 @@ export interface SuppressedFire {
 /** One upcoming fire. */
 export interface DescribedOccurrence {
   readonly at: Instant;
-  /** Local wall time in the schedule's zone (`YYYY-MM-DDTHH:MM:SS`; UTC for intervals). */
+  /** Local wall time in the schedule's zone (`YYYY-MM-DDTHH:MM:SS`; an interval's `timezone`, else UTC). */
   readonly wall: string;
   /** The zone's UTC offset at `at`, e.g. `-04:00`. */
   readonly offset: string;

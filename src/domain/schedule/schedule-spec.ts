@@ -24,7 +24,13 @@ export type {
 export { describeOccurrences } from "./describe-occurrences.js";
 export type { DescribedOccurrence, DstNote, SuppressedFire } from "./describe-occurrences.js";
 export { dstWarnings } from "./dst-warnings.js";
-export { excludedAt, exclusionsOf, nextDueAfter, nextFireAfter } from "./next-fire.js";
+export {
+  excludedAt,
+  exclusionsOf,
+  exclusionZoneOf,
+  nextDueAfter,
+  nextFireAfter,
+} from "./next-fire.js";
 export {
   calendarItemInput,
   calendarNamesIn,
