@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: punctual's benchmark (SPEC 10, issue 6). Runs the due-burst, the 1,000-cron, the
+ * `npm run bench`: punctual's benchmark (docs/benchmarks.md, issue 6). Runs the due-burst, the 1,000-cron, the
  * steady and the idle scenarios on SQLite and PostgreSQL (1 and 2 replicas), the due-burst and the
  * 1,000-cron workload through pg-boss and graphile-worker on the same server, and reports: progress on
  * stderr, JSON per scenario in bench/results/, a markdown table on stdout (and in docs/benchmarks.md

@@ -1,6 +1,6 @@
 /**
  * The composition root's target wiring: one launcher per target kind behind a router, the thread lookup,
- * and the callback URLs targets are handed (SPEC 5.4-5.6). Configuration comes from the options, else
+ * and the callback URLs targets are handed (docs/semantics.md#launch, docs/semantics.md#completion, docs/semantics.md#cancellation). Configuration comes from the options, else
  * the environment: `PUNCTUAL_AGENT_SERVERS`, `PUNCTUAL_WEBHOOK_ALLOW`, `PUNCTUAL_WEBHOOK_SECRET`,
  * `PUNCTUAL_PUBLIC_URL`.
  */
@@ -17,7 +17,8 @@ import { parseAllowList } from "./adapters/launchers/webhook/address-guard.js";
 import { WebhookLauncher } from "./adapters/launchers/webhook/webhook-launcher.js";
 import type { Logger } from "./application/logger.js";
 import type { RunLauncher, ThreadLookup } from "./domain/ports.js";
-import type { TargetKind } from "./domain/target.js";
+import type { FieldError } from "./domain/errors.js";
+import type { AgentTarget, TargetKind } from "./domain/target.js";
 import type { Task } from "./domain/task.js";
 
 export interface TargetOptions {
@@ -27,7 +28,7 @@ export interface TargetOptions {
   readonly agentServers?: readonly AgentServerConfig[];
   /**
    * Hosts or IP addresses webhooks may call over plain http and at loopback, private or link-local
-   * addresses (SPEC 8); replaced by `launchers.webhook`. @default $PUNCTUAL_WEBHOOK_ALLOW (comma-separated)
+   * addresses (docs/security.md); replaced by `launchers.webhook`. @default $PUNCTUAL_WEBHOOK_ALLOW (comma-separated)
    */
   readonly webhookAllow?: readonly string[];
   /** Signs every webhook with this secret instead of each task's own. @default $PUNCTUAL_WEBHOOK_SECRET */
@@ -63,6 +64,10 @@ export interface Targets {
   readonly threads: ThreadLookup;
   /** Agent server names a task may name; null when a custom agent launcher decides. */
   readonly agentServers: ReadonlySet<string> | null;
+  /** What an agent target would send that its server refuses; null when a custom launcher decides. */
+  readonly agentTargetProblems: ((target: AgentTarget) => readonly FieldError[]) | null;
+  /** The configured agent servers. */
+  readonly agentServerConfigs: readonly AgentServerConfig[];
   /** Target kinds whose running runs are polled, and how often. */
   readonly watched: readonly TargetKind[];
   readonly pollIntervalMs: number | null;
@@ -117,6 +122,9 @@ export function buildTargets(
     threads,
     agentServers:
       options.launchers?.agent === undefined ? new Set(servers.map((s) => s.name)) : null,
+    agentTargetProblems:
+      agent instanceof AgentLauncher ? (target) => agent.targetProblems(target) : null,
+    agentServerConfigs: servers,
     watched: agent === undefined ? [] : ["agent"],
     pollIntervalMs: polls.length === 0 ? null : Math.min(...polls),
     signsWithTaskSecret: secret === undefined,

@@ -14,20 +14,19 @@
  * await scheduler.stop();
  * ```
  */
-export { createScheduler, sqlite, postgres, buildPolicy } from "./composition.js";
-export type {
-  Scheduler,
-  SchedulerOptions,
-  StoreFactory,
-  PolicyOptions,
-  SchedulerRuntime,
-} from "./composition.js";
+export { createScheduler } from "./composition.js";
+export type { Scheduler } from "./composition.js";
+export type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
+export { sqlite } from "./adapters/storage/sqlite/sqlite-store.js";
+export { postgres } from "./adapters/storage/postgres/postgres-store.js";
+export type { StoreFactory } from "./application/store.js";
+export { buildPolicy } from "./application/policy-options.js";
+export type { PolicyOptions } from "./application/policy-options.js";
 export type { Handler, HandlerContext } from "./adapters/launchers/handler/handler-launcher.js";
 export type { Logger } from "./application/logger.js";
-export type { TaskView, RunView, CalendarView } from "./application/views.js";
-export type { PutCalendarView } from "./application/calendar-service.js";
+export type { TaskView, RunView, CalendarView, PutCalendarView } from "./application/views.js";
 export type { CreatedTask } from "./application/task-service.js";
-export type { CoordinatorOptions } from "./runtime/coordinator.js";
+export type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 export type { RunWatcherOptions } from "./runtime/run-watcher.js";
 export { parseAgentServers } from "./adapters/launchers/agent/agent-servers.js";
 export type { AgentServerConfig } from "./adapters/launchers/agent/agent-servers.js";
@@ -58,6 +57,7 @@ export {
   isPunctualError,
 } from "./domain/errors.js";
 export type { ErrorCode, FieldError } from "./domain/errors.js";
+export type { CalendarItemInput } from "./domain/schedule/schedule-spec.js";
 export { nextOccurrences } from "./domain/schedule/next-occurrences.js";
 export type {
   NextOccurrencesOptions,

@@ -12,14 +12,17 @@
  * const runs = await scheduler.ledger(task.id);
  * ```
  */
-import { createScheduler, memoryStore } from "./composition.js";
-import type { Scheduler, SchedulerOptions, StoreFactory } from "./composition.js";
+import { createScheduler } from "./composition.js";
+import type { Scheduler } from "./composition.js";
+import type { SchedulerOptions } from "./composition-runtime.js";
+import type { StoreFactory } from "./application/store.js";
 import type { RunView } from "./application/views.js";
+import { memoryStore } from "./adapters/storage/memory/memory-store.js";
 import type { Instant } from "./domain/time.js";
 import { VirtualClock } from "./runtime/clock.js";
 
 export { VirtualClock } from "./runtime/clock.js";
-export { memoryStore } from "./composition.js";
+export { memoryStore } from "./adapters/storage/memory/memory-store.js";
 
 export interface TestSchedulerOptions extends Omit<SchedulerOptions, "store" | "clock"> {
   /** Where virtual time starts. */

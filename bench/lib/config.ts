@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 export const SCENARIOS = ["due-burst", "cron-second", "steady", "idle"] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
-/** The punctual configurations every scenario runs on (SPEC 10: SQLite alone, PostgreSQL 1 and 2 replicas). */
+/** The punctual configurations every scenario runs on (docs/benchmarks.md: SQLite alone, PostgreSQL 1 and 2 replicas). */
 export const TARGETS = ["sqlite", "pg1", "pg2"] as const;
 export type Target = (typeof TARGETS)[number];
 

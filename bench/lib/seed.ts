@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { LOCAL_ACTOR } from "../../src/application/actor.js";
 import { taskFieldsFromCreate } from "../../src/application/task-input.js";
-import { buildPolicy } from "../../src/composition.js";
+import { buildPolicy } from "../../src/application/policy-options.js";
 import {
   TASK_COLUMNS as PG_TASK_COLUMNS,
   taskValues,
@@ -27,7 +27,7 @@ import {
 } from "../../src/adapters/storage/sqlite/sqlite-rows.js";
 import type { TaskRow } from "../../src/adapters/storage/sqlite/sqlite-rows.js";
 import { taskId } from "../../src/domain/ids.js";
-import { createTask } from "../../src/domain/task-commands.js";
+import { createTask } from "../../src/domain/task-fields.js";
 import type { Task } from "../../src/domain/task.js";
 import type { Instant } from "../../src/domain/time.js";
 

@@ -1,5 +1,5 @@
 /**
- * Scenario (b1): 1,000 cron tasks due at the same second (SPEC 10: p99 lateness under 250 ms). punctual's
+ * Scenario (b1): 1,000 cron tasks due at the same second (docs/benchmarks.md: p99 lateness under 250 ms). punctual's
  * crons take a seconds field, so the tasks fire at a chosen second a few seconds ahead; the peers schedule
  * at minute granularity, so theirs fire at the next minute boundary (and take up to a minute to wait for:
  * they run in the full bench, or with `--peer-cron`).

@@ -1,5 +1,5 @@
 /**
- * Scenario (a), due-burst (SPEC 10, issue 6): N once tasks due at one instant, no-op handlers; time
+ * Scenario (a), due-burst (docs/benchmarks.md, issue 6): N once tasks due at one instant, no-op handlers; time
  * until all are launched, fires/s, lateness, duplicates and losses; then the same N jobs through pg-boss
  * and graphile-worker (2 worker processes each) on the same server. Repeated `--repeat` times (3 in a
  * full run), round by round; each system's row is its median run.

@@ -1,5 +1,5 @@
 /**
- * Scenario (c), idle: the CPU a replica spends holding many tasks of which none is due (SPEC 10: near
+ * Scenario (c), idle: the CPU a replica spends holding many tasks of which none is due (docs/benchmarks.md: near
  * zero; a tick's cost grows with the due tasks, not with all tasks). SQLite holds 100,000 tasks, one
  * process; PostgreSQL holds 1,000,000, first with 1 replica and then, on the same database, with 2.
  * The SQLite replica and the first PostgreSQL replica are measured over the same window: each figure is

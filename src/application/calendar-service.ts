@@ -12,20 +12,11 @@ import { encodeCalendarItems } from "../domain/schedule-codec.js";
 import { DAY_MS } from "../domain/time.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
+import { calendarPutInputSchema } from "./schedule-shape.js";
 import type { Store } from "./store.js";
 import { parseWith } from "./task-input.js";
-import { z } from "zod";
 import { calendarView } from "./views.js";
-import type { CalendarView } from "./views.js";
-
-/** What a put takes: the calendar's items (dates, ranges, day rules). */
-export const calendarPutSchema = z.strictObject({ items: z.array(z.unknown()) });
-
-/** The calendar after a put, and how many tasks took its new items (the API's and the library's answer). */
-export type PutCalendarView = CalendarView & {
-  /** Tasks whose snapshot was brought to this version by this put. */
-  readonly tasks_refreshed: number;
-};
+import type { CalendarView, PutCalendarView } from "./views.js";
 
 /** A put's outcome. */
 export interface PutCalendarResult {
@@ -73,7 +64,7 @@ export class CalendarService {
    */
   async put(actor: Actor, name: string, input: unknown, now: Instant): Promise<PutCalendarResult> {
     checkName(name);
-    const body = parseWith(calendarPutSchema, input);
+    const body = parseWith(calendarPutInputSchema, input);
     const { items, errors } = parseCalendarItems(body.items, "items", Math.floor(now / DAY_MS));
     if (errors.length > 0) throw new ValidationError(errors);
     const repository = this.#repository();

@@ -1,9 +1,10 @@
 /**
- * The coordinator's steps (SPEC 5.3-5.6, 6): admit due tasks, claim queued runs, record launch outcomes,
- * completions and the sweeps. The runtime calls these with `now` from its clock; every decision is a
- * domain call run inside the store's transaction.
+ * The coordinator's steps (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch, docs/semantics.md#completion, docs/semantics.md#cancellation, docs/architecture.md#cadence): admit due tasks, claim queued runs, record launch outcomes,
+ * completions and the sweeps. The runtime calls these with `now` from its clock; every decision,
+ * including "this run has moved on: no change", is a domain call run inside the store's transaction
+ * (docs/architecture.md#where-each-decision-lives).
  */
-import { admit } from "../domain/admission.js";
+import { admitTask } from "../domain/admit-task.js";
 import { selectClaimable } from "../domain/claim.js";
 import type { FencingToken, RunId } from "../domain/ids.js";
 import type { SchedulePolicy } from "../domain/options.js";
@@ -19,32 +20,34 @@ import {
   applyLaunchAnswer,
   applyLaunchOutcome,
   claimRun,
+  completeFromTarget,
   completeRun,
-  expireQueuedRun,
-  handBackRun,
   heartbeatRun,
-  loseRunWithReplica,
-  reconcileExpiredClaim,
-  reconcileUncertainLaunch,
-  runTaskContext,
-  timeOutRun,
 } from "../domain/run-transitions.js";
+import {
+  handBackRun,
+  reconcileUncertainLaunch,
+  sweepDeadline,
+  sweepExpiredClaim,
+  sweepLostReplica,
+  sweepQueueTimeout,
+} from "../domain/run-recovery.js";
+import { runTaskContext } from "../domain/run-change.js";
 import type {
   CompletionVerdict,
+  LaunchAnswer,
   LaunchOutcome,
   ReconcileFinding,
   RunChange,
-} from "../domain/run-transitions.js";
-import type { Run } from "../domain/run.js";
+} from "../domain/run-change.js";
+import type { Run, RunStatus } from "../domain/run.js";
 import type { Task } from "../domain/task.js";
 import type { DurationMs, Instant } from "../domain/time.js";
+import { changeRunReported } from "./reported-change.js";
+import type { ChangedRun } from "./reported-change.js";
+import { NO_EVENTS } from "./scheduler-events.js";
+import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
-
-/** A run changed by a sweep, with its task (for the target's cancel hook). */
-export interface ChangedRun {
-  readonly change: RunChange;
-  readonly task: Task;
-}
 
 /** One write of a `recordRunWrites` batch: a launch answer (fenced), or a verdict. */
 export type RunWrite =
@@ -52,39 +55,45 @@ export type RunWrite =
       readonly kind: "launch";
       readonly runId: RunId;
       readonly token: FencingToken;
-      readonly answer: { readonly outcome: LaunchOutcome; readonly completion?: CompletionVerdict };
+      readonly answer: LaunchAnswer;
     }
   | { readonly kind: "completion"; readonly runId: RunId; readonly verdict: CompletionVerdict };
 
 export interface DispatchServiceDeps {
   readonly store: Store;
   readonly policy: SchedulePolicy;
+  /** Receives admissions, claims and run status changes. @default none */
+  readonly events?: EventSink;
 }
-
-export { runTaskContext };
 
 export class DispatchService {
   readonly #store: Store;
   readonly #policy: SchedulePolicy;
+  readonly #events: EventSink;
 
   constructor(deps: DispatchServiceDeps) {
     this.#store = deps.store;
     this.#policy = deps.policy;
+    this.#events = deps.events ?? NO_EVENTS;
   }
 
   get policy(): SchedulePolicy {
     return this.#policy;
   }
 
-  /** Admits up to `limit` due tasks in one batch (SPEC 5.3). */
-  admitDue(now: Instant, limit: number): Promise<AdmissionReport> {
-    return this.#store.tasks.admitDueTasks(now, limit, (task, activeRuns) =>
-      admit({ task, now, activeRuns }),
-    );
+  /** Admits up to `limit` due tasks in one batch (docs/semantics.md#the-life-of-an-occurrence). */
+  async admitDue(now: Instant, limit: number): Promise<AdmissionReport> {
+    const report = await this.#store.tasks.admitDueTasks(now, limit, (task, activeRuns) => {
+      const { admission, write } = admitTask(task, activeRuns, now);
+      this.#events.emit("admission:decided", { taskId: task.id, admission });
+      return write;
+    });
+    this.#events.emit("admission:batch", { tasks: report.tasks });
+    return report;
   }
 
-  /** Claims queued runs this replica can launch, within the global budget (SPEC 5.4). */
-  claim(args: {
+  /** Claims queued runs this replica can launch, within the global budget (docs/semantics.md#launch). */
+  async claim(args: {
     now: Instant;
     replicaId: string;
     limit: number;
@@ -92,7 +101,7 @@ export class DispatchService {
   }): Promise<readonly ClaimedRun[]> {
     const { now, replicaId, handlerNames } = args;
     const leaseMs = this.#policy.leaseMs;
-    return this.#store.runs.claimRuns(
+    const claimed = await this.#store.runs.claimRuns(
       {
         now,
         replicaId,
@@ -112,6 +121,8 @@ export class DispatchService {
         }),
       (run, task, token) => claimRun(run, { now, token, leaseMs, replicaId }, task.options),
     );
+    for (const item of claimed) this.#events.emit("run:claimed", { run: item.run });
+    return claimed;
   }
 
   /** Records what the launcher said, fenced by the claim token. @throws lease_lost */
@@ -121,7 +132,7 @@ export class DispatchService {
     outcome: LaunchOutcome,
     now: Instant,
   ): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, { token }, (run, task) =>
+    return this.#change(runId, { token }, (run, task) =>
       applyLaunchOutcome(run, outcome, { now, task: runTaskContext(task), policy: this.#policy }),
     );
   }
@@ -131,31 +142,48 @@ export class DispatchService {
    * verdict that follows it may land together. Each launch is fenced by its claim token; a refused item
    * (lease_lost, not_found) leaves the others alone. Results are at the same indexes as `writes`.
    */
-  recordRunWrites(writes: readonly RunWrite[], now: Instant): Promise<readonly RunChangeResult[]> {
-    const requests = writes.map((write): RunChangeRequest => {
+  async recordRunWrites(
+    writes: readonly RunWrite[],
+    now: Instant,
+  ): Promise<readonly RunChangeResult[]> {
+    // The status each request's first `decide` found, for `run:changed`.
+    const found: (RunStatus | undefined)[] = [];
+    const requests = writes.map((write, i): RunChangeRequest => {
       if (write.kind === "completion") {
         return {
           id: write.runId,
-          decide: (run, task) => completeRun(run, write.verdict, { now, task }),
+          decide: (run, task) => {
+            found[i] ??= run.status;
+            return completeRun(run, write.verdict, { now, task });
+          },
         };
       }
       return {
         id: write.runId,
         token: write.token,
-        decide: (run, task) =>
-          applyLaunchAnswer(run, write.answer, { now, task, policy: this.#policy }),
+        decide: (run, task) => {
+          found[i] ??= run.status;
+          return applyLaunchAnswer(run, write.answer, { now, task, policy: this.#policy });
+        },
       };
     });
-    return this.#store.runs.changeRuns(requests);
+    const results = await this.#store.runs.changeRuns(requests);
+    results.forEach((result, i) => {
+      const from = found[i];
+      if (result.kind === "changed" && from !== undefined && from !== result.change.run.status) {
+        this.#events.emit("run:changed", { run: result.change.run, from });
+      }
+    });
+    return results;
   }
 
-  /** Records a verdict from the target or handler; the first verdict wins (SPEC 5.5). */
+  /** Records a verdict from the target or handler; the first verdict wins (docs/semantics.md#completion). */
   recordCompletion(
     runId: RunId,
     verdict: CompletionVerdict,
     now: Instant,
   ): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, {}, (run, task) =>
+    return this.#change(runId, {}, (run, task) =>
       completeRun(run, verdict, { now, task: runTaskContext(task) }),
     );
   }
@@ -171,22 +199,14 @@ export class DispatchService {
     verdict: CompletionVerdict,
     now: Instant,
   ): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, {}, (run, task) => {
-      if (run.targetRunId === null) {
-        // Only an uncertain launch (running, id unknown) may learn it here, never a relaunch.
-        if (run.status !== "running") return null;
-        return completeRun({ ...run, targetRunId }, verdict, { now, task: runTaskContext(task) });
-      }
-      if (run.targetRunId !== targetRunId) return null;
-      return completeRun(run, verdict, { now, task: runTaskContext(task) });
-    });
+    return this.#change(runId, {}, (run, task) =>
+      completeFromTarget(run, targetRunId, verdict, { now, task: runTaskContext(task) }),
+    );
   }
 
   /** A running run's target is alive: its deadline moves to now + run_timeout. */
   recordHeartbeat(runId: RunId, now: Instant): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, {}, (run, task) =>
-      heartbeatRun(run, now, task.options),
-    );
+    return this.#change(runId, {}, (run, task) => heartbeatRun(run, now, task.options));
   }
 
   /** Launching runs whose claim expired, to be reconciled with their targets. */
@@ -201,10 +221,8 @@ export class DispatchService {
     finding: ReconcileFinding,
     now: Instant,
   ): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, { token }, (run, task) =>
-      run.status === "launching"
-        ? reconcileExpiredClaim(run, finding, { now, task: runTaskContext(task) })
-        : null,
+    return this.#change(runId, { token }, (run, task) =>
+      sweepExpiredClaim(run, finding, { now, task: runTaskContext(task) }),
     );
   }
 
@@ -218,7 +236,7 @@ export class DispatchService {
   }
 
   /**
-   * Records what the target said about a running run whose launch was uncertain (SPEC 5.4), only while
+   * Records what the target said about a running run whose launch was uncertain (docs/semantics.md#launch), only while
    * it is still that attempt with no target run id: found -> the id; absent -> queued again.
    */
   recordUncertainReconciliation(
@@ -227,10 +245,8 @@ export class DispatchService {
     finding: ReconcileFinding,
     now: Instant,
   ): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, {}, (run, task) =>
-      run.attempt === attempt
-        ? reconcileUncertainLaunch(run, finding, { now, task: runTaskContext(task) })
-        : null,
+    return this.#change(runId, {}, (run, task) =>
+      reconcileUncertainLaunch(run, finding, { now, task: runTaskContext(task), attempt }),
     );
   }
 
@@ -246,37 +262,25 @@ export class DispatchService {
   /** Runs past their deadline end `timed_out` (or retry); their targets must be told to stop. */
   async sweepDeadlines(now: Instant, limit: number): Promise<ChangedRun[]> {
     const ids = await this.#store.runs.findPastDeadline(now, limit);
-    return this.#each(ids, (run, task) =>
-      (run.status === "running" || run.status === "launching") &&
-      run.deadlineAt !== null &&
-      run.deadlineAt < now
-        ? timeOutRun(run, now, runTaskContext(task))
-        : null,
-    );
+    return this.#each(ids, (run, task) => sweepDeadline(run, now, runTaskContext(task)));
   }
 
   /** Queued runs older than their queue timeout end `skipped` (queue_timeout). */
   async sweepQueueTimeouts(now: Instant, limit: number): Promise<ChangedRun[]> {
     const ids = await this.#store.runs.findQueueTimeouts(now, limit);
-    return this.#each(ids, (run, task) =>
-      run.status === "queued" && run.queuedAt + task.options.queueTimeoutMs < now
-        ? expireQueuedRun(run, now, runTaskContext(task))
-        : null,
-    );
+    return this.#each(ids, (run, task) => sweepQueueTimeout(run, now, runTaskContext(task)));
   }
 
   /** Handler runs whose replica has been silent for a lease end `failed` (replica_lost), or retry. */
   async sweepLostReplicas(now: Instant, limit: number): Promise<ChangedRun[]> {
     const silentSince = (now - this.#policy.leaseMs) as Instant;
     const ids = await this.#store.runs.findLostHandlerRuns(silentSince, limit);
-    return this.#each(ids, (run, task) =>
-      run.status === "running" ? loseRunWithReplica(run, now, runTaskContext(task)) : null,
-    );
+    return this.#each(ids, (run, task) => sweepLostReplica(run, now, runTaskContext(task)));
   }
 
   /** A handler run this replica handed back at shutdown: queued again, no retry consumed. */
   recordHandBack(runId: RunId, now: Instant): Promise<RunChange | null> {
-    return this.#store.runs.changeRun(runId, {}, (run) => handBackRun(run, now));
+    return this.#change(runId, {}, (run) => handBackRun(run, now));
   }
 
   /** Deletes terminal runs older than the retention, and deleted tasks with nothing active. */
@@ -310,13 +314,19 @@ export class DispatchService {
   ): Promise<ChangedRun[]> {
     const changed: ChangedRun[] = [];
     for (const id of ids) {
-      let seen = null as Task | null;
-      const change = await this.#store.runs.changeRun(id, {}, (run, task) => {
-        seen = task;
-        return decide(run, task);
-      });
-      if (change !== null && seen !== null) changed.push({ change, task: seen });
+      const one = await changeRunReported(this.#store.runs, this.#events, id, {}, decide);
+      if (one !== null) changed.push(one);
     }
     return changed;
+  }
+
+  /** One run changed, its status change reported. */
+  async #change(
+    id: RunId,
+    guard: { readonly token?: FencingToken },
+    decide: (run: Run, task: Task) => RunChange | null,
+  ): Promise<RunChange | null> {
+    const changed = await changeRunReported(this.#store.runs, this.#events, id, guard, decide);
+    return changed?.change ?? null;
   }
 }

@@ -20,28 +20,46 @@ export interface MigrationStatus {
   readonly current: boolean;
 }
 
-/** What differs between stores, stated once (CONVENTIONS "SQL": capability flags, not dialect checks). */
-export interface StoreCapabilities {
-  /** Several processes can share the store (SQLite file, PostgreSQL). */
-  readonly shared: boolean;
-  /** Other replicas can be woken by the database (PostgreSQL LISTEN/NOTIFY). */
-  readonly notifies: boolean;
-  /** The store's clock can be read, to correct replica clock skew (PostgreSQL `now()`). */
-  readonly hasClock: boolean;
+/**
+ * Wake-ups other replicas send through the database (PostgreSQL LISTEN/NOTIFY), so that a replica acts on
+ * new work at once instead of at its next tick.
+ */
+export interface WakeSource {
+  /**
+   * Calls `onWake` whenever another replica signals new work, and keeps doing so across lost connections
+   * (waking once more after each reconnect). Resolves once listening, with a function that stops.
+   * @throws when the first connection cannot listen
+   */
+  subscribe(onWake: () => void): Promise<() => Promise<void>>;
 }
 
+/** A clock shared by every replica (the database's), to correct this machine's skew. */
+export interface ReferenceClock {
+  /** `reference - local` in ms, measured now against this machine's uncorrected wall clock. */
+  measureOffsetMs(): Promise<number>;
+}
+
+/**
+ * Every storage port, plus what only some databases offer. A store offers an optional port by having it:
+ * that is the one way the composition and the runtime learn what a store can do (docs/architecture.md#stores),
+ * never by asking which store it is.
+ */
 export interface Store {
+  /** For messages and diagnostics only: nothing branches on it outside the adapters. */
   readonly kind: "memory" | "sqlite" | "postgres";
-  readonly capabilities: StoreCapabilities;
   readonly tasks: TaskRepository;
   readonly runs: RunRepository;
   readonly replicas: ReplicaRegistry;
   /** Named calendars (docs/schedules.md#calendars); absent in stores that do not keep them. */
   readonly calendars?: CalendarRepository;
-  /** API tokens of the HTTP API (SPEC 8); absent in stores that do not keep them. */
+  /** API tokens of the HTTP API (docs/security.md); absent in stores that do not keep them. */
   readonly apiTokens?: TokenRepository;
   /** `Idempotency-Key` records of the HTTP API; absent in stores that do not keep them. */
   readonly idempotency?: IdempotencyRepository;
+  /** Wake-ups from other replicas (PostgreSQL); absent where there are none to hear. */
+  readonly wakes?: WakeSource;
+  /** The database's clock (PostgreSQL); absent where every replica shares one machine's clock. */
+  readonly referenceClock?: ReferenceClock;
   /** Applies pending migrations (under a lock); refuses a database newer than the code. */
   migrate(): Promise<MigrationStatus>;
   migrationStatus(): Promise<MigrationStatus>;
@@ -54,4 +72,10 @@ export interface Store {
 export interface StoreOptions {
   /** Mints time-ordered ids (later calls sort after earlier ones). */
   readonly newId: () => string;
+}
+
+/** How to open a store; made by `sqlite()`, `postgres()` or `memoryStore()`. */
+export interface StoreFactory {
+  /** Opens the store (a database applies pending migrations as it opens). */
+  open(options: StoreOptions): Promise<Store>;
 }

@@ -1,7 +1,7 @@
 /**
- * The input shapes of tasks (create and patch), defined once with zod and shared by the library, the HTTP
- * API and the CLI. Parsing maps the public snake_case JSON to the domain's fields in this one place;
- * every problem becomes a ValidationError naming the field.
+ * The input shapes of tasks (create and patch), defined once with zod and shared by the library, the
+ * HTTP API and `punctual/client`. Parsing maps the public snake_case JSON to the domain's fields in this
+ * one place; every problem becomes a ValidationError naming the field.
  */
 import { z } from "zod";
 import { ValidationError } from "../domain/errors.js";
@@ -11,22 +11,23 @@ import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../domain/options.js";
 import type { TaskOptions } from "../domain/options.js";
 import { parseDuration, parseInstantText } from "../domain/schedule/iso-text.js";
 import { parseSchedule } from "../domain/schedule/schedule-spec.js";
-import { scheduleShapeSchema } from "./schedule-schema.js";
 import type { CalendarSnapshot, ScheduleSpec } from "../domain/schedule/schedule-spec.js";
 import { TASK_LIMITS } from "../domain/task.js";
 import type { TaskUserFields } from "../domain/task.js";
 import { CONTEXT_MODES, THREAD_ID_PATTERN, WEBHOOK_METHODS } from "../domain/target.js";
-import type { ExecutionContext, JsonValue, Target } from "../domain/target.js";
+import type { AgentRunConfig, ExecutionContext, Target } from "../domain/target.js";
 import type { DurationMs, Instant } from "../domain/time.js";
+import { durationInputSchema, jsonValueSchema } from "./input-primitives.js";
+import { scheduleInputSchema } from "./schedule-shape.js";
 
-const jsonValue: z.ZodType<JsonValue> = z.json();
-const duration = z.union([z.string(), z.number()]);
+const jsonValue = jsonValueSchema;
+const duration = durationInputSchema;
 const name = z.string().min(1).max(200);
 /** A header name (RFC 9110 5.1: a token). */
 const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** A header value: visible characters, spaces and tabs (no CR, LF or NUL, RFC 9110 5.5). */
 const HTTP_FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-/** An absolute http or https URL (whether its host may be called is checked at launch, SPEC 8). */
+/** An absolute http or https URL (whether its host may be called is checked at launch, docs/security.md). */
 const webhookUrl = z
   .string()
   .min(1)
@@ -43,34 +44,53 @@ const webhookUrl = z
     { error: "must be an absolute http or https URL" },
   );
 
+/** LangGraph's RunnableConfig fields an agent target may set (the server's defaults fill the rest). */
+export const agentRunConfigSchema = z.strictObject({
+  configurable: z.record(z.string().min(1).max(200), jsonValue).optional(),
+  recursion_limit: z.int().min(1).max(100_000).optional(),
+  tags: z.array(z.string().min(1).max(200)).max(50).optional(),
+});
+
+export const agentTargetInputSchema = z.strictObject({
+  kind: z.literal("agent"),
+  server: name,
+  assistant_id: name,
+  input: jsonValue.optional(),
+  config: agentRunConfigSchema.optional(),
+  context: z.record(z.string().min(1).max(200), jsonValue).optional(),
+});
+
+export const webhookTargetInputSchema = z.strictObject({
+  kind: z.literal("webhook"),
+  url: webhookUrl,
+  method: z.enum(WEBHOOK_METHODS).optional(),
+  headers: z
+    .record(
+      z
+        .string()
+        .min(1)
+        .max(256)
+        .regex(HTTP_TOKEN, { error: "a header name is letters, digits and !#$%&'*+-.^_`|~" }),
+      z.string().max(4096).regex(HTTP_FIELD_VALUE, {
+        error: "a header value has no line breaks or control characters",
+      }),
+    )
+    .optional(),
+  input: jsonValue.optional(),
+  cancel_url: webhookUrl.nullable().optional(),
+  idempotent: z.boolean().optional(),
+});
+
+export const handlerTargetInputSchema = z.strictObject({
+  kind: z.literal("handler"),
+  name,
+  input: jsonValue.optional(),
+});
+
 export const targetSchema = z.discriminatedUnion("kind", [
-  z.strictObject({
-    kind: z.literal("agent"),
-    server: name,
-    assistant_id: name,
-    input: jsonValue.optional(),
-  }),
-  z.strictObject({
-    kind: z.literal("webhook"),
-    url: webhookUrl,
-    method: z.enum(WEBHOOK_METHODS).optional(),
-    headers: z
-      .record(
-        z
-          .string()
-          .min(1)
-          .max(256)
-          .regex(HTTP_TOKEN, { error: "a header name is letters, digits and !#$%&'*+-.^_`|~" }),
-        z.string().max(4096).regex(HTTP_FIELD_VALUE, {
-          error: "a header value has no line breaks or control characters",
-        }),
-      )
-      .optional(),
-    input: jsonValue.optional(),
-    cancel_url: webhookUrl.nullable().optional(),
-    idempotent: z.boolean().optional(),
-  }),
-  z.strictObject({ kind: z.literal("handler"), name, input: jsonValue.optional() }),
+  agentTargetInputSchema,
+  webhookTargetInputSchema,
+  handlerTargetInputSchema,
 ]);
 
 export const contextSchema = z.strictObject({
@@ -103,19 +123,6 @@ const metadataSchema = z
   .refine((m) => Object.keys(m).length <= TASK_LIMITS.metadataKeysMax, {
     error: `at most ${TASK_LIMITS.metadataKeysMax} keys`,
   });
-
-/**
- * A schedule as users write it; its fields are checked by `parseSchedule` (SPEC 3), whose messages
- * name each field. The document describes the shapes it accepts (schedule-schema.ts).
- */
-export const scheduleInputSchema = z.record(z.string(), z.unknown()).meta({
-  description: "a schedule (docs/schedules.md)",
-  oneOf: (
-    z.toJSONSchema(scheduleShapeSchema, { target: "draft-2020-12", io: "input" }) as {
-      oneOf?: unknown;
-    }
-  ).oneOf,
-});
 
 const common = {
   // Lengths in characters are checked by the domain (validateUserFields); this only bounds the work.
@@ -254,6 +261,8 @@ export function targetFrom(input: z.output<typeof targetSchema>): Target {
         server: input.server,
         assistantId: input.assistant_id,
         input: input.input ?? null,
+        ...(input.config === undefined ? {} : { config: agentRunConfigFrom(input.config) }),
+        ...(input.context === undefined ? {} : { context: input.context }),
       };
     case "webhook":
       return {
@@ -268,6 +277,15 @@ export function targetFrom(input: z.output<typeof targetSchema>): Target {
     case "handler":
       return { kind: "handler", name: input.name, input: input.input ?? null };
   }
+}
+
+/** `target.config` (or a server's default config) in the domain's names. */
+export function agentRunConfigFrom(input: z.output<typeof agentRunConfigSchema>): AgentRunConfig {
+  return {
+    ...(input.configurable === undefined ? {} : { configurable: input.configurable }),
+    ...(input.recursion_limit === undefined ? {} : { recursionLimit: input.recursion_limit }),
+    ...(input.tags === undefined ? {} : { tags: input.tags }),
+  };
 }
 
 export function contextFrom(input: z.output<typeof contextSchema> | undefined): ExecutionContext {

@@ -1,53 +1,45 @@
 /**
- * The owner's use cases (SPEC 4.3): one method per operation, orchestrating the ports. Every decision is a
+ * The owner's use cases (docs/semantics.md#task-operations): one method per operation, orchestrating the ports. Every decision is a
  * domain call; every method takes `now` explicitly.
  */
 import { NotFoundError, ValidationError } from "../domain/errors.js";
+import type { FieldError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
-import {
-  EXPLAIN_MAX_HISTORY_ROWS,
-  explainAt,
-  explainWindow,
-  historyReachedWindow,
-} from "../domain/explain.js";
 import { idempotencyKeyFor } from "../domain/occurrence.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
 import type { OwnerScope, RunQuery, TaskQuery, ThreadLookup } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
 import { requestRunCancel } from "../domain/run-transitions.js";
-import { runTaskContext } from "./dispatch-service.js";
-import { describeOccurrences, dstWarnings, nextAfter } from "../domain/schedule/schedule-spec.js";
+import { runTaskContext } from "../domain/run-change.js";
 import {
   backfillTask,
   cancelTask,
-  createTask,
   deleteTask,
-  editTask,
   pauseTask,
   resumeTask,
+  supersededByTrigger,
   triggerTask,
   validateClientKey,
 } from "../domain/task-commands.js";
+import { createTask, editTask, taskWarnings } from "../domain/task-fields.js";
 import type { CommandOutcome } from "../domain/task-commands.js";
 import type { Task, TaskUserFields } from "../domain/task.js";
-import { TASK_LIMITS, isTerminalTaskStatus } from "../domain/task.js";
 import { threadScopeOf } from "../domain/target.js";
-import { DAY_MS } from "../domain/time.js";
+import type { AgentTarget } from "../domain/target.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
 import { readCalendars, retryOnCalendarChange, scheduleOfInput } from "./calendar-lookup.js";
 import { CalendarService } from "./calendar-service.js";
 import { settleExcluded } from "../domain/calendar-commands.js";
 import { scopeOf } from "./actor.js";
+import { changeRunReported } from "./reported-change.js";
+import { checkPreviewCount, explainTask, previewSchedule, previewTask } from "./task-insight.js";
+import { NO_EVENTS } from "./scheduler-events.js";
+import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
-import {
-  instantFrom,
-  scheduleFrom,
-  taskFieldsFromCreate,
-  taskFieldsFromPatch,
-} from "./task-input.js";
-import { explanationView, occurrenceView, runView, taskView } from "./views.js";
+import { instantFrom, taskFieldsFromCreate, taskFieldsFromPatch } from "./task-input.js";
+import { runView, taskView } from "./views.js";
 import type { ExplanationView, OccurrenceView, PageView, RunView, TaskView } from "./views.js";
 
 /** Signals the service raises for the runtime (in-process wake-ups and cancel hooks). */
@@ -70,25 +62,19 @@ export interface TaskServiceDeps {
   readonly handlerNames: ReadonlySet<string> | null;
   /** Agent server names a task may name; null when the caller does not check them. */
   readonly agentServers: ReadonlySet<string> | null;
+  /** What an agent target would send that its server refuses (its run config, context, input). */
+  readonly agentTargetProblems?: ((target: AgentTarget) => readonly FieldError[]) | null;
   /** False when the operator signs every webhook with one server-wide secret. @default true */
   readonly signsWithTaskSecret?: boolean;
   readonly signals: ServiceSignals;
+  /** Receives the status changes of runs the owner cancels. @default none */
+  readonly events?: EventSink;
 }
 
 export interface CreatedTask {
   readonly task: TaskView;
   readonly warnings: readonly string[];
 }
-
-function checkPreviewCount(count: number): void {
-  if (!Number.isInteger(count) || count < 1 || count > TASK_LIMITS.previewMax) {
-    throw ValidationError.of("count", `must be an integer from 1 to ${TASK_LIMITS.previewMax}`);
-  }
-}
-
-const WARNING_HORIZON_MS = 366 * DAY_MS;
-/** History page size for `explain` (the API's largest). */
-const EXPLAIN_PAGE_SIZE = 200;
 
 export class TaskService {
   readonly #deps: TaskServiceDeps;
@@ -127,7 +113,7 @@ export class TaskService {
       return created;
     });
     this.#deps.signals.wake();
-    return { task: this.#view(task), warnings: this.#warnings(task, now) };
+    return { task: this.#view(task), warnings: taskWarnings(task, now) };
   }
 
   async get(actor: Actor, id: string): Promise<TaskView> {
@@ -175,7 +161,7 @@ export class TaskService {
     this.#deps.signals.wake();
     return {
       task: this.#view(task),
-      warnings: patch.schedule === undefined ? [] : this.#warnings(task, now),
+      warnings: patch.schedule === undefined ? [] : taskWarnings(task, now),
     };
   }
 
@@ -245,10 +231,29 @@ export class TaskService {
     const key = idempotencyKeyFor(task.id, "manual", clientKey);
     const existing = await this.#deps.store.runs.findManualRun(task.id, key);
     if (existing !== null) return runView(existing);
-    const run = await this.#deps.store.tasks.mutateTask(scopeOf(actor), task.id, (locked) => ({
-      newRuns: [triggerTask(locked.task, locked.activeRuns, { now, clientKey })],
-      result: (inserted) => inserted[0] ?? null,
-    }));
+    const { run, superseded } = await this.#deps.store.tasks.mutateTask(
+      scopeOf(actor),
+      task.id,
+      (locked) => {
+        const newRun = triggerTask(locked.task, locked.activeRuns, { now, clientKey });
+        // A repeat of a trigger still active is that trigger: it supersedes nothing (and not itself).
+        const repeat = locked.activeRuns.some((r) => r.idempotencyKey === newRun.idempotencyKey);
+        const others = repeat
+          ? { task: locked.task, runUpdates: [], cancelTargets: [] }
+          : supersededByTrigger(locked.task, locked.activeRuns, now);
+        return {
+          ...(others.task === locked.task ? {} : { task: others.task }),
+          newRuns: [newRun],
+          runUpdates: others.runUpdates,
+          result: (inserted) => ({
+            run: inserted[0] ?? null,
+            // A trigger that lost the race on its key changed nothing (the store wrote nothing).
+            superseded: inserted[0] === null ? [] : others.cancelTargets,
+          }),
+        };
+      },
+    );
+    for (const stopped of superseded) this.#deps.signals.cancelRequested(stopped, task);
     this.#deps.signals.wake();
     if (run !== null) return runView(run);
     // Another request with the same key won the race: answer with its run.
@@ -289,17 +294,20 @@ export class TaskService {
     return runView(await this.#findRun(actor, id));
   }
 
-  /** Cancels a run: a queued run at once; a launched one is asked to stop (SPEC 5.6). */
+  /** Cancels a run: a queued run at once; a launched one is asked to stop (docs/semantics.md#cancellation). */
   async cancelRun(actor: Actor, id: string, now: Instant): Promise<RunView> {
     const found = await this.#findRun(actor, id);
-    let owner = null as Task | null;
-    const change = await this.#deps.store.runs.changeRun(found.id, {}, (run, task) => {
-      owner = task;
-      return requestRunCancel(run, now, runTaskContext(task));
-    });
-    const run = change?.run ?? found;
-    if (change?.cancelTarget === true && owner !== null)
-      this.#deps.signals.cancelRequested(run, owner);
+    const changed = await changeRunReported(
+      this.#deps.store.runs,
+      this.#deps.events ?? NO_EVENTS,
+      found.id,
+      {},
+      (run, task) => requestRunCancel(run, now, runTaskContext(task)),
+    );
+    const run = changed?.change.run ?? found;
+    if (changed?.change.cancelTarget === true) {
+      this.#deps.signals.cancelRequested(run, changed.task);
+    }
     return runView(run);
   }
 
@@ -312,10 +320,7 @@ export class TaskService {
   ): Promise<{ occurrences: OccurrenceView[] }> {
     checkPreviewCount(count);
     const task = await this.#find(actor, id);
-    // An ended task (completed, failed, cancelled) fires no more; a paused one shows its schedule.
-    if (isTerminalTaskStatus(task.status)) return { occurrences: [] };
-    const from = task.decidedThrough > now ? task.decidedThrough : now;
-    return { occurrences: describeOccurrences(task.schedule, from, count).map(occurrenceView) };
+    return { occurrences: previewTask(task, count, now) };
   }
 
   /**
@@ -331,8 +336,7 @@ export class TaskService {
   ): Promise<{ occurrences: OccurrenceView[] }> {
     checkPreviewCount(count);
     const calendars = await readCalendars(this.#deps.store, actor.owner, input);
-    const spec = scheduleFrom(input, now, calendars);
-    return { occurrences: describeOccurrences(spec, now, count).map(occurrenceView) };
+    return { occurrences: previewSchedule(input, count, now, calendars) };
   }
 
   /**
@@ -342,27 +346,8 @@ export class TaskService {
   async explain(actor: Actor, id: string, at: unknown, now: Instant): Promise<ExplanationView> {
     const instant = instantFrom(at, "at");
     const task = await this.#find(actor, id);
-    const window = explainWindow(task, instant);
-    const runs: Run[] = [];
-    let cursor: string | undefined;
-    let complete = false;
-    while (runs.length < EXPLAIN_MAX_HISTORY_ROWS) {
-      const page = await this.#deps.store.runs.listRuns(scopeOf(actor), task.id, {
-        limit: EXPLAIN_PAGE_SIZE,
-        ...(cursor === undefined ? {} : { cursor }),
-      });
-      runs.push(...page.items);
-      if (page.items.some((run) => historyReachedWindow(run, window, instant))) {
-        complete = true;
-        break;
-      }
-      if (page.nextCursor === null) {
-        complete = true;
-        break;
-      }
-      cursor = page.nextCursor;
-    }
-    return explanationView(explainAt({ task, at: instant, now, window, runs, complete }));
+    const runs = this.#deps.store.runs;
+    return explainTask({ runs, scope: scopeOf(actor), task, at: instant, now });
   }
 
   async #find(actor: Actor, id: string): Promise<Task> {
@@ -426,6 +411,9 @@ export class TaskService {
         `no agent server named "${target.server}" is configured`,
       );
     }
+    const problems =
+      target?.kind === "agent" ? this.#deps.agentTargetProblems?.(target) : undefined;
+    if (problems !== undefined && problems.length > 0) throw new ValidationError(problems);
     const context = merged.context;
     const moved = changed.context !== undefined || changed.target !== undefined;
     if (moved && context.mode === "reuse_thread") {
@@ -440,19 +428,5 @@ export class TaskService {
 
   #view(task: Task): TaskView {
     return taskView(task, this.#deps.signsWithTaskSecret ?? true);
-  }
-
-  #warnings(task: Task, now: Instant): string[] {
-    const warnings = [...dstWarnings(task.schedule, now, WARNING_HORIZON_MS)];
-    if (task.schedule.jitterMs > 0) {
-      const first = task.nextRunAt;
-      const second = first === null ? null : nextAfter(task.schedule, first);
-      if (first !== null && second !== null && second - first <= task.schedule.jitterMs) {
-        warnings.push(
-          "jitter is larger than the time between occurrences: fires are capped before the next one",
-        );
-      }
-    }
-    return warnings;
   }
 }

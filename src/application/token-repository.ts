@@ -1,5 +1,5 @@
 /**
- * API tokens (SPEC 8): the port that stores them. Only a token's SHA-256 hash is ever stored; the token
+ * API tokens (docs/security.md): the port that stores them. Only a token's SHA-256 hash is ever stored; the token
  * itself is shown once, when it is made. Tokens are not a scheduling concept, so the port lives here,
  * not in the domain.
  */

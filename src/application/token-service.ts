@@ -1,5 +1,5 @@
 /**
- * API tokens (SPEC 8): made by the CLI (or `npm start`'s first run), shown once, stored only as hashes,
+ * API tokens (docs/security.md): made by the CLI (or `npm start`'s first run), shown once, stored only as hashes,
  * revocable. `authenticate` turns a bearer token into the actor it acts as.
  */
 import { NotFoundError, ValidationError } from "../domain/errors.js";

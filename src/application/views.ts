@@ -1,9 +1,13 @@
 /**
  * The read shapes of tasks and runs: snake_case JSON with RFC 3339 UTC timestamps, identical for the
- * library and the HTTP API (SPEC 7.1). Each edge maps internal names in exactly this one place.
+ * library and the HTTP API (docs/library.md). Each edge maps internal names in exactly this one place; the
+ * types are those of the zod schemas in `view-schemas.ts`, so the mapping and the documented shapes
+ * cannot drift apart.
  */
+import type { z } from "zod";
 import type { Calendar } from "../domain/calendar.js";
-import type { Explanation, NominalOccurrence } from "../domain/explain.js";
+import type { Explanation } from "../domain/explain.js";
+import type { NominalOccurrence } from "../domain/explain-window.js";
 import type { Run } from "../domain/run.js";
 import { civilFromDays, MS_PER_DAY } from "../domain/schedule/civil-time.js";
 import { calendarItemInput, scheduleToInput } from "../domain/schedule/schedule-spec.js";
@@ -13,9 +17,31 @@ import type {
   ExclusionHit,
 } from "../domain/schedule/schedule-spec.js";
 import type { Task } from "../domain/task.js";
-import type { ExecutionContext, JsonValue, Target } from "../domain/target.js";
+import type { AgentRunConfig, ExecutionContext, Target } from "../domain/target.js";
 import type { TaskOptions } from "../domain/options.js";
 import type { Instant } from "../domain/time.js";
+import type {
+  AgentRunConfigView,
+  ContextView,
+  DstNoteView,
+  ExclusionHitView,
+  OptionsView,
+  TargetView,
+  calendarPutResultSchema,
+  calendarViewSchema,
+  explanationViewSchema,
+  occurrenceViewSchema,
+  runViewSchema,
+  taskViewSchema,
+} from "./view-schemas.js";
+
+export type TaskView = z.output<typeof taskViewSchema>;
+export type RunView = z.output<typeof runViewSchema>;
+export type OccurrenceView = z.output<typeof occurrenceViewSchema>;
+export type ExplanationView = z.output<typeof explanationViewSchema>;
+export type CalendarView = z.output<typeof calendarViewSchema>;
+/** The calendar after a put, and how many tasks took its new items (the API's and the library's answer). */
+export type PutCalendarView = z.output<typeof calendarPutResultSchema>;
 
 /** Where `toISOString` stops writing four-digit years. */
 const FOUR_DIGIT_YEARS_END = Date.UTC(10_000, 0, 1);
@@ -61,8 +87,13 @@ export function formatDuration(ms: number): string {
   return `PT${h > 0 ? `${h}H` : ""}${m > 0 ? `${m}M` : ""}${s > 0 ? `${s}S` : ""}`;
 }
 
-export interface TargetView {
-  readonly [key: string]: JsonValue;
+/** `target.config` as the API shows it (snake_case). */
+export function agentRunConfigView(config: AgentRunConfig): AgentRunConfigView {
+  return {
+    ...(config.configurable === undefined ? {} : { configurable: { ...config.configurable } }),
+    ...(config.recursionLimit === undefined ? {} : { recursion_limit: config.recursionLimit }),
+    ...(config.tags === undefined ? {} : { tags: [...config.tags] }),
+  };
 }
 
 export function targetView(target: Target): TargetView {
@@ -73,6 +104,8 @@ export function targetView(target: Target): TargetView {
         server: target.server,
         assistant_id: target.assistantId,
         input: target.input,
+        ...(target.config === undefined ? {} : { config: agentRunConfigView(target.config) }),
+        ...(target.context === undefined ? {} : { context: { ...target.context } }),
       };
     case "webhook":
       return {
@@ -89,13 +122,13 @@ export function targetView(target: Target): TargetView {
   }
 }
 
-export function contextView(context: ExecutionContext): { mode: string; thread_id: string | null } {
+export function contextView(context: ExecutionContext): ContextView {
   return context.mode === "reuse_thread"
     ? { mode: context.mode, thread_id: context.threadId }
     : { mode: context.mode, thread_id: null };
 }
 
-export function optionsView(options: TaskOptions) {
+export function optionsView(options: TaskOptions): OptionsView {
   return {
     overlap: options.overlap,
     catch_up: { window: formatDuration(options.catchUp.windowMs), policy: options.catchUp.policy },
@@ -111,11 +144,11 @@ export function optionsView(options: TaskOptions) {
 }
 
 /**
- * The public shape of a task. `webhook_secret` is the key its webhooks are signed with (SPEC 5.4), shown
+ * The public shape of a task. `webhook_secret` is the key its webhooks are signed with (docs/semantics.md#launch), shown
  * to its owner so receivers can verify them; null for other targets, and when the operator signs every
  * webhook with one server-wide secret (`signsWithTaskSecret` false).
  */
-export function taskView(task: Task, signsWithTaskSecret = true) {
+export function taskView(task: Task, signsWithTaskSecret = true): TaskView {
   return {
     id: task.id,
     owner: task.owner,
@@ -141,10 +174,9 @@ export function taskView(task: Task, signsWithTaskSecret = true) {
     updated_at: formatInstant(task.updatedAt),
   };
 }
-export type TaskView = ReturnType<typeof taskView>;
 
 /** The public shape of a run. */
-export function runView(run: Run) {
+export function runView(run: Run): RunView {
   return {
     id: run.id,
     task_id: run.taskId,
@@ -176,9 +208,8 @@ export function runView(run: Run) {
     result: run.result,
   };
 }
-export type RunView = ReturnType<typeof runView>;
 
-function dstNoteView(note: DstNote | null) {
+function dstNoteView(note: DstNote | null): DstNoteView | null {
   return note === null
     ? null
     : note.kind === "gap_shifted"
@@ -187,7 +218,7 @@ function dstNoteView(note: DstNote | null) {
 }
 
 /** The public shape of a named calendar. */
-export function calendarView(calendar: Calendar) {
+export function calendarView(calendar: Calendar): CalendarView {
   return {
     name: calendar.name,
     items: calendar.items.map(calendarItemInput),
@@ -196,15 +227,14 @@ export function calendarView(calendar: Calendar) {
     updated_at: formatInstant(calendar.updatedAt),
   };
 }
-export type CalendarView = ReturnType<typeof calendarView>;
 
 /** Which item of `exclude` excludes an occurrence: the item as written, and its calendar (or null). */
-export function exclusionView(hit: ExclusionHit) {
+export function exclusionView(hit: ExclusionHit): ExclusionHitView {
   return { item: calendarItemInput(hit.item), calendar: hit.calendar };
 }
 
 /** The public shape of one upcoming fire (preview), with what DST or an exclusion does around it. */
-export function occurrenceView(occurrence: DescribedOccurrence) {
+export function occurrenceView(occurrence: DescribedOccurrence): OccurrenceView {
   return {
     at: formatInstant(occurrence.at),
     wall: occurrence.wall,
@@ -219,7 +249,6 @@ export function occurrenceView(occurrence: DescribedOccurrence) {
     })),
   };
 }
-export type OccurrenceView = ReturnType<typeof occurrenceView>;
 
 function nominalView(occurrence: NominalOccurrence | null) {
   if (occurrence === null) return null;
@@ -235,7 +264,7 @@ function nominalView(occurrence: NominalOccurrence | null) {
 }
 
 /** The public shape of `explain`: a verdict, a sentence, the occurrences around the instant and the run. */
-export function explanationView(explanation: Explanation) {
+export function explanationView(explanation: Explanation): ExplanationView {
   const suppressed = explanation.suppressed;
   return {
     at: formatInstant(explanation.at),
@@ -252,7 +281,6 @@ export function explanationView(explanation: Explanation) {
     exclusion: explanation.exclusion === null ? null : exclusionView(explanation.exclusion),
   };
 }
-export type ExplanationView = ReturnType<typeof explanationView>;
 
 /** A page of a list, as the API answers it: `next_cursor` is null on the last page. */
 export interface PageView<T> {

@@ -1,5 +1,5 @@
 /**
- * Admission (SPEC 5.3): turns a task's due nominal times into decisions (queued runs, skipped and missed
+ * Admission (docs/semantics.md#the-life-of-an-occurrence): turns a task's due nominal times into decisions (queued runs, skipped and missed
  * records) and the task's new schedule fields. Pure: the adapter runs it inside one transaction under the
  * task's row lock and writes exactly what it returns. Admission never reads the budget.
  */
@@ -98,7 +98,7 @@ export interface AdmissionTaskFields {
   readonly nextRunAt: Instant | null;
   readonly decidedThrough: Instant;
   readonly admittedCount: number;
-  /** Set only when a once task's occurrence is skipped or missed (SPEC 4.2). */
+  /** Set only when a once task's occurrence is skipped or missed (docs/semantics.md#task-statuses). */
   readonly lastError?: string;
 }
 
@@ -273,7 +273,7 @@ function collectDue(
   };
 }
 
-/** Accumulates decisions while tracking the task's queue depth and active runs (SPEC 5.3 overlap rules). */
+/** Accumulates decisions while tracking the task's queue depth and active runs (docs/semantics.md#the-life-of-an-occurrence overlap rules). */
 class DecisionBuilder {
   readonly #task: Task;
   readonly #decisions: Decision[] = [];

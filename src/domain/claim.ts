@@ -1,5 +1,5 @@
 /**
- * Which queued runs may be claimed for launch (SPEC 5.3-5.4): `not_before` has passed, the run heads its
+ * Which queued runs may be claimed for launch (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch): `not_before` has passed, the run heads its
  * thread's FIFO (`queued_at`, then `id`) and, when exclusive, its task's FIFO; its thread and (exclusive)
  * task hold no launching/running run; and the global budget has room. Pure: adapters run it inside the
  * claiming transaction that serialises the budget.

@@ -51,7 +51,7 @@ export class ValidationError extends PunctualError {
   }
 }
 
-/** Thrown when an input exceeds a documented limit (SPEC 8); `limit` names it, `max` is its value. */
+/** Thrown when an input exceeds a documented limit (docs/security.md); `limit` names it, `max` is its value. */
 export class LimitExceededError extends PunctualError {
   readonly code = "limit_exceeded";
   override readonly name = "LimitExceededError";

@@ -70,7 +70,7 @@ function unclaimedRow(fields: NewRunFields): NewRun {
   };
 }
 
-/** The run row a decision writes (SPEC 5.1). */
+/** The run row a decision writes (docs/semantics.md#the-life-of-a-run). */
 export function newRunFromDecision(
   task: { readonly id: TaskId; readonly owner: OwnerId; readonly threadScope: string },
   decision: Decision,

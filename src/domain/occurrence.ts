@@ -1,6 +1,6 @@
 /**
  * Pure facts about one occurrence: its jittered fire time (a deterministic hash of task id and nominal
- * time, SPEC 3.4) and its idempotency key (stable across attempts, SPEC 5.4).
+ * time, docs/schedules.md#bounds-and-jitter) and its idempotency key (stable across attempts, docs/semantics.md#launch).
  */
 import type { TaskId } from "./ids.js";
 import type { RunTrigger } from "./run.js";
@@ -42,7 +42,7 @@ export function jitteredFireAt(args: {
   return (scheduledFor + offset) as Instant;
 }
 
-/** The longest idempotency key punctual sends (SPEC 5.4). */
+/** The longest idempotency key punctual sends (docs/semantics.md#launch). */
 export const IDEMPOTENCY_KEY_MAX = 255;
 
 /**

@@ -1,10 +1,10 @@
 /**
- * Per-task options and the operator's policy (SPEC 5.3-5.5), with their documented defaults. Closed
+ * Per-task options and the operator's policy (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch, docs/semantics.md#completion), with their documented defaults. Closed
  * value sets are `as const` lists that also feed validation, SQL CHECKs and the docs.
  */
 import type { DurationMs } from "./time.js";
 
-/** What happens when an occurrence comes due while the task already has an active run (SPEC 5.3). */
+/** What happens when an occurrence comes due while the task already has an active run (docs/semantics.md#the-life-of-an-occurrence). */
 export const OVERLAP_POLICIES = [
   "skip",
   "buffer_one",
@@ -14,13 +14,13 @@ export const OVERLAP_POLICIES = [
 ] as const;
 export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
 
-/** What admission does with overdue occurrences (SPEC 5.3). */
+/** What admission does with overdue occurrences (docs/semantics.md#the-life-of-an-occurrence). */
 export const CATCH_UP_POLICIES = ["latest", "all", "none"] as const;
 export type CatchUpPolicy = (typeof CATCH_UP_POLICIES)[number];
 
-/** At most this many runs queued per task under `buffer_all` (SPEC 5.3). */
+/** At most this many runs queued per task under `buffer_all` (docs/semantics.md#the-life-of-an-occurrence). */
 export const BUFFER_ALL_LIMIT = 1000;
-/** At most this many overdue occurrences queued per admission under catch-up `all` (SPEC 5.3). */
+/** At most this many overdue occurrences queued per admission under catch-up `all` (docs/semantics.md#the-life-of-an-occurrence). */
 export const CATCH_UP_ALL_LIMIT = 100;
 
 export interface RetryOptions {
@@ -39,7 +39,7 @@ export interface CatchUpOptions {
   readonly policy: CatchUpPolicy;
 }
 
-/** Per-task choices; every field has a default (SPEC 5.3-5.5). */
+/** Per-task choices; every field has a default (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch, docs/semantics.md#completion). */
 export interface TaskOptions {
   /** @default "skip" */
   readonly overlap: OverlapPolicy;
@@ -66,7 +66,7 @@ export const DEFAULT_TASK_OPTIONS: TaskOptions = Object.freeze({
   queueTimeoutMs: 86_400_000 as DurationMs,
 });
 
-/** The operator's thresholds (SPEC 2): one value per deployment, not per task. */
+/** The operator's thresholds (docs/semantics.md#words): one value per deployment, not per task. */
 export interface SchedulePolicy {
   /** At most this many runs launching or running across all tasks and replicas. @default 16 */
   readonly maxConcurrentRuns: number;

@@ -1,5 +1,5 @@
 /**
- * The ports (SPEC 9): what the service needs from storage, launchers and thread lookups. Declared here,
+ * The ports (docs/architecture.md): what the service needs from storage, launchers and thread lookups. Declared here,
  * implemented by adapters. Field ownership is visible in the methods: admission, launch bookkeeping and
  * completion each have their own, and none writes a whole task back. Every read and write is scoped to an
  * owner (or explicitly to all owners, for admin tokens and the coordinator).
@@ -8,7 +8,7 @@
  * transaction, locks the rows, calls `decide` with what it read, and writes exactly what it returns.
  */
 import type { AbortSignalLike } from "./abort.js";
-import type { Admission, ActiveRunView } from "./admission.js";
+import type { AdmissionWrite } from "./admit-task.js";
 import type { Calendar } from "./calendar.js";
 import type { ClaimCandidate, ClaimSelectionInput } from "./claim.js";
 import type { PunctualError } from "./errors.js";
@@ -21,7 +21,7 @@ import type {
   ReconcileFinding,
   RunChange,
   RunTaskContext,
-} from "./run-transitions.js";
+} from "./run-change.js";
 import type { Task, TaskStatus } from "./task.js";
 import type { JsonValue, TargetKind } from "./target.js";
 import type { DurationMs, Instant } from "./time.js";
@@ -132,13 +132,13 @@ export interface TaskRepository {
   ): Promise<T>;
   /**
    * Admits up to `limit` enabled tasks with `next_run_at <= now`, skipping rows other replicas hold: for
-   * each, one transaction (or one per batch) that reads its active runs, calls `decide`, inserts the
-   * decisions, applies the cancellations and writes the task's schedule fields.
+   * each, one transaction (or one per batch) that reads its active runs, calls `decide`, and writes what
+   * it returns as it is: the new runs, the rewritten active runs and the task's schedule fields.
    */
   admitDueTasks(
     now: Instant,
     limit: number,
-    decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission,
+    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
   ): Promise<AdmissionReport>;
   /** The earliest `next_run_at` of an enabled task, for the coordinator's sleep. */
   nextDueAt(): Promise<Instant | null>;
@@ -247,7 +247,7 @@ export type RunChangeResult =
   /** lease_lost, not_found, or the transition `decide` refused: nothing written for this request. */
   | { readonly kind: "refused"; readonly error: PunctualError };
 
-/** Replica liveness, for handler runs lost with their replica (SPEC 5.2). */
+/** Replica liveness, for handler runs lost with their replica (docs/semantics.md#run-statuses). */
 export interface ReplicaRegistry {
   heartbeat(replicaId: string, now: Instant): Promise<void>;
 }
@@ -274,7 +274,7 @@ export interface LaunchedRun {
 }
 
 /**
- * What a target says about a launched run when asked (SPEC 5.5): still active, finished with a verdict
+ * What a target says about a launched run when asked (docs/semantics.md#completion): still active, finished with a verdict
  * (a run that vanished from an agent server is a `cancelled` verdict), or no answer to be had now.
  */
 export type RunObservation =
@@ -294,7 +294,7 @@ export interface RunLauncher {
   reconcile(run: Run, task: Task, signal: AbortSignalLike): Promise<ReconcileFinding>;
   /**
    * Whether runs of `task` are watched by polling the target (agent targets: the server is the source of
-   * truth for completion, SPEC 5.5). Absent or false: the target reports completion itself.
+   * truth for completion, docs/semantics.md#completion). Absent or false: the target reports completion itself.
    */
   watches?(task: Task): boolean;
   /** How a launched run with a known `targetRunId` is doing on the target. Never throws. */

@@ -1,5 +1,5 @@
 /**
- * The run: the durable record of one occurrence (SPEC 5.1-5.2).
+ * The run: the durable record of one occurrence (docs/semantics.md#the-life-of-a-run, docs/semantics.md#run-statuses).
  *
  * States and moves (anything else is refused with IllegalTransitionError):
  *   queued    -> launching (claim) | cancelled | skipped (queue_timeout)

@@ -1,5 +1,5 @@
 /**
- * Targets (where a run is launched) and execution contexts (which thread it runs on), SPEC 2 and 4.1.
+ * Targets (where a run is launched) and execution contexts (which thread it runs on), docs/semantics.md#words, docs/semantics.md#tasks.
  * Thread identity is `(thread_scope, thread_id)`: the scope is the agent server's name or the target kind.
  */
 import type { ThreadId } from "./ids.js";
@@ -11,12 +11,23 @@ export type TargetKind = (typeof TARGET_KINDS)[number];
 export type JsonValue =
   null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
 
+/** LangGraph's RunnableConfig overrides a task may send with its runs (`target.config`). */
+export interface AgentRunConfig {
+  readonly configurable?: Readonly<Record<string, JsonValue>>;
+  readonly recursionLimit?: number;
+  readonly tags?: readonly string[];
+}
+
 export interface AgentTarget {
   readonly kind: "agent";
   /** The name of a configured agent server. */
   readonly server: string;
   readonly assistantId: string;
   readonly input: JsonValue;
+  /** Overrides of the server's default run config; absent on tasks stored before they existed. */
+  readonly config?: AgentRunConfig;
+  /** Static runtime context (LangGraph `context`, DeerFlow's `model_name`, ...), over the server's. */
+  readonly context?: Readonly<Record<string, JsonValue>>;
 }
 
 export const WEBHOOK_METHODS = ["POST", "PUT", "PATCH"] as const;

@@ -1,5 +1,5 @@
 /**
- * The task aggregate (SPEC 4): its fields and statuses. There is no `running` status: whether a task has an
+ * The task aggregate (docs/semantics.md#tasks): its fields and statuses. There is no `running` status: whether a task has an
  * active run is read from its runs. Transitions live in task-commands.ts.
  */
 import type { OwnerId, RunId, TaskId } from "./ids.js";
@@ -17,7 +17,7 @@ export function isTerminalTaskStatus(status: TaskStatus): boolean {
   return TERMINAL_TASK_STATUSES.includes(status);
 }
 
-/** Limits on task fields (SPEC 4.1, 8). */
+/** Limits on task fields (docs/semantics.md#tasks, docs/security.md). */
 export const TASK_LIMITS = Object.freeze({
   titleMax: 200,
   descriptionMax: 10_000,
@@ -66,7 +66,7 @@ export interface Task extends TaskUserFields, TaskScheduleFields, TaskLaunchFiel
   /** Written by completion (and by admission when a once task's occurrence is skipped or missed). */
   readonly lastError: string | null;
   readonly version: number;
-  /** The secret webhook requests are signed with (SPEC 5.4). */
+  /** The secret webhook requests are signed with (docs/semantics.md#launch). */
   readonly webhookSecret: string;
   readonly createdAt: Instant;
   readonly updatedAt: Instant;

@@ -53,7 +53,7 @@ function pendingTimer(onCancel: () => void): { timer: Timer; end: (rang: boolean
 
 const MAX_TIMER_MS = 2_147_000_000;
 
-/** Wall-clock time, plus an offset measured against a reference clock (SPEC 6: the database's). */
+/** Wall-clock time, plus an offset measured against a reference clock (docs/architecture.md#cadence: the database's). */
 export class SystemClock implements Clock {
   #offsetMs = 0;
 

@@ -1,50 +1,35 @@
 /**
- * The coordinator (SPEC 6): the one loop per replica that owns cadence. Each tick sweeps (expired claims,
+ * The coordinator (docs/architecture.md#cadence): the one loop per replica that owns cadence. Each tick sweeps (expired claims,
  * deadlines, queue timeouts, lost replicas, retention), then admits due tasks batch by batch, claiming
- * queued runs within the budget after each batch and launching them outside any transaction; launch
- * answers and verdicts are written behind, in batches (run-write-queue.ts). It sleeps until the next
- * thing is due, a wake-up, or the tick, and never spins.
+ * queued runs within the budget after each batch and launching them outside any transaction
+ * (launches.ts); launch answers and verdicts are written behind, in batches (run-write-queue.ts). The
+ * sweeps are sweeps.ts. It sleeps until the next thing is due, a wake-up, or the tick, and never spins.
  *
  * Lifecycle: idle -> running (start) -> stopping (stop: no new claims or admissions; in-flight launches
  * and running handlers finish within the shutdown timeout, claims are never released early; handlers
  * still running then are aborted and recorded lost) -> stopped.
  */
-import type { ChangedRun, DispatchService } from "../application/dispatch-service.js";
+import type { DispatchService } from "../application/dispatch-service.js";
+import { NO_EVENTS } from "../application/scheduler-events.js";
+import type { EventSink } from "../application/scheduler-events.js";
+import type { ReferenceClock, WakeSource } from "../application/store.js";
+import { exponentialBackoffMs } from "../domain/backoff.js";
 import type { RunId } from "../domain/ids.js";
-import type { ClaimedRun, RunChangeResult, RunLauncher } from "../domain/ports.js";
+import type { RunLauncher } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
-import type { CompletionVerdict } from "../domain/run-transitions.js";
+import type { CompletionVerdict } from "../domain/run-change.js";
 import type { Task } from "../domain/task.js";
 import type { DurationMs, Instant } from "../domain/time.js";
 import type { Clock } from "./clock.js";
 import type { Logger } from "../application/logger.js";
 import { silentLogger } from "../application/logger.js";
 import { WakeSignal } from "./wake-signal.js";
-import { callLauncher } from "./launch-call.js";
-import { RunWriteQueue } from "./run-write-queue.js";
-
-export interface CoordinatorOptions {
-  /** The longest sleep between ticks. @default 1000 */
-  readonly tickMs?: number;
-  /** Tasks admitted per batch; a tick admits batches until one comes back short. @default 500 */
-  readonly admissionBatch?: number;
-  /** Admission batches per tick at most, so claims are not starved. @default 20 */
-  readonly admissionRounds?: number;
-  /** Launches in flight on this replica at most. @default the policy's max_concurrent_runs */
-  readonly maxInFlight?: number;
-  /** How often the sweeps run. @default 5000 */
-  readonly sweepMs?: number;
-  /** Terminal runs older than this are deleted. @default 30 days */
-  readonly retentionMs?: number;
-  /** How long `stop()` waits for in-flight launches and running handlers. @default 10000 */
-  readonly shutdownTimeoutMs?: number;
-  /** Runs claimed per claim transaction at most; claims repeat while there is room. @default 250 */
-  readonly claimBatch?: number;
-  /** Launch answers and verdicts written per store transaction at most. @default 1000 */
-  readonly writeBatch?: number;
-  /** Measures `reference - local` (the database's clock), applied at start and every 10 minutes. */
-  readonly measureClockOffset?: () => Promise<number>;
-}
+import { Launches } from "./launches.js";
+import { BackgroundWork } from "./background-work.js";
+import { ClockCorrection } from "./clock-correction.js";
+import { sweep } from "./sweeps.js";
+import { withDefaults } from "./coordinator-options.js";
+import type { CoordinatorOptions } from "./coordinator-options.js";
 
 export interface CoordinatorDeps {
   readonly dispatch: DispatchService;
@@ -56,12 +41,18 @@ export interface CoordinatorDeps {
   readonly logger?: Logger;
   readonly wake?: WakeSignal;
   readonly options?: CoordinatorOptions;
+  /** The store's clock: its offset is measured at start and every 10 minutes (docs/operations.md#clock-skew). */
+  readonly referenceClock?: ReferenceClock;
   /** Applies a measured clock offset (the system clock's `setOffset`). */
   readonly applyClockOffset?: (offsetMs: number) => void;
+  /** Wake-ups from other replicas through the store, heard between `listen()` and `stop()`. */
+  readonly wakes?: WakeSource;
   /** Runs executing in this process (handler targets), handed back at shutdown. */
   readonly inProcess?: InProcessRuns;
   /** Watches running runs on targets that must be asked (agent servers); started and stopped with it. */
   readonly watcher?: { start(): void; stop(): Promise<void> };
+  /** Receives `coordinator:tick` after every pass. @default none */
+  readonly events?: EventSink;
 }
 
 /** Runs this process executes itself (the handler launcher): what shutdown needs from them. */
@@ -74,29 +65,25 @@ export interface InProcessRuns {
   abandon(): void;
 }
 
-const CLOCK_CHECK_MS = 10 * 60_000;
 /** How long handlers aborted at shutdown get to stop and have their verdicts recorded. */
 const HAND_BACK_MS = 2000;
-const RETENTION_DEFAULT_MS = 30 * 86_400_000;
 
 export class Coordinator {
   readonly #deps: CoordinatorDeps;
   readonly #log: Logger;
   readonly #wake: WakeSignal;
-  readonly #opts: Required<Omit<CoordinatorOptions, "measureClockOffset">>;
+  readonly #events: EventSink;
+  readonly #opts: Required<CoordinatorOptions>;
   readonly #stopController = new AbortController();
-  readonly #inFlight = new Map<RunId, Promise<void>>();
-  /** Per launch in flight: resolves once its answer is queued for writing (or the launch gave up). */
-  readonly #answered = new Map<RunId, Promise<void>>();
-  readonly #writes: RunWriteQueue;
-  readonly #background = new Set<Promise<unknown>>();
+  readonly #launches: Launches;
+  readonly #background: BackgroundWork;
+  readonly #clockCorrection: ClockCorrection | null;
   #loop: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
+  /** The wake-up subscription `listen()` made: resolves with the function that ends it. */
+  #listening: Promise<() => Promise<void>> | null = null;
   #lastSweepAt = Number.NEGATIVE_INFINITY;
-  #lastClockCheckAt = Number.NEGATIVE_INFINITY;
   #errorStreak = 0;
-  /** Consecutive failed store writes, for logging once per streak. */
-  #storeFailures = 0;
   /** Aborted when shutdown stops waiting for in-flight work: pending retries give up. */
   readonly #drainDeadline = new AbortController();
   /** The last admission stopped at its round limit with tasks still due. */
@@ -106,30 +93,31 @@ export class Coordinator {
     this.#deps = deps;
     this.#log = deps.logger ?? silentLogger;
     this.#wake = deps.wake ?? new WakeSignal();
-    const o = deps.options ?? {};
-    this.#opts = {
-      tickMs: o.tickMs ?? 1000,
-      admissionBatch: o.admissionBatch ?? 500,
-      admissionRounds: o.admissionRounds ?? 20,
-      maxInFlight: o.maxInFlight ?? deps.dispatch.policy.maxConcurrentRuns,
-      sweepMs: o.sweepMs ?? 5000,
-      retentionMs: o.retentionMs ?? RETENTION_DEFAULT_MS,
-      shutdownTimeoutMs: o.shutdownTimeoutMs ?? 10_000,
-      claimBatch: o.claimBatch ?? 250,
-      writeBatch: o.writeBatch ?? 1000,
-    };
-    this.#writes = new RunWriteQueue({
+    this.#events = deps.events ?? NO_EVENTS;
+    this.#background = new BackgroundWork(this.#log);
+    this.#clockCorrection =
+      deps.referenceClock === undefined || deps.applyClockOffset === undefined
+        ? null
+        : new ClockCorrection({
+            clock: deps.clock,
+            reference: deps.referenceClock,
+            apply: deps.applyClockOffset,
+            log: this.#log,
+          });
+    this.#opts = withDefaults(deps.options ?? {}, deps.dispatch.policy.maxConcurrentRuns);
+    this.#launches = new Launches({
+      dispatch: deps.dispatch,
+      launcher: deps.launcher,
       clock: deps.clock,
-      write: (writes) => deps.dispatch.recordRunWrites(writes, deps.clock.now()),
-      maxBatch: this.#opts.writeBatch,
+      log: this.#log,
+      background: this.#background,
+      writeBatch: this.#opts.writeBatch,
       giveUp: this.#drainDeadline.signal,
-      onFailure: (error) => {
-        if (this.#storeFailures++ === 0) {
-          this.#log.warn({ err: error }, "a store write failed; retrying with back-off");
-        }
+      cancelTarget: (run, task) => {
+        this.#cancelTarget(run, task);
       },
-      onSuccess: () => {
-        this.#storeSucceeded();
+      completed: () => {
+        this.#wake.wake();
       },
     });
   }
@@ -146,7 +134,7 @@ export class Coordinator {
 
   /** Launches currently in flight on this replica. */
   get inFlight(): number {
-    return this.#inFlight.size;
+    return this.#launches.size;
   }
 
   /** Starts the loop (idempotent). */
@@ -154,6 +142,19 @@ export class Coordinator {
     if (this.#loop !== null || this.#stopping !== null) return;
     this.#loop = this.#run();
     this.#deps.watcher?.start();
+  }
+
+  /**
+   * Hears other replicas' wake-ups through the store, when it offers them, until `stop()`; call it before
+   * `start()`. Idempotent. @throws when the store cannot listen at all (it keeps listening once it has)
+   */
+  async listen(): Promise<void> {
+    const wakes = this.#deps.wakes;
+    if (wakes === undefined || this.#stopping !== null) return;
+    this.#listening ??= wakes.subscribe(() => {
+      this.#wake.wake();
+    });
+    await this.#listening;
   }
 
   /** Stops: no new claims or admissions, in-flight launches drained within the timeout. Idempotent. */
@@ -167,23 +168,43 @@ export class Coordinator {
    * call it directly. Resolves when the pass's writes are done (launches may still be in flight).
    */
   async tick(): Promise<void> {
+    // Wall time, not the clock's: a pass's cost, which a virtual clock would not show.
+    const started = performance.now();
+    try {
+      await this.#pass();
+    } finally {
+      this.#events.emit("coordinator:tick", { durationMs: performance.now() - started });
+    }
+  }
+
+  async #pass(): Promise<void> {
     const { dispatch, clock, replicaId } = this.#deps;
-    await this.#checkClock();
+    await this.#clockCorrection?.check();
     await dispatch.heartbeat(replicaId, clock.now());
     if (this.#stopped()) return;
     // Sweep before claiming: a run past its queue timeout is skipped rather than launched, and slots
     // freed by deadlines and reconciled claims are used in the same tick.
     if (clock.now() - this.#lastSweepAt >= this.#opts.sweepMs) {
       this.#lastSweepAt = clock.now();
-      await this.#sweep();
+      await sweep({
+        dispatch,
+        launcher: this.#deps.launcher,
+        clock,
+        log: this.#log,
+        retentionMs: this.#opts.retentionMs as DurationMs,
+        launching: (runId) => this.#launches.has(runId),
+        cancelTarget: (run, task) => {
+          this.#cancelTarget(run, task);
+        },
+      });
     }
     await this.#admitAndClaim();
   }
 
   /** Waits until every launch in flight and every background write has settled. */
   async settle(): Promise<void> {
-    while (this.#inFlight.size > 0 || this.#background.size > 0) {
-      await Promise.allSettled([...this.#inFlight.values(), ...this.#background]);
+    while (this.#launches.size > 0 || this.#background.size > 0) {
+      await Promise.allSettled([...this.#launches.pending, ...this.#background.pending]);
     }
   }
 
@@ -193,20 +214,13 @@ export class Coordinator {
    * never lands before its launch.
    */
   reportCompletion(runId: RunId, verdict: CompletionVerdict): Promise<void> {
-    // Queued behind the launch answer: both may be written in one batch, the launch first.
-    const answered = this.#answered.get(runId) ?? Promise.resolve();
-    const write = answered.then(async () => {
-      const result = await this.#writes.enqueue({ kind: "completion", runId, verdict }, null);
-      if (result.kind === "refused") throw result.error;
-      this.#wake.wake();
-    });
-    return this.#track(write, { runId }, "could not record a completion");
+    return this.#launches.reportCompletion(runId, verdict);
   }
 
   /** A handler run handed back at shutdown: queued again for another replica, no retry consumed. */
   reportLost(runId: RunId): Promise<void> {
     const write = this.#deps.dispatch.recordHandBack(runId, this.#deps.clock.now());
-    return this.#track(write, { runId }, "could not record a lost handler run");
+    return this.#background.track(write, { runId }, "could not record a lost handler run");
   }
 
   async #run(): Promise<void> {
@@ -242,7 +256,7 @@ export class Coordinator {
 
   /** Exponential back-off with jitter for a failing loop: 0.5 s doubling to 30 s. */
   #backoffMs(): number {
-    const base = Math.min(30_000, 500 * 2 ** Math.min(this.#errorStreak - 1, 6));
+    const base = exponentialBackoffMs(this.#errorStreak - 1, 500, 30_000);
     return base / 2 + Math.random() * (base / 2);
   }
 
@@ -257,22 +271,6 @@ export class Coordinator {
     // Due already. If it came due after the tick looked, tick again at once; if it was due when the
     // tick looked, it is waiting for something (the budget, a busy thread): the tick bounds the retry.
     return next > tickedAt ? now : tickAt;
-  }
-
-  async #checkClock(): Promise<void> {
-    const measure = this.#deps.options?.measureClockOffset;
-    if (measure === undefined || this.#deps.applyClockOffset === undefined) return;
-    const now = this.#deps.clock.now();
-    if (now - this.#lastClockCheckAt < CLOCK_CHECK_MS) return;
-    this.#lastClockCheckAt = now;
-    const offset = await measure();
-    if (Math.abs(offset) > 1000) {
-      this.#log.warn(
-        { offsetMs: offset },
-        "this machine's clock differs from the database's by more than 1 s; using the database's",
-      );
-    }
-    this.#deps.applyClockOffset(offset);
   }
 
   /**
@@ -303,7 +301,7 @@ export class Coordinator {
    */
   async #claimAndLaunch(): Promise<void> {
     for (;;) {
-      const room = Math.min(this.#opts.maxInFlight - this.#inFlight.size, this.#opts.claimBatch);
+      const room = Math.min(this.#opts.maxInFlight - this.#launches.size, this.#opts.claimBatch);
       if (room <= 0 || this.#stopped()) return;
       const claimed = await this.#deps.dispatch.claim({
         now: this.#deps.clock.now(),
@@ -311,128 +309,10 @@ export class Coordinator {
         limit: room,
         handlerNames: this.#deps.handlerNames,
       });
-      for (const item of claimed) this.#startLaunch(item);
+      for (const item of claimed) this.#launches.start(item);
       if (claimed.length < room) return;
       // Let the launches just started answer and queue their writes before claiming more.
       await yieldToEventLoop();
-    }
-  }
-
-  #startLaunch(item: ClaimedRun): void {
-    const id = item.run.id;
-    let answered: () => void = () => undefined;
-    this.#answered.set(
-      id,
-      new Promise<void>((resolve) => {
-        answered = resolve;
-      }),
-    );
-    const launch = this.#launch(item, answered).finally(() => {
-      answered();
-      this.#answered.delete(id);
-      this.#inFlight.delete(id);
-    });
-    this.#inFlight.set(id, launch);
-  }
-
-  /**
-   * Launches one claimed run and records the outcome, fenced by its claim token (SPEC 5.4), through the
-   * write queue; `answered` is called once the answer is queued, so that a verdict queues behind it.
-   */
-  async #launch({ run, task }: ClaimedRun, answered: () => void): Promise<void> {
-    const { dispatch, clock } = this.#deps;
-    const token = run.claimToken;
-    if (token === null) return;
-    const { outcome, completion } = await callLauncher({
-      launcher: this.#deps.launcher,
-      clock,
-      leaseMs: dispatch.policy.leaseMs,
-      log: this.#log,
-      run,
-      task,
-      onLateCompletion: (verdict) => {
-        // Queued after the (indeterminate) launch answer, which is queued as soon as the call gives up.
-        const write = this.#writes.enqueue({ kind: "completion", runId: run.id, verdict }, null);
-        void this.#track(
-          write.then((result) => {
-            if (result.kind === "refused") throw result.error;
-          }),
-          { runId: run.id },
-          "could not record a late launch answer",
-        );
-      },
-    });
-    // A store outage must not strand a launched run: the queue retries until the lease ends (then the
-    // claim is reconciled by whoever sweeps it, never launched again blindly). A verdict known at launch
-    // is recorded with it, only if the launch leaves the run running.
-    const recorded = this.#writes.enqueue(
-      {
-        kind: "launch",
-        runId: run.id,
-        token,
-        answer: completion === undefined ? { outcome } : { outcome, completion },
-      },
-      run.claimExpiresAt,
-    );
-    answered();
-    let result: RunChangeResult;
-    try {
-      result = await recorded;
-    } catch (error) {
-      // The claim stays until it expires and is reconciled: never released while the outcome is unknown.
-      this.#log.error(
-        { err: error, runId: run.id },
-        "could not record a launch outcome; the claim will be reconciled",
-      );
-      return;
-    }
-    if (result.kind === "changed") {
-      if (result.change.cancelTarget === true) this.#cancelTarget(result.change.run, task);
-    } else if (result.kind === "refused" && result.error.code === "lease_lost") {
-      this.#log.warn(
-        { runId: run.id },
-        "the launch claim was taken over before its outcome was recorded",
-      );
-    } else if (result.kind === "refused") {
-      this.#log.error(
-        { err: result.error, runId: run.id },
-        "could not record a launch outcome; the claim will be reconciled",
-      );
-    }
-  }
-
-  async #sweep(): Promise<void> {
-    const { dispatch, clock } = this.#deps;
-    const limit = 500;
-    await this.#reconcileExpiredClaims(limit);
-    for (const changed of await dispatch.sweepDeadlines(clock.now(), limit)) {
-      if (changed.change.cancelTarget === true)
-        this.#cancelTarget(changed.change.run, changed.task);
-    }
-    await dispatch.sweepQueueTimeouts(clock.now(), limit);
-    const lost: ChangedRun[] = await dispatch.sweepLostReplicas(clock.now(), limit);
-    if (lost.length > 0)
-      this.#log.warn({ runs: lost.length }, "handler runs lost with their replica");
-    await dispatch.purge(clock.now(), this.#opts.retentionMs as DurationMs, limit);
-  }
-
-  /** SPEC 5.2: an expired claim is reconciled with the target, never launched again blindly. */
-  async #reconcileExpiredClaims(limit: number): Promise<void> {
-    const { dispatch, launcher, clock } = this.#deps;
-    for (const { run, task } of await dispatch.expiredClaims(clock.now(), limit)) {
-      if (this.#inFlight.has(run.id) || run.claimToken === null) continue;
-      const controller = new AbortController();
-      let finding: Awaited<ReturnType<RunLauncher["reconcile"]>>;
-      try {
-        finding = await launcher.reconcile(run, task, controller.signal);
-      } catch (error) {
-        this.#log.warn(
-          { err: error, runId: run.id },
-          "could not ask the target about an expired claim",
-        );
-        finding = { kind: "unknown" };
-      }
-      await dispatch.recordReconciliation(run.id, run.claimToken, finding, clock.now());
     }
   }
 
@@ -446,26 +326,11 @@ export class Coordinator {
       const owner = task ?? (await this.#deps.dispatch.findTaskOf(run));
       if (owner !== null) await this.#deps.launcher.cancel(run, owner);
     };
-    void this.#track(cancel(), { runId: run.id }, "could not ask the target to cancel a run");
-  }
-
-  #storeSucceeded(): void {
-    if (this.#storeFailures > 0) {
-      this.#log.info({ failures: this.#storeFailures }, "store writes succeed again");
-      this.#storeFailures = 0;
-    }
-  }
-
-  #track(work: Promise<unknown>, context: object, message: string): Promise<void> {
-    const tracked = work.then(
-      () => undefined,
-      (error: unknown) => {
-        this.#log.error({ ...context, err: error }, message);
-      },
+    void this.#background.track(
+      cancel(),
+      { runId: run.id },
+      "could not ask the target to cancel a run",
     );
-    this.#background.add(tracked);
-    void tracked.finally(() => this.#background.delete(tracked));
-    return tracked;
   }
 
   async #shutdown(): Promise<void> {
@@ -476,7 +341,7 @@ export class Coordinator {
     const deadline = (clock.now() + this.#opts.shutdownTimeoutMs) as Instant;
     await this.#until(deadline, Promise.all([this.settle(), inProcess?.settled()]));
     if (inProcess !== undefined && inProcess.running > 0) {
-      // SPEC 6: handed back per their signal; a handler that stops is recorded lost with this replica.
+      // docs/architecture.md#cadence: handed back per their signal; a handler that stops is recorded lost with this replica.
       this.#log.warn(
         { handlers: inProcess.running },
         "handing back handler runs still running at the shutdown timeout",
@@ -485,14 +350,17 @@ export class Coordinator {
       const handBack = inProcess.settled().then(() => this.settle());
       await this.#until((clock.now() + HAND_BACK_MS) as Instant, handBack);
     }
-    if (this.#inFlight.size > 0) {
+    if (this.#launches.size > 0) {
       this.#log.warn(
-        { launches: this.#inFlight.size },
+        { launches: this.#launches.size },
         "stopped with launches in flight; their claims will expire and be reconciled",
       );
     }
     // Writes still retrying give up now: their claims expire and runs are reconciled or time out.
     this.#drainDeadline.abort();
+    // A subscription that never listened has nothing to end.
+    const stopListening = await this.#listening?.catch(() => null);
+    await stopListening?.();
   }
 
   /** Waits for `work`, or until `deadline` on the clock, whichever comes first. */

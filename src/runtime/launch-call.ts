@@ -1,23 +1,17 @@
 /**
- * One call of a launcher (SPEC 5.4), outside any transaction, with a timeout inside the claim's lease.
+ * One call of a launcher (docs/semantics.md#launch), outside any transaction, with a timeout inside the claim's lease.
  * Maps whatever the launcher does to exactly one launch outcome; it never records anything itself.
  */
 import type { Logger } from "../application/logger.js";
 import { isPunctualError } from "../domain/errors.js";
 import type { LaunchedRun, RunLauncher } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
-import type { CompletionVerdict, LaunchOutcome } from "../domain/run-transitions.js";
+import type { CompletionVerdict, LaunchAnswer, LaunchOutcome } from "../domain/run-change.js";
 import type { Task } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
 import { LazyAbort } from "../application/lazy-abort.js";
 import { startTimer } from "./clock.js";
 import type { Clock } from "./clock.js";
-
-/** What a launch came to: the outcome to record, and a verdict already known at launch. */
-export interface LaunchAnswer {
-  readonly outcome: LaunchOutcome;
-  readonly completion?: CompletionVerdict;
-}
 
 export interface LaunchCallRequest {
   readonly launcher: RunLauncher;
@@ -52,6 +46,9 @@ export async function callLauncher(request: LaunchCallRequest): Promise<LaunchAn
   const timeoutMs = launchTimeoutMs(request.leaseMs);
   const timer = startTimer(clock, (clock.now() + timeoutMs) as Instant);
   const timedOut = timer.done.then((rang) => (rang ? TIMED_OUT : null));
+  // The launcher sends at once: from this instant the run may have started (an uncertain launch's
+  // launched_at, and the start of its reconciliation delay).
+  const sentAt = clock.now();
   const answer: Promise<LaunchAnswer> = launcher
     .launch({
       run,
@@ -62,7 +59,7 @@ export async function callLauncher(request: LaunchCallRequest): Promise<LaunchAn
     })
     .then(
       (launched) => answered(run, launched, log),
-      (error: unknown) => ({ outcome: failed(run, error, log) }),
+      (error: unknown) => ({ outcome: failed(run, error, log, sentAt) }),
     );
   const first = await Promise.race([answer, timedOut]);
   if (first !== TIMED_OUT && first !== null) {
@@ -79,7 +76,7 @@ export async function callLauncher(request: LaunchCallRequest): Promise<LaunchAn
   void answer.then(({ completion }) => {
     if (completion !== undefined) request.onLateCompletion(completion);
   });
-  return { outcome: { kind: "indeterminate", message: LAUNCH_TIMED_OUT.message } };
+  return { outcome: { kind: "indeterminate", message: LAUNCH_TIMED_OUT.message, sentAt } };
 }
 
 function answered(run: Run, launched: LaunchedRun, log: Logger): LaunchAnswer {
@@ -99,7 +96,7 @@ function answered(run: Run, launched: LaunchedRun, log: Logger): LaunchAnswer {
 }
 
 /** Maps a launcher failure to its outcome; anything outside the contract counts as indeterminate. */
-function failed(run: Run, error: unknown, log: Logger): LaunchOutcome {
+function failed(run: Run, error: unknown, log: Logger, sentAt: Instant): LaunchOutcome {
   const message = error instanceof Error ? error.message : String(error);
   if (isPunctualError(error)) {
     switch (error.code) {
@@ -108,12 +105,12 @@ function failed(run: Run, error: unknown, log: Logger): LaunchOutcome {
       case "launch_failed":
         return { kind: "failed", message };
       default:
-        return { kind: "indeterminate", message };
+        return { kind: "indeterminate", message, sentAt };
     }
   }
   log.error(
     { err: error, runId: run.id },
     "launcher broke its contract; treating the launch as indeterminate",
   );
-  return { kind: "indeterminate", message };
+  return { kind: "indeterminate", message, sentAt };
 }

@@ -1,5 +1,5 @@
 /**
- * The run watcher (SPEC 5.4, 5.5): for targets whose server is the source of truth about a run (agent
+ * The run watcher (docs/semantics.md#launch, docs/semantics.md#completion): for targets whose server is the source of truth about a run (agent
  * servers), it asks about every running run at an interval. A run with a known target run id is observed
  * and its verdict recorded when it has finished; a run whose launch was uncertain (no target run id) is
  * reconciled once its request can no longer be in flight: found -> its id is recorded, absent -> queued

@@ -7,9 +7,10 @@
  * States: idle -> scheduled (a write queued; flushed on the next turn of the event loop) -> flushing
  * (one batch in the store; retried with back-off while the store fails) -> idle when nothing is queued.
  * A queued launch is never retried past its claim's lease: it is then given up, and the claim is
- * reconciled by a sweep (SPEC 5.2), never launched again blindly.
+ * reconciled by a sweep (docs/semantics.md#run-statuses), never launched again blindly.
  */
 import type { RunWrite } from "../application/dispatch-service.js";
+import { exponentialBackoffMs } from "../domain/backoff.js";
 import { isPunctualError } from "../domain/errors.js";
 import type { RunChangeResult } from "../domain/ports.js";
 import type { Instant } from "../domain/time.js";
@@ -105,7 +106,7 @@ export class RunWriteQueue {
           for (const p of live) p.reject(error);
           return;
         }
-        const wakeAt = clock.now() + Math.min(5000, 200 * 2 ** Math.min(attempt, 5));
+        const wakeAt = clock.now() + exponentialBackoffMs(attempt, 200, 5000);
         const keep: Pending[] = [];
         for (const p of live) {
           if (p.until !== null && wakeAt >= p.until) p.reject(error);

@@ -17,6 +17,8 @@ import {
   iso,
 } from "./harness.js";
 import type { Harness } from "./harness.js";
+import { taskId } from "../../src/domain/ids.js";
+import type { ExclusionInput } from "../../src/domain/schedule/schedule-spec.js";
 import { instant } from "../../src/domain/time.js";
 import type { Instant } from "../../src/domain/time.js";
 
@@ -24,7 +26,7 @@ const DAY = 24 * HOUR;
 /** T0 is Monday 2030-01-07 09:00 UTC; day(n) is 2030-01-n at 08:00 UTC. */
 const day = (n: number): Instant => instant(Date.UTC(2030, 0, n, 8));
 
-const daily = (exclude: unknown[]) =>
+const daily = (exclude: ExclusionInput[]) =>
   handlerInput("0 8 * * *", {
     schedule: { type: "cron", cron: "0 8 * * *", timezone: "UTC", exclude },
     options: { overlap: "allow_all" },
@@ -137,7 +139,7 @@ describe("calendars through the service", () => {
     const task = await createTask(h, daily([{ calendar: "holidays" }]));
     expect(edits).toBe(2);
     expect(task.next_run_at).toBe(iso(day(8)));
-    const stored = await h.store.tasks.findTask({ kind: "all" }, task.id);
+    const stored = await h.store.tasks.findTask({ kind: "all" }, taskId(task.id));
     expect(stored?.schedule).toMatchObject({ exclude: [{ name: "holidays", version: 2 }] });
   });
 

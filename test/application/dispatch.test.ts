@@ -9,7 +9,7 @@ import type { Store } from "../../src/application/store.js";
 import { fencingToken } from "../../src/domain/ids.js";
 import type { RunId } from "../../src/domain/ids.js";
 import type { RunRepository } from "../../src/domain/ports.js";
-import type { CompletionVerdict } from "../../src/domain/run-transitions.js";
+import type { CompletionVerdict } from "../../src/domain/run-change.js";
 import type { Task } from "../../src/domain/task.js";
 import {
   ADMIN,
@@ -365,6 +365,57 @@ describe("DispatchService.admitDue", () => {
     const [claimed] = await claim(h, minute(11));
     expect(claimed!.run.id).toBe(successor!.id);
   });
+
+  // docs/semantics.md#task-operations: the policy acts on a manual trigger as on any occurrence. It used to queue the manual run
+  // behind the running one and leave that run alone (expected cancel_requested_at set, got null).
+  it("asks the active run to stop when a manual trigger arrives under cancel_other", async () => {
+    const h = harness();
+    const task = await createTask(
+      h,
+      cronInput("*/5 * * * *", { options: { overlap: "cancel_other" } }),
+    );
+    await h.dispatch.admitDue(minute(5), 10);
+    const [running] = await claimAndLaunch(h, minute(5));
+    const manual = await h.tasks.trigger(ALICE, task.id, { idempotencyKey: "now" }, minute(6));
+    expect(manual.status).toBe("queued");
+    const stopping = await h.store.runs.findRun({ kind: "all" }, running!.id);
+    expect(stopping).toMatchObject({
+      status: "running",
+      reason: "superseded",
+      cancelRequestedAt: minute(6),
+    });
+    expect(h.signals.cancelRequests.map((c) => c.run.id)).toEqual([running!.id]);
+    // A repeat of the same trigger is that trigger: nothing more is asked to stop.
+    await h.tasks.trigger(ALICE, task.id, { idempotencyKey: "now" }, minute(7));
+    expect(h.signals.cancelRequests).toHaveLength(1);
+    expect(await claim(h, minute(7))).toEqual([]);
+    await h.dispatch.recordCompletion(running!.id, { status: "cancelled" }, minute(8));
+    const [claimed] = await claim(h, minute(8));
+    expect(claimed!.run.id).toBe(manual.id);
+  });
+
+  it("cancels a queued run when a manual trigger arrives under cancel_other, and leaves skip alone", async () => {
+    const h = harness();
+    const task = await createTask(
+      h,
+      cronInput("*/5 * * * *", { options: { overlap: "cancel_other" } }),
+    );
+    const [queued] = (await h.dispatch.admitDue(minute(5), 10)).queuedRuns;
+    await h.tasks.trigger(ALICE, task.id, { idempotencyKey: "now" }, minute(6));
+    expect(await h.store.runs.findRun({ kind: "all" }, queued!.id)).toMatchObject({
+      status: "cancelled",
+      reason: "superseded",
+    });
+    const other = await createTask(
+      h,
+      cronInput("*/5 * * * *", { title: "buffered", options: { overlap: "buffer_all" } }),
+    );
+    const [kept] = (await h.dispatch.admitDue(minute(10), 10)).queuedRuns.filter(
+      (r) => r.taskId === other.id,
+    );
+    await h.tasks.trigger(ALICE, other.id, { idempotencyKey: "now" }, minute(11));
+    expect((await h.store.runs.findRun({ kind: "all" }, kept!.id))?.status).toBe("queued");
+  });
 });
 
 describe("DispatchService.claim and the global budget", () => {
@@ -493,7 +544,7 @@ describe("DispatchService.recordCompletion", () => {
     expect(late!.taskVerdict).toBeUndefined();
   });
 
-  // BUG: SPEC 5.1 (`reason` says why a run is cancelled) and docs/semantics.md "Reasons" (`superseded`:
+  // BUG: docs/semantics.md#the-life-of-a-run (`reason` says why a run is cancelled) and docs/semantics.md "Reasons" (`superseded`:
   // overlap cancel_other replaced this run; `task_deleted`: a run whose task was deleted;
   // `cancel_requested`: its owner cancelled the run). A running run asked to stop keeps the reason it was
   // asked (cancelRun), but completeRun overwrites it with `cancel_requested` when the target confirms.
@@ -624,7 +675,6 @@ function interleavingStore(store: Store, between: () => Promise<void>): Store {
   };
   return {
     kind: store.kind,
-    capabilities: store.capabilities,
     tasks: store.tasks,
     runs: wrapped,
     replicas: store.replicas,

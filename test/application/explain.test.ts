@@ -1,6 +1,6 @@
 /**
  * `explain` through the TaskService on the in-memory store: the history admission and launches really
- * wrote, read back as a verdict for an instant (SPEC 4.3).
+ * wrote, read back as a verdict for an instant (docs/semantics.md#task-operations).
  */
 import { describe, expect, it } from "vitest";
 import { instant } from "../../src/domain/time.js";

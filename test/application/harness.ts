@@ -31,11 +31,7 @@ import type {
   ThreadLookup,
 } from "../../src/domain/ports.js";
 import type { Run } from "../../src/domain/run.js";
-import type {
-  LaunchOutcome,
-  ReconcileFinding,
-  RunChange,
-} from "../../src/domain/run-transitions.js";
+import type { LaunchOutcome, ReconcileFinding, RunChange } from "../../src/domain/run-change.js";
 import type { Task } from "../../src/domain/task.js";
 import { durationMs, instant } from "../../src/domain/time.js";
 import type { DurationMs, Instant } from "../../src/domain/time.js";
@@ -173,7 +169,7 @@ export class FakeLauncher implements RunLauncher {
   }
 }
 
-/** Maps a launcher failure to its outcome, as the coordinator does (SPEC 5.4). */
+/** Maps a launcher failure to its outcome, as the coordinator does (docs/semantics.md#launch). */
 function outcomeOf(error: unknown): LaunchOutcome {
   const message = error instanceof Error ? error.message : String(error);
   if (isPunctualError(error)) {

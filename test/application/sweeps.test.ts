@@ -1,10 +1,10 @@
 /**
- * The coordinator's sweeps through DispatchService (SPEC 5.2-5.5, 6): queue timeouts, run deadlines,
+ * The coordinator's sweeps through DispatchService (docs/semantics.md#run-statuses, docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch, docs/semantics.md#completion, docs/architecture.md#cadence): queue timeouts, run deadlines,
  * handler runs lost with their replica, expired launch claims reconciled with the target, retention, and
  * the instant the coordinator may sleep until.
  */
 import { describe, expect, it } from "vitest";
-import type { ReconcileFinding } from "../../src/domain/run-transitions.js";
+import type { ReconcileFinding } from "../../src/domain/run-change.js";
 import type { Instant } from "../../src/domain/time.js";
 import {
   ALICE,
@@ -112,7 +112,7 @@ describe("DispatchService.sweepDeadlines", () => {
     expect(await claim(h, minute(17))).toHaveLength(1);
   });
 
-  // BUG: same root cause as the completion case in dispatch.test.ts (SPEC 5.1, docs/semantics.md
+  // BUG: same root cause as the completion case in dispatch.test.ts (docs/semantics.md#the-life-of-a-run, docs/semantics.md
   // "Reasons"): timeOutRun ends a run that was asked to stop `cancelled` with reason `cancel_requested`,
   // dropping the reason it was asked (`superseded` under cancel_other). Expected reason `superseded`;
   // actual `cancel_requested` (the owner did not cancel anything).

@@ -1,8 +1,9 @@
 /**
- * TaskService commands on tasks and runs (SPEC 4.3, 5.6): trigger and its idempotency key, backfill,
+ * TaskService commands on tasks and runs (docs/semantics.md#task-operations, docs/semantics.md#cancellation): trigger and its idempotency key, backfill,
  * pause, resume, cancel, delete, cancel run and preview, through the in-memory store.
  */
 import { describe, expect, it } from "vitest";
+import { runId } from "../../src/domain/ids.js";
 import {
   ADMIN,
   ALICE,
@@ -69,7 +70,11 @@ describe("TaskService.trigger", () => {
     expect(run.status).toBe("queued");
     const [launched] = await claimAndLaunch(h, minute(2));
     expect(launched!.id).toBe(run.id);
-    await h.dispatch.recordCompletion(run.id, { status: "failed", error: "nope" }, minute(3));
+    await h.dispatch.recordCompletion(
+      runId(run.id),
+      { status: "failed", error: "nope" },
+      minute(3),
+    );
     expect(await reload(h, task.id)).toMatchObject({
       status: "paused",
       run_count: 1,
@@ -90,7 +95,11 @@ describe("TaskService.trigger", () => {
     const manual = await h.tasks.trigger(ALICE, task.id, {}, minute(7));
     const [launched] = await claimAndLaunch(h, minute(7));
     expect(launched!.id).toBe(manual.id);
-    await h.dispatch.recordCompletion(manual.id, { status: "failed", error: "x" }, minute(8));
+    await h.dispatch.recordCompletion(
+      runId(manual.id),
+      { status: "failed", error: "x" },
+      minute(8),
+    );
     expect(await reload(h, task.id)).toMatchObject({ status: "completed", run_count: 2 });
   });
 
@@ -108,7 +117,7 @@ describe("TaskService.trigger", () => {
     expect(await history(h, ALICE, task.id)).toEqual([]);
   });
 
-  // BUG: SPEC 4.3/5.4 and 7.2 ("never 500 for bad input"): a client key long enough that the derived
+  // BUG: docs/semantics.md#task-operations, docs/semantics.md#launch, docs/api.md ("never 500 for bad input"): a client key long enough that the derived
   // key passes 255 characters is refused by idempotencyKeyFor with a RangeError before triggerTask can
   // validate it. Expected: ValidationError (validation_failed, field idempotency_key). Actual: RangeError
   // "idempotency key too long" (no code), which the HTTP layer would answer with a 500.
@@ -501,7 +510,7 @@ describe("TaskService.preview", () => {
   });
 
   // Was a bug: the preview returned the domain's objects (epoch ms, camelCase) instead of the API's
-  // shape (SPEC 7.1, 7.2).
+  // shape (docs/library.md, docs/api.md).
   it("answers the preview in the API's shape: RFC 3339 instants and snake_case names", async () => {
     const h = harness();
     const task = await createTask(h, cronInput("*/5 * * * *"));

@@ -1,5 +1,5 @@
 /**
- * TaskService management (SPEC 4.1-4.3; reference 6.2 TestTaskManagement and TestOptimisticLocking,
+ * TaskService management (docs/semantics.md#tasks, docs/semantics.md#task-statuses, docs/semantics.md#task-operations; reference 6.2 TestTaskManagement and TestOptimisticLocking,
  * adapted): validation before any write, thread checks through the ThreadLookup port, PATCH semantics
  * with a version compare-and-set, re-arming, owner scoping, listing, and create/edit warnings.
  */
@@ -39,7 +39,7 @@ async function everyTask(h: Harness) {
   return (await h.tasks.list(ADMIN, { limit: 200 })).items;
 }
 
-const BERLIN_0230 = { type: "cron", cron: "30 2 * * *", timezone: "Europe/Berlin" };
+const BERLIN_0230 = { type: "cron", cron: "30 2 * * *", timezone: "Europe/Berlin" } as const;
 
 describe("TaskService.create", () => {
   const invalid: [string, TaskCreateInput | Record<string, unknown>, string][] = [
@@ -204,7 +204,7 @@ describe("TaskService.create and update warnings", () => {
   it("does not warn about DST for a zone without it or a time it does not touch", async () => {
     const h = harness();
     expect((await h.tasks.create(ALICE, cronInput("30 2 * * *"), T0)).warnings).toEqual([]);
-    const noon = { type: "cron", cron: "0 12 * * *", timezone: "Europe/Berlin" };
+    const noon = { type: "cron", cron: "0 12 * * *", timezone: "Europe/Berlin" } as const;
     expect(
       (await h.tasks.create(ALICE, cronInput("0 12 * * *", { schedule: noon }), T0)).warnings,
     ).toEqual([]);
@@ -212,7 +212,7 @@ describe("TaskService.create and update warnings", () => {
 
   it("warns when the jitter is larger than the time between occurrences", async () => {
     const h = harness();
-    const wide = { type: "cron", cron: "* * * * *", timezone: "UTC", jitter: "PT2M" };
+    const wide = { type: "cron", cron: "* * * * *", timezone: "UTC", jitter: "PT2M" } as const;
     const narrow = { ...wide, jitter: "PT30S" };
     const warned = await h.tasks.create(ALICE, cronInput("* * * * *", { schedule: wide }), T0);
     expect(warned.warnings).toEqual([expect.stringMatching(/jitter is larger/)]);

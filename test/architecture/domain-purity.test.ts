@@ -1,36 +1,17 @@
 /**
- * SPEC 9: the domain is pure. This test fails when a file under src/domain imports outside the domain
+ * docs/architecture.md: the domain is pure. This test fails when a file under src/domain imports outside the domain
  * (packages only from the allow-list), imports a `node:` module, reads the clock, sets a timer, draws
  * randomness, or contains async code.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { codeOnly, importsOf, listTs, ROOT } from "./source-scan.js";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const domainDir = join(root, "src/domain");
+const domainDir = join(ROOT, "src/domain");
 
 /** Packages the domain may import: pure libraries only. */
 const ALLOWED_PACKAGES: readonly string[] = [];
-
-function listTs(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return listTs(path);
-    return entry.name.endsWith(".ts") ? [path] : [];
-  });
-}
-
-/** Strips comments and string contents so that prose about `Date.now()` does not trip the scan. */
-function codeOnly(source: string): string {
-  return source
-    .replace(/\/\*[\s\S]*?\*\//g, "")
-    .replace(/(^|[^:])\/\/.*$/gm, "$1")
-    .replace(/`(?:\\.|[^`\\])*`/g, "``")
-    .replace(/"(?:\\.|[^"\\\n])*"/g, '""')
-    .replace(/'(?:\\.|[^'\\\n])*'/g, "''");
-}
 
 const FORBIDDEN: readonly { pattern: RegExp; reason: string }[] = [
   { pattern: /\bDate\.now\s*\(/, reason: "reads the clock (Date.now)" },
@@ -46,17 +27,6 @@ const FORBIDDEN: readonly { pattern: RegExp; reason: string }[] = [
   { pattern: /\.then\s*\(/, reason: "chains a promise" },
   { pattern: /\bprocess\s*\./, reason: "reads the process" },
 ];
-
-function importsOf(source: string): string[] {
-  const specifiers: string[] = [];
-  const re =
-    /(?:import|export)\s[^;]*?from\s*["']([^"']+)["']|import\s*\(\s*["']([^"']+)["']\s*\)|import\s*["']([^"']+)["']/g;
-  for (const match of source.matchAll(re)) {
-    const spec = match[1] ?? match[2] ?? match[3];
-    if (spec !== undefined) specifiers.push(spec);
-  }
-  return specifiers;
-}
 
 export function violations(file: string, source: string): string[] {
   const found: string[] = [];
@@ -85,7 +55,7 @@ describe("the domain", () => {
     expect(files.length).toBeGreaterThan(0);
   });
 
-  it.each(files.map((f) => [relative(root, f), f]))("%s is pure", (_name, file) => {
+  it.each(files.map((f) => [relative(ROOT, f), f]))("%s is pure", (_name, file) => {
     expect(violations(file, readFileSync(file, "utf8"))).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access -- API answers are untyped JSON, checked by the assertions */
 /**
- * The dashboard in a real browser (SPEC 7.4): Debian's chromium driven by playwright-core against a real
+ * The dashboard in a real browser (docs/dashboard.md): Debian's chromium driven by playwright-core against a real
  * server (memory store, coordinator on). Waits are on selectors and texts with bounded timeouts. Without
  * chromium the suite skips on a developer machine and fails under CI (.ci/run installs it).
  */

@@ -10,7 +10,7 @@ import type { CatchUpOptions, RetryOptions, TaskOptions } from "../../src/domain
 import { parseSchedule } from "../../src/domain/schedule/parse-schedule.js";
 import type { ScheduleInput } from "../../src/domain/schedule/schedule-input.js";
 import type { ExecutionContext, JsonValue, Target } from "../../src/domain/target.js";
-import { createTask } from "../../src/domain/task-commands.js";
+import { createTask } from "../../src/domain/task-fields.js";
 import type { Task } from "../../src/domain/task.js";
 import { instant } from "../../src/domain/time.js";
 import type { Instant } from "../../src/domain/time.js";

@@ -36,7 +36,14 @@ describe.skipIf(!storeEnabled("memory"))("memory store", () => {
   it("declares what it cannot do", () => {
     const store = openMemoryStore();
     expect(store.kind).toBe("memory");
-    expect(store.capabilities).toEqual({ shared: false, notifies: false, hasClock: false });
+    // The optional ports it offers (docs/architecture.md#stores).
+    expect({
+      wakes: "wakes" in store,
+      referenceClock: "referenceClock" in store,
+    }).toEqual({
+      wakes: false,
+      referenceClock: false,
+    });
   });
 
   it("hands out frozen rows", async () => {
@@ -60,7 +67,7 @@ describe.skipIf(!storeEnabled("memory"))("memory store", () => {
   });
 });
 
-/** A once task left `enabled` with no occurrence ahead and no active run will never finish (SPEC 4.2). */
+/** A once task left `enabled` with no occurrence ahead and no active run will never finish (docs/semantics.md#task-statuses). */
 async function stuckOnce(store: Store, id: TaskId): Promise<boolean> {
   const task = await reload(store, id);
   const active = (await ledger(store, id)).filter((run) =>
@@ -71,7 +78,7 @@ async function stuckOnce(store: Store, id: TaskId): Promise<boolean> {
 
 describe.skipIf(!storeEnabled("memory"))("domain decisions through the memory store", () => {
   // Was a domain bug: cancelRun (run-transitions.ts) returned no taskVerdict when it cancels a queued scheduled
-  // run of a once task, so the task stays `enabled` with nothing ahead; SPEC 4.2 says `cancelled`.
+  // run of a once task, so the task stays `enabled` with nothing ahead; docs/semantics.md#task-statuses says `cancelled`.
   it("ends a once task cancelled when its queued run is cancelled", async () => {
     const store = openMemoryStore();
     const task = await insertTask(store, { schedule: onceAt(minute(1)) });
@@ -94,7 +101,7 @@ describe.skipIf(!storeEnabled("memory"))("domain decisions through the memory st
   });
 
   // Was a domain bug: the pause cancelled the once task's only run and left the task to resume into
-  // nothing. A once task whose occurrence the pause cancelled has ended (SPEC 4.2): `cancelled`.
+  // nothing. A once task whose occurrence the pause cancelled has ended (docs/semantics.md#task-statuses): `cancelled`.
   it("ends a once task cancelled when a pause cancels its queued run, and refuses to resume it", async () => {
     const store = openMemoryStore();
     const task = await insertTask(store, { schedule: onceAt(minute(1)) });
@@ -109,7 +116,7 @@ describe.skipIf(!storeEnabled("memory"))("domain decisions through the memory st
 
   // Was a domain bug: applyLaunchOutcome, outcome `busy` on a run whose cancel was requested while it was
   // launching, puts it back in the queue with `cancel_requested_at` still set; it is then claimed and
-  // launched again. Nothing started, so SPEC 5.6 calls for `cancelled` at once.
+  // launched again. Nothing started, so docs/semantics.md#cancellation calls for `cancelled` at once.
   it("cancels a run asked to stop while launching when the target answers busy", async () => {
     const store = openMemoryStore();
     await insertTask(store);
@@ -125,7 +132,7 @@ describe.skipIf(!storeEnabled("memory"))("domain decisions through the memory st
   });
 
   // Was a domain bug: cancelRun wrote `reason` when it only requests the cancellation of a running run, and
-  // completeRun keeps it when the run then succeeds: a `succeeded` run says `task_deleted` (SPEC 5.1:
+  // completeRun keeps it when the run then succeeds: a `succeeded` run says `task_deleted` (docs/semantics.md#the-life-of-a-run:
   // `reason` says why a run is skipped, missed, failed, cancelled or timed out).
   it("leaves no failure reason on a run that succeeds after a cancel request", async () => {
     const store = openMemoryStore();

@@ -1,5 +1,5 @@
 /**
- * The one contract every store passes (SPEC 9): `describeStoreContract(name, open)` registers the whole
+ * The one contract every store passes (docs/architecture.md): `describeStoreContract(name, open)` registers the whole
  * suite for a store factory. `open` returns a fresh, empty, migrated store for each test; the suite closes
  * it afterwards. `PUNCTUAL_TEST_STORES` (a comma list of memory, sqlite, postgres) narrows which stores run.
  */

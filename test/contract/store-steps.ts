@@ -2,7 +2,7 @@
  * The steps the service and the coordinator take against a store, written with the domain's functions as
  * the `decide` callbacks exactly as the application does, so that the contract exercises real decisions.
  */
-import { admit } from "../../src/domain/admission.js";
+import { admitTask } from "../../src/domain/admit-task.js";
 import { selectClaimable } from "../../src/domain/claim.js";
 import type { RunId, TaskId } from "../../src/domain/ids.js";
 import { DEFAULT_POLICY } from "../../src/domain/options.js";
@@ -20,20 +20,16 @@ import {
   claimRun,
   completeRun,
 } from "../../src/domain/run-transitions.js";
-import type {
-  CompletionVerdict,
-  LaunchOutcome,
-  RunChange,
-  RunTaskContext,
-} from "../../src/domain/run-transitions.js";
+import { runTaskContext } from "../../src/domain/run-change.js";
+import type { CompletionVerdict, LaunchOutcome, RunChange } from "../../src/domain/run-change.js";
 import {
   backfillTask,
   deleteTask,
-  editTask,
   pauseTask,
   resumeTask,
   triggerTask,
 } from "../../src/domain/task-commands.js";
+import { editTask } from "../../src/domain/task-fields.js";
 import type { CommandOutcome } from "../../src/domain/task-commands.js";
 import type { Task, TaskUserFields } from "../../src/domain/task.js";
 import type { DurationMs, Instant } from "../../src/domain/time.js";
@@ -44,9 +40,7 @@ import type { TaskFixture } from "./fixtures.js";
 export const REPLICA = "replica-a";
 export const POLICY = DEFAULT_POLICY;
 
-export function runTaskContext(task: Task): RunTaskContext {
-  return { scheduleType: task.schedule.type, options: task.options };
-}
+export { runTaskContext };
 
 /** Builds and inserts tasks, returning them as inserted. */
 export async function insertTasks(store: Store, ...fixtures: TaskFixture[]): Promise<Task[]> {
@@ -62,8 +56,10 @@ export async function insertTask(store: Store, fixture: TaskFixture = {}): Promi
 
 /** The coordinator's admission step. */
 export function admitDue(store: Store, now: Instant, limit = 100): Promise<AdmissionReport> {
-  return store.tasks.admitDueTasks(now, limit, (task, activeRuns) =>
-    admit({ task, now, activeRuns }),
+  return store.tasks.admitDueTasks(
+    now,
+    limit,
+    (task, activeRuns) => admitTask(task, activeRuns, now).write,
   );
 }
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { admit } from "../../src/domain/admission.js";
 import type { Decision } from "../../src/domain/admission.js";
 import { newRunFromDecision } from "../../src/domain/new-run.js";
-import { createTask } from "../../src/domain/task-commands.js";
+import { createTask } from "../../src/domain/task-fields.js";
 import type { Instant } from "../../src/domain/time.js";
 import {
   DAY,

@@ -1,5 +1,5 @@
 /**
- * Properties of admission (SPEC 1.1, 1.3, 5.1, 5.3) over interval, cron and once schedules, random
+ * Properties of admission (docs/semantics.md#guarantees, docs/semantics.md#the-life-of-a-run, docs/semantics.md#the-life-of-an-occurrence) over interval, cron and once schedules, random
  * options and random active runs, across sequences of admissions with increasing `now`:
  * - a nominal time is never decided twice;
  * - nothing is lost: every nominal time up to `decided_through` has exactly one decision;

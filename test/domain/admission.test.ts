@@ -1,5 +1,5 @@
 /**
- * Admission (SPEC 5.3): the exhaustive table of catch-up policy x overlap policy x active run x timing,
+ * Admission (docs/semantics.md#the-life-of-an-occurrence): the exhaustive table of catch-up policy x overlap policy x active run x timing,
  * then the limits and edges (bounded passes, max_runs, end_at, once tasks, jitter, cancel_other within
  * one pass, the worked example of docs/semantics.md).
  */
@@ -64,7 +64,7 @@ describe("admit: the table of catch-up x overlap x active run x timing", () => {
   };
 
   /**
-   * SPEC 5.3 overlap, for the occurrence that is subject to it: what it becomes, and what happens to the
+   * docs/semantics.md#the-life-of-an-occurrence overlap, for the occurrence that is subject to it: what it becomes, and what happens to the
    * active run. Written out by hand, one entry per (policy, active run).
    */
   const OVERLAP: Record<OverlapPolicy, Record<ActiveCase, { as: string; cancel?: string }>> = {
@@ -360,7 +360,7 @@ describe("admit", () => {
   // Was a domain bug, fixed: under cancel_other with catch-up all, an on-time occurrence supersedes only the run queued
   // last in the same pass: with 09:05 and 09:10 overdue (queued by catch-up all) and 09:15 on time,
   // admission queues 09:05, records 09:10 skipped (superseded) and queues 09:15, which then waits behind
-  // the older 09:05 (per-task FIFO). SPEC 5.3 either queues every overdue occurrence "whatever the
+  // the older 09:05 (per-task FIFO). docs/semantics.md#the-life-of-an-occurrence either queues every overdue occurrence "whatever the
   // overlap policy" (nothing superseded) or, under cancel_other, lets the newest run replace the older
   // ones (all superseded); it never supersedes a newer run while keeping an older one.
   // Expected: no run queued in the pass is older than one superseded in it; actual: 09:05 queued while
@@ -481,7 +481,7 @@ describe("admit", () => {
     });
   });
 
-  describe("once tasks (SPEC 4.2)", () => {
+  describe("once tasks (docs/semantics.md#task-statuses)", () => {
     const onceAt = (runAt: string): Task =>
       buildTask({ schedule: schedule({ type: "once", run_at: runAt }) });
 
@@ -534,7 +534,7 @@ describe("admit", () => {
     });
   });
 
-  describe("jitter (SPEC 3.4)", () => {
+  describe("jitter (docs/schedules.md#bounds-and-jitter)", () => {
     const jittered = schedule({ type: "interval", every: "PT1H", jitter: "PT10M" });
 
     it("fires each occurrence at a deterministic whole second in [scheduled_for, scheduled_for + jitter]", () => {

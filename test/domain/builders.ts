@@ -8,8 +8,9 @@ import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../src/d
 import { DEFAULT_POLICY, DEFAULT_TASK_OPTIONS } from "../../src/domain/options.js";
 import type { CatchUpPolicy, SchedulePolicy, TaskOptions } from "../../src/domain/options.js";
 import type { Run } from "../../src/domain/run.js";
-import { applyLaunchOutcome, claimRun, withTaskPatches } from "../../src/domain/run-transitions.js";
-import type { RunChange, RunTaskContext } from "../../src/domain/run-transitions.js";
+import { applyLaunchOutcome, claimRun } from "../../src/domain/run-transitions.js";
+import { withTaskPatches } from "../../src/domain/run-change.js";
+import type { RunChange, RunTaskContext } from "../../src/domain/run-change.js";
 import type { NewRun } from "../../src/domain/new-run.js";
 import { nextAfter } from "../../src/domain/schedule/next-after.js";
 import { parseSchedule } from "../../src/domain/schedule/parse-schedule.js";
@@ -236,7 +237,7 @@ export function activeView(
   return { id: id as RunId, status, cancelRequested };
 }
 
-/** The task after a run change's task patches are written, as the stores write them (SPEC 5.5). */
+/** The task after a run change's task patches are written, as the stores write them (docs/semantics.md#completion). */
 export function withChange(task: Task, change: RunChange): Task {
   return withTaskPatches(task, change);
 }

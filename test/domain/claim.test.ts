@@ -1,5 +1,5 @@
 /**
- * Claim selection (SPEC 5.3-5.4): which queued runs a replica may claim now: per-thread FIFO, per-task
+ * Claim selection (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch): which queued runs a replica may claim now: per-thread FIFO, per-task
  * FIFO for exclusive runs, `not_before`, busy threads and tasks, the global budget, handler names.
  */
 import { describe, expect, it } from "vitest";

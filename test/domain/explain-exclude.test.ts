@@ -4,7 +4,8 @@
  * several expressions.
  */
 import { describe, expect, it } from "vitest";
-import { explainAt, explainWindow } from "../../src/domain/explain.js";
+import { explainAt } from "../../src/domain/explain.js";
+import { explainWindow } from "../../src/domain/explain-window.js";
 import type { Explanation } from "../../src/domain/explain.js";
 import type { RunId } from "../../src/domain/ids.js";
 import type { Run } from "../../src/domain/run.js";

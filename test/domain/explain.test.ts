@@ -3,13 +3,12 @@
  * shape of history, table by table.
  */
 import { describe, expect, it } from "vitest";
+import { EXPLAIN_VERDICTS, explainAt } from "../../src/domain/explain.js";
 import {
-  EXPLAIN_VERDICTS,
-  explainAt,
   explainWindow,
   historyReachedWindow,
   lastNominalAtOrBefore,
-} from "../../src/domain/explain.js";
+} from "../../src/domain/explain-window.js";
 import type { Explanation } from "../../src/domain/explain.js";
 import type { RunId } from "../../src/domain/ids.js";
 import type { Run } from "../../src/domain/run.js";

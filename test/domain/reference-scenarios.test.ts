@@ -1,8 +1,8 @@
 /**
  * The domain scenarios of the reference (deerflow-scheduler.md 6.1, test_schedule_domain.py) and the
  * decision parts of its service scenarios (6.2, test_schedule_service.py), ported to punctual's model:
- * no `running` task status (SPEC 4.2), runs with their own state machine (SPEC 5.2), and field ownership
- * between admission, launch bookkeeping and completion (SPEC 5.5). Schedule parsing and `nextAfter`
+ * no `running` task status (docs/semantics.md#task-statuses), runs with their own state machine (docs/semantics.md#run-statuses), and field ownership
+ * between admission, launch bookkeeping and completion (docs/semantics.md#completion). Schedule parsing and `nextAfter`
  * scenarios of 6.1 live in test/domain/schedule/. Scenarios that do not apply to our model are named in
  * the describe that replaces them.
  */
@@ -22,22 +22,12 @@ import {
   RUN_STATUSES,
 } from "../../src/domain/run.js";
 import type { Run } from "../../src/domain/run.js";
-import {
-  applyLaunchOutcome,
-  completeRun,
-  loseRunWithReplica,
-  timeOutRun,
-} from "../../src/domain/run-transitions.js";
-import type { LaunchOutcome, RunChange } from "../../src/domain/run-transitions.js";
-import {
-  activeView,
-  createTask,
-  deleteTask,
-  editTask,
-  pauseTask,
-  resumeTask,
-  triggerTask,
-} from "../../src/domain/task-commands.js";
+import { applyLaunchOutcome, completeRun } from "../../src/domain/run-transitions.js";
+import { loseRunWithReplica, timeOutRun } from "../../src/domain/run-recovery.js";
+import type { LaunchOutcome, RunChange } from "../../src/domain/run-change.js";
+import { activeView } from "../../src/domain/admit-task.js";
+import { createTask, editTask } from "../../src/domain/task-fields.js";
+import { deleteTask, pauseTask, resumeTask, triggerTask } from "../../src/domain/task-commands.js";
 import type { Task } from "../../src/domain/task.js";
 import type { Instant } from "../../src/domain/time.js";
 import {
@@ -116,7 +106,7 @@ describe("reference 6.1: the domain", () => {
       expect(DEFAULT_POLICY.defaultOptions).toBe(DEFAULT_TASK_OPTIONS);
     });
 
-    it("has the documented per-task option defaults (SPEC 5.3-5.5)", () => {
+    it("has the documented per-task option defaults (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch, docs/semantics.md#completion)", () => {
       expect(DEFAULT_TASK_OPTIONS).toEqual({
         overlap: "skip",
         catchUp: { windowMs: HOUR, policy: "latest" },
@@ -316,7 +306,7 @@ describe("reference 6.1: the domain", () => {
   });
 
   describe("mutability (TestMutabilityGate: edits are allowed while a run is active here)", () => {
-    it("edits a task whose run is running: version covers user fields only (SPEC 4.3)", () => {
+    it("edits a task whose run is running: version covers user fields only (docs/semantics.md#task-operations)", () => {
       const edited = editTask(
         buildTask(),
         { title: "still editable" },

@@ -1,6 +1,6 @@
 /**
- * Properties of a run's life (SPEC 5.2-5.6) under any sequence of events, and of claim selection
- * (SPEC 5.3-5.4) over any queue. Events the state machine refuses throw IllegalTransitionError and
+ * Properties of a run's life (docs/semantics.md#run-statuses, docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch, docs/semantics.md#completion, docs/semantics.md#cancellation) under any sequence of events, and of claim selection
+ * (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch) over any queue. Events the state machine refuses throw IllegalTransitionError and
  * leave the run as it was; every accepted event keeps the run's fields consistent with its status.
  */
 import fc from "fast-check";
@@ -16,13 +16,15 @@ import {
   cancelRun,
   claimRun,
   completeRun,
-  expireQueuedRun,
   heartbeatRun,
+} from "../../src/domain/run-transitions.js";
+import {
+  expireQueuedRun,
   loseRunWithReplica,
   reconcileExpiredClaim,
   timeOutRun,
-} from "../../src/domain/run-transitions.js";
-import type { RunChange } from "../../src/domain/run-transitions.js";
+} from "../../src/domain/run-recovery.js";
+import type { RunChange } from "../../src/domain/run-change.js";
 import { buildRun, ctxOf, LEASE_MS, MINUTE, plus, policy, T0 } from "./builders.js";
 
 type Event =

@@ -1,8 +1,8 @@
 /**
- * The run's transition functions (SPEC 5.2, 5.4-5.6): claim, launch outcomes, completion ("the first
+ * The run's transition functions (docs/semantics.md#run-statuses, docs/semantics.md#launch, docs/semantics.md#completion, docs/semantics.md#cancellation): claim, launch outcomes, completion ("the first
  * verdict wins"), cancellation, the sweeps (run timeout, queue timeout, lost replica), reconciliation of
- * an expired claim and heartbeats; which task patch each returns (SPEC 5.5 field ownership), and that busy
- * answers and crash recovery never consume the retry budget (SPEC 5.4).
+ * an expired claim and heartbeats; which task patch each returns (docs/semantics.md#completion field ownership), and that busy
+ * answers and crash recovery never consume the retry budget (docs/semantics.md#launch).
  */
 import { describe, expect, it } from "vitest";
 import { IllegalTransitionError } from "../../src/domain/errors.js";
@@ -14,21 +14,23 @@ import {
   cancelRun,
   claimRun,
   completeRun,
-  expireQueuedRun,
   heartbeatRun,
+} from "../../src/domain/run-transitions.js";
+import {
+  expireQueuedRun,
   loseRunWithReplica,
   reconcileExpiredClaim,
   reconcileUncertainLaunch,
-  retryBackoffMs,
   timeOutRun,
-} from "../../src/domain/run-transitions.js";
+} from "../../src/domain/run-recovery.js";
+import { retryBackoffMs } from "../../src/domain/run-change.js";
 import type {
   LaunchOutcome,
   RunChange,
   RunTaskContext,
   TaskLaunchPatch,
   TaskVerdictPatch,
-} from "../../src/domain/run-transitions.js";
+} from "../../src/domain/run-change.js";
 import type { DurationMs, Instant } from "../../src/domain/time.js";
 import {
   buildRun,
@@ -86,7 +88,7 @@ const LAUNCH_FIELDS: readonly (keyof TaskLaunchPatch)[] = [
 ];
 const VERDICT_FIELDS: readonly (keyof TaskVerdictPatch)[] = ["lastError", "status"];
 
-/** SPEC 5.5: launch bookkeeping and completion touch disjoint task fields, and never both at once. */
+/** docs/semantics.md#completion: launch bookkeeping and completion touch disjoint task fields, and never both at once. */
 function expectOwnership(change: RunChange, expected: "launch" | "verdict" | "none"): void {
   expect(change.taskLaunch !== undefined && change.taskVerdict !== undefined).toBe(false);
   if (change.taskLaunch !== undefined) {
@@ -323,6 +325,20 @@ describe("applyLaunchOutcome", () => {
       });
       expectOwnership(change, "launch");
     });
+
+    // Issue 17: launched_at was the instant the request timed out (up to request_timeout_ms late),
+    // which inflated lateness and pushed back the deadline.
+    it("records the instant the request was sent as launched_at, and counts lateness and deadline from it", () => {
+      const sentAt = plus(NOW, -20 * SECOND);
+      const run = { ...claimed(), fireAt: plus(NOW, -30 * SECOND) };
+      const change = launch(run, { kind: "indeterminate", message: "timeout", sentAt });
+      expect(change.run).toMatchObject({
+        launchedAt: sentAt,
+        deadlineAt: plus(sentAt, HOUR),
+        latenessMs: 10 * SECOND,
+      });
+      expect(change.taskLaunch?.lastRunAt).toBe(sentAt);
+    });
   });
 
   it.each([
@@ -337,7 +353,7 @@ describe("applyLaunchOutcome", () => {
     expectIllegal(() => launch(inStatus(status), { kind: "launched", targetRunId: "t" }));
   });
 
-  // Was a domain bug, fixed: SPEC 5.2 draws busy and "certainly failed" only out of `launching`, and the run's
+  // Was a domain bug, fixed: docs/semantics.md#run-statuses draws busy and "certainly failed" only out of `launching`, and the run's
   // transitions must refuse illegal moves. applyLaunchOutcome applied to a `running` run accepts `busy`
   // (and `failed`) and moves it back to `queued`, so a run already started could be launched again.
   // Only the adapter's fencing token (cleared at launch) prevents it today.
@@ -376,6 +392,31 @@ describe("reconcileUncertainLaunch", () => {
     );
     expect(change?.run).toMatchObject({ status: "running", targetRunId: "agent-run-7" });
     expect(change?.taskLaunch).toBeUndefined();
+  });
+
+  it("corrects launched_at to the target's created_at, kept between the sending and now", () => {
+    const sentAt = plus(NOW, -10 * SECOND);
+    const run = applyLaunchOutcome(
+      { ...claimed(), fireAt: plus(NOW, -15 * SECOND) },
+      { kind: "indeterminate", message: "timeout", sentAt },
+      { now: NOW, task: RECURRING, policy: policy() },
+    ).run;
+    const found = (createdAt: Instant) =>
+      reconcileUncertainLaunch(
+        run,
+        { kind: "found", targetRunId: "agent-run-7", createdAt },
+        { now: later, task: RECURRING },
+      )?.run;
+    const createdAt = plus(sentAt, 3 * SECOND);
+    expect(found(createdAt)).toMatchObject({
+      targetRunId: "agent-run-7",
+      launchedAt: createdAt,
+      deadlineAt: plus(createdAt, HOUR),
+      latenessMs: 8 * SECOND,
+    });
+    // A target clock behind ours, or ahead of it, cannot move the launch outside what we saw.
+    expect(found(plus(sentAt, -MINUTE))?.launchedAt).toBe(sentAt);
+    expect(found(plus(later, MINUTE))?.launchedAt).toBe(later);
   });
 
   it("queues the run again when the target shows none, consuming no retry", () => {
@@ -477,7 +518,7 @@ describe("completeRun", () => {
     expectOwnership(change, "verdict");
   });
 
-  it("records a confirmed cancellation the owner asked for as cancel_requested (SPEC 5.6)", () => {
+  it("records a confirmed cancellation the owner asked for as cancel_requested (docs/semantics.md#cancellation)", () => {
     const asked = cancelRun(running(), NOW, "cancel_requested", RECURRING);
     expect(asked.cancelTarget).toBe(true);
     const change = complete(asked.run, { status: "cancelled" });
@@ -544,7 +585,7 @@ describe("completeRun", () => {
   // Was a domain bug, fixed: completeRun accepts a verdict for a `launching` run (a verdict that overtakes the record
   // of its launch, e.g. a webhook calling completion_url before the launch write lands): "failed" and
   // "cancelled" are recorded, but "succeeded" throws IllegalTransitionError because the state machine
-  // (run.ts MOVES) has no launching -> succeeded edge. Expected (SPEC 5.2/5.5, and SPEC 1.7 "an uncertain
+  // (run.ts MOVES) has no launching -> succeeded edge. Expected (docs/semantics.md#run-statuses, docs/semantics.md#completion, and docs/semantics.md#guarantees "an uncertain
   // launch is treated as launched"): the success is recorded like the other verdicts; actual: it throws,
   // and the verdict is lost.
   it("records success for a run whose verdict overtakes the record of its launch", () => {
@@ -761,7 +802,7 @@ describe("reconcileExpiredClaim", () => {
   });
 });
 
-describe("the retry budget (SPEC 5.4)", () => {
+describe("the retry budget (docs/semantics.md#launch)", () => {
   const ctx = withRetries(2);
   const start = claimed(buildRun({ failures: 1 }));
   const cases: [string, () => RunChange][] = [
@@ -854,7 +895,7 @@ describe("heartbeatRun", () => {
   );
 });
 
-describe("launch bookkeeping and verdicts (SPEC 5.5 ownership)", () => {
+describe("launch bookkeeping and verdicts (docs/semantics.md#completion ownership)", () => {
   it("keep disjoint task fields and never touch version or the schedule fields", () => {
     const changes: RunChange[] = [
       launch(claimed(), { kind: "launched", targetRunId: "t" }),
@@ -888,7 +929,7 @@ describe("launch bookkeeping and verdicts (SPEC 5.5 ownership)", () => {
 });
 
 describe("timeOutRun after an uncertain launch", () => {
-  it("ends the run timed_out without a retry, since the target may still run it (SPEC 1.7, 5.4)", () => {
+  it("ends the run timed_out without a retry, since the target may still run it (docs/semantics.md#guarantees, docs/semantics.md#launch)", () => {
     const withRetries = ctxOf("interval", { retry: { maxAttempts: 3 } });
     const uncertain = applyLaunchOutcome(
       claimed(),

@@ -1,5 +1,5 @@
 /**
- * The run state machine (SPEC 5.2): every legal and every illegal move between the nine statuses, and
+ * The run state machine (docs/semantics.md#run-statuses): every legal and every illegal move between the nine statuses, and
  * the status groups (active, slot-holding, terminal).
  */
 import { describe, expect, it } from "vitest";
@@ -16,7 +16,7 @@ import type { RunStatus } from "../../src/domain/run.js";
 import { buildRun, T0 } from "./builders.js";
 
 /**
- * The legal moves, written from SPEC 5.2's diagram (plus the retry edge running -> queued of
+ * The legal moves, written from docs/semantics.md#run-statuses's diagram (plus the retry edge running -> queued of
  * docs/decisions.md, and launching -> cancelled for a run asked to stop before anything started).
  */
 const LEGAL: Readonly<Record<RunStatus, readonly RunStatus[]>> = {

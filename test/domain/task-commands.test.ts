@@ -1,5 +1,5 @@
 /**
- * Owner commands on a task (SPEC 4.3): create, edit, pause, resume, cancel, trigger, backfill, delete,
+ * Owner commands on a task (docs/semantics.md#task-operations): create, edit, pause, resume, cancel, trigger, backfill, delete,
  * and how an admission's rows and cancellations are written (applyAdmission).
  */
 import { describe, expect, it } from "vitest";
@@ -9,18 +9,17 @@ import type { ErrorCode } from "../../src/domain/errors.js";
 import type { RunId, ThreadId } from "../../src/domain/ids.js";
 import { newRunFromDecision } from "../../src/domain/new-run.js";
 import type { Run } from "../../src/domain/run.js";
+import { activeView } from "../../src/domain/admit-task.js";
 import {
-  activeView,
   applyAdmission,
   backfillTask,
   cancelTask,
-  createTask,
   deleteTask,
-  editTask,
   pauseTask,
   resumeTask,
   triggerTask,
 } from "../../src/domain/task-commands.js";
+import { createTask, editTask } from "../../src/domain/task-fields.js";
 import type { Task } from "../../src/domain/task.js";
 import type { Instant } from "../../src/domain/time.js";
 import {
@@ -151,7 +150,7 @@ describe("createTask", () => {
     expect(createTask(userFields({ context }), CREATE).context).toEqual(context);
   });
 
-  describe("once schedules (SPEC 3.2)", () => {
+  describe("once schedules (docs/schedules.md#once)", () => {
     const onceAt = (runAt: Instant) =>
       userFields({ schedule: schedule({ type: "once", run_at: new Date(runAt).toISOString() }) });
 
@@ -251,13 +250,13 @@ describe("editTask", () => {
       });
     });
 
-    // Was a domain bug, fixed: SPEC 4.3 says "a schedule edit recomputes next_run_at from now and keeps
+    // Was a domain bug, fixed: docs/semantics.md#task-operations says "a schedule edit recomputes next_run_at from now and keeps
     // decided_through". editTask computes next_run_at from decided_through instead (docs/decisions.md
     // records that choice), so a cron edit at 09:32 of a task decided through 09:00 answers with a
     // next_run_at of 09:05, in the past, and the next admission decides 09:05..09:30 of the new
     // expression (times before the edit) as missed "down" or queues 09:30.
     // Expected: next_run_at 09:35 (the first new-schedule time after now); actual: 09:05.
-    it("recomputes next_run_at from now for a cron expression (SPEC 4.3)", () => {
+    it("recomputes next_run_at from now for a cron expression (docs/semantics.md#task-operations)", () => {
       const task = buildTask({
         schedule: schedule({ type: "cron", cron: "0 * * * *" }),
         decidedThrough: T0,
@@ -307,7 +306,7 @@ describe("editTask", () => {
     });
   });
 
-  describe("an interval's anchor (SPEC 3.3)", () => {
+  describe("an interval's anchor (docs/schedules.md#interval)", () => {
     const original = buildTask({ schedule: schedule({ type: "interval", every: "PT7M" }) });
     const editedAt = plus(T0, 10 * MINUTE);
     const edit = (input: Record<string, unknown>) =>
@@ -323,7 +322,7 @@ describe("editTask", () => {
     it("is kept when neither every nor start_at changes (only jitter or bounds do)", () => {
       const edited = edit({ every: "PT7M", jitter: "PT10S", max_runs: 50 });
       expect(edited.schedule).toMatchObject({ anchorAt: T0, jitterMs: 10 * SECOND, maxRuns: 50 });
-      // Anchored at T0 still; next_run_at is recomputed from the edit instant (SPEC 4.3): T0 + 2 x 7 min.
+      // Anchored at T0 still; next_run_at is recomputed from the edit instant (docs/semantics.md#task-operations): T0 + 2 x 7 min.
       expect(edited.nextRunAt).toBe(plus(T0, 14 * MINUTE));
     });
 

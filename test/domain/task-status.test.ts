@@ -1,5 +1,5 @@
 /**
- * The task status table of SPEC 4.2, row by row: which event moves a task to which status, and which
+ * The task status table of docs/semantics.md#task-statuses, row by row: which event moves a task to which status, and which
  * writer (admission, completion, the service's commands) does it. Each row drives the real domain
  * functions and applies their task patches as the stores do.
  */
@@ -7,15 +7,11 @@ import { describe, expect, it } from "vitest";
 import { admit } from "../../src/domain/admission.js";
 import { newRunFromDecision } from "../../src/domain/new-run.js";
 import type { Run } from "../../src/domain/run.js";
-import {
-  applyLaunchOutcome,
-  completeRun,
-  expireQueuedRun,
-  loseRunWithReplica,
-  timeOutRun,
-} from "../../src/domain/run-transitions.js";
-import type { RunChange } from "../../src/domain/run-transitions.js";
-import { backfillTask, cancelTask, editTask, triggerTask } from "../../src/domain/task-commands.js";
+import { applyLaunchOutcome, completeRun } from "../../src/domain/run-transitions.js";
+import { expireQueuedRun, loseRunWithReplica, timeOutRun } from "../../src/domain/run-recovery.js";
+import type { RunChange } from "../../src/domain/run-change.js";
+import { backfillTask, cancelTask, triggerTask } from "../../src/domain/task-commands.js";
+import { editTask } from "../../src/domain/task-fields.js";
 import type { Task, TaskStatus } from "../../src/domain/task.js";
 import { TASK_STATUSES } from "../../src/domain/task.js";
 import {
@@ -58,7 +54,7 @@ function launchedOnce(maxAttempts = 1): { task: Task; run: Run } {
   return { task: withChange(task, change), run: change.run };
 }
 
-describe("task status (SPEC 4.2)", () => {
+describe("task status (docs/semantics.md#task-statuses)", () => {
   it("has no running status", () => {
     expect(TASK_STATUSES).toEqual(["enabled", "paused", "completed", "failed", "cancelled"]);
   });

@@ -3,6 +3,7 @@
  * (the LangGraph servers refuse other thread ids), built with the domain builders.
  */
 import { randomUUID } from "node:crypto";
+import { FLAVOR_KNOBS } from "../../src/adapters/launchers/agent/agent-knobs.js";
 import type { AgentServerConfig } from "../../src/adapters/launchers/agent/agent-servers.js";
 import type { RunId, ThreadId } from "../../src/domain/ids.js";
 import type { Run } from "../../src/domain/run.js";
@@ -18,6 +19,8 @@ export interface AgentTaskOptions {
   readonly input?: JsonValue;
   /** Reuse this thread; absent: a fresh thread per run. */
   readonly threadId?: string;
+  readonly config?: AgentTarget["config"];
+  readonly context?: AgentTarget["context"];
 }
 
 /** An agent task on server `main` (assistant `agent`) with a fresh thread per run unless told. */
@@ -27,6 +30,8 @@ export function agentTask(options: AgentTaskOptions = {}): Task {
     server: options.server ?? "main",
     assistantId: options.assistantId ?? "agent",
     input: options.input ?? { messages: [{ role: "user", content: "morning report" }] },
+    ...(options.config === undefined ? {} : { config: options.config }),
+    ...(options.context === undefined ? {} : { context: options.context }),
   };
   const context: ExecutionContext =
     options.threadId === undefined
@@ -58,6 +63,8 @@ export function serverConfig(
     webhooks: flavor === "langgraph",
     requestTimeoutMs: 5000,
     pollIntervalMs: 5000,
+    knobs: FLAVOR_KNOBS[flavor],
+    assistantId: flavor === "deerflow" ? "lead_agent" : null,
     ...overrides,
   };
 }

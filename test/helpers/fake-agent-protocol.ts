@@ -12,7 +12,23 @@ export type FakeMode =
   | { readonly kind: "normal" }
   | { readonly kind: "slow"; readonly ms: number }
   | { readonly kind: "drop" }
-  | { readonly kind: "reply"; readonly status: number; readonly body?: unknown };
+  | { readonly kind: "reply"; readonly status: number; readonly body?: unknown }
+  /** Create-run requests are carried out (and answered) only `ms` after they arrive; others normally. */
+  | { readonly kind: "slow_create"; readonly ms: number };
+
+/**
+ * How `GET /threads/{id}/runs` lists (the servers differ, reference 3 and issue 17): in which order, what
+ * `offset` does (`slice`: the JS server's `slice(offset, limit)`, empty past the first page), the largest
+ * page, whether `status` filters and `POST /threads/{id}/history` searches checkpoints by metadata.
+ */
+export interface FakeListing {
+  readonly order: "newest" | "oldest";
+  readonly offset: "honoured" | "ignored" | "slice";
+  readonly maxPage: number;
+  readonly defaultLimit: number;
+  readonly statusFilter: boolean;
+  readonly history: boolean;
+}
 
 export interface FakeRun {
   readonly run_id: string;
@@ -70,6 +86,7 @@ export interface FlavorRules {
   readonly cancelEndedStatus: number;
   readonly checksAssistant: boolean;
   readonly webhookContentType: string;
+  readonly listing: FakeListing;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -81,6 +98,14 @@ const LANGGRAPH = {
   cancelEndedStatus: 202,
   checksAssistant: true,
 };
+const PAGING: FakeListing = {
+  order: "newest",
+  offset: "honoured",
+  maxPage: Number.MAX_SAFE_INTEGER,
+  defaultLimit: 10,
+  statusFilter: true,
+  history: true,
+};
 export const FLAVORS: Readonly<Record<FakeFlavor, FlavorRules>> = {
   python: {
     ...LANGGRAPH,
@@ -89,6 +114,7 @@ export const FLAVORS: Readonly<Record<FakeFlavor, FlavorRules>> = {
     missingThread: [404, "Thread or assistant not found."],
     plainErrors: false,
     webhookContentType: "application/json",
+    listing: PAGING,
   },
   // The JS server answers a missing thread with its busy message (reference 1.4) and posts webhooks
   // as a bare string, so their content type is text/plain.
@@ -100,6 +126,8 @@ export const FLAVORS: Readonly<Record<FakeFlavor, FlavorRules>> = {
     missingThread: [422, BUSY],
     plainErrors: true,
     webhookContentType: "text/plain;charset=UTF-8",
+    // Seen on @langchain/langgraph-api 1.5: insertion order, `runs.slice(offset ?? 0, limit ?? 10)`.
+    listing: { ...PAGING, order: "oldest", offset: "slice" },
   },
   deerflow: {
     threadId: /^[A-Za-z0-9_-]{1,64}$/,
@@ -111,6 +139,15 @@ export const FLAVORS: Readonly<Record<FakeFlavor, FlavorRules>> = {
     cancelEndedStatus: 409,
     checksAssistant: false,
     webhookContentType: "",
+    // DeerFlow's `list_runs` takes no query: always its newest 100 runs.
+    listing: {
+      order: "newest",
+      offset: "ignored",
+      maxPage: 100,
+      defaultLimit: 100,
+      statusFilter: false,
+      history: false,
+    },
   },
 };
 /** The create-run fields DeerFlow knows (`extra="forbid"`), and those it knows but refuses when set. */

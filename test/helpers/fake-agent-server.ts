@@ -9,6 +9,7 @@ import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Answer, Failure, FakeFlavor, FakeMode, FakeRequest } from "./fake-agent-protocol.js";
+import type { FakeListing } from "./fake-agent-protocol.js";
 import type {
   FakeRun,
   FakeRunStatus,
@@ -19,7 +20,7 @@ import type {
 import { deerflowRefusal, FLAVORS, isRecord, now, parse, write } from "./fake-agent-protocol.js";
 
 export type { FakeFlavor, FakeMode, FakeRequest, FakeRun } from "./fake-agent-protocol.js";
-export type { FakeRunStatus, FakeWebhookDelivery } from "./fake-agent-protocol.js";
+export type { FakeListing, FakeRunStatus, FakeWebhookDelivery } from "./fake-agent-protocol.js";
 
 export interface FakeAgentServerOptions {
   /** @default "python" */
@@ -31,6 +32,8 @@ export interface FakeAgentServerOptions {
   /** Assistants the langgraph flavors know (others: 404); DeerFlow accepts any. @default ["agent"] */
   readonly assistants?: readonly string[];
   readonly mode?: FakeMode;
+  /** Overrides of the flavor's listing behaviour. */
+  readonly listing?: Partial<FakeListing>;
 }
 
 const ACTIVE: readonly FakeRunStatus[] = ["pending", "running"];
@@ -43,6 +46,7 @@ export class FakeAgentServer {
   #mode: FakeMode;
   readonly #options: FakeAgentServerOptions;
   readonly #rules: FlavorRules;
+  readonly #listing: FakeListing;
   readonly #threads = new Map<string, Thread>();
   /** In creation order; listings show them newest first. */
   readonly #runs = new Map<string, FakeRun>();
@@ -59,6 +63,7 @@ export class FakeAgentServer {
     this.#options = options;
     this.flavor = options.flavor ?? "python";
     this.#rules = FLAVORS[this.flavor];
+    this.#listing = { ...this.#rules.listing, ...options.listing };
     this.#mode = options.mode ?? { kind: "normal" };
   }
 
@@ -104,6 +109,15 @@ export class FakeAgentServer {
     this.#deliver(run, status, reason);
     this.#advance(run.thread_id);
     this.#changed();
+  }
+
+  /** Adds `count` finished runs to the thread (created if needed), as another client's history. */
+  seedRuns(threadId: string, count: number): void {
+    if (!this.#threads.has(threadId)) this.createThread(threadId);
+    for (let i = 0; i < count; i++) {
+      const run = this.#insert(threadId, { assistant_id: "agent", metadata: { fake: "seeded" } });
+      run.status = "success";
+    }
   }
 
   /** Occupies the thread (created if needed) with a running run until `release`. */
@@ -177,6 +191,20 @@ export class FakeAgentServer {
       const request = { method, path, query, headers, body: parse(text) };
       this.requests.push(request);
       const mode = this.#mode;
+      if (
+        mode.kind === "slow_create" &&
+        method === "POST" &&
+        /^\/threads\/[^/]+\/runs$/.test(path)
+      ) {
+        // Received now, carried out later: the client may have given up by then.
+        this.#later(mode.ms, () => {
+          const late = this.#route(request);
+          if (!res.destroyed) write(res, late);
+          this.#changed();
+        });
+        this.#changed();
+        return;
+      }
       const answer = mode.kind === "reply" ? { ...mode } : this.#route(request);
       const answerLater = (): void => {
         write(res, answer);
@@ -211,6 +239,8 @@ export class FakeAgentServer {
         return this.#createRun(threadId, request.body);
       case "GET runs":
         return this.#listRuns(threadId, request.query);
+      case "POST history":
+        return this.#history(threadId, request.body);
       case "GET runs :run":
         return this.#getRun(threadId, runId);
       case "POST runs :run cancel":
@@ -325,9 +355,39 @@ export class FakeAgentServer {
 
   #listRuns(threadId: string, query: Readonly<Record<string, string>>): Answer {
     if (!this.#threads.has(threadId)) return this.#fail([404, "Thread not found"]);
-    const offset = Number(query["offset"] ?? 0);
-    const runs = this.runsOf(threadId).slice(offset, offset + Number(query["limit"] ?? 10));
-    return { status: 200, body: runs.map(view) };
+    const listing = this.#listing;
+    const status = listing.statusFilter ? query["status"] : undefined;
+    const newest = this.runsOf(threadId).filter(
+      (run) => status === undefined || run.status === status,
+    );
+    const runs = listing.order === "newest" ? newest : newest.reverse();
+    const limit = Math.min(listing.maxPage, Number(query["limit"] ?? listing.defaultLimit));
+    const offset = listing.offset === "ignored" ? 0 : Number(query["offset"] ?? 0);
+    const page =
+      listing.offset === "slice" ? runs.slice(offset, limit) : runs.slice(offset, offset + limit);
+    return { status: 200, body: page.map(view) };
+  }
+
+  /** Checkpoints, newest first: one per run that started, tagged with its metadata and run id. */
+  #history(threadId: string, body: unknown): Answer {
+    if (!this.#listing.history) return this.#fail([404, "Not Found"]);
+    if (!this.#threads.has(threadId)) return this.#fail([404, "Thread not found"]);
+    const input = isRecord(body) ? body : {};
+    const wanted = isRecord(input["metadata"]) ? input["metadata"] : {};
+    const states = this.runsOf(threadId)
+      .filter((run) => run.status !== "pending")
+      .map((run) => {
+        const metadata: Record<string, unknown> = {
+          ...run.metadata,
+          run_id: run.run_id,
+          thread_id: threadId,
+        };
+        return { values: null, metadata, created_at: this.#startedAt.get(run.run_id) ?? now() };
+      })
+      .filter((state) =>
+        Object.entries(wanted).every(([key, value]) => state.metadata[key] === value),
+      );
+    return { status: 200, body: states.slice(0, Number(input["limit"] ?? 10)) };
   }
 
   #getRun(threadId: string, runId: string): Answer {

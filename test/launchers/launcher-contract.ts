@@ -1,5 +1,5 @@
 /**
- * The launcher contract (SPEC 5.4), once, for every launcher: success returns the target's run id and the
+ * The launcher contract (docs/semantics.md#launch), once, for every launcher: success returns the target's run id and the
  * thread; only ThreadBusyError, LaunchFailedError and LaunchIndeterminateError escape, keeping the original
  * error as `cause`; an abort through the signal ends the call promptly; an answer for another thread is
  * reported and flagged. Each launcher's test file supplies the scenarios its target can produce.

@@ -1,5 +1,5 @@
 /**
- * Database restart (issue 6, SPEC 6): two `punctual worker` processes run against a PostgreSQL cluster of
+ * Database restart (issue 6, docs/architecture.md#cadence): two `punctual worker` processes run against a PostgreSQL cluster of
  * this test's own; the cluster is stopped mid-run (`pg_ctl stop -m fast`) and started again once both
  * replicas have logged the failure and backed off. The replicas must reconnect on their own, and the run
  * ledger must show one decision per nominal time, no launch twice in one attempt, and nothing lost.
@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postgres } from "../../src/composition.js";
+import { postgres } from "../../src/adapters/storage/postgres/postgres-store.js";
 import { ensureBuilt } from "../e2e/build.js";
 import { waitFor } from "../e2e/process.js";
 import { runCrashScenario } from "./crash/crash-scenario.js";

@@ -1,5 +1,5 @@
 /**
- * Crash and replica test on PostgreSQL (issue 6, SPEC 1 and 6): three `punctual worker` processes share a
+ * Crash and replica test on PostgreSQL (issue 6, docs/semantics.md#guarantees, docs/architecture.md#cadence): three `punctual worker` processes share a
  * fresh database; 1,000 once tasks come due within about 10 s and 50 interval tasks fire every second
  * while a worker is SIGKILLed every 2 s and restarted. The run ledger must show one decision per nominal
  * time, no launch twice in one attempt, and nothing missing or unexplained.
@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postgres } from "../../src/composition.js";
+import { postgres } from "../../src/adapters/storage/postgres/postgres-store.js";
 import { ensureBuilt } from "../e2e/build.js";
 import { createPostgresTestDatabase, raceTestsRunnable } from "../helpers/postgres.js";
 import type { PostgresTestDatabase } from "../helpers/postgres.js";

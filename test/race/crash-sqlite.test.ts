@@ -1,5 +1,5 @@
 /**
- * Crash and replica test on SQLite (issue 6, SPEC 1 and 6): two `punctual worker` processes share one
+ * Crash and replica test on SQLite (issue 6, docs/semantics.md#guarantees, docs/architecture.md#cadence): two `punctual worker` processes share one
  * database file; 300 once tasks come due within about 10 s and 20 interval tasks fire every second while a
  * worker is SIGKILLed every 2 s and restarted. The run ledger must show one decision per nominal time, no
  * launch twice in one attempt, and nothing missing or unexplained.
@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sqlite } from "../../src/composition.js";
+import { sqlite } from "../../src/adapters/storage/sqlite/sqlite-store.js";
 import { ensureBuilt } from "../e2e/build.js";
 import { runCrashScenario } from "./crash/crash-scenario.js";
 import { sqliteLedger } from "./crash/ledger-source.js";

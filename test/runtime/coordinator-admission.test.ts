@@ -1,5 +1,5 @@
 /**
- * The coordinator admitting occurrences on the virtual clock (SPEC 5.3, 3.4): catch-up after a gap with
+ * The coordinator admitting occurrences on the virtual clock (docs/semantics.md#the-life-of-an-occurrence, docs/schedules.md#bounds-and-jitter): catch-up after a gap with
  * each policy and the window, the late threshold, max_runs, end_at and jitter.
  */
 import { describe, expect, it } from "vitest";

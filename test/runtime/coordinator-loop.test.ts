@@ -1,5 +1,5 @@
 /**
- * The coordinator's loop on the virtual clock (SPEC 6, CONVENTIONS "Async"): it sleeps until the next
+ * The coordinator's loop on the virtual clock (docs/architecture.md#cadence, CONVENTIONS "Async"): it sleeps until the next
  * due instant or the tick and never spins, wakes at once on a signal, and a failing tick backs off with
  * jitter and is logged once per streak.
  */
@@ -25,7 +25,6 @@ function flakyStore(clock: VirtualClock) {
   const tasks = base.tasks;
   const store: Store = {
     kind: base.kind,
-    capabilities: base.capabilities,
     tasks: {
       insertTask: (task) => tasks.insertTask(task),
       findTask: (scope, id) => tasks.findTask(scope, id),
@@ -189,7 +188,7 @@ describe("Coordinator loop", () => {
     const applied: number[] = [];
     const h = createHarness({
       start: T0,
-      coordinator: { measureClockOffset: () => Promise.resolve(offsets.shift() ?? 0) },
+      referenceClock: { measureOffsetMs: () => Promise.resolve(offsets.shift() ?? 0) },
       applyClockOffset: (ms) => applied.push(ms),
     });
     await h.tick();

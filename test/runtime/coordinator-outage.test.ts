@@ -1,5 +1,5 @@
 /**
- * A store outage between a launch and its record (SPEC 1.3, 5.4): the coordinator retries the write with
+ * A store outage between a launch and its record (docs/semantics.md#guarantees, docs/semantics.md#launch): the coordinator retries the write with
  * back-off instead of dropping it, so a launched run is not stranded until its run timeout.
  */
 import { describe, expect, it } from "vitest";

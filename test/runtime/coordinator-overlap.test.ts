@@ -1,5 +1,5 @@
 /**
- * Overlap policies through the coordinator (SPEC 5.3): skip, buffer_one, buffer_all, cancel_other and
+ * Overlap policies through the coordinator (docs/semantics.md#the-life-of-an-occurrence): skip, buffer_one, buffer_all, cancel_other and
  * allow_all, with the one-run-per-thread rule checked after every step.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Claims across replicas and time (SPEC 5.2, 5.4, 6): a launch claim that expires while the launcher is
+ * Claims across replicas and time (docs/semantics.md#run-statuses, docs/semantics.md#launch, docs/architecture.md#cadence): a launch claim that expires while the launcher is
  * still pending, a replica stopped mid-launch, handler runs lost with their replica. Two coordinators share
  * one memory store with distinct replica ids; a replica whose process stalls keeps its own (frozen) clock.
  * The invariant checked throughout: never two launches in one attempt.
@@ -98,9 +98,11 @@ describe("Coordinator launch claims", () => {
     await h.at(t0 + HOUR + 25 * SECOND);
     expect(h.launcher.calls[0]!.signal.aborted).toBe(true);
     const [run] = await h.runs(task.id);
-    // SPEC 5.4: a launch that timed out may have started; it is running and never launched again.
+    // docs/semantics.md#launch: a launch that timed out may have started; it is running and never launched again.
     expect(run).toMatchObject({ status: "running", targetRunId: null, attempt: 1 });
-    expect(run!.launchedAt).toBe(t0 + HOUR + 25 * SECOND);
+    // Issue 17: launched_at is when the request was sent, not when the launch gave up waiting.
+    expect(run!.launchedAt).toBe(t0 + HOUR);
+    expect(run!.deadlineAt).toBe(t0 + HOUR + 10 * 60 * SECOND);
     await h.runUntil(t0 + HOUR + 11 * 60 * SECOND);
     expect(await h.run(run!.id)).toMatchObject({ status: "timed_out" });
     expect(h.launcher.calls).toHaveLength(1);

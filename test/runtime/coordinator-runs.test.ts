@@ -1,5 +1,5 @@
 /**
- * A run's life through the coordinator (SPEC 5.4-5.6): retries with back-off keeping the occurrence's
+ * A run's life through the coordinator (docs/semantics.md#launch, docs/semantics.md#completion, docs/semantics.md#cancellation): retries with back-off keeping the occurrence's
  * identity, busy threads, uncertain launches, run_timeout with heartbeats, queue_timeout, a completion
  * that never comes, and cancellation of queued, launching and running runs.
  */

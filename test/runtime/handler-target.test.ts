@@ -1,5 +1,5 @@
 /**
- * The `handler` target through the library's composition on the virtual clock (SPEC 5.5, 5.6, 7.1):
+ * The `handler` target through the library's composition on the virtual clock (docs/semantics.md#completion, docs/semantics.md#cancellation, docs/library.md):
  * what a handler receives, results, failures and retries, cancellation through its AbortSignal,
  * heartbeats, handler names per replica, and what a graceful stop does to handler runs.
  */
@@ -8,7 +8,7 @@ import type {
   Handler,
   HandlerContext,
 } from "../../src/adapters/launchers/handler/handler-launcher.js";
-import type { OpenedStore, StoreFactory } from "../../src/composition.js";
+import type { StoreFactory } from "../../src/application/store.js";
 import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 import { flushPromises } from "../../src/runtime/clock.js";
@@ -220,10 +220,7 @@ describe("handler target", () => {
 
   it("lets a replica claim only handler runs it has a handler for", async () => {
     const shared = createMemoryStore({ newId: createIdGenerator() });
-    const factory: StoreFactory = {
-      kind: "memory",
-      open: (): Promise<OpenedStore> => Promise.resolve({ store: shared }),
-    };
+    const factory: StoreFactory = { open: () => Promise.resolve(shared) };
     const ran: string[] = [];
     const alpha = createTestScheduler({
       start: T0,
@@ -283,7 +280,7 @@ describe("handler target", () => {
     await scheduler.clock.advance(10 * SECOND);
     await stopped;
     expect(contexts[0]!.signal.aborted).toBe(true);
-    // Handed back: queued again for another replica; a shutdown is not a failure (SPEC 5.4).
+    // Handed back: queued again for another replica; a shutdown is not a failure (docs/semantics.md#launch).
     expect((await scheduler.ledger(task.id))[0]).toMatchObject({
       status: "queued",
       failures: 0,

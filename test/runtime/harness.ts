@@ -6,23 +6,24 @@
 import { LOCAL_ACTOR } from "../../src/application/actor.js";
 import { DispatchService } from "../../src/application/dispatch-service.js";
 import type { Logger } from "../../src/application/logger.js";
-import type { Store } from "../../src/application/store.js";
+import type { SchedulerEvents } from "../../src/application/scheduler-events.js";
+import type { ReferenceClock, Store } from "../../src/application/store.js";
 import { TaskService } from "../../src/application/task-service.js";
 import type { TaskView } from "../../src/application/views.js";
-import { buildPolicy } from "../../src/composition.js";
-import type { PolicyOptions } from "../../src/composition.js";
+import { buildPolicy } from "../../src/application/policy-options.js";
+import type { PolicyOptions } from "../../src/application/policy-options.js";
 import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 import type { AbortSignalLike } from "../../src/domain/abort.js";
 import type { RunId, TaskId } from "../../src/domain/ids.js";
 import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../src/domain/ports.js";
 import type { Run } from "../../src/domain/run.js";
-import type { ReconcileFinding } from "../../src/domain/run-transitions.js";
+import type { ReconcileFinding } from "../../src/domain/run-change.js";
 import type { Task } from "../../src/domain/task.js";
 import type { Instant } from "../../src/domain/time.js";
 import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
 import { Coordinator } from "../../src/runtime/coordinator.js";
-import type { CoordinatorOptions } from "../../src/runtime/coordinator.js";
+import type { CoordinatorOptions } from "../../src/runtime/coordinator-options.js";
 import { WakeSignal } from "../../src/runtime/wake-signal.js";
 
 /** One call of the fake launcher: the test settles it (or the behaviour did). */
@@ -102,7 +103,7 @@ export class FakeLauncher implements RunLauncher {
     return this.calls.filter((call) => call.run.taskId === taskId);
   }
 
-  /** Launch calls per (run, attempt): SPEC 1.2 says each is at most 1. */
+  /** Launch calls per (run, attempt): docs/semantics.md#guarantees says each is at most 1. */
   launchesPerAttempt(): Map<string, number> {
     const counts = new Map<string, number>();
     for (const call of this.calls) {
@@ -142,7 +143,11 @@ export interface HarnessOptions {
   readonly clock?: VirtualClock;
   readonly launcher?: FakeLauncher;
   readonly replicaId?: string;
-  /** Receives measured clock offsets (with `coordinator.measureClockOffset`). */
+  /** The events the services and the coordinator send. @default none */
+  readonly events?: SchedulerEvents;
+  /** The store's clock, for the skew correction. */
+  readonly referenceClock?: ReferenceClock;
+  /** Receives measured clock offsets (with `referenceClock`). */
   readonly applyClockOffset?: (offsetMs: number) => void;
 }
 
@@ -161,7 +166,8 @@ export function createHarness(options: HarnessOptions = {}) {
   const launcher = options.launcher ?? new FakeLauncher(clock);
   const logger = new RecordingLogger();
   const wake = new WakeSignal();
-  const dispatch = new DispatchService({ store, policy });
+  const events = options.events === undefined ? {} : { events: options.events };
+  const dispatch = new DispatchService({ store, policy, ...events });
   const coordinator = new Coordinator({
     dispatch,
     launcher,
@@ -170,11 +176,13 @@ export function createHarness(options: HarnessOptions = {}) {
     handlerNames: HANDLER_NAMES,
     logger,
     wake,
+    ...events,
     // Sweeps run on every tick unless a test says otherwise: the sweep paths are what is tested.
     options: { sweepMs: 0, ...options.coordinator },
     ...(options.applyClockOffset === undefined
       ? {}
       : { applyClockOffset: options.applyClockOffset }),
+    ...(options.referenceClock === undefined ? {} : { referenceClock: options.referenceClock }),
   });
   const tasks = new TaskService({
     store,
@@ -192,6 +200,7 @@ export function createHarness(options: HarnessOptions = {}) {
         coordinator.requestCancel(run, task);
       },
     },
+    ...events,
   });
 
   /** One tick at the current instant, then lets launches and writes that can finish, finish. */
@@ -289,7 +298,6 @@ export function withRunMethods(base: Store, replaced: Partial<Store["runs"]>): S
   });
   return {
     kind: base.kind,
-    capabilities: base.capabilities,
     tasks: base.tasks,
     replicas: base.replicas,
     runs,

@@ -1,5 +1,5 @@
 /**
- * The run watcher on the virtual clock (SPEC 5.4, 5.5): running runs on a watched target are observed
+ * The run watcher on the virtual clock (docs/semantics.md#launch, docs/semantics.md#completion): running runs on a watched target are observed
  * until their verdict; an uncertain launch is reconciled by searching the target after its request's
  * timeout, never by launching again blindly: found -> the id is recorded, absent -> queued again through
  * the claim (one launch per attempt), no answer -> left running until the target answers or it times out.
@@ -8,10 +8,11 @@ import { describe, expect, it } from "vitest";
 import { LaunchIndeterminateError } from "../../src/domain/errors.js";
 import type { RunObservation } from "../../src/domain/ports.js";
 import type { Run } from "../../src/domain/run.js";
+import type { Instant } from "../../src/domain/time.js";
 import { RunWatcher } from "../../src/runtime/run-watcher.js";
 import { VirtualClock } from "../../src/runtime/clock.js";
 import { LOCAL_ACTOR } from "../../src/application/actor.js";
-import { FakeLauncher, HOUR, MINUTE, SECOND, createHarness } from "./harness.js";
+import { FakeLauncher, HOUR, MINUTE, SECOND, createHarness, leavePending } from "./harness.js";
 
 const T0 = "2026-01-05T00:00:00Z";
 const t0 = Date.parse(T0);
@@ -120,6 +121,34 @@ describe("RunWatcher", () => {
     expect((await h.run(run!.id)).status).toBe("succeeded");
     // Never launched twice: one launch call in all.
     expect(launcher.calls).toHaveLength(1);
+  });
+
+  // Issue 17: the first question came request_timeout after the request gave up (launched_at was that
+  // instant), up to twice the timeout after it was sent.
+  it("asks request_timeout after the request was sent, and takes the found run's creation instant", async () => {
+    const { h, launcher, watcher } = setUp();
+    launcher.behaviour = leavePending;
+    const createdAt = (t0 + MINUTE + 2 * SECOND) as Instant;
+    launcher.finding = (run) => ({ kind: "found", targetRunId: `found-${run.id}`, createdAt });
+    const task = await h.create({ schedule: inOneMinute });
+    await h.at(t0 + MINUTE);
+    await h.clock.advance(20 * SECOND);
+    launcher.calls[0]!.reject(new LaunchIndeterminateError("the request timed out"));
+    await h.tick();
+    const [run] = await h.runs(task.id);
+    expect(run).toMatchObject({ status: "running", targetRunId: null, launchedAt: t0 + MINUTE });
+
+    await h.clock.advance(RECONCILE_DELAY - 20 * SECOND - SECOND);
+    await watcher.pass();
+    expect(launcher.reconciles).toHaveLength(0);
+    await h.clock.advance(SECOND);
+    await watcher.pass();
+    expect(launcher.reconciles).toHaveLength(1);
+    expect(await h.run(run!.id)).toMatchObject({
+      targetRunId: `found-${run!.id}`,
+      launchedAt: createdAt,
+      deadlineAt: createdAt + HOUR,
+    });
   });
 
   it("queues an uncertain launch the target never saw, and launches it again as a new attempt", async () => {

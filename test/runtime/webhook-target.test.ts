@@ -1,6 +1,6 @@
 /**
  * The `webhook` target end to end through the library's composition on the virtual clock, against real
- * receivers on 127.0.0.1 (SPEC 5.4, 5.5, 8): a signed launch that completes the run, SSRF refusals,
+ * receivers on 127.0.0.1 (docs/semantics.md#launch, docs/semantics.md#completion, docs/security.md): a signed launch that completes the run, SSRF refusals,
  * redirects not followed, busy answers, and uncertain launches that are never re-sent.
  */
 import { afterEach, describe, expect, it } from "vitest";

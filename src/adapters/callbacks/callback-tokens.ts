@@ -1,5 +1,5 @@
 /**
- * Per-run secrets for the two callback routes (SPEC 5.5, 8): `POST /v1/runs/{id}/complete` (a webhook
+ * Per-run secrets for the two callback routes (docs/semantics.md#completion, docs/security.md): `POST /v1/runs/{id}/complete` (a webhook
  * receiver that answered 202) and `POST /v1/hooks/agent/{server}` (an agent server's run webhook). Each
  * token is an HMAC of the run id under the task's own secret (made at create, stored with the task), one
  * per purpose: nothing new is stored, every replica can check it, and a token opens one run only.

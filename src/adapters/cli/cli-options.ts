@@ -1,6 +1,6 @@
 /**
  * What `serve`, `worker`, `migrate` and `token` read from their flags and the environment: the database
- * URL, the handlers module, and the targets' configuration (SPEC 7.3; docs/operations.md).
+ * URL, the handlers module, and the targets' configuration (docs/operations.md; docs/operations.md).
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";

@@ -1,13 +1,23 @@
 /**
- * `punctual tasks ...` and `punctual runs ...` (SPEC 7.3): a client of the HTTP API. Human tables by
- * default (times in the viewer's zone), `--json` for scripts. Exit codes: 0 ok, 1 failure, 2 a request
- * refused as invalid or a usage error.
+ * `punctual tasks ...` and `punctual runs ...`: the API through `punctual/client`. Human
+ * output by default (times in the viewer's zone; `api-output.ts`), `--json` for scripts. Exit codes:
+ * 0 ok, 1 failure, 2 a request refused as invalid or a usage error.
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { ApiError, callApi } from "./api-client.js";
-import type { ApiConnection } from "./api-client.js";
-import { table } from "./token-command.js";
+import type { TaskCreateInput, TaskPatchInput } from "../../application/task-input.js";
+import type { RunView, TaskView } from "../../application/views.js";
+import { PunctualApiError, PunctualConnectionError } from "../../client/client-errors.js";
+import { PunctualClient } from "../../client/punctual-client.js";
+import {
+  detail,
+  explanationText,
+  occurrenceRows,
+  pageText,
+  problemText,
+  runRows,
+  taskRows,
+} from "./api-output.js";
 
 export interface ClientIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -31,149 +41,16 @@ interface GlobalOptions {
 
 type Json = Record<string, unknown>;
 
-function connectionOf(options: GlobalOptions, io: ClientIo): ApiConnection {
-  return {
-    server: options.server ?? io.env["PUNCTUAL_URL"] ?? "http://127.0.0.1:8080",
+function clientOf(options: GlobalOptions, io: ClientIo): PunctualClient {
+  return new PunctualClient({
+    baseUrl: options.server ?? io.env["PUNCTUAL_URL"] ?? "http://127.0.0.1:8080",
     token: options.token ?? io.env["PUNCTUAL_TOKEN"],
-  };
+  });
 }
 
 function usage(io: ClientIo, message: string): CommanderError {
   io.stderr(`punctual: ${message}\n`);
   return new CommanderError(2, "punctual.invalidInput", message);
-}
-
-/** An instant in the viewer's zone: `2026-03-09 09:00:00 +01:00`-like, from an RFC 3339 string. */
-export function localTime(value: unknown, timeZone?: string): string {
-  if (typeof value !== "string") return "-";
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) return value;
-  const parts = new Intl.DateTimeFormat("en-CA", {
-    ...(timeZone === undefined ? {} : { timeZone }),
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hourCycle: "h23",
-    timeZoneName: "shortOffset",
-  }).formatToParts(date);
-  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
-  return `${get("year")}-${get("month")}-${get("day")} ${get("hour")}:${get("minute")}:${get("second")} ${get("timeZoneName")}`;
-}
-
-/** A JSON value as text: strings as they are, null as empty, the rest as JSON. */
-function textOf(value: unknown): string {
-  if (typeof value === "string") return value;
-  if (value === null || value === undefined) return "";
-  return JSON.stringify(value);
-}
-
-function scheduleText(schedule: unknown): string {
-  const s = (schedule ?? {}) as Json;
-  switch (s["type"]) {
-    case "cron":
-      return `cron "${String(s["cron"])}" ${textOf(s["timezone"] ?? "UTC")}`;
-    case "once":
-      return `once ${String(s["run_at"])}`;
-    case "interval":
-      return `every ${String(s["every"])}`;
-    default:
-      return JSON.stringify(schedule);
-  }
-}
-
-function taskRows(items: readonly Json[], io: ClientIo): string {
-  return table(
-    ["ID", "STATUS", "TITLE", "SCHEDULE", "NEXT RUN", "LAST ERROR"],
-    items.map((t) => [
-      String(t["id"]),
-      String(t["status"]),
-      String(t["title"]).slice(0, 40),
-      scheduleText(t["schedule"]),
-      localTime(t["next_run_at"], io.timeZone),
-      textOf(t["last_error"]).slice(0, 40),
-    ]),
-  );
-}
-
-function runRows(items: readonly Json[], io: ClientIo): string {
-  return table(
-    ["ID", "TRIGGER", "STATUS", "SCHEDULED FOR", "LATENESS", "REASON / ERROR"],
-    items.map((r) => [
-      String(r["id"]),
-      String(r["trigger"]),
-      String(r["status"]),
-      localTime(r["scheduled_for"], io.timeZone),
-      typeof r["lateness_ms"] === "number"
-        ? `${(r["lateness_ms"] / 1000).toFixed(1)}s${r["late"] === true ? " late" : ""}`
-        : "",
-      textOf(r["reason"] ?? r["error"]).slice(0, 50),
-    ]),
-  );
-}
-
-function detail(object: Json, io: ClientIo): string {
-  const lines = Object.entries(object).map(([key, value]) => {
-    const text =
-      typeof value === "string" && /^\d{4}-\d\d-\d\dT.*Z$/.test(value)
-        ? `${value}  (${localTime(value, io.timeZone)})`
-        : typeof value === "object" && value !== null
-          ? JSON.stringify(value)
-          : String(value);
-    return `${key.padEnd(20)} ${text}`;
-  });
-  return `${lines.join("\n")}\n`;
-}
-
-function occurrenceRows(items: readonly Json[], io: ClientIo): string {
-  return table(
-    ["UTC", "WALL TIME", "OFFSET", "LOCAL", "DST"],
-    items.map((o) => {
-      const note = o["note"] as Json | null;
-      return [
-        String(o["at"]),
-        String(o["wall"]).replace("T", " "),
-        String(o["offset"]),
-        localTime(o["at"], io.timeZone),
-        note === null
-          ? ""
-          : note["kind"] === "gap_shifted"
-            ? `${String(note["nominal_wall"]).slice(11)} does not exist; fired at the transition`
-            : note["kind"] === "overlap_first"
-              ? "repeated wall time, first pass"
-              : "repeated wall time, second pass",
-      ];
-    }),
-  );
-}
-
-/** `explain`'s answer for a person: the verdict and its sentence, then the occurrences and the run. */
-function explanationText(explanation: Json, io: ClientIo): string {
-  const lines = [`${String(explanation["verdict"])}: ${String(explanation["message"])}`];
-  const occurrence = (label: string, value: unknown): void => {
-    if (value === null || typeof value !== "object") return;
-    const o = value as Json;
-    const note = (o["dst_note"] ?? null) as Json | null;
-    const dst =
-      note === null
-        ? ""
-        : note["kind"] === "gap_shifted"
-          ? ` (${String(note["nominal_wall"]).slice(11)} did not exist; fired at the transition)`
-          : note["kind"] === "overlap_first"
-            ? " (repeated wall time, first pass)"
-            : " (repeated wall time, second pass)";
-    lines.push(
-      `${label}: ${String(o["local_wall"]).replace("T", " ")} ${String(o["offset"])}, ` +
-        `${localTime(o["scheduled_for"], io.timeZone)}${dst}`,
-    );
-  };
-  occurrence("occurrence", explanation["occurrence"]);
-  occurrence("next occurrence", explanation["next_occurrence"]);
-  const run = explanation["run"];
-  if (run !== null && typeof run === "object") lines.push("", runRows([run as Json], io).trimEnd());
-  return `${lines.join("\n")}\n`;
 }
 
 /** Parses `--body` text (JSON, `@file`, or `@-` is not supported: use a file). */
@@ -271,20 +148,25 @@ function withTaskFlags(command: Command): Command {
     .option("--input <json>", "the target's input");
 }
 
-function query(params: Record<string, string | undefined>): string {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params))
-    if (value !== undefined) search.set(key, value);
-  const text = search.toString();
-  return text === "" ? "" : `?${text}`;
+/** A whole-number flag (`--limit`, `--count`); its range is the API's to check. */
+function wholeNumber(flag: string, text: string | undefined, io: ClientIo): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d{1,6}$/.test(text)) throw usage(io, `--${flag} must be a whole number`);
+  return Number(text);
 }
 
-function segment(id: string): string {
-  return encodeURIComponent(id);
+/**
+ * What the user wrote (`--body`, the flags): the server checks it, and its refusal is a usage error
+ * (exit 2) naming each field, so the CLI passes it on as the client's input type, unchecked.
+ */
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the input type asked for
+function checkedByServer<T>(value: object): T {
+  return value as T;
 }
 
 /** Builds `tasks` and `runs`; each action prints JSON or a human view. */
 export function clientCommands(io: ClientIo = processIo): Command[] {
+  const zone = io.timeZone;
   const globals = (command: Command): Command =>
     command
       .option("--server <url>", "the API (default: $PUNCTUAL_URL, else http://127.0.0.1:8080)")
@@ -295,20 +177,28 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
   /** Runs `fn` and prints its answer; API refusals become exit codes 2 or 1. */
   const act =
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- each command's options type
-    <O>(
-        fn: (connection: ApiConnection, options: O, args: string[]) => Promise<unknown>,
-        human: (body: unknown) => string,
+    <O, A>(
+        fn: (client: PunctualClient, options: O, args: string[]) => Promise<A>,
+        human: (answer: A) => string,
       ) =>
       async (...args: unknown[]): Promise<void> => {
         const options = args[args.length - 2] as O & GlobalOptions;
         const positional = args.slice(0, -2) as string[];
         try {
-          const body = await fn(connectionOf(options, io), options, positional);
-          io.stdout(options.json === true ? `${JSON.stringify(body, null, 2)}\n` : human(body));
+          const answer = await fn(clientOf(options, io), options, positional);
+          io.stdout(options.json === true ? `${JSON.stringify(answer, null, 2)}\n` : human(answer));
         } catch (error) {
-          if (error instanceof ApiError) {
-            if (error.exitCode === 2) throw usage(io, error.message);
-            throw new Error(error.message, { cause: error });
+          if (error instanceof PunctualApiError) {
+            const message = problemText(error);
+            // 400, 422 and 428: the request itself was refused as invalid (docs/errors.md).
+            if ([400, 422, 428].includes(error.status)) throw usage(io, message);
+            throw new Error(message, { cause: error });
+          }
+          if (error instanceof PunctualConnectionError) {
+            throw new Error(
+              `${error.message} (is \`punctual serve\` running? set --server or PUNCTUAL_URL)`,
+              { cause: error },
+            );
           }
           throw error;
         }
@@ -317,27 +207,19 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
   const tasks = new Command("tasks").description("manage tasks through the HTTP API");
   const sub = (name: string, description: string) =>
     globals(tasks.command(name).description(description));
-  const showTask = (b: unknown) => detail(b as Json, io);
-  const showRun = (b: unknown) => detail(b as Json, io);
+  const showTask = (task: TaskView) => detail(task, zone);
+  const showRun = (run: RunView) => detail(run, zone);
 
   withTaskFlags(sub("create", "create a task"))
     .option("--idempotency-key <key>", "a retry-safe key")
     .action(
       act(
-        async (c, opts: TaskFlags & { idempotencyKey?: string }) => {
-          const body = taskBody(opts, io, true);
-          const answer = await callApi(c, "POST", "/v1/tasks", {
-            body,
-            ...(opts.idempotencyKey === undefined
-              ? {}
-              : { headers: { "idempotency-key": opts.idempotencyKey } }),
-          });
-          return answer.body;
-        },
-        (b) => {
-          const { task, warnings } = b as { task: Json; warnings: string[] };
-          return detail(task, io) + warnings.map((w) => `warning: ${w}\n`).join("");
-        },
+        (c, opts: TaskFlags & { idempotencyKey?: string }) =>
+          c.tasks.create(checkedByServer<TaskCreateInput>(taskBody(opts, io, true)), {
+            idempotency_key: opts.idempotencyKey,
+          }),
+        ({ task, warnings }) =>
+          detail(task, zone) + warnings.map((w) => `warning: ${w}\n`).join(""),
       ),
     );
   sub("list", "list tasks")
@@ -346,32 +228,20 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     .option("--cursor <cursor>", "next page")
     .action(
       act(
-        async (c, opts: { status?: string; limit?: string; cursor?: string }) =>
-          (
-            await callApi(
-              c,
-              "GET",
-              `/v1/tasks${query({ status: opts.status, limit: opts.limit, cursor: opts.cursor })}`,
-            )
-          ).body,
-        (b) => {
-          const page = b as { items: Json[]; next_cursor: string | null };
-          return (
-            taskRows(page.items, io) +
-            (page.next_cursor === null ? "" : `next page: --cursor ${page.next_cursor}\n`)
-          );
-        },
+        (c, opts: { status?: string; limit?: string; cursor?: string }) =>
+          c.tasks.list(
+            checkedByServer({
+              status: opts.status,
+              limit: wholeNumber("limit", opts.limit, io),
+              cursor: opts.cursor,
+            }),
+          ),
+        (page) => pageText(page, taskRows, zone),
       ),
     );
   sub("show", "show a task")
     .argument("<id>")
-    .action(
-      act(
-        async (c, _opts: unknown, [id = ""]) =>
-          (await callApi(c, "GET", `/v1/tasks/${segment(id)}`)).body,
-        showTask,
-      ),
-    );
+    .action(act((c, _opts: unknown, [id = ""]) => c.tasks.get(id), showTask));
   withTaskFlags(sub("edit", "edit a task (reads its version, then PATCHes with If-Match)"))
     .argument("<id>")
     .action(
@@ -379,16 +249,10 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
         async (c, opts: TaskFlags, [id = ""]) => {
           const body = taskBody(opts, io, false);
           if (Object.keys(body).length === 0) throw usage(io, "nothing to change");
-          const current = await callApi(c, "GET", `/v1/tasks/${segment(id)}`);
-          const etag = current.headers.get("etag") ?? "*";
-          return (
-            await callApi(c, "PATCH", `/v1/tasks/${segment(id)}`, {
-              body,
-              headers: { "if-match": etag },
-            })
-          ).body;
+          const { version } = await c.tasks.get(id);
+          return c.tasks.update(id, checkedByServer<TaskPatchInput>(body), { version });
         },
-        (b) => detail((b as { task: Json }).task, io),
+        ({ task }) => detail(task, zone),
       ),
     );
   sub("pause", "pause a task")
@@ -396,12 +260,8 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     .option("--cancel-running", "also cancel a launched run")
     .action(
       act(
-        async (c, opts: { cancelRunning?: boolean }, [id = ""]) =>
-          (
-            await callApi(c, "POST", `/v1/tasks/${segment(id)}/pause`, {
-              body: { cancel_running: opts.cancelRunning ?? false },
-            })
-          ).body,
+        (c, opts: { cancelRunning?: boolean }, [id = ""]) =>
+          c.tasks.pause(id, { cancel_running: opts.cancelRunning ?? false }),
         showTask,
       ),
     );
@@ -410,40 +270,21 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     .option("--catch-up <policy>", "none, latest or all (default none)")
     .action(
       act(
-        async (c, opts: { catchUp?: string }, [id = ""]) =>
-          (
-            await callApi(c, "POST", `/v1/tasks/${segment(id)}/resume`, {
-              body: opts.catchUp === undefined ? {} : { catch_up: opts.catchUp },
-            })
-          ).body,
+        (c, opts: { catchUp?: string }, [id = ""]) =>
+          c.tasks.resume(id, checkedByServer({ catch_up: opts.catchUp })),
         showTask,
       ),
     );
   sub("cancel", "cancel a task (terminal)")
     .argument("<id>")
-    .action(
-      act(
-        async (c, _opts: unknown, [id = ""]) =>
-          (await callApi(c, "POST", `/v1/tasks/${segment(id)}/cancel`)).body,
-        showTask,
-      ),
-    );
+    .action(act((c, _opts: unknown, [id = ""]) => c.tasks.cancel(id), showTask));
   sub("trigger", "run a task now")
     .argument("<id>")
     .option("--idempotency-key <key>", "a retry-safe key")
     .action(
       act(
-        async (c, opts: { idempotencyKey?: string }, [id = ""]) =>
-          (
-            await callApi(
-              c,
-              "POST",
-              `/v1/tasks/${segment(id)}/trigger`,
-              opts.idempotencyKey === undefined
-                ? {}
-                : { headers: { "idempotency-key": opts.idempotencyKey } },
-            )
-          ).body,
+        (c, opts: { idempotencyKey?: string }, [id = ""]) =>
+          c.tasks.trigger(id, { idempotency_key: opts.idempotencyKey }),
         showRun,
       ),
     );
@@ -453,19 +294,10 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     .requiredOption("--to <instant>")
     .action(
       act(
-        async (c, opts: { from: string; to: string }, [id = ""]) =>
-          (
-            await callApi(c, "POST", `/v1/tasks/${segment(id)}/backfill`, {
-              body: { from: opts.from, to: opts.to },
-            })
-          ).body,
-        (b) => {
-          const r = b as { runs: Json[]; already_backfilled: number };
-          return (
-            runRows(r.runs, io) +
-            `${r.runs.length} queued, ${r.already_backfilled} already backfilled\n`
-          );
-        },
+        (c, opts: { from: string; to: string }, [id = ""]) =>
+          c.tasks.backfill(id, { from: opts.from, to: opts.to }),
+        ({ runs, already_backfilled }) =>
+          runRows(runs, zone) + `${runs.length} queued, ${already_backfilled} already backfilled\n`,
       ),
     );
   sub("delete", "delete a task")
@@ -474,14 +306,10 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     .action(
       act(
         async (c, opts: { force?: boolean }, [id = ""]) => {
-          await callApi(
-            c,
-            "DELETE",
-            `/v1/tasks/${segment(id)}${query({ force: opts.force === true ? "true" : undefined })}`,
-          );
+          await c.tasks.delete(id, { force: opts.force === true });
           return { deleted: id };
         },
-        (b) => `deleted ${String((b as Json)["deleted"])}\n`,
+        ({ deleted }) => `deleted ${deleted}\n`,
       ),
     );
   sub("preview", "the next fires, with DST notes")
@@ -489,15 +317,9 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     .option("--count <n>", "how many (1-100)")
     .action(
       act(
-        async (c, opts: { count?: string }, [id = ""]) =>
-          (
-            await callApi(
-              c,
-              "GET",
-              `/v1/tasks/${segment(id)}/preview${query({ count: opts.count })}`,
-            )
-          ).body,
-        (b) => occurrenceRows((b as { occurrences: Json[] }).occurrences, io),
+        (c, opts: { count?: string }, [id = ""]) =>
+          c.tasks.preview(id, wholeNumber("count", opts.count, io)),
+        ({ occurrences }) => occurrenceRows(occurrences, zone),
       ),
     );
   sub("explain", "why a task did or did not fire around an instant")
@@ -505,10 +327,8 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     .requiredOption("--at <instant>")
     .action(
       act(
-        async (c, opts: { at: string }, [id = ""]) =>
-          (await callApi(c, "GET", `/v1/tasks/${segment(id)}/explain${query({ at: opts.at })}`))
-            .body,
-        (b) => explanationText(b as Json, io),
+        (c, opts: { at: string }, [id = ""]) => c.tasks.explain(id, opts.at),
+        (explanation) => explanationText(explanation, zone),
       ),
     );
 
@@ -523,44 +343,28 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     .option("--cursor <cursor>", "next page")
     .action(
       act(
-        async (
+        (
           c,
           opts: { status?: string; trigger?: string; limit?: string; cursor?: string },
           [id = ""],
         ) =>
-          (
-            await callApi(
-              c,
-              "GET",
-              `/v1/tasks/${segment(id)}/runs${query({ status: opts.status, trigger: opts.trigger, limit: opts.limit, cursor: opts.cursor })}`,
-            )
-          ).body,
-        (b) => {
-          const page = b as { items: Json[]; next_cursor: string | null };
-          return (
-            runRows(page.items, io) +
-            (page.next_cursor === null ? "" : `next page: --cursor ${page.next_cursor}\n`)
-          );
-        },
+          c.tasks.runs(
+            id,
+            checkedByServer({
+              status: opts.status,
+              trigger: opts.trigger,
+              limit: wholeNumber("limit", opts.limit, io),
+              cursor: opts.cursor,
+            }),
+          ),
+        (page) => pageText(page, runRows, zone),
       ),
     );
   runSub("show", "show a run")
     .argument("<id>")
-    .action(
-      act(
-        async (c, _opts: unknown, [id = ""]) =>
-          (await callApi(c, "GET", `/v1/runs/${segment(id)}`)).body,
-        showRun,
-      ),
-    );
+    .action(act((c, _opts: unknown, [id = ""]) => c.runs.get(id), showRun));
   runSub("cancel", "cancel a run")
     .argument("<id>")
-    .action(
-      act(
-        async (c, _opts: unknown, [id = ""]) =>
-          (await callApi(c, "POST", `/v1/runs/${segment(id)}/cancel`)).body,
-        showRun,
-      ),
-    );
+    .action(act((c, _opts: unknown, [id = ""]) => c.runs.cancel(id), showRun));
   return [tasks, runs];
 }

@@ -1,6 +1,6 @@
 /**
  * The `punctual` command line: builds the commander program and maps failures to exit codes
- * (0 ok, 1 runtime failure, 2 usage or validation error; SPEC 7.3).
+ * (0 ok, 1 runtime failure, 2 usage or validation error; docs/operations.md).
  */
 import { createRequire } from "node:module";
 import { Command, CommanderError } from "commander";
@@ -41,7 +41,18 @@ Example: when does "02:30 every day" fire in New York across the 2024 spring DST
 
 /** Runs the CLI with `argv` (as `process.argv`) and resolves with the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
-  const program = buildProgram();
+  return runProgram(buildProgram(), argv);
+}
+
+/**
+ * Runs `program` with `argv` and maps its failures to exit codes: a usage error 2, a command's own
+ * `punctual.*` code as it chose, anything else 1 with its message on `stderr`.
+ */
+export async function runProgram(
+  program: Command,
+  argv: readonly string[],
+  stderr: (text: string) => void = (text) => process.stderr.write(text),
+): Promise<number> {
   try {
     if (argv.length <= 2) {
       program.outputHelp();
@@ -55,7 +66,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (error.code.startsWith("punctual.")) return error.exitCode;
       return error.exitCode === 0 ? 0 : 2;
     }
-    process.stderr.write(`punctual: ${error instanceof Error ? error.message : String(error)}\n`);
+    stderr(`punctual: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
 }

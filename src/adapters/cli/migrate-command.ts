@@ -1,5 +1,5 @@
 /**
- * `punctual migrate` (SPEC 7.3): applies pending schema migrations to a database and reports its status.
+ * `punctual migrate` (docs/operations.md): applies pending schema migrations to a database and reports its status.
  * Serving and working migrate on start too; this command lets an operator do it first, on purpose.
  */
 import { Command, CommanderError } from "commander";
@@ -25,16 +25,16 @@ export async function runMigrate(
   io: MigrateIo,
 ): Promise<void> {
   const url = databaseUrlOf(options.database, io.env);
-  let opened;
+  let store;
   try {
-    opened = await storeFromDatabaseUrl(url).open({ newId: createIdGenerator() });
+    store = await storeFromDatabaseUrl(url).open({ newId: createIdGenerator() });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     io.stderr(`punctual migrate: ${redactUrl(url)}: ${message}\n`);
     throw new CommanderError(1, "punctual.migrateFailed", message);
   }
   try {
-    const status = await opened.store.migrate();
+    const status = await store.migrate();
     if (options.json === true) {
       io.stdout(`${JSON.stringify({ database: redactUrl(url), ...status })}\n`);
     } else {
@@ -44,7 +44,7 @@ export async function runMigrate(
       );
     }
   } finally {
-    await opened.store.close();
+    await store.close();
   }
 }
 

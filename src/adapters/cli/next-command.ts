@@ -1,7 +1,7 @@
 /**
- * `punctual next <expr...> [--tz ZONE] [--from INSTANT] [--count N] [--exclude ITEM]... [--json]` (SPEC
- * 7.3): previews the fires of one or several cron expressions (their union) with what DST and the days
- * to skip do to them. Reads the clock only for the default `--from`.
+ * `punctual next <expr...> [--tz ZONE] [--from INSTANT] [--count N] [--exclude ITEM]... [--json]`
+ * (docs/operations.md): previews the fires of one or several cron expressions (their union) with what
+ * DST and the days to skip do to them. Reads the clock only for the default `--from`.
  */
 import { Command, CommanderError } from "commander";
 import { ValidationError, assertNever } from "../../domain/errors.js";

@@ -1,6 +1,7 @@
 /**
  * The real process around the long-running commands (`serve`, `worker`): environment, output, a pino
- * logger (pretty on a terminal), SIGTERM/SIGINT listening, and dying by a signal. Tests inject their own.
+ * logger (pretty on a terminal), SIGTERM/SIGINT listening, dying by a signal, and the lifecycle both
+ * commands run (`runUntilSignal`). Tests inject their own process.
  */
 import { pino } from "pino";
 import type { Logger as PinoLogger } from "pino";
@@ -66,4 +67,44 @@ export function stopSignals(
     first(signal);
   });
   return { signalled, stop };
+}
+
+/** A long-running command's part in `runUntilSignal`. */
+export interface UntilSignal<T> {
+  readonly io: ProcessIo;
+  readonly logger: Pick<PinoLogger, "info" | "warn" | "flush">;
+  /** Starts the work; what it resolves with goes to `started`. */
+  readonly start: () => Promise<T>;
+  /** Runs once started (logs, first-run messages). */
+  readonly started: (value: T) => Promise<void> | void;
+  /** Stops gracefully; also called, its failure ignored, when starting or `started` failed. */
+  readonly stop: () => Promise<void>;
+  /** Logged with the signal when the first one arrives. */
+  readonly stopping: string;
+  /** Logged once stopped. */
+  readonly stopped: string;
+}
+
+/**
+ * Starts, runs until the first SIGTERM/SIGINT, then stops gracefully and resolves with exit code 0; a
+ * second signal ends the process at once (`stopSignals`). A failure to start stops what did start and
+ * rejects.
+ */
+export async function runUntilSignal<T>(run: UntilSignal<T>): Promise<number> {
+  const { logger } = run;
+  const { signalled, stop: stopListening } = stopSignals(run.io, logger);
+  try {
+    await run.started(await run.start());
+    const signal = await signalled;
+    logger.info({ signal }, run.stopping);
+    await run.stop();
+    logger.info({}, run.stopped);
+    logger.flush();
+    return 0;
+  } catch (error) {
+    await run.stop().catch(() => undefined);
+    throw error;
+  } finally {
+    stopListening();
+  }
 }

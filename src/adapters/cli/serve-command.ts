@@ -1,15 +1,18 @@
 /**
- * `punctual serve` (SPEC 7.3): the HTTP API and, unless `--no-coordinator`, the coordinator in the same
+ * `punctual serve` (docs/operations.md): the HTTP API and, unless `--no-coordinator`, the coordinator in the same
  * process, with the built-in `log` handler plus those of `--handlers MODULE`. With `--init-token` (what
  * `npm start` passes) a database without any token gets an admin token, printed once with a working curl.
+ * `--deerflow-api SERVER` also mounts DeerFlow's scheduled-task routes over that DeerFlow server.
  * SIGTERM or SIGINT stops gracefully (readiness 503, HTTP closed, launches drained); a second one exits
  * at once.
  */
 import { Command, CommanderError } from "commander";
-import { processIo, stopSignals } from "./process-io.js";
+import { processIo, runUntilSignal } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
 import { createServer, storeFromDatabaseUrl } from "../../composition.js";
+import { ValidationError } from "../../domain/errors.js";
 import type { Instant } from "../../domain/time.js";
+import { deerflowApiTarget } from "../launchers/agent/agent-servers.js";
 import type { Handler } from "../launchers/handler/handler-launcher.js";
 import { databaseUrlOf, loadHandlers, redactUrl, targetOptionsOf } from "./cli-options.js";
 
@@ -24,6 +27,7 @@ interface ServeOptions {
   readonly coordinator: boolean;
   readonly initToken?: boolean;
   readonly logLevel?: string;
+  readonly deerflowApi?: string;
 }
 
 function usage(io: ServeIo, message: string): CommanderError {
@@ -74,6 +78,19 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     }
   }
   const logger = io.logger(options.logLevel ?? io.env["PUNCTUAL_LOG_LEVEL"] ?? "info");
+  const targets = targetOptionsOf(io.env, (message) => usage(io, message));
+  if (options.deerflowApi !== undefined) {
+    try {
+      deerflowApiTarget(options.deerflowApi, targets.agentServers);
+    } catch (error) {
+      throw usage(
+        io,
+        error instanceof ValidationError
+          ? (error.errors[0]?.message ?? error.message)
+          : String(error),
+      );
+    }
+  }
   const server = await createServer({
     store: storeFromDatabaseUrl(url),
     handlers,
@@ -82,39 +99,35 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     host,
     port: Number(portText),
     runCoordinator: options.coordinator,
-    ...targetOptionsOf(io.env, (message) => usage(io, message)),
+    ...(options.deerflowApi === undefined ? {} : { deerflowApi: options.deerflowApi }),
+    ...targets,
   });
-  const { signalled, stop: stopListening } = stopSignals(io, logger);
-  try {
-    const baseUrl = await server.start();
-    logger.info(
-      {
-        url: baseUrl,
-        database: redactUrl(url),
-        coordinator: options.coordinator,
-        handlers: ["log", ...Object.keys(handlers)],
-      },
-      "punctual serving",
-    );
-    if (options.initToken === true && !(await server.tokens.hasActiveToken())) {
-      const { secret } = await server.tokens.create(
-        { owner: "local", admin: true, label: "first run" },
-        Date.now() as Instant,
+  return runUntilSignal({
+    io,
+    logger,
+    start: () => server.start(),
+    started: async (baseUrl) => {
+      logger.info(
+        {
+          url: baseUrl,
+          database: redactUrl(url),
+          coordinator: options.coordinator,
+          handlers: ["log", ...Object.keys(handlers)],
+        },
+        "punctual serving",
       );
-      io.stdout(firstRunMessage(baseUrl, secret));
-    }
-    const signal = await signalled;
-    logger.info({ signal }, "stopping (signal again to exit now)");
-    await server.stop();
-    logger.info({}, "punctual stopped");
-    logger.flush();
-    return 0;
-  } catch (error) {
-    await server.stop().catch(() => undefined);
-    throw error;
-  } finally {
-    stopListening();
-  }
+      if (options.initToken === true && !(await server.tokens.hasActiveToken())) {
+        const { secret } = await server.tokens.create(
+          { owner: "local", admin: true, label: "first run" },
+          Date.now() as Instant,
+        );
+        io.stdout(firstRunMessage(baseUrl, secret));
+      }
+    },
+    stop: () => server.stop(),
+    stopping: "stopping (signal again to exit now)",
+    stopped: "punctual stopped",
+  });
 }
 
 export function serveCommand(io: ServeIo = processIo): Command {
@@ -131,6 +144,10 @@ export function serveCommand(io: ServeIo = processIo): Command {
     .option("--no-coordinator", "serve the API only (another process runs `punctual worker`)")
     .option("--init-token", "when the database has no token, create an admin token and print it")
     .option("--log-level <level>", "pino log level (default: $PUNCTUAL_LOG_LEVEL, else info)")
+    .option(
+      "--deerflow-api <server>",
+      "also serve DeerFlow's /api/scheduled-tasks routes over this agent server (flavor deerflow)",
+    )
     .exitOverride()
     .action(async (options: ServeOptions) => {
       const code = await runServe(options, io);

@@ -1,5 +1,5 @@
 /**
- * `punctual token create|list|revoke` (SPEC 8): manages API tokens directly in the database. A token is
+ * `punctual token create|list|revoke` (docs/security.md): manages API tokens directly in the database. A token is
  * printed once, when it is created; only its hash is stored.
  */
 import { Command, CommanderError } from "commander";
@@ -7,6 +7,7 @@ import { openTokenAdmin, storeFromDatabaseUrl } from "../../composition.js";
 import { ValidationError } from "../../domain/errors.js";
 import type { Instant } from "../../domain/time.js";
 import { databaseUrlOf } from "./cli-options.js";
+import { table } from "./text-table.js";
 
 export interface TokenIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -134,15 +135,4 @@ export function tokenCommand(io: TokenIo = processIo): Command {
       io.stdout(`revoked ${id}\n`);
     });
   return token;
-}
-
-/** A plain text table with aligned columns. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-      .join("  ")
-      .trimEnd();
-  return `${[line(header), ...rows.map(line)].join("\n")}\n`;
 }

@@ -1,11 +1,11 @@
 /**
- * `punctual worker --handlers MODULE [--database URL]` (SPEC 7.3): runs the coordinator alone, with the
+ * `punctual worker --handlers MODULE [--database URL]` (docs/operations.md): runs the coordinator alone, with the
  * handlers a module exports, until SIGTERM or SIGINT. The first signal stops gracefully (no new claims;
  * launches and running handlers get the shutdown timeout) and exits 0; a second one exits at once.
  */
 import { Command, CommanderError } from "commander";
 import { databaseUrlOf, loadHandlers, redactUrl, targetOptionsOf } from "./cli-options.js";
-import { processIo, stopSignals } from "./process-io.js";
+import { processIo, runUntilSignal } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
 import { parseDuration } from "../../domain/schedule/iso-text.js";
 import type { Handler } from "../launchers/handler/handler-launcher.js";
@@ -81,33 +81,26 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
     },
     ...(retentionMs === undefined ? {} : { coordinator: { retentionMs } }),
   });
-  const { signalled, stop: stopListening } = stopSignals(io, logger);
-  try {
-    await scheduler.start();
-    const rt = await scheduler.runtime();
-    logger.info(
-      {
-        database: redactUrl(url),
-        handlers: Object.keys(handlers),
-        replica: rt.coordinator.replicaId,
-      },
-      "punctual worker started",
-    );
-    const signal = await signalled;
-    logger.info(
-      { signal },
+  return runUntilSignal({
+    io,
+    logger,
+    start: () => scheduler.start(),
+    started: async () => {
+      const rt = await scheduler.runtime();
+      logger.info(
+        {
+          database: redactUrl(url),
+          handlers: Object.keys(handlers),
+          replica: rt.coordinator.replicaId,
+        },
+        "punctual worker started",
+      );
+    },
+    stop: () => scheduler.stop(),
+    stopping:
       "stopping: no new claims; in-flight launches and handlers may finish (signal again to exit now)",
-    );
-    await scheduler.stop();
-    logger.info({}, "punctual worker stopped");
-    logger.flush();
-    return 0;
-  } catch (error) {
-    await scheduler.stop().catch(() => undefined);
-    throw error;
-  } finally {
-    stopListening();
-  }
+    stopped: "punctual worker stopped",
+  });
 }
 
 /** The `worker` command. */

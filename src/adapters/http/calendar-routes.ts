@@ -1,32 +1,26 @@
 /**
- * `/v1/calendars` and `/v1/calendars/{name}` (issue 22): an owner's named calendars, the days a
- * schedule's `exclude` names as `{calendar: NAME}`. A put refreshes the tasks that name the calendar.
+ * `/v1/calendars` and `/v1/calendars/{name}` (docs/schedules.md#calendars): an owner's named calendars,
+ * the days a schedule's `exclude` names as `{calendar: NAME}`. A put refreshes the tasks that name the
+ * calendar.
  */
-import { calendarPutSchema } from "../../application/calendar-service.js";
 import type { TaskService } from "../../application/task-service.js";
+import {
+  calendarListSchema,
+  calendarPutResultSchema,
+  calendarViewSchema,
+} from "../../application/view-schemas.js";
 import type { Instant } from "../../domain/time.js";
 import { actorOf } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";
-import type { ResponseSpec, RouteSpec } from "./route-spec.js";
-import {
-  calendarListSchema,
-  calendarNameParams,
-  calendarPutResultSchema,
-  calendarSchema,
-  emptyQuery,
-  problemSchema,
-} from "./schemas.js";
+import type { RouteSpec } from "./route-spec.js";
+import { calendarNameParams, calendarPutBody, emptyQuery } from "./schemas.js";
+import { COMMON, problem } from "./task-route-shared.js";
 
 export interface CalendarRouteDeps {
   readonly tasks: TaskService;
   readonly now: () => Instant;
 }
 
-const problem = (description: string): ResponseSpec => ({ description, schema: problemSchema });
-const COMMON = {
-  401: problem("no or bad bearer token"),
-  429: problem("rate limited"),
-} as const;
 const NOT_FOUND = problem("no calendar of that name (for this owner)");
 
 export function calendarRoutes(deps: CalendarRouteDeps): RouteSpec[] {
@@ -53,7 +47,7 @@ export function calendarRoutes(deps: CalendarRouteDeps): RouteSpec[] {
       params: calendarNameParams,
       query: emptyQuery,
       responses: {
-        200: { description: "the calendar", schema: calendarSchema },
+        200: { description: "the calendar", schema: calendarViewSchema },
         404: NOT_FOUND,
         ...COMMON,
       },
@@ -72,7 +66,7 @@ export function calendarRoutes(deps: CalendarRouteDeps): RouteSpec[] {
       auth: true,
       params: calendarNameParams,
       query: emptyQuery,
-      body: calendarPutSchema,
+      body: calendarPutBody,
       responses: {
         200: { description: "replaced", schema: calendarPutResultSchema },
         201: { description: "created", schema: calendarPutResultSchema },

@@ -1,5 +1,5 @@
 /**
- * The two callback routes (SPEC 5.5, 7.2, 8): no bearer token, each authenticated by the per-run secret
+ * The two callback routes (docs/semantics.md#completion, docs/api.md, docs/security.md): no bearer token, each authenticated by the per-run secret
  * in its URL (`callback-tokens.ts`). A wrong token, an unknown run and a run of another kind all answer
  * the same 404, so the routes reveal nothing about runs to a caller without the secret.
  *
@@ -10,7 +10,7 @@
 import { z } from "zod";
 import type { RunObservation } from "../../domain/ports.js";
 import type { ClaimedRun } from "../../domain/ports.js";
-import type { RunChange, CompletionVerdict } from "../../domain/run-transitions.js";
+import type { RunChange, CompletionVerdict } from "../../domain/run-change.js";
 import {
   IllegalTransitionError,
   LimitExceededError,
@@ -199,6 +199,15 @@ export function callbackRoutes(deps: CallbackRouteDeps): RouteSpec[] {
             ? (metadata as Record<string, unknown>)["punctual_run_id"]
             : undefined;
         if (typeof launchedFor === "string" && launchedFor !== item.run.id) {
+          return answer(item, null);
+        }
+        // An uncertain launch learns its server run only from proof: a run tagged with this attempt
+        // (an earlier attempt's run carries the same punctual run id), docs/targets.md#uncertain-launches.
+        const attempt =
+          typeof metadata === "object" && metadata !== null
+            ? (metadata as Record<string, unknown>)["punctual_attempt"]
+            : undefined;
+        if (item.run.targetRunId === null && attempt !== item.run.attempt) {
           return answer(item, null);
         }
         const seen = deps.readAgentRun(ctx.body);

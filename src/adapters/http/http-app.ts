@@ -1,5 +1,5 @@
 /**
- * `buildHttpApp()`: the Fastify app of `punctual serve` (SPEC 7.2), also what the HTTP tests start on
+ * `buildHttpApp()`: the Fastify app of `punctual serve` (docs/api.md), also what the HTTP tests start on
  * port 0. Routes are declared once (route-spec.ts) and registered as plugins by group; the OpenAPI
  * document is generated from the same declarations. Every error answers `application/problem+json` from
  * the one error map; nothing a client sends can cause a 500.
@@ -27,12 +27,15 @@ import { parseRequest } from "./route-spec.js";
 import type { Answer, RouteSpec } from "./route-spec.js";
 import type { SystemRouteDeps } from "./system-routes.js";
 import { systemRoutes } from "./system-routes.js";
-import { runRoutes, taskRoutes } from "./task-routes.js";
+import { runRoutes } from "./run-routes.js";
+import { taskRoutes } from "./task-routes.js";
 import { scheduleRoutes } from "./schedule-routes.js";
 import { calendarRoutes } from "./calendar-routes.js";
 import { dashboardRoutes } from "./dashboard/dashboard-routes.js";
 import { callbackRoutes } from "./callback-routes.js";
 import type { CallbackRouteDeps } from "./callback-routes.js";
+import { registerDeerflowRoutes } from "./deerflow-routes.js";
+import type { DeerflowTarget } from "./deerflow-routes.js";
 
 export interface HttpAppOptions {
   readonly tasks: TaskService;
@@ -52,6 +55,8 @@ export interface HttpAppOptions {
   readonly version?: string;
   /** The callback routes (`/v1/runs/{id}/complete`, `/v1/hooks/agent/{server}`); absent: not served. */
   readonly callbacks?: CallbackRouteDeps;
+  /** DeerFlow's scheduled-task routes over this DeerFlow server (`serve --deerflow-api`); absent: off. */
+  readonly deerflow?: DeerflowTarget;
 }
 
 /** A route as Fastify registered it. */
@@ -298,6 +303,14 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
         });
       }
       done();
+    });
+  }
+  if (options.deerflow !== undefined) {
+    await registerDeerflowRoutes(app, {
+      tasks: options.tasks,
+      now: options.now,
+      target: options.deerflow,
+      actorOf: (request) => actors.get(request) ?? null,
     });
   }
   return app;

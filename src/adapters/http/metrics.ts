@@ -1,11 +1,12 @@
 /**
  * Prometheus metrics (`GET /metrics`, prom-client): what the scheduler decided and launched, how late,
- * how long a tick took, and the HTTP traffic. Each app has its own registry. The composition root feeds
- * the scheduler's numbers through the `observe*` methods; per-task labels only behind `perTaskLabels`.
+ * how long a tick took, and the HTTP traffic. Each app has its own registry. The scheduler's numbers come
+ * from its events (`listenTo`); per-task labels only behind `perTaskLabels`.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { SchedulerEvents } from "../../application/scheduler-events.js";
 import type { Admission } from "../../domain/admission.js";
-import type { Run } from "../../domain/run.js";
+import type { Run, RunStatus } from "../../domain/run.js";
 
 export interface MetricsOptions {
   /** Label decisions with `task_id` (unbounded cardinality: off by default). */
@@ -75,8 +76,36 @@ export class SchedulerMetrics {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
+  /**
+   * Counts what `events` reports: decisions, admission batches, claims, run status changes and tick
+   * durations; `inFlight` is read at scrape time. Returns a function that stops listening.
+   */
+  listenTo(events: SchedulerEvents, inFlight: () => number): () => void {
+    this.#budget = inFlight;
+    const stops = [
+      events.on("admission:decided", ({ taskId, admission }) => {
+        this.#observeAdmission(taskId, admission);
+      }),
+      events.on("admission:batch", ({ tasks }) => {
+        this.#batch.observe(tasks);
+      }),
+      events.on("run:claimed", ({ run }) => {
+        this.#runs.inc({ status: run.status });
+      }),
+      events.on("run:changed", ({ run, from }) => {
+        this.#observeRun(run, from);
+      }),
+      events.on("coordinator:tick", ({ durationMs }) => {
+        this.#tick.observe(durationMs / 1000);
+      }),
+    ];
+    return () => {
+      for (const stop of stops) stop();
+    };
+  }
+
   /** The decisions one admission made for one task. */
-  observeAdmission(taskId: string, admission: Admission): void {
+  #observeAdmission(taskId: string, admission: Admission): void {
     for (const decision of admission.decisions) {
       const reason = decision.kind === "queue" ? decision.trigger : decision.reason;
       const labels: Record<string, string> = { kind: decision.kind, reason };
@@ -85,29 +114,12 @@ export class SchedulerMetrics {
     }
   }
 
-  observeAdmissionBatch(tasks: number): void {
-    this.#batch.observe(tasks);
-  }
-
   /** A run status change this replica recorded; a launch (launching -> running) has a lateness. */
-  observeRun(run: Run, before: Run["status"] | null): void {
+  #observeRun(run: Run, before: RunStatus): void {
     this.#runs.inc({ status: run.status });
     if (before === "launching" && run.status === "running" && run.latenessMs !== null) {
       this.#lateness.observe(Math.max(0, run.latenessMs) / 1000);
     }
-  }
-
-  observeClaim(run: Run): void {
-    this.#runs.inc({ status: run.status });
-  }
-
-  observeTick(seconds: number): void {
-    this.#tick.observe(seconds);
-  }
-
-  /** Where the in-flight launch count is read at scrape time. */
-  measureBudget(read: () => number): void {
-    this.#budget = read;
   }
 
   observeRequest(method: string, route: string, status: number): void {

@@ -1,9 +1,10 @@
 /**
  * The OpenAPI 3.1 document, generated from the route declarations and their zod schemas (`z.toJSONSchema`,
- * JSON Schema 2020-12, which OpenAPI 3.1 uses as is). Named shapes go to `components.schemas`.
+ * JSON Schema 2020-12, which OpenAPI 3.1 uses as is). Named shapes go to `components.schemas`; a
+ * loosely checked input is documented by the shape it stands for (`documented-shape.ts`).
  */
-import { createHash } from "node:crypto";
 import { z } from "zod";
+import { documentedShapeOf } from "../../application/documented-shape.js";
 import { exposedProblems } from "./error-map.js";
 import { PROBLEM_CONTENT_TYPE } from "./problem.js";
 import { openApiPath } from "./route-spec.js";
@@ -13,7 +14,7 @@ import { NAMED_SCHEMAS } from "./schemas.js";
 type JsonSchema = Record<string, unknown>;
 
 interface Converter {
-  readonly convert: (schema: z.ZodType, io: "input" | "output") => JsonSchema;
+  readonly convert: (schema: z.core.$ZodType, io: "input" | "output") => JsonSchema;
   readonly components: Record<string, JsonSchema>;
 }
 
@@ -22,61 +23,85 @@ function converter(): Converter {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of NAMED_SCHEMAS) registry.add(schema, { id });
   const components: Record<string, JsonSchema> = {};
-  const rewrite = (value: unknown, renames: Map<string, string>): unknown => {
-    if (Array.isArray(value)) return value.map((v) => rewrite(v, renames));
+  const rewrite = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(rewrite);
     if (typeof value !== "object" || value === null) return value;
     const out: Record<string, unknown> = {};
     for (const [key, inner] of Object.entries(value)) {
       if (key === "$schema" || key === "$defs") continue;
-      if (key === "$ref" && typeof inner === "string" && inner.startsWith("#/$defs/")) {
-        const name = inner.slice("#/$defs/".length);
-        out[key] = `#/components/schemas/${renames.get(name) ?? name}`;
-      } else {
-        out[key] = rewrite(inner, renames);
-      }
+      out[key] =
+        key === "$ref" && typeof inner === "string" && inner.startsWith("#/$defs/")
+          ? `#/components/schemas/${inner.slice("#/$defs/".length)}`
+          : rewrite(inner);
     }
     return out;
   };
-  return {
-    components,
-    convert: (schema, io) => {
-      const json = z.toJSONSchema(schema, {
-        target: "draft-2020-12",
-        io,
-        unrepresentable: "any",
-        metadata: registry,
-        // Descriptions, formats and examples given with `.meta()` live in the global registry.
-        override: (ctx) => {
-          const meta = z.globalRegistry.get(ctx.zodSchema);
-          if (meta === undefined) return;
-          const rest: Record<string, unknown> = { ...meta };
-          delete rest["id"];
-          Object.assign(ctx.jsonSchema, rest);
-        },
-      }) as JsonSchema;
-      const defs = (json["$defs"] ?? {}) as Record<string, JsonSchema>;
-      const renames = new Map<string, string>();
-      for (const [name, def] of Object.entries(defs)) {
-        if (name.startsWith("__schema")) {
-          const hash = createHash("sha256").update(JSON.stringify(def)).digest("hex").slice(0, 8);
-          renames.set(name, `Json_${hash}`);
-        }
-      }
-      for (const [name, def] of Object.entries(defs)) {
-        components[renames.get(name) ?? name] = rewrite(def, renames) as JsonSchema;
-      }
-      const root = rewrite(json, renames) as JsonSchema;
-      const named = NAMED_SCHEMAS.find(([, s]) => s === schema);
-      if (named !== undefined) {
-        const ref = `#/components/schemas/${named[0]}`;
-        // A registered schema comes back as a `$ref` to its own `$defs` entry, already hoisted above:
-        // writing that reference over the component would make it point at itself.
-        if (root["$ref"] !== ref) components[named[0]] = root;
-        return { $ref: ref };
-      }
-      return root;
-    },
+  /** Adds a component; one name must always stand for one shape (as input and as output alike). */
+  const addComponent = (name: string, json: JsonSchema): void => {
+    if (name.startsWith("__schema")) {
+      throw new Error(
+        `an unnamed recursive shape (${JSON.stringify(json).slice(0, 120)}): name it in NAMED_SCHEMAS`,
+      );
+    }
+    const known = components[name];
+    if (known !== undefined && JSON.stringify(known) !== JSON.stringify(json)) {
+      throw new Error(`the component ${name} would stand for two different shapes`);
+    }
+    components[name] = json;
   };
+  const convert = (schema: z.core.$ZodType, io: "input" | "output"): JsonSchema => {
+    const json = z.toJSONSchema(schema, {
+      target: "draft-2020-12",
+      io,
+      unrepresentable: "any",
+      metadata: registry,
+      override: (ctx) => {
+        const shape = documentedShapeOf(ctx.zodSchema);
+        if (shape !== undefined) {
+          for (const key of Object.keys(ctx.jsonSchema))
+            Reflect.deleteProperty(ctx.jsonSchema, key);
+          Object.assign(ctx.jsonSchema, convert(shape, io));
+        }
+        const discriminator = discriminatorOf(ctx.zodSchema);
+        if (discriminator !== null) ctx.jsonSchema["discriminator"] = discriminator;
+        // Descriptions, formats and examples given with `.meta()` live in the global registry.
+        const meta = z.globalRegistry.get(ctx.zodSchema);
+        if (meta === undefined) return;
+        const rest: Record<string, unknown> = { ...meta };
+        delete rest["id"];
+        Object.assign(ctx.jsonSchema, rest);
+      },
+    }) as JsonSchema;
+    const defs = (json["$defs"] ?? {}) as Record<string, JsonSchema>;
+    for (const [name, def] of Object.entries(defs)) addComponent(name, rewrite(def) as JsonSchema);
+    const root = rewrite(json) as JsonSchema;
+    const named = NAMED_SCHEMAS.find(([, s]) => s === schema);
+    if (named === undefined) return root;
+    const ref = `#/components/schemas/${named[0]}`;
+    // A registered schema comes back as a `$ref` to its own `$defs` entry, already hoisted above:
+    // writing that reference over the component would make it point at itself.
+    if (root["$ref"] !== ref) addComponent(named[0], root);
+    return { $ref: ref };
+  };
+  return { components, convert };
+}
+
+/**
+ * OpenAPI's `discriminator` of a discriminated union whose members are all named components, so that
+ * generators for other languages map `type: cron` to `CronSchedule` without trying each member.
+ */
+function discriminatorOf(schema: z.core.$ZodType): JsonSchema | null {
+  const def = schema._zod.def as { discriminator?: unknown; options?: readonly z.core.$ZodType[] };
+  const property = def.discriminator;
+  if (typeof property !== "string" || def.options === undefined) return null;
+  const mapping: Record<string, string> = {};
+  for (const option of def.options) {
+    const name = NAMED_SCHEMAS.find(([, named]) => named === option)?.[0];
+    const values = option._zod.propValues?.[property];
+    if (name === undefined || values === undefined) return null;
+    for (const value of values) mapping[String(value)] = `#/components/schemas/${name}`;
+  }
+  return { propertyName: property, mapping };
 }
 
 function parameters(spec: RouteSpec, convert: Converter["convert"]): unknown[] {

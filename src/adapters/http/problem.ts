@@ -110,7 +110,7 @@ function fastifyProblem(error: unknown): Problem | null {
   return null;
 }
 
-/** SPEC 8: request bodies are at most 1 MiB. */
+/** docs/security.md: request bodies are at most 1 MiB. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 function bodyTooLarge(): Problem {

@@ -1,5 +1,5 @@
 /**
- * A per-token rate limit (SPEC 8): a token bucket in memory, per replica. A request takes one token; an
+ * A per-token rate limit (docs/security.md): a token bucket in memory, per replica. A request takes one token; an
  * empty bucket answers 429 with `Retry-After` (whole seconds until a token is back).
  */
 

@@ -2,11 +2,11 @@
  * Small pieces the route plugins share: the caller, ids, ETags and `If-Match`, page sizes, limits.
  */
 import type { Actor } from "../../application/actor.js";
+import type { ListLimits } from "../../application/scheduler-api.js";
 import { LimitExceededError, NotFoundError } from "../../domain/errors.js";
 import { TASK_LIMITS } from "../../domain/task.js";
 import { HttpProblem } from "./problem.js";
 import type { RouteContext } from "./route-spec.js";
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "./schemas.js";
 
 /** The authenticated caller (routes with `auth: true` always have one). */
 export function actorOf(ctx: RouteContext<unknown, unknown, unknown>): Actor {
@@ -50,23 +50,15 @@ export function previewCountOf(count: string | undefined): number {
   return count === undefined ? PREVIEW_COUNT_DEFAULT : Number(count);
 }
 
-/** `?limit=` as a page size; over the maximum is a limit problem naming it (SPEC 8). */
-export function pageSizeOf(limit: string | undefined): number {
-  if (limit === undefined) return PAGE_SIZE_DEFAULT;
-  const size = Number(limit);
-  if (size > PAGE_SIZE_MAX) {
-    throw new LimitExceededError(
-      "page_size",
-      PAGE_SIZE_MAX,
-      `limit must be at most ${PAGE_SIZE_MAX}`,
-    );
-  }
-  if (size < 1)
-    throw new LimitExceededError("page_size", PAGE_SIZE_MAX, "limit must be at least 1");
-  return size;
+/** `?limit=` as a number (checked as digits by the query schema; its range by `HTTP_LIMITS`). */
+export function pageSizeOf(limit: string | undefined): number | undefined {
+  return limit === undefined ? undefined : Number(limit);
 }
 
-/** SPEC 8: a target's `input` is at most 256 KiB of JSON. */
+/** Page sizes outside 1..200 are a limit problem naming it (`limit_exceeded`, docs/errors.md). */
+export const HTTP_LIMITS: ListLimits = Object.freeze({ checkPageSize: true });
+
+/** docs/security.md: a target's `input` is at most 256 KiB of JSON. */
 export function checkTargetInput(body: unknown): void {
   if (typeof body !== "object" || body === null) return;
   const target = (body as { target?: unknown }).target;

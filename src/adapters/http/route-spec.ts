@@ -46,7 +46,7 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   readonly operationId: string;
   readonly summary: string;
   readonly tags: readonly string[];
-  /** Needs `Authorization: Bearer` (SPEC 8). */
+  /** Needs `Authorization: Bearer` (docs/security.md). */
   readonly auth: boolean;
   readonly params?: z.ZodType<P>;
   readonly query?: z.ZodType<Q>;

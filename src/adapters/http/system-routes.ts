@@ -1,5 +1,5 @@
 /**
- * The routes without a bearer token (SPEC 8): health, readiness, metrics, the OpenAPI document and its
+ * The routes without a bearer token (docs/security.md): health, readiness, metrics, the OpenAPI document and its
  * page (the dashboard's page and assets are in dashboard/dashboard-routes.ts).
  */
 import { z } from "zod";

@@ -1,11 +1,16 @@
 /**
- * `/v1/tasks` and `/v1/threads/{thread_id}/tasks` (SPEC 7.2): the owner's operations of SPEC 4.3.
+ * `/v1/tasks` and `/v1/threads/{thread_id}/tasks` (docs/api.md): the owner's operations of docs/semantics.md#task-operations, in
+ * the order the API document lists them. This file holds the task records (create, list, read, edit,
+ * delete); the commands are in task-command-routes.ts, the task's runs, preview and explanation in
+ * task-read-routes.ts.
  */
-import type { Instant } from "../../domain/time.js";
-import { threadId as toThreadId } from "../../domain/ids.js";
+import {
+  createdTaskSchema,
+  taskPageSchema,
+  taskViewSchema,
+} from "../../application/view-schemas.js";
+import { taskQueryOf } from "../../application/scheduler-api.js";
 import { taskCreateSchema, taskPatchSchema } from "../../application/task-input.js";
-import type { TaskService } from "../../application/task-service.js";
-import type { IdempotencyRepository } from "../../application/idempotency-repository.js";
 import type { TaskView } from "../../application/views.js";
 import { idempotencyKeyOf, idempotent } from "./idempotency.js";
 import { HttpProblem } from "./problem.js";
@@ -13,61 +18,30 @@ import {
   actorOf,
   checkId,
   checkTargetInput,
-  etagOf,
+  HTTP_LIMITS,
   ifMatchVersion,
   pageSizeOf,
-  previewCountOf,
 } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";
-import type { HeaderSpec, ResponseSpec, RouteSpec } from "./route-spec.js";
+import type { RouteSpec } from "./route-spec.js";
 import {
-  backfillBody,
-  backfillResultSchema,
-  createdTaskSchema,
   deleteQuery,
-  emptyBody,
   emptyQuery,
-  explainQuery,
-  explanationSchema,
-  pauseBody,
-  previewQuery,
-  previewSchema,
-  problemSchema,
-  resumeBody,
-  runPageSchema,
-  runIdParams,
-  runListQuery,
-  runSchema,
   taskIdParams,
   taskListQuery,
-  taskPageSchema,
-  taskSchema,
   threadParams,
   threadTaskQuery,
 } from "./schemas.js";
-
-export interface TaskRouteDeps {
-  readonly tasks: TaskService;
-  readonly idempotency: IdempotencyRepository;
-  readonly now: () => Instant;
-}
-
-const problem = (description: string): ResponseSpec => ({ description, schema: problemSchema });
-const COMMON = {
-  401: problem("no or bad bearer token"),
-  429: problem("rate limited"),
-} as const;
-const NOT_FOUND = problem("no such task (or another owner's)");
-const INVALID = problem("validation failed or a limit exceeded");
-const IDEMPOTENCY: HeaderSpec = {
-  name: "Idempotency-Key",
-  required: false,
-  description: "a repeat with the same key returns the first answer",
-};
-
-const withEtag = (task: TaskView) => ({ etag: etagOf(task.version) });
+import { taskCommandRoutes } from "./task-command-routes.js";
+import { taskReadRoutes } from "./task-read-routes.js";
+import { COMMON, IDEMPOTENCY, INVALID, NOT_FOUND, problem, withEtag } from "./task-route-shared.js";
+import type { TaskRouteDeps } from "./task-route-shared.js";
 
 export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
+  return [...taskRecordRoutes(deps), ...taskCommandRoutes(deps), ...taskReadRoutes(deps)];
+}
+
+function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
   const { tasks, now } = deps;
   return [
     defineRoute({
@@ -128,14 +102,8 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
         422: INVALID,
       },
       handler: async (ctx) => {
-        const q = ctx.query;
-        const page = await tasks.list(actorOf(ctx), {
-          limit: pageSizeOf(q.limit),
-          ...(q.status === undefined ? {} : { status: q.status }),
-          ...(q.target_kind === undefined ? {} : { targetKind: q.target_kind }),
-          ...(q.thread_id === undefined ? {} : { thread: { threadId: toThreadId(q.thread_id) } }),
-          ...(q.cursor === undefined ? {} : { cursor: q.cursor }),
-        });
+        const query = { ...ctx.query, limit: pageSizeOf(ctx.query.limit) };
+        const page = await tasks.list(actorOf(ctx), taskQueryOf(query, HTTP_LIMITS));
         return { status: 200, body: page };
       },
     }),
@@ -158,11 +126,8 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
         if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(thread)) {
           return { status: 200, body: { items: [], next_cursor: null } };
         }
-        const page = await tasks.list(actorOf(ctx), {
-          limit: pageSizeOf(ctx.query.limit),
-          thread: { threadId: toThreadId(thread) },
-          ...(ctx.query.cursor === undefined ? {} : { cursor: ctx.query.cursor }),
-        });
+        const query = { ...ctx.query, thread_id: thread, limit: pageSizeOf(ctx.query.limit) };
+        const page = await tasks.list(actorOf(ctx), taskQueryOf(query, HTTP_LIMITS));
         return { status: 200, body: page };
       },
     }),
@@ -176,7 +141,7 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
       params: taskIdParams,
       query: emptyQuery,
       responses: {
-        200: { description: "the task", schema: taskSchema },
+        200: { description: "the task", schema: taskViewSchema },
         ...COMMON,
         404: NOT_FOUND,
       },
@@ -253,271 +218,6 @@ export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
         );
         return { status: 204 };
       },
-    }),
-    defineRoute({
-      method: "POST",
-      url: "/v1/tasks/:id/pause",
-      operationId: "pauseTask",
-      summary: "Pause: no new occurrences; queued runs cancelled",
-      tags: ["tasks"],
-      auth: true,
-      params: taskIdParams,
-      query: emptyQuery,
-      body: pauseBody,
-      responses: {
-        200: { description: "the paused task", schema: taskSchema },
-        400: problem("malformed request"),
-        ...COMMON,
-        404: NOT_FOUND,
-        409: problem("not allowed in the task's status"),
-        422: INVALID,
-      },
-      handler: async (ctx) => {
-        const task = await tasks.pause(
-          actorOf(ctx),
-          checkId("task", ctx.params.id),
-          { cancelRunning: ctx.body?.cancel_running ?? false },
-          now(),
-        );
-        return { status: 200, body: task, headers: withEtag(task) };
-      },
-    }),
-    defineRoute({
-      method: "POST",
-      url: "/v1/tasks/:id/resume",
-      operationId: "resumeTask",
-      summary: "Resume; occurrences inside the pause follow `catch_up` (default none)",
-      tags: ["tasks"],
-      auth: true,
-      params: taskIdParams,
-      query: emptyQuery,
-      body: resumeBody,
-      responses: {
-        200: { description: "the resumed task", schema: taskSchema },
-        400: problem("malformed request"),
-        ...COMMON,
-        404: NOT_FOUND,
-        409: problem("not allowed in the task's status"),
-        422: INVALID,
-      },
-      handler: async (ctx) => {
-        const task = await tasks.resume(
-          actorOf(ctx),
-          checkId("task", ctx.params.id),
-          ctx.body?.catch_up === undefined ? {} : { catchUp: ctx.body.catch_up },
-          now(),
-        );
-        return { status: 200, body: task, headers: withEtag(task) };
-      },
-    }),
-    defineRoute({
-      method: "POST",
-      url: "/v1/tasks/:id/cancel",
-      operationId: "cancelTask",
-      summary: "Cancel the task (terminal); queued runs cancelled",
-      tags: ["tasks"],
-      auth: true,
-      params: taskIdParams,
-      query: emptyQuery,
-      body: emptyBody,
-      responses: {
-        200: { description: "the cancelled task", schema: taskSchema },
-        ...COMMON,
-        404: NOT_FOUND,
-        409: problem("not allowed in the task's status"),
-        400: problem("malformed request"),
-        422: INVALID,
-      },
-      handler: async (ctx) => {
-        const task = await tasks.cancel(actorOf(ctx), checkId("task", ctx.params.id), now());
-        return { status: 200, body: task, headers: withEtag(task) };
-      },
-    }),
-    defineRoute({
-      method: "POST",
-      url: "/v1/tasks/:id/trigger",
-      operationId: "triggerTask",
-      summary: "Run now: queues a manual run and answers at once (202)",
-      tags: ["tasks"],
-      auth: true,
-      params: taskIdParams,
-      query: emptyQuery,
-      body: emptyBody,
-      headers: [IDEMPOTENCY],
-      responses: {
-        202: { description: "the queued run", schema: runSchema },
-        ...COMMON,
-        404: NOT_FOUND,
-        409: problem("an active run under overlap skip, or the key's first request in progress"),
-        422: problem("bad Idempotency-Key, the key used for another request, or a body field"),
-        400: problem("malformed request"),
-      },
-      handler: async (ctx) => {
-        const actor = actorOf(ctx);
-        const id = checkId("task", ctx.params.id);
-        const key = idempotencyKeyOf(ctx.request.headers);
-        return idempotent(
-          deps.idempotency,
-          { actor, route: `POST /v1/tasks/${id}/trigger`, key, body: ctx.request.body, now: now() },
-          async () => ({
-            status: 202,
-            body: await tasks.trigger(
-              actor,
-              id,
-              key === undefined ? {} : { idempotencyKey: key },
-              now(),
-            ),
-          }),
-        );
-      },
-    }),
-    defineRoute({
-      method: "POST",
-      url: "/v1/tasks/:id/backfill",
-      operationId: "backfillTask",
-      summary: "Replay nominal times in [from, to) as backfill runs (at most 1,000)",
-      tags: ["tasks"],
-      auth: true,
-      params: taskIdParams,
-      query: emptyQuery,
-      body: backfillBody,
-      responses: {
-        202: { description: "the queued runs", schema: backfillResultSchema },
-        400: problem("malformed request"),
-        ...COMMON,
-        404: NOT_FOUND,
-        422: INVALID,
-      },
-      handler: async (ctx) => ({
-        status: 202,
-        body: await tasks.backfill(actorOf(ctx), checkId("task", ctx.params.id), ctx.body, now()),
-      }),
-    }),
-    defineRoute({
-      method: "GET",
-      url: "/v1/tasks/:id/runs",
-      operationId: "listTaskRuns",
-      summary: "The task's runs, by pages",
-      tags: ["runs"],
-      auth: true,
-      params: taskIdParams,
-      query: runListQuery,
-      responses: {
-        200: { description: "a page", schema: runPageSchema },
-        ...COMMON,
-        404: NOT_FOUND,
-        422: INVALID,
-      },
-      handler: async (ctx) => {
-        const q = ctx.query;
-        const page = await tasks.listRuns(actorOf(ctx), checkId("task", ctx.params.id), {
-          limit: pageSizeOf(q.limit),
-          ...(q.status === undefined ? {} : { status: q.status }),
-          ...(q.trigger === undefined ? {} : { trigger: q.trigger }),
-          ...(q.cursor === undefined ? {} : { cursor: q.cursor }),
-        });
-        return { status: 200, body: page };
-      },
-    }),
-    defineRoute({
-      method: "GET",
-      url: "/v1/tasks/:id/preview",
-      operationId: "previewTask",
-      summary: "The next fires, with local wall times and DST notes (none once the task has ended)",
-      tags: ["tasks"],
-      auth: true,
-      params: taskIdParams,
-      query: previewQuery,
-      responses: {
-        200: { description: "the next fires", schema: previewSchema },
-        ...COMMON,
-        404: NOT_FOUND,
-        422: INVALID,
-      },
-      handler: async (ctx) => {
-        const count = previewCountOf(ctx.query.count);
-        const fires = await tasks.preview(
-          actorOf(ctx),
-          checkId("task", ctx.params.id),
-          count,
-          now(),
-        );
-        return { status: 200, body: fires };
-      },
-    }),
-    defineRoute({
-      method: "GET",
-      url: "/v1/tasks/:id/explain",
-      operationId: "explainTask",
-      summary: "Why the task did or did not fire around an instant",
-      tags: ["tasks"],
-      auth: true,
-      params: taskIdParams,
-      query: explainQuery,
-      responses: {
-        200: { description: "the verdict and its explanation", schema: explanationSchema },
-        ...COMMON,
-        404: NOT_FOUND,
-        422: INVALID,
-      },
-      handler: async (ctx) => ({
-        status: 200,
-        body: await tasks.explain(
-          actorOf(ctx),
-          checkId("task", ctx.params.id),
-          ctx.query.at,
-          now(),
-        ),
-      }),
-    }),
-  ];
-}
-
-export function runRoutes(deps: TaskRouteDeps): RouteSpec[] {
-  const { tasks, now } = deps;
-  const RUN_NOT_FOUND = problem("no such run (or another owner's)");
-  return [
-    defineRoute({
-      method: "GET",
-      url: "/v1/runs/:id",
-      operationId: "getRun",
-      summary: "Read a run",
-      tags: ["runs"],
-      auth: true,
-      params: runIdParams,
-      query: emptyQuery,
-      responses: {
-        200: { description: "the run", schema: runSchema },
-        ...COMMON,
-        404: RUN_NOT_FOUND,
-      },
-      handler: async (ctx) => ({
-        status: 200,
-        body: await tasks.getRun(actorOf(ctx), checkId("run", ctx.params.id)),
-      }),
-    }),
-    defineRoute({
-      method: "POST",
-      url: "/v1/runs/:id/cancel",
-      operationId: "cancelRun",
-      summary: "Cancel a run (a launched one is asked to stop)",
-      tags: ["runs"],
-      auth: true,
-      params: runIdParams,
-      query: emptyQuery,
-      body: emptyBody,
-      responses: {
-        200: { description: "the run", schema: runSchema },
-        ...COMMON,
-        404: RUN_NOT_FOUND,
-        409: problem("the run has ended"),
-        400: problem("malformed request"),
-        422: INVALID,
-      },
-      handler: async (ctx) => ({
-        status: 200,
-        body: await tasks.cancelRun(actorOf(ctx), checkId("run", ctx.params.id), now()),
-      }),
     }),
   ];
 }

@@ -1,5 +1,5 @@
 /**
- * What every launcher lets escape (SPEC 5.4): exactly the three launch errors. Anything else thrown
+ * What every launcher lets escape (docs/semantics.md#launch): exactly the three launch errors. Anything else thrown
  * while launching may have started the run, so it becomes an uncertain launch, keeping the original as
  * `cause`.
  */

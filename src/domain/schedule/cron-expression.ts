@@ -1,5 +1,5 @@
 /**
- * The strict ISC/Vixie cron grammar of SPEC 3.1: 5 fields, or 6 with a leading second, lower-case
+ * The strict ISC/Vixie cron grammar of docs/schedules.md#cron: 5 fields, or 6 with a leading second, lower-case
  * shortcuts, three-letter names, and the Quartz-style day items (`?`, `L`, `W`, `#`: cron-day-items.ts).
  * Parses text into plain data; says nothing about zones or instants.
  */
@@ -30,7 +30,7 @@ export interface CronExpression {
   readonly dayOfMonthRestricted: boolean;
   /** The day-of-week text does not begin with `*` and is not `?` (Vixie day rule). */
   readonly dayOfWeekRestricted: boolean;
-  /** No second, minute or hour text begins with `*` (SPEC 3.1 DST rule). */
+  /** No second, minute or hour text begins with `*` (docs/schedules.md#cron DST rule). */
   readonly fixedTime: boolean;
 }
 
@@ -189,7 +189,7 @@ function parseShortcut(text: string): string | { expanded: string } {
   return `unknown shortcut ${text} (use ${Object.keys(CRON_SHORTCUTS).join(", ")})`;
 }
 
-/** Parses a cron expression strictly (SPEC 3.1). */
+/** Parses a cron expression strictly (docs/schedules.md#cron). */
 export function parseCron(input: string): CronParseResult {
   const text = input.trim().split(/\s+/).join(" ");
   if (text === "") return { ok: false, problems: ["the cron expression is empty"] };

@@ -1,5 +1,5 @@
 /**
- * The next fire of a cron expression in a zone under the DST rule of SPEC 3.1. Works one segment of
+ * The next fire of a cron expression in a zone under the DST rule of docs/schedules.md#cron. Works one segment of
  * constant UTC offset at a time: matches are searched on the segment's wall clock, then the transition
  * that ends the segment decides gap fires (fixed-time jobs) and repeated wall times (overlaps).
  */
@@ -66,7 +66,7 @@ export function nextCronFire(
     const transition = nextTransitionInYear(zone, t);
     const segmentEnd = transition?.at ?? utcYearEndOf(t);
     if (expression.fixedTime) {
-      // SPEC 3.1: in an overlap a fixed-time job fires on the first pass only, so the repeated wall
+      // docs/schedules.md#cron: in an overlap a fixed-time job fires on the first pass only, so the repeated wall
       // times (those before the previous offset's wall clock at the transition) are excluded.
       const previous = previousTransition(zone, t);
       if (previous !== null && isDstOverlap(previous)) {
@@ -79,7 +79,7 @@ export function nextCronFire(
       if (wall !== null) return { at: wall - offset, wall, gapWall: null, rule };
     }
     if (transition !== null && expression.fixedTime && isDstGap(transition)) {
-      // SPEC 3.1: a fixed-time job's wall times inside a gap collapse into one fire at the transition.
+      // docs/schedules.md#cron: a fixed-time job's wall times inside a gap collapse into one fire at the transition.
       const gapWall = firstMatchingWall(
         expression,
         transition.at + offset,

@@ -1,6 +1,6 @@
 /**
  * `describeOccurrences`: a schedule's next fires with their local wall time and what DST did to them, and
- * the fires DST suppressed on the way (SPEC 3.1: "so a user can see what DST will do").
+ * the fires DST suppressed on the way (docs/schedules.md#cron: "so a user can see what DST will do").
  */
 import type { Instant } from "../time.js";
 import { instant } from "../time.js";

@@ -1,6 +1,6 @@
 /**
  * `dstWarnings`: human sentences about the fires a zone transition will move, suppress or repeat within a
- * horizon (SPEC 3.1: returned as `warnings[]` when a task is created or edited; never an error).
+ * horizon (docs/schedules.md#cron: returned as `warnings[]` when a task is created or edited; never an error).
  */
 import { assertNever } from "../errors.js";
 import type { Instant } from "../time.js";

@@ -39,12 +39,12 @@ export interface ExclusionHit {
   readonly calendar: string | null;
 }
 
-/** The public shape of one item: `"2026-12-25"`, `{from, to}`, `{days}` or `{calendar}`. */
-export type ExclusionInput =
-  | string
-  | { readonly from: string; readonly to: string }
-  | { readonly days: string }
-  | { readonly calendar: string };
+/** The public shape of one item a calendar holds: `"2026-12-25"`, `{from, to}` or `{days}`. */
+export type CalendarItemInput =
+  string | { readonly from: string; readonly to: string } | { readonly days: string };
+
+/** The public shape of one item of `exclude`: a calendar item, or `{calendar}`. */
+export type ExclusionInput = CalendarItemInput | { readonly calendar: string };
 
 /** The most items one `exclude` list or one calendar holds. */
 export const MAX_EXCLUSION_ITEMS = 1000;
@@ -229,7 +229,7 @@ export function parseExclusions(
 }
 
 /** The public shape of one calendar item. */
-export function calendarItemInput(item: CalendarItem): ExclusionInput {
+export function calendarItemInput(item: CalendarItem): CalendarItemInput {
   switch (item.kind) {
     case "date":
       return formatLocalDate(item.day);

@@ -1,5 +1,5 @@
 /**
- * `nextOccurrences`: the public, pure preview of a schedule's next fire times (SPEC 7.1). Reads no clock:
+ * `nextOccurrences`: the public, pure preview of a schedule's next fire times (docs/library.md). Reads no clock:
  * the caller says what "after" is.
  */
 import type { FieldError } from "../errors.js";
@@ -41,7 +41,7 @@ function optionProblems(options: unknown): FieldError[] {
 
 /**
  * The next `count` nominal fire times of a schedule strictly after `after`, as `Date`s on whole seconds,
- * under the DST rule of SPEC 3.1 (fewer when the schedule ends: a once, or `end_at`). `start_at`,
+ * under the DST rule of docs/schedules.md#cron (fewer when the schedule ends: a once, or `end_at`). `start_at`,
  * `end_at` and `exclude` are honoured (a named calendar needs a scheduler: use a task's preview);
  * `max_runs` and `jitter` are a task's bookkeeping and are ignored here.
  *

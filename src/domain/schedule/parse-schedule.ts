@@ -1,6 +1,6 @@
 /**
  * `parseSchedule`: turns the public schedule shape (unknown input) into a `ScheduleSpec`, checking every
- * field and collecting all problems into one `ValidationError` (SPEC 3).
+ * field and collecting all problems into one `ValidationError` (docs/schedules.md).
  */
 import type { FieldError } from "../errors.js";
 import { ValidationError, assertNever } from "../errors.js";
@@ -198,7 +198,7 @@ function readRunAt(
   if (zone === null) return null;
   const { instants, gap } = resolveWall(zone, wall);
   const localRunAt = formatWall(wall);
-  // SPEC 3.2: an overlap resolves to the first occurrence, a DST gap to the transition instant.
+  // docs/schedules.md#once: an overlap resolves to the first occurrence, a DST gap to the transition instant.
   const [first] = instants;
   if (first !== undefined) return { runAt: instant(first), localRunAt };
   if (gap !== null && isDstGap(gap)) return { runAt: instant(gap.at), localRunAt };
@@ -271,8 +271,9 @@ function build(
 }
 
 /**
- * SPEC 3.1 and 3.4: each cron expression must fire within 30 years, and every schedule before its
- * `end_at`. `input` is the schedule as written (a list of expressions names each one's field).
+ * Each cron expression must fire within 30 years (docs/schedules.md#cron), and every schedule before
+ * its `end_at` (docs/schedules.md#bounds-and-jitter). `input` is the schedule as written (a list of
+ * expressions names each one's field).
  */
 function checkReachable(
   spec: ScheduleSpec,

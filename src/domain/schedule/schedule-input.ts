@@ -12,47 +12,50 @@ import type { ScheduleSpec } from "./schedule-types.js";
 /** A duration: ISO-8601 of fixed length (`PT5M`, `P1D`, `P1W`) or a number of seconds. */
 export type DurationInput = string | number;
 
-/** Bounds and jitter (SPEC 3.4); instants are ISO-8601 with an offset or `Z`. */
+/**
+ * Bounds and jitter (docs/schedules.md#bounds-and-jitter); instants are ISO-8601 with an offset or `Z`. A field that is `null` or
+ * `undefined` is absent.
+ */
 export interface BoundsInput {
-  readonly start_at?: string | null;
-  readonly end_at?: string | null;
+  readonly start_at?: string | null | undefined;
+  readonly end_at?: string | null | undefined;
   /** At least 1; counts scheduled occurrences admitted as runs. */
-  readonly max_runs?: number | null;
+  readonly max_runs?: number | null | undefined;
   /** Each occurrence is delayed by a deterministic amount in `[0, jitter]`. */
-  readonly jitter?: DurationInput | null;
+  readonly jitter?: DurationInput | null | undefined;
 }
 
 /**
- * `{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }` (SPEC 3.1), or several expressions
- * in one zone: `cron: ["0 9 * * 1-5", "0 10 * * 6"]` (their fires are the union).
+ * `{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }` (docs/schedules.md#cron), or
+ * several expressions in one zone: `cron: ["0 9 * * 1-5", "0 10 * * 6"]` (their fires are the union).
  */
 export interface CronScheduleInput extends BoundsInput {
   readonly type: "cron";
-  readonly cron: string | readonly string[];
+  readonly cron: string | string[];
   /** IANA zone name. @default "UTC" */
-  readonly timezone?: string | null;
+  readonly timezone?: string | null | undefined;
   /** Local dates on which nothing fires: dates, ranges, day rules, named calendars. */
-  readonly exclude?: readonly ExclusionInput[] | null;
+  readonly exclude?: ExclusionInput[] | null | undefined;
 }
 
-/** `{ type: "once", run_at: "2026-12-01T09:00:00", timezone: "Europe/Berlin" }` (SPEC 3.2). */
+/** `{ type: "once", run_at: "2026-12-01T09:00:00", timezone: "Europe/Berlin" }` (docs/schedules.md#once). */
 export interface OnceScheduleInput {
   readonly type: "once";
   /** An instant with offset, or a local wall time resolved in `timezone`. */
   readonly run_at: string;
   /** IANA zone name, used for a `run_at` without offset. @default "UTC" */
-  readonly timezone?: string | null;
-  readonly jitter?: DurationInput | null;
+  readonly timezone?: string | null | undefined;
+  readonly jitter?: DurationInput | null | undefined;
 }
 
-/** `{ type: "interval", every: "PT5M" }` (SPEC 3.3). */
+/** `{ type: "interval", every: "PT5M" }` (docs/schedules.md#interval). */
 export interface IntervalScheduleInput extends BoundsInput {
   readonly type: "interval";
   readonly every: DurationInput;
   /** The zone `exclude` is read in. @default "UTC" */
-  readonly timezone?: string | null;
+  readonly timezone?: string | null | undefined;
   /** Local dates on which nothing fires: dates, ranges, day rules, named calendars. */
-  readonly exclude?: readonly ExclusionInput[] | null;
+  readonly exclude?: ExclusionInput[] | null | undefined;
 }
 
 /** A schedule as users write it. */
@@ -78,10 +81,11 @@ function excludeOf(exclude: readonly Exclusion[]): { exclude?: ExclusionInput[] 
 
 /**
  * The normalised public shape of a schedule: whitespace-normalised cron, explicit zone, UTC instants,
- * ISO durations. An interval without `start_at` loses its implicit anchor here: pass the same
- * `anchorAt` to `parseSchedule` to get the identical spec back.
+ * ISO durations (its type says so: a `ScheduleInput` whose zone is always there). An interval without
+ * `start_at` loses its implicit anchor here: pass the same `anchorAt` to `parseSchedule` to get the
+ * identical spec back.
  */
-export function scheduleToInput(spec: ScheduleSpec): ScheduleInput {
+export function scheduleToInput(spec: ScheduleSpec) {
   switch (spec.type) {
     case "cron":
       return {
@@ -90,14 +94,14 @@ export function scheduleToInput(spec: ScheduleSpec): ScheduleInput {
         timezone: spec.timezone,
         ...boundsOf(spec),
         ...excludeOf(spec.exclude),
-      };
+      } satisfies CronScheduleInput;
     case "once":
       return {
         type: "once",
         run_at: spec.localRunAt ?? formatInstant(spec.runAt),
         timezone: spec.timezone,
         ...(spec.jitterMs === 0 ? {} : { jitter: formatDuration(spec.jitterMs) }),
-      };
+      } satisfies OnceScheduleInput;
     case "interval":
       return {
         type: "interval",
@@ -105,7 +109,7 @@ export function scheduleToInput(spec: ScheduleSpec): ScheduleInput {
         ...boundsOf(spec),
         ...(spec.timezone === null ? {} : { timezone: spec.timezone }),
         ...excludeOf(spec.exclude),
-      };
+      } satisfies IntervalScheduleInput;
     default:
       return assertNever(spec);
   }

@@ -1,5 +1,5 @@
 /**
- * The schedule engine's entry point for the rest of punctual (SPEC 3): the `ScheduleSpec` types and the
+ * The schedule engine's entry point for the rest of punctual (docs/schedules.md): the `ScheduleSpec` types and the
  * functions over them. Each lives in its own module; this one only names them in one place.
  */
 export type {
@@ -12,7 +12,7 @@ export type {
 } from "./schedule-types.js";
 export { SCHEDULE_TYPES } from "./schedule-types.js";
 export { nextAfter } from "./next-after.js";
-export { parseSchedule } from "./parse-schedule.js";
+export { MAX_CRON_RULES, parseSchedule } from "./parse-schedule.js";
 export type { ParseScheduleContext } from "./parse-schedule.js";
 export { scheduleToInput } from "./schedule-input.js";
 export type {
@@ -42,6 +42,7 @@ export {
 export type {
   CalendarExclusion,
   CalendarItem,
+  CalendarItemInput,
   CalendarSnapshot,
   Exclusion,
   ExclusionHit,

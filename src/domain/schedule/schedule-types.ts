@@ -1,16 +1,16 @@
 /**
- * The types of `ScheduleSpec`: the validated, normalised form of a schedule (SPEC 3), as plain readonly
+ * The types of `ScheduleSpec`: the validated, normalised form of a schedule (docs/schedules.md), as plain readonly
  * data. Built only by `parseSchedule`.
  */
 import type { DurationMs, Instant } from "../time.js";
 import type { CronExpression } from "./cron-expression.js";
 import type { Exclusion } from "./exclusions.js";
 
-/** The schedule types, as a runtime list (SPEC 2). */
+/** The schedule types, as a runtime list (docs/semantics.md#words). */
 export const SCHEDULE_TYPES = ["cron", "once", "interval"] as const;
 export type ScheduleType = (typeof SCHEDULE_TYPES)[number];
 
-/** Bounds and jitter shared by every schedule type (SPEC 3.4). */
+/** Bounds and jitter shared by every schedule type (docs/schedules.md#bounds-and-jitter). */
 export interface ScheduleBounds {
   /** No occurrence before this instant. */
   readonly startAt: Instant | null;
@@ -22,7 +22,7 @@ export interface ScheduleBounds {
   readonly jitterMs: DurationMs;
 }
 
-/** Cron expressions evaluated on the wall clock of an IANA zone (SPEC 3.1). */
+/** Cron expressions evaluated on the wall clock of an IANA zone (docs/schedules.md#cron). */
 export interface CronSchedule extends ScheduleBounds {
   readonly type: "cron";
   /** The expressions in the order written (at least one); the fires are their union. */
@@ -32,7 +32,7 @@ export interface CronSchedule extends ScheduleBounds {
   readonly exclude: readonly Exclusion[];
 }
 
-/** One occurrence at `runAt` (SPEC 3.2). `startAt`, `endAt` and `maxRuns` are always `null`. */
+/** One occurrence at `runAt` (docs/schedules.md#once). `startAt`, `endAt` and `maxRuns` are always `null`. */
 export interface OnceSchedule extends ScheduleBounds {
   readonly type: "once";
   readonly runAt: Instant;
@@ -41,7 +41,7 @@ export interface OnceSchedule extends ScheduleBounds {
   readonly timezone: string;
 }
 
-/** Occurrences every `everyMs` of elapsed time after `anchorAt` (SPEC 3.3). */
+/** Occurrences every `everyMs` of elapsed time after `anchorAt` (docs/schedules.md#interval). */
 export interface IntervalSchedule extends ScheduleBounds {
   readonly type: "interval";
   readonly everyMs: DurationMs;

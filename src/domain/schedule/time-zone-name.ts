@@ -1,5 +1,5 @@
 /**
- * Validation of IANA time-zone names (SPEC 3.1): names as the tz database spells them, backward links
+ * Validation of IANA time-zone names (docs/schedules.md#cron): names as the tz database spells them, backward links
  * included. Never falls back to the machine's zone: an unusable name is an error, not a default.
  */
 

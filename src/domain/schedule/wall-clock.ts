@@ -1,6 +1,6 @@
 /**
  * Conversions between instants and wall times of a zone, and the classification of transitions into
- * DST-sized gaps and overlaps (at most 3 hours) versus clock changes (SPEC 3.1).
+ * DST-sized gaps and overlaps (at most 3 hours) versus clock changes (docs/schedules.md#cron).
  */
 import { MS_PER_HOUR } from "./civil-time.js";
 import type { Transition } from "./zone-offsets.js";

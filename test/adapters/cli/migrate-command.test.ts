@@ -1,5 +1,5 @@
 /**
- * `punctual migrate` (SPEC 7.3, issue 4): applies the migrations of a database and refuses one whose
+ * `punctual migrate` (docs/operations.md, issue 4): applies the migrations of a database and refuses one whose
  * schema is newer than the code.
  */
 import { mkdtempSync, rmSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * `punctual next` (SPEC 7.3), run in-process with captured output and a fixed "now".
+ * `punctual next` (docs/operations.md), run in-process with captured output and a fixed "now".
  */
 import { Command } from "commander";
 import { afterEach, describe, expect, it, vi } from "vitest";

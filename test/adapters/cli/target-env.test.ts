@@ -1,10 +1,14 @@
 /**
- * `punctual serve` and `worker` read the targets' settings from the environment (SPEC 8,
+ * `punctual serve` and `worker` read the targets' settings from the environment (docs/security.md,
  * docs/targets.md): `PUNCTUAL_WEBHOOK_ALLOW`, `PUNCTUAL_WEBHOOK_SECRET`, `PUNCTUAL_AGENT_SERVERS` and
  * `PUNCTUAL_PUBLIC_URL`; a bad value is a usage error raised before anything starts.
  */
 import { describe, expect, it } from "vitest";
 import { targetOptionsOf } from "../../../src/adapters/cli/cli-options.js";
+import {
+  deerflowApiTarget,
+  parseAgentServers,
+} from "../../../src/adapters/launchers/agent/agent-servers.js";
 
 const usage = (message: string): Error => new Error(`usage: ${message}`);
 
@@ -66,5 +70,32 @@ describe("targetOptionsOf", () => {
     expect(() => targetOptionsOf({ PUNCTUAL_PUBLIC_URL: "ftp://x" }, usage)).toThrow(
       /usage: PUNCTUAL_PUBLIC_URL must be http or https/,
     );
+  });
+});
+
+describe("deerflowApiTarget (serve --deerflow-api)", () => {
+  const servers = parseAgentServers(
+    JSON.stringify([
+      { name: "lab", url: "http://127.0.0.1:2024" },
+      { name: "deer", url: "http://127.0.0.1:8001/api", flavor: "deerflow" },
+      { name: "agents", url: "http://h/api", flavor: "deerflow", assistant_id: "researcher" },
+    ]),
+    {},
+  );
+
+  it("names a DeerFlow server and its assistant, lead_agent unless configured", () => {
+    expect(deerflowApiTarget("deer", servers)).toEqual({
+      server: "deer",
+      assistantId: "lead_agent",
+    });
+    expect(deerflowApiTarget("agents", servers)).toEqual({
+      server: "agents",
+      assistantId: "researcher",
+    });
+  });
+
+  it("refuses an unknown server and one of another flavor", () => {
+    expect(() => deerflowApiTarget("nope", servers)).toThrow(/DeerFlow servers: deer, agents/);
+    expect(() => deerflowApiTarget("lab", servers)).toThrow(/flavor langgraph, not deerflow/);
   });
 });

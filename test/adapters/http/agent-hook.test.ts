@@ -29,6 +29,8 @@ beforeAll(async () => {
         requestTimeoutMs: 2000,
         // Polling would take a minute: a prompt completion can only come from the webhook.
         pollIntervalMs: 60_000,
+        knobs: { config: {}, context: {} },
+        assistantId: null,
       },
     ],
   });
@@ -131,5 +133,47 @@ describe("POST /v1/hooks/agent/{server}", () => {
     const current = await call(t.url, "GET", `/v1/runs/${runId}`, { token: owner });
     expect(current.body.status).toBe("running");
     fake.finish(serverRunId, "success");
+  });
+
+  // Issue 17: an uncertain launch learns its server run only from proof, this attempt's marks. A
+  // webhook of an earlier attempt's run (same punctual run id) used to complete it.
+  it("completes an uncertain launch only from a webhook carrying this attempt's marks", async () => {
+    fake.setMode({ kind: "drop" });
+    let runId: string;
+    try {
+      const created = await call(t.url, "POST", "/v1/tasks", {
+        token: owner,
+        body: {
+          title: "uncertain digest",
+          schedule: { type: "cron", cron: "0 0 1 1 *", timezone: "UTC" },
+          target: { kind: "agent", server: "js", assistant_id: "agent", input: { q: "hi" } },
+        },
+      });
+      runId = (
+        await call(t.url, "POST", `/v1/tasks/${created.body.task.id}/trigger`, {
+          token: owner,
+        })
+      ).body.id;
+      await waitFor(
+        async () => {
+          const current = await call(t.url, "GET", `/v1/runs/${runId}`, { token: owner });
+          return current.body.status === "running" ? true : undefined;
+        },
+        { timeoutMs: 10_000, what: "the uncertain launch to be recorded" },
+      );
+    } finally {
+      fake.setMode({ kind: "normal" });
+    }
+    const serverRun = fake.runsOf(runId)[0]!;
+    const hook = pathOf(serverRun.kwargs.webhook ?? "");
+    const body = { run_id: serverRun.run_id, thread_id: runId, status: "success" };
+    const earlier = { ...serverRun.metadata, punctual_attempt: 0 };
+    const stale = await call(t.url, "POST", hook, { body: { ...body, metadata: earlier } });
+    expect(stale.body).toEqual({ id: runId, status: "running", recorded: false });
+    const proven = await call(t.url, "POST", hook, {
+      body: { ...body, metadata: serverRun.metadata },
+    });
+    expect(proven.body).toMatchObject({ id: runId, status: "succeeded", recorded: true });
+    fake.finish(serverRun.run_id, "success");
   });
 });

@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   calendarListSchema,
   calendarPutResultSchema,
-  calendarSchema,
-  explanationSchema,
+  calendarViewSchema as calendarSchema,
+  explanationViewSchema as explanationSchema,
   previewSchema,
-  taskSchema,
-} from "../../../src/adapters/http/schemas.js";
+  taskViewSchema as taskSchema,
+} from "../../../src/application/view-schemas.js";
 import { call, startTestServer } from "./http-harness.js";
 import type { TestServer } from "./http-harness.js";
 

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-return -- API answers are untyped JSON, checked by the assertions */
 /**
  * `POST /v1/runs/{id}/complete` against a real listening server with its coordinator: a webhook receiver
- * answers 202, then reports the verdict at the `completion_url` punctual put in the envelope (SPEC 5.5).
+ * answers 202, then reports the verdict at the `completion_url` punctual put in the envelope (docs/semantics.md#completion).
  * The route takes no bearer token; the per-run token in the URL opens that run only, and every wrong
  * token answers the same 404.
  */

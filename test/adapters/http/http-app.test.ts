@@ -7,7 +7,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildHttpApp } from "../../../src/adapters/http/http-app.js";
 import { exposedProblems } from "../../../src/adapters/http/error-map.js";
-import { explanationSchema, runSchema, taskSchema } from "../../../src/adapters/http/schemas.js";
+import {
+  explanationViewSchema as explanationSchema,
+  runViewSchema as runSchema,
+  taskViewSchema as taskSchema,
+} from "../../../src/application/view-schemas.js";
 import type { Instant } from "../../../src/domain/time.js";
 import { CRON_TASK, call, seenProblemTypes, startTestServer } from "./http-harness.js";
 import type { TestServer } from "./http-harness.js";
@@ -97,7 +101,7 @@ describe("create", () => {
     expectProblem(badMode, 422, "validation_failed");
   });
 
-  it("refuses a once task less than 1 second ahead, the server's min_once_delay (SPEC 3.2)", async () => {
+  it("refuses a once task less than 1 second ahead, the server's min_once_delay (docs/schedules.md#once)", async () => {
     // run_at on the next whole second: between 0.2 and 0.9 s ahead when the server reads its clock.
     while (Date.now() % 1000 < 100 || Date.now() % 1000 > 800) {
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -697,6 +701,8 @@ describe("an agent server that cannot be asked", () => {
           webhooks: false,
           requestTimeoutMs: 2000,
           pollIntervalMs: 5000,
+          knobs: { config: {}, context: {} },
+          assistantId: null,
         },
       ],
     });

@@ -16,7 +16,7 @@ let runId: string;
 
 const EXEMPT = new Set([
   "/",
-  "/dashboard.js",
+  "/dashboard/:file",
   "/dashboard.css",
   "/healthz",
   "/readyz",
@@ -57,7 +57,7 @@ const VALID_BODIES: Record<string, unknown> = {
 };
 
 describe("auth and owner isolation on every route", () => {
-  it("knows the routes of SPEC 7.2 (the dashboard aside)", () => {
+  it("knows the routes of docs/api.md (the dashboard aside)", () => {
     expect(routes().length).toBeGreaterThanOrEqual(24);
     for (const callback of CALLBACKS) expect(routes().map((r) => r.url)).toContain(callback);
   });

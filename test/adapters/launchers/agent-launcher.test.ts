@@ -1,9 +1,9 @@
 /**
- * The agent launcher's launch against fake agent servers (SPEC 5.4, reference 1): the request it sends
+ * The agent launcher's launch against fake agent servers (docs/semantics.md#launch, reference 1): the request it sends
  * to each flavor, and how every kind of answer (or silence) becomes exactly one launch outcome.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { AgentTransportError } from "../../../src/adapters/launchers/agent/agent-http.js";
+import { TransportError } from "../../../src/adapters/launchers/transport-error.js";
 import { AgentLauncher } from "../../../src/adapters/launchers/agent/agent-launcher.js";
 import type { AgentLauncherOptions } from "../../../src/adapters/launchers/agent/agent-launcher.js";
 import type { AgentServerConfig } from "../../../src/adapters/launchers/agent/agent-servers.js";
@@ -148,9 +148,80 @@ describe("AgentLauncher.launch: the request", () => {
     expect(launched.targetRunId).toBe(server.runsOf(threadId)[0]!.run_id);
     const body = onlyCreateBody(server);
     expect(Object.keys(body).sort()).toEqual(
-      ["assistant_id", "if_not_exists", "input", "metadata", "multitask_strategy"].sort(),
+      [
+        "assistant_id",
+        "config",
+        "context",
+        "if_not_exists",
+        "input",
+        "metadata",
+        "multitask_strategy",
+      ].sort(),
     );
     expect(body["if_not_exists"]).toBe("create");
+    expect(body["config"]).toEqual({ recursion_limit: 1000 });
+    expect(body["context"]).toEqual({ non_interactive: true });
+  });
+
+  // Issue 17, item 3: the knobs each flavor's request body carries.
+  it("sends a LangGraph server its default config under the task's, key by key", async () => {
+    const server = await fake({ flavor: "python" });
+    const knobs = {
+      config: { configurable: { team: "data", model: "small" }, tags: ["punctual"] },
+      context: {},
+    };
+    const launcher = launcherFor(server, { knobs });
+    const task = agentTask({
+      config: { configurable: { model: "large" }, recursionLimit: 50, tags: ["daily"] },
+    });
+    await launch(launcher, task);
+    const body = onlyCreateBody(server);
+    expect(body["config"]).toEqual({
+      configurable: { team: "data", model: "large" },
+      recursion_limit: 50,
+      tags: ["daily"],
+    });
+    expect(body).not.toHaveProperty("context");
+  });
+
+  it("sends a LangGraph server a task's context, and neither knob when none is set", async () => {
+    const server = await fake({ flavor: "js" });
+    const launcher = launcherFor(server);
+    await launch(launcher, agentTask({ context: { user_tier: "pro", locale: "de" } }));
+    await launch(launcher, agentTask());
+    const [withContext, plain] = createRunRequests(server).map(
+      (r) => r.body as Record<string, unknown>,
+    );
+    expect(withContext!["context"]).toEqual({ user_tier: "pro", locale: "de" });
+    expect(withContext).not.toHaveProperty("config");
+    expect(plain).not.toHaveProperty("config");
+    expect(plain).not.toHaveProperty("context");
+  });
+
+  it("sends DeerFlow its knobs in the context it forwards, over its scheduler's defaults", async () => {
+    const server = await fake({ flavor: "deerflow" });
+    const launcher = launcherFor(server, {
+      knobs: { config: { recursionLimit: 1000 }, context: { non_interactive: true, mode: "pro" } },
+    });
+    const task = agentTask({
+      input: { messages: [{ role: "user", content: "Summarise the trending repos" }] },
+      config: { recursionLimit: 300 },
+      context: { agent_name: "researcher", model_name: "deepseek-v3", thinking_enabled: true },
+    });
+    const launched = await launch(launcher, task);
+    expect(launched.targetRunId).not.toBeNull();
+    const body = onlyCreateBody(server);
+    expect(body["config"]).toEqual({ recursion_limit: 300 });
+    expect(body["context"]).toEqual({
+      non_interactive: true,
+      mode: "pro",
+      agent_name: "researcher",
+      model_name: "deepseek-v3",
+      thinking_enabled: true,
+    });
+    expect(body["input"]).toEqual({
+      messages: [{ role: "user", content: "Summarise the trending repos" }],
+    });
   });
 
   it("reads the run id from Content-Location when the body does not carry it", async () => {
@@ -234,7 +305,7 @@ describe("AgentLauncher.launch: outcomes", () => {
     const run = agentRun(task);
     const error = await failure(launch(launcherFor(server), task, run));
     expect(error).toBeInstanceOf(LaunchIndeterminateError);
-    expect(error.cause).toBeInstanceOf(AgentTransportError);
+    expect(error.cause).toBeInstanceOf(TransportError);
     expect(server.runsOf(run.threadId)).toHaveLength(1);
   });
 
@@ -252,7 +323,7 @@ describe("AgentLauncher.launch: outcomes", () => {
     });
     const refused = await failure(launch(dead, agentTask()));
     expect(refused).toBeInstanceOf(LaunchFailedError);
-    expect((refused.cause as AgentTransportError).mayHaveArrived).toBe(false);
+    expect((refused.cause as TransportError).mayHaveArrived).toBe(false);
 
     const dns = Object.assign(new Error("getaddrinfo ENOTFOUND agent.test"), { code: "ENOTFOUND" });
     const unresolved = new AgentLauncher({

@@ -1,5 +1,5 @@
 /**
- * Reading an agent server's Run object, polled or posted by its run webhook (SPEC 5.5): each status as
+ * Reading an agent server's Run object, polled or posted by its run webhook (docs/semantics.md#completion): each status as
  * an observation, the server's error text kept, and the payloads real fake servers post to a receiver.
  */
 import { afterEach, describe, expect, it } from "vitest";

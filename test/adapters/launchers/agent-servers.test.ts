@@ -1,5 +1,5 @@
 /**
- * Parsing `PUNCTUAL_AGENT_SERVERS` (SPEC 4.1): inline JSON or a file, defaults per flavor, secrets read
+ * Parsing `PUNCTUAL_AGENT_SERVERS` (docs/semantics.md#tasks): inline JSON or a file, defaults per flavor, secrets read
  * from the environment, and every kind of mistake reported with its entry and field (never a secret).
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -48,6 +48,8 @@ describe("parseAgentServers", () => {
         webhooks: true,
         requestTimeoutMs: 30_000,
         pollIntervalMs: 5_000,
+        knobs: { config: {}, context: {} },
+        assistantId: null,
       },
       {
         name: "deer_1",
@@ -57,6 +59,9 @@ describe("parseAgentServers", () => {
         webhooks: false,
         requestTimeoutMs: 30_000,
         pollIntervalMs: 5_000,
+        // DeerFlow's own scheduler runs non-interactive, with a recursion limit of 1000.
+        knobs: { config: { recursionLimit: 1000 }, context: { non_interactive: true } },
+        assistantId: "lead_agent",
       },
       {
         name: "cloud",
@@ -66,6 +71,8 @@ describe("parseAgentServers", () => {
         webhooks: false,
         requestTimeoutMs: 10_000,
         pollIntervalMs: 2_000,
+        knobs: { config: {}, context: {} },
+        assistantId: null,
       },
     ]);
   });
@@ -160,7 +167,7 @@ describe("parseAgentServers", () => {
       {
         field: "PUNCTUAL_AGENT_SERVERS[0].pollIntervalMs",
         message:
-          'is not a known field (known: name, url, headers, flavor, webhooks, request_timeout_ms, poll_interval_ms) (server "main")',
+          'is not a known field (known: name, url, headers, flavor, webhooks, request_timeout_ms, poll_interval_ms, config, context, assistant_id) (server "main")',
       },
     ],
     [

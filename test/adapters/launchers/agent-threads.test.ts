@@ -1,5 +1,5 @@
 /**
- * The agent thread lookup against fake agent servers (SPEC 4.1, 8): a reused thread must exist on its
+ * The agent thread lookup against fake agent servers (docs/semantics.md#tasks, docs/security.md): a reused thread must exist on its
  * server, a thread tagged for another owner reads as not found, and a server that cannot answer is an
  * error rather than a missing thread. Threads of other targets are punctual's own labels.
  */

@@ -1,8 +1,9 @@
 /**
- * What the agent launcher does after a launch, against fake agent servers (SPEC 5.4-5.6): reconcile finds
+ * What the agent launcher does after a launch, against fake agent servers (docs/semantics.md#launch, docs/semantics.md#completion, docs/semantics.md#cancellation): reconcile finds
  * an uncertain launch by punctual's metadata and never launches; observe reads the run's status (a run
  * that disappeared is cancelled) and never throws; cancel interrupts, finding the run first if needed.
  */
+import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentLauncher } from "../../../src/adapters/launchers/agent/agent-launcher.js";
 import type { AgentServerConfig } from "../../../src/adapters/launchers/agent/agent-servers.js";
@@ -10,7 +11,7 @@ import type { Run } from "../../../src/domain/run.js";
 import type { Task } from "../../../src/domain/task.js";
 import { agentRun, agentTask, configFlavor, serverConfig } from "../../helpers/agent-fixtures.js";
 import { FakeAgentServer } from "../../helpers/fake-agent-server.js";
-import type { FakeAgentServerOptions } from "../../helpers/fake-agent-server.js";
+import type { FakeAgentServerOptions, FakeListing } from "../../helpers/fake-agent-server.js";
 import { closedPort } from "../../helpers/webhook-receiver.js";
 
 const fakes: FakeAgentServer[] = [];
@@ -61,38 +62,133 @@ describe("AgentLauncher.reconcile", () => {
     const finding = await launcher.reconcile(run, task, NO_SIGNAL);
     const runs = server.runsOf(run.threadId);
     expect(runs).toHaveLength(1);
-    expect(finding).toEqual({ kind: "found", targetRunId: runs[0]!.run_id });
+    expect(finding).toEqual({
+      kind: "found",
+      targetRunId: runs[0]!.run_id,
+      createdAt: Date.parse(runs[0]!.created_at),
+    });
     expect(server.requests.filter((r) => r.method === "POST")).toHaveLength(1);
   });
 
-  it("pages through the thread's runs to find an older launch", async () => {
+  // Issue 17: the search paged `limit=100&offset=...` assuming newest first and read a page that came
+  // back short or empty as "absent". On a server that lists oldest first and answers [] past the first
+  // page (the JS server), a launch on a thread with 100 earlier runs was declared absent and relaunched.
+  const quirks: [string, Partial<FakeListing>][] = [
+    ["lists oldest first and answers [] past one page", { order: "oldest", offset: "slice" }],
+    ["lists oldest first and ignores offset", { order: "oldest", offset: "ignored" }],
+    ["lists oldest first and caps its pages at 20", { order: "oldest", maxPage: 20 }],
+    ["does not filter by status", { order: "oldest", offset: "slice", statusFilter: false }],
+  ];
+
+  describe.each(quirks)("on a thread of 150 runs, on a server that %s", (_name, listing) => {
+    it("finds the launch while it runs, and after it ended by the thread's checkpoints", async () => {
+      const server = await fake({ flavor: "js", listing });
+      const launcher = launcherFor(server);
+      const threadId = randomUUID();
+      server.seedRuns(threadId, 150);
+      const task = agentTask({ threadId });
+      const run = await launched(launcher, task);
+      await server.waitFor(() => server.run(run.targetRunId!)?.status === "running");
+      const uncertain = { ...run, targetRunId: null };
+
+      expect(await launcher.reconcile(uncertain, task, NO_SIGNAL)).toMatchObject({
+        kind: "found",
+        targetRunId: run.targetRunId,
+      });
+      server.finish(run.targetRunId!, "success");
+      expect(await launcher.reconcile(uncertain, task, NO_SIGNAL)).toMatchObject({
+        kind: "found",
+        targetRunId: run.targetRunId,
+      });
+    });
+
+    it("answers unknown, never absent, when an ended launch cannot be reached", async () => {
+      const server = await fake({ flavor: "js", listing: { ...listing, history: false } });
+      const launcher = launcherFor(server);
+      const threadId = randomUUID();
+      server.seedRuns(threadId, 150);
+      const task = agentTask({ threadId });
+      const run = await launched(launcher, task);
+      await server.waitFor(() => server.run(run.targetRunId!)?.status === "running");
+      server.finish(run.targetRunId!, "success");
+
+      const uncertain = { ...run, targetRunId: null };
+      expect(await launcher.reconcile(uncertain, task, NO_SIGNAL)).toEqual({ kind: "unknown" });
+      const creates = server.requests.filter(
+        (r) => r.method === "POST" && r.path.endsWith("/runs"),
+      );
+      expect(creates).toHaveLength(1);
+    });
+  });
+
+  it("finds an older launch on a server that pages newest first", async () => {
     const server = await fake();
     const launcher = launcherFor(server);
     const run = await launched(launcher);
-    for (let i = 0; i < 120; i++) await postRun(server, run.threadId, "enqueue");
+    server.finish(run.targetRunId!, "success");
+    server.seedRuns(run.threadId, 120);
 
-    const finding = await launcher.reconcile(run, agentTask(), NO_SIGNAL);
-    expect(finding).toEqual({ kind: "found", targetRunId: run.targetRunId });
-    const offsets = server.requests.filter((r) => r.method === "GET").map((r) => r.query);
-    expect(offsets).toEqual([
-      { limit: "100", offset: "0" },
-      { limit: "100", offset: "100" },
+    const uncertain = { ...run, targetRunId: null };
+    expect(await launcher.reconcile(uncertain, agentTask(), NO_SIGNAL)).toMatchObject({
+      kind: "found",
+      targetRunId: run.targetRunId,
+    });
+  });
+
+  it("finds the launch on DeerFlow among its newest runs, asking its listing only", async () => {
+    const server = await fake({ flavor: "deerflow" });
+    const launcher = launcherFor(server);
+    const threadId = randomUUID();
+    server.seedRuns(threadId, 150);
+    const task = agentTask({ threadId });
+    const run = await launched(launcher, task);
+    server.finish(run.targetRunId!, "success");
+
+    const before = server.requests.length;
+    const uncertain = { ...run, targetRunId: null };
+    expect(await launcher.reconcile(uncertain, task, NO_SIGNAL)).toMatchObject({
+      kind: "found",
+      targetRunId: run.targetRunId,
+    });
+    expect(server.requests.slice(before).map((r) => [r.method, r.path])).toEqual([
+      ["GET", `/threads/${threadId}/runs`],
     ]);
   });
 
-  it("answers absent when the thread does not exist or holds no run of this launch", async () => {
+  it("follows a launch the server carries out after the request gave up", async () => {
+    const server = await fake({ mode: { kind: "slow_create", ms: 400 } });
+    const launcher = launcherFor(server, { requestTimeoutMs: 150 });
+    const task = agentTask();
+    const run = agentRun(task);
+    await expect(launcher.launch({ run, task, signal: NO_SIGNAL })).rejects.toMatchObject({
+      code: "launch_indeterminate",
+    });
+    // Not created yet: no proof either way.
+    expect(await launcher.reconcile(run, task, NO_SIGNAL)).toEqual({ kind: "unknown" });
+    await server.waitFor(() => server.runsOf(run.threadId).length === 1);
+    const [created] = server.runsOf(run.threadId);
+    expect(await launcher.reconcile(run, task, NO_SIGNAL)).toEqual({
+      kind: "found",
+      targetRunId: created!.run_id,
+      createdAt: Date.parse(created!.created_at),
+    });
+  });
+
+  it("never answers absent: no thread, another client's runs, another attempt or occurrence", async () => {
     const server = await fake();
     const launcher = launcherFor(server);
     const task = agentTask();
     const run = agentRun(task);
-    expect(await launcher.reconcile(run, task, NO_SIGNAL)).toEqual({ kind: "absent" });
+    expect(await launcher.reconcile(run, task, NO_SIGNAL)).toEqual({ kind: "unknown" });
 
     server.keepBusy(run.threadId);
-    expect(await launcher.reconcile(run, task, NO_SIGNAL)).toEqual({ kind: "absent" });
-    // Same run id, another occurrence: not this launch.
+    expect(await launcher.reconcile(run, task, NO_SIGNAL)).toEqual({ kind: "unknown" });
+    server.release(run.threadId);
     const earlier = await launched(launcher, task);
-    const sameIdOtherKey = { ...earlier, idempotencyKey: "another-occurrence" };
-    expect(await launcher.reconcile(sameIdOtherKey, task, NO_SIGNAL)).toEqual({ kind: "absent" });
+    const nextAttempt = { ...earlier, targetRunId: null, attempt: earlier.attempt + 1 };
+    expect(await launcher.reconcile(nextAttempt, task, NO_SIGNAL)).toEqual({ kind: "unknown" });
+    const sameIdOtherKey = { ...earlier, targetRunId: null, idempotencyKey: "another-occurrence" };
+    expect(await launcher.reconcile(sameIdOtherKey, task, NO_SIGNAL)).toEqual({ kind: "unknown" });
   });
 
   it("answers unknown when the server cannot be asked", async () => {

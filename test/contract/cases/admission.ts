@@ -3,7 +3,7 @@
  * first, writes missed ranges and the `decided_through` watermark, and writes only the schedule fields.
  */
 import { describe, expect, it } from "vitest";
-import { admit } from "../../../src/domain/admission.js";
+import { activeView, admitTask } from "../../../src/domain/admit-task.js";
 import type { ActiveRunView } from "../../../src/domain/admission.js";
 import { idempotencyKeyFor } from "../../../src/domain/occurrence.js";
 import type { Run } from "../../../src/domain/run.js";
@@ -71,16 +71,16 @@ export function describeAdmission(ctx: ContractContext): void {
       });
     });
 
-    it("hands decide each due task with views of its active runs", async () => {
+    it("hands decide each due task with its active runs", async () => {
       const store = ctx.store();
       const task = await insertTask(store, { options: { overlap: "allow_all" } });
       const launching = await triggerRun(store, ALL, task.id, "k1", minute(0, 1));
       const queued = await triggerRun(store, ALL, task.id, "k2", minute(0, 2));
       await claimDue(store, minute(0, 3), { limit: 1 });
       const seen: { task: Task; views: readonly ActiveRunView[] }[] = [];
-      await store.tasks.admitDueTasks(minute(1), 10, (current, views) => {
-        seen.push({ task: current, views });
-        return admit({ task: current, now: minute(1), activeRuns: views });
+      await store.tasks.admitDueTasks(minute(1), 10, (current, activeRuns) => {
+        seen.push({ task: current, views: activeRuns.map(activeView) });
+        return admitTask(current, activeRuns, minute(1)).write;
       });
       expect(seen).toHaveLength(1);
       expect(seen[0]!.task.id).toBe(task.id);
@@ -183,7 +183,7 @@ export function describeAdmission(ctx: ContractContext): void {
       await admitDue(store, minute(20, 30_000));
       const decisions = await scheduledDecisions(store, task.id);
       coveredOnce(decisions);
-      // The edit recomputes next_run_at from its instant (SPEC 4.3): 16:00 is not due before 18:00, so
+      // The edit recomputes next_run_at from its instant (docs/semantics.md#task-operations): 16:00 is not due before 18:00, so
       // at 20:30 the new schedule's 16:00 and 18:00 are one missed range and 20:00 runs.
       expect(decisions.map((run) => run.scheduledFor)).toEqual(
         [1, 10, 11, 12, 13, 14, 15, 16, 20].map((n) => minute(n)),

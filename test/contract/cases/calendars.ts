@@ -19,7 +19,7 @@ import {
 import type { Task } from "../../../src/domain/task.js";
 import type { Instant } from "../../../src/domain/time.js";
 import { DEFAULT_POLICY } from "../../../src/domain/options.js";
-import { createTask } from "../../../src/domain/task-commands.js";
+import { createTask } from "../../../src/domain/task-fields.js";
 import {
   ALICE,
   ALL,

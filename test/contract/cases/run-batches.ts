@@ -11,7 +11,7 @@ import {
   applyLaunchOutcome,
   completeRun,
 } from "../../../src/domain/run-transitions.js";
-import type { CompletionVerdict, LaunchOutcome } from "../../../src/domain/run-transitions.js";
+import type { CompletionVerdict, LaunchOutcome } from "../../../src/domain/run-change.js";
 import type { Instant } from "../../../src/domain/time.js";
 import { ALL, minute, onceAt } from "../fixtures.js";
 import {

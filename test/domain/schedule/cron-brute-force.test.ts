@@ -201,9 +201,9 @@ function engine(
 ): number[] | null {
   const schedule = {
     type: "cron" as const,
-    cron: rules,
+    cron: [...rules],
     timezone: zone,
-    ...(exclude.length === 0 ? {} : { exclude }),
+    ...(exclude.length === 0 ? {} : { exclude: [...exclude] }),
   };
   const out: number[] = [];
   let after = window.from;

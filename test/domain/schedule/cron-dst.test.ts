@@ -1,5 +1,5 @@
 /**
- * SPEC 3.1 DST rule, situation by situation and zone by zone. Every expected instant was worked out by
+ * docs/schedules.md#cron DST rule, situation by situation and zone by zone. Every expected instant was worked out by
  * hand from the zone's tz rules (noted per block) and is written as a literal.
  */
 import { describe, expect, it } from "vitest";
@@ -26,7 +26,7 @@ function table(zone: string, cases: readonly Case[]): void {
   });
 }
 
-describe("the DST rule of SPEC 3.1", () => {
+describe("the DST rule of docs/schedules.md#cron", () => {
   // America/New_York: EST -05:00, EDT -04:00. 2024: forward Mar 10 02:00 EST (07:00Z), back Nov 3
   // 02:00 EDT (06:00Z). 2026: forward Mar 8 (07:00Z), back Nov 1 (06:00Z).
   table("America/New_York", [

@@ -1,5 +1,5 @@
 /**
- * The strict Vixie grammar of SPEC 3.1: every accepted form and every rejection reason, with the message
+ * The strict Vixie grammar of docs/schedules.md#cron: every accepted form and every rejection reason, with the message
  * naming the cron field.
  */
 import { describe, expect, it } from "vitest";

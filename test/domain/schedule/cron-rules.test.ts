@@ -18,9 +18,10 @@ import { instant } from "../../../src/domain/time.js";
 const iso = (d: Date | number): string => new Date(d).toISOString().replace(".000Z", "Z");
 
 function fires(cron: readonly string[], timezone: string, after: string, count: number): string[] {
-  return nextOccurrences({ type: "cron", cron, timezone }, { after: new Date(after), count }).map(
-    iso,
-  );
+  return nextOccurrences(
+    { type: "cron", cron: [...cron], timezone },
+    { after: new Date(after), count },
+  ).map(iso);
 }
 
 function spec(cron: string | readonly string[], timezone = "UTC") {

@@ -1,5 +1,5 @@
 /**
- * describeOccurrences and dstWarnings: what a user is shown before DST happens (SPEC 3.1). Expected
+ * describeOccurrences and dstWarnings: what a user is shown before DST happens (docs/schedules.md#cron). Expected
  * instants are worked out by hand from the zones' rules.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * ISO-8601 texts of schedules: instants, local wall times and fixed-length durations (SPEC 3.2-3.4).
+ * ISO-8601 texts of schedules: instants, local wall times and fixed-length durations (docs/schedules.md#once, docs/schedules.md#interval, docs/schedules.md#bounds-and-jitter).
  */
 import { describe, expect, it } from "vitest";
 import {

@@ -1,5 +1,5 @@
 /**
- * nextAfter: the reference's TestNextAfter (section 6.1) ported to SPEC 3, and the bounds of SPEC 3.4.
+ * nextAfter: the reference's TestNextAfter (section 6.1) ported to docs/schedules.md, and the bounds of docs/schedules.md#bounds-and-jitter.
  * The reference's fall-back double fire (its section 3.4) is a bug not ported here.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * nextOccurrences, the package's public pure preview (SPEC 7.1): shapes, validation and the examples of
+ * nextOccurrences, the package's public pure preview (docs/library.md): shapes, validation and the examples of
  * the issue.
  */
 import { describe, expect, it } from "vitest";

@@ -1,6 +1,6 @@
 /**
  * parseSchedule and scheduleToInput: the reference's TestScheduleSpecInvariants, TestFromPrimitives and
- * TestScheduleSpecEquality (section 6.1) ported to SPEC 3, plus bounds, once and interval parsing.
+ * TestScheduleSpecEquality (section 6.1) ported to docs/schedules.md, plus bounds, once and interval parsing.
  */
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../../src/domain/errors.js";

@@ -1,6 +1,6 @@
 /**
  * fast-check properties of the cron engine over 12 zones from 2010 to 2040 (CONVENTIONS "Tests"), and an
- * agreement check against a brute-force, minute-by-minute reading of the SPEC 3.1 DST rule.
+ * agreement check against a brute-force, minute-by-minute reading of the docs/schedules.md#cron DST rule.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -166,7 +166,7 @@ describe("cron fires (properties)", () => {
 });
 
 /**
- * SPEC 3.1 read literally, minute by minute, from `Intl` (not from the engine): a wall time that
+ * docs/schedules.md#cron read literally, minute by minute, from `Intl` (not from the engine): a wall time that
  * matches fires, except a fixed-time job's repeat within 3 hours; a fixed-time job whose match falls in
  * a forward jump of at most 3 hours fires at the jump.
  */
@@ -235,7 +235,7 @@ const minuteCron = fc
   .map(([m, h, dom, dow]) => `${m} ${h} ${dom} * ${dow}`);
 
 describe("cron fires around real transitions", () => {
-  it("agree with a brute-force reading of SPEC 3.1", () => {
+  it("agree with a brute-force reading of docs/schedules.md#cron", () => {
     fc.assert(
       fc.property(
         minuteCron,

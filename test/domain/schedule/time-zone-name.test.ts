@@ -1,5 +1,5 @@
 /**
- * Zone names (SPEC 3.1): tz database spellings and backward links accepted; empty, unknown, misspelt,
+ * Zone names (docs/schedules.md#cron): tz database spellings and backward links accepted; empty, unknown, misspelt,
  * offsets and path-like names rejected; never the machine's zone.
  */
 import { describe, expect, it } from "vitest";

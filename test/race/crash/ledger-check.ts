@@ -1,5 +1,5 @@
 /**
- * The crash tests' verdict on a run ledger (SPEC 1.1-1.3, 5.1): every nominal time has exactly one
+ * The crash tests' verdict on a run ledger (docs/semantics.md#guarantees, docs/semantics.md#the-life-of-a-run): every nominal time has exactly one
  * decision, no run was launched twice in one attempt, nothing due is missing, and every decision is
  * explained (a launch by an execution, or by a verdict; a non-launch by its skipped/missed record and
  * reason). Pure: it reads rows the caller fetched and returns problems and a summary, never asserts.
@@ -294,7 +294,7 @@ function checkExecutions(
   }
   for (const [runId, group] of groupBy(executions, (e) => e.run_id)) {
     const attempts = new Set(group.map((e) => e.attempt));
-    // The tasks allow one attempt: a second execution is a blind relaunch (SPEC 1.7).
+    // The tasks allow one attempt: a second execution is a blind relaunch (docs/semantics.md#guarantees).
     if (attempts.size > 1) {
       problems.add(
         "launched again in a later attempt",

@@ -1,6 +1,6 @@
 /**
- * The dashboard's HTML shell (SPEC 7.4): a token prompt, a notice area and the view the script fills.
- * It holds no data; the script (dashboard-script.ts) renders every server value through DOM text nodes.
+ * The dashboard's HTML shell (docs/dashboard.md): a token prompt, a notice area and the view the script fills.
+ * It holds no data; its entry module (browser/app.js) renders every server value through DOM text nodes.
  */
 export const DASHBOARD_HTML = `<!doctype html>
 <html lang="en">
@@ -10,7 +10,7 @@ export const DASHBOARD_HTML = `<!doctype html>
 <title>punctual</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/dashboard.css">
-<script src="/dashboard.js" defer></script>
+<script type="module" src="/dashboard/app.js"></script>
 </head>
 <body>
 <header>

@@ -2,10 +2,11 @@
  * One request to an agent server: its configured headers, its request timeout, the caller's signal and a
  * capped reply, read as JSON when it is JSON (the JS server answers errors in plain text). A failure says
  * whether the request can have reached the server: that decides between "certainly failed" and
- * "uncertain" for a launch (SPEC 5.4). Redirects are not followed.
+ * "uncertain" for a launch (docs/semantics.md#launch). Redirects are not followed.
  */
 import type { AbortSignalLike } from "../../../domain/abort.js";
 import type { AgentServerConfig } from "./agent-servers.js";
+import { TransportError } from "../transport-error.js";
 
 /** The subset of `fetch` the agent adapters use; injectable so tests can break the transport. */
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
@@ -16,19 +17,6 @@ export interface AgentReply {
   readonly text: string;
   /** The parsed JSON body, or undefined when the body is empty or not JSON. */
   readonly body: unknown;
-}
-
-/** The exchange broke before a complete reply; `mayHaveArrived` is false only when nothing was sent. */
-export class AgentTransportError extends Error {
-  override readonly name = "AgentTransportError";
-
-  constructor(
-    message: string,
-    readonly mayHaveArrived: boolean,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 export interface AgentExchange {
@@ -76,12 +64,12 @@ export function agentPath(...segments: readonly string[]): string {
 
 /**
  * Sends one request and reads the whole reply.
- * @throws AgentTransportError when no complete reply arrived (timeout, abort, transport failure)
+ * @throws TransportError when no complete reply arrived (timeout, abort, transport failure)
  */
 export async function agentExchange(exchange: AgentExchange): Promise<AgentReply> {
   const { server, signal } = exchange;
   if (signal.aborted) {
-    throw new AgentTransportError("the request was given up before it was sent", false, {
+    throw new TransportError("the request was given up before it was sent", false, {
       cause: signal.reason,
     });
   }
@@ -148,7 +136,7 @@ async function readReply(
     }
   } catch (error) {
     const reason: unknown = signal.aborted ? signal.reason : error;
-    throw new AgentTransportError(
+    throw new TransportError(
       `the reply of agent server "${server.name}" broke off: ${messageOf(reason)}`,
       true,
       { cause: reason },
@@ -171,19 +159,19 @@ function transportError(
   error: unknown,
   signal: AbortSignal,
   server: AgentServerConfig,
-): AgentTransportError {
+): TransportError {
   if (signal.aborted) {
     // Given up while waiting (timeout, caller's abort): the server may have the request by now.
-    return new AgentTransportError(messageOf(signal.reason), true, { cause: signal.reason });
+    return new TransportError(messageOf(signal.reason), true, { cause: signal.reason });
   }
   const nothingSent = neverSent(error);
   const detail = messageOf(
     error instanceof Error && error.cause !== undefined ? error.cause : error,
   );
-  return new AgentTransportError(
+  return new TransportError(
     nothingSent
-      ? `could not reach agent server "${server.name}" (${detail}); nothing was sent`
-      : `the exchange with agent server "${server.name}" broke (${detail}); it may have received the request`,
+      ? `could not reach agent server "${server.name}" (${detail})`
+      : `the exchange with agent server "${server.name}" broke (${detail})`,
     !nothingSent,
     { cause: error },
   );

@@ -1,5 +1,5 @@
 /**
- * What an agent server's answer to a create-run request means (SPEC 5.4, reference 1.4): 2xx started
+ * What an agent server's answer to a create-run request means (docs/semantics.md#launch, docs/targets.md#launch-busy-threads-and-uncertain-launches): 2xx started
  * (the run id from the body, else from `Content-Location`); 409, or 422 saying the thread is already
  * running (the JS server), busy; other 3xx and 4xx certainly not started; anything else uncertain.
  */

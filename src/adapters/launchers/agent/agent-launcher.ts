@@ -1,5 +1,5 @@
 /**
- * The `agent` target (SPEC 4.1, 5.4-5.6): background runs on threads of LangGraph-compatible agent
+ * The `agent` target (docs/semantics.md#tasks, docs/semantics.md#launch, docs/semantics.md#completion, docs/semantics.md#cancellation): background runs on threads of LangGraph-compatible agent
  * servers (Python langgraph-api, the JS server, DeerFlow's gateway). `launch` creates one run and lets
  * only the three launch errors escape; the protocol has no idempotency key, so `reconcile` finds an
  * uncertain launch by the metadata punctual tagged it with and never launches; `observe` polls the
@@ -8,11 +8,8 @@
 import type { Logger } from "../../../application/logger.js";
 import { silentLogger } from "../../../application/logger.js";
 import type { AbortSignalLike } from "../../../domain/abort.js";
-import {
-  LaunchFailedError,
-  LaunchIndeterminateError,
-  ThreadBusyError,
-} from "../../../domain/errors.js";
+import type { FieldError } from "../../../domain/errors.js";
+import { LaunchFailedError, ThreadBusyError } from "../../../domain/errors.js";
 import type {
   LaunchedRun,
   LaunchRequest,
@@ -20,16 +17,19 @@ import type {
   RunObservation,
 } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import type { ReconcileFinding } from "../../../domain/run-transitions.js";
+import type { ReconcileFinding } from "../../../domain/run-change.js";
 import type { AgentTarget } from "../../../domain/target.js";
 import type { Task } from "../../../domain/task.js";
 import type { AgentReply, FetchLike } from "./agent-http.js";
-import { agentExchange, agentPath, AgentTransportError } from "./agent-http.js";
+import { agentExchange, agentPath } from "./agent-http.js";
 import { detailOf, launchedFrom, launchError } from "./agent-launch-reply.js";
-import { agentRunRefOf, DISAPPEARED_RUN, observationFromAgentRun } from "./agent-observation.js";
-import { createRunBody, createsThread, isLaunchOf } from "./agent-run-request.js";
+import { DISAPPEARED_RUN, observationFromAgentRun } from "./agent-observation.js";
+import { createRunBody, createsThread } from "./agent-run-request.js";
+import { findLaunch } from "./agent-run-search.js";
 import type { AgentServerConfig } from "./agent-servers.js";
+import { targetProblems } from "./agent-knobs.js";
 import { launchContractError } from "../launch-contract.js";
+import { launchErrorOfTransport } from "../transport-error.js";
 
 export interface AgentLauncherOptions {
   /** The configured agent servers (see `parseAgentServers`); a target naming another fails to launch. */
@@ -44,12 +44,8 @@ export interface AgentLauncherOptions {
   readonly fetch?: FetchLike;
 }
 
-/** How many runs one list request asks for, and how many pages a search reads before giving up. */
-const PAGE_SIZE = 100;
-const MAX_PAGES = 10;
 const NEVER_ABORTED: AbortSignalLike = new AbortController().signal;
 const UNKNOWN: { readonly kind: "unknown" } = { kind: "unknown" };
-const ABSENT: ReconcileFinding = { kind: "absent" };
 
 export class AgentLauncher implements RunLauncher {
   readonly #servers: ReadonlyMap<string, AgentServerConfig>;
@@ -69,6 +65,15 @@ export class AgentLauncher implements RunLauncher {
     return new Set(this.#servers.keys());
   }
 
+  /**
+   * What a task's agent target would send that its server's flavor refuses or drops (the service refuses
+   * the task at create and edit). An unknown server is the service's own check.
+   */
+  targetProblems(target: AgentTarget): FieldError[] {
+    const server = this.#servers.get(target.server);
+    return server === undefined ? [] : targetProblems(server.flavor, server.knobs, target);
+  }
+
   /** How often a run of `task` should be polled (its server's `poll_interval_ms`); null if not agent. */
   pollIntervalMs(task: Task): number | null {
     if (task.target.kind !== "agent") return null;
@@ -76,7 +81,7 @@ export class AgentLauncher implements RunLauncher {
   }
 
   /**
-   * SPEC 5.4: an uncertain launch is searched for once its request can no longer be in flight, that is
+   * docs/semantics.md#launch: an uncertain launch is searched for once its request can no longer be in flight, that is
    * after its server's request timeout. Undefined when the task names no configured agent server.
    */
   reconcileDelayMs(task: Task): number | undefined {
@@ -84,7 +89,7 @@ export class AgentLauncher implements RunLauncher {
     return this.#servers.get(task.target.server)?.requestTimeoutMs;
   }
 
-  /** Agent runs are watched: the server is the source of truth for completion (SPEC 5.5). */
+  /** Agent runs are watched: the server is the source of truth for completion (docs/semantics.md#completion). */
   watches(task: Task): boolean {
     return task.target.kind === "agent";
   }
@@ -104,7 +109,7 @@ export class AgentLauncher implements RunLauncher {
       try {
         reply = await this.#request(server, "POST", path, signal, body);
       } catch (error) {
-        throw launchTransportError(error);
+        throw launchErrorOfTransport(error, `agent server "${server.name}"`);
       }
       if (isSuccess(reply)) return launchedFrom(reply, server.name, run.threadId);
       const error = launchError(reply, server.name);
@@ -122,8 +127,9 @@ export class AgentLauncher implements RunLauncher {
   }
 
   /**
-   * SPEC 5.4: the servers have no idempotency key, so an uncertain launch is looked for among the
-   * thread's runs by `metadata.punctual_run_id` (and the idempotency key). Never launches.
+   * docs/semantics.md#launch: the servers have no idempotency key, so an uncertain launch is looked for by the metadata
+   * punctual tagged it with (agent-run-search.ts). Found, or unknown (never absent: no server can prove
+   * that a request it may still be carrying out will not create the run). Never launches.
    */
   async reconcile(run: Run, task: Task, signal: AbortSignalLike): Promise<ReconcileFinding> {
     try {
@@ -217,7 +223,7 @@ export class AgentLauncher implements RunLauncher {
   }
 
   /**
-   * The JS server also answers "already running" when the thread does not exist (reference 1.4), which
+   * The JS server also answers "already running" when the thread does not exist (docs/targets.md#launch-busy-threads-and-uncertain-launches), which
    * would leave the run waiting for a thread that will never free: a missing thread is a certain failure.
    */
   async #busyOrMissing(
@@ -238,53 +244,18 @@ export class AgentLauncher implements RunLauncher {
     );
   }
 
-  /** Pages through the thread's runs (newest first) for the one tagged with `run`'s id. */
-  async #search(
-    server: AgentServerConfig,
-    run: Run,
-    signal: AbortSignalLike,
-  ): Promise<ReconcileFinding> {
-    const seen = new Set<string>();
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const path = `${agentPath("threads", run.threadId, "runs")}?limit=${PAGE_SIZE}&offset=${page * PAGE_SIZE}`;
-      const reply = await this.#request(server, "GET", path, signal);
-      if (reply.status === 404) return ABSENT;
-      if (!isSuccess(reply) || !Array.isArray(reply.body)) {
-        this.#log.warn(
-          { runId: run.id, status: reply.status, detail: detailOf(reply) },
-          "the agent server did not list the thread's runs",
-        );
-        return UNKNOWN;
-      }
-      const listed = reply.body as unknown[];
-      let fresh = 0;
-      for (const item of listed) {
-        const ref = agentRunRefOf(item);
-        if (ref === null || seen.has(ref.targetRunId)) continue;
-        seen.add(ref.targetRunId);
-        fresh++;
-        if (isLaunchOf(item, run)) return { kind: "found", targetRunId: ref.targetRunId };
-      }
-      if (listed.length < PAGE_SIZE) return ABSENT;
-      // A full page of runs already seen: the server ignores `offset`, so the rest cannot be read.
-      if (fresh === 0) break;
-    }
-    this.#log.warn(
-      { runId: run.id, threadId: run.threadId, searched: seen.size },
-      "too many runs on the thread to be sure an uncertain launch is absent",
-    );
-    return UNKNOWN;
+  /** The launch of this attempt of `run`, found by punctual's metadata: found or unknown, never absent. */
+  #search(server: AgentServerConfig, run: Run, signal: AbortSignalLike): Promise<ReconcileFinding> {
+    return findLaunch({
+      server,
+      run,
+      signal,
+      request: (method, path, requestSignal, body) =>
+        this.#request(server, method, path, requestSignal, body),
+    });
   }
 }
 
 function isSuccess(reply: AgentReply): boolean {
   return reply.status >= 200 && reply.status < 300;
-}
-
-/** A transport failure of the create-run request, by whether the server may have received it. */
-function launchTransportError(error: unknown): unknown {
-  if (!(error instanceof AgentTransportError)) return error;
-  return error.mayHaveArrived
-    ? new LaunchIndeterminateError(`${error.message} (the run may have started)`, { cause: error })
-    : new LaunchFailedError(error.message, { cause: error });
 }

@@ -1,11 +1,11 @@
 /**
- * What an agent server's Run object says about a run (SPEC 5.5): `pending|running` still active,
+ * What an agent server's Run object says about a run (docs/semantics.md#completion): `pending|running` still active,
  * `success` succeeded, `error|timeout` failed, `interrupted|rollback` cancelled. The same reading serves
  * the polled `GET /threads/{t}/runs/{r}` and the run webhook's payload (the Run object with its terminal
  * `status` and an `error` text). Pure: no I/O, never throws.
  */
 import type { RunObservation } from "../../../domain/ports.js";
-import type { CompletionVerdict } from "../../../domain/run-transitions.js";
+import type { CompletionVerdict } from "../../../domain/run-change.js";
 import { PUNCTUAL_METADATA } from "./agent-run-request.js";
 
 /** The verdict for a run the server no longer knows: `rollback` deletes a run and its checkpoints. */

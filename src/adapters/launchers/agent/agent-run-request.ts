@@ -1,15 +1,17 @@
 /**
- * The body of `POST /threads/{thread_id}/runs` (reference/agent-server-api.md 1.1): the assistant, the
+ * The body of `POST /threads/{thread_id}/runs` (docs/targets.md#agent): the assistant, the
  * input, an explicit `multitask_strategy` (the servers' defaults differ), punctual's metadata (the only
- * way to find a run again: the protocol has no idempotency key) and, where supported, the run webhook.
+ * way to find a run again: the protocol has no idempotency key), the run's config and context (the
+ * server's defaults under the task's own) and, where supported, the run webhook.
  * Only fields every flavor accepts: DeerFlow refuses unknown and unsupported options with 422.
  */
 import type { Run } from "../../../domain/run.js";
 import type { AgentTarget, JsonValue } from "../../../domain/target.js";
 import type { Task } from "../../../domain/task.js";
+import { knobsBody, targetKnobs } from "./agent-knobs.js";
 import type { AgentServerConfig } from "./agent-servers.js";
 
-/** Metadata keys punctual puts on every run it launches (SPEC 5.4: the target is told both times). */
+/** Metadata keys punctual puts on every run it launches (docs/semantics.md#launch: the target is told both times). */
 export const PUNCTUAL_METADATA = {
   taskId: "punctual_task_id",
   runId: "punctual_run_id",
@@ -27,6 +29,8 @@ export interface CreateRunBody {
   readonly input: JsonValue;
   readonly multitask_strategy: "reject";
   readonly metadata: Readonly<Record<string, JsonValue>>;
+  readonly config?: Readonly<Record<string, JsonValue>>;
+  readonly context?: Readonly<Record<string, JsonValue>>;
   readonly if_not_exists?: "create";
   readonly webhook?: string;
 }
@@ -47,7 +51,7 @@ export function createsThread(server: AgentServerConfig, task: Task): boolean {
 
 /**
  * The create-run body. `multitask_strategy` is always `reject`: punctual keeps one run per thread itself
- * (SPEC 2), so a run active on the thread means someone else's, and the launch must wait (busy).
+ * (docs/semantics.md#words), so a run active on the thread means someone else's, and the launch must wait (busy).
  */
 export function createRunBody(parts: CreateRunParts): CreateRunBody {
   const { server, target, run, task } = parts;
@@ -56,6 +60,7 @@ export function createRunBody(parts: CreateRunParts): CreateRunBody {
     input: target.input,
     multitask_strategy: "reject",
     metadata: punctualMetadata(run),
+    ...knobsBody(targetKnobs(server.knobs, target)),
     ...(createsThread(server, task) ? { if_not_exists: "create" as const } : {}),
     ...(server.webhooks && parts.webhook !== null ? { webhook: parts.webhook } : {}),
   };
@@ -76,14 +81,20 @@ function punctualMetadata(run: Run): Record<string, JsonValue> {
   };
 }
 
-/** Whether a run listed by the server is the one punctual launched for `run` (any attempt). */
+/**
+ * Whether a run the server shows is the one punctual launched for this attempt of `run`: punctual's run
+ * id, idempotency key and attempt in its metadata, on the run's thread. An earlier attempt's run (one that
+ * failed and was retried) is not this launch.
+ */
 export function isLaunchOf(listed: unknown, run: Run): boolean {
   if (typeof listed !== "object" || listed === null) return false;
-  const metadata = (listed as { metadata?: unknown }).metadata;
+  const { metadata, thread_id } = listed as { metadata?: unknown; thread_id?: unknown };
   if (typeof metadata !== "object" || metadata === null) return false;
+  if (thread_id !== undefined && thread_id !== run.threadId) return false;
   const tags = metadata as Record<string, unknown>;
   return (
     tags[PUNCTUAL_METADATA.runId] === run.id &&
-    tags[PUNCTUAL_METADATA.idempotencyKey] === run.idempotencyKey
+    tags[PUNCTUAL_METADATA.idempotencyKey] === run.idempotencyKey &&
+    tags[PUNCTUAL_METADATA.attempt] === run.attempt
   );
 }

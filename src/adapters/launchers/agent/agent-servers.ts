@@ -1,5 +1,5 @@
 /**
- * The agent servers `agent` targets may name (`PUNCTUAL_AGENT_SERVERS`, SPEC 4.1): parsed once at start,
+ * The agent servers `agent` targets may name (`PUNCTUAL_AGENT_SERVERS`, docs/semantics.md#tasks): parsed once at start,
  * every mistake reported with the entry and the field it is in. Secrets in headers are read from the
  * environment (`"${NAME}"`), so the configuration itself can be committed; they never appear in errors.
  */
@@ -7,6 +7,8 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { ValidationError } from "../../../domain/errors.js";
 import type { FieldError } from "../../../domain/errors.js";
+import type { AgentKnobs } from "./agent-knobs.js";
+import { parseServerKnobs } from "./agent-knobs.js";
 
 /**
  * Which implementation a server is, where they differ in ways punctual must respect: `langgraph` (the
@@ -31,12 +33,21 @@ export interface AgentServerConfig {
   readonly requestTimeoutMs: number;
   /** How often the coordinator asks the server about a running run. @default 5000 */
   readonly pollIntervalMs: number;
+  /** The run config and context every run gets unless its task says otherwise (flavor's, then ours). */
+  readonly knobs: AgentKnobs;
+  /**
+   * The assistant tasks made through the DeerFlow-compatible API run (`serve --deerflow-api`).
+   * @default "lead_agent" for DeerFlow, none for the others
+   */
+  readonly assistantId: string | null;
 }
 
 /** The names of the process's environment variables and their values (`process.env`). */
 export type Environment = Readonly<Record<string, string | undefined>>;
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** DeerFlow's default assistant, the one its own scheduler always uses. */
+export const DEERFLOW_ASSISTANT_ID = "lead_agent";
 export const DEFAULT_POLL_INTERVAL_MS = 5_000;
 
 const ENV_LABEL = "PUNCTUAL_AGENT_SERVERS";
@@ -68,6 +79,9 @@ const serverSchema = z.strictObject({
   webhooks: z.boolean({ error: "must be true or false" }).optional(),
   request_timeout_ms: milliseconds(600_000).optional(),
   poll_interval_ms: milliseconds(3_600_000).optional(),
+  config: z.unknown().optional(),
+  context: z.unknown().optional(),
+  assistant_id: z.string().min(1).max(200).optional(),
 });
 type ServerInput = z.infer<typeof serverSchema>;
 
@@ -156,7 +170,8 @@ function parseEntry(
           'DeerFlow never calls run webhooks (punctual polls it instead): leave "webhooks" out or set it to false',
       });
     }
-    if (url !== null) server = build(input, url, headers, flavor);
+    const knobs = parseServerKnobs(input, at, flavor, problems);
+    if (url !== null) server = build(input, url, headers, flavor, knobs);
   } else {
     for (const issue of result.error.issues) {
       problems.push({ field: fieldOf(at, issue), message: messageOf(issue) });
@@ -171,6 +186,7 @@ function build(
   url: string,
   headers: Record<string, string>,
   flavor: AgentServerFlavor,
+  knobs: AgentKnobs,
 ): AgentServerConfig {
   return {
     name: input.name,
@@ -180,6 +196,8 @@ function build(
     webhooks: flavor === "langgraph" && (input.webhooks ?? true),
     requestTimeoutMs: input.request_timeout_ms ?? DEFAULT_REQUEST_TIMEOUT_MS,
     pollIntervalMs: input.poll_interval_ms ?? DEFAULT_POLL_INTERVAL_MS,
+    knobs,
+    assistantId: input.assistant_id ?? (flavor === "deerflow" ? DEERFLOW_ASSISTANT_ID : null),
   };
 }
 
@@ -264,4 +282,26 @@ function resolveHeaders(
     resolved[name] = text;
   }
   return resolved;
+}
+
+/**
+ * The server `serve --deerflow-api SERVER` maps DeerFlow's scheduled-task routes onto, and the assistant
+ * its tasks run.
+ * @throws validation_failed when no server has that name or it is not of flavor `deerflow`
+ */
+export function deerflowApiTarget(
+  name: string,
+  servers: readonly AgentServerConfig[],
+): { readonly server: string; readonly assistantId: string } {
+  const server = servers.find((candidate) => candidate.name === name);
+  if (server?.flavor !== "deerflow") {
+    const known = servers.filter((s) => s.flavor === "deerflow").map((s) => s.name);
+    throw ValidationError.of(
+      "--deerflow-api",
+      server === undefined
+        ? `no agent server named "${name}" is configured (${ENV_LABEL}); DeerFlow servers: ${known.join(", ") || "none"}`
+        : `agent server "${name}" is of flavor ${server.flavor}, not deerflow`,
+    );
+  }
+  return { server: server.name, assistantId: server.assistantId ?? DEERFLOW_ASSISTANT_ID };
 }

@@ -1,5 +1,5 @@
 /**
- * Whether a thread a task wants to reuse exists (SPEC 4.1, 8). Agent threads live on their server and are
+ * Whether a thread a task wants to reuse exists (docs/semantics.md#tasks, docs/security.md). Agent threads live on their server and are
  * asked for; a thread tagged for another punctual owner (`metadata.punctual_owner`) reads as not found,
  * so one owner cannot probe another's. Threads of handler and webhook targets are punctual's own labels.
  */

@@ -1,5 +1,5 @@
 /**
- * The `handler` target (SPEC 4.1, 5.5): functions registered in this process. A launch starts the
+ * The `handler` target (docs/semantics.md#tasks, docs/semantics.md#completion): functions registered in this process. A launch starts the
  * handler and returns at once; its verdict (resolve, throw, or abort) is reported later through the sink.
  * A handler receives `{ run, task, input, signal, heartbeat }`.
  */
@@ -10,7 +10,7 @@ import { LaunchFailedError, LaunchIndeterminateError } from "../../../domain/err
 import type { RunId } from "../../../domain/ids.js";
 import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import type { CompletionVerdict, ReconcileFinding } from "../../../domain/run-transitions.js";
+import type { CompletionVerdict, ReconcileFinding } from "../../../domain/run-change.js";
 import type { JsonValue } from "../../../domain/target.js";
 import { TASK_LIMITS } from "../../../domain/task.js";
 
@@ -66,7 +66,7 @@ export class HandlerLauncher implements RunLauncher {
     try {
       return this.#start(request);
     } catch (error) {
-      // SPEC 5.4: only the three launch errors escape; a broken launch may have started the handler.
+      // docs/semantics.md#launch: only the three launch errors escape; a broken launch may have started the handler.
       const message = error instanceof Error ? error.message : String(error);
       return Promise.reject(
         new LaunchIndeterminateError(`the handler launcher failed unexpectedly: ${message}`, {
@@ -171,7 +171,7 @@ export class HandlerLauncher implements RunLauncher {
 function toJson(value: unknown): JsonValue {
   if (value === undefined) return null;
   const text = JSON.stringify(value);
-  // SPEC 8: a result is at most 64 KiB; a larger one fails the run rather than bloating the ledger.
+  // docs/security.md: a result is at most 64 KiB; a larger one fails the run rather than bloating the ledger.
   if (Buffer.byteLength(text, "utf8") > TASK_LIMITS.resultBytesMax) {
     throw new Error(`the handler's result exceeds ${TASK_LIMITS.resultBytesMax / 1024} KiB`);
   }

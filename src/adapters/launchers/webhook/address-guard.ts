@@ -1,5 +1,5 @@
 /**
- * SSRF protection for webhook targets (SPEC 8): only `https`, or hosts the operator allow-listed
+ * SSRF protection for webhook targets (docs/security.md): only `https`, or hosts the operator allow-listed
  * (`PUNCTUAL_WEBHOOK_ALLOW`); loopback, private, link-local, unspecified, multicast and reserved addresses
  * are refused unless allow-listed. Checked after DNS resolution; the caller connects to the address returned.
  */

@@ -8,6 +8,7 @@ import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
 import type { ResolvedAddress } from "./address-guard.js";
+import { TransportError } from "../transport-error.js";
 
 export interface PinnedRequest {
   readonly url: URL;
@@ -27,22 +28,9 @@ export interface HttpReply {
 }
 
 /**
- * The exchange broke before a complete reply. `connected` says whether the socket had connected (and so
- * whether the receiver may have seen the request).
+ * Sends the request to the pinned address and reads the reply.
+ * @throws TransportError that may have arrived once the socket had connected
  */
-export class TransportError extends Error {
-  override readonly name = "TransportError";
-
-  constructor(
-    message: string,
-    readonly connected: boolean,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
-/** Sends the request to the pinned address and reads the reply. @throws TransportError */
 export function sendPinned(request: PinnedRequest): Promise<HttpReply> {
   const { url, address, signal } = request;
   const tls = url.protocol === "https:";

@@ -1,5 +1,5 @@
 /**
- * What a webhook receives (SPEC 5.4): the JSON envelope and the headers, signed with HMAC-SHA256 over
+ * What a webhook receives (docs/semantics.md#launch): the JSON envelope and the headers, signed with HMAC-SHA256 over
  * `<unix seconds>.<body>`. Builds requests only; it sends nothing.
  */
 import { createHmac } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * The `webhook` target (SPEC 4.1, 5.4-5.6, 8): one signed HTTP request per launch, sent only to a
+ * The `webhook` target (docs/semantics.md#tasks, docs/semantics.md#launch, docs/semantics.md#completion, docs/semantics.md#cancellation, docs/security.md): one signed HTTP request per launch, sent only to a
  * destination the SSRF guard accepted and pinned to the address it checked, with a timeout. Only the
  * three launch errors escape `launch`; `cancel` never throws; `reconcile` re-sends only to idempotent
  * receivers, with the same `Idempotency-Key`.
@@ -7,19 +7,20 @@
 import type { Logger } from "../../../application/logger.js";
 import { silentLogger } from "../../../application/logger.js";
 import type { AbortSignalLike } from "../../../domain/abort.js";
-import { LaunchFailedError, LaunchIndeterminateError } from "../../../domain/errors.js";
+import { LaunchFailedError } from "../../../domain/errors.js";
 import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import type { ReconcileFinding } from "../../../domain/run-transitions.js";
+import type { ReconcileFinding } from "../../../domain/run-change.js";
 import type { WebhookTarget } from "../../../domain/target.js";
 import type { Task } from "../../../domain/task.js";
 import type { HostResolver, ResolvedAddress } from "./address-guard.js";
 import { AddressGuard, SsrfRefusal, UnresolvedHost } from "./address-guard.js";
 import type { HttpReply } from "./pinned-request.js";
-import { sendPinned, TransportError } from "./pinned-request.js";
+import { sendPinned } from "./pinned-request.js";
 import { signatureHeader, webhookEnvelope, webhookHeaders } from "./webhook-envelope.js";
 import { interpretReply, WebhookReplyError } from "./webhook-reply.js";
 import { launchContractError } from "../launch-contract.js";
+import { launchErrorOfTransport, TransportError } from "../transport-error.js";
 
 export interface WebhookLauncherOptions {
   /**
@@ -126,7 +127,7 @@ export class WebhookLauncher implements RunLauncher {
   }
 
   /**
-   * SPEC 5.4: an uncertain launch is re-sent, with the same `Idempotency-Key`, only to a receiver
+   * docs/semantics.md#launch: an uncertain launch is re-sent, with the same `Idempotency-Key`, only to a receiver
    * declared `idempotent`: found on 2xx, absent on 4xx, unknown otherwise.
    */
   async reconcile(run: Run, task: Task, signal: AbortSignalLike): Promise<ReconcileFinding> {
@@ -231,15 +232,5 @@ function classify(error: unknown, url: URL): unknown {
   if (error instanceof SsrfRefusal || error instanceof UnresolvedHost) {
     return new LaunchFailedError(error.message, { cause: error });
   }
-  if (error instanceof TransportError) {
-    return error.connected
-      ? new LaunchIndeterminateError(
-          `${error.message} (${url.origin} may have received the request)`,
-          { cause: error },
-        )
-      : new LaunchFailedError(`${error.message} (${url.origin}; nothing was sent)`, {
-          cause: error,
-        });
-  }
-  return error;
+  return launchErrorOfTransport(error, url.origin);
 }

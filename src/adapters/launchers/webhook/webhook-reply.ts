@@ -1,5 +1,5 @@
 /**
- * What a webhook's answer means (SPEC 5.4, 5.5): 2xx launched and completed (the body may carry `status`,
+ * What a webhook's answer means (docs/semantics.md#launch, docs/semantics.md#completion): 2xx launched and completed (the body may carry `status`,
  * `result`, `error`), 202 launched and still running, 3xx refused (redirects are not followed), 409 busy,
  * other 4xx certainly not started, anything else uncertain.
  */
@@ -87,7 +87,7 @@ function completionOf(reply: HttpReply): Completion {
     result !== undefined &&
     Buffer.byteLength(JSON.stringify(result), "utf8") > TASK_LIMITS.resultBytesMax
   ) {
-    // SPEC 8: a result is at most 64 KiB; as for handlers, a larger one fails the run.
+    // docs/security.md: a result is at most 64 KiB; as for handlers, a larger one fails the run.
     return {
       status: "failed",
       error: `the webhook's result exceeds ${TASK_LIMITS.resultBytesMax / 1024} KiB`,

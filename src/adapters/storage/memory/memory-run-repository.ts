@@ -21,12 +21,12 @@ import type {
 import type { TargetKind } from "../../../domain/target.js";
 import type { Run } from "../../../domain/run.js";
 import { holdsSlot, isTerminalRunStatus } from "../../../domain/run.js";
-import type { RunChange } from "../../../domain/run-transitions.js";
-import { runTaskContext, withTaskPatches } from "../../../domain/run-transitions.js";
-import type { RunTaskContext } from "../../../domain/run-transitions.js";
+import type { RunChange } from "../../../domain/run-change.js";
+import { runTaskContext, withTaskPatches } from "../../../domain/run-change.js";
+import type { RunTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
-import { compareKeys, decodeCursor, encodeCursor } from "../shared/page-cursor.js";
+import { compareKeys, decodeCursor, pageOf } from "../shared/page-cursor.js";
 import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
 import type { CursorKey } from "../shared/page-cursor.js";
 import { runRow, taskRow } from "./memory-rows.js";
@@ -92,11 +92,7 @@ export class MemoryRunRepository implements RunRepository {
         rows.push(run);
         if (rows.length > query.limit) break;
       }
-      const items = rows.slice(0, query.limit);
-      const last = items.at(-1);
-      const nextCursor =
-        rows.length > items.length && last !== undefined ? encodeCursor(historyKey(last)) : null;
-      return { items, nextCursor };
+      return pageOf(rows, query.limit, historyKey);
     });
   }
 

@@ -6,7 +6,7 @@
 import type {
   MigrationStatus,
   Store,
-  StoreCapabilities,
+  StoreFactory,
   StoreOptions,
 } from "../../../application/store.js";
 import { MemoryCalendarRepository } from "./memory-calendar-repository.js";
@@ -24,15 +24,8 @@ const CURRENT: MigrationStatus = Object.freeze({
   current: true,
 });
 
-const CAPABILITIES: StoreCapabilities = Object.freeze({
-  shared: false,
-  notifies: false,
-  hasClock: false,
-});
-
 export class MemoryStore implements Store {
   readonly kind = "memory" as const;
-  readonly capabilities = CAPABILITIES;
   readonly tasks: MemoryTaskRepository;
   readonly runs: MemoryRunRepository;
   readonly replicas: MemoryReplicaRegistry;
@@ -84,4 +77,9 @@ export class MemoryStore implements Store {
  */
 export function createMemoryStore(options: StoreOptions): MemoryStore {
   return new MemoryStore(options);
+}
+
+/** An in-memory store: nothing survives the process (tests, `punctual/testing`). */
+export function memoryStore(): StoreFactory {
+  return { open: ({ newId }) => Promise.resolve(createMemoryStore({ newId })) };
 }

@@ -2,9 +2,10 @@
  * Tasks in memory: creation, scoped reads, owner commands and admission, each one atomic transaction over
  * `MemoryTables`. The reference semantics of `TaskRepository` that the SQL stores must match.
  */
-import type { Admission, ActiveRunView } from "../../../domain/admission.js";
+import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { calendarStamps, changedStamps } from "../../../domain/calendar.js";
-import { NotFoundError, StaleVersionError } from "../../../domain/errors.js";
+import { NotFoundError } from "../../../domain/errors.js";
+import { decideMutation } from "../shared/task-mutation.js";
 import type { TaskId } from "../../../domain/ids.js";
 import { runId as toRunId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
@@ -18,11 +19,10 @@ import type {
   TaskRepository,
 } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import { activeView, applyAdmission } from "../../../domain/task-commands.js";
 import type { Task } from "../../../domain/task.js";
 import { threadScopeOf } from "../../../domain/target.js";
 import type { Instant } from "../../../domain/time.js";
-import { compareKeys, decodeCursor, encodeCursor } from "../shared/page-cursor.js";
+import { compareKeys, decodeCursor, pageOf } from "../shared/page-cursor.js";
 import type { CursorKey } from "../shared/page-cursor.js";
 import { newRunRow, runRow, taskRow } from "./memory-rows.js";
 import { admissionReport } from "../shared/admission-report.js";
@@ -82,11 +82,7 @@ export class MemoryTaskRepository implements TaskRepository {
         .filter((task) => matches(task, query))
         .filter((task) => after === null || compareKeys(taskKey(task), after) > 0)
         .sort((a, b) => compareKeys(taskKey(a), taskKey(b)));
-      const items = rows.slice(0, query.limit);
-      const last = items.at(-1);
-      const nextCursor =
-        rows.length > items.length && last !== undefined ? encodeCursor(taskKey(last)) : null;
-      return { items, nextCursor };
+      return pageOf(rows, query.limit, taskKey);
     });
   }
 
@@ -99,10 +95,7 @@ export class MemoryTaskRepository implements TaskRepository {
       const task = this.#visible(scope, id);
       if (task === undefined) throw new NotFoundError("task", id);
       const activeRuns = this.#activeRunsOf(id);
-      const mutation = decide({ task, activeRuns });
-      if (mutation.expectedVersion !== undefined && mutation.expectedVersion !== task.version) {
-        throw new StaleVersionError(mutation.expectedVersion, task.version);
-      }
+      const mutation = decideMutation({ task, activeRuns }, decide);
       if (mutation.task !== undefined) {
         const stamps = changedStamps(task.schedule, mutation.task.schedule);
         checkMemoryStamps(this.#tables, task.owner, stamps);
@@ -117,7 +110,7 @@ export class MemoryTaskRepository implements TaskRepository {
   admitDueTasks(
     now: Instant,
     limit: number,
-    decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission,
+    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
   ): Promise<AdmissionReport> {
     return this.#tables.atomically(() => {
       const due = [...this.#tables.tasks()]
@@ -128,12 +121,10 @@ export class MemoryTaskRepository implements TaskRepository {
       const written = { tasks: 0, inserted: [] as Run[], cancellations: [] as Run[] };
       for (const task of due) {
         const activeRuns = this.#activeRunsOf(task.id);
-        const admission = decide(task, activeRuns.map(activeView));
+        const write = decide(task, activeRuns);
         try {
           // A savepoint per task: an occurrence already decided rolls back this task's work only.
-          const outcome = this.#tables.transaction(() =>
-            this.#admit(task, activeRuns, admission, now),
-          );
+          const outcome = this.#tables.transaction(() => this.#admit(task, write));
           written.tasks++;
           written.inserted.push(...outcome.inserted);
           written.cancellations.push(...outcome.cancellations);
@@ -161,16 +152,10 @@ export class MemoryTaskRepository implements TaskRepository {
   }
 
   /** Writes one task's admission: its decisions, its cancellations and its schedule fields only. */
-  #admit(
-    task: Task,
-    activeRuns: readonly Run[],
-    admission: Admission,
-    now: Instant,
-  ): { inserted: Run[]; cancellations: Run[] } {
-    const outcome = applyAdmission(task, activeRuns, admission, now);
-    const inserted = outcome.newRuns.map((newRun) => this.#insert(newRun));
-    const cancellations = outcome.runUpdates.map((run) => this.#updateRun(run));
-    const fields = admission.task;
+  #admit(task: Task, write: AdmissionWrite): { inserted: Run[]; cancellations: Run[] } {
+    const inserted = write.newRuns.map((newRun) => this.#insert(newRun));
+    const cancellations = write.runUpdates.map((run) => this.#updateRun(run));
+    const fields = write.fields;
     this.#tables.putTask(
       taskRow({
         ...task,

@@ -1,13 +1,13 @@
 /**
- * Admission on PostgreSQL (SPEC 5.3): one transaction per batch. Due tasks are locked with
+ * Admission on PostgreSQL (docs/semantics.md#the-life-of-an-occurrence): one transaction per batch. Due tasks are locked with
  * `FOR UPDATE SKIP LOCKED` (rows another replica holds are left to it), their active runs are locked, the
  * domain decides, and the decisions, cancellations and schedule fields are written in three statements.
  * Writes only the task's schedule fields (and `last_error` when the admission sets it).
  */
-import type { ActiveRunView, Admission, AdmissionTaskFields } from "../../../domain/admission.js";
+import type { AdmissionTaskFields } from "../../../domain/admission.js";
+import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import type { AdmissionReport } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import { activeView, applyAdmission } from "../../../domain/task-commands.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import type { PostgresContext } from "./postgres-context.js";
@@ -53,7 +53,7 @@ const OCCURRENCE_COLUMNS: readonly Column[] = [
 interface AdmitArgs {
   readonly now: Instant;
   readonly limit: number;
-  readonly decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission;
+  readonly decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite;
 }
 
 /** An admission written without a savepoint met an occurrence already decided. */
@@ -117,13 +117,12 @@ export class PostgresAdmission {
       );
       let admissions = tasks.map((task) => {
         const activeRuns = active.filter((run) => run.taskId === task.id);
-        const admission = args.decide(task, activeRuns.map(activeView));
-        const outcome = applyAdmission(task, activeRuns, admission, args.now);
+        const write = args.decide(task, activeRuns);
         return {
           task,
-          fields: admission.task,
-          newRuns: outcome.newRuns.map((newRun) => materializeRun(newRun, ctx.newId())),
-          runUpdates: outcome.runUpdates,
+          fields: write.fields,
+          newRuns: write.newRuns.map((newRun) => materializeRun(newRun, ctx.newId())),
+          runUpdates: write.runUpdates,
         };
       });
       if (!careful) {
@@ -142,7 +141,7 @@ export class PostgresAdmission {
           return report(admissions);
         } catch (error) {
           if (uniqueViolation(error) !== SCHEDULED_OCCURRENCE_INDEX) throw error;
-          // An occurrence is already decided (SPEC 1.1): drop that task's work, keep the others'.
+          // An occurrence is already decided (docs/semantics.md#guarantees): drop that task's work, keep the others'.
           await client.query("ROLLBACK TO SAVEPOINT admission");
           const decided = await this.#alreadyDecided(client, admissions);
           if (decided.size === 0) throw error;

@@ -1,5 +1,5 @@
 /**
- * Claiming queued runs on PostgreSQL (SPEC 5.3-5.4): one transaction under the claim budget's
+ * Claiming queued runs on PostgreSQL (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch): one transaction under the claim budget's
  * `pg_advisory_xact_lock`, so the count of launching/running runs read here is never stale when the
  * claims are written. The chosen runs are re-read under `FOR UPDATE SKIP LOCKED` (a run an owner command
  * holds is left alone), claimed with the domain's `claim`, and written in one statement (their state

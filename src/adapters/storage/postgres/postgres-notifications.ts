@@ -1,5 +1,5 @@
 /**
- * LISTEN/NOTIFY wake-ups (SPEC 6): a listener holds one dedicated connection from the pool for as long as
+ * LISTEN/NOTIFY wake-ups (docs/architecture.md#cadence): a listener holds one dedicated connection from the pool for as long as
  * it listens, and destroys it when closed (so no LISTEN state or listener leaks back into the pool).
  */
 import type { PostgresPool, PostgresQueryable } from "./postgres-pool.js";

@@ -7,7 +7,7 @@ import { fencingToken, ownerId, runId, taskId, threadId } from "../../../domain/
 import type { TaskOptions } from "../../../domain/options.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../../domain/run.js";
 import type { Run } from "../../../domain/run.js";
-import type { RunTaskContext } from "../../../domain/run-transitions.js";
+import type { RunTaskContext } from "../../../domain/run-change.js";
 import { decodeSchedule, encodeSchedule } from "../../../domain/schedule-codec.js";
 import { TASK_STATUSES } from "../../../domain/task.js";
 import type { Task } from "../../../domain/task.js";

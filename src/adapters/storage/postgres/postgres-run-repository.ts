@@ -19,7 +19,7 @@ import type {
 import type { TargetKind } from "../../../domain/target.js";
 import { holdsSlot, TERMINAL_RUN_STATUSES } from "../../../domain/run.js";
 import type { Run } from "../../../domain/run.js";
-import type { RunChange, RunTaskContext } from "../../../domain/run-transitions.js";
+import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
@@ -28,7 +28,7 @@ import { PostgresClaim } from "./postgres-claim.js";
 import { claimedRunFromRow, claimedRunSelect } from "./postgres-claimed-run.js";
 import { wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
-import { decodeCursor, encodeCursor } from "./postgres-cursor.js";
+import { decodeCursor, pageOf } from "../shared/page-cursor.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import {
   TASK_COLUMNS,
@@ -90,24 +90,18 @@ export class PostgresRunRepository implements RunRepository {
   }
 
   async listRuns(scope: OwnerScope, taskId: TaskId, query: RunQuery): Promise<Page<Run>> {
-    const before = decodeCursor(query.cursor);
+    const before = query.cursor === undefined ? null : decodeCursor(query.cursor);
     const result = await this.#ctx.pool.query(this.#sql.list, [
       taskId,
       ownerOf(scope),
       query.status ?? null,
       query.trigger ?? null,
-      before?.at ?? null,
-      before?.id ?? null,
+      before?.[0] ?? null,
+      before?.[1] ?? null,
       query.limit + 1,
     ]);
     const runs = result.rows.map(runFromRow);
-    const items = runs.slice(0, query.limit);
-    const last = items.at(-1);
-    const nextCursor =
-      runs.length > query.limit && last !== undefined
-        ? encodeCursor({ at: last.scheduledFor, id: last.id })
-        : null;
-    return { items, nextCursor };
+    return pageOf(runs, query.limit, (item) => [item.scheduledFor, item.id]);
   }
 
   claimRuns(
@@ -286,7 +280,7 @@ function buildStatements(ctx: PostgresContext) {
     ),
     lockRuns: prepared(`${select} WHERE r.id = ANY($1::text[]) ORDER BY r.id FOR UPDATE`),
     // Launch bookkeeping (last_run_*, a relative run_count) and verdict fields (last_error, and status
-    // when a verdict set one): the fields SPEC 5.5 gives these two steps, nothing else.
+    // when a verdict set one): the fields docs/semantics.md#completion gives these two steps, nothing else.
     recordOnTasks: prepared(
       `UPDATE ${tasks} AS t SET` +
         ` last_run_at = CASE WHEN u.launched THEN ${unnestValue(LAST_RUN_AT)} ELSE t.last_run_at END,` +

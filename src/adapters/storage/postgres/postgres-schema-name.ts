@@ -43,5 +43,5 @@ function lockKeyOf(name: string): number {
  * database never wait for each other. The kinds spell "punc" and "pund" in ASCII.
  */
 export const MIGRATION_LOCK_KIND = 0x70756e63;
-/** Serialises the global budget of claims (`pg_advisory_xact_lock`, SPEC 5.3). */
+/** Serialises the global budget of claims (`pg_advisory_xact_lock`, docs/semantics.md#the-life-of-an-occurrence). */
 export const CLAIM_BUDGET_LOCK_KIND = 0x70756e64;

@@ -1,10 +1,18 @@
 /**
- * The PostgreSQL store: every storage port over one `pg` pool (SPEC 9), shared by any number of replicas.
- * Opening it applies pending migrations under an advisory lock. It can also read the database clock (for
- * the runtime's skew correction) and LISTEN/NOTIFY on the wake channel.
+ * The PostgreSQL store: every storage port over one `pg` pool (docs/architecture.md), shared by any number of replicas.
+ * Opening it applies pending migrations under an advisory lock. It also offers the two optional ports
+ * only a shared database has: the database's clock (`referenceClock`, for the runtime's skew
+ * correction) and wake-ups over LISTEN/NOTIFY on the wake channel (`wakes`).
  */
 import pg from "pg";
-import type { MigrationStatus, Store, StoreOptions } from "../../../application/store.js";
+import type {
+  MigrationStatus,
+  ReferenceClock,
+  Store,
+  StoreFactory,
+  StoreOptions,
+  WakeSource,
+} from "../../../application/store.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import { WAKE_CHANNEL, postgresContext } from "./postgres-context.js";
@@ -20,6 +28,7 @@ import { PostgresRunRepository } from "./postgres-run-repository.js";
 import { schemaName } from "./postgres-schema-name.js";
 import { PostgresTaskRepository } from "./postgres-task-repository.js";
 import { PostgresTokenRepository } from "./postgres-token-repository.js";
+import { PostgresWakeSource } from "./postgres-wake-source.js";
 
 export { WAKE_CHANNEL };
 
@@ -43,7 +52,9 @@ export interface PostgresStoreOptions extends StoreOptions {
 export interface PostgresStore extends Store {
   readonly kind: "postgres";
   readonly calendars: PostgresCalendarRepository;
-  /** The database clock (`clock_timestamp()`) in epoch ms, to correct replica clock skew (SPEC 6). */
+  readonly wakes: WakeSource;
+  readonly referenceClock: ReferenceClock;
+  /** The database clock (`clock_timestamp()`) in epoch ms, to correct replica clock skew (docs/architecture.md#cadence). */
   dbNow(): Promise<Instant>;
   /** Listens on `channel` on a dedicated connection; `onNotify` gets each payload. */
   listen(
@@ -68,9 +79,24 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   });
   const listeners = new Set<PostgresListener>();
   let closing: Promise<void> | null = null;
+  const dbNow = async (): Promise<Instant> => {
+    const result = await pool.query(
+      "SELECT floor(extract(epoch from clock_timestamp()) * 1000)::int8 AS now",
+    );
+    return instant(integer(record(result.rows[0]), "now"));
+  };
+  const listenOn: PostgresStore["listen"] = async (channel, onNotify, listenOptions) => {
+    const listener = await listen(pool, channel, onNotify, listenOptions);
+    listeners.add(listener);
+    return {
+      close: () => {
+        listeners.delete(listener);
+        return listener.close();
+      },
+    };
+  };
   const store: PostgresStore = {
     kind: "postgres",
-    capabilities: { shared: true, notifies: true, hasClock: true },
     tasks: new PostgresTaskRepository(ctx),
     runs: new PostgresRunRepository(ctx),
     replicas: new PostgresReplicaRegistry(ctx),
@@ -82,22 +108,18 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ping: async () => {
       await pool.query("SELECT 1");
     },
-    dbNow: async () => {
-      const result = await pool.query(
-        "SELECT floor(extract(epoch from clock_timestamp()) * 1000)::int8 AS now",
-      );
-      return instant(integer(record(result.rows[0]), "now"));
+    dbNow,
+    referenceClock: {
+      measureOffsetMs: async () => {
+        // The local reading is the machine's own clock, halfway through the round trip.
+        const before = Date.now();
+        const db = await dbNow();
+        const after = Date.now();
+        return db - (before + after) / 2;
+      },
     },
-    listen: async (channel, onNotify, listenOptions) => {
-      const listener = await listen(pool, channel, onNotify, listenOptions);
-      listeners.add(listener);
-      return {
-        close: () => {
-          listeners.delete(listener);
-          return listener.close();
-        },
-      };
-    },
+    listen: listenOn,
+    wakes: new PostgresWakeSource(listenOn, WAKE_CHANNEL),
     notify: (channel, payload) => notify(pool, channel, payload),
     close: () => {
       closing ??= (async () => {
@@ -116,6 +138,21 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     }
   }
   return store;
+}
+
+/** A PostgreSQL database, by connection string or a `pg.Pool` you own. */
+export function postgres(
+  target: string | PostgresPool,
+  options: { schema?: string } = {},
+): StoreFactory {
+  return {
+    open: ({ newId }) =>
+      openPostgresStore({
+        newId,
+        ...(typeof target === "string" ? { url: target } : { pool: target }),
+        ...(options.schema === undefined ? {} : { schema: options.schema }),
+      }),
+  };
 }
 
 function createPool(options: PostgresStoreOptions): PostgresPool {

@@ -3,9 +3,10 @@
  * its active runs, and admission (postgres-admission.ts). Owner commands that create work notify the wake
  * channel at commit.
  */
-import type { ActiveRunView, Admission } from "../../../domain/admission.js";
+import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { calendarStamps, changedStamps } from "../../../domain/calendar.js";
-import { NotFoundError, StaleVersionError } from "../../../domain/errors.js";
+import { NotFoundError } from "../../../domain/errors.js";
+import { decideMutation } from "../shared/task-mutation.js";
 import type { TaskId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
@@ -24,7 +25,7 @@ import { PostgresAdmission } from "./postgres-admission.js";
 import { checkPostgresStamps } from "./postgres-calendar-repository.js";
 import { WAKE_CHANNEL, wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
-import { decodeCursor, encodeCursor } from "./postgres-cursor.js";
+import { decodeCursor, pageOf } from "../shared/page-cursor.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import { TASK_COLUMNS, instantOrNull, record, taskFromRow, taskValues } from "./postgres-rows.js";
 import { materializeRun } from "./postgres-run-writes.js";
@@ -120,25 +121,19 @@ export class PostgresTaskRepository implements TaskRepository {
   }
 
   async listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>> {
-    const after = decodeCursor(query.cursor);
+    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
     const result = await this.#ctx.pool.query(this.#list, [
       ownerOf(scope),
       query.status ?? null,
       query.targetKind ?? null,
       query.thread?.threadId ?? null,
       query.thread?.threadScope ?? null,
-      after?.at ?? null,
-      after?.id ?? null,
+      after?.[0] ?? null,
+      after?.[1] ?? null,
       query.limit + 1,
     ]);
     const tasks = result.rows.map(taskFromRow);
-    const items = tasks.slice(0, query.limit);
-    const last = items.at(-1);
-    const nextCursor =
-      tasks.length > query.limit && last !== undefined
-        ? encodeCursor({ at: last.createdAt, id: last.id })
-        : null;
-    return { items, nextCursor };
+    return pageOf(tasks, query.limit, (item) => [item.createdAt, item.id]);
   }
 
   mutateTask<T>(
@@ -152,10 +147,7 @@ export class PostgresTaskRepository implements TaskRepository {
       const task = taskFromRow(found.rows[0]);
       // The active runs are locked too, so a concurrent claim cannot launch a run this command cancels.
       const activeRuns = await this.#ctx.runSql.lockActive(client, [task.id]);
-      const mutation = decide({ task, activeRuns });
-      if (mutation.expectedVersion !== undefined && mutation.expectedVersion !== task.version) {
-        throw new StaleVersionError(mutation.expectedVersion, task.version);
-      }
+      const mutation = decideMutation({ task, activeRuns }, decide);
       if (mutation.task !== undefined) {
         const stamps = changedStamps(task.schedule, mutation.task.schedule);
         await checkPostgresStamps(this.#ctx, client, task.owner, stamps);
@@ -196,7 +188,7 @@ export class PostgresTaskRepository implements TaskRepository {
   admitDueTasks(
     now: Instant,
     limit: number,
-    decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission,
+    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
   ): Promise<AdmissionReport> {
     return this.#admission.admit({ now, limit, decide });
   }

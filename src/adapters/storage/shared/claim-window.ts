@@ -1,5 +1,5 @@
 /**
- * How far into the queue a claim reads (SPEC 5.3-5.4). Any prefix of the queue in claim order is a valid
+ * How far into the queue a claim reads (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch). Any prefix of the queue in claim order is a valid
  * place to choose from (a thread's head always comes before its later runs), so a claim first reads as
  * many runs as it may claim: in a burst of independent runs that prefix is enough. Only when that read
  * was full and still left room (runs waiting behind a busy thread or task, not yet due, or for handlers

@@ -1,8 +1,9 @@
 /**
- * Page cursors of the memory and SQLite stores: the last row's sort key, as base64url JSON. Opaque to
+ * Page cursors of every store: the last row's sort key, as base64url JSON. Opaque to
  * callers; a cursor a store did not make is refused as invalid input.
  */
 import { ValidationError } from "../../../domain/errors.js";
+import type { Page } from "../../../domain/ports.js";
 
 /** A sort key: an instant and an id (tasks: `created_at, id`; runs: `scheduled_for, id`). */
 export type CursorKey = readonly [number, string];
@@ -37,4 +38,19 @@ export function compareKeys(a: CursorKey, b: CursorKey): number {
   if (a[0] !== b[0]) return a[0] < b[0] ? -1 : 1;
   if (a[1] === b[1]) return 0;
   return a[1] < b[1] ? -1 : 1;
+}
+
+/**
+ * The page of `rows`, read one row past `limit` in page order: the first `limit`, and a cursor after the
+ * last of them when the extra row says another page follows.
+ */
+export function pageOf<T>(
+  rows: readonly T[],
+  limit: number,
+  keyOf: (item: T) => CursorKey,
+): Page<T> {
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  const more = rows.length > items.length && last !== undefined;
+  return { items, nextCursor: more ? encodeCursor(keyOf(last)) : null };
 }

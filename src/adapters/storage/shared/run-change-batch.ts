@@ -9,7 +9,7 @@ import type { PunctualError } from "../../../domain/errors.js";
 import type { RunId, TaskId } from "../../../domain/ids.js";
 import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import type { RunChange, RunTaskContext } from "../../../domain/run-transitions.js";
+import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
 import type { TaskStatus } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 

@@ -54,6 +54,28 @@ export function openSqliteDatabase(path: string): SqliteDatabase {
   }
 }
 
+/**
+ * Statements prepared once per SQL text (the listings build their text from the filters given, so a few
+ * shapes recur): `get` prepares a text the first time it is asked for.
+ */
+export class StatementCache<P extends unknown[], R> {
+  readonly #db: SqliteDatabase;
+  readonly #statements = new Map<string, Database.Statement<P, R>>();
+
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+  }
+
+  get(sql: string): Database.Statement<P, R> {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare<P, R>(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
 /** Transactions on one connection. Every function passed here is synchronous (better-sqlite3 enforces it). */
 export class SqliteTransactions {
   readonly #db: SqliteDatabase;

@@ -7,7 +7,7 @@ import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../../do
 import { threadId as toThreadId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type { TaskOptions } from "../../../domain/options.js";
-import type { RunTaskContext } from "../../../domain/run-transitions.js";
+import type { RunTaskContext } from "../../../domain/run-change.js";
 import type { Run, RunReason, RunStatus, RunTrigger } from "../../../domain/run.js";
 import { decodeSchedule, encodeSchedule } from "../../../domain/schedule-codec.js";
 import type { ExecutionContext, JsonValue, Target } from "../../../domain/target.js";

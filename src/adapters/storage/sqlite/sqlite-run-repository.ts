@@ -21,16 +21,16 @@ import type {
 } from "../../../domain/ports.js";
 import type { TargetKind } from "../../../domain/target.js";
 import type { Run } from "../../../domain/run.js";
-import type { RunChange, RunTaskContext } from "../../../domain/run-transitions.js";
+import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
-import { decodeCursor, encodeCursor } from "../shared/page-cursor.js";
+import { decodeCursor, pageOf } from "../shared/page-cursor.js";
 import { applyRunChanges, batchRunIds, taskBookkeepingOf } from "../shared/run-change-batch.js";
 import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
 import type { TaskBookkeeping } from "../shared/run-change-batch.js";
-import { settle } from "./sqlite-database.js";
+import { settle, StatementCache } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { brokenRunKey } from "./sqlite-errors.js";
 import { runFromRow, runTaskContextFromRow, runToRow, taskFromRow } from "./sqlite-rows.js";
@@ -57,7 +57,6 @@ interface CandidateRow {
 }
 
 export class SqliteRunRepository implements RunRepository {
-  readonly #db: SqliteDatabase;
   readonly #sweeps: SqliteRunSweeps;
   readonly #tx: SqliteTransactions;
   readonly #shared: SqliteStatements;
@@ -68,7 +67,7 @@ export class SqliteRunRepository implements RunRepository {
   readonly #recordLaunch: Statement<[{ id: string; at: number; run: string; add: number }]>;
   readonly #recordError: Statement<[{ id: string; error: string | null }]>;
   readonly #recordVerdict: Statement<[{ id: string; error: string | null; status: string }]>;
-  readonly #lists = new Map<string, Statement<[ListParams], RunRow>>();
+  readonly #lists: StatementCache<[ListParams], RunRow>;
 
   constructor(options: {
     db: SqliteDatabase;
@@ -77,7 +76,7 @@ export class SqliteRunRepository implements RunRepository {
   }) {
     const db = options.db;
     this.#sweeps = new SqliteRunSweeps(options);
-    this.#db = db;
+    this.#lists = new StatementCache(db);
     this.#tx = options.tx;
     this.#shared = options.statements;
     this.#visibleRun = db.prepare(
@@ -103,7 +102,7 @@ export class SqliteRunRepository implements RunRepository {
        WHERE r.status = 'queued'
        ORDER BY r.queued_at, r.id LIMIT ?`,
     );
-    // Relative: a launch never writes back a run_count it read (SPEC 5.5, disjoint writers).
+    // Relative: a launch never writes back a run_count it read (docs/semantics.md#completion, disjoint writers).
     this.#recordLaunch = db.prepare(
       `UPDATE tasks SET last_run_at = @at, last_run_id = @run, run_count = run_count + @add
        WHERE id = @id`,
@@ -148,11 +147,8 @@ export class SqliteRunRepository implements RunRepository {
       }
       const sql = `${RUN_SELECT} WHERE ${where.join(" AND ")}
         ORDER BY scheduled_for DESC, id DESC LIMIT @limit`;
-      const rows = this.#list(sql).all(params);
-      const items = rows.slice(0, query.limit).map(runFromRow);
-      const last = items.at(-1);
-      const more = rows.length > items.length && last !== undefined;
-      return { items, nextCursor: more ? encodeCursor([last.scheduledFor, last.id]) : null };
+      const rows = this.#lists.get(sql).all(params).map(runFromRow);
+      return pageOf(rows, query.limit, (run) => [run.scheduledFor, run.id]);
     });
   }
 
@@ -360,15 +356,6 @@ export class SqliteRunRepository implements RunRepository {
       tasks.set(task.id, task);
     }
     return tasks;
-  }
-
-  #list(sql: string): Statement<[ListParams], RunRow> {
-    let statement = this.#lists.get(sql);
-    if (statement === undefined) {
-      statement = this.#db.prepare<[ListParams], RunRow>(sql);
-      this.#lists.set(sql, statement);
-    }
-    return statement;
   }
 }
 

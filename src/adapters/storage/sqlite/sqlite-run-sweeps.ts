@@ -1,5 +1,5 @@
 /**
- * The SQLite queries behind the coordinator's sweeps (SPEC 6): expired launch claims, deadlines, queue
+ * The SQLite queries behind the coordinator's sweeps (docs/architecture.md#cadence): expired launch claims, deadlines, queue
  * timeouts, runs lost with their replica, retention, and the next instant a run needs attention. Each
  * query walks a named partial index, so its cost follows the rows due, not the size of the history.
  */

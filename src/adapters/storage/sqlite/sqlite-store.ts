@@ -6,7 +6,7 @@
 import type {
   MigrationStatus,
   Store,
-  StoreCapabilities,
+  StoreFactory,
   StoreOptions,
 } from "../../../application/store.js";
 import { openSqliteDatabase, settle, SqliteTransactions } from "./sqlite-database.js";
@@ -20,12 +20,6 @@ import { SqliteStatements } from "./sqlite-statements.js";
 import { SqliteTaskRepository } from "./sqlite-task-repository.js";
 import { SqliteTokenRepository } from "./sqlite-token-repository.js";
 
-const CAPABILITIES: StoreCapabilities = Object.freeze({
-  shared: true,
-  notifies: false,
-  hasClock: false,
-});
-
 export interface SqliteStoreOptions extends StoreOptions {
   /** A database file (created if missing) or `":memory:"`. */
   readonly path: string;
@@ -33,7 +27,6 @@ export interface SqliteStoreOptions extends StoreOptions {
 
 export class SqliteStore implements Store {
   readonly kind = "sqlite" as const;
-  readonly capabilities = CAPABILITIES;
   readonly tasks: SqliteTaskRepository;
   readonly runs: SqliteRunRepository;
   readonly replicas: SqliteReplicaRegistry;
@@ -96,4 +89,9 @@ export function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStor
       throw error;
     }
   });
+}
+
+/** An embedded SQLite database file (created if missing), or `":memory:"`. @default "punctual.db" */
+export function sqlite(path = "punctual.db"): StoreFactory {
+  return { open: ({ newId }) => openSqliteStore({ path, newId }) };
 }

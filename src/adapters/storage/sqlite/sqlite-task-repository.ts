@@ -3,9 +3,10 @@
  * `BEGIN IMMEDIATE` transaction, which holds the database's single write lock: that is SQLite's row lock
  * and its `SKIP LOCKED` at once (other writers wait; there is nothing to skip).
  */
-import type { Admission, ActiveRunView } from "../../../domain/admission.js";
+import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { calendarStamps, changedStamps } from "../../../domain/calendar.js";
-import { NotFoundError, StaleVersionError } from "../../../domain/errors.js";
+import { NotFoundError } from "../../../domain/errors.js";
+import { decideMutation } from "../shared/task-mutation.js";
 import type { TaskId } from "../../../domain/ids.js";
 import { runId as toRunId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
@@ -19,14 +20,13 @@ import type {
   TaskRepository,
 } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
-import { activeView, applyAdmission } from "../../../domain/task-commands.js";
 import type { Task } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
 import { admissionReport } from "../shared/admission-report.js";
-import { decodeCursor, encodeCursor } from "../shared/page-cursor.js";
-import { settle } from "./sqlite-database.js";
+import { decodeCursor, pageOf } from "../shared/page-cursor.js";
+import { settle, StatementCache } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { SqliteCalendarStamps } from "./sqlite-calendar-repository.js";
 import { brokenRunKey } from "./sqlite-errors.js";
@@ -41,7 +41,7 @@ type ListParams = Record<string, string | number>;
 /** Thrown when an admission finds an occurrence that already has its decision. */
 class OccurrenceDecided extends Error {}
 
-interface AdmissionWrite {
+interface ScheduleFieldsRow {
   readonly id: string;
   readonly status: string;
   readonly next_run_at: number | null;
@@ -52,7 +52,6 @@ interface AdmissionWrite {
 }
 
 export class SqliteTaskRepository implements TaskRepository {
-  readonly #db: SqliteDatabase;
   readonly #tx: SqliteTransactions;
   readonly #shared: SqliteStatements;
   readonly #newId: () => string;
@@ -61,9 +60,9 @@ export class SqliteTaskRepository implements TaskRepository {
   readonly #updateTask: Statement<[TaskRow]>;
   readonly #visibleTask: Statement<[{ id: string; owner: string | null }], TaskRow>;
   readonly #dueTasks: RowReader<[number, number], TaskRow>;
-  readonly #writeAdmission: Statement<[AdmissionWrite]>;
+  readonly #writeAdmission: Statement<[ScheduleFieldsRow]>;
   readonly #nextDue: Statement<[], { next_run_at: number }>;
-  readonly #lists = new Map<string, Statement<[ListParams], TaskRow>>();
+  readonly #lists: StatementCache<[ListParams], TaskRow>;
 
   constructor(options: {
     db: SqliteDatabase;
@@ -72,7 +71,7 @@ export class SqliteTaskRepository implements TaskRepository {
     newId: () => string;
   }) {
     const db = options.db;
-    this.#db = db;
+    this.#lists = new StatementCache(db);
     this.#tx = options.tx;
     this.#shared = options.statements;
     this.#newId = options.newId;
@@ -96,7 +95,7 @@ export class SqliteTaskRepository implements TaskRepository {
        ORDER BY next_run_at, id LIMIT ?`,
       TASK_COLUMNS,
     );
-    this.#writeAdmission = db.prepare<[AdmissionWrite]>(
+    this.#writeAdmission = db.prepare<[ScheduleFieldsRow]>(
       `UPDATE tasks SET status = @status, next_run_at = @next_run_at,
          decided_through = @decided_through, admitted_count = @admitted_count,
          last_error = CASE WHEN @set_last_error = 1 THEN @last_error ELSE last_error END
@@ -154,11 +153,8 @@ export class SqliteTaskRepository implements TaskRepository {
         params["after_id"] = id;
       }
       const sql = `${TASK_SELECT} WHERE ${where.join(" AND ")} ORDER BY created_at, id LIMIT @limit`;
-      const rows = this.#list(sql).all(params);
-      const items = rows.slice(0, query.limit).map(taskFromRow);
-      const last = items.at(-1);
-      const more = rows.length > items.length && last !== undefined;
-      return { items, nextCursor: more ? encodeCursor([last.createdAt, last.id]) : null };
+      const rows = this.#lists.get(sql).all(params).map(taskFromRow);
+      return pageOf(rows, query.limit, (task) => [task.createdAt, task.id]);
     });
   }
 
@@ -172,10 +168,7 @@ export class SqliteTaskRepository implements TaskRepository {
         const task = this.#visible(scope, id);
         if (task === null) throw new NotFoundError("task", id);
         const activeRuns = this.#activeRunsOf([id]);
-        const mutation = decide({ task, activeRuns });
-        if (mutation.expectedVersion !== undefined && mutation.expectedVersion !== task.version) {
-          throw new StaleVersionError(mutation.expectedVersion, task.version);
-        }
+        const mutation = decideMutation({ task, activeRuns }, decide);
         if (mutation.task !== undefined) {
           this.#stamps.check(task.owner, changedStamps(task.schedule, mutation.task.schedule));
           this.#updateTask.run(taskToRow({ ...mutation.task, id }));
@@ -192,7 +185,7 @@ export class SqliteTaskRepository implements TaskRepository {
   admitDueTasks(
     now: Instant,
     limit: number,
-    decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission,
+    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
   ): Promise<AdmissionReport> {
     return settle(() => {
       try {
@@ -215,7 +208,7 @@ export class SqliteTaskRepository implements TaskRepository {
   #admitBatch(
     now: Instant,
     limit: number,
-    decide: (task: Task, activeRuns: readonly ActiveRunView[]) => Admission,
+    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
     perTaskSavepoints: boolean,
   ): AdmissionReport {
     const due = this.#dueTasks.all(now, Math.max(0, limit)).map(taskFromRow);
@@ -223,9 +216,9 @@ export class SqliteTaskRepository implements TaskRepository {
     const written = { tasks: 0, inserted: [] as Run[], cancellations: [] as Run[] };
     for (const task of due) {
       const activeRuns = active.get(task.id) ?? [];
-      const admission = decide(task, activeRuns.map(activeView));
+      const write = decide(task, activeRuns);
       const admit = (): { inserted: Run[]; cancellations: Run[] } =>
-        this.#admit(task, activeRuns, admission, now);
+        this.#admit(task, activeRuns, write);
       let outcome;
       if (!perTaskSavepoints) {
         outcome = admit();
@@ -255,11 +248,9 @@ export class SqliteTaskRepository implements TaskRepository {
   #admit(
     task: Task,
     activeRuns: readonly Run[],
-    admission: Admission,
-    now: Instant,
+    write: AdmissionWrite,
   ): { inserted: Run[]; cancellations: Run[] } {
-    const outcome = applyAdmission(task, activeRuns, admission, now);
-    const inserted = outcome.newRuns.map((newRun) => {
+    const inserted = write.newRuns.map((newRun) => {
       try {
         return this.#insert(newRun);
       } catch (error) {
@@ -269,8 +260,8 @@ export class SqliteTaskRepository implements TaskRepository {
         throw error;
       }
     });
-    const cancellations = outcome.runUpdates.filter((run) => this.#rewrite(run, activeRuns) > 0);
-    const fields = admission.task;
+    const cancellations = write.runUpdates.filter((run) => this.#rewrite(run, activeRuns) > 0);
+    const fields = write.fields;
     this.#writeAdmission.run({
       id: task.id,
       status: fields.status,
@@ -318,15 +309,6 @@ export class SqliteTaskRepository implements TaskRepository {
       if (key === "runs_backfill_occurrence_uq" || key === "runs_manual_key_uq") return null;
       throw error;
     }
-  }
-
-  #list(sql: string): Statement<[ListParams], TaskRow> {
-    let statement = this.#lists.get(sql);
-    if (statement === undefined) {
-      statement = this.#db.prepare<[ListParams], TaskRow>(sql);
-      this.#lists.set(sql, statement);
-    }
-    return statement;
   }
 }
 

@@ -1,9 +1,10 @@
 /**
- * The dashboard's schedule in words: common cron shapes in words, the rest quoted; and the function's
- * source still works on its own, as the page's script embeds it.
+ * The dashboard's schedule in words: common cron shapes in words, the rest quoted; and the module, as
+ * the server serves it to the page, works on its own.
  */
 import { describe, expect, it } from "vitest";
-import { scheduleInWords } from "../../../../src/adapters/http/dashboard/schedule-in-words.js";
+import { scheduleInWords } from "../../../../src/adapters/http/dashboard/browser/schedule-in-words.js";
+import { call, startTestServer } from "../http-harness.js";
 
 const cron = (expression: string, timezone = "Europe/Paris") =>
   scheduleInWords({ type: "cron", cron: expression, timezone });
@@ -64,14 +65,20 @@ describe("scheduleInWords", () => {
     );
   });
 
-  it("works from its own source, as the page's script embeds it", () => {
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the page does the same with this source
-    const make = new Function(
-      `return (${scheduleInWords.toString()});`,
-    ) as () => typeof scheduleInWords;
-    const copy = make();
-    expect(copy({ type: "cron", cron: "0 9 * * 1-5", timezone: "Asia/Tokyo" })).toBe(
-      "every Monday to Friday at 09:00 (Asia/Tokyo)",
-    );
+  it("works from the module the page loads, as served", async () => {
+    const t = await startTestServer();
+    try {
+      const served = await call(t.url, "GET", "/dashboard/schedule-in-words.js");
+      expect(served.status).toBe(200);
+      const url = `data:text/javascript;base64,${Buffer.from(String(served.body)).toString("base64")}`;
+      const copy = (await import(/* @vite-ignore */ url)) as {
+        scheduleInWords: typeof scheduleInWords;
+      };
+      expect(
+        copy.scheduleInWords({ type: "cron", cron: "0 9 * * 1-5", timezone: "Asia/Tokyo" }),
+      ).toBe("every Monday to Friday at 09:00 (Asia/Tokyo)");
+    } finally {
+      await t.stop();
+    }
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The SSRF guard's address rules (SPEC 8): which addresses are refused without the operator's consent,
+ * The SSRF guard's address rules (docs/security.md): which addresses are refused without the operator's consent,
  * how the allow list is read, and that every resolved address is checked.
  */
 import { describe, expect, it } from "vitest";

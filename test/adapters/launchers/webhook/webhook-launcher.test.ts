@@ -1,5 +1,5 @@
 /**
- * The webhook launcher against real local receivers (SPEC 5.4-5.6, 8): the envelope, the headers and the
+ * The webhook launcher against real local receivers (docs/semantics.md#launch, docs/semantics.md#completion, docs/semantics.md#cancellation, docs/security.md): the envelope, the headers and the
  * signature; how each answer is read; the timeout; SSRF refusals, pinning and redirects; cancel_url; and
  * reconciliation by re-sending only to idempotent receivers.
  */

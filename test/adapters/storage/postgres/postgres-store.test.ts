@@ -35,10 +35,17 @@ async function eventually(check: () => boolean, timeoutMs = 5000): Promise<void>
 }
 
 describe("postgres store", () => {
-  it("states its kind and capabilities", async () => {
+  it("states its kind and the optional ports it offers", async () => {
     const store = await database.openStore();
     expect(store.kind).toBe("postgres");
-    expect(store.capabilities).toEqual({ shared: true, notifies: true, hasClock: true });
+    // The optional ports it offers (docs/architecture.md#stores).
+    expect({
+      wakes: "wakes" in store,
+      referenceClock: "referenceClock" in store,
+    }).toEqual({
+      wakes: true,
+      referenceClock: true,
+    });
     await store.close();
     await store.close();
   });

@@ -55,7 +55,14 @@ describe("openSqliteStore", () => {
     const path = files.path();
     const store = await openStore(path);
     expect(store.kind).toBe("sqlite");
-    expect(store.capabilities).toEqual({ shared: true, notifies: false, hasClock: false });
+    // The optional ports it offers (docs/architecture.md#stores).
+    expect({
+      wakes: "wakes" in store,
+      referenceClock: "referenceClock" in store,
+    }).toEqual({
+      wakes: false,
+      referenceClock: false,
+    });
     const raw = new Database(path);
     try {
       expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");

@@ -1,0 +1,59 @@
+// @ts-check
+/**
+ * Moving between the dashboard's hash routes: `go` to a page with a notice to show there, `reload` the
+ * current one. The app shell hands over its router once, with `startRouting`.
+ */
+import { clearNotice, say } from "./page.js";
+
+/** @import { Child } from "./dom-types.js" */
+
+/** @type {() => Promise<void>} */
+let render = () => Promise.resolve();
+/** @type {Child} */
+let pendingNotice = null;
+
+/**
+ * Shows the page at `hash` (rendering it again if it is the current one), then `message` on it.
+ * @param {string} hash
+ * @param {Child} message
+ */
+export function go(hash, message) {
+  pendingNotice = message;
+  if (location.hash === hash) {
+    clearNotice();
+    say(pendingNotice);
+    pendingNotice = null;
+    void render();
+  } else {
+    location.hash = hash;
+  }
+}
+
+/** Renders the current page again. */
+export function reload() {
+  return render();
+}
+
+/**
+ * The hash of a task's page (with `suffix`, of one of its sub-pages: `/edit`).
+ * @param {string} id
+ * @param {string} [suffix]
+ */
+export function taskHash(id, suffix = "") {
+  return "#/tasks/" + encodeURIComponent(id) + suffix;
+}
+
+/**
+ * Renders the current page with `router`, now and on each hash change.
+ * @param {() => Promise<void>} router
+ */
+export function startRouting(router) {
+  render = router;
+  window.addEventListener("hashchange", () => {
+    clearNotice();
+    if (pendingNotice !== null) say(pendingNotice);
+    pendingNotice = null;
+    void render();
+  });
+  void render();
+}

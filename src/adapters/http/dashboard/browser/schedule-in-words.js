@@ -1,0 +1,193 @@
+// @ts-check
+/**
+ * `scheduleInWords`: a schedule, in the API's shape, in plain words ("every day at 09:00 (Europe/Paris)").
+ * Pure and free of the DOM, so the page and Node import the same module; what it cannot put in words it
+ * quotes as cron text.
+ */
+
+const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August"].concat([
+  "September",
+  "October",
+  "November",
+  "December",
+]);
+/** @type {Readonly<Record<string, string>>} */
+const SHORTCUTS = {
+  "@hourly": "every hour at :00",
+  "@daily": "every day at 00:00",
+  "@midnight": "every day at 00:00",
+  "@weekly": "every Sunday at 00:00",
+  "@monthly": "on day 1 of every month at 00:00",
+  "@yearly": "every year on January 1 at 00:00",
+  "@annually": "every year on January 1 at 00:00",
+};
+const INTERVAL_UNITS = ["week", "day", "hour", "minute", "second"];
+
+/**
+ * @param {unknown} value
+ * @returns {string}
+ */
+const text = (value) =>
+  typeof value === "string" || typeof value === "number" ? String(value) : "";
+
+/** @param {number} n */
+const pad = (n) => String(n).padStart(2, "0");
+
+/**
+ * @param {number} n
+ * @param {string} unit
+ */
+const count = (n, unit) => (n === 1 ? unit : `${n} ${unit}s`);
+
+/** @param {readonly string[]} items */
+const joined = (items) =>
+  items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1) ?? ""}`;
+
+/**
+ * A cron field made of plain numbers, sorted and deduplicated; null when it is anything else.
+ * @param {string} field
+ * @param {number} max
+ * @returns {number[] | null}
+ */
+function numbers(field, max) {
+  if (!/^\d+(,\d+)*$/.test(field)) return null;
+  const list = field.split(",").map(Number);
+  return list.every((n) => n <= max) ? [...new Set(list)].sort((a, b) => a - b) : null;
+}
+
+/**
+ * @param {string} item
+ * @returns {number | null}
+ */
+function dayIndex(item) {
+  const named = DAYS.findIndex((d) => d.slice(0, 3).toLowerCase() === item.toLowerCase());
+  if (named >= 0) return named;
+  return /^[0-7]$/.test(item) ? Number(item) % 7 : null;
+}
+
+/**
+ * @param {string} field
+ * @returns {string | null}
+ */
+function weekdays(field) {
+  /** @type {string[]} */
+  const parts = [];
+  for (const item of field.split(",")) {
+    const [from, to, ...rest] = item.split("-");
+    const a = dayIndex(from ?? "");
+    const b = to === undefined ? a : dayIndex(to);
+    if (a === null || b === null || rest.length > 0) return null;
+    parts.push(a === b ? (DAYS[a] ?? "") : `${DAYS[a] ?? ""} to ${DAYS[b] ?? ""}`);
+  }
+  return joined(parts);
+}
+
+/** @param {Readonly<Record<string, unknown>>} schedule */
+function bounds(schedule) {
+  const until = text(schedule["end_at"]);
+  const max = text(schedule["max_runs"]);
+  return (until === "" ? "" : `, until ${until}`) + (max === "" ? "" : `, at most ${max} runs`);
+}
+
+/** @param {string} wall */
+const wallWords = (wall) => wall.replace("T", " ").replace(/^(.*\d\d:\d\d):00$/, "$1");
+
+/**
+ * @param {string} field
+ * @returns {number | null}
+ */
+const step = (field) => (/^\*\/\d+$/.test(field) ? Number(field.slice(2)) : null);
+
+/**
+ * A cron expression in words, and whether the words name a local time (then the zone is said too).
+ * @param {string} expression
+ * @returns {{ words: string, local: boolean } | null}
+ */
+function cronWords(expression) {
+  const shortcut = SHORTCUTS[expression];
+  if (shortcut !== undefined) return { words: shortcut, local: true };
+  const fields = expression.split(/\s+/);
+  const second = fields.length === 6 ? fields.shift() : "0";
+  const [minute = "", hour = "", dom = "", month = "", dow = ""] = fields;
+  if (fields.length !== 5) return null;
+  if ([hour, dom, month, dow].every((f) => f === "*")) {
+    if (minute === "*" && second === "*") return { words: "every second", local: false };
+    const seconds = step(second ?? "");
+    if (minute === "*" && seconds !== null)
+      return { words: `every ${count(seconds, "second")}`, local: false };
+    if (second !== "0") return null;
+    if (minute === "*") return { words: "every minute", local: false };
+    const minutes = step(minute);
+    if (minutes !== null) return { words: `every ${count(minutes, "minute")}`, local: false };
+  }
+  if (second !== "0") return null;
+  const minuteList = numbers(minute, 59);
+  if (minuteList === null) return null;
+  const restAny = [dom, month, dow].every((f) => f === "*");
+  const hours = step(hour);
+  if (restAny && hour === "*" && minuteList.length === 1)
+    return { words: `every hour at :${pad(minuteList[0] ?? 0)}`, local: true };
+  if (restAny && hours !== null && minuteList.length === 1)
+    return { words: `every ${count(hours, "hour")} at :${pad(minuteList[0] ?? 0)}`, local: true };
+  const hourList = numbers(hour, 23);
+  if (hourList === null || hourList.length * minuteList.length > 6) return null;
+  const times = joined(hourList.flatMap((h) => minuteList.map((m) => `${pad(h)}:${pad(m)}`)));
+  const days = numbers(dom, 31);
+  const months = numbers(month, 12);
+  if (restAny) return { words: `every day at ${times}`, local: true };
+  if (dom === "*" && month === "*") {
+    const names = weekdays(dow);
+    return names === null ? null : { words: `every ${names} at ${times}`, local: true };
+  }
+  if (days !== null && month === "*" && dow === "*") {
+    const which = `${days.length === 1 ? "day" : "days"} ${joined(days.map(String))}`;
+    return { words: `on ${which} of every month at ${times}`, local: true };
+  }
+  if (days?.length === 1 && months?.length === 1 && dow === "*") {
+    const name = MONTHS[(months[0] ?? 1) - 1] ?? "";
+    return { words: `every year on ${name} ${days[0] ?? ""} at ${times}`, local: true };
+  }
+  return null;
+}
+
+/** @param {Readonly<Record<string, unknown>>} schedule */
+function intervalWords(schedule) {
+  const every = text(schedule["every"]);
+  const iso = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/.exec(every);
+  const amounts = iso?.slice(1) ?? (/^\d+$/.test(every) ? ["", "", "", "", every] : []);
+  // An absent group is undefined at run time, whatever the type says: Number() makes it NaN.
+  const parts = amounts.flatMap((n, i) =>
+    Number(n) > 0 ? [count(Number(n), INTERVAL_UNITS[i] ?? "")] : [],
+  );
+  const start = text(schedule["start_at"]);
+  const words = parts.length === 0 ? `every ${every}` : `every ${joined(parts)}`;
+  return words + (start === "" ? "" : ` from ${start}`) + bounds(schedule);
+}
+
+/**
+ * A schedule, as the API writes it (`{type: "cron", cron, timezone}`, `{type: "once", run_at}`,
+ * `{type: "interval", every}`, with their bounds), in plain words.
+ * @param {Readonly<Record<string, unknown>>} schedule
+ * @returns {string}
+ */
+export function scheduleInWords(schedule) {
+  switch (schedule["type"]) {
+    case "cron": {
+      const expression = text(schedule["cron"]).trim();
+      const zone = text(schedule["timezone"]) || "UTC";
+      const found = cronWords(expression);
+      if (found === null) return `cron "${expression}" (${zone})${bounds(schedule)}`;
+      return `${found.words}${found.local ? ` (${zone})` : ""}${bounds(schedule)}`;
+    }
+    case "once": {
+      const at = text(schedule["run_at"]);
+      if (/(Z|[+-]\d\d:?\d\d)$/.test(at)) return `once at ${wallWords(at.replace(/Z$/, ""))} UTC`;
+      return `once at ${wallWords(at)} (${text(schedule["timezone"]) || "UTC"})`;
+    }
+    case "interval":
+      return intervalWords(schedule);
+    default:
+      return "an unknown schedule";
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Wake-ups from other replicas over LISTEN/NOTIFY (docs/storage.md#postgresql), behind the runtime's
+ * `WakeSource` port. It keeps listening: when the connection dies (a database restart), it listens again
+ * with back-off and wakes the coordinator once reconnected, for what it may have missed. The coordinator's
+ * polling at the tick covers the gap.
+ */
+import type { WakeSource } from "../../../application/store.js";
+import { exponentialBackoffMs } from "../../../domain/backoff.js";
+import type { ListenOptions, PostgresListener } from "./postgres-notifications.js";
+
+/** Listens on one channel (a PostgreSQL store's `listen`). */
+export type ListenFn = (
+  channel: string,
+  onNotify: (payload: string) => void,
+  options?: ListenOptions,
+) => Promise<PostgresListener>;
+
+/** The reconnect back-off: 0.5 s doubling to 30 s. */
+const RECONNECT_INITIAL_MS = 500;
+const RECONNECT_MAX_MS = 30_000;
+
+export class PostgresWakeSource implements WakeSource {
+  readonly #listen: ListenFn;
+  readonly #channel: string;
+
+  constructor(listen: ListenFn, channel: string) {
+    this.#listen = listen;
+    this.#channel = channel;
+  }
+
+  async subscribe(onWake: () => void): Promise<() => Promise<void>> {
+    let stopped = false;
+    let listener: PostgresListener | null = null;
+    let timer: NodeJS.Timeout | undefined;
+    let failures = 0;
+    const connect = async (): Promise<void> => {
+      listener = await this.#listen(this.#channel, onWake, {
+        onError: () => {
+          const dead = listener;
+          listener = null;
+          void dead?.close();
+          retry();
+        },
+      });
+      failures = 0;
+    };
+    const retry = (): void => {
+      if (stopped) return;
+      const delay = exponentialBackoffMs(failures++, RECONNECT_INITIAL_MS, RECONNECT_MAX_MS);
+      timer = setTimeout(() => {
+        connect().then(onWake, retry);
+      }, delay);
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await listener?.close();
+    };
+  }
+}

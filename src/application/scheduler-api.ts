@@ -1,0 +1,235 @@
+/**
+ * The task, run and calendar operations in their public shapes (docs/library.md#tasks-and-runs):
+ * snake_case inputs as the HTTP API takes them, views out. Each is mapped to a service call once, here:
+ * the library's `scheduler.tasks`, `scheduler.runs` and `scheduler.calendars` are this module, and the
+ * HTTP routes map their query strings and bodies through the same functions.
+ */
+import { LimitExceededError } from "../domain/errors.js";
+import { threadId } from "../domain/ids.js";
+import type { CatchUpPolicy } from "../domain/options.js";
+import type { RunQuery, TaskQuery } from "../domain/ports.js";
+import type { RunStatus, RunTrigger } from "../domain/run.js";
+import type { TargetKind } from "../domain/target.js";
+import type { TaskStatus } from "../domain/task.js";
+import type { Instant } from "../domain/time.js";
+import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
+import type { Actor } from "./actor.js";
+import type { CreatedTask, TaskService } from "./task-service.js";
+import type {
+  CalendarView,
+  ExplanationView,
+  OccurrenceView,
+  PageView,
+  PutCalendarView,
+  RunView,
+  TaskView,
+} from "./views.js";
+
+/** A page's size when the caller gives none. */
+export const PAGE_SIZE_DEFAULT = 50;
+/** The largest page the HTTP API serves. */
+export const PAGE_SIZE_MAX = 200;
+
+/** Filters of `tasks.list`, as the HTTP API's query string (an `undefined` field is absent). */
+export interface TaskListQuery {
+  readonly status?: TaskStatus | undefined;
+  readonly target_kind?: TargetKind | undefined;
+  readonly thread_id?: string | undefined;
+  /** 1..200. @default 50 */
+  readonly limit?: number | undefined;
+  readonly cursor?: string | undefined;
+}
+
+/** Filters of `tasks.runs`, as the HTTP API's query string. */
+export interface RunListQuery {
+  readonly status?: RunStatus | undefined;
+  readonly trigger?: RunTrigger | undefined;
+  /** 1..200. @default 50 */
+  readonly limit?: number | undefined;
+  readonly cursor?: string | undefined;
+}
+
+/**
+ * How a surface takes a page size: the HTTP API refuses one outside 1..200 (`limit_exceeded`), the
+ * library passes it on as given. Two surfaces, two behaviours, kept as they were (issue 16 unifies them).
+ */
+export interface ListLimits {
+  readonly checkPageSize: boolean;
+}
+
+const AS_GIVEN: ListLimits = Object.freeze({ checkPageSize: false });
+
+function pageSize(limit: number | undefined, limits: ListLimits): number {
+  if (limit === undefined) return PAGE_SIZE_DEFAULT;
+  if (!limits.checkPageSize) return limit;
+  if (limit > PAGE_SIZE_MAX) {
+    throw new LimitExceededError(
+      "page_size",
+      PAGE_SIZE_MAX,
+      `limit must be at most ${PAGE_SIZE_MAX}`,
+    );
+  }
+  if (limit < 1) {
+    throw new LimitExceededError("page_size", PAGE_SIZE_MAX, "limit must be at least 1");
+  }
+  return limit;
+}
+
+/** The store query for a task listing. @throws limit_exceeded when `limits` checks the page size */
+export function taskQueryOf(query: TaskListQuery, limits: ListLimits = AS_GIVEN): TaskQuery {
+  return {
+    limit: pageSize(query.limit, limits),
+    ...(query.status === undefined ? {} : { status: query.status }),
+    ...(query.target_kind === undefined ? {} : { targetKind: query.target_kind }),
+    ...(query.thread_id === undefined ? {} : { thread: { threadId: threadId(query.thread_id) } }),
+    ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+  };
+}
+
+/** The store query for a task's runs. @throws limit_exceeded when `limits` checks the page size */
+export function runQueryOf(query: RunListQuery, limits: ListLimits = AS_GIVEN): RunQuery {
+  return {
+    limit: pageSize(query.limit, limits),
+    ...(query.status === undefined ? {} : { status: query.status }),
+    ...(query.trigger === undefined ? {} : { trigger: query.trigger }),
+    ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+  };
+}
+
+/** `pause`'s options. */
+export interface PauseOptions {
+  /** Ask launching and running runs to stop too. @default false */
+  readonly cancel_running?: boolean | undefined;
+}
+
+/** `resume`'s options. */
+export interface ResumeOptions {
+  /** @default "none" */
+  readonly catch_up?: CatchUpPolicy | undefined;
+}
+
+export function pauseOptionsOf(options: PauseOptions): { cancelRunning?: boolean } {
+  return options.cancel_running === undefined ? {} : { cancelRunning: options.cancel_running };
+}
+
+export function resumeOptionsOf(options: ResumeOptions): { catchUp?: CatchUpPolicy } {
+  return options.catch_up === undefined ? {} : { catchUp: options.catch_up };
+}
+
+/** Task operations; inputs and outputs have the HTTP API's JSON shapes (snake_case). */
+export interface SchedulerTasks {
+  create(input: unknown): Promise<CreatedTask>;
+  get(id: string): Promise<TaskView>;
+  list(query?: TaskListQuery): Promise<PageView<TaskView>>;
+  /** PATCH semantics; `version` makes it a compare-and-set (the HTTP API's `If-Match`). */
+  update(id: string, patch: unknown, options?: { version?: number }): Promise<CreatedTask>;
+  pause(id: string, options?: PauseOptions): Promise<TaskView>;
+  resume(id: string, options?: ResumeOptions): Promise<TaskView>;
+  cancel(id: string): Promise<TaskView>;
+  /** Run now; a repeat with the same `idempotency_key` returns the first run. */
+  trigger(id: string, options?: { idempotency_key?: string }): Promise<RunView>;
+  backfill(
+    id: string,
+    range: { from: string; to: string },
+  ): Promise<{ runs: RunView[]; already_backfilled: number }>;
+  delete(id: string, options?: { force?: boolean }): Promise<void>;
+  preview(id: string, count?: number): Promise<{ occurrences: OccurrenceView[] }>;
+  /** Why the task did or did not fire around `at` (an RFC 3339 instant). */
+  explain(id: string, at: string): Promise<ExplanationView>;
+  runs(id: string, query?: RunListQuery): Promise<PageView<RunView>>;
+}
+
+/** Run operations. */
+export interface SchedulerRuns {
+  get(id: string): Promise<RunView>;
+  cancel(id: string): Promise<RunView>;
+}
+
+/**
+ * Named calendars: lists of days to skip that schedules name in `exclude` as `{calendar: NAME}`
+ * (docs/schedules.md#calendars). Items are those of `exclude` except calendars: `"2026-12-25"`,
+ * `{from, to}`, `{days: "25 12 *"}`.
+ */
+export interface SchedulerCalendars {
+  /** @throws not_found when the owner has no calendar of that name */
+  get(name: string): Promise<CalendarView>;
+  /** Every calendar of the owner, by name. */
+  list(): Promise<{ items: CalendarView[] }>;
+  /**
+   * Creates the calendar or replaces its items; the tasks naming it take them for their occurrences
+   * not decided yet (`tasks_refreshed` says how many).
+   * @throws validation_failed naming each bad item
+   */
+  put(name: string, items: readonly CalendarItemInput[]): Promise<PutCalendarView>;
+  /**
+   * @throws not_found when the owner has no calendar of that name
+   * @throws calendar_in_use (naming a task) while a task's schedule names it
+   */
+  delete(name: string): Promise<void>;
+}
+
+/** What the operations run on, once the store is open. */
+export interface ApiServices {
+  readonly tasks: TaskService;
+  readonly clock: { now(): Instant };
+}
+
+/** The operations as `actor`, on the services `open` resolves to (the store opens on first use). */
+export function schedulerApi(
+  actor: Actor,
+  open: () => Promise<ApiServices>,
+): {
+  readonly tasks: SchedulerTasks;
+  readonly runs: SchedulerRuns;
+  readonly calendars: SchedulerCalendars;
+} {
+  const use = async <T>(call: (services: ApiServices, now: () => Instant) => Promise<T>) => {
+    const services = await open();
+    return call(services, () => services.clock.now());
+  };
+  return {
+    tasks: {
+      create: (input) => use(({ tasks }, now) => tasks.create(actor, input, now())),
+      get: (id) => use(({ tasks }) => tasks.get(actor, id)),
+      list: (query = {}) => use(({ tasks }) => tasks.list(actor, taskQueryOf(query))),
+      update: (id, patch, options = {}) =>
+        use(({ tasks }, now) => tasks.update(actor, id, patch, options.version ?? null, now())),
+      pause: (id, options = {}) =>
+        use(({ tasks }, now) => tasks.pause(actor, id, pauseOptionsOf(options), now())),
+      resume: (id, options = {}) =>
+        use(({ tasks }, now) => tasks.resume(actor, id, resumeOptionsOf(options), now())),
+      cancel: (id) => use(({ tasks }, now) => tasks.cancel(actor, id, now())),
+      trigger: (id, options = {}) =>
+        use(({ tasks }, now) =>
+          tasks.trigger(
+            actor,
+            id,
+            options.idempotency_key === undefined
+              ? {}
+              : { idempotencyKey: options.idempotency_key },
+            now(),
+          ),
+        ),
+      backfill: (id, range) => use(({ tasks }, now) => tasks.backfill(actor, id, range, now())),
+      delete: (id, options = {}) =>
+        use(({ tasks }, now) => tasks.delete(actor, id, options, now())),
+      preview: (id, count = 10) => use(({ tasks }, now) => tasks.preview(actor, id, count, now())),
+      explain: (id, at) => use(({ tasks }, now) => tasks.explain(actor, id, at, now())),
+      runs: (id, query = {}) => use(({ tasks }) => tasks.listRuns(actor, id, runQueryOf(query))),
+    },
+    runs: {
+      get: (id) => use(({ tasks }) => tasks.getRun(actor, id)),
+      cancel: (id) => use(({ tasks }, now) => tasks.cancelRun(actor, id, now())),
+    },
+    calendars: {
+      get: (name) => use(({ tasks }) => tasks.calendars.get(actor, name)),
+      list: () => use(({ tasks }) => tasks.calendars.list(actor)),
+      put: (name, items) =>
+        use(async ({ tasks }, now) => {
+          const result = await tasks.calendars.put(actor, name, { items }, now());
+          return result.calendar;
+        }),
+      delete: (name) => use(({ tasks }) => tasks.calendars.delete(actor, name)),
+    },
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * The composition root's core (docs/architecture.md#the-composition-root): opens the store and wires one
+ * scheduler's parts around it (events, the dispatch and task services, the launchers, the run watcher and
+ * the coordinator). It only constructs and connects: every decision is in the domain, every loop in the
+ * runtime, and what a store offers beyond the ports (wake-ups, a reference clock) is read from the store.
+ */
+import type { AgentServerConfig } from "./adapters/launchers/agent/agent-servers.js";
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { Actor } from "./application/actor.js";
+import { DispatchService } from "./application/dispatch-service.js";
+import type { Logger } from "./application/logger.js";
+import { silentLogger } from "./application/logger.js";
+import { buildPolicy } from "./application/policy-options.js";
+import type { PolicyOptions } from "./application/policy-options.js";
+import { SchedulerEvents } from "./application/scheduler-events.js";
+import type { Store, StoreFactory } from "./application/store.js";
+import { TaskService } from "./application/task-service.js";
+import { HandlerLauncher } from "./adapters/launchers/handler/handler-launcher.js";
+import type { Handler } from "./adapters/launchers/handler/handler-launcher.js";
+import { createLogHandler } from "./adapters/launchers/handler/log-handler.js";
+import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
+import { buildTargets } from "./composition-targets.js";
+import type { CallbackBase, TargetOptions } from "./composition-targets.js";
+import { SystemClock } from "./runtime/clock.js";
+import type { Clock } from "./runtime/clock.js";
+import { Coordinator } from "./runtime/coordinator.js";
+import type { CoordinatorOptions } from "./runtime/coordinator-options.js";
+import { RunWatcher } from "./runtime/run-watcher.js";
+import type { RunWatcherOptions } from "./runtime/run-watcher.js";
+import { WakeSignal } from "./runtime/wake-signal.js";
+
+export interface SchedulerOptions extends TargetOptions {
+  readonly store: StoreFactory;
+  /** In-process handler targets by name; `log` is built in. */
+  readonly handlers?: Readonly<Record<string, Handler>>;
+  readonly policy?: PolicyOptions;
+  /** A pino logger or anything with the same methods. */
+  readonly logger?: Logger;
+  /** The clock (a `VirtualClock` from `punctual/testing` replays time). @default the system clock */
+  readonly clock?: Clock;
+  readonly coordinator?: CoordinatorOptions;
+  /** How running runs on agent servers are polled. @default every server's poll_interval_ms, at least */
+  readonly watcher?: RunWatcherOptions;
+  /** This process's replica id. @default hostname + random suffix */
+  readonly replicaId?: string;
+  /** Who the library acts as. @default owner `local` */
+  readonly actor?: Actor;
+}
+
+/** The running parts of a scheduler, built once its store is open. */
+export interface SchedulerRuntime {
+  readonly store: Store;
+  readonly tasks: TaskService;
+  readonly dispatch: DispatchService;
+  readonly coordinator: Coordinator;
+  /** Polls running runs on targets that must be asked (started and stopped with the coordinator). */
+  readonly watcher: RunWatcher;
+  readonly clock: Clock;
+  /** Admissions, claims, run changes and ticks as they happen (`events.on(...)`). */
+  readonly events: SchedulerEvents;
+  /** Where targets reach the callback routes. */
+  readonly callbackBase: CallbackBase;
+  /** The configured agent servers. */
+  readonly agentServers: readonly AgentServerConfig[];
+}
+
+/** Opens the store and builds the services and the coordinator around it. */
+export async function buildRuntime(options: SchedulerOptions): Promise<SchedulerRuntime> {
+  const clock = options.clock ?? new SystemClock();
+  const logger = options.logger ?? silentLogger;
+  const policy = buildPolicy(options.policy);
+  const newId = createIdGenerator(() => clock.now());
+  const store = await options.store.open({ newId });
+  await store.migrate();
+  const events = new SchedulerEvents({
+    onListenerError: (error, event) => {
+      logger.error({ err: error, event }, "an event listener threw; the scheduler carries on");
+    },
+  });
+  const handlers = new HandlerLauncher({ log: createLogHandler(logger), ...options.handlers });
+  const targets = buildTargets(options, handlers, logger);
+  const launcher = targets.launcher;
+  const wake = new WakeSignal();
+  const dispatch = new DispatchService({ store, policy, events });
+  const watcher = new RunWatcher({
+    dispatch,
+    launcher,
+    clock,
+    targetKinds: targets.watched,
+    logger,
+    changed: () => {
+      wake.wake();
+    },
+    options: {
+      ...(targets.pollIntervalMs === null ? {} : { intervalMs: targets.pollIntervalMs }),
+      ...options.watcher,
+    },
+  });
+  const coordinator = new Coordinator({
+    dispatch,
+    launcher,
+    clock,
+    replicaId: options.replicaId ?? `${hostname()}-${randomBytes(4).toString("hex")}`,
+    handlerNames: handlers.names,
+    inProcess: handlers,
+    watcher,
+    logger,
+    wake,
+    events,
+    ...(options.coordinator === undefined ? {} : { options: options.coordinator }),
+    ...(store.wakes === undefined ? {} : { wakes: store.wakes }),
+    // Only the system clock is corrected by the store's: a virtual clock is the test's to move.
+    ...(store.referenceClock === undefined || !(clock instanceof SystemClock)
+      ? {}
+      : {
+          referenceClock: store.referenceClock,
+          applyClockOffset: (ms: number) => {
+            clock.setOffset(ms);
+          },
+        }),
+  });
+  handlers.connect({
+    completed: (runId, verdict) => coordinator.reportCompletion(runId, verdict),
+    lost: (runId) => coordinator.reportLost(runId),
+    heartbeat: async (runId) => {
+      await dispatch.recordHeartbeat(runId, clock.now());
+    },
+  });
+  const tasks = new TaskService({
+    store,
+    threads: targets.threads,
+    policy,
+    newId,
+    newSecret: () => randomBytes(32).toString("base64url"),
+    handlerNames: handlers.names,
+    agentServers: targets.agentServers,
+    agentTargetProblems: targets.agentTargetProblems,
+    signsWithTaskSecret: targets.signsWithTaskSecret,
+    signals: {
+      wake: () => {
+        wake.wake();
+      },
+      cancelRequested: (run, task) => {
+        coordinator.requestCancel(run, task);
+      },
+    },
+    events,
+  });
+  return {
+    store,
+    tasks,
+    dispatch,
+    coordinator,
+    watcher,
+    clock,
+    events,
+    callbackBase: targets.callbackBase,
+    agentServers: targets.agentServerConfigs,
+  };
+}

@@ -1,0 +1,181 @@
+/**
+ * The user-owned fields of a task (docs/semantics.md#options): their invariants, whatever the surface
+ * (title and description lengths in characters, metadata keys, a bound thread's id, a once task's least
+ * delay), a new task built from them, an edit with PATCH semantics that never re-decides nor loses
+ * an occurrence, and the warnings a schedule earns (DST, jitter).
+ */
+import { ValidationError } from "./errors.js";
+import type { FieldError } from "./errors.js";
+import type { OwnerId, TaskId } from "./ids.js";
+import type { SchedulePolicy } from "./options.js";
+import { dstWarnings, nextAfter, nextDueAfter } from "./schedule/schedule-spec.js";
+import type { ScheduleSpec } from "./schedule/schedule-spec.js";
+import { isTerminalTaskStatus, TASK_LIMITS } from "./task.js";
+import type { Task, TaskUserFields } from "./task.js";
+import { THREAD_ID_PATTERN } from "./target.js";
+import { DAY_MS } from "./time.js";
+import type { Instant } from "./time.js";
+
+export interface CreateContext {
+  readonly id: TaskId;
+  readonly owner: OwnerId;
+  readonly now: Instant;
+  readonly policy: SchedulePolicy;
+  readonly webhookSecret: string;
+}
+
+/** Characters as a reader counts them (Unicode code points), not UTF-16 code units. */
+export function characterCount(text: string): number {
+  return Array.from(text).length;
+}
+
+/** Checks the invariants of user-owned fields that hold whatever the surface (docs/semantics.md#tasks, docs/schedules.md#once). */
+export function validateUserFields(
+  fields: TaskUserFields,
+  now: Instant,
+  policy: SchedulePolicy,
+  checkOnceDelay: boolean,
+): void {
+  const errors: FieldError[] = [];
+  const titleLength = characterCount(fields.title.trim());
+  if (titleLength < 1 || titleLength > TASK_LIMITS.titleMax) {
+    errors.push({ field: "title", message: `must be 1 to ${TASK_LIMITS.titleMax} characters` });
+  }
+  if (
+    fields.description !== null &&
+    characterCount(fields.description) > TASK_LIMITS.descriptionMax
+  ) {
+    errors.push({
+      field: "description",
+      message: `must be at most ${TASK_LIMITS.descriptionMax} characters`,
+    });
+  }
+  if (Object.keys(fields.metadata).length > TASK_LIMITS.metadataKeysMax) {
+    errors.push({
+      field: "metadata",
+      message: `must have at most ${TASK_LIMITS.metadataKeysMax} keys`,
+    });
+  }
+  if (fields.context.mode === "reuse_thread" && !THREAD_ID_PATTERN.test(fields.context.threadId)) {
+    errors.push({
+      field: "context.thread_id",
+      message: "must be 1-128 letters, digits, '_', '-' or '.'",
+    });
+  }
+  if (checkOnceDelay && fields.schedule.type === "once") {
+    const earliest = now + policy.minOnceDelayMs;
+    const runAt = nextAfter(fields.schedule, (now - 1) as Instant);
+    if (runAt === null || runAt < earliest) {
+      const seconds = policy.minOnceDelayMs / 1000;
+      errors.push({
+        field: "schedule.run_at",
+        message:
+          seconds > 0
+            ? `must be at least ${seconds} second${seconds === 1 ? "" : "s"} in the future`
+            : "must not be in the past",
+      });
+    }
+  }
+  if (errors.length > 0) throw new ValidationError(errors);
+}
+
+/** A new task: `enabled`, deciding from its creation instant on. */
+export function createTask(fields: TaskUserFields, ctx: CreateContext): Task {
+  validateUserFields(fields, ctx.now, ctx.policy, true);
+  const nextRunAt = nextDueAfter(fields.schedule, ctx.now);
+  if (nextRunAt === null) {
+    throw ValidationError.of("schedule", "the schedule has no occurrence after now");
+  }
+  return {
+    ...fields,
+    title: fields.title.trim(),
+    id: ctx.id,
+    owner: ctx.owner,
+    status: "enabled",
+    nextRunAt,
+    decidedThrough: ctx.now,
+    admittedCount: 0,
+    lastRunAt: null,
+    lastRunId: null,
+    runCount: 0,
+    lastError: null,
+    version: 1,
+    webhookSecret: ctx.webhookSecret,
+    createdAt: ctx.now,
+    updatedAt: ctx.now,
+    deletedAt: null,
+  };
+}
+
+/**
+ * PATCH semantics on user-owned fields, `version` + 1. A schedule edit keeps `decided_through`, so it never
+ * re-decides nor loses an occurrence; on a terminal task with a future occurrence it re-arms the task.
+ */
+export function editTask(
+  task: Task,
+  patch: Partial<TaskUserFields>,
+  ctx: { readonly now: Instant; readonly policy: SchedulePolicy },
+): Task {
+  const schedule =
+    patch.schedule === undefined ? task.schedule : keepAnchor(task.schedule, patch.schedule);
+  const fields: TaskUserFields = {
+    title: patch.title ?? task.title,
+    description: patch.description === undefined ? task.description : patch.description,
+    schedule,
+    target: patch.target ?? task.target,
+    context: patch.context ?? task.context,
+    options: patch.options ?? task.options,
+    metadata: patch.metadata ?? task.metadata,
+  };
+  const scheduleChanged = patch.schedule !== undefined;
+  validateUserFields(fields, ctx.now, ctx.policy, scheduleChanged);
+  const edited: Task = {
+    ...task,
+    ...fields,
+    title: fields.title.trim(),
+    version: task.version + 1,
+    updatedAt: ctx.now,
+  };
+  if (!scheduleChanged) return edited;
+  if (isTerminalTaskStatus(task.status)) {
+    // Re-arming starts from now: the task expected no fires while it was terminal.
+    const from = task.decidedThrough > ctx.now ? task.decidedThrough : ctx.now;
+    const next = nextDueAfter(schedule, from);
+    if (next === null || maxRunsReached(schedule, task.admittedCount))
+      return { ...edited, nextRunAt: null };
+    return { ...edited, status: "enabled", decidedThrough: from, nextRunAt: next, lastError: null };
+  }
+  // docs/semantics.md#task-operations: next_run_at is recomputed from now; decided_through stays, so nothing decided is redone.
+  const from = task.decidedThrough > ctx.now ? task.decidedThrough : ctx.now;
+  const next = maxRunsReached(schedule, task.admittedCount) ? null : nextDueAfter(schedule, from);
+  return { ...edited, nextRunAt: next };
+}
+
+function maxRunsReached(schedule: ScheduleSpec, admitted: number): boolean {
+  return schedule.maxRuns !== null && admitted >= schedule.maxRuns;
+}
+
+/** An interval keeps its anchor unless `every` or `start_at` changed (docs/schedules.md#interval). */
+function keepAnchor(previous: ScheduleSpec, next: ScheduleSpec): ScheduleSpec {
+  if (previous.type !== "interval" || next.type !== "interval") return next;
+  if (previous.everyMs !== next.everyMs || previous.startAt !== next.startAt) return next;
+  return { ...next, anchorAt: previous.anchorAt };
+}
+
+/** How far ahead DST warnings look. */
+const WARNING_HORIZON_MS = 366 * DAY_MS;
+
+/** What the owner should know about a task's schedule as created or edited: DST, and jitter too large. */
+export function taskWarnings(task: Task, now: Instant): string[] {
+  const warnings = [...dstWarnings(task.schedule, now, WARNING_HORIZON_MS)];
+  if (task.schedule.jitterMs > 0) {
+    const first = task.nextRunAt;
+    const second = first === null ? null : nextAfter(task.schedule, first);
+    if (first !== null && second !== null && second - first <= task.schedule.jitterMs) {
+      warnings.push(
+        "jitter is larger than the time between occurrences: fires are capped before the next one",
+      );
+    }
+  }
+  return warnings;
+}

@@ -1,0 +1,46 @@
+/**
+ * The skew correction (docs/operations.md#clock-skew): this replica's clock is set to the store's
+ * reference clock at start and every 10 minutes, with a warning when they differ by more than a second.
+ */
+import type { Logger } from "../application/logger.js";
+import type { ReferenceClock } from "../application/store.js";
+import type { Clock } from "./clock.js";
+
+const CHECK_EVERY_MS = 10 * 60_000;
+const WARN_ABOVE_MS = 1000;
+
+export class ClockCorrection {
+  readonly #clock: Clock;
+  readonly #reference: ReferenceClock;
+  readonly #apply: (offsetMs: number) => void;
+  readonly #log: Logger;
+  #lastCheckAt = Number.NEGATIVE_INFINITY;
+
+  constructor(deps: {
+    readonly clock: Clock;
+    readonly reference: ReferenceClock;
+    /** Applies a measured offset (the system clock's `setOffset`). */
+    readonly apply: (offsetMs: number) => void;
+    readonly log: Logger;
+  }) {
+    this.#clock = deps.clock;
+    this.#reference = deps.reference;
+    this.#apply = deps.apply;
+    this.#log = deps.log;
+  }
+
+  /** Measures and applies the offset when the last measurement is 10 minutes old (or there is none). */
+  async check(): Promise<void> {
+    const now = this.#clock.now();
+    if (now - this.#lastCheckAt < CHECK_EVERY_MS) return;
+    this.#lastCheckAt = now;
+    const offset = await this.#reference.measureOffsetMs();
+    if (Math.abs(offset) > WARN_ABOVE_MS) {
+      this.#log.warn(
+        { offsetMs: offset },
+        "this machine's clock differs from the database's by more than 1 s; using the database's",
+      );
+    }
+    this.#apply(offset);
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * This replica's launches in flight (docs/architecture.md#how-a-fire-flows): each claimed run is launched
+ * outside any transaction (launch-call.ts), and its answer, fenced by the claim token, is written behind
+ * in batches (run-write-queue.ts). A verdict that arrives later queues behind its run's launch answer, so
+ * it never lands first. A launch whose answer cannot be recorded keeps its claim until the claim expires
+ * and is reconciled: it is never released while its outcome is unknown.
+ */
+import type { DispatchService } from "../application/dispatch-service.js";
+import type { Logger } from "../application/logger.js";
+import type { RunId } from "../domain/ids.js";
+import type { ClaimedRun, RunChangeResult, RunLauncher } from "../domain/ports.js";
+import type { CompletionVerdict } from "../domain/run-change.js";
+import type { Run } from "../domain/run.js";
+import type { Task } from "../domain/task.js";
+import type { BackgroundWork } from "./background-work.js";
+import type { Clock } from "./clock.js";
+import { callLauncher } from "./launch-call.js";
+import { RunWriteQueue } from "./run-write-queue.js";
+
+export interface LaunchesDeps {
+  readonly dispatch: DispatchService;
+  readonly launcher: RunLauncher;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly background: BackgroundWork;
+  /** Launch answers and verdicts written per store transaction at most. */
+  readonly writeBatch: number;
+  /** Aborted when shutdown stops waiting for in-flight work: writes still retrying give up. */
+  readonly giveUp: AbortSignal;
+  /** Asks a run's target to stop (a launch recorded for a run asked to stop meanwhile). */
+  readonly cancelTarget: (run: Run, task: Task) => void;
+  /** A verdict was recorded: a launch slot is free. */
+  readonly completed: () => void;
+}
+
+export class Launches {
+  readonly #deps: LaunchesDeps;
+  readonly #inFlight = new Map<RunId, Promise<void>>();
+  /** Per launch in flight: resolves once its answer is queued for writing (or the launch gave up). */
+  readonly #answered = new Map<RunId, Promise<void>>();
+  readonly #writes: RunWriteQueue;
+  /** Consecutive failed store writes, for logging once per streak. */
+  #storeFailures = 0;
+
+  constructor(deps: LaunchesDeps) {
+    this.#deps = deps;
+    this.#writes = new RunWriteQueue({
+      clock: deps.clock,
+      write: (writes) => deps.dispatch.recordRunWrites(writes, deps.clock.now()),
+      maxBatch: deps.writeBatch,
+      giveUp: deps.giveUp,
+      onFailure: (error) => {
+        if (this.#storeFailures++ === 0) {
+          deps.log.warn({ err: error }, "a store write failed; retrying with back-off");
+        }
+      },
+      onSuccess: () => {
+        if (this.#storeFailures > 0) {
+          deps.log.info({ failures: this.#storeFailures }, "store writes succeed again");
+          this.#storeFailures = 0;
+        }
+      },
+    });
+  }
+
+  /** Launches in flight. */
+  get size(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Whether `runId` is being launched here. */
+  has(runId: RunId): boolean {
+    return this.#inFlight.has(runId);
+  }
+
+  /** The launches in flight, each settling once its answer is recorded (or given up). */
+  get pending(): readonly Promise<void>[] {
+    return [...this.#inFlight.values()];
+  }
+
+  /** Launches a claimed run in the background. */
+  start(item: ClaimedRun): void {
+    const id = item.run.id;
+    let answered: () => void = () => undefined;
+    this.#answered.set(
+      id,
+      new Promise<void>((resolve) => {
+        answered = resolve;
+      }),
+    );
+    const launch = this.#launch(item, answered).finally(() => {
+      answered();
+      this.#answered.delete(id);
+      this.#inFlight.delete(id);
+    });
+    this.#inFlight.set(id, launch);
+  }
+
+  /**
+   * Records a verdict that arrives after launch (handler targets, webhook callbacks). It is queued behind
+   * the run's launch answer (written in the same batch or a later one, in order), so a fast verdict
+   * never lands before its launch.
+   */
+  reportCompletion(runId: RunId, verdict: CompletionVerdict): Promise<void> {
+    // Queued behind the launch answer: both may be written in one batch, the launch first.
+    const answered = this.#answered.get(runId) ?? Promise.resolve();
+    const write = answered.then(async () => {
+      const result = await this.#writes.enqueue({ kind: "completion", runId, verdict }, null);
+      if (result.kind === "refused") throw result.error;
+      this.#deps.completed();
+    });
+    return this.#deps.background.track(write, { runId }, "could not record a completion");
+  }
+
+  /**
+   * Launches one claimed run and records the outcome, fenced by its claim token (docs/semantics.md#launch), through the
+   * write queue; `answered` is called once the answer is queued, so that a verdict queues behind it.
+   */
+  async #launch({ run, task }: ClaimedRun, answered: () => void): Promise<void> {
+    const { dispatch, clock, log } = this.#deps;
+    const token = run.claimToken;
+    if (token === null) return;
+    const { outcome, completion } = await callLauncher({
+      launcher: this.#deps.launcher,
+      clock,
+      leaseMs: dispatch.policy.leaseMs,
+      log,
+      run,
+      task,
+      onLateCompletion: (verdict) => {
+        // Queued after the (indeterminate) launch answer, which is queued as soon as the call gives up.
+        const write = this.#writes.enqueue({ kind: "completion", runId: run.id, verdict }, null);
+        void this.#deps.background.track(
+          write.then((result) => {
+            if (result.kind === "refused") throw result.error;
+          }),
+          { runId: run.id },
+          "could not record a late launch answer",
+        );
+      },
+    });
+    // A store outage must not strand a launched run: the queue retries until the lease ends (then the
+    // claim is reconciled by whoever sweeps it, never launched again blindly). A verdict known at launch
+    // is recorded with it, only if the launch leaves the run running.
+    const recorded = this.#writes.enqueue(
+      {
+        kind: "launch",
+        runId: run.id,
+        token,
+        answer: completion === undefined ? { outcome } : { outcome, completion },
+      },
+      run.claimExpiresAt,
+    );
+    answered();
+    let result: RunChangeResult;
+    try {
+      result = await recorded;
+    } catch (error) {
+      // The claim stays until it expires and is reconciled: never released while the outcome is unknown.
+      log.error(
+        { err: error, runId: run.id },
+        "could not record a launch outcome; the claim will be reconciled",
+      );
+      return;
+    }
+    if (result.kind === "changed") {
+      if (result.change.cancelTarget === true) this.#deps.cancelTarget(result.change.run, task);
+    } else if (result.kind === "refused" && result.error.code === "lease_lost") {
+      log.warn(
+        { runId: run.id },
+        "the launch claim was taken over before its outcome was recorded",
+      );
+    } else if (result.kind === "refused") {
+      log.error(
+        { err: result.error, runId: run.id },
+        "could not record a launch outcome; the claim will be reconciled",
+      );
+    }
+  }
+}
