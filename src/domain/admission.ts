@@ -1,26 +1,20 @@
 /**
- * Admission (docs/semantics.md#the-life-of-an-occurrence): turns a task's due nominal times into decisions (queued runs, skipped and missed
- * records) and the task's new schedule fields. Pure: the adapter runs it inside one transaction under the
- * task's row lock and writes exactly what it returns. Admission never reads the budget.
+ * Admission (docs/semantics.md#the-life-of-an-occurrence): turns a task's due nominal times
+ * (admission-due.ts) into decisions (queued runs, skipped, missed and excluded records) and the task's
+ * new schedule fields. Pure: the adapter runs it inside one transaction under the task's row lock and
+ * writes exactly what it returns. Admission never reads the budget.
  */
+import { collectDue, leadingExcluded } from "./admission-due.js";
+import type { Due, ExcludedStretch } from "./admission-due.js";
 import type { RunId, ThreadId } from "./ids.js";
 import { BUFFER_ALL_LIMIT, CATCH_UP_ALL_LIMIT, isExclusive } from "./options.js";
 import type { CatchUpPolicy, OverlapPolicy } from "./options.js";
-import { idempotencyKeyFor, jitteredFireAt } from "./occurrence.js";
+import { idempotencyKeyFor } from "./occurrence.js";
 import type { RunStatus } from "./run.js";
-import { excludedAt, nextAfter, nextDueAfter } from "./schedule/schedule-spec.js";
+import { nextDueAfter } from "./schedule/schedule-spec.js";
 import type { Task, TaskStatus } from "./task.js";
 import { threadScopeOf } from "./target.js";
 import type { Instant } from "./time.js";
-
-/** At most this many nominal times are examined per task per admission; the rest wait for the next. */
-export const MAX_NOMINAL_PER_ADMISSION = 20_000;
-
-/**
- * At most this many excluded nominal times are recorded per task per admission, as one record per
- * stretch: a per-second task's holiday (86,400) in one record, in about 50 ms of one pass (measured).
- */
-export const MAX_EXCLUDED_PER_ADMISSION = 200_000;
 
 /** What admission needs to know about one of the task's active runs. */
 export interface ActiveRunView {
@@ -119,18 +113,6 @@ export interface AdmissionInput {
   readonly mode?: AdmissionMode;
 }
 
-interface Due {
-  readonly scheduledFor: Instant;
-  readonly fireAt: Instant;
-}
-
-/** Consecutive due nominal times on excluded dates. */
-interface ExcludedStretch {
-  readonly from: Instant;
-  readonly until: Instant;
-  readonly count: number;
-}
-
 /** Decides every nominal time of `task` after `decided_through` up to `now` (at most a bounded batch). */
 export function admit(input: AdmissionInput): Admission {
   const { task, now } = input;
@@ -181,20 +163,7 @@ export function admit(input: AdmissionInput): Admission {
  * excluded (they are otherwise recorded when the next fire comes due).
  */
 export function excludedPrefix(task: Task, now: Instant): ExcludeDecision | null {
-  let stretch: { from: Instant; until: Instant; count: number } | null = null;
-  let current = nextAfter(task.schedule, task.decidedThrough);
-  while (
-    current !== null &&
-    current <= now &&
-    (stretch?.count ?? 0) < MAX_EXCLUDED_PER_ADMISSION &&
-    excludedAt(task.schedule, current) !== null
-  ) {
-    stretch =
-      stretch === null
-        ? { from: current, until: current, count: 1 }
-        : { from: stretch.from, until: current, count: stretch.count + 1 };
-    current = nextAfter(task.schedule, current);
-  }
+  const stretch = leadingExcluded(task, now);
   return stretch === null ? null : { kind: "exclude", ...stretch, reason: "excluded" };
 }
 
@@ -222,55 +191,6 @@ function findLastOverdue(
     if (classify(occurrence, task, now, mode) === "overdue") last = occurrence;
   }
   return last;
-}
-
-/**
- * The due nominal times after `decided_through` up to `now`: those that fire, with their jittered fire
- * times, and the excluded ones as stretches (both in order).
- */
-function collectDue(
-  task: Task,
-  now: Instant,
-): { due: Due[]; excluded: ExcludedStretch[]; more: boolean; scheduleEnded: boolean } {
-  const due: Due[] = [];
-  const excluded: ExcludedStretch[] = [];
-  let open: { from: Instant; until: Instant; count: number } | null = null;
-  let excludedCount = 0;
-  let current = nextAfter(task.schedule, task.decidedThrough);
-  while (
-    current !== null &&
-    current <= now &&
-    due.length < MAX_NOMINAL_PER_ADMISSION &&
-    excludedCount < MAX_EXCLUDED_PER_ADMISSION
-  ) {
-    const following = nextAfter(task.schedule, current);
-    if (excludedAt(task.schedule, current) !== null) {
-      excludedCount++;
-      if (open === null) open = { from: current, until: current, count: 1 };
-      else {
-        open.until = current;
-        open.count++;
-      }
-    } else {
-      if (open !== null) excluded.push(open);
-      open = null;
-      const fireAt = jitteredFireAt({
-        taskId: task.id,
-        scheduledFor: current,
-        jitterMs: task.schedule.jitterMs,
-        nextNominal: following,
-      });
-      due.push({ scheduledFor: current, fireAt });
-    }
-    current = following;
-  }
-  if (open !== null) excluded.push(open);
-  return {
-    due,
-    excluded,
-    more: current !== null && current <= now,
-    scheduleEnded: current === null,
-  };
 }
 
 /** Accumulates decisions while tracking the task's queue depth and active runs (docs/semantics.md#the-life-of-an-occurrence overlap rules). */

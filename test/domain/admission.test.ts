@@ -4,7 +4,8 @@
  * one pass, the worked example of docs/semantics.md).
  */
 import { describe, expect, it } from "vitest";
-import { admit, MAX_NOMINAL_PER_ADMISSION } from "../../src/domain/admission.js";
+import { admit } from "../../src/domain/admission.js";
+import { MAX_NOMINAL_PER_ADMISSION } from "../../src/domain/admission-due.js";
 import type { ActiveRunView, Admission, Decision } from "../../src/domain/admission.js";
 import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../../src/domain/options.js";
 import type { CatchUpPolicy, OverlapPolicy } from "../../src/domain/options.js";

@@ -11,7 +11,7 @@ import type { Instant } from "../../domain/time.js";
 import { formatInstant } from "../../domain/schedule/civil-time.js";
 import { parseInstantText } from "../../domain/schedule/iso-text.js";
 import { MAX_OCCURRENCES } from "../../domain/schedule/next-occurrences.js";
-import { exclusionText } from "../../domain/explain.js";
+import { exclusionText } from "../../domain/explain-words.js";
 import { describeOccurrences, parseSchedule } from "../../domain/schedule/schedule-spec.js";
 import type {
   DescribedOccurrence,
