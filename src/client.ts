@@ -1,8 +1,9 @@
 /**
  * `punctual/client`: a typed client of punctual's HTTP API, for programs that talk to a running
  * `punctual serve` instead of embedding the scheduler. Its sub-clients mirror the library's
- * `scheduler.tasks` and `scheduler.runs`, with the same snake_case inputs and answers, typed from the
- * schemas the server validates and documents with. It needs only `fetch` (Node 20, browsers, Deno).
+ * `scheduler.tasks`, `scheduler.runs` and `scheduler.calendars`, with the same snake_case inputs and
+ * answers, typed from the schemas the server validates and documents with. It needs only `fetch`
+ * (Node 20, browsers, Deno).
  *
  * @example
  * ```ts
@@ -32,6 +33,7 @@ export type {
 } from "./client/task-client.js";
 export type { RunClient } from "./client/run-client.js";
 export type { ScheduleClient } from "./client/schedule-client.js";
+export type { CalendarClient } from "./client/calendar-client.js";
 export type { CreatedTask } from "./application/task-service.js";
 export type {
   BackfillInput,
@@ -51,11 +53,15 @@ export type {
   TargetView,
 } from "./application/view-schemas.js";
 export type {
+  CalendarView,
   ExplanationView,
   OccurrenceView,
   PageView,
+  PutCalendarView,
   RunView,
   TaskView,
 } from "./application/views.js";
+export type { ExclusionHitView } from "./application/view-schemas.js";
 export type { ScheduleInput } from "./domain/schedule/schedule-input.js";
+export type { CalendarItemInput, ExclusionInput } from "./domain/schedule/schedule-spec.js";
 export type { FieldError } from "./domain/errors.js";

@@ -10,7 +10,11 @@ import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { LOCAL_ACTOR } from "./application/actor.js";
 import { silentLogger } from "./application/logger.js";
 import { schedulerApi } from "./application/scheduler-api.js";
-import type { SchedulerRuns, SchedulerTasks } from "./application/scheduler-api.js";
+import type {
+  SchedulerCalendars,
+  SchedulerRuns,
+  SchedulerTasks,
+} from "./application/scheduler-api.js";
 import type { Store, StoreFactory } from "./application/store.js";
 import { TokenService } from "./application/token-service.js";
 import { buildHttpApp } from "./adapters/http/http-app.js";
@@ -34,6 +38,8 @@ export interface Scheduler {
   /** Task operations; inputs and outputs have the HTTP API's JSON shapes (snake_case). */
   readonly tasks: SchedulerTasks;
   readonly runs: SchedulerRuns;
+  /** Named calendars, the days to skip that schedules name in `exclude` (docs/schedules.md#calendars). */
+  readonly calendars: SchedulerCalendars;
   /** The built runtime (opens the store on first use). */
   runtime(): Promise<SchedulerRuntime>;
 }

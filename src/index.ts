@@ -24,7 +24,7 @@ export { buildPolicy } from "./application/policy-options.js";
 export type { PolicyOptions } from "./application/policy-options.js";
 export type { Handler, HandlerContext } from "./adapters/launchers/handler/handler-launcher.js";
 export type { Logger } from "./application/logger.js";
-export type { TaskView, RunView } from "./application/views.js";
+export type { TaskView, RunView, CalendarView, PutCalendarView } from "./application/views.js";
 export type { CreatedTask } from "./application/task-service.js";
 export type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 export type { RunWatcherOptions } from "./runtime/run-watcher.js";
@@ -52,9 +52,12 @@ export {
   LaunchFailedError,
   LaunchIndeterminateError,
   TargetUnavailableError,
+  CalendarInUseError,
+  CalendarChangedError,
   isPunctualError,
 } from "./domain/errors.js";
 export type { ErrorCode, FieldError } from "./domain/errors.js";
+export type { CalendarItemInput } from "./domain/schedule/schedule-spec.js";
 export { nextOccurrences } from "./domain/schedule/next-occurrences.js";
 export type {
   NextOccurrencesOptions,

@@ -1,9 +1,13 @@
 /**
- * The shape of a schedule as users write it (docs/schedules.md), one of three types on `type`. It types
- * and documents `schedule` in the task inputs; `parseSchedule` in the domain checks its fields.
+ * The shape of a schedule as users write it (docs/schedules.md), one of three types on `type`, with the
+ * days to skip its `exclude` names and the items of a named calendar. It types and documents `schedule`
+ * in the task inputs and the body of a calendar put; `parseSchedule` and `parseCalendarItems` in the
+ * domain check their fields.
  */
 import { z } from "zod";
-import { checkedAsAnyObject } from "./documented-shape.js";
+import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
+import { MAX_CRON_RULES, MAX_EXCLUSION_ITEMS } from "../domain/schedule/schedule-spec.js";
+import { checkedAsAnyObject, documentedAs } from "./documented-shape.js";
 import { durationInputSchema } from "./input-primitives.js";
 
 const duration = durationInputSchema;
@@ -35,12 +39,57 @@ const scheduleBounds = {
   jitter: scheduleJitter,
 };
 
-/** `{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }` (docs/schedules.md). */
+const localDate = z
+  .string()
+  .meta({ format: "date", description: "a local date `YYYY-MM-DD`, read in the schedule's zone" });
+
+/** `{from: "2026-12-24", to: "2026-12-26"}`: an inclusive range of local dates. */
+export const dateRangeSchema = z
+  .strictObject({ from: localDate, to: localDate })
+  .meta({ description: "an inclusive range of local dates" });
+
+/** `{days: "25 12 *"}`: a day rule (docs/schedules.md#exclude). */
+export const dayRuleSchema = z.strictObject({
+  days: z.string().meta({
+    description:
+      'the three day fields of a cron expression: day-of-month month day-of-week ("25 12 *")',
+  }),
+});
+
+/** One item a calendar holds: a local date, an inclusive range of them, or a day rule. */
+export const calendarItemSchema = z.union([localDate, dateRangeSchema, dayRuleSchema]).meta({
+  examples: ["2026-12-25", { from: "2026-12-24", to: "2026-12-26" }, { days: "* * sat,sun" }],
+});
+
+/** `{calendar: "holidays"}`: one of the owner's named calendars (docs/schedules.md#calendars). */
+export const calendarReferenceSchema = z.strictObject({
+  calendar: z.string().meta({ description: "the name of one of the owner's calendars" }),
+});
+
+/** One item of a schedule's `exclude`: a calendar item, or a named calendar of the owner. */
+export const exclusionItemSchema = z.union([calendarItemSchema, calendarReferenceSchema]);
+
+const exclude = z
+  .array(exclusionItemSchema)
+  .max(MAX_EXCLUSION_ITEMS)
+  .nullable()
+  .optional()
+  .meta({ description: "local dates on which nothing fires (recorded skipped, reason excluded)" });
+
+/**
+ * `{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }` (docs/schedules.md#cron), or
+ * several expressions in one zone, and the days to skip.
+ */
 export const cronScheduleInputSchema = z.strictObject({
   type: z.literal("cron"),
-  cron: z.string().meta({ description: "5 or 6 fields, or a shortcut such as @daily" }),
+  cron: z.union([z.string(), z.array(z.string()).min(1).max(MAX_CRON_RULES)]).meta({
+    description:
+      "5 or 6 fields, or a shortcut such as @daily; or a list of such expressions in one zone " +
+      "(their fires are the union)",
+  }),
   timezone,
   ...scheduleBounds,
+  exclude,
 });
 
 /** `{ type: "once", run_at: "2026-12-01T09:00:00", timezone: "Europe/Berlin" }`. */
@@ -53,11 +102,17 @@ export const onceScheduleInputSchema = z.strictObject({
   jitter: scheduleJitter,
 });
 
-/** `{ type: "interval", every: "PT5M" }`. */
+/** `{ type: "interval", every: "PT5M" }`, and the days to skip (read in `timezone`). */
 export const intervalScheduleInputSchema = z.strictObject({
   type: z.literal("interval"),
   every: duration,
+  timezone: z
+    .string()
+    .nullable()
+    .optional()
+    .meta({ description: "the IANA zone `exclude` is read in (default UTC)" }),
   ...scheduleBounds,
+  exclude,
 });
 
 /**
@@ -70,7 +125,17 @@ export const scheduleShapeSchema = z
     onceScheduleInputSchema,
     intervalScheduleInputSchema,
   ])
-  .meta({ examples: [{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }] });
+  .meta({
+    examples: [
+      { type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" },
+      {
+        type: "cron",
+        cron: ["0 9 * * 1-5", "0 10 * * sat"],
+        timezone: "Europe/Berlin",
+        exclude: ["2026-12-25", { from: "2026-12-24", to: "2026-12-26" }, { calendar: "holidays" }],
+      },
+    ],
+  });
 
 /**
  * `schedule` in the task inputs: typed and documented as `scheduleShapeSchema`, while zod lets any
@@ -78,3 +143,14 @@ export const scheduleShapeSchema = z
  * in the domain's words ("minute field: 61 is out of range 0-59"), as the API always answered.
  */
 export const scheduleInputSchema = checkedAsAnyObject(scheduleShapeSchema);
+
+/**
+ * The body of a calendar put: its items, typed and documented as `calendarItemSchema` while zod lets
+ * any value through, so that `parseCalendarItems` names every bad item at once in the domain's words.
+ */
+export const calendarPutInputSchema = z.strictObject({
+  items: z
+    .array(documentedAs(z.custom<CalendarItemInput>(), calendarItemSchema))
+    .meta({ description: "the days the calendar holds (an empty list is allowed)" }),
+});
+export type CalendarPutInput = z.input<typeof calendarPutInputSchema>;

@@ -1,8 +1,8 @@
 /**
- * The task and run operations in their public shapes (docs/library.md#tasks-and-runs): snake_case inputs
- * as the HTTP API takes them, views out. Each is mapped to a service call once, here: the library's
- * `scheduler.tasks` and `scheduler.runs` are this module, and the HTTP routes map their query strings and
- * bodies through the same functions.
+ * The task, run and calendar operations in their public shapes (docs/library.md#tasks-and-runs):
+ * snake_case inputs as the HTTP API takes them, views out. Each is mapped to a service call once, here:
+ * the library's `scheduler.tasks`, `scheduler.runs` and `scheduler.calendars` are this module, and the
+ * HTTP routes map their query strings and bodies through the same functions.
  */
 import { LimitExceededError } from "../domain/errors.js";
 import { threadId } from "../domain/ids.js";
@@ -12,9 +12,18 @@ import type { RunStatus, RunTrigger } from "../domain/run.js";
 import type { TargetKind } from "../domain/target.js";
 import type { TaskStatus } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
+import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
 import type { Actor } from "./actor.js";
 import type { CreatedTask, TaskService } from "./task-service.js";
-import type { ExplanationView, OccurrenceView, PageView, RunView, TaskView } from "./views.js";
+import type {
+  CalendarView,
+  ExplanationView,
+  OccurrenceView,
+  PageView,
+  PutCalendarView,
+  RunView,
+  TaskView,
+} from "./views.js";
 
 /** A page's size when the caller gives none. */
 export const PAGE_SIZE_DEFAULT = 50;
@@ -136,6 +145,29 @@ export interface SchedulerRuns {
   cancel(id: string): Promise<RunView>;
 }
 
+/**
+ * Named calendars: lists of days to skip that schedules name in `exclude` as `{calendar: NAME}`
+ * (docs/schedules.md#calendars). Items are those of `exclude` except calendars: `"2026-12-25"`,
+ * `{from, to}`, `{days: "25 12 *"}`.
+ */
+export interface SchedulerCalendars {
+  /** @throws not_found when the owner has no calendar of that name */
+  get(name: string): Promise<CalendarView>;
+  /** Every calendar of the owner, by name. */
+  list(): Promise<{ items: CalendarView[] }>;
+  /**
+   * Creates the calendar or replaces its items; the tasks naming it take them for their occurrences
+   * not decided yet (`tasks_refreshed` says how many).
+   * @throws validation_failed naming each bad item
+   */
+  put(name: string, items: readonly CalendarItemInput[]): Promise<PutCalendarView>;
+  /**
+   * @throws not_found when the owner has no calendar of that name
+   * @throws calendar_in_use (naming a task) while a task's schedule names it
+   */
+  delete(name: string): Promise<void>;
+}
+
 /** What the operations run on, once the store is open. */
 export interface ApiServices {
   readonly tasks: TaskService;
@@ -146,7 +178,11 @@ export interface ApiServices {
 export function schedulerApi(
   actor: Actor,
   open: () => Promise<ApiServices>,
-): { readonly tasks: SchedulerTasks; readonly runs: SchedulerRuns } {
+): {
+  readonly tasks: SchedulerTasks;
+  readonly runs: SchedulerRuns;
+  readonly calendars: SchedulerCalendars;
+} {
   const use = async <T>(call: (services: ApiServices, now: () => Instant) => Promise<T>) => {
     const services = await open();
     return call(services, () => services.clock.now());
@@ -184,6 +220,16 @@ export function schedulerApi(
     runs: {
       get: (id) => use(({ tasks }) => tasks.getRun(actor, id)),
       cancel: (id) => use(({ tasks }, now) => tasks.cancelRun(actor, id, now())),
+    },
+    calendars: {
+      get: (name) => use(({ tasks }) => tasks.calendars.get(actor, name)),
+      list: () => use(({ tasks }) => tasks.calendars.list(actor)),
+      put: (name, items) =>
+        use(async ({ tasks }, now) => {
+          const result = await tasks.calendars.put(actor, name, { items }, now());
+          return result.calendar;
+        }),
+      delete: (name) => use(({ tasks }) => tasks.calendars.delete(actor, name)),
     },
   };
 }

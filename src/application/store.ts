@@ -2,7 +2,12 @@
  * A store: one database (or memory) providing every storage port, built by an adapter factory and handed
  * to the service and the coordinator by the composition root.
  */
-import type { ReplicaRegistry, RunRepository, TaskRepository } from "../domain/ports.js";
+import type {
+  CalendarRepository,
+  ReplicaRegistry,
+  RunRepository,
+  TaskRepository,
+} from "../domain/ports.js";
 import type { IdempotencyRepository } from "./idempotency-repository.js";
 import type { TokenRepository } from "./token-repository.js";
 
@@ -45,6 +50,8 @@ export interface Store {
   readonly tasks: TaskRepository;
   readonly runs: RunRepository;
   readonly replicas: ReplicaRegistry;
+  /** Named calendars (docs/schedules.md#calendars); absent in stores that do not keep them. */
+  readonly calendars?: CalendarRepository;
   /** API tokens of the HTTP API (docs/security.md); absent in stores that do not keep them. */
   readonly apiTokens?: TokenRepository;
   /** `Idempotency-Key` records of the HTTP API; absent in stores that do not keep them. */

@@ -11,7 +11,7 @@ import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../domain/options.js";
 import type { TaskOptions } from "../domain/options.js";
 import { parseDuration, parseInstantText } from "../domain/schedule/iso-text.js";
 import { parseSchedule } from "../domain/schedule/schedule-spec.js";
-import type { ScheduleSpec } from "../domain/schedule/schedule-spec.js";
+import type { CalendarSnapshot, ScheduleSpec } from "../domain/schedule/schedule-spec.js";
 import { TASK_LIMITS } from "../domain/task.js";
 import type { TaskUserFields } from "../domain/task.js";
 import { CONTEXT_MODES, THREAD_ID_PATTERN, WEBHOOK_METHODS } from "../domain/target.js";
@@ -297,8 +297,20 @@ export function contextFrom(input: z.output<typeof contextSchema> | undefined): 
   return { mode: "reuse_thread", threadId: input.thread_id as ThreadId };
 }
 
-export function scheduleFrom(input: unknown, now: Instant): ScheduleSpec {
-  return parseSchedule(input, { referenceAt: now, anchorAt: now, field: "schedule" });
+/** The calendars a schedule's `exclude` names, read beforehand (see `calendarNamesIn`). */
+export type CalendarsByName = ReadonlyMap<string, CalendarSnapshot>;
+
+export function scheduleFrom(
+  input: unknown,
+  now: Instant,
+  calendars?: CalendarsByName,
+): ScheduleSpec {
+  return parseSchedule(input, {
+    referenceAt: now,
+    anchorAt: now,
+    field: "schedule",
+    ...(calendars === undefined ? {} : { calendars }),
+  });
 }
 
 /** The user fields of a new task. */
@@ -306,12 +318,13 @@ export function taskFieldsFromCreate(
   value: unknown,
   now: Instant,
   defaults: TaskOptions,
+  calendars?: CalendarsByName,
 ): TaskUserFields {
   const input = parseWith(taskCreateSchema, value);
   return {
     title: input.title,
     description: input.description ?? null,
-    schedule: scheduleFrom(input.schedule, now),
+    schedule: scheduleFrom(input.schedule, now, calendars),
     target: targetFrom(input.target),
     context: contextFrom(input.context),
     options: optionsFrom(input.options, defaults),
@@ -324,12 +337,13 @@ export function taskFieldsFromPatch(
   value: unknown,
   now: Instant,
   current: TaskOptions,
+  calendars?: CalendarsByName,
 ): Partial<TaskUserFields> {
   const input = parseWith(taskPatchSchema, value);
   const patch: { -readonly [K in keyof TaskUserFields]?: TaskUserFields[K] } = {};
   if (input.title !== undefined) patch.title = input.title;
   if (input.description !== undefined) patch.description = input.description;
-  if (input.schedule !== undefined) patch.schedule = scheduleFrom(input.schedule, now);
+  if (input.schedule !== undefined) patch.schedule = scheduleFrom(input.schedule, now, calendars);
   if (input.target !== undefined) patch.target = targetFrom(input.target);
   if (input.context !== undefined) patch.context = contextFrom(input.context);
   if (input.options !== undefined) patch.options = optionsFrom(input.options, current);

@@ -17,6 +17,7 @@ import { TASK_LIMITS, isTerminalTaskStatus } from "../domain/task.js";
 import type { Task } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
 import { scheduleFrom } from "./task-input.js";
+import type { CalendarsByName } from "./task-input.js";
 import { explanationView, occurrenceView } from "./views.js";
 import type { ExplanationView, OccurrenceView } from "./views.js";
 
@@ -40,11 +41,17 @@ export function previewTask(task: Task, count: number, now: Instant): Occurrence
 
 /**
  * The next `count` fires of a schedule no task has yet (the dashboard's live preview), parsed exactly
- * as a task's schedule is, so a bad field is the same `validation_failed`.
+ * as a task's schedule is (with the calendars it names, read beforehand), so a bad field is the same
+ * `validation_failed`.
  */
-export function previewSchedule(input: unknown, count: number, now: Instant): OccurrenceView[] {
+export function previewSchedule(
+  input: unknown,
+  count: number,
+  now: Instant,
+  calendars?: CalendarsByName,
+): OccurrenceView[] {
   checkPreviewCount(count);
-  const spec = scheduleFrom(input, now);
+  const spec = scheduleFrom(input, now, calendars);
   return describeOccurrences(spec, now, count).map(occurrenceView);
 }
 

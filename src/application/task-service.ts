@@ -1,37 +1,33 @@
 /**
- * The owner's use cases (docs/semantics.md#task-operations): one method per operation, orchestrating the ports. Every decision is a
- * domain call; every method takes `now` explicitly.
+ * The owner's use cases (docs/semantics.md#task-operations): one method per operation, orchestrating
+ * the ports. Every decision is a domain call; every method takes `now` explicitly. The references a task
+ * names are checked in task-references.ts, manual runs written in manual-runs.ts, previews and
+ * explanations made in task-insight.ts, and named calendars kept by `calendars` (calendar-service.ts).
  */
-import { NotFoundError, ValidationError } from "../domain/errors.js";
+import { NotFoundError } from "../domain/errors.js";
 import type { FieldError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
-import { idempotencyKeyFor } from "../domain/occurrence.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
 import type { OwnerScope, RunQuery, TaskQuery, ThreadLookup } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
 import { requestRunCancel } from "../domain/run-transitions.js";
 import { runTaskContext } from "../domain/run-change.js";
-import {
-  backfillTask,
-  cancelTask,
-  deleteTask,
-  pauseTask,
-  resumeTask,
-  supersededByTrigger,
-  triggerTask,
-  validateClientKey,
-} from "../domain/task-commands.js";
+import { cancelTask, deleteTask, pauseTask, resumeTask } from "../domain/task-commands.js";
 import { createTask, editTask, taskWarnings } from "../domain/task-fields.js";
 import type { CommandOutcome } from "../domain/task-commands.js";
-import type { Task, TaskUserFields } from "../domain/task.js";
-import { threadScopeOf } from "../domain/target.js";
+import type { Task } from "../domain/task.js";
 import type { AgentTarget } from "../domain/target.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
+import { readCalendars, retryOnCalendarChange, scheduleOfInput } from "./calendar-lookup.js";
+import { CalendarService } from "./calendar-service.js";
+import { settleExcluded } from "../domain/calendar-commands.js";
 import { scopeOf } from "./actor.js";
 import { changeRunReported } from "./reported-change.js";
 import { checkPreviewCount, explainTask, previewSchedule, previewTask } from "./task-insight.js";
+import { checkReferences } from "./task-references.js";
+import { backfillRuns, triggerRun } from "./manual-runs.js";
 import { NO_EVENTS } from "./scheduler-events.js";
 import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
@@ -75,23 +71,40 @@ export interface CreatedTask {
 
 export class TaskService {
   readonly #deps: TaskServiceDeps;
+  /** The owner's named calendars, over the same store (their edits refresh this service's tasks). */
+  readonly calendars: CalendarService;
 
   constructor(deps: TaskServiceDeps) {
     this.#deps = deps;
+    this.calendars = new CalendarService({
+      store: deps.store,
+      wake: () => {
+        deps.signals.wake();
+      },
+    });
   }
 
-  /** Validates everything before any write; returns the task and its warnings (DST, jitter). */
+  /**
+   * Validates everything before any write; returns the task and its warnings (DST, jitter). The
+   * calendars its schedule names are read first, and read again if one changes before the insert.
+   */
   async create(actor: Actor, input: unknown, now: Instant): Promise<CreatedTask> {
-    const fields = taskFieldsFromCreate(input, now, this.#deps.policy.defaultOptions);
-    await this.#checkReferences(actor, fields, fields);
-    const task = createTask(fields, {
-      id: toTaskId(this.#deps.newId()),
-      owner: actor.owner,
-      now,
-      policy: this.#deps.policy,
-      webhookSecret: this.#deps.newSecret(),
+    const id = toTaskId(this.#deps.newId());
+    const webhookSecret = this.#deps.newSecret();
+    const task = await retryOnCalendarChange(async () => {
+      const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
+      const fields = taskFieldsFromCreate(input, now, this.#deps.policy.defaultOptions, calendars);
+      await checkReferences(this.#deps, actor, fields, fields);
+      const created = createTask(fields, {
+        id,
+        owner: actor.owner,
+        now,
+        policy: this.#deps.policy,
+        webhookSecret,
+      });
+      await this.#deps.store.tasks.insertTask(created);
+      return created;
     });
-    await this.#deps.store.tasks.insertTask(task);
     this.#deps.signals.wake();
     return { task: this.#view(task), warnings: taskWarnings(task, now) };
   }
@@ -114,19 +127,30 @@ export class TaskService {
     now: Instant,
   ): Promise<CreatedTask> {
     const current = await this.#find(actor, id);
-    const patch = taskFieldsFromPatch(input, now, current.options);
-    await this.#checkReferences(actor, patch, { ...current, ...patch });
-    const task = await this.#mutate(
-      actor,
-      id,
-      (locked) => ({
-        task: editTask(locked.task, patch, { now, policy: this.#deps.policy }),
-        newRuns: [],
-        runUpdates: [],
-        cancelTargets: [],
-      }),
-      expectedVersion ?? undefined,
-    );
+    const { patch, task } = await retryOnCalendarChange(async () => {
+      const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
+      const fields = taskFieldsFromPatch(input, now, current.options, calendars);
+      await checkReferences(this.#deps, actor, fields, { ...current, ...fields });
+      const edited = await this.#mutate(
+        actor,
+        id,
+        (locked) => {
+          // The old schedule's excluded occurrences already due stay excluded: recorded first.
+          const settled =
+            fields.schedule === undefined
+              ? { task: locked.task, newRuns: [] }
+              : settleExcluded(locked.task, now);
+          return {
+            task: editTask(settled.task, fields, { now, policy: this.#deps.policy }),
+            newRuns: settled.newRuns,
+            runUpdates: [],
+            cancelTargets: [],
+          };
+        },
+        expectedVersion ?? undefined,
+      );
+      return { patch: fields, task: edited };
+    });
     this.#deps.signals.wake();
     return {
       task: this.#view(task),
@@ -161,7 +185,14 @@ export class TaskService {
   }
 
   async cancel(actor: Actor, id: string, now: Instant): Promise<TaskView> {
-    return this.#view(await this.#mutate(actor, id, (l) => cancelTask(l.task, l.activeRuns, now)));
+    return this.#view(
+      await this.#mutate(actor, id, (l) => {
+        // Excluded occurrences already due are recorded before the task ends (never silently absent).
+        const settled = settleExcluded(l.task, now);
+        const outcome = cancelTask(settled.task, l.activeRuns, now);
+        return { ...outcome, newRuns: [...settled.newRuns, ...outcome.newRuns] };
+      }),
+    );
   }
 
   /** Deletes (soft until no run is active); refused while a run is launching or running unless `force`. */
@@ -188,62 +219,17 @@ export class TaskService {
     now: Instant,
   ): Promise<RunView> {
     const task = await this.#find(actor, id);
-    const clientKey = options.idempotencyKey ?? this.#deps.newId();
-    validateClientKey(clientKey);
-    const key = idempotencyKeyFor(task.id, "manual", clientKey);
-    const existing = await this.#deps.store.runs.findManualRun(task.id, key);
-    if (existing !== null) return runView(existing);
-    const { run, superseded } = await this.#deps.store.tasks.mutateTask(
-      scopeOf(actor),
-      task.id,
-      (locked) => {
-        const newRun = triggerTask(locked.task, locked.activeRuns, { now, clientKey });
-        // A repeat of a trigger still active is that trigger: it supersedes nothing (and not itself).
-        const repeat = locked.activeRuns.some((r) => r.idempotencyKey === newRun.idempotencyKey);
-        const others = repeat
-          ? { task: locked.task, runUpdates: [], cancelTargets: [] }
-          : supersededByTrigger(locked.task, locked.activeRuns, now);
-        return {
-          ...(others.task === locked.task ? {} : { task: others.task }),
-          newRuns: [newRun],
-          runUpdates: others.runUpdates,
-          result: (inserted) => ({
-            run: inserted[0] ?? null,
-            // A trigger that lost the race on its key changed nothing (the store wrote nothing).
-            superseded: inserted[0] === null ? [] : others.cancelTargets,
-          }),
-        };
-      },
-    );
-    for (const stopped of superseded) this.#deps.signals.cancelRequested(stopped, task);
-    this.#deps.signals.wake();
-    if (run !== null) return runView(run);
-    // Another request with the same key won the race: answer with its run.
-    const winner = await this.#deps.store.runs.findManualRun(task.id, key);
-    if (winner === null) throw new NotFoundError("run", key);
-    return runView(winner);
+    return triggerRun(this.#deps, actor, task, options, now);
   }
 
   /** Replays nominal times in [from, to) as `backfill` runs; times already backfilled are not repeated. */
-  async backfill(
+  backfill(
     actor: Actor,
     id: string,
     input: { from: unknown; to: unknown },
     now: Instant,
   ): Promise<{ runs: RunView[]; already_backfilled: number }> {
-    const from = instantFrom(input.from, "from");
-    const to = instantFrom(input.to, "to");
-    const result = await this.#deps.store.tasks.mutateTask(
-      scopeOf(actor),
-      toTaskId(id),
-      (locked) => ({
-        newRuns: backfillTask(locked.task, { now, from, to }),
-        result: (inserted) => inserted,
-      }),
-    );
-    this.#deps.signals.wake();
-    const runs = result.filter((r): r is Run => r !== null);
-    return { runs: runs.map(runView), already_backfilled: result.length - runs.length };
+    return backfillRuns(this.#deps, actor, id, input, now);
   }
 
   async listRuns(actor: Actor, id: string, query: RunQuery): Promise<PageView<RunView>> {
@@ -287,10 +273,18 @@ export class TaskService {
 
   /**
    * The next `count` fires of a schedule no task has yet (the dashboard's live preview), parsed exactly
-   * as `create` parses a task's schedule, so a bad field is the same `validation_failed`.
+   * as `create` parses a task's schedule (the caller's calendars included), so a bad field is the same
+   * `validation_failed`.
    */
-  previewSchedule(input: unknown, count: number, now: Instant): { occurrences: OccurrenceView[] } {
-    return { occurrences: previewSchedule(input, count, now) };
+  async previewSchedule(
+    actor: Actor,
+    input: unknown,
+    count: number,
+    now: Instant,
+  ): Promise<{ occurrences: OccurrenceView[] }> {
+    checkPreviewCount(count);
+    const calendars = await readCalendars(this.#deps.store, actor.owner, input);
+    return { occurrences: previewSchedule(input, count, now, calendars) };
   }
 
   /**
@@ -339,45 +333,6 @@ export class TaskService {
     );
     for (const run of cancelTargets) this.#deps.signals.cancelRequested(run, task);
     return task;
-  }
-
-  /** Handler names, agent servers and bound threads must exist before anything is written. */
-  async #checkReferences(
-    actor: Actor,
-    changed: Partial<TaskUserFields>,
-    merged: TaskUserFields,
-  ): Promise<void> {
-    const target = changed.target;
-    if (
-      target?.kind === "handler" &&
-      this.#deps.handlerNames !== null &&
-      !this.#deps.handlerNames.has(target.name)
-    ) {
-      throw ValidationError.of("target.name", `no handler named "${target.name}" is registered`);
-    }
-    if (
-      target?.kind === "agent" &&
-      this.#deps.agentServers !== null &&
-      !this.#deps.agentServers.has(target.server)
-    ) {
-      throw ValidationError.of(
-        "target.server",
-        `no agent server named "${target.server}" is configured`,
-      );
-    }
-    const problems =
-      target?.kind === "agent" ? this.#deps.agentTargetProblems?.(target) : undefined;
-    if (problems !== undefined && problems.length > 0) throw new ValidationError(problems);
-    const context = merged.context;
-    const moved = changed.context !== undefined || changed.target !== undefined;
-    if (moved && context.mode === "reuse_thread") {
-      const exists = await this.#deps.threads.threadExists(
-        actor.owner,
-        threadScopeOf(merged.target),
-        context.threadId,
-      );
-      if (!exists) throw new NotFoundError("thread", context.threadId);
-    }
   }
 
   #view(task: Task): TaskView {

@@ -12,6 +12,7 @@ import { SUPPRESSED_KINDS } from "../domain/schedule/describe-occurrences.js";
 import { CONTEXT_MODES, WEBHOOK_METHODS } from "../domain/target.js";
 import { TASK_STATUSES } from "../domain/task.js";
 import { instantSchema, jsonValueSchema } from "./input-primitives.js";
+import { calendarItemSchema, exclusionItemSchema } from "./schedule-shape.js";
 
 const instant = instantSchema;
 const nullableInstant = instant.nullable();
@@ -26,11 +27,19 @@ const boundsView = {
   jitter: isoDuration.optional(),
 };
 
+const excludeView = z
+  .array(exclusionItemSchema)
+  .optional()
+  .meta({ description: "the days to skip, as written (absent when there are none)" });
+
 export const cronScheduleViewSchema = z.strictObject({
   type: z.literal("cron"),
-  cron: z.string().meta({ description: "the expression, blanks normalised" }),
+  cron: z.union([z.string(), z.array(z.string())]).meta({
+    description: "the expression, blanks normalised; a list when the schedule holds several",
+  }),
   timezone: z.string(),
   ...boundsView,
+  exclude: excludeView,
 });
 
 export const onceScheduleViewSchema = z.strictObject({
@@ -45,7 +54,9 @@ export const onceScheduleViewSchema = z.strictObject({
 export const intervalScheduleViewSchema = z.strictObject({
   type: z.literal("interval"),
   every: isoDuration,
+  timezone: z.string().optional().meta({ description: "the zone `exclude` is read in" }),
   ...boundsView,
+  exclude: excludeView,
 });
 
 /** A task's schedule as read back: normalised, every default explicit (docs/schedules.md). */
@@ -201,10 +212,23 @@ export const dstNoteSchema = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("overlap_second") }),
 ]);
 
+/** Which item of a schedule's `exclude` excludes an occurrence (docs/schedules.md#exclude). */
+export const exclusionHitSchema = z
+  .strictObject({
+    item: calendarItemSchema,
+    calendar: z.string().nullable().meta({ description: "the calendar the item is in, if any" }),
+  })
+  .meta({ description: "the item of `exclude` the occurrence falls on" });
+
 export const suppressedFireSchema = z.strictObject({
   kind: z.enum(SUPPRESSED_KINDS),
   at: instant,
   wall: wallTime,
+  exclusion: exclusionHitSchema.optional().meta({ description: "kind `excluded`: the item" }),
+});
+
+const ruleText = z.string().nullable().meta({
+  description: "the cron expression that produced it (the first in the order written)",
 });
 
 export const occurrenceViewSchema = z.strictObject({
@@ -212,6 +236,7 @@ export const occurrenceViewSchema = z.strictObject({
   wall: wallTime,
   offset: utcOffset,
   note: dstNoteSchema.nullable(),
+  rule: ruleText,
   suppressed_before: z.array(suppressedFireSchema),
 });
 
@@ -223,6 +248,8 @@ export const nominalOccurrenceSchema = z.strictObject({
   local_wall: wallTime,
   offset: utcOffset,
   dst_note: dstNoteSchema.nullable(),
+  rule: ruleText,
+  exclusion: exclusionHitSchema.nullable(),
 });
 
 export const explanationViewSchema = z.strictObject({
@@ -245,6 +272,28 @@ export const explanationViewSchema = z.strictObject({
   run: runViewSchema
     .nullable()
     .meta({ description: "the run or skipped/missed record the verdict is about" }),
+  exclusion: exclusionHitSchema
+    .nullable()
+    .meta({ description: "verdict `excluded`: the item the occurrence falls on" }),
+});
+
+/** A named calendar (docs/schedules.md#calendars). */
+export const calendarViewSchema = z.strictObject({
+  name: z.string(),
+  items: z.array(calendarItemSchema),
+  version: z.int().meta({ description: "1 when created, + 1 on each change" }),
+  created_at: instant,
+  updated_at: instant,
+});
+
+export const calendarListSchema = z.strictObject({ items: z.array(calendarViewSchema) });
+
+/** A calendar after a put, and how many tasks took its new items. */
+export const calendarPutResultSchema = calendarViewSchema.extend({
+  tasks_refreshed: z.int().meta({
+    description:
+      "how many tasks naming the calendar took its new items (their next_run_at recomputed)",
+  }),
 });
 
 export type ScheduleView = z.output<typeof scheduleViewSchema>;
@@ -255,3 +304,4 @@ export type OptionsView = z.output<typeof optionsViewSchema>;
 export type BackfillResultView = z.output<typeof backfillResultSchema>;
 export type PreviewView = z.output<typeof previewSchema>;
 export type DstNoteView = z.output<typeof dstNoteSchema>;
+export type ExclusionHitView = z.output<typeof exclusionHitSchema>;

@@ -5,12 +5,17 @@
  * cannot drift apart.
  */
 import type { z } from "zod";
+import type { Calendar } from "../domain/calendar.js";
 import type { Explanation } from "../domain/explain.js";
 import type { NominalOccurrence } from "../domain/explain-window.js";
 import type { Run } from "../domain/run.js";
 import { civilFromDays, MS_PER_DAY } from "../domain/schedule/civil-time.js";
-import { scheduleToInput } from "../domain/schedule/schedule-spec.js";
-import type { DescribedOccurrence, DstNote } from "../domain/schedule/schedule-spec.js";
+import { calendarItemInput, scheduleToInput } from "../domain/schedule/schedule-spec.js";
+import type {
+  DescribedOccurrence,
+  DstNote,
+  ExclusionHit,
+} from "../domain/schedule/schedule-spec.js";
 import type { Task } from "../domain/task.js";
 import type { AgentRunConfig, ExecutionContext, Target } from "../domain/target.js";
 import type { TaskOptions } from "../domain/options.js";
@@ -19,8 +24,11 @@ import type {
   AgentRunConfigView,
   ContextView,
   DstNoteView,
+  ExclusionHitView,
   OptionsView,
   TargetView,
+  calendarPutResultSchema,
+  calendarViewSchema,
   explanationViewSchema,
   occurrenceViewSchema,
   runViewSchema,
@@ -31,6 +39,9 @@ export type TaskView = z.output<typeof taskViewSchema>;
 export type RunView = z.output<typeof runViewSchema>;
 export type OccurrenceView = z.output<typeof occurrenceViewSchema>;
 export type ExplanationView = z.output<typeof explanationViewSchema>;
+export type CalendarView = z.output<typeof calendarViewSchema>;
+/** The calendar after a put, and how many tasks took its new items (the API's and the library's answer). */
+export type PutCalendarView = z.output<typeof calendarPutResultSchema>;
 
 /** Where `toISOString` stops writing four-digit years. */
 const FOUR_DIGIT_YEARS_END = Date.UTC(10_000, 0, 1);
@@ -206,17 +217,35 @@ function dstNoteView(note: DstNote | null): DstNoteView | null {
       : { kind: note.kind };
 }
 
-/** The public shape of one upcoming fire (preview), with what DST does to it. */
+/** The public shape of a named calendar. */
+export function calendarView(calendar: Calendar): CalendarView {
+  return {
+    name: calendar.name,
+    items: calendar.items.map(calendarItemInput),
+    version: calendar.version,
+    created_at: formatInstant(calendar.createdAt),
+    updated_at: formatInstant(calendar.updatedAt),
+  };
+}
+
+/** Which item of `exclude` excludes an occurrence: the item as written, and its calendar (or null). */
+export function exclusionView(hit: ExclusionHit): ExclusionHitView {
+  return { item: calendarItemInput(hit.item), calendar: hit.calendar };
+}
+
+/** The public shape of one upcoming fire (preview), with what DST or an exclusion does around it. */
 export function occurrenceView(occurrence: DescribedOccurrence): OccurrenceView {
   return {
     at: formatInstant(occurrence.at),
     wall: occurrence.wall,
     offset: occurrence.offset,
     note: dstNoteView(occurrence.note),
+    rule: occurrence.rule,
     suppressed_before: occurrence.suppressedBefore.map((fire) => ({
       kind: fire.kind,
       at: formatInstant(fire.at),
       wall: fire.wall,
+      ...(fire.exclusion === undefined ? {} : { exclusion: exclusionView(fire.exclusion) }),
     })),
   };
 }
@@ -229,6 +258,8 @@ function nominalView(occurrence: NominalOccurrence | null) {
     local_wall: occurrence.wall,
     offset: occurrence.offset,
     dst_note: dstNoteView(occurrence.note),
+    rule: occurrence.rule,
+    exclusion: occurrence.exclusion === null ? null : exclusionView(occurrence.exclusion),
   };
 }
 
@@ -247,6 +278,7 @@ export function explanationView(explanation: Explanation): ExplanationView {
         ? null
         : { kind: suppressed.kind, at: formatInstant(suppressed.at), local_wall: suppressed.wall },
     run: explanation.run === null ? null : runView(explanation.run),
+    exclusion: explanation.exclusion === null ? null : exclusionView(explanation.exclusion),
   };
 }
 

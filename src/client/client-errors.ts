@@ -37,6 +37,8 @@ export class PunctualApiError extends Error {
   /** `limit_exceeded`: the limit's name and its maximum. */
   readonly limit: string | null;
   readonly max: number | null;
+  /** `calendar_in_use`: a task whose schedule names the calendar. */
+  readonly task_id: string | null;
   /** The answer's headers (`Retry-After` on 429 and 503). */
   readonly headers: Headers;
   /** The answer's body as received: the problem document, or the text of a proxy's error page. */
@@ -58,6 +60,7 @@ export class PunctualApiError extends Error {
     this.errors = fieldErrorsOf(problem["errors"]);
     this.limit = text(problem["limit"]) ?? null;
     this.max = typeof problem["max"] === "number" ? problem["max"] : null;
+    this.task_id = text(problem["task_id"]) ?? null;
     this.headers = headers;
     this.body = body;
   }

@@ -28,7 +28,7 @@ export interface CallOptions {
 export type QueryValue = string | number | boolean | undefined;
 
 export interface Call {
-  readonly method: "GET" | "POST" | "PATCH" | "DELETE";
+  readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Path segments under the base; each is URL-encoded. */
   readonly path: readonly string[];
   readonly query?: Readonly<Record<string, QueryValue>>;

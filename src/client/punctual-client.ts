@@ -1,7 +1,8 @@
 /**
- * `PunctualClient`: the API as sub-clients (`tasks`, `runs`, `schedules`) sharing one transport, plus
- * the health and readiness probes.
+ * `PunctualClient`: the API as sub-clients (`tasks`, `runs`, `schedules`, `calendars`) sharing one
+ * transport, plus the health and readiness probes.
  */
+import { CalendarClient } from "./calendar-client.js";
 import { HttpTransport } from "./http-transport.js";
 import type { CallOptions, ClientOptions } from "./http-transport.js";
 import { RunClient } from "./run-client.js";
@@ -15,6 +16,8 @@ export class PunctualClient {
   readonly runs: RunClient;
   /** A schedule's next fires before any task has it. */
   readonly schedules: ScheduleClient;
+  /** Named calendars, the days to skip that schedules name in `exclude`: read, list, put, delete. */
+  readonly calendars: CalendarClient;
   readonly #http: HttpTransport;
 
   constructor(options: ClientOptions) {
@@ -22,6 +25,7 @@ export class PunctualClient {
     this.tasks = new TaskClient(this.#http);
     this.runs = new RunClient(this.#http);
     this.schedules = new ScheduleClient(this.#http);
+    this.calendars = new CalendarClient(this.#http);
   }
 
   /** Liveness: resolves when the process answers (no token needed). */

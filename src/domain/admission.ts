@@ -1,20 +1,20 @@
 /**
- * Admission (docs/semantics.md#the-life-of-an-occurrence): turns a task's due nominal times into decisions (queued runs, skipped and missed
- * records) and the task's new schedule fields. Pure: the adapter runs it inside one transaction under the
- * task's row lock and writes exactly what it returns. Admission never reads the budget.
+ * Admission (docs/semantics.md#the-life-of-an-occurrence): turns a task's due nominal times
+ * (admission-due.ts) into decisions (queued runs, skipped, missed and excluded records) and the task's
+ * new schedule fields. Pure: the adapter runs it inside one transaction under the task's row lock and
+ * writes exactly what it returns. Admission never reads the budget.
  */
+import { collectDue, leadingExcluded } from "./admission-due.js";
+import type { Due, ExcludedStretch } from "./admission-due.js";
 import type { RunId, ThreadId } from "./ids.js";
 import { BUFFER_ALL_LIMIT, CATCH_UP_ALL_LIMIT, isExclusive } from "./options.js";
 import type { CatchUpPolicy, OverlapPolicy } from "./options.js";
-import { idempotencyKeyFor, jitteredFireAt } from "./occurrence.js";
+import { idempotencyKeyFor } from "./occurrence.js";
 import type { RunStatus } from "./run.js";
-import { nextAfter } from "./schedule/schedule-spec.js";
+import { nextDueAfter } from "./schedule/schedule-spec.js";
 import type { Task, TaskStatus } from "./task.js";
 import { threadScopeOf } from "./target.js";
 import type { Instant } from "./time.js";
-
-/** At most this many nominal times are examined per task per admission; the rest wait for the next. */
-export const MAX_NOMINAL_PER_ADMISSION = 20_000;
 
 /** What admission needs to know about one of the task's active runs. */
 export interface ActiveRunView {
@@ -36,15 +36,21 @@ export interface QueueDecision {
   readonly threadId: ThreadId | null;
 }
 
-export const SKIP_REASONS = ["overlap", "coalesced", "buffer_full", "superseded"] as const;
+export const SKIP_REASONS = [
+  "overlap",
+  "coalesced",
+  "buffer_full",
+  "superseded",
+  "excluded",
+] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
-/** A terminal `skipped` record for one nominal time. */
+/** A terminal `skipped` record for one nominal time (an excluded stretch is an `ExcludeDecision`). */
 export interface SkipDecision {
   readonly kind: "skip";
   readonly scheduledFor: Instant;
   readonly fireAt: Instant;
-  readonly reason: SkipReason;
+  readonly reason: Exclude<SkipReason, "excluded">;
 }
 
 export const MISS_REASONS = ["down", "paused", "window"] as const;
@@ -59,7 +65,19 @@ export interface MissDecision {
   readonly reason: MissReason;
 }
 
-export type Decision = QueueDecision | SkipDecision | MissDecision;
+/**
+ * One terminal `skipped` record, reason `excluded`, covering `count` consecutive nominal times from `from`
+ * to `until` that fall on excluded dates (docs/schedules.md#exclude).
+ */
+export interface ExcludeDecision {
+  readonly kind: "exclude";
+  readonly from: Instant;
+  readonly until: Instant;
+  readonly count: number;
+  readonly reason: "excluded";
+}
+
+export type Decision = QueueDecision | SkipDecision | MissDecision | ExcludeDecision;
 
 /** What to do to an existing active run: cancel it now (queued) or ask its target to stop. */
 export interface CancelInstruction {
@@ -95,16 +113,11 @@ export interface AdmissionInput {
   readonly mode?: AdmissionMode;
 }
 
-interface Due {
-  readonly scheduledFor: Instant;
-  readonly fireAt: Instant;
-}
-
 /** Decides every nominal time of `task` after `decided_through` up to `now` (at most a bounded batch). */
 export function admit(input: AdmissionInput): Admission {
   const { task, now } = input;
   const mode = input.mode ?? { kind: "scheduled" };
-  const { due, more, scheduleEnded } = collectDue(task, now);
+  const { due, excluded, more, scheduleEnded } = collectDue(task, now);
   const builder = new DecisionBuilder(task, input.activeRuns);
   const catchUp = mode.kind === "resume" ? mode.catchUp : task.options.catchUp.policy;
   const lastOverdue = findLastOverdue(due, task, now, mode);
@@ -112,8 +125,14 @@ export function admit(input: AdmissionInput): Admission {
   const onTimeFollows = due.some((o) => classify(o, task, now, mode) === "on_time");
   let caughtUp = 0;
 
+  let stretch = 0;
   for (const occurrence of due) {
     if (builder.maxRunsReached()) break;
+    // Excluded stretches are decided in order with the others: first those before this occurrence.
+    while (stretch < excluded.length && (excluded[stretch]?.from ?? 0) < occurrence.scheduledFor) {
+      const before = excluded[stretch++];
+      if (before !== undefined) builder.exclude(before);
+    }
     const category = classify(occurrence, task, now, mode);
     if (category === "window") {
       builder.miss(occurrence.scheduledFor, "window");
@@ -131,7 +150,21 @@ export function admit(input: AdmissionInput): Admission {
       builder.queue(occurrence, { ignoreOverlap: false });
     }
   }
+  for (const after of excluded.slice(stretch)) {
+    if (builder.maxRunsReached()) break;
+    builder.exclude(after);
+  }
   return builder.finish({ more, scheduleEnded });
+}
+
+/**
+ * The excluded nominal times that lead the task's undecided ones, up to `now`, as one stretch (or null):
+ * what a schedule or calendar edit records first, so that an occurrence excluded when it came due stays
+ * excluded (they are otherwise recorded when the next fire comes due).
+ */
+export function excludedPrefix(task: Task, now: Instant): ExcludeDecision | null {
+  const stretch = leadingExcluded(task, now);
+  return stretch === null ? null : { kind: "exclude", ...stretch, reason: "excluded" };
 }
 
 function classify(
@@ -160,27 +193,6 @@ function findLastOverdue(
   return last;
 }
 
-/** The due nominal times after `decided_through` up to `now`, with their jittered fire times. */
-function collectDue(
-  task: Task,
-  now: Instant,
-): { due: Due[]; more: boolean; scheduleEnded: boolean } {
-  const due: Due[] = [];
-  let current = nextAfter(task.schedule, task.decidedThrough);
-  while (current !== null && current <= now && due.length < MAX_NOMINAL_PER_ADMISSION) {
-    const following = nextAfter(task.schedule, current);
-    const fireAt = jitteredFireAt({
-      taskId: task.id,
-      scheduledFor: current,
-      jitterMs: task.schedule.jitterMs,
-      nextNominal: following,
-    });
-    due.push({ scheduledFor: current, fireAt });
-    current = following;
-  }
-  return { due, more: current !== null && current <= now, scheduleEnded: current === null };
-}
-
 /** Accumulates decisions while tracking the task's queue depth and active runs (docs/semantics.md#the-life-of-an-occurrence overlap rules). */
 class DecisionBuilder {
   readonly #task: Task;
@@ -205,6 +217,12 @@ class DecisionBuilder {
   maxRunsReached(): boolean {
     const max = this.#task.schedule.maxRuns;
     return max !== null && this.#admitted >= max;
+  }
+
+  /** Records an excluded stretch as one `skipped` range (reason `excluded`). */
+  exclude(stretch: ExcludedStretch): void {
+    this.#decidedThrough = stretch.until;
+    this.#decisions.push({ kind: "exclude", ...stretch, reason: "excluded" });
   }
 
   miss(at: Instant, reason: MissReason): void {
@@ -292,7 +310,8 @@ class DecisionBuilder {
     const task = this.#task;
     const ended = this.maxRunsReached() || (state.scheduleEnded && !state.more);
     const decidedThrough = this.#decidedThrough;
-    const nextRunAt = ended ? null : nextAfter(task.schedule, decidedThrough);
+    // The next fire: excluded nominal times before it are recorded when it comes due.
+    const nextRunAt = ended ? null : nextDueAfter(task.schedule, decidedThrough);
     const fields: AdmissionTaskFields = {
       status: ended ? endStatus(task, this.#decisions) : task.status,
       nextRunAt,

@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   "launch_failed",
   "launch_indeterminate",
   "target_unavailable",
+  "calendar_in_use",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -70,7 +71,7 @@ export class NotFoundError extends PunctualError {
   override readonly name = "NotFoundError";
 
   constructor(
-    readonly resource: "task" | "run" | "thread" | "token" | "agent_server",
+    readonly resource: "task" | "run" | "thread" | "token" | "agent_server" | "calendar",
     readonly id: string,
   ) {
     super(`${resource} ${id} not found`);
@@ -87,6 +88,34 @@ export class StaleVersionError extends PunctualError {
     readonly actual: number,
   ) {
     super(`the task is at version ${actual}, not ${expected}: read it again and retry`);
+  }
+}
+
+/**
+ * Thrown when a task is written with a snapshot of a calendar that has changed (or gone) since it was
+ * read: the writer reads the calendar again and retries.
+ */
+export class CalendarChangedError extends PunctualError {
+  readonly code = "version_conflict";
+  override readonly name = "CalendarChangedError";
+
+  constructor(readonly calendar: string) {
+    super(`calendar "${calendar}" changed while the task was written: read it again and retry`);
+  }
+}
+
+/** Thrown when a calendar that a task's schedule names is deleted; `taskId` names one such task. */
+export class CalendarInUseError extends PunctualError {
+  readonly code = "calendar_in_use";
+  override readonly name = "CalendarInUseError";
+
+  constructor(
+    readonly calendar: string,
+    readonly taskId: string,
+  ) {
+    super(
+      `calendar "${calendar}" is used by task ${taskId}: remove it from that task's exclude (and any other's) first`,
+    );
   }
 }
 

@@ -5,10 +5,11 @@
  */
 import { jitteredFireAt } from "./occurrence.js";
 import type { Run } from "./run.js";
-import { describeOccurrences, nextAfter } from "./schedule/schedule-spec.js";
+import { describeOccurrences, excludedAt, nextAfter } from "./schedule/schedule-spec.js";
 import type {
   DescribedOccurrence,
   DstNote,
+  ExclusionHit,
   ScheduleSpec,
   SuppressedFire,
 } from "./schedule/schedule-spec.js";
@@ -33,10 +34,14 @@ export const EXPLAIN_MAX_HISTORY_ROWS = 5000;
 export interface NominalOccurrence {
   readonly scheduledFor: Instant;
   readonly fireAt: Instant;
-  /** `YYYY-MM-DDTHH:MM:SS` in the schedule's zone (UTC for intervals). */
+  /** `YYYY-MM-DDTHH:MM:SS` in the schedule's zone (an interval's `timezone`, else UTC). */
   readonly wall: string;
   readonly offset: string;
   readonly note: DstNote | null;
+  /** The cron expression that produced it (the first in the order written); null for others. */
+  readonly rule: string | null;
+  /** The item of `exclude` it falls on (it does not fire), or null. */
+  readonly exclusion: ExclusionHit | null;
 }
 
 /** The nominal times around an instant. */
@@ -47,11 +52,6 @@ export interface ExplainWindow {
   readonly next: NominalOccurrence | null;
   /** The latest fire DST suppressed after `occurrence` and at or before the instant. */
   readonly suppressed: SuppressedFire | null;
-}
-
-/** The zone a schedule's wall times are read in (UTC for intervals). */
-export function zoneOf(spec: ScheduleSpec): string {
-  return spec.type === "interval" ? "UTC" : spec.timezone;
 }
 
 /** The last nominal time at or before `at`: a binary search on `nextAfter`, which is monotone. */
@@ -73,10 +73,7 @@ export function lastNominalAtOrBefore(spec: ScheduleSpec, at: Instant): Instant 
   return null;
 }
 
-function nominal(
-  task: Task,
-  described: { at: Instant; wall: string; offset: string; note: DstNote | null },
-): NominalOccurrence {
+function nominal(task: Task, described: DescribedOccurrence): NominalOccurrence {
   return {
     scheduledFor: described.at,
     fireAt: jitteredFireAt({
@@ -88,6 +85,8 @@ function nominal(
     wall: described.wall,
     offset: described.offset,
     note: described.note,
+    rule: described.rule,
+    exclusion: described.exclusion ?? excludedAt(task.schedule, described.at),
   };
 }
 
@@ -99,7 +98,9 @@ export function explainWindow(task: Task, at: Instant): ExplainWindow {
   const spec = task.schedule;
   const nextFrom = at > task.createdAt ? at : task.createdAt;
   const upcoming = (described: DescribedOccurrence | undefined): NominalOccurrence | null => {
-    if (described !== undefined && described.at > nextFrom) return nominal(task, described);
+    if (described !== undefined && described.at > nextFrom && described.exclusion === null) {
+      return nominal(task, described);
+    }
     const [first] = describeOccurrences(spec, nextFrom, 1);
     return first === undefined ? null : nominal(task, first);
   };
@@ -108,7 +109,8 @@ export function explainWindow(task: Task, at: Instant): ExplainWindow {
     const [following] = describeOccurrences(spec, at, 1);
     return { occurrence: null, next: upcoming(following), suppressed: null };
   }
-  const [current, following] = describeOccurrences(spec, instant(last - 1), 2);
+  // Nominal times, excluded ones included: an excluded occurrence is explained, not skipped over.
+  const [current, following] = describeOccurrences(spec, instant(last - 1), 2, { nominal: true });
   const suppressed = (following?.suppressedBefore ?? []).filter((s) => s.at > last && s.at <= at);
   return {
     occurrence: current === undefined ? null : nominal(task, current),

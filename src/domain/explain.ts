@@ -1,16 +1,20 @@
 /**
- * `explain` (docs/semantics.md#task-operations): why a task did or did not fire around an instant. Pure: `explainWindow`
- * (explain-window.ts) finds the nominal times around the instant and what DST did there; the service then pages the task's history
- * (newest first) until `historyReachedWindow`, and `explainAt` picks the decision and words the answer.
+ * `explain` (docs/semantics.md#task-operations): why a task did or did not fire around an instant.
+ * Pure: `explainWindow` (explain-window.ts) finds the nominal times around the instant and what DST or
+ * `exclude` did there; the service then pages the task's history (newest first) until
+ * `historyReachedWindow`, and `explainAt` picks the decision and words the answer (a record's outcome
+ * and an exclusion item in words: explain-words.ts).
  *
  * The occurrence explained is the last nominal time at or before the instant (a manual or backfill run
  * within a minute of it takes its place when it is nearer, or when that occurrence has no decision).
  */
-import { EXPLAIN_MAX_HISTORY_ROWS, EXPLAIN_NEARBY_MS, zoneOf } from "./explain-window.js";
+import { EXPLAIN_MAX_HISTORY_ROWS, EXPLAIN_NEARBY_MS } from "./explain-window.js";
 import type { ExplainWindow, NominalOccurrence } from "./explain-window.js";
-import type { Run, RunReason } from "./run.js";
+import { exclusionText, outcomeOf } from "./explain-words.js";
+import type { Run } from "./run.js";
 import { formatOffset, formatWall } from "./schedule/civil-time.js";
-import type { SuppressedFire } from "./schedule/schedule-spec.js";
+import { exclusionZoneOf } from "./schedule/schedule-spec.js";
+import type { ExclusionHit, SuppressedFire } from "./schedule/schedule-spec.js";
 import { wallOf } from "./schedule/wall-clock.js";
 import type { Task, TaskStatus } from "./task.js";
 import { isTerminalTaskStatus } from "./task.js";
@@ -34,6 +38,7 @@ export const EXPLAIN_VERDICTS = [
   "no_occurrence",
   "paused",
   "no_record",
+  "excluded",
 ] as const;
 export type ExplainVerdict = (typeof EXPLAIN_VERDICTS)[number];
 
@@ -59,16 +64,21 @@ export interface Explanation {
   readonly suppressed: SuppressedFire | null;
   /** The run (or `missed`/`skipped` record) the verdict is about. */
   readonly run: Run | null;
+  /** The item of `exclude` the occurrence falls on (verdict `excluded`), or null. */
+  readonly exclusion: ExclusionHit | null;
 }
 
-/** The scheduled decision of nominal time `t`: its run or skipped record, or a missed range covering it. */
+/**
+ * The scheduled decision of nominal time `t`: its run or skipped record, or a missed (or excluded)
+ * range covering it.
+ */
 function decisionOf(runs: readonly Run[], t: Instant): Run | null {
   return (
     runs.find(
       (r) =>
         r.trigger === "scheduled" &&
         (r.scheduledFor === t ||
-          (r.status === "missed" &&
+          ((r.status === "missed" || r.reason === "excluded") &&
             r.missedUntil !== null &&
             r.scheduledFor <= t &&
             t <= r.missedUntil)),
@@ -88,101 +98,6 @@ function nearestOther(runs: readonly Run[], at: Instant): Run | null {
   return best;
 }
 
-const REASON_TEXT: Readonly<Record<RunReason, string>> = {
-  overlap: "the task still had an active run (overlap skip)",
-  coalesced: "a run was already waiting (overlap buffer_one)",
-  buffer_full: "1,000 runs were already waiting (overlap buffer_all)",
-  superseded: "a newer occurrence replaced it (overlap cancel_other)",
-  queue_timeout: "it waited in the queue longer than the task's queue_timeout",
-  down: "no replica admitted it in time and the catch-up policy did not choose it",
-  paused: "it fell inside a pause and the resume did not catch it up",
-  window: "it was overdue beyond the catch-up window",
-  launch_failed: "the target refused the launch",
-  target_failed: "the target reported a failure",
-  replica_lost: "the replica running it stopped heartbeating",
-  run_timeout: "it was still running at its deadline",
-  cancel_requested: "its owner cancelled it",
-  task_paused: "the task was paused while it was queued",
-  task_cancelled: "the task was cancelled while it was queued",
-  task_deleted: "the task was deleted",
-  target_cancelled: "the target cancelled it",
-};
-
-/** What a run's status says, as a verdict and a clause ("was launched as run R ..."). */
-function outcomeOf(
-  run: Run,
-  ctx: { readonly local: (at: Instant) => string; readonly now: Instant },
-): { verdict: ExplainVerdict; clause: string } {
-  const { local } = ctx;
-  const why = run.reason === null ? "" : `: ${REASON_TEXT[run.reason]}`;
-  const error = run.error === null ? "" : ` (${run.error})`;
-  const launched =
-    run.launchedAt === null
-      ? `was launched as run ${run.id}`
-      : `was launched as run ${run.id} at ${local(run.launchedAt)}${latenessText(run)}`;
-  switch (run.status) {
-    case "queued":
-      return {
-        verdict: "queued",
-        clause:
-          `is queued as run ${run.id}, waiting ` +
-          (run.notBefore > ctx.now
-            ? `for ${local(run.notBefore)}`
-            : "for its thread, the task's slot or the global budget"),
-      };
-    case "launching":
-      return {
-        verdict: "launched",
-        clause: `is being launched as run ${run.id} (attempt ${run.attempt})`,
-      };
-    case "running":
-      return { verdict: "launched", clause: `${launched}; it is still running` };
-    case "succeeded":
-      return { verdict: "launched", clause: `${launched}; it succeeded` };
-    case "failed":
-      return {
-        verdict: "failed",
-        clause:
-          run.launchedAt === null
-            ? `was not launched: run ${run.id} failed${why}${error}`
-            : `${launched} and failed${why}${error}`,
-      };
-    case "timed_out":
-      return {
-        verdict: "timed_out",
-        clause: `${launched} and timed out${run.deadlineAt === null ? "" : ` at its deadline ${local(run.deadlineAt)}`}`,
-      };
-    case "cancelled":
-      return {
-        verdict: "cancelled",
-        clause:
-          run.launchedAt === null
-            ? `was cancelled before its launch, as run ${run.id}${why}`
-            : `${launched} and then cancelled${why}`,
-      };
-    case "skipped":
-      return { verdict: "skipped", clause: `was skipped (record ${run.id})${why}` };
-    case "missed": {
-      const count = run.missedCount ?? 1;
-      const until = run.missedUntil ?? run.scheduledFor;
-      const range =
-        count === 1
-          ? ""
-          : `; record ${run.id} covers ${count} nominal times from ${local(run.scheduledFor)} to ${local(until)}`;
-      return {
-        verdict: "missed",
-        clause: `was missed${why}${range === "" ? ` (record ${run.id})` : range}`,
-      };
-    }
-  }
-}
-
-function latenessText(run: Run): string {
-  if (run.latenessMs === null) return "";
-  const seconds = (run.latenessMs / 1000).toFixed(1);
-  return ` (${seconds} s after its fire time${run.late ? ", late" : ""})`;
-}
-
 /** Whether a decision's outcome is a fire (done, under way, or waiting to go). */
 function fires(verdict: ExplainVerdict): boolean {
   return verdict === "launched" || verdict === "queued";
@@ -192,7 +107,7 @@ function fires(verdict: ExplainVerdict): boolean {
 export function explainAt(input: ExplainInput): Explanation {
   const { task, at, now, window, runs } = input;
   const spec = task.schedule;
-  const zone = zoneOf(spec);
+  const zone = exclusionZoneOf(spec);
   const local = (t: Instant): string => {
     const wall = wallOf(zone, t);
     return `${formatWall(wall).replace("T", " ")} ${formatOffset(wall - t)}`;
@@ -223,9 +138,15 @@ export function explainAt(input: ExplainInput): Explanation {
     nextOccurrence: next,
     suppressed,
     run,
+    exclusion: verdict === "excluded" ? (occ?.exclusion ?? null) : null,
   });
   const ctx = { local, now };
-  const occText = occ === null ? "" : `The occurrence of ${local(occ.scheduledFor)}`;
+  // With several expressions, the sentence names the one behind the occurrence.
+  const ruleText =
+    spec.type === "cron" && spec.rules.length > 1 && occ?.rule !== null && occ?.rule !== undefined
+      ? ` (rule "${occ.rule}")`
+      : "";
+  const occText = occ === null ? "" : `The occurrence of ${local(occ.scheduledFor)}${ruleText}`;
 
   // A manual or backfill run around `at` answers, unless a decided occurrence is nearer.
   const other = nearestOther(runs, at);
@@ -302,7 +223,23 @@ export function explainAt(input: ExplainInput): Explanation {
           decision,
           suppressed,
         );
+      case "excluded":
+        // The window lists nominal times, excluded ones among them: never a suppressed one.
+        break;
     }
+  }
+
+  if (occ.exclusion !== null) {
+    const onDate = `${occText} fell on an excluded date (${exclusionText(occ.exclusion)})`;
+    const recorded =
+      decision !== null
+        ? `: it ${outcomeOf(decision, ctx).clause}`
+        : occ.scheduledFor <= task.decidedThrough
+          ? input.complete
+            ? ": it was decided, but no record of it remains"
+            : `: its record is not among the task's newest ${EXPLAIN_MAX_HISTORY_ROWS} runs`
+          : ` and did not fire: it is recorded (skipped, reason excluded) when the task next fires`;
+    return answer("excluded", `${onDate}${recorded}; ${nextText}.`);
   }
 
   const gap = occ.note?.kind === "gap_shifted" ? occ.note : null;

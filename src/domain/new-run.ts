@@ -114,6 +114,16 @@ export function newRunFromDecision(
         missedCount: decision.count,
         missedUntil: decision.until,
       });
+    case "exclude":
+      // A range like `missed`: `missed_count` and `missed_until` say how many and the last one.
+      return terminalRecord(task, now, {
+        scheduledFor: decision.from,
+        fireAt: decision.from,
+        status: "skipped",
+        reason: decision.reason,
+        missedCount: decision.count,
+        missedUntil: decision.until,
+      });
   }
 }
 

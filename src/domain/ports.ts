@@ -9,11 +9,13 @@
  */
 import type { AbortSignalLike } from "./abort.js";
 import type { AdmissionWrite } from "./admit-task.js";
+import type { Calendar } from "./calendar.js";
 import type { ClaimCandidate, ClaimSelectionInput } from "./claim.js";
 import type { PunctualError } from "./errors.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "./ids.js";
 import type { NewRun } from "./new-run.js";
 import type { Run, RunStatus, RunTrigger } from "./run.js";
+import type { CalendarItem } from "./schedule/schedule-spec.js";
 import type {
   CompletionVerdict,
   ReconcileFinding,
@@ -100,9 +102,18 @@ export interface ClaimRequest {
   readonly handlerNames: ReadonlySet<string>;
 }
 
-/** Tasks: creation, reads, owner commands under the row lock, and admission. */
+/**
+ * Tasks: creation, reads, owner commands under the row lock, and admission.
+ *
+ * A task whose schedule names calendars holds a snapshot of each (name and version): `insertTask` writes
+ * it, and `mutateTask` writes a changed one, only while each snapshot it brings is the calendar's current
+ * version, checked in the same transaction (so a calendar edited or deleted meanwhile is never missed).
+ */
 export interface TaskRepository {
-  /** Inserts a new task. */
+  /**
+   * Inserts a new task.
+   * @throws version_conflict (CalendarChangedError) when a calendar it names is not at its snapshot's version
+   */
   insertTask(task: Task): Promise<void>;
   /** The task, or null when it does not exist, is deleted or is outside `scope`. */
   findTask(scope: OwnerScope, id: TaskId): Promise<Task | null>;
@@ -111,7 +122,8 @@ export interface TaskRepository {
    * Runs an owner command (edit, pause, resume, cancel, trigger, backfill, delete) under the task's row
    * lock: reads the task and its active runs, calls `decide`, writes what it returns in one transaction.
    * @throws not_found when the task is missing, deleted or outside `scope`
-   * @throws version_conflict when `expectedVersion` no longer matches
+   * @throws version_conflict when `expectedVersion` no longer matches, or (CalendarChangedError) when a
+   * calendar snapshot the mutation adds or changes is not the calendar's current version
    */
   mutateTask<T>(
     scope: OwnerScope,
@@ -130,6 +142,31 @@ export interface TaskRepository {
   ): Promise<AdmissionReport>;
   /** The earliest `next_run_at` of an enabled task, for the coordinator's sleep. */
   nextDueAt(): Promise<Instant | null>;
+}
+
+/**
+ * An owner's named calendars. Writes to one calendar are serialised with the task writes that check its
+ * version (see `TaskRepository`).
+ */
+export interface CalendarRepository {
+  /** The owner's calendars among `names` (the missing ones left out). */
+  findCalendars(owner: OwnerId, names: readonly string[]): Promise<readonly Calendar[]>;
+  /** Every calendar of the owner, by name. */
+  listCalendars(owner: OwnerId): Promise<readonly Calendar[]>;
+  /** Creates the calendar (version 1) or replaces its items (version + 1), and returns it. */
+  putCalendar(
+    owner: OwnerId,
+    name: string,
+    items: readonly CalendarItem[],
+    now: Instant,
+  ): Promise<Calendar>;
+  /**
+   * Deletes the calendar; false when the owner has none of that name.
+   * @throws calendar_in_use naming a task (not deleted) whose schedule names it; nothing is deleted
+   */
+  deleteCalendar(owner: OwnerId, name: string): Promise<boolean>;
+  /** The owner's tasks (not deleted) whose schedule names the calendar, oldest first. */
+  tasksUsingCalendar(owner: OwnerId, name: string): Promise<readonly TaskId[]>;
 }
 
 /** Runs: claims, fenced launch bookkeeping, completion, sweeps and reads. */

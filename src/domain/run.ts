@@ -7,7 +7,7 @@
  *              | failed (launch_failed) | cancelled (cancel requested and nothing started)
  *              | succeeded/failed/cancelled (a verdict that overtakes the record of its launch)
  *   running   -> succeeded | failed | timed_out | cancelled | queued (retry of a failed attempt)
- *   born terminal: skipped (overlap, coalesced, buffer_full), missed (down, paused, window)
+ *   born terminal: skipped (overlap, coalesced, buffer_full, excluded), missed (down, paused, window)
  */
 import { IllegalTransitionError } from "./errors.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "./ids.js";
@@ -64,6 +64,7 @@ export const RUN_REASONS = [
   "task_cancelled",
   "task_deleted",
   "target_cancelled",
+  "excluded",
 ] as const;
 export type RunReason = (typeof RUN_REASONS)[number];
 
@@ -78,7 +79,7 @@ export interface Run {
   readonly fireAt: Instant;
   readonly status: RunStatus;
   readonly reason: RunReason | null;
-  /** For a `missed` range: how many nominal times it covers, and the last one. */
+  /** For a `missed` range (or a `skipped` one, reason `excluded`): how many nominal times it covers, and the last one. */
   readonly missedCount: number | null;
   readonly missedUntil: Instant | null;
   /** Claims made. */

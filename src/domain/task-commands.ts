@@ -22,7 +22,7 @@ import { holdsSlot } from "./run.js";
 import { cancelRun } from "./run-transitions.js";
 import { runTaskContext } from "./run-change.js";
 import type { RunChange } from "./run-change.js";
-import { nextAfter } from "./schedule/schedule-spec.js";
+import { nextFireAfter } from "./schedule/schedule-spec.js";
 import { isTerminalTaskStatus, TASK_LIMITS } from "./task.js";
 import type { Task } from "./task.js";
 import { threadScopeOf } from "./target.js";
@@ -268,7 +268,8 @@ export function supersededByTrigger(
 
 /**
  * Backfill `[from, to)`: the task's nominal times as `backfill` runs, oldest first, whatever the overlap
- * policy. Each nominal time has its own key, so a repeat adds nothing (the store drops duplicates).
+ * policy; those on excluded dates would not have fired and are not replayed. Each nominal time has its
+ * own key, so a repeat adds nothing (the store drops duplicates).
  */
 export function backfillTask(
   task: Task,
@@ -278,7 +279,7 @@ export function backfillTask(
   if (!(from < to)) throw ValidationError.of("from", "must be before `to`");
   if (to > now) throw ValidationError.of("to", "must not be in the future");
   const runs: NewRun[] = [];
-  let at = nextAfter(task.schedule, (from - 1) as Instant);
+  let at = nextFireAfter(task.schedule, (from - 1) as Instant);
   while (at !== null && at < to) {
     if (runs.length >= TASK_LIMITS.backfillMax) {
       throw new LimitExceededError(
@@ -299,7 +300,7 @@ export function backfillTask(
       queuedAt: now,
       idempotencyKey: idempotencyKeyFor(task.id, "backfill", at),
     });
-    at = nextAfter(task.schedule, at);
+    at = nextFireAfter(task.schedule, at);
   }
   return runs;
 }

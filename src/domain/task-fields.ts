@@ -8,7 +8,7 @@ import { ValidationError } from "./errors.js";
 import type { FieldError } from "./errors.js";
 import type { OwnerId, TaskId } from "./ids.js";
 import type { SchedulePolicy } from "./options.js";
-import { dstWarnings, nextAfter } from "./schedule/schedule-spec.js";
+import { dstWarnings, nextAfter, nextDueAfter } from "./schedule/schedule-spec.js";
 import type { ScheduleSpec } from "./schedule/schedule-spec.js";
 import { isTerminalTaskStatus, TASK_LIMITS } from "./task.js";
 import type { Task, TaskUserFields } from "./task.js";
@@ -82,7 +82,7 @@ export function validateUserFields(
 /** A new task: `enabled`, deciding from its creation instant on. */
 export function createTask(fields: TaskUserFields, ctx: CreateContext): Task {
   validateUserFields(fields, ctx.now, ctx.policy, true);
-  const nextRunAt = nextAfter(fields.schedule, ctx.now);
+  const nextRunAt = nextDueAfter(fields.schedule, ctx.now);
   if (nextRunAt === null) {
     throw ValidationError.of("schedule", "the schedule has no occurrence after now");
   }
@@ -140,14 +140,14 @@ export function editTask(
   if (isTerminalTaskStatus(task.status)) {
     // Re-arming starts from now: the task expected no fires while it was terminal.
     const from = task.decidedThrough > ctx.now ? task.decidedThrough : ctx.now;
-    const next = nextAfter(schedule, from);
+    const next = nextDueAfter(schedule, from);
     if (next === null || maxRunsReached(schedule, task.admittedCount))
       return { ...edited, nextRunAt: null };
     return { ...edited, status: "enabled", decidedThrough: from, nextRunAt: next, lastError: null };
   }
   // docs/semantics.md#task-operations: next_run_at is recomputed from now; decided_through stays, so nothing decided is redone.
   const from = task.decidedThrough > ctx.now ? task.decidedThrough : ctx.now;
-  const next = maxRunsReached(schedule, task.admittedCount) ? null : nextAfter(schedule, from);
+  const next = maxRunsReached(schedule, task.admittedCount) ? null : nextDueAfter(schedule, from);
   return { ...edited, nextRunAt: next };
 }
 

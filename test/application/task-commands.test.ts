@@ -522,6 +522,7 @@ describe("TaskService.preview", () => {
       wall: "2030-01-07T09:05:00",
       offset: "+00:00",
       note: null,
+      rule: "*/5 * * * *",
       suppressed_before: [],
     });
   });

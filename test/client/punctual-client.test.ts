@@ -212,6 +212,66 @@ describe("client.schedules", () => {
   });
 });
 
+describe("client.calendars", () => {
+  it("puts, reads and lists a calendar, and a task naming it follows its edits", async () => {
+    const created = await client.calendars.put("client-holidays", ["2026-03-08"]);
+    expect(created).toMatchObject({ name: "client-holidays", version: 1, tasks_refreshed: 0 });
+    expect(created.items).toEqual(["2026-03-08"]);
+    expect(await client.calendars.get("client-holidays")).toEqual({
+      name: created.name,
+      items: created.items,
+      version: 1,
+      created_at: created.created_at,
+      updated_at: created.updated_at,
+    });
+    const listed = await client.calendars.list();
+    expect(listed.items.map((c) => c.name)).toContain("client-holidays");
+
+    const { task } = await client.tasks.create({
+      ...DAILY,
+      schedule: {
+        type: "cron",
+        cron: "0 9 * * *",
+        timezone: "Europe/Berlin",
+        exclude: [{ calendar: "client-holidays" }],
+      },
+    });
+    // Sunday the 8th is a holiday: the first fire is Monday's.
+    expect(task.next_run_at).toBe("2026-03-09T08:00:00Z");
+    const edited = await client.calendars.put("client-holidays", [
+      { from: "2026-03-09", to: "2026-03-10" },
+    ]);
+    expect(edited).toMatchObject({ version: 2, tasks_refreshed: 1 });
+    expect((await client.tasks.get(task.id)).next_run_at).toBe("2026-03-08T08:00:00Z");
+    const preview = await client.tasks.preview(task.id, 2);
+    expect(preview.occurrences.map((o) => o.at)).toEqual([
+      "2026-03-08T08:00:00Z",
+      "2026-03-11T08:00:00Z",
+    ]);
+    const skipped = preview.occurrences[1]?.suppressed_before ?? [];
+    expect(skipped.map((s) => s.kind)).toEqual(["excluded", "excluded"]);
+    expect(skipped[0]?.exclusion).toEqual({
+      item: { from: "2026-03-09", to: "2026-03-10" },
+      calendar: "client-holidays",
+    });
+
+    const inUse = await apiError(client.calendars.delete("client-holidays"));
+    expect(inUse).toMatchObject({ status: 409, code: "calendar_in_use", task_id: task.id });
+    await client.tasks.delete(task.id, { force: true });
+    await client.calendars.delete("client-holidays");
+    expect((await apiError(client.calendars.get("client-holidays"))).code).toBe("not_found");
+  });
+
+  it("names each bad item of a put", async () => {
+    const bad = await apiError(
+      client.calendars.put("client-bad", ["2026-02-30", { days: "L * *" }, { days: "32 * *" }]),
+    );
+    expect(bad.status).toBe(422);
+    expect(bad.errors.map((e) => e.field)).toEqual(["items.0", "items.2.days"]);
+    expect((await apiError(client.calendars.delete("client-bad"))).code).toBe("not_found");
+  });
+});
+
 describe("the client's transport", () => {
   it("answers health and readiness without a token, and 401 for a call that needs one", async () => {
     const anonymous = new PunctualClient({ baseUrl: t.url });

@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Store } from "../../src/application/store.js";
 import { describeAdmission } from "./cases/admission.js";
+import { describeCalendars } from "./cases/calendars.js";
 import { describeClaims } from "./cases/claims.js";
 import type { ContractContext } from "./cases/contract-context.js";
 import { describeRunBatches } from "./cases/run-batches.js";
@@ -71,5 +72,6 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
     describeRunRows(context);
     describeSweeps(context);
     describeUniqueRules(context);
+    describeCalendars(context);
   });
 }

@@ -4,7 +4,8 @@
  * one pass, the worked example of docs/semantics.md).
  */
 import { describe, expect, it } from "vitest";
-import { admit, MAX_NOMINAL_PER_ADMISSION } from "../../src/domain/admission.js";
+import { admit } from "../../src/domain/admission.js";
+import { MAX_NOMINAL_PER_ADMISSION } from "../../src/domain/admission-due.js";
 import type { ActiveRunView, Admission, Decision } from "../../src/domain/admission.js";
 import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../../src/domain/options.js";
 import type { CatchUpPolicy, OverlapPolicy } from "../../src/domain/options.js";
@@ -34,6 +35,8 @@ function summary(d: Decision): string {
       return `skip ${hhmm(d.scheduledFor)} ${d.reason}`;
     case "miss":
       return `miss ${hhmm(d.from)}..${hhmm(d.until)} x${d.count} ${d.reason}`;
+    case "exclude":
+      return `exclude ${hhmm(d.from)}..${hhmm(d.until)} x${d.count}`;
   }
 }
 
@@ -371,7 +374,7 @@ describe("admit", () => {
     const admission = admit({ task, now: plus(T0, 15 * MINUTE), activeRuns: [] });
     const superseded = admission.decisions
       .filter((d) => d.kind === "skip" && d.reason === "superseded")
-      .map((d) => (d.kind === "miss" ? d.from : d.scheduledFor));
+      .map((d) => (d.kind === "miss" || d.kind === "exclude" ? d.from : d.scheduledFor));
     const keptOlder = admission.decisions
       .filter((d) => d.kind === "queue" && superseded.some((s) => d.scheduledFor < s))
       .map(summary);
@@ -541,7 +544,9 @@ describe("admit", () => {
       const decisions = admit({ task, now, activeRuns: [] }).decisions;
       const again = admit({ task, now, activeRuns: [] }).decisions;
       expect(again).toEqual(decisions);
-      const fires = decisions.flatMap((d) => (d.kind === "miss" ? [] : [d]));
+      const fires = decisions.flatMap((d) =>
+        d.kind === "miss" || d.kind === "exclude" ? [] : [d],
+      );
       expect(fires.length).toBeGreaterThan(0);
       for (const d of fires) {
         expect(d.fireAt - d.scheduledFor).toBeGreaterThanOrEqual(0);
@@ -561,7 +566,7 @@ describe("admit", () => {
       });
       const decisions = admit({ task, now: plus(T0, 10 * MINUTE), activeRuns: [] }).decisions;
       for (const d of decisions) {
-        if (d.kind === "miss") continue;
+        if (d.kind === "miss" || d.kind === "exclude") continue;
         expect(d.fireAt).toBeLessThan(d.scheduledFor + 10 * SECOND);
       }
     });

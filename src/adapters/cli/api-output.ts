@@ -42,8 +42,11 @@ function textOf(value: unknown): string {
 
 function scheduleText(schedule: ScheduleView): string {
   switch (schedule.type) {
-    case "cron":
-      return `cron "${schedule.cron}" ${schedule.timezone}`;
+    case "cron": {
+      // Several expressions read as their union: `cron "0 9 * * 1-5" + "0 10 * * 6" Europe/Berlin`.
+      const rules = typeof schedule.cron === "string" ? [schedule.cron] : schedule.cron;
+      return `cron ${rules.map((rule) => `"${rule}"`).join(" + ")} ${schedule.timezone}`;
+    }
     case "once":
       return `once ${schedule.run_at}`;
     case "interval":

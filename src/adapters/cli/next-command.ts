@@ -1,6 +1,7 @@
 /**
- * `punctual next <expr> [--tz ZONE] [--from INSTANT] [--count N] [--json]` (docs/operations.md): previews a cron
- * expression's fires with what DST does to them. Reads the clock only for the default `--from`.
+ * `punctual next <expr...> [--tz ZONE] [--from INSTANT] [--count N] [--exclude ITEM]... [--json]`
+ * (docs/operations.md): previews the fires of one or several cron expressions (their union) with what
+ * DST and the days to skip do to them. Reads the clock only for the default `--from`.
  */
 import { Command, CommanderError } from "commander";
 import { ValidationError, assertNever } from "../../domain/errors.js";
@@ -10,6 +11,7 @@ import type { Instant } from "../../domain/time.js";
 import { formatInstant } from "../../domain/schedule/civil-time.js";
 import { parseInstantText } from "../../domain/schedule/iso-text.js";
 import { MAX_OCCURRENCES } from "../../domain/schedule/next-occurrences.js";
+import { exclusionText } from "../../domain/explain-words.js";
 import { describeOccurrences, parseSchedule } from "../../domain/schedule/schedule-spec.js";
 import type {
   DescribedOccurrence,
@@ -34,6 +36,7 @@ interface NextOptions {
   readonly tz: string;
   readonly from?: string;
   readonly count: string;
+  readonly exclude?: readonly string[];
   readonly json?: boolean;
 }
 
@@ -43,7 +46,36 @@ const LABELS: Readonly<Record<string, string>> = {
   timezone: "invalid --tz",
   from: "invalid --from",
   count: "invalid --count",
+  exclude: "invalid --exclude",
 };
+
+/** `cron.1` is the second expression, `exclude.0.days` the first --exclude. */
+function labelOf(field: string, options: NextOptions): string {
+  const listed = /^(cron|exclude)\.(\d+)/.exec(field);
+  if (listed?.[1] === "cron") return `invalid cron expression ${Number(listed[2]) + 1}`;
+  if (listed?.[1] === "exclude") {
+    return `invalid --exclude ${JSON.stringify(options.exclude?.[Number(listed[2])] ?? "")}`;
+  }
+  return LABELS[field] ?? field;
+}
+
+/**
+ * One `--exclude` as an item of `exclude`: `2026-12-25`, a range `2026-12-24..2026-12-26`, a JSON
+ * item (`{"days": "25 12 *"}`), or else the three day fields of a cron expression (`"* * sat,sun"`).
+ */
+export function exclusionArgument(text: string): unknown {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return text;
+  const range = /^(\d{4}-\d{2}-\d{2})\.\.(\d{4}-\d{2}-\d{2})$/.exec(text);
+  if (range !== null) return { from: range[1], to: range[2] };
+  if (text.trimStart().startsWith("{")) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
+  }
+  return { days: text };
+}
 
 function parseArguments(options: NextOptions, io: NextCommandIo) {
   const problems: FieldError[] = [];
@@ -90,9 +122,18 @@ function reason(kind: SuppressedFire["kind"]): string {
       return "does not exist: clocks jump forward";
     case "jump_skipped":
       return "does not exist: the zone changed its clock by more than 3 hours; not caught up";
+    case "excluded":
+      return "excluded";
     default:
       return assertNever(kind);
   }
+}
+
+/** The reason of one suppressed fire: an exclusion names its item. */
+function reasonOf(fire: SuppressedFire): string {
+  return fire.exclusion === undefined
+    ? reason(fire.kind)
+    : `excluded: ${exclusionText(fire.exclusion)}`;
 }
 
 /** One line per suppressed fire, or one per run of three or more of the same kind. */
@@ -107,13 +148,14 @@ function suppressedLines(fires: readonly SuppressedFire[]): string[] {
     const wall = (fire: SuppressedFire): string => fire.wall.replace("T", " ");
     const run = end - i;
     if (run >= 3) {
-      lines.push(
-        `  not fired: ${run} wall times from ${wall(first)} to ${wall(last)} (${reason(first.kind)})`,
-      );
+      // A run excluded by one item says which; one of several items says "excluded".
+      const reasons = new Set(fires.slice(i, end).map(reasonOf));
+      const why = reasons.size === 1 ? reasonOf(first) : reason(first.kind);
+      lines.push(`  not fired: ${run} wall times from ${wall(first)} to ${wall(last)} (${why})`);
     } else {
       for (const fire of fires.slice(i, end)) {
         const at = fire.kind === "overlap_repeat" ? ` at ${formatInstant(fire.at)}` : "";
-        lines.push(`  not fired: ${wall(fire)}${at} (${reason(fire.kind)})`);
+        lines.push(`  not fired: ${wall(fire)}${at} (${reasonOf(fire)})`);
       }
     }
     i = end;
@@ -121,19 +163,31 @@ function suppressedLines(fires: readonly SuppressedFire[]): string[] {
   return lines;
 }
 
-function humanLines(fires: readonly DescribedOccurrence[]): string[] {
+function humanLines(fires: readonly DescribedOccurrence[], namesRule: boolean): string[] {
   return fires.flatMap((fire) => [
     ...suppressedLines(fire.suppressedBefore),
-    `${formatInstant(fire.at)}  ${fire.wall.replace("T", " ")} ${fire.offset}${noteText(fire.note)}`,
+    `${formatInstant(fire.at)}  ${fire.wall.replace("T", " ")} ${fire.offset}${noteText(fire.note)}` +
+      (namesRule && fire.rule !== null ? `  (${fire.rule})` : ""),
   ]);
 }
 
 /** Runs `next` and returns its exit code: 0, or 2 for invalid input (one line on stderr). */
-export function runNext(expr: string, options: NextOptions, io: NextCommandIo): number {
+export function runNext(
+  exprs: string | readonly string[],
+  options: NextOptions,
+  io: NextCommandIo,
+): number {
   const { from, count, problems } = parseArguments(options, io);
+  const list = typeof exprs === "string" ? [exprs] : exprs;
+  const excludes = options.exclude ?? [];
   try {
     const spec = parseSchedule(
-      { type: "cron", cron: expr, timezone: options.tz },
+      {
+        type: "cron",
+        cron: list.length === 1 ? list[0] : list,
+        timezone: options.tz,
+        ...(excludes.length === 0 ? {} : { exclude: excludes.map(exclusionArgument) }),
+      },
       { referenceAt: from, field: "" },
     );
     if (problems.length > 0) throw new ValidationError(problems);
@@ -141,15 +195,17 @@ export function runNext(expr: string, options: NextOptions, io: NextCommandIo): 
     if (options.json === true) {
       io.stdout(`${JSON.stringify(fires.map((fire) => formatInstant(fire.at)))}\n`);
     } else {
-      const what = spec.type === "cron" ? `"${spec.cron.text}" in ${spec.timezone}` : expr;
-      const header = `next ${fires.length} fires of ${what} after ${formatInstant(from)}:`;
-      io.stdout(`${[header, ...humanLines(fires)].join("\n")}\n`);
+      const rules = spec.type === "cron" ? spec.rules.map((rule) => rule.text) : list;
+      const what = `${rules.map((rule) => `"${rule}"`).join(", ")} in ${options.tz}`;
+      const skipping = excludes.length === 0 ? "" : `, skipping ${excludes.join(", ")}`;
+      const header = `next ${fires.length} fires of ${what}${skipping} after ${formatInstant(from)}:`;
+      io.stdout(`${[header, ...humanLines(fires, rules.length > 1)].join("\n")}\n`);
     }
     return 0;
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error;
     const all = [...error.errors, ...problems.filter((p) => !error.errors.includes(p))];
-    const text = all.map((e) => `${LABELS[e.field] ?? e.field}: ${e.message}`).join("; ");
+    const text = all.map((e) => `${labelOf(e.field, options)}: ${e.message}`).join("; ");
     io.stderr(`punctual next: ${text}\n`);
     return 2;
   }
@@ -158,16 +214,27 @@ export function runNext(expr: string, options: NextOptions, io: NextCommandIo): 
 /** The `next` command, writing to `io` (the process's streams and clock by default). */
 export function nextCommand(io: NextCommandIo = processIo): Command {
   return new Command("next")
-    .description("print the next fire times of a cron expression, with what DST does to them")
-    .argument("<expr>", 'cron expression, e.g. "30 2 * * *", "0 0 9 * * 1-5" or @daily')
-    .option("--tz <zone>", "IANA time zone the expression runs in", "UTC")
+    .description(
+      "print the next fire times of cron expressions (their union), with what DST and the days to skip do to them",
+    )
+    .argument(
+      "<expr...>",
+      'cron expressions, e.g. "30 2 * * *", "0 17 LW * *", "0 0 9 * * 1-5" or @daily',
+    )
+    .option("--tz <zone>", "IANA time zone the expressions run in", "UTC")
     .option("--from <instant>", "list fires after this RFC 3339 instant (default: now)")
     .option("--count <n>", `how many fires (1-${MAX_OCCURRENCES})`, "5")
+    .option(
+      "--exclude <item>",
+      'a day to skip, repeatable: 2026-12-25, 2026-12-24..2026-12-26, or day fields "* * sat,sun"',
+      (value: string, previous: readonly string[]) => [...previous, value],
+      [] as readonly string[],
+    )
     .option("--json", "print a JSON array of RFC 3339 UTC instants")
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
-    .action((expr: string, options: NextOptions) => {
-      const code = runNext(expr, options, io);
+    .action((exprs: string[], options: NextOptions) => {
+      const code = runNext(exprs, options, io);
       if (code !== 0) throw new CommanderError(code, "punctual.invalidInput", "invalid input");
     });
 }

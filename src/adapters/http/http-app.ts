@@ -30,6 +30,7 @@ import { systemRoutes } from "./system-routes.js";
 import { runRoutes } from "./run-routes.js";
 import { taskRoutes } from "./task-routes.js";
 import { scheduleRoutes } from "./schedule-routes.js";
+import { calendarRoutes } from "./calendar-routes.js";
 import { dashboardRoutes } from "./dashboard/dashboard-routes.js";
 import { callbackRoutes } from "./callback-routes.js";
 import type { CallbackRouteDeps } from "./callback-routes.js";
@@ -263,6 +264,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     taskRoutes(deps),
     runRoutes(deps),
     scheduleRoutes(deps),
+    calendarRoutes(deps),
     dashboardRoutes(),
     ...(options.callbacks === undefined ? [] : [callbackRoutes(options.callbacks)]),
   ];

@@ -19,6 +19,8 @@ export interface Problem {
   /** Limit problems: the limit's name and value. */
   readonly limit?: string;
   readonly max?: number;
+  /** `calendar_in_use`: a task whose schedule names the calendar. */
+  readonly task_id?: string;
 }
 
 /** An HTTP-only problem, thrown inside the adapter and answered by the error handler. */
@@ -78,6 +80,10 @@ export function problemFromError(error: unknown): Problem | null {
           ...(limit === "request_body" ? { status: 413 } : {}),
         });
       }
+      case "calendar_in_use":
+        return problemOf(error.code, error.message, {
+          ...("taskId" in error ? { task_id: String(error.taskId) } : {}),
+        });
       default:
         return problemOf(error.code, error.message);
     }

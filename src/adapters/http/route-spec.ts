@@ -40,7 +40,7 @@ export interface RouteContext<P, Q, B> {
 }
 
 export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
-  readonly method: "GET" | "POST" | "PATCH" | "DELETE";
+  readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Fastify syntax: `/v1/tasks/:id`. */
   readonly url: string;
   readonly operationId: string;

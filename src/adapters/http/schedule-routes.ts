@@ -36,11 +36,11 @@ export function scheduleRoutes(deps: ScheduleRouteDeps): RouteSpec[] {
           schema: problemSchema,
         },
       },
-      handler: (ctx) => {
-        actorOf(ctx);
+      handler: async (ctx) => {
+        const actor = actorOf(ctx);
         const count = previewCountOf(ctx.query.count);
-        const fires = deps.tasks.previewSchedule(ctx.body.schedule, count, deps.now());
-        return Promise.resolve({ status: 200, body: fires });
+        const fires = await deps.tasks.previewSchedule(actor, ctx.body.schedule, count, deps.now());
+        return { status: 200, body: fires };
       },
     }),
   ];

@@ -15,7 +15,13 @@ import {
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "../../application/scheduler-api.js";
 import { durationInputSchema, jsonValueSchema } from "../../application/input-primitives.js";
 import {
+  calendarItemSchema,
+  calendarPutInputSchema,
+  calendarReferenceSchema,
   cronScheduleInputSchema,
+  dateRangeSchema,
+  dayRuleSchema,
+  exclusionItemSchema,
   intervalScheduleInputSchema,
   onceScheduleInputSchema,
   scheduleInputSchema,
@@ -34,10 +40,14 @@ import {
 import {
   agentTargetViewSchema,
   backfillResultSchema,
+  calendarListSchema,
+  calendarPutResultSchema,
+  calendarViewSchema,
   contextViewSchema,
   createdTaskSchema,
   cronScheduleViewSchema,
   dstNoteSchema,
+  exclusionHitSchema,
   explanationViewSchema,
   handlerTargetViewSchema,
   intervalScheduleViewSchema,
@@ -67,6 +77,7 @@ export const problemSchema = z.object({
   errors: z.array(fieldErrorSchema).optional(),
   limit: z.string().optional(),
   max: z.number().optional(),
+  task_id: z.string().optional().meta({ description: "calendar_in_use: a task that names it" }),
 });
 
 /** Query parameters arrive as strings; a repeated parameter (an array) is refused by these. */
@@ -86,6 +97,9 @@ const booleanText = z.enum(["true", "false"]);
 export const taskIdParams = z.object({ id: z.string().meta({ description: "task id" }) });
 export const runIdParams = z.object({ id: z.string().meta({ description: "run id" }) });
 export const threadParams = z.object({ thread_id: z.string() });
+export const calendarNameParams = z.object({
+  name: z.string().meta({ description: "the calendar's name (letters, digits, `_`, `-`, `.`)" }),
+});
 
 export const taskListQuery = taskListFiltersSchema.extend({ limit: pageSize, cursor });
 
@@ -117,6 +131,7 @@ export const pauseBody = pauseInputSchema.optional();
 export const resumeBody = resumeInputSchema.optional();
 export const backfillBody = backfillInputSchema;
 export const schedulePreviewBody = z.strictObject({ schedule: scheduleInputSchema });
+export const calendarPutBody = calendarPutInputSchema;
 
 export const healthSchema = z.object({ status: z.string() });
 
@@ -130,6 +145,11 @@ export const NAMED_SCHEMAS: readonly (readonly [string, z.ZodType])[] = [
   ["CronSchedule", cronScheduleViewSchema],
   ["OnceSchedule", onceScheduleViewSchema],
   ["IntervalSchedule", intervalScheduleViewSchema],
+  ["ExclusionItem", exclusionItemSchema],
+  ["CalendarItem", calendarItemSchema],
+  ["DateRange", dateRangeSchema],
+  ["DayRule", dayRuleSchema],
+  ["CalendarReference", calendarReferenceSchema],
   ["Target", targetViewSchema],
   ["AgentTarget", agentTargetViewSchema],
   ["WebhookTarget", webhookTargetViewSchema],
@@ -145,6 +165,7 @@ export const NAMED_SCHEMAS: readonly (readonly [string, z.ZodType])[] = [
   ["Occurrence", occurrenceViewSchema],
   ["DstNote", dstNoteSchema],
   ["SuppressedFire", suppressedFireSchema],
+  ["ExclusionHit", exclusionHitSchema],
   ["NominalOccurrence", nominalOccurrenceSchema],
   ["Explanation", explanationViewSchema],
   ["JsonValue", jsonValueSchema],
@@ -165,6 +186,10 @@ export const NAMED_SCHEMAS: readonly (readonly [string, z.ZodType])[] = [
   ["ResumeInput", resumeInputSchema],
   ["BackfillInput", backfillInputSchema],
   ["SchedulePreviewInput", schedulePreviewBody],
+  ["Calendar", calendarViewSchema],
+  ["CalendarList", calendarListSchema],
+  ["CalendarPutResult", calendarPutResultSchema],
+  ["CalendarPutInput", calendarPutInputSchema],
   ["Health", healthSchema],
   ["Problem", problemSchema],
   ["FieldError", fieldErrorSchema],

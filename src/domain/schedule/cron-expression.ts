@@ -1,7 +1,17 @@
 /**
  * The strict ISC/Vixie cron grammar of docs/schedules.md#cron: 5 fields, or 6 with a leading second, lower-case
- * shortcuts, three-letter names. Parses text into plain data; says nothing about zones or instants.
+ * shortcuts, three-letter names, and the Quartz-style day items (`?`, `L`, `W`, `#`: cron-day-items.ts).
+ * Parses text into plain data; says nothing about zones or instants.
  */
+import type { DayItems, DayItemsDraft } from "./cron-day-items.js";
+import {
+  emptyDraft,
+  freezeDraft,
+  parseDayOfMonthItem,
+  parseDayOfWeekItem,
+  quartzSymbolProblem,
+  usesQuartzSymbol,
+} from "./cron-day-items.js";
 
 /** A parsed cron expression: the allowed values of each field as sorted lists, plus its DST class. */
 export interface CronExpression {
@@ -14,9 +24,11 @@ export interface CronExpression {
   readonly months: readonly number[];
   /** 0 = Sunday ... 6 = Saturday (7 is folded into 0). */
   readonly daysOfWeek: readonly number[];
-  /** The day-of-month text does not begin with `*` (Vixie day rule). */
+  /** `L`, `L-n`, `LW`, `nW`, `VL`, `V#k`: days that depend on the month (or none). */
+  readonly dayItems: DayItems;
+  /** The day-of-month text does not begin with `*` and is not `?` (Vixie day rule). */
   readonly dayOfMonthRestricted: boolean;
-  /** The day-of-week text does not begin with `*` (Vixie day rule). */
+  /** The day-of-week text does not begin with `*` and is not `?` (Vixie day rule). */
   readonly dayOfWeekRestricted: boolean;
   /** No second, minute or hour text begins with `*` (docs/schedules.md#cron DST rule). */
   readonly fixedTime: boolean;
@@ -27,7 +39,7 @@ export type CronParseResult =
   | { readonly ok: true; readonly value: CronExpression }
   | { readonly ok: false; readonly problems: readonly string[] };
 
-interface FieldSpec {
+export interface FieldSpec {
   readonly name: string;
   readonly min: number;
   readonly max: number;
@@ -66,9 +78,9 @@ const FULL_MONTH_NAMES = [
 const SECOND: FieldSpec = { name: "second", min: 0, max: 59 };
 const MINUTE: FieldSpec = { name: "minute", min: 0, max: 59 };
 const HOUR: FieldSpec = { name: "hour", min: 0, max: 23 };
-const DAY_OF_MONTH: FieldSpec = { name: "day-of-month", min: 1, max: 31 };
-const MONTH: FieldSpec = { name: "month", min: 1, max: 12, names: MONTH_NAMES };
-const DAY_OF_WEEK: FieldSpec = { name: "day-of-week", min: 0, max: 7, names: DAY_NAMES };
+export const DAY_OF_MONTH: FieldSpec = { name: "day-of-month", min: 1, max: 31 };
+export const MONTH: FieldSpec = { name: "month", min: 1, max: 12, names: MONTH_NAMES };
+export const DAY_OF_WEEK: FieldSpec = { name: "day-of-week", min: 0, max: 7, names: DAY_NAMES };
 
 /** Vixie shortcuts and their meaning; `@hourly` is the only one with a wildcard time field. */
 export const CRON_SHORTCUTS: Readonly<Record<string, string>> = {
@@ -102,21 +114,9 @@ function parseValue(field: FieldSpec, token: string): number | string {
   return `"${token}" is not a number`;
 }
 
-function unsupported(item: string): string | null {
-  for (const symbol of ["?", "#"]) {
-    if (item.includes(symbol)) return `"${symbol}" is not supported in this version`;
-  }
-  if (/^(?:\d*L|L-\d+|LW|\d+W|W)$/i.test(item)) {
-    return `"L" and "W" are not supported in this version`;
-  }
-  return null;
-}
-
-/** Values of one comma-separated item, or the reason it is invalid. */
+/** Values of one comma-separated classic item, or the reason it is invalid. */
 function parseItem(field: FieldSpec, item: string): number[] | string {
   if (item === "") return "empty item in the list";
-  const special = unsupported(item);
-  if (special !== null) return special;
   const parts = item.split("/");
   if (parts.length > 2) return `"${item}" has more than one step`;
   const [rangeText = "", stepText] = parts;
@@ -148,11 +148,32 @@ function parseItem(field: FieldSpec, item: string): number[] | string {
   return values;
 }
 
-/** Sorted distinct values of one field, or a message naming the field and the reason. */
-function parseField(field: FieldSpec, text: string): number[] | string {
+/** A day item of a day field into `draft` (`true`), a classic item (`null`), or the reason it is refused. */
+function parseDayItem(field: FieldSpec, item: string, draft: DayItemsDraft): string | null | true {
+  if (field === DAY_OF_MONTH) return parseDayOfMonthItem(item, draft);
+  if (field === DAY_OF_WEEK) return parseDayOfWeekItem(item, draft);
+  return usesQuartzSymbol(item) ? quartzSymbolProblem(item) : null;
+}
+
+/**
+ * Sorted distinct values of one field (its day items go into `draft`), or a message naming the field and
+ * the reason. `?` is the whole day-of-month or day-of-week field, meaning any day.
+ */
+export function parseField(
+  field: FieldSpec,
+  text: string,
+  draft: DayItemsDraft,
+): number[] | string {
+  const isDayField = field === DAY_OF_MONTH || field === DAY_OF_WEEK;
+  if (isDayField && text === "?") return parseField(field, "*", draft);
+  if (isDayField && text.includes("?")) {
+    return `${field.name} field: "?" stands alone: it must be the whole field (it means any day)`;
+  }
   const values = new Set<number>();
   for (const item of text.split(",")) {
-    const parsed = parseItem(field, item);
+    const special = item === "" ? null : parseDayItem(field, item, draft);
+    if (special === true) continue;
+    const parsed = special ?? parseItem(field, item);
     if (typeof parsed === "string") return `${field.name} field: ${parsed}`;
     for (const value of parsed) values.add(field === DAY_OF_WEEK && value === 7 ? 0 : value);
   }
@@ -190,13 +211,15 @@ export function parseCron(input: string): CronParseResult {
     }
   }
   const specs = [SECOND, MINUTE, HOUR, DAY_OF_MONTH, MONTH, DAY_OF_WEEK];
-  const parsed = specs.map((spec, i) => parseField(spec, fieldTexts[i] ?? ""));
+  const draft = emptyDraft();
+  const parsed = specs.map((spec, i) => parseField(spec, fieldTexts[i] ?? "", draft));
   const problems = parsed.filter((p): p is string => typeof p === "string");
   if (problems.length > 0) return { ok: false, problems };
   const lists = parsed.filter((p): p is number[] => typeof p !== "string");
   const [seconds = [], minutes = [], hours = [], daysOfMonth = [], months = [], daysOfWeek = []] =
     lists;
   const startsWild = (i: number): boolean => (fieldTexts[i] ?? "").startsWith("*");
+  const anyDay = (i: number): boolean => startsWild(i) || fieldTexts[i] === "?";
   return {
     ok: true,
     value: {
@@ -207,8 +230,9 @@ export function parseCron(input: string): CronParseResult {
       daysOfMonth,
       months,
       daysOfWeek,
-      dayOfMonthRestricted: !startsWild(3),
-      dayOfWeekRestricted: !startsWild(5),
+      dayItems: freezeDraft(draft),
+      dayOfMonthRestricted: !anyDay(3),
+      dayOfWeekRestricted: !anyDay(5),
       fixedTime: !startsWild(0) && !startsWild(1) && !startsWild(2),
     },
   };

@@ -11,6 +11,13 @@ import {
   daysInMonth,
   wallMs,
 } from "./civil-time.js";
+import type { DayItems } from "./cron-day-items.js";
+import {
+  dayOfMonthItemsMask,
+  dayOfWeekItemsMask,
+  hasDayItems,
+  weekdayOf,
+} from "./cron-day-items.js";
 import type { CronExpression } from "./cron-expression.js";
 import { MAX_YEAR } from "./zone-offsets.js";
 
@@ -23,7 +30,13 @@ interface CompiledCron {
   readonly dayOfMonth: readonly boolean[];
   readonly dayOfWeek: readonly boolean[];
   readonly eitherDay: boolean;
+  /** Month-dependent day items (`L`, `W`, `#`), or null for the plain tables above. */
+  readonly dayItems: DayItems | null;
+  /** Matching days of a month (bit d for day d), by `year * 16 + month`; only with `dayItems`. */
+  readonly monthMasks: Map<number, number>;
 }
+
+const MAX_MONTH_MASKS = 1024;
 
 /**
  * Compiled tables, by expression object and by content. A schedule read back from storage is a new
@@ -53,7 +66,7 @@ function flags(values: readonly number[], size: number): boolean[] {
 
 /** Everything the tables are built from, as one string. */
 function contentKey(e: CronExpression): string {
-  return `${e.seconds.join(",")}|${e.minutes.join(",")}|${e.hours.join(",")}|${e.daysOfMonth.join(",")}|${e.months.join(",")}|${e.daysOfWeek.join(",")}|${e.dayOfMonthRestricted ? 1 : 0}${e.dayOfWeekRestricted ? 1 : 0}`;
+  return `${e.seconds.join(",")}|${e.minutes.join(",")}|${e.hours.join(",")}|${e.daysOfMonth.join(",")}|${e.months.join(",")}|${e.daysOfWeek.join(",")}|${e.dayOfMonthRestricted ? 1 : 0}${e.dayOfWeekRestricted ? 1 : 0}|${JSON.stringify(e.dayItems)}`;
 }
 
 function compile(expression: CronExpression): CompiledCron {
@@ -70,6 +83,8 @@ function compile(expression: CronExpression): CompiledCron {
       dayOfMonth: flags(expression.daysOfMonth, 32),
       dayOfWeek: flags(expression.daysOfWeek, 7),
       eitherDay: expression.dayOfMonthRestricted && expression.dayOfWeekRestricted,
+      dayItems: hasDayItems(expression.dayItems) ? expression.dayItems : null,
+      monthMasks: new Map(),
     };
     if (compiledByContent.size >= MAX_COMPILED) compiledByContent.clear();
     compiledByContent.set(key, table);
@@ -89,9 +104,34 @@ function at(table: readonly number[], value: number): number {
   return table[value] ?? -1;
 }
 
+/** The days of a month that pass the day rule, day items included (bit d for day d). */
+function monthMask(table: CompiledCron, items: DayItems, year: number, month: number): number {
+  const key = year * 16 + month;
+  const cached = table.monthMasks.get(key);
+  if (cached !== undefined) return cached;
+  const last = daysInMonth(year, month);
+  const firstWeekday = weekdayOf(year, month, 1);
+  let byMonthDay = dayOfMonthItemsMask(items, year, month);
+  let byWeekday = dayOfWeekItemsMask(items, year, month);
+  for (let d = 1; d <= last; d++) {
+    if (table.dayOfMonth[d] === true) byMonthDay |= 1 << d;
+    if (table.dayOfWeek[(firstWeekday + d - 1) % 7] === true) byWeekday |= 1 << d;
+  }
+  const mask = table.eitherDay ? byMonthDay | byWeekday : byMonthDay & byWeekday;
+  if (table.monthMasks.size >= MAX_MONTH_MASKS) table.monthMasks.clear();
+  table.monthMasks.set(key, mask);
+  return mask;
+}
+
 /** The first matching day of the month at or after `day`, or -1. */
 function nextDay(table: CompiledCron, year: number, month: number, day: number, weekday: number) {
   const last = daysInMonth(year, month);
+  if (table.dayItems !== null) {
+    const mask = monthMask(table, table.dayItems, year, month) >>> day;
+    if (mask === 0) return -1;
+    const found = day + 31 - Math.clz32(mask & -mask);
+    return found <= last ? found : -1;
+  }
   for (let d = day; d <= last; d++) {
     if (dayMatches(table, d, (weekday + d - day) % 7)) return d;
   }
@@ -170,4 +210,16 @@ export function matchingWalls(
     wall = firstMatchingWall(expression, wall + 1000, to);
   }
   return found;
+}
+
+/** True when a calendar date passes the expression's month and day fields (its time fields aside). */
+export function dateMatches(
+  expression: CronExpression,
+  year: number,
+  month: number,
+  day: number,
+): boolean {
+  const table = compile(expression);
+  if (at(table.nextMonth, month) !== month) return false;
+  return nextDay(table, year, month, day, weekdayOf(year, month, day)) === day;
 }

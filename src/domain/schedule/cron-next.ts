@@ -22,6 +22,8 @@ export interface CronFire {
   readonly wall: number;
   /** Set when a fixed-time job's wall time did not exist and the fire moved to the transition. */
   readonly gapWall: number | null;
+  /** The index of the expression among a schedule's rules (as passed in; 0 by default). */
+  readonly rule: number;
 }
 
 /**
@@ -43,6 +45,7 @@ export function nextCronFire(
   zone: string,
   after: number,
   until: number,
+  rule = 0,
 ): CronFire | null {
   if (after < FIRST_SEARCHED_AT || after > LAST_SEARCHED_AT) return null;
   let t = floorSecond(after);
@@ -73,7 +76,7 @@ export function nextCronFire(
     const upperWall = segmentEnd + offset;
     if (lowerWall < upperWall) {
       const wall = firstMatchingWall(expression, lowerWall, upperWall);
-      if (wall !== null) return { at: wall - offset, wall, gapWall: null };
+      if (wall !== null) return { at: wall - offset, wall, gapWall: null, rule };
     }
     if (transition !== null && expression.fixedTime && isDstGap(transition)) {
       // docs/schedules.md#cron: a fixed-time job's wall times inside a gap collapse into one fire at the transition.
@@ -83,7 +86,7 @@ export function nextCronFire(
         transition.at + transition.offsetAfter,
       );
       if (gapWall !== null) {
-        return { at: transition.at, wall: transition.at + transition.offsetAfter, gapWall };
+        return { at: transition.at, wall: transition.at + transition.offsetAfter, gapWall, rule };
       }
     }
     t = segmentEnd;

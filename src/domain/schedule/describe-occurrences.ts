@@ -2,16 +2,23 @@
  * `describeOccurrences`: a schedule's next fires with their local wall time and what DST did to them, and
  * the fires DST suppressed on the way (docs/schedules.md#cron: "so a user can see what DST will do").
  */
-import { assertNever } from "../errors.js";
 import type { Instant } from "../time.js";
 import { instant } from "../time.js";
 import { formatOffset, formatWall } from "./civil-time.js";
 import { matchingWalls } from "./cron-matcher.js";
+import type { CronExpression } from "./cron-expression.js";
 import type { CronFire } from "./cron-next.js";
 import { nextAfter, nextCronFireOf } from "./next-after.js";
-import type { CronSchedule, OnceSchedule, ScheduleSpec } from "./schedule-types.js";
+import type { ExclusionHit } from "./exclusions.js";
+import { excludedAt, exclusionZoneOf, nextFireAfter } from "./next-fire.js";
+import type {
+  CronSchedule,
+  IntervalSchedule,
+  OnceSchedule,
+  ScheduleSpec,
+} from "./schedule-types.js";
 import { MAX_DST_SHIFT_MS, isDstGap, isDstOverlap, resolveWall, wallOf } from "./wall-clock.js";
-import { transitionsBetween } from "./zone-offsets.js";
+import { offsetAt, transitionsBetween } from "./zone-offsets.js";
 
 /** What DST did to one fire. */
 export type DstNote =
@@ -28,49 +35,49 @@ export type DstNote =
   /** The wall time happens twice; this is the second pass (wildcard jobs, or jumps over 3 hours). */
   | { readonly kind: "overlap_second" };
 
-/** Kinds of fires that DST removed. */
-export const SUPPRESSED_KINDS = ["overlap_repeat", "gap_skipped", "jump_skipped"] as const;
+/** Kinds of fires that DST (or an exclusion) removed. */
+export const SUPPRESSED_KINDS = [
+  "overlap_repeat",
+  "gap_skipped",
+  "jump_skipped",
+  "excluded",
+] as const;
 export type SuppressedKind = (typeof SUPPRESSED_KINDS)[number];
 
 /**
  * A match that does not fire: `overlap_repeat` (a fixed-time job's repeated wall time, second pass),
  * `gap_skipped` (a wildcard job's wall time that does not exist), `jump_skipped` (a fixed-time job's
- * wall time inside a jump of more than 3 hours: not caught up).
+ * wall time inside a jump of more than 3 hours: not caught up), `excluded` (a nominal time on a date
+ * the schedule's `exclude` names).
  */
 export interface SuppressedFire {
   readonly kind: SuppressedKind;
-  /** The second-pass instant for `overlap_repeat`; the transition instant otherwise. */
+  /** The second-pass instant for `overlap_repeat`, the nominal time for `excluded`, else the transition. */
   readonly at: Instant;
   /** The local wall time that matched. */
   readonly wall: string;
+  /** For `excluded`: the item that excludes it. */
+  readonly exclusion?: ExclusionHit;
 }
 
 /** One upcoming fire. */
 export interface DescribedOccurrence {
   readonly at: Instant;
-  /** Local wall time in the schedule's zone (`YYYY-MM-DDTHH:MM:SS`; UTC for intervals). */
+  /** Local wall time in the schedule's zone (`YYYY-MM-DDTHH:MM:SS`; an interval's `timezone`, else UTC). */
   readonly wall: string;
   /** The zone's UTC offset at `at`, e.g. `-04:00`. */
   readonly offset: string;
   readonly note: DstNote | null;
   /** Fires suppressed by DST after the previous listed fire (or `after`) and up to this one. */
   readonly suppressedBefore: readonly SuppressedFire[];
+  /** The cron expression that produced the fire (the first in the order written); null for others. */
+  readonly rule: string | null;
+  /** Set only in the `nominal` listing: the item that excludes this nominal time. */
+  readonly exclusion: ExclusionHit | null;
 }
 
 /** At most this many suppressed fires are listed per call (a per-second job skips 3600 in a gap). */
 export const MAX_SUPPRESSED_LISTED = 100;
-
-function zoneOf(spec: ScheduleSpec): string {
-  switch (spec.type) {
-    case "cron":
-    case "once":
-      return spec.timezone;
-    case "interval":
-      return "UTC";
-    default:
-      return assertNever(spec);
-  }
-}
 
 function overlapNote(zone: string, at: number, wall: number): DstNote | null {
   const { instants } = resolveWall(zone, wall);
@@ -80,48 +87,71 @@ function overlapNote(zone: string, at: number, wall: number): DstNote | null {
 
 function gapNote(spec: CronSchedule, fire: CronFire): DstNote | null {
   if (fire.gapWall === null) return null;
-  // The fire sits at the transition, so its wall time is the end of the gap.
-  const inGap = matchingWalls(spec.cron, fire.gapWall, fire.wall, MAX_DST_SHIFT_MS / 1000);
+  // The fire sits at the transition, so its wall time is the end of the gap; every fixed-time rule's
+  // matches inside the gap collapse into it.
+  const gapStart = fire.at + offsetAt(spec.timezone, fire.at - 1);
+  const inGap = new Set<number>([fire.gapWall]);
+  for (const rule of spec.rules) {
+    if (!rule.fixedTime) continue;
+    for (const wall of matchingWalls(rule, gapStart, fire.wall, MAX_DST_SHIFT_MS / 1000)) {
+      inGap.add(wall);
+    }
+  }
   return {
     kind: "gap_shifted",
-    nominalWall: formatWall(fire.gapWall),
-    collapsed: inGap.length - 1,
+    nominalWall: formatWall(Math.min(...inGap)),
+    collapsed: inGap.size - 1,
   };
 }
 
-/** Matches DST suppressed with an instant in `(from, to]` (a cron schedule's, inside its bounds). */
-function suppressedBetween(spec: CronSchedule, from: number, to: number): SuppressedFire[] {
+/** One rule's matches DST suppressed with an instant in `(low, high]`, at most `room` of them. */
+function suppressedOfRule(
+  rule: CronExpression,
+  zone: string,
+  window: { readonly low: number; readonly high: number; readonly room: number },
+): SuppressedFire[] {
+  const { low, high } = window;
   const found: SuppressedFire[] = [];
-  const low = spec.startAt === null ? from : Math.max(from, spec.startAt - 1);
-  const high = spec.endAt === null ? to : Math.min(to, spec.endAt);
-  const fixed = spec.cron.fixedTime;
-  for (const t of transitionsBetween(spec.timezone, low - MAX_DST_SHIFT_MS, high)) {
-    const room = MAX_SUPPRESSED_LISTED - found.length;
+  const fixed = rule.fixedTime;
+  for (const t of transitionsBetween(zone, low - MAX_DST_SHIFT_MS, high)) {
+    const room = window.room - found.length;
     if (t.offsetAfter > t.offsetBefore) {
       if (t.at <= low || t.at > high || (fixed && isDstGap(t))) continue;
       const kind = fixed ? "jump_skipped" : "gap_skipped";
-      for (const wall of matchingWalls(
-        spec.cron,
-        t.at + t.offsetBefore,
-        t.at + t.offsetAfter,
-        room,
-      )) {
+      for (const wall of matchingWalls(rule, t.at + t.offsetBefore, t.at + t.offsetAfter, room)) {
         found.push({ kind, at: instant(t.at), wall: formatWall(wall) });
       }
     } else if (fixed && isDstOverlap(t)) {
-      for (const wall of matchingWalls(
-        spec.cron,
-        t.at + t.offsetAfter,
-        t.at + t.offsetBefore,
-        room,
-      )) {
+      for (const wall of matchingWalls(rule, t.at + t.offsetAfter, t.at + t.offsetBefore, room)) {
         const at = wall - t.offsetAfter;
         if (at > low && at <= high)
           found.push({ kind: "overlap_repeat", at: instant(at), wall: formatWall(wall) });
       }
     }
   }
-  return found.sort((a, b) => a.at - b.at);
+  return found;
+}
+
+/**
+ * Matches DST suppressed with an instant in `(from, to]` (a cron schedule's, inside its bounds), rule by
+ * rule; a repeated wall time that another rule fires on both passes is a fire, not suppressed.
+ */
+function suppressedBetween(spec: CronSchedule, from: number, to: number): SuppressedFire[] {
+  const low = spec.startAt === null ? from : Math.max(from, spec.startAt - 1);
+  const high = spec.endAt === null ? to : Math.min(to, spec.endAt);
+  const seen = new Map<string, SuppressedFire>();
+  for (const rule of spec.rules) {
+    const room = MAX_SUPPRESSED_LISTED - seen.size;
+    for (const fire of suppressedOfRule(rule, spec.timezone, { low, high, room })) {
+      seen.set(`${fire.kind}|${fire.at}|${fire.wall}`, fire);
+    }
+  }
+  const found = [...seen.values()];
+  const fired = (at: number): boolean =>
+    spec.rules.length > 1 && nextCronFireOf(spec, at - 1)?.at === at;
+  return found
+    .filter((fire) => fire.kind !== "overlap_repeat" || !fired(fire.at))
+    .sort((a, b) => a.at - b.at);
 }
 
 function describeOnce(spec: OnceSchedule, after: Instant): DescribedOccurrence[] {
@@ -132,59 +162,111 @@ function describeOnce(spec: OnceSchedule, after: Instant): DescribedOccurrence[]
     local !== null && local !== formatWall(wall)
       ? { kind: "gap_shifted", nominalWall: local, collapsed: 0 }
       : overlapNote(spec.timezone, spec.runAt, wall);
-  return [described(spec.timezone, spec.runAt, note, [])];
+  return [
+    described(spec.timezone, {
+      at: spec.runAt,
+      note,
+      suppressed: [],
+      rule: null,
+      exclusion: null,
+    }),
+  ];
 }
 
-function described(
-  zone: string,
-  at: Instant,
-  note: DstNote | null,
-  suppressed: readonly SuppressedFire[],
-): DescribedOccurrence {
-  const wall = wallOf(zone, at);
+interface Described {
+  readonly at: Instant;
+  readonly note: DstNote | null;
+  readonly suppressed: readonly SuppressedFire[];
+  readonly rule: string | null;
+  readonly exclusion: ExclusionHit | null;
+}
+
+function described(zone: string, fields: Described): DescribedOccurrence {
+  const wall = wallOf(zone, fields.at);
   return {
-    at,
+    at: fields.at,
     wall: formatWall(wall),
-    offset: formatOffset(wall - at),
-    note,
-    suppressedBefore: suppressed,
+    offset: formatOffset(wall - fields.at),
+    note: fields.note,
+    suppressedBefore: fields.suppressed,
+    rule: fields.rule,
+    exclusion: fields.exclusion,
   };
 }
 
+/** The next nominal time after `previous`, with the cron fire's DST details when it is one. */
+function nextNominal(
+  spec: CronSchedule | IntervalSchedule,
+  previous: Instant,
+): { at: Instant; fire: CronFire | null } | null {
+  if (spec.type === "interval") {
+    const at = nextAfter(spec, previous);
+    return at === null ? null : { at, fire: null };
+  }
+  const fire = nextCronFireOf(spec, previous);
+  return fire === null ? null : { at: instant(fire.at), fire };
+}
+
+export interface DescribeOptions {
+  /**
+   * List every nominal time, excluded ones included (each with its `exclusion`), as `explain` reads
+   * them. @default false: list fires only, and the excluded nominal times as suppressed.
+   */
+  readonly nominal?: boolean;
+}
+
 /**
- * The next `count` fires strictly after `after`, each with its local wall time, a DST note, and the
- * fires DST suppressed since the previous one. Fewer when the schedule ends.
+ * The next `count` fires strictly after `after`, each with its local wall time, a DST note, the rule
+ * behind it, and the fires DST or an exclusion suppressed since the previous one. Fewer when the
+ * schedule ends.
  */
 export function describeOccurrences(
   spec: ScheduleSpec,
   after: Instant,
   count: number,
+  options: DescribeOptions = {},
 ): DescribedOccurrence[] {
   if (spec.type === "once") return describeOnce(spec, after);
-  const zone = zoneOf(spec);
+  const zone = exclusionZoneOf(spec);
   const list: DescribedOccurrence[] = [];
   let previous: Instant = after;
+  let lastListed: Instant = after;
   let listedSuppressed = 0;
+  let excluded: SuppressedFire[] = [];
   while (list.length < count) {
-    if (spec.type === "interval") {
-      const at = nextAfter(spec, previous);
-      if (at === null) break;
-      list.push(described(zone, at, null, []));
-      previous = at;
+    const next = nextNominal(spec, previous);
+    if (next === null) break;
+    const { at, fire } = next;
+    const exclusion = excludedAt(spec, at);
+    if (exclusion !== null && options.nominal !== true) {
+      if (listedSuppressed + excluded.length < MAX_SUPPRESSED_LISTED) {
+        excluded.push({ kind: "excluded", at, wall: formatWall(wallOf(zone, at)), exclusion });
+        previous = at;
+      } else {
+        // Enough listed: jump over the rest of the excluded stretch in one search.
+        const jump = nextFireAfter(spec, at);
+        if (jump === null) break;
+        previous = instant(jump - 1);
+      }
       continue;
     }
-    const fire = nextCronFireOf(spec, previous);
-    if (fire === null) break;
-    const at = instant(fire.at);
-    const suppressed =
-      listedSuppressed < MAX_SUPPRESSED_LISTED
-        ? suppressedBetween(spec, previous, at).slice(0, MAX_SUPPRESSED_LISTED - listedSuppressed)
+    const room = MAX_SUPPRESSED_LISTED - listedSuppressed;
+    const byDst =
+      spec.type === "cron" && room > 0
+        ? suppressedBetween(spec, lastListed, at).filter((s) => excludedAt(spec, s.at) === null)
         : [];
+    const suppressed = [...excluded, ...byDst].sort((a, b) => a.at - b.at).slice(0, room);
     listedSuppressed += suppressed.length;
-    list.push(
-      described(zone, at, gapNote(spec, fire) ?? overlapNote(zone, at, fire.wall), suppressed),
-    );
+    excluded = [];
+    const note =
+      spec.type === "cron" && fire !== null
+        ? (gapNote(spec, fire) ?? overlapNote(zone, at, fire.wall))
+        : null;
+    const rule =
+      spec.type === "cron" && fire !== null ? (spec.rules[fire.rule]?.text ?? null) : null;
+    list.push(described(zone, { at, note, suppressed, rule, exclusion }));
     previous = at;
+    lastListed = at;
   }
   return list;
 }

@@ -5,6 +5,7 @@
 import { assertNever } from "../errors.js";
 import type { Instant } from "../time.js";
 import { formatInstant, formatWall } from "./civil-time.js";
+import type { CronExpression } from "./cron-expression.js";
 import { matchingWalls } from "./cron-matcher.js";
 import type { CronSchedule, OnceSchedule, ScheduleSpec } from "./schedule-types.js";
 import type { WallResolution } from "./wall-clock.js";
@@ -39,10 +40,10 @@ function change(motion: string, from: number, to: number): string {
   return `clocks ${motion} from ${a} to ${b}`;
 }
 
-function forwardWarning(spec: CronSchedule, t: Transition): string | null {
+function forwardWarning(rule: CronExpression, t: Transition): string | null {
   const from = t.at + t.offsetBefore;
   const to = t.at + t.offsetAfter;
-  const matches = matchingWalls(spec.cron, from, to, MAX_COUNTED);
+  const matches = matchingWalls(rule, from, to, MAX_COUNTED);
   const [first] = matches;
   if (first === undefined) return null;
   const n = matches.length;
@@ -50,7 +51,7 @@ function forwardWarning(spec: CronSchedule, t: Transition): string | null {
   if (to - from > MAX_DST_SHIFT_MS) {
     return `${where} (a change of clock, not DST): ${fires(n)} in the skipped time ${verb(n, "does", "do")} not happen and ${verb(n, "is", "are")} not caught up`;
   }
-  if (!spec.cron.fixedTime) {
+  if (!rule.fixedTime) {
     return `${where}: ${fires(n)} in the skipped time ${verb(n, "does", "do")} not happen`;
   }
   const moved =
@@ -60,17 +61,17 @@ function forwardWarning(spec: CronSchedule, t: Transition): string | null {
   return `${where}: ${moved} at ${wallText(to).slice(11)} (${formatInstant(t.at)}) instead`;
 }
 
-function backwardWarning(spec: CronSchedule, t: Transition): string | null {
+function backwardWarning(rule: CronExpression, t: Transition): string | null {
   const from = t.at + t.offsetAfter;
   const to = t.at + t.offsetBefore;
-  const matches = matchingWalls(spec.cron, from, to, MAX_COUNTED);
+  const matches = matchingWalls(rule, from, to, MAX_COUNTED);
   const n = matches.length;
   if (n === 0) return null;
   const where = change("go back", to, from);
   if (to - from > MAX_DST_SHIFT_MS) {
     return `${where} (a change of clock, not DST): ${fires(n)} in the repeated time ${verb(n, "runs", "run")} twice`;
   }
-  if (spec.cron.fixedTime) {
+  if (rule.fixedTime) {
     return `${where}: ${fires(n)} in the repeated time ${verb(n, "runs", "run")} once, on the first pass`;
   }
   return `${where}: ${fires(n)} in the repeated time ${verb(n, "runs", "run")} twice, once on each pass`;
@@ -80,10 +81,15 @@ function cronWarnings(spec: CronSchedule, from: number, to: number): string[] {
   const low = spec.startAt === null ? from : Math.max(from, spec.startAt);
   const high = spec.endAt === null ? to : Math.min(to, spec.endAt);
   const warnings: string[] = [];
+  // With several expressions, each sentence says which one it is about.
+  const listed = spec.rules.length > 1;
   for (const t of transitionsBetween(spec.timezone, low, high)) {
-    const warning =
-      t.offsetAfter > t.offsetBefore ? forwardWarning(spec, t) : backwardWarning(spec, t);
-    if (warning !== null) warnings.push(`In ${spec.timezone}, ${warning}.`);
+    for (const rule of spec.rules) {
+      const warning =
+        t.offsetAfter > t.offsetBefore ? forwardWarning(rule, t) : backwardWarning(rule, t);
+      const which = listed ? `for "${rule.text}", ` : "";
+      if (warning !== null) warnings.push(`In ${spec.timezone}, ${which}${warning}.`);
+    }
   }
   return warnings;
 }

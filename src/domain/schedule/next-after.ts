@@ -15,12 +15,23 @@ const MAX_DATE_MS = 8.64e15;
 /** A cron search looks no further than one Gregorian cycle: a pattern absent for 400 years never fires. */
 const CRON_SEARCH_HORIZON_MS = 146_097 * MS_PER_DAY;
 
-/** The next cron fire strictly after `after` inside the schedule's bounds, with its DST details. */
+/**
+ * The next cron fire strictly after `after` inside the schedule's bounds, with its DST details: the
+ * earliest fire of any rule (the union), the first rule in the order written winning a tie.
+ */
 export function nextCronFireOf(spec: CronSchedule, after: number): CronFire | null {
   const from = spec.startAt === null ? after : Math.max(after, spec.startAt - 1);
-  const fire = nextCronFire(spec.cron, spec.timezone, from, from + CRON_SEARCH_HORIZON_MS);
-  if (fire === null || (spec.endAt !== null && fire.at > spec.endAt)) return null;
-  return fire;
+  let best: CronFire | null = null;
+  for (let rule = 0; rule < spec.rules.length; rule++) {
+    const expression = spec.rules[rule];
+    if (expression === undefined) continue;
+    // A later rule need only be searched up to the best fire so far.
+    const until = best === null ? from + CRON_SEARCH_HORIZON_MS : best.at + 1;
+    const fire = nextCronFire(expression, spec.timezone, from, until, rule);
+    if (fire !== null && (best === null || fire.at < best.at)) best = fire;
+  }
+  if (best === null || (spec.endAt !== null && best.at > spec.endAt)) return null;
+  return best;
 }
 
 function nextIntervalAfter(spec: IntervalSchedule, after: Instant): Instant | null {

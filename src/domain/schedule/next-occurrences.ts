@@ -5,7 +5,7 @@
 import type { FieldError } from "../errors.js";
 import { ValidationError } from "../errors.js";
 import { instant } from "../time.js";
-import { nextAfter } from "./next-after.js";
+import { nextFireAfter } from "./next-fire.js";
 import { parseSchedule } from "./parse-schedule.js";
 import type { ScheduleInput } from "./schedule-input.js";
 import type { ScheduleSpec } from "./schedule-types.js";
@@ -41,8 +41,9 @@ function optionProblems(options: unknown): FieldError[] {
 
 /**
  * The next `count` nominal fire times of a schedule strictly after `after`, as `Date`s on whole seconds,
- * under the DST rule of docs/schedules.md#cron (fewer when the schedule ends: a once, or `end_at`). `start_at` and
- * `end_at` are honoured; `max_runs` and `jitter` are a task's bookkeeping and are ignored here.
+ * under the DST rule of docs/schedules.md#cron (fewer when the schedule ends: a once, or `end_at`). `start_at`,
+ * `end_at` and `exclude` are honoured (a named calendar needs a scheduler: use a task's preview);
+ * `max_runs` and `jitter` are a task's bookkeeping and are ignored here.
  *
  * @throws ValidationError (`validation_failed`) for any invalid schedule, `after` or `count`.
  * @example
@@ -73,7 +74,7 @@ export function nextOccurrences(
   const fires: Date[] = [];
   let previous = after;
   while (fires.length < options.count) {
-    const next = nextAfter(spec, previous);
+    const next = nextFireAfter(spec, previous);
     if (next === null) break;
     fires.push(new Date(next));
     previous = next;

@@ -14,6 +14,9 @@ import { nextCronFire } from "./cron-next.js";
 import { parseDateTime, parseDuration, parseInstantText } from "./iso-text.js";
 import type { ScheduleBounds, ScheduleSpec, ScheduleType } from "./schedule-types.js";
 import { nextAfter } from "./next-after.js";
+import { exclusionsOf, nextFireAfter } from "./next-fire.js";
+import type { CalendarSnapshot, Exclusion } from "./exclusions.js";
+import { parseExclusions } from "./exclusions.js";
 import { SCHEDULE_TYPES } from "./schedule-types.js";
 import { DEFAULT_TIME_ZONE, timeZoneProblem } from "./time-zone-name.js";
 import { isDstGap, resolveWall } from "./wall-clock.js";
@@ -32,13 +35,18 @@ export interface ParseScheduleContext {
    * Pass `false` to reload a stored schedule whose end has passed. @default true
    */
   readonly checkReachable?: boolean;
+  /**
+   * The owner's calendars that `exclude` names (read beforehand, see `calendarNamesIn`); absent: a
+   * calendar reference is refused (nothing can resolve it, as in `nextOccurrences`).
+   */
+  readonly calendars?: ReadonlyMap<string, CalendarSnapshot>;
 }
 
 const COMMON_KEYS = ["type", "jitter"];
 const KEYS: Readonly<Record<ScheduleType, readonly string[]>> = {
-  cron: [...COMMON_KEYS, "cron", "timezone", "start_at", "end_at", "max_runs"],
+  cron: [...COMMON_KEYS, "cron", "timezone", "start_at", "end_at", "max_runs", "exclude"],
   once: [...COMMON_KEYS, "run_at", "timezone"],
-  interval: [...COMMON_KEYS, "every", "start_at", "end_at", "max_runs"],
+  interval: [...COMMON_KEYS, "every", "start_at", "end_at", "max_runs", "exclude", "timezone"],
 };
 const THIRTY_YEARS_MS = Math.round(30 * 365.2425 * MS_PER_DAY);
 
@@ -127,16 +135,42 @@ function readJitter(input: Fields, problems: Problems): DurationMs {
   return durationMs(0);
 }
 
-function readCron(input: Fields, problems: Problems): CronExpression | null {
-  const value = valueOf(input, "cron");
-  if (typeof value !== "string") {
-    problems.add("cron", 'is required: a cron expression such as "0 9 * * 1-5"');
+/** The most expressions one cron schedule holds. */
+export const MAX_CRON_RULES = 32;
+
+/** The field naming rule `index` of a schedule: `cron`, or `cron.1` when `cron` is a list. */
+function ruleField(listed: boolean, index: number): string {
+  return listed ? `cron.${index}` : "cron";
+}
+
+function readRule(text: unknown, field: string, problems: Problems): CronExpression | null {
+  if (typeof text !== "string") {
+    problems.add(field, 'must be a cron expression such as "0 9 * * 1-5"');
     return null;
   }
-  const parsed = parseCron(value);
+  const parsed = parseCron(text);
   if (parsed.ok) return parsed.value;
-  for (const problem of parsed.problems) problems.add("cron", problem);
+  for (const problem of parsed.problems) problems.add(field, problem);
   return null;
+}
+
+/** `cron`: one expression, or a list of them in one zone (their fires are the union). */
+function readRules(input: Fields, problems: Problems): CronExpression[] | null {
+  const value = valueOf(input, "cron");
+  if (typeof value === "string") {
+    const rule = readRule(value, "cron", problems);
+    return rule === null ? null : [rule];
+  }
+  if (!Array.isArray(value)) {
+    problems.add("cron", 'is required: a cron expression such as "0 9 * * 1-5", or a list of them');
+    return null;
+  }
+  if (value.length === 0 || value.length > MAX_CRON_RULES) {
+    problems.add("cron", `must hold 1 to ${MAX_CRON_RULES} expressions`);
+    return null;
+  }
+  const rules = value.map((text: unknown, i) => readRule(text, ruleField(true, i), problems));
+  return rules.every((rule) => rule !== null) ? rules : null;
 }
 
 /** Resolves `run_at` (an instant, or a local wall time in `zone` under the fixed-time rule). */
@@ -187,6 +221,18 @@ function readEvery(input: Fields, problems: Problems): DurationMs | null {
   return null;
 }
 
+/** `exclude`: dates, ranges, day rules and named calendars (docs/schedules.md#exclude). */
+function readExclude(input: Fields, problems: Problems, ctx: ParseScheduleContext): Exclusion[] {
+  const value = valueOf(input, "exclude");
+  if (value === undefined) return [];
+  const { exclusions, errors } = parseExclusions(value, "exclude", {
+    referenceDay: Math.floor(ctx.referenceAt / MS_PER_DAY),
+    calendars: ctx.calendars ?? null,
+  });
+  for (const error of errors) problems.add(error.field, error.message);
+  return exclusions;
+}
+
 function build(
   input: Fields,
   type: ScheduleType,
@@ -195,11 +241,12 @@ function build(
 ): ScheduleSpec | null {
   switch (type) {
     case "cron": {
-      const cron = readCron(input, problems);
+      const rules = readRules(input, problems);
       const timezone = readZone(input, problems);
       const bounds = readBounds(input, problems);
-      if (cron === null || timezone === null) return null;
-      return { type, cron, timezone, ...bounds };
+      const exclude = readExclude(input, problems, ctx);
+      if (rules === null || timezone === null) return null;
+      return { type, rules, timezone, ...bounds, exclude };
     }
     case "once": {
       const timezone = readZone(input, problems);
@@ -212,17 +259,28 @@ function build(
     case "interval": {
       const everyMs = readEvery(input, problems);
       const bounds = readBounds(input, problems);
+      const exclude = readExclude(input, problems, ctx);
+      const timezone = valueOf(input, "timezone") === undefined ? null : readZone(input, problems);
       if (everyMs === null) return null;
       const anchorAt = bounds.startAt ?? instant(floorSecond(ctx.anchorAt ?? ctx.referenceAt));
-      return { type, everyMs, anchorAt, ...bounds };
+      return { type, everyMs, anchorAt, ...bounds, timezone, exclude };
     }
     default:
       return assertNever(type);
   }
 }
 
-/** docs/schedules.md#cron, docs/schedules.md#bounds-and-jitter: a cron must fire within 30 years, and every schedule before its `end_at`. */
-function checkReachable(spec: ScheduleSpec, referenceAt: Instant, problems: Problems): void {
+/**
+ * Each cron expression must fire within 30 years (docs/schedules.md#cron), and every schedule before
+ * its `end_at` (docs/schedules.md#bounds-and-jitter). `input` is the schedule as written (a list of
+ * expressions names each one's field).
+ */
+function checkReachable(
+  spec: ScheduleSpec,
+  input: Fields,
+  referenceAt: Instant,
+  problems: Problems,
+): void {
   const from = spec.startAt === null ? referenceAt : Math.max(referenceAt, spec.startAt - 1);
   if (spec.type === "cron" && (from < wallMs(MIN_YEAR, 1, 2) || from > wallMs(MAX_YEAR, 1, 1))) {
     problems.add("cron", "cron schedules are evaluated only between the years 1 and 9999");
@@ -230,22 +288,38 @@ function checkReachable(spec: ScheduleSpec, referenceAt: Instant, problems: Prob
   }
   if (spec.type === "cron") {
     const until = from + THIRTY_YEARS_MS;
-    const fire = nextCronFire(spec.cron, spec.timezone, from, until);
-    if (fire === null || fire.at > until) {
-      const anyDate = firstMatchingWall(spec.cron, from - MS_PER_DAY, until + MS_PER_DAY) !== null;
+    const listed = Array.isArray(input.cron);
+    spec.rules.forEach((rule, i) => {
+      const fire = nextCronFire(rule, spec.timezone, from, until);
+      if (fire !== null && fire.at <= until) return;
+      const anyDate = firstMatchingWall(rule, from - MS_PER_DAY, until + MS_PER_DAY) !== null;
       problems.add(
-        "cron",
+        ruleField(listed, i),
         anyDate
           ? `the expression cannot fire in ${spec.timezone} within 30 years of ${formatInstant(from)}`
           : "the day-of-month, month and day-of-week fields never match a real date within 30 years",
       );
-      return;
-    }
+    });
+    if (problems.list.length > 0) return;
   }
   if (spec.endAt !== null && nextAfter(spec, referenceAt) === null) {
     const since = spec.startAt === null ? "now" : "start_at";
     problems.add("end_at", `the schedule has no occurrence between ${since} and end_at`);
+    return;
   }
+  if (exclusionsOf(spec).length > 0) checkNotAllExcluded(spec, from, problems);
+}
+
+/** A schedule whose exclusions leave no fire (within 30 years, or before `end_at`) is refused. */
+function checkNotAllExcluded(spec: ScheduleSpec, from: number, problems: Problems): void {
+  const fire = nextFireAfter(spec, instant(from));
+  if (fire !== null && fire <= from + THIRTY_YEARS_MS) return;
+  problems.add(
+    "exclude",
+    spec.endAt === null
+      ? "excludes every occurrence within 30 years"
+      : "excludes every occurrence before end_at",
+  );
 }
 
 /**
@@ -279,7 +353,7 @@ export function parseSchedule(input: unknown, ctx: ParseScheduleContext): Schedu
   }
   const spec = build(input, type, problems, ctx);
   if (spec !== null && problems.list.length === 0 && ctx.checkReachable !== false) {
-    checkReachable(spec, ctx.referenceAt, problems);
+    checkReachable(spec, input, ctx.referenceAt, problems);
   }
   if (spec === null || problems.list.length > 0) throw new ValidationError(problems.list);
   return spec;

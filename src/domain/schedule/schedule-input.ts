@@ -4,6 +4,8 @@
  */
 import { assertNever } from "../errors.js";
 import { formatInstant } from "./civil-time.js";
+import type { Exclusion, ExclusionInput } from "./exclusions.js";
+import { exclusionInput } from "./exclusions.js";
 import { formatDuration } from "./iso-text.js";
 import type { ScheduleSpec } from "./schedule-types.js";
 
@@ -23,12 +25,17 @@ export interface BoundsInput {
   readonly jitter?: DurationInput | null | undefined;
 }
 
-/** `{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }` (docs/schedules.md#cron). */
+/**
+ * `{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }` (docs/schedules.md#cron), or
+ * several expressions in one zone: `cron: ["0 9 * * 1-5", "0 10 * * 6"]` (their fires are the union).
+ */
 export interface CronScheduleInput extends BoundsInput {
   readonly type: "cron";
-  readonly cron: string;
+  readonly cron: string | string[];
   /** IANA zone name. @default "UTC" */
   readonly timezone?: string | null | undefined;
+  /** Local dates on which nothing fires: dates, ranges, day rules, named calendars. */
+  readonly exclude?: ExclusionInput[] | null | undefined;
 }
 
 /** `{ type: "once", run_at: "2026-12-01T09:00:00", timezone: "Europe/Berlin" }` (docs/schedules.md#once). */
@@ -45,6 +52,10 @@ export interface OnceScheduleInput {
 export interface IntervalScheduleInput extends BoundsInput {
   readonly type: "interval";
   readonly every: DurationInput;
+  /** The zone `exclude` is read in. @default "UTC" */
+  readonly timezone?: string | null | undefined;
+  /** Local dates on which nothing fires: dates, ranges, day rules, named calendars. */
+  readonly exclude?: ExclusionInput[] | null | undefined;
 }
 
 /** A schedule as users write it. */
@@ -64,6 +75,10 @@ function boundsOf(spec: ScheduleSpec): {
   };
 }
 
+function excludeOf(exclude: readonly Exclusion[]): { exclude?: ExclusionInput[] } {
+  return exclude.length === 0 ? {} : { exclude: exclude.map(exclusionInput) };
+}
+
 /**
  * The normalised public shape of a schedule: whitespace-normalised cron, explicit zone, UTC instants,
  * ISO durations (its type says so: a `ScheduleInput` whose zone is always there). An interval without
@@ -75,9 +90,10 @@ export function scheduleToInput(spec: ScheduleSpec) {
     case "cron":
       return {
         type: "cron",
-        cron: spec.cron.text,
+        cron: spec.rules.length === 1 ? (spec.rules[0]?.text ?? "") : spec.rules.map((r) => r.text),
         timezone: spec.timezone,
         ...boundsOf(spec),
+        ...excludeOf(spec.exclude),
       } satisfies CronScheduleInput;
     case "once":
       return {
@@ -91,6 +107,8 @@ export function scheduleToInput(spec: ScheduleSpec) {
         type: "interval",
         every: formatDuration(spec.everyMs),
         ...boundsOf(spec),
+        ...(spec.timezone === null ? {} : { timezone: spec.timezone }),
+        ...excludeOf(spec.exclude),
       } satisfies IntervalScheduleInput;
     default:
       return assertNever(spec);

@@ -12,7 +12,7 @@ export type {
 } from "./schedule-types.js";
 export { SCHEDULE_TYPES } from "./schedule-types.js";
 export { nextAfter } from "./next-after.js";
-export { parseSchedule } from "./parse-schedule.js";
+export { MAX_CRON_RULES, parseSchedule } from "./parse-schedule.js";
 export type { ParseScheduleContext } from "./parse-schedule.js";
 export { scheduleToInput } from "./schedule-input.js";
 export type {
@@ -24,3 +24,27 @@ export type {
 export { describeOccurrences } from "./describe-occurrences.js";
 export type { DescribedOccurrence, DstNote, SuppressedFire } from "./describe-occurrences.js";
 export { dstWarnings } from "./dst-warnings.js";
+export {
+  excludedAt,
+  exclusionsOf,
+  exclusionZoneOf,
+  nextDueAfter,
+  nextFireAfter,
+} from "./next-fire.js";
+export {
+  calendarItemInput,
+  calendarNamesIn,
+  formatLocalDate,
+  parseCalendarItems,
+  CALENDAR_NAME_PATTERN,
+  MAX_EXCLUSION_ITEMS,
+} from "./exclusions.js";
+export type {
+  CalendarExclusion,
+  CalendarItem,
+  CalendarItemInput,
+  CalendarSnapshot,
+  Exclusion,
+  ExclusionHit,
+  ExclusionInput,
+} from "./exclusions.js";

@@ -4,6 +4,7 @@
  */
 import type { DurationMs, Instant } from "../time.js";
 import type { CronExpression } from "./cron-expression.js";
+import type { Exclusion } from "./exclusions.js";
 
 /** The schedule types, as a runtime list (docs/semantics.md#words). */
 export const SCHEDULE_TYPES = ["cron", "once", "interval"] as const;
@@ -21,11 +22,14 @@ export interface ScheduleBounds {
   readonly jitterMs: DurationMs;
 }
 
-/** A cron expression evaluated on the wall clock of an IANA zone (docs/schedules.md#cron). */
+/** Cron expressions evaluated on the wall clock of an IANA zone (docs/schedules.md#cron). */
 export interface CronSchedule extends ScheduleBounds {
   readonly type: "cron";
-  readonly cron: CronExpression;
+  /** The expressions in the order written (at least one); the fires are their union. */
+  readonly rules: readonly CronExpression[];
   readonly timezone: string;
+  /** Local dates on which nominal times do not fire (recorded `skipped`, reason `excluded`). */
+  readonly exclude: readonly Exclusion[];
 }
 
 /** One occurrence at `runAt` (docs/schedules.md#once). `startAt`, `endAt` and `maxRuns` are always `null`. */
@@ -43,6 +47,10 @@ export interface IntervalSchedule extends ScheduleBounds {
   readonly everyMs: DurationMs;
   /** `startAt` when given (and then it fires too), else the creation instant (which does not fire). */
   readonly anchorAt: Instant;
+  /** The zone `exclude` is read in, when given (UTC otherwise); the fires count elapsed time. */
+  readonly timezone: string | null;
+  /** Local dates on which nominal times do not fire (recorded `skipped`, reason `excluded`). */
+  readonly exclude: readonly Exclusion[];
 }
 
 /** A validated schedule; make one with `parseSchedule`. */

@@ -111,6 +111,106 @@ describe("punctual next", () => {
     ]);
   });
 
+  it("takes Quartz day items: the last business day at 17:00 in New York", async () => {
+    const result = await run([
+      "0 17 LW * *",
+      "--tz",
+      "America/New_York",
+      "--from",
+      "2024-02-01T00:00:00Z",
+      "--count",
+      "2",
+      "--json",
+    ]);
+    expect(result.stdout).toBe('["2024-02-29T22:00:00Z","2024-03-29T21:00:00Z"]\n');
+  });
+
+  it("takes several expressions, lists their union and names the rule behind each fire", async () => {
+    const result = await run([
+      "0 9 * * 1-5",
+      "0 10 * * sat",
+      "--tz",
+      "Europe/Berlin",
+      "--from",
+      "2026-06-05T12:00:00Z",
+      "--count",
+      "3",
+    ]);
+    expect(result.stdout.split("\n")).toEqual([
+      'next 3 fires of "0 9 * * 1-5", "0 10 * * sat" in Europe/Berlin after 2026-06-05T12:00:00Z:',
+      "2026-06-06T08:00:00Z  2026-06-06 10:00:00 +02:00  (0 10 * * sat)",
+      "2026-06-08T07:00:00Z  2026-06-08 09:00:00 +02:00  (0 9 * * 1-5)",
+      "2026-06-09T07:00:00Z  2026-06-09 09:00:00 +02:00  (0 9 * * 1-5)",
+      "",
+    ]);
+  });
+
+  it("skips the --exclude days (dates, ranges, day fields) and says what they excluded", async () => {
+    const args = ["0 8 * * *", "--tz", "Europe/Berlin", "--from", "2026-12-23T12:00:00Z"];
+    const result = await run([
+      ...args,
+      "--count",
+      "2",
+      "--exclude",
+      "2026-12-24..2026-12-25",
+      "--exclude",
+      "* * sun",
+    ]);
+    expect(result.stdout.split("\n")).toEqual([
+      'next 2 fires of "0 8 * * *" in Europe/Berlin, skipping 2026-12-24..2026-12-25, * * sun after 2026-12-23T12:00:00Z:',
+      "  not fired: 2026-12-24 08:00:00 (excluded: the dates 2026-12-24 to 2026-12-25)",
+      "  not fired: 2026-12-25 08:00:00 (excluded: the dates 2026-12-24 to 2026-12-25)",
+      "2026-12-26T07:00:00Z  2026-12-26 08:00:00 +01:00",
+      '  not fired: 2026-12-27 08:00:00 (excluded: the day rule "* * sun")',
+      "2026-12-28T07:00:00Z  2026-12-28 08:00:00 +01:00",
+      "",
+    ]);
+    const json = await run([...args, "--count", "1", "--exclude", '{"days": "24 12 *"}', "--json"]);
+    expect(json.stdout).toBe('["2026-12-25T07:00:00Z"]\n');
+  });
+
+  it("summarises a run of excluded wall times, naming the item (the docs' example)", async () => {
+    const result = await run([
+      "0 9 * * 1-5",
+      "0 10 * * sat",
+      "--tz",
+      "Europe/Berlin",
+      "--from",
+      "2026-12-23T12:00:00Z",
+      "--exclude",
+      "2026-12-24..2026-12-26",
+      "--count",
+      "1",
+    ]);
+    expect(result.stdout.split("\n").slice(1, 3)).toEqual([
+      "  not fired: 3 wall times from 2026-12-24 09:00:00 to 2026-12-26 10:00:00 (excluded: the dates 2026-12-24 to 2026-12-26)",
+      "2026-12-28T08:00:00Z  2026-12-28 09:00:00 +01:00  (0 9 * * 1-5)",
+    ]);
+  });
+
+  it.each([
+    [
+      ["0 9 * * *", "60 * * * *"],
+      /^punctual next: invalid cron expression 2: minute field: 60 is out of range 0-59\n$/,
+    ],
+    [
+      ["0 9 * * *", "--exclude", "2026-13-01"],
+      /^punctual next: invalid --exclude "2026-13-01": "2026-13-01" is not a real date\n$/,
+    ],
+    [
+      ["0 9 * * *", "--exclude", "* *"],
+      /^punctual next: invalid --exclude "\* \*": must be the three day fields/,
+    ],
+    [
+      ["0 9 * * *", "--exclude", "2026-01-01", "--exclude", "2026-02-30..2026-03-01"],
+      /^punctual next: invalid --exclude "2026-02-30..2026-03-01": "2026-02-30" is not a real date\n$/,
+    ],
+  ])("exits 2 naming the faulty expression or --exclude for %j", async (args, message) => {
+    const result = await run(args);
+    expect([result.code, result.stdout]).toEqual([2, ""]);
+    expect(result.stderr).toMatch(message);
+  });
+
   it.each([
     [
       ["60 * * * *"],

@@ -728,6 +728,23 @@ describe("an agent server that cannot be asked", () => {
   });
 });
 
+describe("calendars", () => {
+  it("refuses to delete a calendar a task names: 409 calendar_in_use naming the task", async () => {
+    const put = await api("PUT", "/v1/calendars/closures", {
+      token: alice,
+      body: { items: ["2099-12-25"] },
+    });
+    expect(put.status).toBe(201);
+    const task = await createTask(alice, {
+      ...CRON_TASK,
+      schedule: { ...CRON_TASK.schedule, exclude: [{ calendar: "closures" }] },
+    });
+    const answer = await api("DELETE", "/v1/calendars/closures", { token: alice });
+    expectProblem(answer, 409, "calendar_in_use");
+    expect(answer.body.task_id).toBe(task.id);
+  });
+});
+
 describe("problem types", () => {
   it("reached every documented problem type with its status in this file", () => {
     const expected = exposedProblems()

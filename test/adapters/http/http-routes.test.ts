@@ -32,6 +32,7 @@ beforeAll(async () => {
   [alice, bob] = await Promise.all([t.token("alice"), t.token("bob")]);
   taskId = (await call(t.url, "POST", "/v1/tasks", { token: alice, body: CRON_TASK })).body.task.id;
   runId = (await call(t.url, "POST", `/v1/tasks/${taskId}/trigger`, { token: alice })).body.id;
+  await call(t.url, "PUT", "/v1/calendars/holidays", { token: alice, body: { items: [] } });
 });
 afterAll(async () => {
   await t.stop();
@@ -45,7 +46,8 @@ function concrete(url: string, ids: { task: string; run: string; thread: string 
   return url
     .replace(/^\/v1\/runs\/:id/, `/v1/runs/${ids.run}`)
     .replace(":id", ids.task)
-    .replace(":thread_id", ids.thread);
+    .replace(":thread_id", ids.thread)
+    .replace(":name", "holidays");
 }
 
 const VALID_BODIES: Record<string, unknown> = {
@@ -87,7 +89,9 @@ describe("auth and owner isolation on every route", () => {
         ...(body === undefined ? {} : { body }),
       });
       const label = `${route.method} ${route.url}`;
-      if (route.url.includes(":id")) {
+      // A calendar is named by its owner's name for it: a put makes the caller's own calendar.
+      const namesCalendar = route.url.includes(":name") && route.method !== "PUT";
+      if (route.url.includes(":id") || namesCalendar) {
         expect(answer.status, label).toBe(404);
         expect(answer.body.type, label).toBe("https://punctual.dev/problems/not_found");
       } else if (route.method === "GET") {
@@ -98,6 +102,8 @@ describe("auth and owner isolation on every route", () => {
     // Nothing of alice's changed.
     const task = await call(t.url, "GET", `/v1/tasks/${taskId}`, { token: alice });
     expect(task.body).toMatchObject({ title: CRON_TASK.title, status: "enabled", version: 1 });
+    const calendar = await call(t.url, "GET", "/v1/calendars/holidays", { token: alice });
+    expect(calendar.body).toMatchObject({ name: "holidays", version: 1 });
   });
 });
 

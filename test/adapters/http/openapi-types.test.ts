@@ -75,6 +75,30 @@ export const mixed: Schemas["ScheduleInput"] = { type: "once", run_at: "2030-01-
 // @ts-expect-error there is no "weekly" schedule
 export const weekly: Schemas["ScheduleInput"] = { type: "weekly" };
 
+export const businessDays: Schemas["ScheduleInput"] = {
+  type: "cron",
+  cron: ["0 9 * * 1-5", "0 10 * * sat"],
+  timezone: "Europe/Berlin",
+  exclude: ["2026-12-25", { from: "2026-12-24", to: "2026-12-26" }, { days: "L * *" }, { calendar: "holidays" }],
+};
+
+export const hourly: Schemas["ScheduleInput"] = { type: "interval", every: "PT1H", timezone: "Europe/Berlin", exclude: [{ calendar: "holidays" }] };
+
+// @ts-expect-error a once schedule excludes nothing
+export const onceExcluded: Schemas["ScheduleInput"] = { type: "once", run_at: "2030-01-01T00:00:00Z", exclude: ["2030-01-01"] };
+
+type CalendarPut = paths["/v1/calendars/{name}"]["put"]["requestBody"]["content"]["application/json"];
+type CalendarRead = paths["/v1/calendars/{name}"]["get"]["responses"][200]["content"]["application/json"];
+
+export const weekends: CalendarPut = { items: ["2026-12-25", { days: "* * sat,sun" }] };
+
+// @ts-expect-error a calendar holds no other calendar
+export const nested: CalendarPut = { items: [{ calendar: "holidays" }] };
+
+export function calendarSize(calendar: CalendarRead): number {
+  return calendar.items.length + calendar.version;
+}
+
 export function firstSchedule(created: Created, page: Page): [string, string | undefined] {
   const first = page.items[0];
   return [scheduleText(created.task.schedule), first === undefined ? undefined : scheduleText(first.schedule)];

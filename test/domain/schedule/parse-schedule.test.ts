@@ -56,7 +56,7 @@ describe("parseSchedule", () => {
 
     it("accepts 6 fields as a leading second (the reference rejected them)", () => {
       const spec = parse({ type: "cron", cron: "0 9 * * * *" });
-      expect(spec.type === "cron" && spec.cron.minutes).toEqual([9]);
+      expect(spec.type === "cron" && spec.rules[0]?.minutes).toEqual([9]);
     });
 
     it("rejects a once schedule without run_at", () => {

@@ -9,6 +9,7 @@ import type {
   StoreFactory,
   StoreOptions,
 } from "../../../application/store.js";
+import { MemoryCalendarRepository } from "./memory-calendar-repository.js";
 import { MemoryIdempotencyRepository } from "./memory-idempotency-repository.js";
 import { MemoryReplicaRegistry } from "./memory-replica-registry.js";
 import { MemoryRunRepository } from "./memory-run-repository.js";
@@ -28,6 +29,7 @@ export class MemoryStore implements Store {
   readonly tasks: MemoryTaskRepository;
   readonly runs: MemoryRunRepository;
   readonly replicas: MemoryReplicaRegistry;
+  readonly calendars: MemoryCalendarRepository;
   readonly apiTokens = new MemoryTokenRepository();
   readonly idempotency = new MemoryIdempotencyRepository();
   readonly #tables = new MemoryTables();
@@ -36,6 +38,7 @@ export class MemoryStore implements Store {
     this.tasks = new MemoryTaskRepository(this.#tables, options.newId);
     this.runs = new MemoryRunRepository(this.#tables);
     this.replicas = new MemoryReplicaRegistry(this.#tables);
+    this.calendars = new MemoryCalendarRepository(this.#tables);
   }
 
   migrate(): Promise<MigrationStatus> {

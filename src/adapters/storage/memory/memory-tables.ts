@@ -3,7 +3,8 @@
  * write inside `transaction` is journaled and undone if the function throws, so each store method is
  * atomic. JavaScript runs one method at a time, so a transaction holds every "lock" until it returns.
  */
-import type { RunId, TaskId } from "../../../domain/ids.js";
+import type { Calendar } from "../../../domain/calendar.js";
+import type { OwnerId, RunId, TaskId } from "../../../domain/ids.js";
 import type { Run } from "../../../domain/run.js";
 import { isActiveRunStatus } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
@@ -29,6 +30,10 @@ export class ConstraintViolationError extends Error {
   }
 }
 
+function calendarKey(owner: OwnerId, name: string): string {
+  return `${owner}\u0000${name}`;
+}
+
 export interface ReplicaRow {
   readonly id: string;
   readonly startedAt: Instant;
@@ -42,6 +47,8 @@ export class MemoryTables {
   readonly #activeRuns = new Set<RunId>();
   readonly #unique = emptyUniqueIndex();
   readonly #replicas = new Map<string, ReplicaRow>();
+  /** By `owner NUL name`, the calendars table's primary key. */
+  readonly #calendars = new Map<string, Calendar>();
   #journal: (() => void)[] | null = null;
   #closed = false;
   /** No terminal run finished before this (a lower bound), so purge can skip its scan. */
@@ -137,6 +144,27 @@ export class MemoryTables {
 
   replica(id: string): ReplicaRow | undefined {
     return this.#replicas.get(id);
+  }
+
+  calendar(owner: OwnerId, name: string): Calendar | undefined {
+    return this.#calendars.get(calendarKey(owner, name));
+  }
+
+  calendars(): IterableIterator<Calendar> {
+    this.#rowsScanned += this.#calendars.size;
+    return this.#calendars.values();
+  }
+
+  /** Writes (or, with `undefined`, deletes) the calendar row of `owner` and `name`. */
+  putCalendar(owner: OwnerId, name: string, row: Calendar | undefined): void {
+    const key = calendarKey(owner, name);
+    const previous = this.#calendars.get(key);
+    this.#record(() => {
+      if (previous === undefined) this.#calendars.delete(key);
+      else this.#calendars.set(key, previous);
+    });
+    if (row === undefined) this.#calendars.delete(key);
+    else this.#calendars.set(key, row);
   }
 
   insertTask(task: Task): void {

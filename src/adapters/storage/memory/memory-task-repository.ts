@@ -3,6 +3,7 @@
  * `MemoryTables`. The reference semantics of `TaskRepository` that the SQL stores must match.
  */
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
+import { calendarStamps, changedStamps } from "../../../domain/calendar.js";
 import { NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
 import type { TaskId } from "../../../domain/ids.js";
@@ -25,6 +26,7 @@ import { compareKeys, decodeCursor, pageOf } from "../shared/page-cursor.js";
 import type { CursorKey } from "../shared/page-cursor.js";
 import { newRunRow, runRow, taskRow } from "./memory-rows.js";
 import { admissionReport } from "../shared/admission-report.js";
+import { checkMemoryStamps } from "./memory-calendar-repository.js";
 import { isVisibleTo } from "./memory-scope.js";
 import { ConstraintViolationError } from "./memory-tables.js";
 import type { MemoryTables } from "./memory-tables.js";
@@ -63,6 +65,7 @@ export class MemoryTaskRepository implements TaskRepository {
 
   insertTask(task: Task): Promise<void> {
     return this.#tables.atomically(() => {
+      checkMemoryStamps(this.#tables, task.owner, calendarStamps(task.schedule));
       this.#tables.insertTask(taskRow(task));
     });
   }
@@ -93,7 +96,11 @@ export class MemoryTaskRepository implements TaskRepository {
       if (task === undefined) throw new NotFoundError("task", id);
       const activeRuns = this.#activeRunsOf(id);
       const mutation = decideMutation({ task, activeRuns }, decide);
-      if (mutation.task !== undefined) this.#tables.putTask(taskRow({ ...mutation.task, id }));
+      if (mutation.task !== undefined) {
+        const stamps = changedStamps(task.schedule, mutation.task.schedule);
+        checkMemoryStamps(this.#tables, task.owner, stamps);
+        this.#tables.putTask(taskRow({ ...mutation.task, id }));
+      }
       const inserted = (mutation.newRuns ?? []).map((newRun) => this.#insertUnlessRepeated(newRun));
       for (const run of mutation.runUpdates ?? []) this.#updateRun(run);
       return mutation.result(inserted);

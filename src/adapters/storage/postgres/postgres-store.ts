@@ -20,6 +20,7 @@ import { migratePostgres, postgresMigrationStatus } from "./postgres-migrations.
 import { listen, notify } from "./postgres-notifications.js";
 import type { ListenOptions, PostgresListener } from "./postgres-notifications.js";
 import type { PostgresPool } from "./postgres-pool.js";
+import { PostgresCalendarRepository } from "./postgres-calendar-repository.js";
 import { PostgresIdempotencyRepository } from "./postgres-idempotency-repository.js";
 import { PostgresReplicaRegistry } from "./postgres-replica-registry.js";
 import { integer, record } from "./postgres-rows.js";
@@ -50,6 +51,7 @@ export interface PostgresStoreOptions extends StoreOptions {
 
 export interface PostgresStore extends Store {
   readonly kind: "postgres";
+  readonly calendars: PostgresCalendarRepository;
   readonly wakes: WakeSource;
   readonly referenceClock: ReferenceClock;
   /** The database clock (`clock_timestamp()`) in epoch ms, to correct replica clock skew (docs/architecture.md#cadence). */
@@ -98,6 +100,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     tasks: new PostgresTaskRepository(ctx),
     runs: new PostgresRunRepository(ctx),
     replicas: new PostgresReplicaRegistry(ctx),
+    calendars: new PostgresCalendarRepository(ctx),
     apiTokens: new PostgresTokenRepository(ctx),
     idempotency: new PostgresIdempotencyRepository(ctx),
     migrate: (): Promise<MigrationStatus> => migratePostgres(pool, schema),

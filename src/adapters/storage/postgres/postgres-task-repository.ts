@@ -4,6 +4,7 @@
  * channel at commit.
  */
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
+import { calendarStamps, changedStamps } from "../../../domain/calendar.js";
 import { NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
 import type { TaskId } from "../../../domain/ids.js";
@@ -21,6 +22,7 @@ import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { PostgresAdmission } from "./postgres-admission.js";
+import { checkPostgresStamps } from "./postgres-calendar-repository.js";
 import { WAKE_CHANNEL, wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { decodeCursor, pageOf } from "../shared/page-cursor.js";
@@ -95,6 +97,16 @@ export class PostgresTaskRepository implements TaskRepository {
 
   async insertTask(task: Task): Promise<void> {
     const values = columnArrays(TASK_COLUMNS, [taskValues(task)]);
+    const stamps = calendarStamps(task.schedule);
+    if (stamps.length > 0) {
+      // Its calendars' rows stay share-locked until the task is in: see postgres-calendar-repository.ts.
+      await withTransaction(this.#ctx.pool, async (client) => {
+        await checkPostgresStamps(this.#ctx, client, task.owner, stamps);
+        await client.query(this.#insert, values);
+        await wake(this.#ctx, client, `task:${task.id}`);
+      });
+      return;
+    }
     if (!this.#ctx.notifies) {
       await this.#ctx.pool.query(this.#insert, values);
       return;
@@ -137,6 +149,8 @@ export class PostgresTaskRepository implements TaskRepository {
       const activeRuns = await this.#ctx.runSql.lockActive(client, [task.id]);
       const mutation = decideMutation({ task, activeRuns }, decide);
       if (mutation.task !== undefined) {
+        const stamps = changedStamps(task.schedule, mutation.task.schedule);
+        await checkPostgresStamps(this.#ctx, client, task.owner, stamps);
         await client.query(this.#rewrite, columnArrays(TASK_COLUMNS, [taskValues(mutation.task)]));
       }
       const inserted = await this.#insertNewRuns(client, mutation.newRuns ?? []);

@@ -12,6 +12,7 @@ import type {
 import { openSqliteDatabase, settle, SqliteTransactions } from "./sqlite-database.js";
 import type { SqliteDatabase } from "./sqlite-database.js";
 import { migrateSqlite, sqliteMigrationStatus } from "./sqlite-migrations.js";
+import { SqliteCalendarRepository } from "./sqlite-calendar-repository.js";
 import { SqliteIdempotencyRepository } from "./sqlite-idempotency-repository.js";
 import { SqliteReplicaRegistry } from "./sqlite-replica-registry.js";
 import { SqliteRunRepository } from "./sqlite-run-repository.js";
@@ -29,6 +30,7 @@ export class SqliteStore implements Store {
   readonly tasks: SqliteTaskRepository;
   readonly runs: SqliteRunRepository;
   readonly replicas: SqliteReplicaRegistry;
+  readonly calendars: SqliteCalendarRepository;
   readonly apiTokens: SqliteTokenRepository;
   readonly idempotency: SqliteIdempotencyRepository;
   readonly #db: SqliteDatabase;
@@ -41,6 +43,7 @@ export class SqliteStore implements Store {
     this.tasks = new SqliteTaskRepository({ db, tx, statements, newId: options.newId });
     this.runs = new SqliteRunRepository({ db, tx, statements });
     this.replicas = new SqliteReplicaRegistry(db);
+    this.calendars = new SqliteCalendarRepository({ db, tx });
     this.apiTokens = new SqliteTokenRepository(db);
     this.idempotency = new SqliteIdempotencyRepository(db);
   }

@@ -4,6 +4,7 @@
  * and its `SKIP LOCKED` at once (other writers wait; there is nothing to skip).
  */
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
+import { calendarStamps, changedStamps } from "../../../domain/calendar.js";
 import { NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
 import type { TaskId } from "../../../domain/ids.js";
@@ -27,6 +28,7 @@ import { admissionReport } from "../shared/admission-report.js";
 import { decodeCursor, pageOf } from "../shared/page-cursor.js";
 import { settle, StatementCache } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
+import { SqliteCalendarStamps } from "./sqlite-calendar-repository.js";
 import { brokenRunKey } from "./sqlite-errors.js";
 import { columnList, runFromNewRun, runFromRow, runToRow, TASK_COLUMNS } from "./sqlite-rows.js";
 import { taskFromRow, taskToRow } from "./sqlite-rows.js";
@@ -53,6 +55,7 @@ export class SqliteTaskRepository implements TaskRepository {
   readonly #tx: SqliteTransactions;
   readonly #shared: SqliteStatements;
   readonly #newId: () => string;
+  readonly #stamps: SqliteCalendarStamps;
   readonly #insertTask: Statement<[TaskRow]>;
   readonly #updateTask: Statement<[TaskRow]>;
   readonly #visibleTask: Statement<[{ id: string; owner: string | null }], TaskRow>;
@@ -72,6 +75,7 @@ export class SqliteTaskRepository implements TaskRepository {
     this.#tx = options.tx;
     this.#shared = options.statements;
     this.#newId = options.newId;
+    this.#stamps = new SqliteCalendarStamps(db);
     this.#insertTask = db.prepare<[TaskRow]>(
       `INSERT INTO tasks (${columnList(TASK_COLUMNS)})
        VALUES (${TASK_COLUMNS.map((name) => `@${name}`).join(", ")})`,
@@ -105,8 +109,16 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   insertTask(task: Task): Promise<void> {
+    const stamps = calendarStamps(task.schedule);
     return settle(() => {
-      this.#insertTask.run(taskToRow(task));
+      if (stamps.length === 0) {
+        this.#insertTask.run(taskToRow(task));
+        return;
+      }
+      this.#tx.write(() => {
+        this.#stamps.check(task.owner, stamps);
+        this.#insertTask.run(taskToRow(task));
+      });
     });
   }
 
@@ -157,7 +169,10 @@ export class SqliteTaskRepository implements TaskRepository {
         if (task === null) throw new NotFoundError("task", id);
         const activeRuns = this.#activeRunsOf([id]);
         const mutation = decideMutation({ task, activeRuns }, decide);
-        if (mutation.task !== undefined) this.#updateTask.run(taskToRow({ ...mutation.task, id }));
+        if (mutation.task !== undefined) {
+          this.#stamps.check(task.owner, changedStamps(task.schedule, mutation.task.schedule));
+          this.#updateTask.run(taskToRow({ ...mutation.task, id }));
+        }
         const inserted = (mutation.newRuns ?? []).map((newRun) =>
           this.#insertUnlessRepeated(newRun),
         );

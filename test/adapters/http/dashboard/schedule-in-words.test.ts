@@ -39,6 +39,52 @@ describe("scheduleInWords", () => {
     expect(cron("0,30 0,6,12,18 * * *", "UTC")).toBe('cron "0,30 0,6,12,18 * * *" (UTC)');
   });
 
+  it("says each of several expressions, the zone once", () => {
+    expect(
+      scheduleInWords({
+        type: "cron",
+        cron: ["0 9 * * 1-5", "0 10 * * sat"],
+        timezone: "Europe/Berlin",
+      }),
+    ).toBe("every Monday to Friday at 09:00 and every Saturday at 10:00 (Europe/Berlin)");
+    expect(scheduleInWords({ type: "cron", cron: ["*/15 * * * *", "0 17 L * *"] })).toBe(
+      'every 15 minutes and cron "0 17 L * *" (UTC)',
+    );
+    expect(scheduleInWords({ type: "cron", cron: ["0 9 * * *"], timezone: "UTC" })).toBe(
+      "every day at 09:00 (UTC)",
+    );
+  });
+
+  it("says the days a schedule excludes, the first three by name", () => {
+    expect(
+      scheduleInWords({
+        type: "cron",
+        cron: "0 8 * * *",
+        timezone: "Europe/Paris",
+        exclude: ["2026-12-25", { from: "2026-12-24", to: "2026-12-26" }, { calendar: "holidays" }],
+      }),
+    ).toBe(
+      'every day at 08:00 (Europe/Paris), except 2026-12-25, 2026-12-24 to 2026-12-26 and calendar "holidays"',
+    );
+    expect(
+      scheduleInWords({
+        type: "cron",
+        cron: "0 8 * * *",
+        exclude: [{ days: "* * sat,sun" }, "2026-01-01", "2026-05-01", "2026-12-25"],
+      }),
+    ).toBe(
+      'every day at 08:00 (UTC), except days "* * sat,sun", 2026-01-01, 2026-05-01 and 1 more',
+    );
+    expect(
+      scheduleInWords({
+        type: "interval",
+        every: "PT1H",
+        timezone: "Pacific/Apia",
+        exclude: ["2011-12-30"],
+      }),
+    ).toBe("every hour, except 2011-12-30 (Pacific/Apia)");
+  });
+
   it("says intervals, from their start, with their bounds", () => {
     expect(scheduleInWords({ type: "interval", every: "PT15M" })).toBe("every 15 minutes");
     expect(scheduleInWords({ type: "interval", every: "P1DT2H" })).toBe("every day and 2 hours");

@@ -16,9 +16,11 @@ import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
 
-/** The values of the CHECK constraint on `column`, as written in migration 1. */
+/** The values of the CHECK constraint on `column`, as written by the latest migration that sets it. */
 function checkList(column: string): string[] {
-  const match = new RegExp(`CHECK \\(${column} IN \\(([^)]*)\\)\\)`).exec(POSTGRES_MIGRATION_0001);
+  const pattern = new RegExp(`CHECK \\(${column} IN \\(([^)]*)\\)\\)`);
+  const latest = [...POSTGRES_MIGRATIONS].reverse().find((m) => pattern.test(m.sql));
+  const match = pattern.exec(latest?.sql ?? POSTGRES_MIGRATION_0001);
   if (match === null) throw new Error(`no CHECK on ${column}`);
   return [...match[1]!.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!);
 }

@@ -228,3 +228,40 @@ describe("the SQLite schema", () => {
     });
   });
 });
+
+describe("SQLite migration 4 (excluded runs, calendars)", () => {
+  it("keeps every run of a database at migration 3, and then takes the reason excluded", () => {
+    withDatabase((db) => {
+      migrateSqlite(db, SQLITE_MIGRATIONS.slice(0, 3), 1);
+      db.prepare(
+        `INSERT INTO tasks (id, owner, title, schedule, schedule_type, target, target_kind, context,
+           thread_scope, options, metadata, status, decided_through, version, webhook_secret,
+           created_at, updated_at)
+         VALUES ('t1', 'o', 'T', '{}', 'cron', '{}', 'handler', '{}', 'handler', '{}', '{}',
+           'enabled', 0, 1, 's', 0, 0)`,
+      ).run();
+      const insertRun = db.prepare(
+        `INSERT INTO runs (id, task_id, owner, "trigger", scheduled_for, fire_at, status, reason,
+           missed_count, missed_until, not_before, thread_scope, thread_id, "exclusive",
+           idempotency_key, queued_at)
+         VALUES (?, 't1', 'o', 'scheduled', ?, ?, ?, ?, ?, ?, 0, 'handler', ?, 1, ?, 0)`,
+      );
+      insertRun.run("r1", 1000, 1000, "missed", "down", 3, 3000, "r1", "k1");
+      insertRun.run("r2", 4000, 4000, "queued", null, null, null, "r2", "k2");
+      expect(() =>
+        insertRun.run("r3", 5000, 5000, "skipped", "excluded", 2, 6000, "r3", "k3"),
+      ).toThrow(/CHECK constraint failed/);
+      const before = db.prepare("SELECT * FROM runs ORDER BY id").all();
+      migrateSqlite(db, SQLITE_MIGRATIONS, 2);
+      expect(db.prepare("SELECT * FROM runs ORDER BY id").all()).toEqual(before);
+      insertRun.run("r3", 5000, 5000, "skipped", "excluded", 2, 6000, "r3", "k3");
+      // The rebuilt table keeps its keys and its foreign key to tasks.
+      expect(() => insertRun.run("r4", 4000, 4000, "queued", null, null, null, "r4", "k4")).toThrow(
+        /UNIQUE constraint failed/,
+      );
+      db.prepare("DELETE FROM tasks WHERE id = 't1'").run();
+      expect(db.prepare("SELECT count(*) AS n FROM runs").get()).toEqual({ n: 0 });
+      expect(db.prepare("SELECT count(*) AS n FROM calendars").get()).toEqual({ n: 0 });
+    });
+  });
+});

@@ -64,9 +64,9 @@ export interface DstNote {
   readonly collapsed?: number | undefined;
 }
 
-/** A fire DST suppressed before the next one. */
+/** A fire DST (or the schedule's `exclude`) suppressed before the next one. */
 export interface SuppressedFire {
-  readonly kind: "overlap_repeat" | "gap_skipped" | "jump_skipped";
+  readonly kind: "overlap_repeat" | "gap_skipped" | "jump_skipped" | "excluded";
   readonly wall: string;
 }
 

@@ -1,6 +1,7 @@
 // @ts-check
 /**
- * `scheduleInWords`: a schedule, in the API's shape, in plain words ("every day at 09:00 (Europe/Paris)").
+ * `scheduleInWords`: a schedule, in the API's shape, in plain words ("every day at 09:00 (Europe/Paris)"),
+ * each of several cron expressions in turn and the days `exclude` skips (docs/schedules.md#exclude).
  * Pure and free of the DOM, so the page and Node import the same module; what it cannot put in words it
  * quotes as cron text.
  */
@@ -151,6 +152,46 @@ function cronWords(expression) {
   return null;
 }
 
+/** How many items of `exclude` are named before the rest are counted. */
+const EXCLUDE_NAMED = 3;
+
+/**
+ * One item of `exclude` in words: `2026-12-25`, `2026-12-24 to 2026-12-26`, `days "L * *"`,
+ * `calendar "holidays"`.
+ * @param {unknown} item
+ * @returns {string}
+ */
+function exclusionWords(item) {
+  if (typeof item === "string") return item;
+  if (typeof item !== "object" || item === null) return "";
+  /** @type {Readonly<Record<string, unknown>>} */
+  const fields = /** @type {Readonly<Record<string, unknown>>} */ (item);
+  if (typeof fields["calendar"] === "string") return `calendar "${fields["calendar"]}"`;
+  if (typeof fields["days"] === "string") return `days "${fields["days"]}"`;
+  return `${text(fields["from"])} to ${text(fields["to"])}`;
+}
+
+/**
+ * `, except 2026-12-25 and calendar "holidays"`: the days a schedule skips, or nothing.
+ * @param {Readonly<Record<string, unknown>>} schedule
+ */
+function exceptWords(schedule) {
+  const items = Array.isArray(schedule["exclude"]) ? schedule["exclude"].map(exclusionWords) : [];
+  if (items.length === 0) return "";
+  const named = items.slice(0, EXCLUDE_NAMED);
+  const rest = items.length - named.length;
+  return `, except ${joined(rest === 0 ? named : [...named, `${rest} more`])}`;
+}
+
+/**
+ * A schedule's cron expressions: `cron` is one, or a list of them (their fires are the union).
+ * @param {unknown} cron
+ * @returns {string[]}
+ */
+function cronRules(cron) {
+  return (Array.isArray(cron) ? cron : [cron]).map((rule) => text(rule).trim());
+}
+
 /** @param {Readonly<Record<string, unknown>>} schedule */
 function intervalWords(schedule) {
   const every = text(schedule["every"]);
@@ -162,23 +203,29 @@ function intervalWords(schedule) {
   );
   const start = text(schedule["start_at"]);
   const words = parts.length === 0 ? `every ${every}` : `every ${joined(parts)}`;
-  return words + (start === "" ? "" : ` from ${start}`) + bounds(schedule);
+  const except = exceptWords(schedule);
+  // An interval counts in UTC; its `timezone` says only where the excluded dates are read.
+  const zone = except === "" ? "" : ` (${text(schedule["timezone"]) || "UTC"})`;
+  return words + (start === "" ? "" : ` from ${start}`) + bounds(schedule) + except + zone;
 }
 
 /**
  * A schedule, as the API writes it (`{type: "cron", cron, timezone}`, `{type: "once", run_at}`,
- * `{type: "interval", every}`, with their bounds), in plain words.
+ * `{type: "interval", every}`, with their bounds and `exclude`), in plain words.
  * @param {Readonly<Record<string, unknown>>} schedule
  * @returns {string}
  */
 export function scheduleInWords(schedule) {
   switch (schedule["type"]) {
     case "cron": {
-      const expression = text(schedule["cron"]).trim();
       const zone = text(schedule["timezone"]) || "UTC";
-      const found = cronWords(expression);
-      if (found === null) return `cron "${expression}" (${zone})${bounds(schedule)}`;
-      return `${found.words}${found.local ? ` (${zone})` : ""}${bounds(schedule)}`;
+      // Each rule in words (or quoted), in the order written; the zone is said once for all.
+      const rules = cronRules(schedule["cron"]).map(
+        (expression) => cronWords(expression) ?? { words: `cron "${expression}"`, local: true },
+      );
+      const local = rules.some((rule) => rule.local);
+      const words = joined(rules.map((rule) => rule.words));
+      return `${words}${local ? ` (${zone})` : ""}${bounds(schedule)}${exceptWords(schedule)}`;
     }
     case "once": {
       const at = text(schedule["run_at"]);

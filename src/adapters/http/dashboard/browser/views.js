@@ -20,6 +20,7 @@ const SUPPRESSED = {
   overlap_repeat: "DST overlap: the repeated wall time does not fire again",
   gap_skipped: "DST gap: skipped, the wall time does not exist",
   jump_skipped: "clock jump: skipped, the wall time does not exist",
+  excluded: "excluded: on a date the schedule's exclude names",
 };
 
 /**
@@ -69,13 +70,13 @@ export function relative(iso) {
 }
 
 /**
- * The zone a schedule's times are read in (an interval counts in UTC).
+ * The zone a schedule's wall times are shown in: its `timezone` (an interval's, which also says where
+ * its excluded dates are read), else UTC.
  * @param {Schedule} schedule
  * @returns {string}
  */
 export function zoneOf(schedule) {
   const zone = schedule["timezone"];
-  if (schedule["type"] === "interval") return "UTC";
   return typeof zone === "string" && zone !== "" ? zone : "UTC";
 }
 

@@ -1,0 +1,140 @@
+/**
+ * Calendars on PostgreSQL (`calendars`, migration 0005). A calendar's writes lock its row (`FOR UPDATE`,
+ * or the upsert's own lock); a task write that brings a calendar snapshot locks the same row `FOR SHARE`
+ * while it checks the version (`checkPostgresStamps`), so a delete's in-use check sees every task
+ * committed before it and a task never keeps a snapshot of a calendar edited or deleted meanwhile.
+ */
+import type { Calendar, CalendarStamp } from "../../../domain/calendar.js";
+import { CalendarChangedError, CalendarInUseError } from "../../../domain/errors.js";
+import type { OwnerId, TaskId } from "../../../domain/ids.js";
+import { ownerId, taskId } from "../../../domain/ids.js";
+import type { CalendarRepository } from "../../../domain/ports.js";
+import { decodeCalendarItems, encodeCalendarItems } from "../../../domain/schedule-codec.js";
+import type { CalendarItem } from "../../../domain/schedule/schedule-spec.js";
+import type { Instant } from "../../../domain/time.js";
+import type { PostgresContext } from "./postgres-context.js";
+import type { PostgresQueryable } from "./postgres-pool.js";
+import { instantOf, integer, record, text } from "./postgres-rows.js";
+import { msToTimestamp, timestampToMs } from "./postgres-sql.js";
+import { withTransaction } from "./with-transaction.js";
+
+const COLUMNS = `owner, name, items, version, ${timestampToMs("created_at")} AS created_at,
+  ${timestampToMs("updated_at")} AS updated_at`;
+
+function calendarFromRow(value: unknown): Calendar {
+  const row = record(value);
+  return {
+    owner: ownerId(text(row, "owner")),
+    name: text(row, "name"),
+    items: decodeCalendarItems(row["items"]),
+    version: integer(row, "version"),
+    createdAt: instantOf(row, "created_at"),
+    updatedAt: instantOf(row, "updated_at"),
+  };
+}
+
+/** `[{"kind": "calendar", "name": NAME}]`: what a schedule's `exclude` contains when it names NAME. */
+function naming(name: string): string {
+  return JSON.stringify([{ kind: "calendar", name }]);
+}
+
+/**
+ * Refuses (CalendarChangedError) a task write whose calendar snapshots are not the current versions,
+ * inside the writer's transaction; the rows stay share-locked until it ends.
+ */
+export async function checkPostgresStamps(
+  ctx: PostgresContext,
+  db: PostgresQueryable,
+  owner: OwnerId,
+  stamps: readonly CalendarStamp[],
+): Promise<void> {
+  if (stamps.length === 0) return;
+  const result = await db.query(
+    `SELECT name, version FROM ${ctx.schema.quoted}.calendars
+     WHERE owner = $1::text AND name = ANY($2::text[]) ORDER BY name FOR SHARE`,
+    [owner, stamps.map((stamp) => stamp.name)],
+  );
+  const current = new Map(
+    result.rows.map((value) => {
+      const row = record(value);
+      return [text(row, "name"), integer(row, "version")] as const;
+    }),
+  );
+  for (const stamp of stamps) {
+    if (current.get(stamp.name) !== stamp.version) throw new CalendarChangedError(stamp.name);
+  }
+}
+
+export class PostgresCalendarRepository implements CalendarRepository {
+  readonly #ctx: PostgresContext;
+  readonly #table: string;
+  readonly #using: string;
+
+  constructor(ctx: PostgresContext) {
+    this.#ctx = ctx;
+    this.#table = `${ctx.schema.quoted}.calendars`;
+    this.#using =
+      `SELECT t.id FROM ${ctx.tasksTable} AS t` +
+      ` WHERE t.owner = $1::text AND t.deleted_at IS NULL AND t.schedule -> 'exclude' @> $2::jsonb` +
+      ` ORDER BY t.created_at, t.id`;
+  }
+
+  async findCalendars(owner: OwnerId, names: readonly string[]): Promise<readonly Calendar[]> {
+    const result = await this.#ctx.pool.query(
+      `SELECT ${COLUMNS} FROM ${this.#table} WHERE owner = $1::text AND name = ANY($2::text[])
+       ORDER BY name`,
+      [owner, [...new Set(names)]],
+    );
+    return result.rows.map(calendarFromRow);
+  }
+
+  async listCalendars(owner: OwnerId): Promise<readonly Calendar[]> {
+    const result = await this.#ctx.pool.query(
+      `SELECT ${COLUMNS} FROM ${this.#table} WHERE owner = $1::text ORDER BY name`,
+      [owner],
+    );
+    return result.rows.map(calendarFromRow);
+  }
+
+  async putCalendar(
+    owner: OwnerId,
+    name: string,
+    items: readonly CalendarItem[],
+    now: Instant,
+  ): Promise<Calendar> {
+    const result = await this.#ctx.pool.query(
+      `INSERT INTO ${this.#table} AS c (owner, name, items, version, created_at, updated_at)
+       VALUES ($1::text, $2::text, $3::jsonb, 1, ${msToTimestamp("$4::int8")},
+               ${msToTimestamp("$4::int8")})
+       ON CONFLICT (owner, name) DO UPDATE SET
+         items = excluded.items, version = c.version + 1, updated_at = excluded.updated_at
+       RETURNING ${COLUMNS}`,
+      [owner, name, JSON.stringify(encodeCalendarItems(items)), now],
+    );
+    return calendarFromRow(result.rows[0]);
+  }
+
+  deleteCalendar(owner: OwnerId, name: string): Promise<boolean> {
+    return withTransaction(this.#ctx.pool, async (client) => {
+      const locked = await client.query(
+        `SELECT 1 FROM ${this.#table} WHERE owner = $1::text AND name = $2::text FOR UPDATE`,
+        [owner, name],
+      );
+      if (locked.rows.length === 0) return false;
+      // A new statement: it sees every task committed while this one waited for the row lock.
+      const users = await client.query(`${this.#using} LIMIT 1`, [owner, naming(name)]);
+      const user = users.rows[0];
+      if (user !== undefined) throw new CalendarInUseError(name, text(record(user), "id"));
+      await client.query(`DELETE FROM ${this.#table} WHERE owner = $1::text AND name = $2::text`, [
+        owner,
+        name,
+      ]);
+      return true;
+    });
+  }
+
+  async tasksUsingCalendar(owner: OwnerId, name: string): Promise<readonly TaskId[]> {
+    const result = await this.#ctx.pool.query(this.#using, [owner, naming(name)]);
+    return result.rows.map((row) => taskId(text(record(row), "id")));
+  }
+}

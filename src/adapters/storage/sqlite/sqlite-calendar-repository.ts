@@ -1,0 +1,150 @@
+/**
+ * Calendars on SQLite (`calendars`, migration 0004). Every write runs in one `BEGIN IMMEDIATE`
+ * transaction, so a delete's in-use check, and a task write's check of its calendar snapshots
+ * (`SqliteCalendarStamps`), are serialised against every other writer.
+ */
+import type { Calendar, CalendarStamp } from "../../../domain/calendar.js";
+import { CalendarChangedError, CalendarInUseError } from "../../../domain/errors.js";
+import type { OwnerId, TaskId } from "../../../domain/ids.js";
+import { ownerId, taskId } from "../../../domain/ids.js";
+import type { CalendarRepository } from "../../../domain/ports.js";
+import { decodeCalendarItems, encodeCalendarItems } from "../../../domain/schedule-codec.js";
+import type { CalendarItem } from "../../../domain/schedule/schedule-spec.js";
+import { instant } from "../../../domain/time.js";
+import type { Instant } from "../../../domain/time.js";
+import type { Statement } from "better-sqlite3";
+import { settle } from "./sqlite-database.js";
+import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
+
+interface CalendarRow {
+  readonly owner: string;
+  readonly name: string;
+  readonly items: string;
+  readonly version: number;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
+const COLUMNS = "owner, name, items, version, created_at, updated_at";
+
+function calendarFromRow(row: CalendarRow): Calendar {
+  return {
+    owner: ownerId(row.owner),
+    name: row.name,
+    items: decodeCalendarItems(JSON.parse(row.items)),
+    version: row.version,
+    createdAt: instant(row.created_at),
+    updatedAt: instant(row.updated_at),
+  };
+}
+
+/**
+ * The tasks (not deleted) of an owner whose schedule's `exclude` names a calendar, oldest first: the
+ * schedule is JSON, its exclusions `{kind: "calendar", name, ...}` objects.
+ */
+const TASKS_USING = `SELECT t.id FROM tasks AS t
+  WHERE t.owner = @owner AND t.deleted_at IS NULL
+    AND EXISTS (SELECT 1 FROM json_each(t.schedule, '$.exclude') AS e
+                WHERE json_extract(e.value, '$.kind') = 'calendar'
+                  AND json_extract(e.value, '$.name') = @name)
+  ORDER BY t.created_at, t.id`;
+
+/** The check a task write makes of its calendar snapshots, inside its own write transaction. */
+export class SqliteCalendarStamps {
+  readonly #version: Statement<[{ owner: string; name: string }], { version: number }>;
+
+  constructor(db: SqliteDatabase) {
+    this.#version = db.prepare(
+      "SELECT version FROM calendars WHERE owner = @owner AND name = @name",
+    );
+  }
+
+  /** @throws CalendarChangedError when a snapshot is not its calendar's current version */
+  check(owner: OwnerId, stamps: readonly CalendarStamp[]): void {
+    for (const stamp of stamps) {
+      const row = this.#version.get({ owner, name: stamp.name });
+      if (row?.version !== stamp.version) throw new CalendarChangedError(stamp.name);
+    }
+  }
+}
+
+export class SqliteCalendarRepository implements CalendarRepository {
+  readonly #tx: SqliteTransactions;
+  readonly #find: Statement<[{ owner: string; name: string }], CalendarRow>;
+  readonly #list: Statement<[{ owner: string }], CalendarRow>;
+  readonly #upsert: Statement<[CalendarRow], CalendarRow>;
+  readonly #delete: Statement<[{ owner: string; name: string }]>;
+  readonly #using: Statement<[{ owner: string; name: string }], { id: string }>;
+
+  constructor(options: { db: SqliteDatabase; tx: SqliteTransactions }) {
+    const db = options.db;
+    this.#tx = options.tx;
+    this.#find = db.prepare(
+      `SELECT ${COLUMNS} FROM calendars WHERE owner = @owner AND name = @name`,
+    );
+    this.#list = db.prepare(`SELECT ${COLUMNS} FROM calendars WHERE owner = @owner ORDER BY name`);
+    this.#upsert = db.prepare(
+      `INSERT INTO calendars (${COLUMNS})
+       VALUES (@owner, @name, @items, @version, @created_at, @updated_at)
+       ON CONFLICT (owner, name) DO UPDATE SET
+         items = excluded.items, version = calendars.version + 1, updated_at = excluded.updated_at
+       RETURNING ${COLUMNS}`,
+    );
+    this.#delete = db.prepare("DELETE FROM calendars WHERE owner = @owner AND name = @name");
+    this.#using = db.prepare(TASKS_USING);
+  }
+
+  findCalendars(owner: OwnerId, names: readonly string[]): Promise<readonly Calendar[]> {
+    return settle(() =>
+      this.#tx.read(() =>
+        [...new Set(names)]
+          .sort()
+          .map((name) => this.#find.get({ owner, name }))
+          .filter((row): row is CalendarRow => row !== undefined)
+          .map(calendarFromRow),
+      ),
+    );
+  }
+
+  listCalendars(owner: OwnerId): Promise<readonly Calendar[]> {
+    return settle(() => this.#list.all({ owner }).map(calendarFromRow));
+  }
+
+  putCalendar(
+    owner: OwnerId,
+    name: string,
+    items: readonly CalendarItem[],
+    now: Instant,
+  ): Promise<Calendar> {
+    return settle(() =>
+      this.#tx.write(() => {
+        const row = this.#upsert.get({
+          owner,
+          name,
+          items: JSON.stringify(encodeCalendarItems(items)),
+          version: 1,
+          created_at: now,
+          updated_at: now,
+        });
+        if (row === undefined) throw new Error("sqlite: the calendar upsert returned no row");
+        return calendarFromRow(row);
+      }),
+    );
+  }
+
+  deleteCalendar(owner: OwnerId, name: string): Promise<boolean> {
+    return settle(() =>
+      this.#tx.write(() => {
+        if (this.#find.get({ owner, name }) === undefined) return false;
+        const user = this.#using.get({ owner, name });
+        if (user !== undefined) throw new CalendarInUseError(name, user.id);
+        this.#delete.run({ owner, name });
+        return true;
+      }),
+    );
+  }
+
+  tasksUsingCalendar(owner: OwnerId, name: string): Promise<readonly TaskId[]> {
+    return settle(() => this.#using.all({ owner, name }).map((row) => taskId(row.id)));
+  }
+}

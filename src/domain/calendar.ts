@@ -1,0 +1,62 @@
+/**
+ * Named calendars (docs/schedules.md#calendars): an owner's list of days to skip, which schedules name in
+ * `exclude` as `{calendar: NAME}`. A schedule holds a snapshot of the calendar's items with its version;
+ * editing the calendar refreshes the snapshots of the tasks that name it.
+ */
+import type { OwnerId } from "./ids.js";
+import type { CalendarItem, Exclusion, ScheduleSpec } from "./schedule/schedule-spec.js";
+import { exclusionsOf } from "./schedule/schedule-spec.js";
+import type { Instant } from "./time.js";
+
+export interface Calendar {
+  readonly owner: OwnerId;
+  /** Unique per owner (`CALENDAR_NAME_PATTERN`). */
+  readonly name: string;
+  readonly items: readonly CalendarItem[];
+  /** 1 when created, + 1 on each edit. */
+  readonly version: number;
+  readonly createdAt: Instant;
+  readonly updatedAt: Instant;
+}
+
+/** A calendar a schedule names, at the version its snapshot holds. */
+export interface CalendarStamp {
+  readonly name: string;
+  readonly version: number;
+}
+
+/** The calendar snapshots a schedule holds. */
+export function calendarStamps(spec: ScheduleSpec): CalendarStamp[] {
+  return exclusionsOf(spec).flatMap((exclusion: Exclusion) =>
+    exclusion.kind === "calendar" ? [{ name: exclusion.name, version: exclusion.version }] : [],
+  );
+}
+
+/**
+ * The snapshots `after` holds that `before` did not (a new calendar, or another version): the ones a
+ * write must check are still current, so that a write that does not touch them never conflicts.
+ */
+export function changedStamps(before: ScheduleSpec | null, after: ScheduleSpec): CalendarStamp[] {
+  const held = new Set((before === null ? [] : calendarStamps(before)).map(stampKey));
+  return calendarStamps(after).filter((stamp) => !held.has(stampKey(stamp)));
+}
+
+function stampKey(stamp: CalendarStamp): string {
+  return `${stamp.version}:${stamp.name}`;
+}
+
+/** Whether a schedule names the calendar `name`. */
+export function namesCalendar(spec: ScheduleSpec, name: string): boolean {
+  return calendarStamps(spec).some((stamp) => stamp.name === name);
+}
+
+/** The schedule with the snapshot of `calendar` replaced (a schedule that does not name it is unchanged). */
+export function withCalendar(spec: ScheduleSpec, calendar: Calendar): ScheduleSpec {
+  if (spec.type === "once") return spec;
+  const exclude = spec.exclude.map((exclusion) =>
+    exclusion.kind === "calendar" && exclusion.name === calendar.name
+      ? { ...exclusion, version: calendar.version, items: calendar.items }
+      : exclusion,
+  );
+  return { ...spec, exclude };
+}
