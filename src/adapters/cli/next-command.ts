@@ -172,7 +172,7 @@ export function nextCommand(io: NextCommandIo = processIo): Command {
     .option("--count <n>", `how many fires (1-${MAX_OCCURRENCES})`, "5")
     .option(
       "--exclude <item>",
-      'a day to skip, repeatable: 2026-12-25, 2026-12-24..2026-12-26, or day fields "* * sat,sun"',
+      'a day to skip, repeatable: 2026-12-25, 2026-12-24..2026-12-26, or day fields "days:* * sat,sun"',
       (value: string, previous: readonly string[]) => [...previous, value],
       [] as readonly string[],
     )
