@@ -4,8 +4,10 @@
  * on (docs/schedules.md#exclude). explain.ts builds the sentence around them.
  */
 import type { Run, RunReason } from "./run.js";
+import { formatOffset, formatWall } from "./schedule/civil-time.js";
 import { formatLocalDate } from "./schedule/schedule-spec.js";
 import type { ExclusionHit } from "./schedule/schedule-spec.js";
+import { wallOf } from "./schedule/wall-clock.js";
 import type { Instant } from "./time.js";
 
 /** The verdicts a record gives (explain.ts's `EXPLAIN_VERDICTS` holds them all). */
@@ -22,6 +24,14 @@ export function exclusionText(hit: ExclusionHit): string {
         ? `the dates ${formatLocalDate(item.from)} to ${formatLocalDate(item.to)}`
         : `the day rule "${item.text}"`;
   return hit.calendar === null ? what : `${what} of calendar "${hit.calendar}"`;
+}
+
+/** An instant on the wall clock of `zone`, with its offset: `2026-12-24 09:00:00 +01:00`. */
+export function localTimeIn(zone: string): (at: Instant) => string {
+  return (at) => {
+    const wall = wallOf(zone, at);
+    return `${formatWall(wall).replace("T", " ")} ${formatOffset(wall - at)}`;
+  };
 }
 
 /** How a skipped or missed range record reads: `record R covers N nominal times from A to B`. */

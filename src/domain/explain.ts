@@ -10,12 +10,10 @@
  */
 import { EXPLAIN_MAX_HISTORY_ROWS, EXPLAIN_NEARBY_MS } from "./explain-window.js";
 import type { ExplainWindow, NominalOccurrence } from "./explain-window.js";
-import { exclusionText, outcomeOf } from "./explain-words.js";
+import { exclusionText, localTimeIn, outcomeOf } from "./explain-words.js";
 import type { Run } from "./run.js";
-import { formatOffset, formatWall } from "./schedule/civil-time.js";
 import { exclusionZoneOf } from "./schedule/schedule-spec.js";
 import type { ExclusionHit, SuppressedFire } from "./schedule/schedule-spec.js";
-import { wallOf } from "./schedule/wall-clock.js";
 import type { Task, TaskStatus } from "./task.js";
 import { isTerminalTaskStatus } from "./task.js";
 import type { Instant } from "./time.js";
@@ -108,10 +106,7 @@ export function explainAt(input: ExplainInput): Explanation {
   const { task, at, now, window, runs } = input;
   const spec = task.schedule;
   const zone = exclusionZoneOf(spec);
-  const local = (t: Instant): string => {
-    const wall = wallOf(zone, t);
-    return `${formatWall(wall).replace("T", " ")} ${formatOffset(wall - t)}`;
-  };
+  const local = localTimeIn(zone);
   const occ = window.occurrence;
   const decision = occ === null ? null : decisionOf(runs, occ.scheduledFor);
   const maxRunsReached = spec.maxRuns !== null && task.admittedCount >= spec.maxRuns;
