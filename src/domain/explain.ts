@@ -10,7 +10,8 @@
  */
 import { EXPLAIN_MAX_HISTORY_ROWS, EXPLAIN_NEARBY_MS } from "./explain-window.js";
 import type { ExplainWindow, NominalOccurrence } from "./explain-window.js";
-import { exclusionText, localTimeIn, outcomeOf } from "./explain-words.js";
+import { exclusionText, localTimeIn, outcomeOf, stallSentence } from "./explain-words.js";
+import { exclusionStall } from "./exclusion-stall.js";
 import type { Run } from "./run.js";
 import { exclusionZoneOf } from "./schedule/schedule-spec.js";
 import type { ExclusionHit, SuppressedFire } from "./schedule/schedule-spec.js";
@@ -119,6 +120,9 @@ export function explainAt(input: ExplainInput): Explanation {
     next === null
       ? "nothing is scheduled after it"
       : `the next occurrence is ${local(next.scheduledFor)}`;
+  // A task its exclusions hold still says so after any verdict (exclusion-stall.ts).
+  const stall = exclusionStall(task);
+  const stallText = stall === null ? "" : ` ${stallSentence(stall, task.status, local)}`;
   const answer = (
     verdict: ExplainVerdict,
     message: string,
@@ -128,7 +132,7 @@ export function explainAt(input: ExplainInput): Explanation {
     at,
     taskStatus: task.status,
     verdict,
-    message,
+    message: message + stallText,
     occurrence: occ,
     nextOccurrence: next,
     suppressed,
@@ -233,7 +237,9 @@ export function explainAt(input: ExplainInput): Explanation {
           ? input.complete
             ? ": it was decided, but no record of it remains"
             : `: its record is not among the task's newest ${EXPLAIN_MAX_HISTORY_ROWS} runs`
-          : ` and did not fire: it is recorded (skipped, reason excluded) when the task next fires`;
+          : stall === null
+            ? ` and did not fire: it is recorded (skipped, reason excluded) when the task next fires`
+            : ` and did not fire: it is recorded (skipped, reason excluded) once the task can fire again`;
     return answer("excluded", `${onDate}${recorded}; ${nextText}.`);
   }
 

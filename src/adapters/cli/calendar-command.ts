@@ -51,6 +51,7 @@ function calendarText(calendar: CalendarView | PutCalendarView, timeZone?: strin
     ...("tasks_refreshed" in calendar ? [`tasks_refreshed  ${calendar.tasks_refreshed}`] : []),
     `items            ${calendar.items.length}`,
     ...calendar.items.map((item) => `  ${exclusionArgumentText(item)}`),
+    ...("warnings" in calendar ? calendar.warnings.map((warning) => `warning: ${warning}`) : []),
   ];
   return `${lines.join("\n")}\n`;
 }

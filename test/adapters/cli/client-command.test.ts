@@ -828,6 +828,13 @@ describe("punctual calendars", () => {
         "stdout": "",
       }
     `);
+    // Every day excluded: the task will not fire, and the put says so.
+    expect(await ok(["calendars", "put", "in-use", "days:* * *"])).toContain(
+      `\nwarning: Task ${id} ("uses in-use"): It will not fire again while its exclusions stand: `.replace(
+        id,
+        [...ids.entries()].find(([real]) => real === id)?.[1] ?? id,
+      ),
+    );
     await ok(["tasks", "delete", id]);
     expect(await ok(["calendars", "delete", "in-use"])).toBe("deleted calendar in-use\n");
     expect(await cli(["calendars", "get", "in-use"])).toMatchInlineSnapshot(`
