@@ -1,14 +1,19 @@
 /**
  * The owner's named calendars (docs/schedules.md#calendars): read, list, put and delete. A put that
  * changes a calendar refreshes every task that names it, each under its own row lock (`mutateTask`,
- * the lock admission takes), so that only occurrences not decided yet follow the new calendar.
+ * the lock admission takes), so that only occurrences not decided yet follow the new calendar, and
+ * warns of each task naming it that will not fire while it stands.
  */
 import type { Calendar } from "../domain/calendar.js";
 import { refreshCalendar } from "../domain/calendar-commands.js";
 import { CalendarChangedError, NotFoundError, ValidationError } from "../domain/errors.js";
+import { exclusionStall } from "../domain/exclusion-stall.js";
+import type { ExclusionStall } from "../domain/exclusion-stall.js";
+import { stallWarning } from "../domain/explain-words.js";
 import type { CalendarRepository, OwnerScope } from "../domain/ports.js";
 import { CALENDAR_NAME_PATTERN, parseCalendarItems } from "../domain/schedule/schedule-spec.js";
 import { encodeCalendarItems } from "../domain/schedule-codec.js";
+import type { Task } from "../domain/task.js";
 import { DAY_MS } from "../domain/time.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
@@ -77,9 +82,13 @@ export class CalendarService {
       ? previous
       : await repository.putCalendar(actor.owner, name, items, now);
     // Also after an unchanged put: it finishes the refreshes of a put that stopped half way.
-    const refreshed = await this.#refreshTasks(actor, calendar, now);
+    const { refreshed, held } = await this.#refreshTasks(actor, calendar, now);
     return {
-      calendar: { ...calendarView(calendar), tasks_refreshed: refreshed },
+      calendar: {
+        ...calendarView(calendar),
+        tasks_refreshed: refreshed,
+        warnings: held.map(({ task, stall }) => stallWarning(task, stall)),
+      },
       created: previous === undefined,
     };
   }
@@ -90,19 +99,31 @@ export class CalendarService {
     if (!deleted) throw new NotFoundError("calendar", name);
   }
 
-  /** Brings each task naming `calendar` to its version, one row lock at a time. */
-  async #refreshTasks(actor: Actor, calendar: Calendar, now: Instant): Promise<number> {
+  /**
+   * Brings each task naming `calendar` to its version, one row lock at a time; also says which of
+   * them the calendar (with their other exclusions) holds still (exclusion-stall.ts).
+   */
+  async #refreshTasks(
+    actor: Actor,
+    calendar: Calendar,
+    now: Instant,
+  ): Promise<{ refreshed: number; held: { task: Task; stall: ExclusionStall }[] }> {
     const scope: OwnerScope = { kind: "owner", owner: actor.owner };
     const ids = await this.#repository().tasksUsingCalendar(actor.owner, calendar.name);
     let refreshed = 0;
+    const held: { task: Task; stall: ExclusionStall }[] = [];
     for (const id of ids) {
       try {
-        const changed = await this.#deps.store.tasks.mutateTask(scope, id, (locked) => {
+        const { changed, task } = await this.#deps.store.tasks.mutateTask(scope, id, (locked) => {
           const outcome = refreshCalendar(locked.task, calendar, now);
-          if (outcome === null) return { result: () => false };
-          return { task: outcome.task, newRuns: outcome.newRuns, result: () => true };
+          if (outcome === null) return { result: () => ({ changed: false, task: locked.task }) };
+          const result = () => ({ changed: true, task: outcome.task });
+          return { task: outcome.task, newRuns: outcome.newRuns, result };
         });
         if (changed) refreshed++;
+        // Outside the row lock: the search runs only for a task without a next fire.
+        const stall = exclusionStall(task);
+        if (stall !== null) held.push({ task, stall });
       } catch (error) {
         // Deleted meanwhile, or the calendar changed again: the later put refreshes it.
         if (error instanceof NotFoundError || error instanceof CalendarChangedError) continue;
@@ -110,7 +131,7 @@ export class CalendarService {
       }
     }
     if (refreshed > 0) this.#deps.wake();
-    return refreshed;
+    return { refreshed, held };
   }
 
   #repository(): CalendarRepository {

@@ -157,7 +157,8 @@ export interface SchedulerCalendars {
   list(): Promise<{ items: CalendarView[] }>;
   /**
    * Creates the calendar or replaces its items; the tasks naming it take them for their occurrences
-   * not decided yet (`tasks_refreshed` says how many).
+   * not decided yet (`tasks_refreshed` says how many); `warnings` names each task it leaves with no
+   * fire at all (docs/schedules.md#when-everything-left-is-excluded).
    * @throws validation_failed naming each bad item
    */
   put(name: string, items: readonly CalendarItemInput[]): Promise<PutCalendarView>;

@@ -294,6 +294,11 @@ export const calendarPutResultSchema = calendarViewSchema.extend({
     description:
       "how many tasks naming the calendar took its new items (their next_run_at recomputed)",
   }),
+  warnings: z.array(z.string()).meta({
+    description:
+      "one per task naming the calendar that will not fire while it stands: every occurrence the " +
+      "task has left falls on an excluded date (docs/schedules.md#when-everything-left-is-excluded)",
+  }),
 });
 
 export type ScheduleView = z.output<typeof scheduleViewSchema>;

@@ -30,7 +30,8 @@ export class CalendarClient {
   /**
    * Creates the calendar or replaces its items (`"2026-12-25"`, `{from, to}`, `{days: "25 12 *"}`);
    * the tasks naming it take them for their occurrences not decided yet (`tasks_refreshed` says how
-   * many).
+   * many; `warnings` names each task it leaves with no fire at all,
+   * docs/schedules.md#when-everything-left-is-excluded).
    * @throws PunctualApiError `validation_failed` (422) naming each bad item (`items.0`, ...)
    */
   put(

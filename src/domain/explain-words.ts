@@ -3,9 +3,13 @@
  * as a verdict and a clause ("was launched as run R ..."), and the item of `exclude` an occurrence falls
  * on (docs/schedules.md#exclude). explain.ts builds the sentence around them.
  */
+import type { ExclusionStall } from "./exclusion-stall.js";
 import type { Run, RunReason } from "./run.js";
-import { formatLocalDate } from "./schedule/schedule-spec.js";
+import { formatOffset, formatWall } from "./schedule/civil-time.js";
+import { exclusionZoneOf, formatLocalDate } from "./schedule/schedule-spec.js";
 import type { ExclusionHit } from "./schedule/schedule-spec.js";
+import { wallOf } from "./schedule/wall-clock.js";
+import type { Task, TaskStatus } from "./task.js";
 import type { Instant } from "./time.js";
 
 /** The verdicts a record gives (explain.ts's `EXPLAIN_VERDICTS` holds them all). */
@@ -22,6 +26,33 @@ export function exclusionText(hit: ExclusionHit): string {
         ? `the dates ${formatLocalDate(item.from)} to ${formatLocalDate(item.to)}`
         : `the day rule "${item.text}"`;
   return hit.calendar === null ? what : `${what} of calendar "${hit.calendar}"`;
+}
+
+/** An instant on the wall clock of `zone`, with its offset: `2026-12-24 09:00:00 +01:00`. */
+export function localTimeIn(zone: string): (at: Instant) => string {
+  return (at) => {
+    const wall = wallOf(zone, at);
+    return `${formatWall(wall).replace("T", " ")} ${formatOffset(wall - at)}`;
+  };
+}
+
+/** Why a task its exclusions hold still will not fire (exclusion-stall.ts), in one sentence. */
+export function stallSentence(
+  stall: ExclusionStall,
+  status: TaskStatus,
+  local: (at: Instant) => string,
+): string {
+  return (
+    `It will not fire again while its exclusions stand: every occurrence it has left, from ` +
+    `${local(stall.next)} on, falls on an excluded date (the first: ${exclusionText(stall.exclusion)}); ` +
+    `it stays ${status} and fires again once a calendar it names, or its schedule, leaves a date free.`
+  );
+}
+
+/** The warning a calendar's put gives for a task it holds still: the task by id and title, and why. */
+export function stallWarning(task: Task, stall: ExclusionStall): string {
+  const local = localTimeIn(exclusionZoneOf(task.schedule));
+  return `Task ${task.id} ("${task.title}"): ${stallSentence(stall, task.status, local)}`;
 }
 
 /** How a skipped or missed range record reads: `record R covers N nominal times from A to B`. */

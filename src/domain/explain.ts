@@ -10,12 +10,11 @@
  */
 import { EXPLAIN_MAX_HISTORY_ROWS, EXPLAIN_NEARBY_MS } from "./explain-window.js";
 import type { ExplainWindow, NominalOccurrence } from "./explain-window.js";
-import { exclusionText, outcomeOf } from "./explain-words.js";
+import { exclusionText, localTimeIn, outcomeOf, stallSentence } from "./explain-words.js";
+import { exclusionStall } from "./exclusion-stall.js";
 import type { Run } from "./run.js";
-import { formatOffset, formatWall } from "./schedule/civil-time.js";
 import { exclusionZoneOf } from "./schedule/schedule-spec.js";
 import type { ExclusionHit, SuppressedFire } from "./schedule/schedule-spec.js";
-import { wallOf } from "./schedule/wall-clock.js";
 import type { Task, TaskStatus } from "./task.js";
 import { isTerminalTaskStatus } from "./task.js";
 import type { Instant } from "./time.js";
@@ -108,10 +107,7 @@ export function explainAt(input: ExplainInput): Explanation {
   const { task, at, now, window, runs } = input;
   const spec = task.schedule;
   const zone = exclusionZoneOf(spec);
-  const local = (t: Instant): string => {
-    const wall = wallOf(zone, t);
-    return `${formatWall(wall).replace("T", " ")} ${formatOffset(wall - t)}`;
-  };
+  const local = localTimeIn(zone);
   const occ = window.occurrence;
   const decision = occ === null ? null : decisionOf(runs, occ.scheduledFor);
   const maxRunsReached = spec.maxRuns !== null && task.admittedCount >= spec.maxRuns;
@@ -124,6 +120,9 @@ export function explainAt(input: ExplainInput): Explanation {
     next === null
       ? "nothing is scheduled after it"
       : `the next occurrence is ${local(next.scheduledFor)}`;
+  // A task its exclusions hold still says so after any verdict (exclusion-stall.ts).
+  const stall = exclusionStall(task);
+  const stallText = stall === null ? "" : ` ${stallSentence(stall, task.status, local)}`;
   const answer = (
     verdict: ExplainVerdict,
     message: string,
@@ -133,7 +132,7 @@ export function explainAt(input: ExplainInput): Explanation {
     at,
     taskStatus: task.status,
     verdict,
-    message,
+    message: message + stallText,
     occurrence: occ,
     nextOccurrence: next,
     suppressed,
@@ -238,7 +237,9 @@ export function explainAt(input: ExplainInput): Explanation {
           ? input.complete
             ? ": it was decided, but no record of it remains"
             : `: its record is not among the task's newest ${EXPLAIN_MAX_HISTORY_ROWS} runs`
-          : ` and did not fire: it is recorded (skipped, reason excluded) when the task next fires`;
+          : stall === null
+            ? ` and did not fire: it is recorded (skipped, reason excluded) when the task next fires`
+            : ` and did not fire: it is recorded (skipped, reason excluded) once the task can fire again`;
     return answer("excluded", `${onDate}${recorded}; ${nextText}.`);
   }
 

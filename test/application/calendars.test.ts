@@ -143,6 +143,58 @@ describe("calendars through the service", () => {
     expect(stored?.schedule).toMatchObject({ exclude: [{ name: "holidays", version: 2 }] });
   });
 
+  it("warns of a task a calendar edit holds still, explains why, and lets it fire again", async () => {
+    const h = harness();
+    await put(h, "holidays", ["2030-01-09"]);
+    const task = await createTask(h, daily([{ calendar: "holidays" }]));
+    await h.dispatch.admitDue(h.clock.set(instant(day(8) + 5000)), 10);
+
+    // Every day excluded: the task keeps its status, has no next fire, and the put says why.
+    h.clock.set(instant(day(8) + 2 * HOUR));
+    const held = await put(h, "holidays", [{ days: "* * *" }]);
+    expect(held.calendar.tasks_refreshed).toBe(1);
+    expect(held.calendar.warnings).toEqual([
+      `Task ${task.id} ("Daily report"): It will not fire again while its exclusions stand: every ` +
+        "occurrence it has left, from 2030-01-09 08:00:00 +00:00 on, falls on an excluded date " +
+        '(the first: the day rule "* * *" of calendar "holidays"); it stays enabled and fires ' +
+        "again once a calendar it names, or its schedule, leaves a date free.",
+    ]);
+    const still = await h.tasks.get(ALICE, task.id);
+    expect([still.status, still.next_run_at]).toEqual(["enabled", null]);
+    // The same items again warn again: the task is still held.
+    expect((await put(h, "holidays", [{ days: "* * *" }])).calendar.warnings).toHaveLength(1);
+
+    const stallSentence =
+      "It will not fire again while its exclusions stand: every occurrence it has left, from " +
+      '2030-01-09 08:00:00 +00:00 on, falls on an excluded date (the first: the day rule "* * *" of ' +
+      'calendar "holidays"); it stays enabled and fires again once a calendar it names, or its ' +
+      "schedule, leaves a date free.";
+    const now = await h.tasks.explain(ALICE, task.id, iso(h.clock.now), h.clock.now);
+    expect(now.message).toMatch(
+      /^The occurrence of 2030-01-08 08:00:00 \+00:00 .* is queued as run /,
+    );
+    expect(now.message.endsWith(`. ${stallSentence}`)).toBe(true);
+    const ahead = await h.tasks.explain(ALICE, task.id, iso(day(12)), h.clock.now);
+    expect(ahead.verdict).toBe("excluded");
+    expect(ahead.message).toMatch(
+      /^The occurrence of 2030-01-12 08:00:00 \+00:00 fell on an excluded date \(the day rule "\* \* \*" of calendar "holidays"\) and did not fire: it is recorded \(skipped, reason excluded\) once the task can fire again; nothing is scheduled after it\. It will not fire again while/,
+    );
+
+    // Freeing the dates from the 11th on: the stretch held still is recorded, the task fires again.
+    h.clock.set(instant(day(10) + 2 * HOUR));
+    const freed = await put(h, "holidays", [{ from: "2030-01-09", to: "2030-01-10" }]);
+    expect(freed.calendar.warnings).toEqual([]);
+    expect((await h.tasks.get(ALICE, task.id)).next_run_at).toBe(iso(day(11)));
+    const ledger = (await history(h, ALICE, task.id)).reverse();
+    expect(ledger.map((r) => [r.scheduled_for, r.status, r.reason, r.missed_count])).toEqual([
+      [iso(day(8)), "queued", null, null],
+      [iso(day(9)), "skipped", "excluded", 2],
+    ]);
+    expect(
+      (await h.tasks.explain(ALICE, task.id, iso(h.clock.now), h.clock.now)).message,
+    ).not.toContain("will not fire again");
+  });
+
   it("records the old schedule's excluded occurrences already due before a schedule edit", async () => {
     const h = harness();
     const task = await createTask(h, daily(["2030-01-08"]));

@@ -200,6 +200,127 @@ describe.skipIf(!available && !IN_CI)("the dashboard in a real browser", () => {
     expect((await call(t.url, "GET", `/v1/tasks/${id}`, { token })).status).toBe(404);
   });
 
+  it("creates a task with two rules and a day rule to skip, the preview naming rules and exclusions", async () => {
+    await signIn();
+    await page.getByRole("link", { name: "New task" }).first().click();
+    await page.getByLabel("Title", { exact: true }).fill("Weekdays and Saturdays");
+    await page.getByLabel("Time zone").fill("UTC");
+    await page.getByLabel("Cron", { exact: true }).fill("0 9 * * 1-5\n0 10 * * 6");
+    await page.getByLabel("Days to skip", { exact: false }).fill("days:* * mon");
+    const preview = page.locator("#live-preview");
+    await expect
+      .poll(() => preview.locator("td.rule").allTextContents(), WAIT)
+      .toContain("0 10 * * 6");
+    expect(await preview.locator("td.rule").allTextContents()).toContain("0 9 * * 1-5");
+    await expect
+      .poll(() => preview.locator(".excluded-note").first().textContent(), WAIT)
+      .toMatch(/^excluded: the day rule "\* \* mon" \(\d{4}-\d\d-\d\d 09:00:00\)$/);
+    expect(await page.locator("#live-words").textContent()).toBe(
+      'every Monday to Friday at 09:00 and every Saturday at 10:00 (UTC), except days "* * mon"',
+    );
+    for (const wall of await preview.locator("tbody tr td:nth-child(2)").allTextContents()) {
+      expect(new Date(`${wall.slice(0, 10)}T00:00:00Z`).getUTCDay()).not.toBe(1);
+    }
+
+    await page.getByRole("button", { name: "Create task" }).click();
+    await page.locator("#task-title").waitFor(WAIT);
+    await expect.poll(() => page.locator("table.fires td.rule").count(), WAIT).toBe(10);
+    const id = /#\/tasks\/([^/]+)$/.exec(page.url())?.[1] ?? "";
+    const saved = await call(t.url, "GET", `/v1/tasks/${id}`, { token });
+    expect(saved.body.schedule).toEqual({
+      type: "cron",
+      cron: ["0 9 * * 1-5", "0 10 * * 6"],
+      timezone: "UTC",
+      exclude: [{ days: "* * mon" }],
+    });
+
+    await page.getByRole("link", { name: "Edit" }).click();
+    expect(await page.getByLabel("Cron", { exact: true }).inputValue()).toBe(
+      "0 9 * * 1-5\n0 10 * * 6",
+    );
+    expect(await page.getByLabel("Days to skip", { exact: false }).inputValue()).toBe(
+      "days:* * mon",
+    );
+  });
+
+  it("creates a calendar, shows its delete refused while a task names it, then deletes it", async () => {
+    await signIn();
+    await page.getByRole("link", { name: "Calendars" }).first().click();
+    await page.getByLabel("Name", { exact: false }).fill("team-days");
+    await page
+      .getByLabel("Days to skip", { exact: false })
+      .fill("2031-12-25\n2031-12-24..2031-12-26");
+    await page.getByRole("button", { name: "Save calendar" }).click();
+    await expect
+      .poll(() => page.locator("#notice").textContent(), WAIT)
+      .toContain("Saved “team-days” (version 1); 0 tasks took its items.");
+    expect(page.url()).toMatch(/#\/calendars\/team-days$/);
+    expect(await page.getByLabel("Days to skip", { exact: false }).inputValue()).toBe(
+      "2031-12-25\n2031-12-24..2031-12-26",
+    );
+
+    const id = await createTask({
+      title: "Skips team days",
+      schedule: { type: "cron", cron: "0 9 * * *", exclude: [{ calendar: "team-days" }] },
+      target: { kind: "handler", name: "log" },
+    });
+    page.on("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Delete calendar" }).click();
+    await expect
+      .poll(() => page.locator("#notice").textContent(), WAIT)
+      .toContain("A task uses this calendar");
+    expect(await page.locator("#notice").getAttribute("class")).toBe("problem");
+    expect(await page.getByRole("link", { name: "Open that task" }).getAttribute("href")).toBe(
+      `#/tasks/${id}`,
+    );
+
+    expect((await call(t.url, "DELETE", `/v1/tasks/${id}`, { token })).status).toBe(204);
+    await page.getByRole("button", { name: "Delete calendar" }).click();
+    await expect
+      .poll(() => page.locator("#notice").textContent(), WAIT)
+      .toContain("Deleted the calendar “team-days”.");
+    expect(page.url()).toMatch(/#\/calendars$/);
+    expect((await call(t.url, "GET", "/v1/calendars/team-days", { token })).status).toBe(404);
+  });
+
+  it("shows an excluded stretch in the run history with its count and range", async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const put = await call(t.url, "PUT", "/v1/calendars/today", {
+      token,
+      body: { items: [today] },
+    });
+    expect(put.status).toBe(201);
+    const id = await createTask({
+      title: "Every second but today",
+      schedule: { type: "cron", cron: "* * * * * *", exclude: [{ calendar: "today" }] },
+      target: { kind: "handler", name: "log" },
+    });
+    // Seconds pass excluded (explain names the latest); freeing today then records them as one
+    // stretch (docs/schedules.md#calendars).
+    const created = Date.parse(
+      String((await call(t.url, "GET", `/v1/tasks/${id}`, { token })).body.created_at),
+    );
+    await expect
+      .poll(async () => {
+        const now = encodeURIComponent(new Date().toISOString());
+        const answer = await call(t.url, "GET", `/v1/tasks/${id}/explain?at=${now}`, { token });
+        const occurrence = answer.body.occurrence?.scheduled_for as string | undefined;
+        return answer.body.verdict === "excluded" && Date.parse(occurrence ?? "") >= created + 2000;
+      }, WAIT)
+      .toBe(true);
+    await call(t.url, "PUT", "/v1/calendars/today", { token, body: { items: [] } });
+    await call(t.url, "POST", `/v1/tasks/${id}/pause`, { token });
+
+    await signIn();
+    await page.goto(`${t.url}/#/tasks/${id}`);
+    const stretch = page.locator("#runs tr.excluded");
+    await stretch.first().waitFor(WAIT);
+    expect(await stretch.first().textContent()).toMatch(
+      /excluded stretch: \d+ occurrences, .* to .*\(excluded\)/,
+    );
+    await call(t.url, "DELETE", `/v1/tasks/${id}?force=true`, { token });
+  });
+
   it("shows an API problem's title and detail", async () => {
     await signIn();
     await page.goto(`${t.url}/#/tasks/no-such-task`);

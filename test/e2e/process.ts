@@ -110,3 +110,26 @@ export async function createToken(db: string, owner: string): Promise<string> {
   ]);
   return (JSON.parse(created.stdout) as { token: string }).token;
 }
+
+/** Runs `node bin/punctual.js ...args` to its end: its exit code and what it wrote on each stream. */
+export async function runCli(
+  args: readonly string[],
+  options: { cwd: string; env?: Readonly<Record<string, string>>; timeoutMs?: number },
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      [join(ROOT, "bin", "punctual.js"), ...args],
+      {
+        cwd: options.cwd,
+        env: { ...process.env, ...options.env },
+        timeout: options.timeoutMs ?? 30_000,
+      },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: unknown; stdout?: string; stderr?: string };
+    if (typeof failed.code !== "number") throw error;
+    return { code: failed.code, stdout: failed.stdout ?? "", stderr: failed.stderr ?? "" };
+  }
+}

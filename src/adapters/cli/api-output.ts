@@ -3,7 +3,7 @@
  * task's or run's fields one per line, an explanation in sentences; instants also in the viewer's zone.
  */
 import type { PunctualApiError } from "../../client/client-errors.js";
-import type { ScheduleView } from "../../application/view-schemas.js";
+import type { ExclusionHitView, ScheduleView } from "../../application/view-schemas.js";
 import type {
   ExplanationView,
   OccurrenceView,
@@ -11,6 +11,10 @@ import type {
   RunView,
   TaskView,
 } from "../../application/views.js";
+import { exclusionText } from "../../domain/explain-words.js";
+import { parseCalendarItems } from "../../domain/schedule/schedule-spec.js";
+import { DAY_MS } from "../../domain/time.js";
+import { notFiredLines } from "./not-fired.js";
 import { table } from "./text-table.js";
 
 /** An instant in the viewer's zone: `2026-03-09 09:00:00 GMT+1`-like, from an RFC 3339 string. */
@@ -106,14 +110,46 @@ export function detail(object: TaskView | RunView, timeZone?: string): string {
   return `${lines.join("\n")}\n`;
 }
 
-export function occurrenceRows(items: readonly OccurrenceView[], timeZone?: string): string {
-  return table(
-    ["UTC", "WALL TIME", "OFFSET", "LOCAL", "DST"],
+/** An item of `exclude` in words, as `explain` and `punctual next` put it (`the date 2026-12-25 of ...`). */
+export function exclusionHitText(hit: ExclusionHitView, at: string): string {
+  // The item excluded the occurrence at `at`, so it matches a date within 30 years of it.
+  const { items } = parseCalendarItems([hit.item], "item", Math.floor(Date.parse(at) / DAY_MS));
+  const [item] = items;
+  if (item === undefined) return JSON.stringify(hit.item);
+  return exclusionText({ item, calendar: hit.calendar });
+}
+
+/** The fires DST or `exclude` suppressed before one fire, as `not fired:` lines. */
+function notFiredBefore(occurrence: OccurrenceView): string[] {
+  return notFiredLines(
+    occurrence.suppressed_before.map((fire) => ({
+      kind: fire.kind,
+      at: fire.at,
+      wall: fire.wall,
+      exclusion: fire.exclusion === undefined ? null : exclusionHitText(fire.exclusion, fire.at),
+    })),
+  );
+}
+
+/**
+ * The next fires as a table, each preceded by the wall times DST or `exclude` suppressed before it
+ * (`not fired:` lines, as `punctual next` prints them); with several cron expressions, a RULE column
+ * names the one behind each fire.
+ */
+export function occurrenceRows(
+  items: readonly OccurrenceView[],
+  timeZone?: string,
+  severalRules = false,
+): string {
+  const rule = (o: OccurrenceView): string[] => (severalRules ? [o.rule ?? ""] : []);
+  const lines = table(
+    ["UTC", "WALL TIME", "OFFSET", "LOCAL", ...(severalRules ? ["RULE"] : []), "DST"],
     items.map((o) => [
       o.at,
       o.wall.replace("T", " "),
       o.offset,
       localTime(o.at, timeZone),
+      ...rule(o),
       o.note === null
         ? ""
         : o.note.kind === "gap_shifted"
@@ -122,7 +158,10 @@ export function occurrenceRows(items: readonly OccurrenceView[], timeZone?: stri
             ? "repeated wall time, first pass"
             : "repeated wall time, second pass",
     ]),
-  );
+  ).split("\n");
+  const [header = "", ...rows] = lines;
+  const body = items.flatMap((o, i) => [...notFiredBefore(o), rows[i] ?? ""]);
+  return `${[header, ...body].join("\n")}\n`;
 }
 
 /** `explain`'s answer for a person: the verdict and its sentence, then the occurrences and the run. */

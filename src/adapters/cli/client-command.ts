@@ -1,11 +1,12 @@
 /**
- * `punctual tasks ...` and `punctual runs ...`: the API through `punctual/client`. Human
- * output by default (times in the viewer's zone; `api-output.ts`), `--json` for scripts. Exit codes:
- * 0 ok, 1 failure, 2 a request refused as invalid or a usage error.
+ * `punctual tasks ...`, `punctual runs ...` and `punctual calendars ...` (calendar-command.ts): the API
+ * through `punctual/client`. Human output by default (times in the viewer's zone; `api-output.ts`),
+ * `--json` for scripts. Exit codes: 0 ok, 1 failure, 2 a request refused as invalid or a usage error.
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import type { TaskCreateInput, TaskPatchInput } from "../../application/task-input.js";
+import type { PreviewView } from "../../application/view-schemas.js";
 import type { RunView, TaskView } from "../../application/views.js";
 import { PunctualApiError, PunctualConnectionError } from "../../client/client-errors.js";
 import { PunctualClient } from "../../client/punctual-client.js";
@@ -18,6 +19,9 @@ import {
   runRows,
   taskRows,
 } from "./api-output.js";
+import { calendarCommand } from "./calendar-command.js";
+import { collect, scheduleFromFlags } from "./schedule-flags.js";
+import type { ScheduleFlags } from "./schedule-flags.js";
 
 export interface ClientIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -38,6 +42,8 @@ interface GlobalOptions {
   readonly token?: string;
   readonly json?: boolean;
 }
+
+const GLOBAL_FLAGS: ReadonlySet<string> = new Set(["server", "token", "json"]);
 
 type Json = Record<string, unknown>;
 
@@ -73,39 +79,25 @@ function bodyFrom(text: string, io: ClientIo): Json {
   }
 }
 
-interface TaskFlags {
+interface TaskFlags extends ScheduleFlags {
   readonly body?: string;
   readonly title?: string;
-  readonly cron?: string;
-  readonly tz?: string;
-  readonly every?: string;
-  readonly at?: string;
   readonly handler?: string;
   readonly webhook?: string;
   readonly input?: string;
 }
 
-/** A task body from `--body` and the shortcut flags (flags win). */
-function taskBody(flags: TaskFlags, io: ClientIo, creating: boolean): Json {
+/**
+ * A task body from `--body` and the shortcut flags (flags win, field by field); the schedule flags
+ * change `current` (the task's schedule, on an edit) when `--body` holds none (schedule-flags.ts).
+ */
+function taskBody(flags: TaskFlags, io: ClientIo, creating: boolean, current?: unknown): Json {
   const body: Json = flags.body === undefined ? {} : bodyFrom(flags.body, io);
   if (flags.title !== undefined) body["title"] = flags.title;
-  const kinds = [flags.cron, flags.every, flags.at].filter((v) => v !== undefined).length;
-  if (kinds > 1) throw usage(io, "give one of --cron, --every, --at");
-  if (flags.cron !== undefined) {
-    body["schedule"] = {
-      type: "cron",
-      cron: flags.cron,
-      ...(flags.tz === undefined ? {} : { timezone: flags.tz }),
-    };
-  } else if (flags.every !== undefined) {
-    body["schedule"] = { type: "interval", every: flags.every };
-  } else if (flags.at !== undefined) {
-    body["schedule"] = {
-      type: "once",
-      run_at: flags.at,
-      ...(flags.tz === undefined ? {} : { timezone: flags.tz }),
-    };
-  }
+  const schedule = scheduleFromFlags(flags, body["schedule"] ?? current, (message) =>
+    usage(io, message),
+  );
+  if (schedule !== undefined) body["schedule"] = schedule;
   let input: unknown;
   if (flags.input !== undefined) {
     try {
@@ -139,10 +131,15 @@ function withTaskFlags(command: Command): Command {
   return command
     .option("--body <json>", "the whole task as JSON, or @FILE")
     .option("--title <text>", "title")
-    .option("--cron <expr>", "a cron schedule")
-    .option("--tz <zone>", "IANA time zone of --cron or --at")
+    .option("--cron <expr>", "a cron schedule; repeat for several expressions in one zone", collect)
+    .option("--tz <zone>", "IANA time zone of --cron or --at (of --every: where --exclude is read)")
     .option("--every <duration>", "an interval schedule, e.g. PT5M")
     .option("--at <instant>", "a once schedule")
+    .option(
+      "--exclude <item>",
+      "a day to skip, repeatable: 2026-12-25, 2026-12-24..2026-12-26, days:25 12 *, calendar:NAME",
+      collect,
+    )
     .option("--handler <name>", "a handler target (default for create: log)")
     .option("--webhook <url>", "a webhook target")
     .option("--input <json>", "the target's input");
@@ -164,7 +161,7 @@ function checkedByServer<T>(value: object): T {
   return value as T;
 }
 
-/** Builds `tasks` and `runs`; each action prints JSON or a human view. */
+/** Builds `tasks`, `runs` and `calendars`; each action prints JSON or a human view. */
 export function clientCommands(io: ClientIo = processIo): Command[] {
   const zone = io.timeZone;
   const globals = (command: Command): Command =>
@@ -243,14 +240,21 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     .argument("<id>")
     .action(act((c, _opts: unknown, [id = ""]) => c.tasks.get(id), showTask));
   withTaskFlags(sub("edit", "edit a task (reads its version, then PATCHes with If-Match)"))
+    .option("--no-exclude", "drop the schedule's days to skip")
     .argument("<id>")
     .action(
       act(
         async (c, opts: TaskFlags, [id = ""]) => {
-          const body = taskBody(opts, io, false);
+          const given = Object.entries(opts).some(
+            ([key, value]) => !GLOBAL_FLAGS.has(key) && value !== undefined,
+          );
+          if (!given) throw usage(io, "nothing to change");
+          const current = await c.tasks.get(id);
+          const body = taskBody(opts, io, false, current.schedule);
           if (Object.keys(body).length === 0) throw usage(io, "nothing to change");
-          const { version } = await c.tasks.get(id);
-          return c.tasks.update(id, checkedByServer<TaskPatchInput>(body), { version });
+          return c.tasks.update(id, checkedByServer<TaskPatchInput>(body), {
+            version: current.version,
+          });
         },
         ({ task }) => detail(task, zone),
       ),
@@ -317,9 +321,16 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     .option("--count <n>", "how many (1-100)")
     .action(
       act(
-        (c, opts: { count?: string }, [id = ""]) =>
-          c.tasks.preview(id, wholeNumber("count", opts.count, io)),
-        ({ occurrences }) => occurrenceRows(occurrences, zone),
+        async (c, opts: { count?: string; json?: boolean }, [id = ""]) => {
+          const count = wholeNumber("count", opts.count, io);
+          if (opts.json === true) return c.tasks.preview(id, count);
+          // A person also sees which expression each fire comes from, when the task has several.
+          const [preview, task] = await Promise.all([c.tasks.preview(id, count), c.tasks.get(id)]);
+          const several = task.schedule.type === "cron" && Array.isArray(task.schedule.cron);
+          return { ...preview, severalRules: several };
+        },
+        (answer: PreviewView & { severalRules?: boolean }) =>
+          occurrenceRows(answer.occurrences, zone, answer.severalRules),
       ),
     );
   sub("explain", "why a task did or did not fire around an instant")
@@ -366,5 +377,6 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
   runSub("cancel", "cancel a run")
     .argument("<id>")
     .action(act((c, _opts: unknown, [id = ""]) => c.runs.cancel(id), showRun));
-  return [tasks, runs];
+  const kit = { globals, act, usage: (message: string) => usage(io, message), timeZone: zone };
+  return [tasks, runs, calendarCommand(kit)];
 }

@@ -18,6 +18,9 @@ import type {
   DstNote,
   SuppressedFire,
 } from "../../domain/schedule/schedule-spec.js";
+import { exclusionArgument } from "./exclude-argument.js";
+import { notFiredLines } from "./not-fired.js";
+import type { NotFired } from "./not-fired.js";
 
 /** Where the command writes and what time it is: injected so tests capture output and fix "now". */
 export interface NextCommandIo {
@@ -59,24 +62,6 @@ function labelOf(field: string, options: NextOptions): string {
   return LABELS[field] ?? field;
 }
 
-/**
- * One `--exclude` as an item of `exclude`: `2026-12-25`, a range `2026-12-24..2026-12-26`, a JSON
- * item (`{"days": "25 12 *"}`), or else the three day fields of a cron expression (`"* * sat,sun"`).
- */
-export function exclusionArgument(text: string): unknown {
-  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return text;
-  const range = /^(\d{4}-\d{2}-\d{2})\.\.(\d{4}-\d{2}-\d{2})$/.exec(text);
-  if (range !== null) return { from: range[1], to: range[2] };
-  if (text.trimStart().startsWith("{")) {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      return text;
-    }
-  }
-  return { days: text };
-}
-
 function parseArguments(options: NextOptions, io: NextCommandIo) {
   const problems: FieldError[] = [];
   let from: Instant = instant(Math.floor(io.now().getTime()));
@@ -114,58 +99,19 @@ function noteText(note: DstNote | null): string {
   }
 }
 
-function reason(kind: SuppressedFire["kind"]): string {
-  switch (kind) {
-    case "overlap_repeat":
-      return "repeated by DST: fixed-time schedules fire on the first pass only";
-    case "gap_skipped":
-      return "does not exist: clocks jump forward";
-    case "jump_skipped":
-      return "does not exist: the zone changed its clock by more than 3 hours; not caught up";
-    case "excluded":
-      return "excluded";
-    default:
-      return assertNever(kind);
-  }
-}
-
-/** The reason of one suppressed fire: an exclusion names its item. */
-function reasonOf(fire: SuppressedFire): string {
-  return fire.exclusion === undefined
-    ? reason(fire.kind)
-    : `excluded: ${exclusionText(fire.exclusion)}`;
-}
-
-/** One line per suppressed fire, or one per run of three or more of the same kind. */
-function suppressedLines(fires: readonly SuppressedFire[]): string[] {
-  const lines: string[] = [];
-  for (let i = 0; i < fires.length;) {
-    const first = fires[i];
-    if (first === undefined) break;
-    let end = i + 1;
-    while (fires[end]?.kind === first.kind) end++;
-    const last = fires[end - 1] ?? first;
-    const wall = (fire: SuppressedFire): string => fire.wall.replace("T", " ");
-    const run = end - i;
-    if (run >= 3) {
-      // A run excluded by one item says which; one of several items says "excluded".
-      const reasons = new Set(fires.slice(i, end).map(reasonOf));
-      const why = reasons.size === 1 ? reasonOf(first) : reason(first.kind);
-      lines.push(`  not fired: ${run} wall times from ${wall(first)} to ${wall(last)} (${why})`);
-    } else {
-      for (const fire of fires.slice(i, end)) {
-        const at = fire.kind === "overlap_repeat" ? ` at ${formatInstant(fire.at)}` : "";
-        lines.push(`  not fired: ${wall(fire)}${at} (${reasonOf(fire)})`);
-      }
-    }
-    i = end;
-  }
-  return lines;
+/** A suppressed fire as the `not fired:` lines take it. */
+function notFired(fire: SuppressedFire): NotFired {
+  return {
+    kind: fire.kind,
+    at: formatInstant(fire.at),
+    wall: fire.wall,
+    exclusion: fire.exclusion === undefined ? null : exclusionText(fire.exclusion),
+  };
 }
 
 function humanLines(fires: readonly DescribedOccurrence[], namesRule: boolean): string[] {
   return fires.flatMap((fire) => [
-    ...suppressedLines(fire.suppressedBefore),
+    ...notFiredLines(fire.suppressedBefore.map(notFired)),
     `${formatInstant(fire.at)}  ${fire.wall.replace("T", " ")} ${fire.offset}${noteText(fire.note)}` +
       (namesRule && fire.rule !== null ? `  (${fire.rule})` : ""),
   ]);
@@ -226,7 +172,7 @@ export function nextCommand(io: NextCommandIo = processIo): Command {
     .option("--count <n>", `how many fires (1-${MAX_OCCURRENCES})`, "5")
     .option(
       "--exclude <item>",
-      'a day to skip, repeatable: 2026-12-25, 2026-12-24..2026-12-26, or day fields "* * sat,sun"',
+      'a day to skip, repeatable: 2026-12-25, 2026-12-24..2026-12-26, or day fields "days:* * sat,sun"',
       (value: string, previous: readonly string[]) => [...previous, value],
       [] as readonly string[],
     )

@@ -2,7 +2,8 @@
  * DeerFlow's scheduled-task shapes (its `ScheduledTask` and `ScheduledTaskRun` views and its create and
  * update bodies) mapped to and from punctual's agent tasks, in one place. A DeerFlow task is an agent
  * task on the configured DeerFlow server whose input is one user message, the `prompt`; its schedule is
- * `cron` (5 fields) or `once`. Timestamps are RFC 3339 with `Z` (DeerFlow writes `+00:00`).
+ * `cron` (5 fields; punctual's several expressions and days to skip as a documented deviation) or
+ * `once`. Timestamps are RFC 3339 with `Z` (DeerFlow writes `+00:00`).
  */
 import { z } from "zod";
 import type { RunView, TaskView } from "../../application/views.js";
@@ -65,6 +66,28 @@ function checkedContextMode(mode: string): "fresh_thread_per_run" | "reuse_threa
   return mode as "fresh_thread_per_run" | "reuse_thread";
 }
 
+/**
+ * How `schedule_spec.cron` holds several expressions (a deviation: DeerFlow's holds one). No cron field
+ * holds `|`, so a DeerFlow expression reads as itself.
+ */
+const RULE_SEPARATOR = " | ";
+
+/** The expressions of `schedule_spec.cron`, blanks normalised; each must have DeerFlow's 5 fields. */
+function cronRulesOf(cron: string): string | string[] {
+  const rules = cron.split("|").map((rule) => rule.trim().split(/\s+/).join(" "));
+  if (rules.some((rule) => rule.split(" ").length !== 5)) {
+    throw invalid("Cron expression must contain exactly 5 fields");
+  }
+  return rules.length === 1 ? (rules[0] ?? "") : rules;
+}
+
+/** `schedule_spec.exclude` (a deviation: punctual's days to skip), passed on for punctual to check. */
+function excludeOf(spec: Readonly<Record<string, unknown>>): { exclude?: unknown } {
+  return spec["exclude"] === undefined || spec["exclude"] === null
+    ? {}
+    : { exclude: spec["exclude"] };
+}
+
 /** punctual's schedule input for a DeerFlow `schedule_type` / `schedule_spec` / `timezone`. */
 function scheduleOf(type: string, spec: Readonly<Record<string, unknown>>, timezone?: string) {
   const zone = timezone === undefined ? {} : { timezone };
@@ -72,10 +95,7 @@ function scheduleOf(type: string, spec: Readonly<Record<string, unknown>>, timez
     case "cron": {
       const cron = spec["cron"];
       if (typeof cron !== "string") throw invalid("cron schedule requires schedule_spec.cron");
-      if (cron.trim().split(/\s+/).length !== 5) {
-        throw invalid("Cron expression must contain exactly 5 fields");
-      }
-      return { type: "cron", cron: cron.trim().split(/\s+/).join(" "), ...zone };
+      return { type: "cron", cron: cronRulesOf(cron), ...zone, ...excludeOf(spec) };
     }
     case "once": {
       const runAt = spec["run_at"];
@@ -155,7 +175,13 @@ export function taskPatchOf(
   }
   const schedule: Record<string, unknown> = { ...current.schedule };
   const type = String(schedule["type"]);
-  if (body.schedule_spec != null || body.timezone != null) {
+  if (type === "cron" && (body.schedule_spec != null || body.timezone != null)) {
+    // The expressions and the zone replace theirs; the days to skip and the bounds stay unless given.
+    const next: Record<string, unknown> = { ...schedule };
+    if (body.schedule_spec != null) Object.assign(next, scheduleOf(type, body.schedule_spec));
+    if (body.timezone != null) next["timezone"] = body.timezone;
+    patch["schedule"] = next;
+  } else if (body.schedule_spec != null || body.timezone != null) {
     const spec = body.schedule_spec ?? specOf(current);
     const keepInstant = body.schedule_spec == null && type === "once";
     const next =
@@ -190,9 +216,20 @@ function agentTargetOf(task: TaskView): Record<string, unknown> | null {
   return t["kind"] === "agent" ? t : null;
 }
 
+/**
+ * DeerFlow's `schedule_spec` of a task: `{cron}` or `{run_at}`. A punctual schedule with several
+ * expressions shows them joined by ` | ` in `cron` and listed in `rules`; one with days to skip shows
+ * them in `exclude` (docs/targets.md#a-deerflow-compatible-api).
+ */
 function specOf(task: TaskView): Record<string, unknown> {
-  const s: Record<string, unknown> = { ...task.schedule };
-  return s["type"] === "cron" ? { cron: s["cron"] } : { run_at: s["run_at"] };
+  const s = task.schedule;
+  if (s.type !== "cron") return { run_at: s.type === "once" ? s.run_at : null };
+  const rules = typeof s.cron === "string" ? [s.cron] : s.cron;
+  return {
+    cron: rules.join(RULE_SEPARATOR),
+    ...(rules.length > 1 ? { rules } : {}),
+    ...(s.exclude === undefined ? {} : { exclude: s.exclude }),
+  };
 }
 
 /** The prompt of a task: its last user message's text (tasks made elsewhere: their input as JSON). */

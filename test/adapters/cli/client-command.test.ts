@@ -637,3 +637,213 @@ describe("punctual tasks create --webhook", () => {
     expect(out).toMatch(/\nwebhook_secret {7}\S+\n/);
   });
 });
+
+describe("punctual tasks with several rules and days to skip", () => {
+  it("creates a task from several --cron and --exclude, and previews the rule and the exclusions", async () => {
+    const out = await ok([
+      "tasks",
+      "create",
+      "--title",
+      "two rules",
+      "--cron",
+      "0 9 * * 1-5",
+      "--cron",
+      "0 10 * * sat",
+      "--tz",
+      "Europe/Berlin",
+      "--exclude",
+      "2026-03-09",
+      "--exclude",
+      "2026-03-11..2026-03-13",
+      "--exclude",
+      "days:* * sun",
+    ]);
+    expect(out.split("\n")[4]).toMatchInlineSnapshot(
+      `"schedule             {"type":"cron","cron":["0 9 * * 1-5","0 10 * * sat"],"timezone":"Europe/Berlin","exclude":["2026-03-09",{"from":"2026-03-11","to":"2026-03-13"},{"days":"* * sun"}]}"`,
+    );
+    const id = [...ids.entries()].find(([, name]) => out.includes(name))?.[0] ?? "";
+    expect(await ok(["tasks", "preview", id, "--count", "4"])).toMatchInlineSnapshot(`
+      "UTC                   WALL TIME            OFFSET  LOCAL                      RULE          DST
+        not fired: 2026-03-09 09:00:00 (excluded: the date 2026-03-09)
+      2026-03-10T08:00:00Z  2026-03-10 09:00:00  +01:00  2026-03-10 09:00:00 GMT+1  0 9 * * 1-5
+        not fired: 3 wall times from 2026-03-11 09:00:00 to 2026-03-13 09:00:00 (excluded: the dates 2026-03-11 to 2026-03-13)
+      2026-03-14T09:00:00Z  2026-03-14 10:00:00  +01:00  2026-03-14 10:00:00 GMT+1  0 10 * * sat
+      2026-03-16T08:00:00Z  2026-03-16 09:00:00  +01:00  2026-03-16 09:00:00 GMT+1  0 9 * * 1-5
+      2026-03-17T08:00:00Z  2026-03-17 09:00:00  +01:00  2026-03-17 09:00:00 GMT+1  0 9 * * 1-5
+      "
+    `);
+    const json = JSON.parse(await ok(["tasks", "preview", id, "--count", "1", "--json"])) as {
+      occurrences: { rule: string; suppressed_before: unknown[] }[];
+    };
+    expect(json.occurrences[0]?.rule).toBe("0 9 * * 1-5");
+  });
+
+  it("edits only what the flags name: --exclude and --no-exclude keep the rules and the zone", async () => {
+    const id = await created([
+      "--title",
+      "edited",
+      "--cron",
+      "0 9 * * 1-5",
+      "--tz",
+      "Europe/Berlin",
+      "--exclude",
+      "2026-03-09",
+    ]);
+    const schedule = async () =>
+      (await ok(["tasks", "show", id])).split("\n").find((l) => l.startsWith("schedule"));
+    await ok(["calendars", "put", "team-days", "2026-03-10"]);
+    await ok(["tasks", "edit", id, "--exclude", "calendar:team-days", "--exclude", "* * fri"]);
+    expect(await schedule()).toMatchInlineSnapshot(
+      `"schedule             {"type":"cron","cron":"0 9 * * 1-5","timezone":"Europe/Berlin","exclude":[{"calendar":"team-days"},{"days":"* * fri"}]}"`,
+    );
+    await ok(["tasks", "edit", id, "--cron", "0 8 * * *", "--cron", "0 12 * * sat"]);
+    expect(await schedule()).toMatchInlineSnapshot(
+      `"schedule             {"type":"cron","cron":["0 8 * * *","0 12 * * sat"],"timezone":"Europe/Berlin","exclude":[{"calendar":"team-days"},{"days":"* * fri"}]}"`,
+    );
+    await ok(["tasks", "edit", id, "--no-exclude", "--tz", "UTC"]);
+    expect(await schedule()).toMatchInlineSnapshot(
+      `"schedule             {"type":"cron","cron":["0 8 * * *","0 12 * * sat"],"timezone":"UTC"}"`,
+    );
+  });
+
+  it.each([
+    [
+      [
+        "tasks",
+        "create",
+        "--title",
+        "x",
+        "--at",
+        "2026-03-09T09:00:00Z",
+        "--exclude",
+        "2026-03-09",
+      ],
+      "--exclude applies to --cron and --every",
+    ],
+    [["tasks", "create", "--title", "x", "--tz", "UTC"], "--tz and --exclude change a schedule"],
+    [["tasks", "create", "--title", "x", "--cron", "0 9 * * *", "--every", "PT1H"], "give one of"],
+    [["calendars", "put", "empty"], "give the calendar's items, or --file, or --empty"],
+    [["calendars", "put", "x", "--file", "/nonexistent/items.json"], "cannot read the items"],
+  ])("refuses %j as a usage error (exit 2)", async (args, message) => {
+    const outcome = await cli(args);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stdout).toBe("");
+    expect(outcome.stderr).toContain(message);
+  });
+
+  it("exits 2 naming the --exclude item the API refuses", async () => {
+    const outcome = await cli([
+      "tasks",
+      "create",
+      "--title",
+      "bad",
+      "--cron",
+      "0 9 * * *",
+      "--exclude",
+      "2026-02-30",
+      "--exclude",
+      "calendar:nope",
+    ]);
+    expect(outcome).toMatchInlineSnapshot(`
+      {
+        "code": 2,
+        "stderr": "punctual: The request is invalid (422): schedule.exclude.0: "2026-02-30" is not a real date; schedule.exclude.1.calendar: no calendar named "nope"
+      ",
+        "stdout": "",
+      }
+    `);
+  });
+});
+
+describe("punctual calendars", () => {
+  it("puts a calendar from items and a file, gets and lists it", async () => {
+    const file = join(dir, "holidays.json");
+    writeFileSync(file, JSON.stringify(["2026-12-25", { from: "2026-12-31", to: "2027-01-01" }]));
+    expect(await ok(["calendars", "put", "holidays", "--file", file, "days:1 5 *", "2026-10-03"]))
+      .toMatchInlineSnapshot(`
+      "name             holidays
+      version          1
+      created_at       2026-03-07T12:00:00Z  (2026-03-07 13:00:00 GMT+1)
+      updated_at       2026-03-07T12:00:00Z  (2026-03-07 13:00:00 GMT+1)
+      tasks_refreshed  0
+      items            4
+        2026-12-25
+        2026-12-31..2027-01-01
+        days:1 5 *
+        2026-10-03
+      "
+    `);
+    expect(await ok(["calendars", "get", "holidays"])).toMatchInlineSnapshot(`
+      "name             holidays
+      version          1
+      created_at       2026-03-07T12:00:00Z  (2026-03-07 13:00:00 GMT+1)
+      updated_at       2026-03-07T12:00:00Z  (2026-03-07 13:00:00 GMT+1)
+      items            4
+        2026-12-25
+        2026-12-31..2027-01-01
+        days:1 5 *
+        2026-10-03
+      "
+    `);
+    expect(await ok(["calendars", "list"])).toMatchInlineSnapshot(`
+      "NAME       VERSION  UPDATED                    ITEMS
+      holidays   1        2026-03-07 13:00:00 GMT+1  4: 2026-12-25, 2026-12-31..2027-01-01, days:1 5 *, +1 more
+      team-days  1        2026-03-07 13:00:00 GMT+1  1: 2026-03-10
+      "
+    `);
+    const again = join(dir, "again.json");
+    writeFileSync(again, await ok(["calendars", "get", "holidays", "--json"]));
+    expect(await ok(["calendars", "put", "holidays", "--file", again])).toContain(
+      "version          1",
+    );
+    expect(await ok(["calendars", "put", "holidays", "--empty", "--json"])).toContain(
+      '"items": []',
+    );
+  });
+
+  it("refuses a bad item (exit 2) and a calendar in use, naming the task (exit 1)", async () => {
+    expect(await cli(["calendars", "put", "bad", "2026-02-30", "calendar:other"]))
+      .toMatchInlineSnapshot(`
+      {
+        "code": 2,
+        "stderr": "punctual: The request is invalid (422): items.0: "2026-02-30" is not a real date; items.1: a calendar cannot name another calendar
+      ",
+        "stdout": "",
+      }
+    `);
+    await ok(["calendars", "put", "in-use", "2026-03-10"]);
+    const id = await created([
+      "--title",
+      "uses in-use",
+      "--cron",
+      "0 9 * * *",
+      "--exclude",
+      "calendar:in-use",
+    ]);
+    expect(await cli(["calendars", "delete", "in-use"])).toMatchInlineSnapshot(`
+      {
+        "code": 1,
+        "stderr": "punctual: A task uses this calendar (409): calendar "in-use" is used by task id-19............................... ("uses in-use"): remove it from that task's exclude (and any other's) first
+      ",
+        "stdout": "",
+      }
+    `);
+    // Every day excluded: the task will not fire, and the put says so.
+    expect(await ok(["calendars", "put", "in-use", "days:* * *"])).toContain(
+      `\nwarning: Task ${id} ("uses in-use"): It will not fire again while its exclusions stand: `.replace(
+        id,
+        [...ids.entries()].find(([real]) => real === id)?.[1] ?? id,
+      ),
+    );
+    await ok(["tasks", "delete", id]);
+    expect(await ok(["calendars", "delete", "in-use"])).toBe("deleted calendar in-use\n");
+    expect(await cli(["calendars", "get", "in-use"])).toMatchInlineSnapshot(`
+      {
+        "code": 1,
+        "stderr": "punctual: Not found (404): calendar in-use not found
+      ",
+        "stdout": "",
+      }
+    `);
+  });
+});

@@ -169,6 +169,16 @@ describe("punctual next", () => {
     expect(json.stdout).toBe('["2026-12-25T07:00:00Z"]\n');
   });
 
+  it("reads a day rule written days:FIELDS, as tasks create --exclude does", async () => {
+    const args = ["0 8 * * *", "--from", "2026-12-23T12:00:00Z", "--count", "1", "--json"];
+    const plain = await run([...args, "--exclude", "24 12 *"]);
+    const prefixed = await run([...args, "--exclude", "days:24 12 *"]);
+    expect([plain.stdout, prefixed.stdout]).toEqual([
+      '["2026-12-25T08:00:00Z"]\n',
+      '["2026-12-25T08:00:00Z"]\n',
+    ]);
+  });
+
   it("summarises a run of excluded wall times, naming the item (the docs' example)", async () => {
     const result = await run([
       "0 9 * * 1-5",
@@ -200,6 +210,10 @@ describe("punctual next", () => {
     [
       ["0 9 * * *", "--exclude", "* *"],
       /^punctual next: invalid --exclude "\* \*": must be the three day fields/,
+    ],
+    [
+      ["0 9 * * *", "--exclude", "calendar:holidays"],
+      /^punctual next: invalid --exclude "calendar:holidays": named calendars are kept by a scheduler/,
     ],
     [
       ["0 9 * * *", "--exclude", "2026-01-01", "--exclude", "2026-02-30..2026-03-01"],

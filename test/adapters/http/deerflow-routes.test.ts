@@ -503,3 +503,103 @@ describe("TestErrorMapping and the routes", () => {
     }
   });
 });
+
+describe("punctual's several rules and days to skip (deviation: DeerFlow's schedule_spec holds one cron)", () => {
+  /** A task made through /v1 on the DeerFlow server, as the DeerFlow API lists it. */
+  async function richTask(schedule: Record<string, unknown>) {
+    const answer = await call(t.url, "POST", "/v1/tasks", {
+      token: alice,
+      body: {
+        title: "rich",
+        schedule,
+        target: {
+          kind: "agent",
+          server: "deer",
+          assistant_id: "lead_agent",
+          input: { messages: [{ role: "user", content: "hi" }] },
+        },
+      },
+    });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+    const id = answer.body.task.id as string;
+    return (await api("GET", `/scheduled-tasks/${id}`, alice)).body;
+  }
+  const v1 = async (id: string) =>
+    (await call(t.url, "GET", `/v1/tasks/${id}`, { token: alice })).body;
+
+  it("shows several expressions joined by ' | ' with their list, and the days to skip", async () => {
+    const task = await richTask({
+      type: "cron",
+      cron: ["0 9 * * 1-5", "0 10 * * 6"],
+      timezone: "Europe/Berlin",
+      exclude: ["2030-12-25", { days: "1 1 *" }],
+    });
+    expect(task).toMatchObject({
+      schedule_type: "cron",
+      timezone: "Europe/Berlin",
+      schedule_spec: {
+        cron: "0 9 * * 1-5 | 0 10 * * 6",
+        rules: ["0 9 * * 1-5", "0 10 * * 6"],
+        exclude: ["2030-12-25", { days: "1 1 *" }],
+      },
+    });
+    expect(Object.keys(task).sort()).toEqual(TASK_FIELDS);
+    const listed = (await api("GET", "/scheduled-tasks", alice)).body as { id: string }[];
+    expect(listed.map((item) => item.id)).toContain(task.id);
+  });
+
+  it("keeps the rules and the days to skip when only the zone or the title changes", async () => {
+    const task = await richTask({
+      type: "cron",
+      cron: ["0 9 * * 1-5", "0 10 * * 6"],
+      timezone: "Europe/Berlin",
+      exclude: ["2030-12-25"],
+      end_at: "2040-01-01T00:00:00Z",
+    });
+    await api("PATCH", `/scheduled-tasks/${task.id}`, alice, { title: "renamed" });
+    const zone = await api("PATCH", `/scheduled-tasks/${task.id}`, alice, {
+      timezone: "America/New_York",
+    });
+    expect(zone.body).toMatchObject({
+      title: "renamed",
+      timezone: "America/New_York",
+      schedule_spec: task.schedule_spec,
+    });
+    expect((await v1(task.id)).schedule).toEqual({
+      type: "cron",
+      cron: ["0 9 * * 1-5", "0 10 * * 6"],
+      timezone: "America/New_York",
+      exclude: ["2030-12-25"],
+      end_at: "2040-01-01T00:00:00Z",
+    });
+  });
+
+  it("takes ' | ' and exclude in schedule_spec; a new cron keeps the days to skip", async () => {
+    const task = await created(
+      cron({ schedule_spec: { cron: "0 9 * * 1-5 |  0 10 * * 6", exclude: ["2030-12-25"] } }),
+    );
+    expect(task.schedule_spec).toEqual({
+      cron: "0 9 * * 1-5 | 0 10 * * 6",
+      rules: ["0 9 * * 1-5", "0 10 * * 6"],
+      exclude: ["2030-12-25"],
+    });
+    const one = await api("PATCH", `/scheduled-tasks/${task.id}`, alice, {
+      schedule_spec: { cron: "30 7 * * *" },
+    });
+    expect(one.body.schedule_spec).toEqual({ cron: "30 7 * * *", exclude: ["2030-12-25"] });
+    const cleared = await api("PATCH", `/scheduled-tasks/${task.id}`, alice, {
+      schedule_spec: { cron: "30 7 * * *", exclude: [] },
+    });
+    expect(cleared.body.schedule_spec).toEqual({ cron: "30 7 * * *" });
+  });
+
+  it.each([
+    [{ cron: "0 9 * * * | 0 0 9 * * *" }, "Cron expression must contain exactly 5 fields"],
+    [{ cron: "0 9 * * * |" }, "Cron expression must contain exactly 5 fields"],
+    [{ cron: "0 9 * * *", exclude: ["2030-02-30"] }, "schedule_spec.exclude.0: "],
+  ])("refuses %j with 422", async (spec, detail) => {
+    const answer = await api("POST", "/scheduled-tasks", alice, cron({ schedule_spec: spec }));
+    expect(answer.status).toBe(422);
+    expect(answer.body.detail).toContain(detail);
+  });
+});

@@ -25,6 +25,13 @@ th { font-weight: 600; color: #5b6573; font-size: 13px; }
 .late { color: #b71c1c; font-weight: 600; }
 tr.dst td { background: #fff8e1; }
 .dst-note { color: #8a5a00; font-weight: 600; }
+tr.excluded td { background: #f1f3f6; }
+.excluded-note { color: #37474f; }
+td.rule { white-space: nowrap; }
+.range { color: #37474f; }
+.calendar-picks { display: flex; gap: .5rem; flex-wrap: wrap; margin-top: -.2rem; }
+form.calendar-form { max-width: 640px; }
+#notice ul.warnings li { color: #8a5a00; }
 #notice { padding: .6rem .9rem; border-radius: 6px; margin-bottom: 1rem; background: #e8f1fd; }
 #notice.problem { background: #fdecea; color: #8c1d18; }
 #notice ul { margin: .3rem 0 0; }

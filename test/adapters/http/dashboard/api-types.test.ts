@@ -8,6 +8,9 @@ import type { z } from "zod";
 import type * as Dashboard from "../../../../src/adapters/http/dashboard/browser/api-types.js";
 import type { problemSchema } from "../../../../src/adapters/http/schemas.js";
 import type {
+  calendarListSchema,
+  calendarPutResultSchema,
+  calendarViewSchema,
   createdTaskSchema,
   explanationViewSchema as explanationSchema,
   previewSchema,
@@ -27,5 +30,10 @@ describe("the dashboard's view of the API", () => {
     expectTypeOf<z.output<typeof explanationSchema>>().toExtend<Dashboard.Explanation>();
     expectTypeOf<z.output<typeof createdTaskSchema>>().toExtend<Dashboard.SavedTask>();
     expectTypeOf<z.output<typeof problemSchema>>().toExtend<Dashboard.Problem>();
+    expectTypeOf<z.output<typeof calendarViewSchema>>().toExtend<Dashboard.Calendar>();
+    expectTypeOf<z.output<typeof calendarPutResultSchema>>().toExtend<Dashboard.PutCalendar>();
+    expectTypeOf<z.output<typeof calendarListSchema>>().toExtend<{
+      items: readonly Dashboard.Calendar[];
+    }>();
   });
 });

@@ -47,6 +47,9 @@ export interface Run {
   readonly finished_at: string | null;
   readonly lateness_ms: number | null;
   readonly late: boolean;
+  /** A `missed` or `excluded` record's range: how many nominal times, and the last one. */
+  readonly missed_count: number | null;
+  readonly missed_until: string | null;
   readonly cancel_requested_at: string | null;
   readonly error: string | null;
   readonly result: unknown;
@@ -64,10 +67,17 @@ export interface DstNote {
   readonly collapsed?: number | undefined;
 }
 
+/** Which item of `exclude` excludes a fire: the item as written, and its calendar (or null). */
+export interface ExclusionHit {
+  readonly item: unknown;
+  readonly calendar: string | null;
+}
+
 /** A fire DST (or the schedule's `exclude`) suppressed before the next one. */
 export interface SuppressedFire {
   readonly kind: "overlap_repeat" | "gap_skipped" | "jump_skipped" | "excluded";
   readonly wall: string;
+  readonly exclusion?: ExclusionHit | undefined;
 }
 
 export interface Occurrence {
@@ -75,6 +85,8 @@ export interface Occurrence {
   readonly wall: string;
   readonly offset: string;
   readonly note: DstNote | null;
+  /** The cron expression behind the fire (null for other schedules). */
+  readonly rule: string | null;
   readonly suppressed_before: readonly SuppressedFire[];
 }
 
@@ -89,6 +101,20 @@ export interface Explanation {
   readonly run: Run | null;
 }
 
+/** A named calendar: the days to skip schedules name in `exclude` as `{calendar: NAME}`. */
+export interface Calendar {
+  readonly name: string;
+  readonly items: readonly unknown[];
+  readonly version: number;
+  readonly updated_at: string;
+}
+
+/** A calendar after a put: how many tasks took its items, and the tasks it holds still. */
+export interface PutCalendar extends Calendar {
+  readonly tasks_refreshed: number;
+  readonly warnings: readonly string[];
+}
+
 /** A created or edited task, with the warnings the server had about it. */
 export interface SavedTask {
   readonly task: Task;
@@ -100,6 +126,8 @@ export interface Problem {
   readonly title?: string;
   readonly detail?: string;
   readonly errors?: unknown;
+  /** `calendar_in_use`: a task naming the calendar. */
+  readonly task_id?: string | undefined;
 }
 
 /** One field's error in a `validation_failed` problem. */

@@ -6,7 +6,8 @@
  */
 
 /**
- * @import { Explanation, Page, Preview, Problem, Run, SavedTask, Schedule, Task } from "./api-types.js"
+ * @import { Calendar, Explanation, Page, Preview, Problem, PutCalendar, Run, SavedTask, Schedule,
+ *   Task } from "./api-types.js"
  */
 
 const TOKEN_KEY = "punctual.token";
@@ -212,4 +213,40 @@ export async function updateTask(id, version, patch) {
 /** @param {string} runId */
 export async function cancelRun(runId) {
   await request("POST", "/v1/runs/" + encodeURIComponent(runId) + "/cancel");
+}
+
+/** @param {string} name */
+const calendarPath = (name) => "/v1/calendars/" + encodeURIComponent(name);
+
+/** @returns {Promise<{ items: readonly Calendar[] }>} */
+export async function listCalendars() {
+  return /** @type {{ items: readonly Calendar[] }} */ (await request("GET", "/v1/calendars"));
+}
+
+/**
+ * @param {string} name
+ * @returns {Promise<Calendar>}
+ */
+export async function getCalendar(name) {
+  return /** @type {Calendar} */ (await request("GET", calendarPath(name)));
+}
+
+/**
+ * Creates the calendar or replaces its items.
+ * @param {string} name
+ * @param {readonly unknown[]} items
+ * @returns {Promise<PutCalendar>}
+ */
+export async function putCalendar(name, items) {
+  return /** @type {PutCalendar} */ (
+    await request("PUT", calendarPath(name), { body: { items: items } })
+  );
+}
+
+/**
+ * Deletes the calendar; refused (409 `calendar_in_use`, naming a task) while a task names it.
+ * @param {string} name
+ */
+export async function deleteCalendar(name) {
+  await request("DELETE", calendarPath(name));
 }

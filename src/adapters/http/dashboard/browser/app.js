@@ -1,10 +1,12 @@
 // @ts-check
 /**
  * The dashboard's entry module, the one the page loads: the router over the hash routes (`#/`,
- * `#/new`, `#/tasks/<id>`, `#/tasks/<id>/edit`) and the token prompt.
+ * `#/new`, `#/tasks/<id>`, `#/tasks/<id>/edit`, `#/calendars`, `#/calendars/<name>`) and the token
+ * prompt.
  */
 import { ApiError, keepToken, tokenOf, whenTokenRefused } from "./api.js";
 import { element, h } from "./dom.js";
+import { renderCalendar, renderCalendars } from "./calendars-page.js";
 import { renderList } from "./list-page.js";
 import { startRouting } from "./navigation.js";
 import { askToken, clearNotice, current, login, mount, showProblem, startRender } from "./page.js";
@@ -22,10 +24,13 @@ async function route() {
   const hash = location.hash || "#/";
   const edit = /^#\/tasks\/([^/]+)\/edit$/.exec(hash)?.[1];
   const task = /^#\/tasks\/([^/]+)$/.exec(hash)?.[1];
+  const calendar = /^#\/calendars\/([^/]+)$/.exec(hash)?.[1];
   try {
     if (edit !== undefined) await renderEdit(ticket, decodeURIComponent(edit));
     else if (task !== undefined) await renderTask(ticket, decodeURIComponent(task));
     else if (hash === "#/new") renderForm(ticket, null);
+    else if (hash === "#/calendars") await renderCalendars(ticket);
+    else if (calendar !== undefined) await renderCalendar(ticket, decodeURIComponent(calendar));
     else await renderList(ticket);
   } catch (error) {
     if (!current(ticket) || (error instanceof ApiError && error.status === 401)) return;

@@ -79,6 +79,7 @@ export async function renderList(ticket) {
       { class: "actions" },
       h("h2", {}, "Tasks"),
       h("a", { href: "#/new" }, "New task"),
+      h("a", { href: "#/calendars" }, "Calendars"),
       h(
         "button",
         {

@@ -93,17 +93,19 @@ export function problemList(problem) {
 }
 
 /**
- * Shows a failure in the notice area; a refused token is already handled by the prompt.
+ * Shows a failure in the notice area, with `more` after it (a link to act on it); a refused token is
+ * already handled by the prompt.
  * @param {unknown} error
+ * @param {...Child} more
  */
-export function showProblem(error) {
+export function showProblem(error, ...more) {
   if (error instanceof ApiError && error.status === 401) return;
   const problem =
     error instanceof ApiError
       ? error.problem
       : { title: "Error", detail: String((error instanceof Error && error.message) || error) };
   notice.className = "problem";
-  notice.replaceChildren(problemList(problem));
+  notice.replaceChildren(problemList(problem), ...nodesOf(more));
   notice.hidden = false;
 }
 

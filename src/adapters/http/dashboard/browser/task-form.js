@@ -1,13 +1,22 @@
 // @ts-check
 /**
  * The create and edit form (`#/new`, `#/tasks/<id>/edit`), with a live preview of the next fires from
- * `POST /v1/schedules/preview` while the user types. An edit sends only the fields that changed, with
+ * `POST /v1/schedules/preview` while the user types: the cron expressions and the days to skip are
+ * edited one per line, and the preview names the rule behind each fire and the fires excluded. An edit sends only the fields that changed, with
  * the task's version in `If-Match`, so an unchanged schedule is never re-anchored.
  */
-import { ApiError, createTask, getTask, previewSchedule, updateTask } from "./api.js";
+import {
+  ApiError,
+  createTask,
+  getTask,
+  listCalendars,
+  previewSchedule,
+  updateTask,
+} from "./api.js";
 import { h } from "./dom.js";
 import { go, taskHash } from "./navigation.js";
 import { act, mount, problemList, showProblem } from "./page.js";
+import { itemsOfText, textOfItems } from "./exclude-text.js";
 import { scheduleInWords } from "./schedule-in-words.js";
 import { BROWSER_ZONE, firesTable, zoneOf } from "./views.js";
 
@@ -18,7 +27,8 @@ import { BROWSER_ZONE, firesTable, zoneOf } from "./views.js";
 
 /**
  * @typedef {"title" | "description" | "type" | "cron" | "timezone" | "run_at" | "every" | "start_at"
- *   | "end_at" | "max_runs" | "jitter" | "kind" | "name" | "url" | "server" | "assistant_id" | "input"
+ *   | "end_at" | "max_runs" | "jitter" | "exclude" | "kind" | "name" | "url" | "server"
+ *   | "assistant_id" | "input"
  * } FieldName
  * @typedef {HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement} Control
  * @typedef {Readonly<Record<FieldName, Control>>} Fields
@@ -27,9 +37,9 @@ import { BROWSER_ZONE, firesTable, zoneOf } from "./views.js";
 const PREVIEW_COUNT = 10;
 /** @type {Readonly<Record<string, readonly FieldName[]>>} */
 const FIELDS_BY_TYPE = {
-  cron: ["cron", "timezone", "start_at", "end_at", "max_runs", "jitter"],
+  cron: ["cron", "timezone", "start_at", "end_at", "max_runs", "jitter", "exclude"],
   once: ["run_at", "timezone", "jitter"],
-  interval: ["every", "start_at", "end_at", "max_runs", "jitter"],
+  interval: ["every", "timezone", "start_at", "end_at", "max_runs", "jitter", "exclude"],
 };
 /** @type {Readonly<Record<string, readonly FieldName[]>>} */
 const TARGET_FIELDS = { handler: ["name"], webhook: ["url"], agent: ["server", "assistant_id"] };
@@ -47,8 +57,15 @@ const fieldsFor = (table, key) => table[key] ?? [];
  * @param {Attrs} [attrs]
  */
 function textInput(name, value, attrs) {
-  const text = typeof value === "string" || typeof value === "number" ? String(value) : "";
-  return h("input", Object.assign({ name: name, value: text }, attrs));
+  return h("input", Object.assign({ name: name, value: textValue(value) }, attrs));
+}
+
+/**
+ * @param {unknown} value a string or number the API sent; empty when absent
+ * @returns {string}
+ */
+function textValue(value) {
+  return typeof value === "string" || typeof value === "number" ? String(value) : "";
 }
 
 /**
@@ -76,7 +93,14 @@ function formFields(task) {
     title: textInput("title", task && task.title, { required: true, maxLength: 200 }),
     description: h("textarea", { name: "description", value: (task && task.description) || "" }),
     type: choice("type", ["cron", "once", "interval"], s["type"]),
-    cron: textInput("cron", s["cron"], { class: "mono", placeholder: "0 9 * * 1-5" }),
+    // One expression per line: several are the rules of one zone, their fires the union.
+    cron: h("textarea", {
+      name: "cron",
+      class: "mono",
+      rows: 2,
+      value: Array.isArray(s["cron"]) ? s["cron"].join("\n") : textValue(s["cron"]),
+      placeholder: "0 9 * * 1-5\n0 10 * * sat",
+    }),
     timezone: textInput("timezone", s["timezone"] || "UTC", { list: "zones" }),
     run_at: textInput("run_at", s["run_at"], { class: "mono", placeholder: "2026-12-01T09:00:00" }),
     every: textInput("every", s["every"], { class: "mono", placeholder: "PT15M" }),
@@ -87,6 +111,13 @@ function formFields(task) {
     end_at: textInput("end_at", s["end_at"], { class: "mono" }),
     max_runs: textInput("max_runs", s["max_runs"], { inputMode: "numeric" }),
     jitter: textInput("jitter", s["jitter"], { class: "mono", placeholder: "PT30S" }),
+    exclude: h("textarea", {
+      name: "exclude",
+      class: "mono",
+      rows: 3,
+      value: textOfItems(s["exclude"]),
+      placeholder: "2026-12-25\n2026-12-24..2026-12-26\ndays:* * sat,sun\ncalendar:holidays",
+    }),
     kind: choice("kind", ["handler", "webhook", "agent"], t["kind"]),
     name: textInput("name", t["name"]),
     url: textInput("url", t["url"], { class: "mono" }),
@@ -102,7 +133,9 @@ function formFields(task) {
 }
 
 /**
- * The schedule the form describes: the type's fields that are filled, counts and seconds as numbers.
+ * The schedule the form describes: the type's fields that are filled, counts and seconds as numbers,
+ * the cron expressions and the days to skip one per line. An interval's zone is sent only with days to
+ * skip (it says where their dates are read).
  * @param {Fields} f
  */
 function scheduleOf(f) {
@@ -115,6 +148,13 @@ function scheduleOf(f) {
     const numeric = /^\d+$/.test(value) && ["max_runs", "every", "jitter"].includes(name);
     schedule[name] = numeric ? Number(value) : value;
   }
+  if (typeof schedule["cron"] === "string") {
+    const rules = schedule["cron"].split("\n").map((rule) => rule.trim());
+    const listed = rules.filter((rule) => rule !== "");
+    schedule["cron"] = listed.length === 1 ? listed[0] : listed;
+  }
+  if (typeof schedule["exclude"] === "string") schedule["exclude"] = itemsOfText(f.exclude.value);
+  if (type === "interval" && schedule["exclude"] === undefined) delete schedule["timezone"];
   return schedule;
 }
 
@@ -159,7 +199,9 @@ function livePreview(f) {
     words.textContent = scheduleInWords(schedule);
     try {
       const answer = await previewSchedule(schedule, PREVIEW_COUNT);
-      if (mine === sequence) box.replaceChildren(firesTable(answer.occurrences, zoneOf(schedule)));
+      const several = Array.isArray(schedule["cron"]);
+      if (mine === sequence)
+        box.replaceChildren(firesTable(answer.occurrences, zoneOf(schedule), several));
     } catch (error) {
       if (mine !== sequence) return;
       if (error instanceof ApiError && error.status === 422)
@@ -179,7 +221,7 @@ function livePreview(f) {
 /**
  * Shows the fields of the chosen schedule type and target kind, hides the others'.
  * @param {Fields} f
- * @param {ReadonlyMap<FieldName, HTMLLabelElement>} labels
+ * @param {ReadonlyMap<FieldName, HTMLElement>} labels
  */
 function showFieldsFor(f, labels) {
   const shown = fieldsFor(FIELDS_BY_TYPE, f.type.value).concat(
@@ -253,12 +295,49 @@ async function save(f, task) {
 }
 
 /**
+ * Lists the owner's calendars under the days to skip, each a button adding its `calendar:` line; says
+ * nothing when there are none or the store keeps none.
+ * @param {HTMLElement} box
+ * @param {Control} exclude
+ * @param {() => void} changed
+ */
+async function offerCalendars(box, exclude, changed) {
+  let names;
+  try {
+    names = (await listCalendars()).items.map((calendar) => calendar.name);
+  } catch {
+    return;
+  }
+  if (names.length === 0) return;
+  box.replaceChildren(
+    "Your calendars: ",
+    ...names.map((name) =>
+      h(
+        "button",
+        {
+          type: "button",
+          class: "link",
+          onclick: () => {
+            const text = exclude.value.trimEnd();
+            exclude.value = (text === "" ? "" : text + "\n") + "calendar:" + name;
+            changed();
+          },
+        },
+        name,
+      ),
+    ),
+    " · ",
+    h("a", { href: "#/calendars" }, "manage"),
+  );
+}
+
+/**
  * @param {number} ticket
  * @param {Task | null} task the task to edit; null for a new one
  */
 export function renderForm(ticket, task) {
   const f = formFields(task);
-  /** @type {Map<FieldName, HTMLLabelElement>} */
+  /** @type {Map<FieldName, HTMLElement>} */
   const labels = new Map();
   /**
    * @param {string} text
@@ -270,6 +349,21 @@ export function renderForm(ticket, task) {
     return label;
   };
   const preview = livePreview(f);
+  // The days to skip, with the owner's calendars a click away (each adds its `calendar:` line).
+  const calendars = h("div", { class: "small calendar-picks" });
+  const excludeField = h(
+    "div",
+    {},
+    h(
+      "label",
+      {},
+      "Days to skip (one per line: a date, from..to, days:DOM MONTH DOW, calendar:NAME)",
+      f.exclude,
+    ),
+    calendars,
+  );
+  labels.set("exclude", excludeField);
+  void offerCalendars(calendars, f.exclude, preview.schedule);
   const submit = h("button", { type: "submit", class: "primary" }, task ? "Save" : "Create task");
   const form = h(
     "form",
@@ -303,6 +397,7 @@ export function renderForm(ticket, task) {
         field("End at", "end_at"),
         field("Max runs", "max_runs"),
         field("Jitter", "jitter"),
+        excludeField,
       ),
       h(
         "fieldset",

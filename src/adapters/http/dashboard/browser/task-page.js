@@ -1,8 +1,8 @@
 // @ts-check
 /**
- * A task's page (`#/tasks/<id>`): details, upcoming fires with DST marked, run history with lateness
- * (refreshed while a run is active), explain, and the actions pause, resume, trigger, cancel run and
- * delete.
+ * A task's page (`#/tasks/<id>`): details, upcoming fires with DST and exclusions marked (and the rule
+ * behind each, with several), run history with lateness and excluded stretches (refreshed while a run
+ * is active), explain, and the actions pause, resume, trigger, cancel run and delete.
  */
 import {
   ApiError,
@@ -46,7 +46,12 @@ function details(task, zone) {
   const rows = [
     ["schedule", h("span", { class: "schedule-words" }, scheduleInWords(task.schedule))],
     ["as sent", h("code", {}, JSON.stringify(task.schedule))],
-    ["next fire", bothTimes(task.next_run_at, zone)],
+    [
+      "next fire",
+      task.next_run_at === null && ["enabled", "paused"].includes(task.status)
+        ? "— (none ahead: Explain below says why)"
+        : bothTimes(task.next_run_at, zone),
+    ],
     ["target", targetText(task.target)],
     ["last run", bothTimes(task.last_run_at, zone)],
     ["last error", task.last_error || "—"],
@@ -217,7 +222,7 @@ export async function renderTask(ticket, id) {
     taskActions(task),
     details(task, zone),
     h("h3", {}, "Upcoming fires"),
-    firesTable(preview.occurrences, zone),
+    firesTable(preview.occurrences, zone, Array.isArray(task.schedule["cron"])),
     h("h3", {}, "Run history"),
     historySection(ticket, id, runs.items),
     h("h3", {}, "Explain"),

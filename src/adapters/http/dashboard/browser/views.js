@@ -1,9 +1,11 @@
 // @ts-check
 /**
  * The pages' shared views: times in the schedule's zone and the browser's, status badges, the strip of
- * recent runs, the table of upcoming fires with DST marked, and the run history table.
+ * recent runs, the table of upcoming fires with DST and exclusions marked, and the run history table
+ * (missed and excluded stretches with their range).
  */
 import { h } from "./dom.js";
+import { exclusionWords } from "./exclude-text.js";
 import { actionButton } from "./page.js";
 
 /**
@@ -156,15 +158,49 @@ export function strip(runs) {
 }
 
 /**
- * What DST does to a fire, and to the fires it suppressed before it, in sentences.
- * @param {Occurrence} fire
+ * The fires suppressed before one, in sentences: each on its own, or a run of three or more of one
+ * kind and reason in one (a day's worth of excluded fires of a frequent schedule is one note).
+ * @param {readonly SuppressedFire[]} fires
+ * @returns {{ text: string, excluded: boolean }[]}
  */
-function dstNotes(fire) {
-  /** @type {string[]} */
+function suppressedNotes(fires) {
+  /** @param {SuppressedFire} s */
+  const why = (s) =>
+    s.kind === "excluded" ? "excluded: " + exclusionWords(s.exclusion) : SUPPRESSED[s.kind];
+  /** @type {{ text: string, excluded: boolean }[]} */
+  const notes = [];
+  for (let i = 0; i < fires.length;) {
+    const first = /** @type {SuppressedFire} */ (fires[i]);
+    let end = i + 1;
+    while (end < fires.length && why(/** @type {SuppressedFire} */ (fires[end])) === why(first))
+      end++;
+    const last = /** @type {SuppressedFire} */ (fires[end - 1]);
+    const excluded = first.kind === "excluded";
+    if (end - i >= 3) {
+      const span = wallText(first.wall) + " to " + wallText(last.wall);
+      notes.push({ text: why(first) + " (" + String(end - i) + " fires, " + span + ")", excluded });
+    } else {
+      for (const s of fires.slice(i, end))
+        notes.push({ text: why(s) + " (" + wallText(s.wall) + ")", excluded: excluded });
+    }
+    i = end;
+  }
+  return notes;
+}
+
+/**
+ * What DST does to a fire, and what DST or `exclude` suppressed before it, in sentences.
+ * @param {Occurrence} fire
+ * @returns {{ text: string, excluded: boolean }[]}
+ */
+function fireNotes(fire) {
+  /** @type {{ text: string, excluded: boolean }[]} */
   const notes = [];
   const note = fire.note;
+  /** @param {string} text */
+  const dst = (text) => notes.push({ text: text, excluded: false });
   if (note && note.kind === "gap_shifted") {
-    notes.push(
+    dst(
       "DST gap: " +
         wallText(note.nominal_wall) +
         " does not exist; fires at the transition" +
@@ -172,41 +208,46 @@ function dstNotes(fire) {
     );
   }
   if (note && note.kind === "overlap_first")
-    notes.push("DST overlap: the first of two " + wallText(fire.wall));
-  if (note && note.kind === "overlap_second")
-    notes.push("DST overlap: the second " + wallText(fire.wall));
-  for (const s of fire.suppressed_before) {
-    notes.push(SUPPRESSED[s.kind] + " (" + wallText(s.wall) + ")");
-  }
-  return notes;
+    dst("DST overlap: the first of two " + wallText(fire.wall));
+  if (note && note.kind === "overlap_second") dst("DST overlap: the second " + wallText(fire.wall));
+  return notes.concat(suppressedNotes(fire.suppressed_before));
 }
 
 /**
- * The upcoming fires in the schedule's zone and the browser's, a DST row marked.
+ * The upcoming fires in the schedule's zone and the browser's, a DST row marked, the excluded fires
+ * before each said with the item that excluded them; with several cron expressions, the one behind
+ * each fire.
  * @param {readonly Occurrence[]} occurrences
  * @param {string} zone
+ * @param {boolean} [severalRules]
  */
-export function firesTable(occurrences, zone) {
+export function firesTable(occurrences, zone, severalRules) {
   if (occurrences.length === 0) return h("p", { class: "muted" }, "No upcoming fires.");
+  const columns = ["#", "local time (" + zone + ")", "your time (" + BROWSER_ZONE + ")"];
   return h(
     "table",
     { class: "fires" },
-    thead("#", "local time (" + zone + ")", "your time (" + BROWSER_ZONE + ")", "DST"),
+    thead(...columns.concat(severalRules ? ["rule"] : [], ["DST, excluded"])),
     h(
       "tbody",
       {},
       occurrences.map((fire, i) => {
-        const notes = dstNotes(fire);
+        const notes = fireNotes(fire);
+        const dst = notes.some((n) => !n.excluded);
+        const excluded = notes.some((n) => n.excluded);
         return h(
           "tr",
-          { class: notes.length > 0 ? "dst" : "" },
+          { class: [dst ? "dst" : "", excluded ? "excluded" : ""].join(" ").trim() },
           h("td", {}, i + 1),
           h("td", { class: "mono" }, wallText(fire.wall), " ", fire.offset),
           h("td", { class: "mono" }, when(fire.at, BROWSER_ZONE)),
+          severalRules ? h("td", { class: "mono rule" }, fire.rule || "") : null,
           h(
             "td",
             {},
-            notes.map((text) => h("div", { class: "dst-note" }, text)),
+            notes.map((n) =>
+              h("div", { class: n.excluded ? "excluded-note" : "dst-note" }, n.text),
+            ),
           ),
         );
       }),
@@ -214,10 +255,25 @@ export function firesTable(occurrences, zone) {
   );
 }
 
-/** @param {Run} run */
+/**
+ * What became of a run: its error or result and reason; a `missed` or `excluded` record says how
+ * many nominal times it covers, from when to when.
+ * @param {Run} run
+ * @returns {Child}
+ */
 function runOutcome(run) {
   const text = run.error || (run.result === null ? "" : JSON.stringify(run.result));
-  return [text, run.reason ? " (" + run.reason + ")" : ""];
+  const reason = run.reason ? " (" + run.reason + ")" : "";
+  const count = run.missed_count ?? 1;
+  if (run.missed_until === null || count < 2) return [text, reason];
+  const what = run.reason === "excluded" ? "excluded stretch: " : "missed: ";
+  return h(
+    "span",
+    { class: "range" },
+    what + String(count) + " occurrences, " + when(run.scheduled_for, BROWSER_ZONE),
+    " to " + when(run.missed_until, BROWSER_ZONE),
+    reason,
+  );
 }
 
 /**
@@ -257,7 +313,7 @@ export function runsTable(runs, cancel) {
       runs.map((run) =>
         h(
           "tr",
-          { "data-run-id": run.id },
+          { "data-run-id": run.id, class: run.reason === "excluded" ? "excluded" : "" },
           h(
             "td",
             {},

@@ -1,0 +1,64 @@
+/**
+ * The schedule `punctual tasks create|edit` send, from their flags: `--cron` (repeatable: several
+ * expressions in one zone), `--every`, `--at`, `--tz` and `--exclude` (repeatable; the spelling of
+ * exclude-argument.ts), on top of a base schedule (the `--body`'s, or on an edit the task's own). A flag
+ * replaces its field only: the base's other fields (its zone, bounds, days to skip) stay while the
+ * schedule keeps its type; `--no-exclude` drops the days to skip.
+ */
+import { exclusionArgument } from "./exclude-argument.js";
+
+export interface ScheduleFlags {
+  readonly cron?: readonly string[];
+  readonly tz?: string;
+  readonly every?: string;
+  readonly at?: string;
+  /** The `--exclude` arguments; false for `--no-exclude`. */
+  readonly exclude?: readonly string[] | false;
+}
+
+type Json = Record<string, unknown>;
+
+/** Collects a repeatable flag (after a `--no-` flag set it to false, the list starts again). */
+export function collect(value: string, previous: unknown): string[] {
+  return [...(Array.isArray(previous) ? (previous as string[]) : []), value];
+}
+
+/**
+ * The schedule the flags describe over `base`, or undefined when they name none of its fields.
+ * @throws the usage error `usage(message)` for flags that do not go together
+ */
+export function scheduleFromFlags(
+  flags: ScheduleFlags,
+  base: unknown,
+  usage: (message: string) => Error,
+): Json | undefined {
+  const cron = flags.cron ?? [];
+  const kinds = [cron.length > 0, flags.every !== undefined, flags.at !== undefined];
+  if (kinds.filter(Boolean).length > 1) throw usage("give one of --cron, --every, --at");
+  const type = cron.length > 0 ? "cron" : flags.every !== undefined ? "interval" : "once";
+  const from: Json | undefined =
+    typeof base === "object" && base !== null && !Array.isArray(base) ? { ...base } : undefined;
+  let schedule: Json;
+  if (kinds.some(Boolean)) {
+    schedule = from?.["type"] === type ? from : { type };
+    if (type === "cron") schedule["cron"] = cron.length === 1 ? cron[0] : [...cron];
+    else if (type === "interval") schedule["every"] = flags.every;
+    else schedule["run_at"] = flags.at;
+  } else if (flags.tz !== undefined || flags.exclude !== undefined) {
+    if (from === undefined) {
+      throw usage("--tz and --exclude change a schedule: give --cron, --every or --at too");
+    }
+    schedule = from;
+  } else {
+    return undefined;
+  }
+  if (flags.tz !== undefined) schedule["timezone"] = flags.tz;
+  if (flags.exclude === false) {
+    delete schedule["exclude"];
+  } else if (flags.exclude !== undefined) {
+    if (schedule["type"] === "once")
+      throw usage("--exclude applies to --cron and --every schedules");
+    schedule["exclude"] = flags.exclude.map(exclusionArgument);
+  }
+  return schedule;
+}
