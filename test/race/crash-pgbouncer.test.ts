@@ -23,7 +23,9 @@ const runnable = pgbouncerAvailable(FILE) && (await raceTestsRunnable(FILE));
 
 describe.skipIf(!runnable)("PostgreSQL replicas behind PgBouncer in transaction mode", () => {
   let dir = "";
+  // One database per scenario: the workers use the default schema, and a scenario's tasks outlive it.
   let database: PostgresTestDatabase;
+  let chaosDatabase: PostgresTestDatabase;
   let bouncer: RunningPgbouncer;
 
   beforeAll(async () => {
@@ -31,6 +33,7 @@ describe.skipIf(!runnable)("PostgreSQL replicas behind PgBouncer in transaction 
     mkdirSync(join(dir, "burst"));
     mkdirSync(join(dir, "chaos"));
     database = await createPostgresTestDatabase();
+    chaosDatabase = await createPostgresTestDatabase();
     bouncer = await startPgbouncer(database.url ?? "");
     await ensureBuilt();
   }, 240_000);
@@ -38,6 +41,7 @@ describe.skipIf(!runnable)("PostgreSQL replicas behind PgBouncer in transaction 
   afterAll(async () => {
     await bouncer.stop();
     await database.drop();
+    await chaosDatabase.drop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -89,7 +93,7 @@ describe.skipIf(!runnable)("PostgreSQL replicas behind PgBouncer in transaction 
     "decides every occurrence once while a replica is killed every 2 s, LISTEN on a direct URL",
     { timeout: 150_000 },
     async () => {
-      const direct = database.url ?? "";
+      const direct = chaosDatabase.url ?? "";
       const pooled = bouncer.through(direct);
       const ledger = postgresLedger(direct);
       try {
