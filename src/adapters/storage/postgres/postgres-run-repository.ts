@@ -53,7 +53,7 @@ import {
 } from "./postgres-sql.js";
 import type { Column } from "./postgres-sql.js";
 import { ownerOf } from "./postgres-task-repository.js";
-import { withKeyedTransaction, withTransaction } from "./with-transaction.js";
+import { withTransaction } from "./with-transaction.js";
 
 /** A batch's task bookkeeping as unnested arrays, in the order `#recordOnTasks` writes them. */
 const LAST_RUN_AT: Column = { name: "last_run_at", type: "ts" };
@@ -145,7 +145,7 @@ export class PostgresRunRepository implements RunRepository {
   changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
     if (requests.length === 0) return Promise.resolve([]);
     const ids = batchRunIds(requests);
-    return withKeyedTransaction(this.#ctx.pool, async (client) => {
+    return withTransaction(this.#ctx.pool, async (client) => {
       // Tasks first, then runs, each in id order: the order admission, owner commands and `changeRun`
       // lock in, and one order between two batches, so batches never deadlock each other.
       // Only what run transitions need of each task: the full rows (JSON columns and all) were a
@@ -288,7 +288,8 @@ function buildStatements(ctx: PostgresContext) {
         ` run_count = t.run_count + u.launches,` +
         ` last_error = CASE WHEN u.judged THEN u.last_error ELSE t.last_error END,` +
         ` status = COALESCE(u.status, t.status)` +
-        ` FROM ${unnestSource(RECORD_ON_TASKS_COLUMNS)} WHERE t.id = u.id`,
+        ` FROM ${unnestSource(RECORD_ON_TASKS_COLUMNS)}` +
+        ` WHERE t.id = u.id AND t.id = ANY($1::text[])`,
     ),
     recordOnTask:
       `UPDATE ${tasks} SET` +
