@@ -162,8 +162,8 @@ export function planFigures(plan: string): { ms: number; buffers: number } {
 }
 
 /**
- * Seeds `count` terminal runs (30 days of history, succeeded) under one task of their own, in one
- * statement: what retention keeps in `runs` beside the live queue.
+ * Seeds `count` terminal runs (succeeded) under one task of their own, in one statement: what
+ * retention keeps in `runs` beside the live queue; and 10,000 idle (paused) tasks.
  */
 export async function seedHistory(
   pool: PostgresPool,
@@ -189,5 +189,14 @@ export async function seedHistory(
       ` now() - (i || ' s')::interval, now() - (i || ' s')::interval, now() - (i || ' s')::interval, 0` +
       ` FROM generate_series(1, $1::int4) AS i`,
     [count],
+  );
+  // And idle tasks, so that reading the batch's tasks whole is never the cheaper plan by accident.
+  await pool.query(
+    `INSERT INTO ${q}.tasks (id, owner, title, schedule, schedule_type, target, target_kind, context,` +
+      ` thread_scope, options, metadata, status, decided_through, version, webhook_secret,` +
+      ` created_at, updated_at)` +
+      ` SELECT 'idle-' || lpad(i::text, 6, '0'), 'alice', 'idle', '{"type":"interval","every":"1m"}',` +
+      ` 'interval', '{"kind":"agent"}', 'agent', '{}', 'run', '{}', '{}', 'paused', now(), 1, 's',` +
+      ` now(), now() FROM generate_series(1, 10000) AS i`,
   );
 }

@@ -314,10 +314,13 @@ function buildStatements(ctx: PostgresContext) {
       ` WHERE r.status = 'queued' AND r.queued_at +` +
       ` (t.options ->> 'queueTimeoutMs')::int8 * interval '1 millisecond' < ${at("$1")}` +
       ` ORDER BY r.queued_at, r.id LIMIT $2::int4`,
+    // The task's kind by primary key for each running run (a budget's worth at most): joined, the
+    // planner without statistics hashed every task at each sweep.
     lostHandlerRuns:
-      `SELECT r.id FROM ${runs} AS r JOIN ${tasks} AS t ON t.id = r.task_id` +
+      `SELECT r.id FROM ${runs} AS r` +
       ` LEFT JOIN ${ctx.schema.quoted}.replicas AS p ON p.id = r.claimed_by` +
-      ` WHERE r.status = 'running' AND t.target_kind = 'handler'` +
+      ` WHERE r.status = 'running'` +
+      ` AND (SELECT t.target_kind FROM ${tasks} AS t WHERE t.id = r.task_id) = 'handler'` +
       ` AND (p.id IS NULL OR p.heartbeat_at < ${at("$1")})` +
       ` ORDER BY r.launched_at, r.id LIMIT $2::int4`,
     purgeRuns:
