@@ -10,7 +10,12 @@ import { timestampToMs } from "./postgres-sql.js";
 const PREFIX = "task__";
 const PREFIXED_TASK_COLUMNS = TASK_COLUMNS.map((c) => [c.name, `${PREFIX}${c.name}`] as const);
 
-/** `SELECT <run r>, <task t as task__*> FROM runs r JOIN tasks t`: append `WHERE ...`. */
+/**
+ * `SELECT <run r>, <task t as task__*> FROM runs r` with each run's task found by primary key: append
+ * `WHERE ...`. The task comes from a lateral subquery the planner cannot flatten (`OFFSET 0`), so it is
+ * probed once per run read, however many tasks there are and whatever the statistics say (joined, the
+ * planner hashed all 10,000 tasks of a burst to lock 200 runs).
+ */
 export function claimedRunSelect(ctx: PostgresContext): string {
   const taskColumns = TASK_COLUMNS.map((c) =>
     c.type === "ts"
@@ -19,7 +24,7 @@ export function claimedRunSelect(ctx: PostgresContext): string {
   ).join(", ");
   return (
     `SELECT ${ctx.runSql.columns}, ${taskColumns} FROM ${ctx.runSql.table} AS r` +
-    ` JOIN ${ctx.tasksTable} AS t ON t.id = r.task_id`
+    ` JOIN LATERAL (SELECT * FROM ${ctx.tasksTable} AS k WHERE k.id = r.task_id OFFSET 0) AS t ON true`
   );
 }
 
