@@ -22,7 +22,7 @@ import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import { instantOf, integer, record, text } from "./postgres-rows.js";
 import type { Column } from "./postgres-sql.js";
 import { columnArrays, prepared, timestampToMs, unnestSource } from "./postgres-sql.js";
-import { claimedRunSelect, claimedRunFromRow } from "./postgres-claimed-run.js";
+import { claimedRunFromRow, lockedClaimedRunSelect } from "./postgres-claimed-run.js";
 import { withTransaction } from "./with-transaction.js";
 import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
 
@@ -69,11 +69,9 @@ export class PostgresClaim {
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     this.#slots = `${ctx.schema.quoted}.claim_slots`;
-    // By id only: with `status = 'queued'` here the planner, counting on few queued runs, walked the
-    // whole queue index instead of the primary key. The status is checked once the rows are locked.
-    this.#lockChosen = prepared(
-      `${claimedRunSelect(ctx)} WHERE r.id = ANY($1::text[]) FOR UPDATE OF r SKIP LOCKED`,
-    );
+    // By id only, each by primary key (see lockedClaimedRunSelect): with `status = 'queued'` here the
+    // planner walked the whole queue index. The status is checked once the rows are locked.
+    this.#lockChosen = prepared(lockedClaimedRunSelect(ctx, "$1::text[]"));
     this.#lockSlots = prepared(
       `SELECT slot FROM ${this.#slots} WHERE run_id IS NULL AND slot <= $1::int4` +
         ` ORDER BY slot LIMIT $2::int4 FOR UPDATE SKIP LOCKED`,

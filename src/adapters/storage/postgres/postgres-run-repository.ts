@@ -48,7 +48,7 @@ import {
   preparedAll,
   selectList,
   timestampToMs,
-  unnestSource,
+  keyedUnnestFrom,
   unnestValue,
 } from "./postgres-sql.js";
 import type { Column } from "./postgres-sql.js";
@@ -273,14 +273,22 @@ function buildStatements(ctx: PostgresContext) {
       `SELECT ${selectList(TASK_COLUMNS, "t")} FROM ${tasks} AS t` +
       ` WHERE t.id = (SELECT task_id FROM ${runs} WHERE id = $1::text) FOR UPDATE`,
     lockRun: `${select} WHERE r.id = $1::text FOR UPDATE`,
+    // Both by primary key from the unnested ids, each probe a lateral subquery the planner cannot
+    // flatten, whatever the statistics say (as a semi-join, or by `id = ANY($1)`, the planner read every
+    // task of a 10,000-task burst, or every run of a table never analyzed, to lock 200). The ids are
+    // locked in id order: tasks first, then runs.
     lockTasksOfRuns: prepared(
-      `SELECT t.id, t.schedule_type, t.options FROM ${tasks} AS t` +
-        // The batch's task ids as one array first, then the tasks by primary key: as a semi-join the
-        // planner hashed every task of a 10,000-task burst to lock 200.
-        ` WHERE t.id = ANY(ARRAY(SELECT task_id FROM ${runs} WHERE id = ANY($1::text[])))` +
-        ` ORDER BY t.id FOR UPDATE`,
+      `SELECT t.id, t.schedule_type, t.options FROM (SELECT DISTINCT k.task_id` +
+        ` FROM unnest($1::text[]) AS w(id)` +
+        ` CROSS JOIN LATERAL (SELECT task_id FROM ${runs} AS p WHERE p.id = w.id OFFSET 0) AS k` +
+        ` ORDER BY k.task_id) AS w CROSS JOIN LATERAL (SELECT id, schedule_type, options` +
+        ` FROM ${tasks} AS p WHERE p.id = w.task_id FOR UPDATE) AS t`,
     ),
-    lockRuns: prepared(`${select} WHERE r.id = ANY($1::text[]) ORDER BY r.id FOR UPDATE`),
+    lockRuns: prepared(
+      `SELECT ${ctx.runSql.columns} FROM (SELECT DISTINCT id FROM unnest($1::text[]) AS w(id)` +
+        ` ORDER BY id) AS w CROSS JOIN LATERAL (SELECT * FROM ${runs} AS p WHERE p.id = w.id` +
+        ` FOR UPDATE) AS r`,
+    ),
     // Launch bookkeeping (last_run_*, a relative run_count) and verdict fields (last_error, and status
     // when a verdict set one): the fields docs/semantics.md#completion gives these two steps, nothing else.
     recordOnTasks: prepared(
@@ -290,8 +298,7 @@ function buildStatements(ctx: PostgresContext) {
         ` run_count = t.run_count + u.launches,` +
         ` last_error = CASE WHEN u.judged THEN u.last_error ELSE t.last_error END,` +
         ` status = COALESCE(u.status, t.status)` +
-        ` FROM ${unnestSource(RECORD_ON_TASKS_COLUMNS)}` +
-        ` WHERE t.id = u.id AND t.id = ANY($1::text[])`,
+        ` ${keyedUnnestFrom(tasks, RECORD_ON_TASKS_COLUMNS)}`,
     ),
     recordOnTask:
       `UPDATE ${tasks} SET` +
