@@ -82,7 +82,7 @@ export class PostgresAdmission {
         ` decided_through = ${unnestValue({ name: "decided_through", type: "ts" })},` +
         ` admitted_count = u.admitted_count,` +
         ` last_error = CASE WHEN u.sets_last_error THEN u.last_error ELSE t.last_error END` +
-        ` ${keyedUnnestFrom(tasks, SCHEDULE_FIELD_COLUMNS)}`,
+        ` ${keyedUnnestFrom(SCHEDULE_FIELD_COLUMNS)}`,
     );
     this.#decided = prepared(
       `SELECT DISTINCT u.task_id FROM ${unnestSource(OCCURRENCE_COLUMNS)}` +

@@ -298,7 +298,7 @@ function buildStatements(ctx: PostgresContext) {
         ` run_count = t.run_count + u.launches,` +
         ` last_error = CASE WHEN u.judged THEN u.last_error ELSE t.last_error END,` +
         ` status = COALESCE(u.status, t.status)` +
-        ` ${keyedUnnestFrom(tasks, RECORD_ON_TASKS_COLUMNS)}`,
+        ` ${keyedUnnestFrom(RECORD_ON_TASKS_COLUMNS)}`,
     ),
     recordOnTask:
       `UPDATE ${tasks} SET` +

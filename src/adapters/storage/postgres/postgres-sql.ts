@@ -63,30 +63,27 @@ export function unnestInsert(table: string, columns: readonly Column[]): string 
 }
 
 /**
- * `UPDATE table AS t SET col = u.col, ... FROM <the unnested rows> WHERE <t is u's row>`: rewrites every
- * listed column of the rows whose `id` (the first column) matches; append conditions with `AND ...`.
+ * `UPDATE table AS t SET col = u.col, ... FROM unnest(...) WHERE t.id = u.id`: rewrites every listed
+ * column of the rows whose `id` (the first column) matches; append conditions with `AND ...`.
  */
 export function unnestUpdate(table: string, columns: readonly Column[]): string {
   const [key, ...rest] = columns;
   if (key?.name !== "id") throw new TypeError("the first column of a batch update must be id");
   const sets = rest.map((c) => `${c.name} = ${unnestValue(c)}`).join(", ");
-  return `UPDATE ${table} AS t SET ${sets} ${keyedUnnestFrom(table, columns)}`;
+  return `UPDATE ${table} AS t SET ${sets} ${keyedUnnestFrom(columns)}`;
 }
 
 /**
- * `FROM <unnested rows u> WHERE <t is u's row>` for a batch `UPDATE table AS t`, found by primary key
- * whatever the statistics say: each unnested `id` is looked up through the primary key in a lateral
- * subquery the planner cannot flatten (`OFFSET 0`), and the row updated is the one at that `ctid` (a TID
- * scan). Joined on `t.id` (even with `t.id = ANY($1)` beside it), a table never analyzed (`reltuples`
- * unknown, a database minutes old) was read whole for a 200-row batch. The rows must be locked by this
- * transaction already (every caller locks them `FOR UPDATE` first), so their `ctid` cannot move.
+ * `FROM unnest(...) AS u WHERE t.id = u.id AND t.id = ANY($1)` for a batch `UPDATE ... AS t` whose first
+ * column (and parameter) is `id`: with `t.id = ANY($1)` beside the join, the rows to change are found
+ * through the primary key once the table has statistics (a hash join over the whole table was the
+ * planner's choice on a small or freshly analysed table). A table never analyzed (`reltuples` unknown)
+ * can still be read whole: see docs/storage.md#the-claim-path-on-postgresql. (Rewriting the row at the
+ * `ctid` a lateral primary-key probe found was tried, and was worse: the planner hashed the whole table
+ * by `ctid`.)
  */
-export function keyedUnnestFrom(table: string, columns: readonly Column[], first = 1): string {
-  return (
-    `FROM (SELECT u.*, p.ctid AS row_ctid FROM ${unnestSource(columns, first)}` +
-    ` CROSS JOIN LATERAL (SELECT ctid FROM ${table} AS p WHERE p.id = u.id OFFSET 0) AS p) AS u` +
-    ` WHERE t.ctid = u.row_ctid AND t.id = u.id`
-  );
+export function keyedUnnestFrom(columns: readonly Column[]): string {
+  return `FROM ${unnestSource(columns)} WHERE t.id = u.id AND t.id = ANY($1::text[])`;
 }
 
 /**
