@@ -109,7 +109,9 @@ export interface UntilSignal<T> {
 async function stopWithin(stop: () => Promise<void>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
+    timer = setTimeout(() => {
+      resolve(false);
+    }, ms);
   });
   try {
     return await Promise.race([stop().then(() => true as const), late]);

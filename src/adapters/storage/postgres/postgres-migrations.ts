@@ -53,6 +53,10 @@ export async function migratePostgres(
   schema: SchemaName,
   migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS,
 ): Promise<MigrationStatus> {
+  // A database already current is only read: replicas starting together, or one restarting while
+  // another migrates, never queue on the advisory lock (docs/operations.md#on-a-loaded-host).
+  const before = await postgresMigrationStatus(pool, schema, migrations);
+  if (before.current) return before;
   const client = await pool.connect();
   let clean = false;
   // See with-transaction.ts: a checked-out client needs its own error listener.
