@@ -1,5 +1,13 @@
 #!/usr/bin/env node
-import { main } from "../dist/adapters/cli/main.js";
+import { holdEarlySignals } from "../dist/adapters/cli/early-signals.js";
+
+// `serve` and `worker` take SIGTERM at any moment, even while their modules load: the signal is held
+// from here until the command listens (docs/operations.md#what-happens-on-shutdown). The rest of the
+// program is imported only now, so that nothing runs before this.
+const command = process.argv[2];
+const longRunning = command === "serve" || command === "worker";
+if (longRunning) holdEarlySignals();
+const { main } = await import("../dist/adapters/cli/main.js");
 
 // A reader that went away (`punctual tasks list | head`) is not a failure: stop writing, exit quietly.
 for (const stream of [process.stdout, process.stderr]) {
@@ -9,4 +17,8 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-process.exitCode = await main(process.argv);
+const code = await main(process.argv);
+// A long-running command has stopped what it could within its grace: whatever is left (a connection
+// still closing, a handler that ignores its signal) does not keep the process alive.
+if (longRunning) process.exit(code);
+process.exitCode = code;

@@ -63,6 +63,20 @@ export interface SchedulerRuntime {
   readonly callbackBase: CallbackBase;
   /** The configured agent servers. */
   readonly agentServers: readonly AgentServerConfig[];
+  /** The thresholds in force, as the services and the coordinator hold them (docs/operations.md#thresholds). */
+  readonly thresholds: RuntimeThresholds;
+}
+
+/** The thresholds a running scheduler applies, in the units the log shows. */
+export interface RuntimeThresholds {
+  readonly maxConcurrentRuns: number;
+  readonly leaseMs: number;
+  readonly tickMs: number;
+  readonly sweepMs: number;
+  readonly retentionMs: number;
+  readonly shutdownTimeoutMs: number;
+  /** Accepted and checked; replica liveness is not in this build yet. */
+  readonly livenessTimeoutMs: number | null;
 }
 
 /** Opens the store and builds the services and the coordinator around it. */
@@ -157,5 +171,17 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     events,
     callbackBase: targets.callbackBase,
     agentServers: targets.agentServerConfigs,
+    thresholds: {
+      maxConcurrentRuns: dispatch.policy.maxConcurrentRuns,
+      leaseMs: dispatch.policy.leaseMs,
+      tickMs: coordinator.settings.tickMs,
+      sweepMs: coordinator.settings.sweepMs,
+      retentionMs: coordinator.settings.retentionMs,
+      shutdownTimeoutMs: coordinator.settings.shutdownTimeoutMs,
+      livenessTimeoutMs:
+        options.policy?.livenessTimeoutSeconds === undefined
+          ? null
+          : options.policy.livenessTimeoutSeconds * 1000,
+    },
   };
 }

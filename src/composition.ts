@@ -17,16 +17,11 @@ import type {
 } from "./application/scheduler-api.js";
 import type { Store, StoreFactory } from "./application/store.js";
 import { TokenService } from "./application/token-service.js";
-import { buildHttpApp } from "./adapters/http/http-app.js";
-import { deerflowApiTarget } from "./adapters/launchers/agent/agent-servers.js";
-import { IDEMPOTENCY_RETENTION_MS, IdempotencyPurger } from "./adapters/http/idempotency-purger.js";
-import { SchedulerMetrics } from "./adapters/http/metrics.js";
+import type { SchedulerMetrics } from "./adapters/http/metrics.js";
 import type { RateLimitOptions } from "./adapters/http/rate-limit.js";
-import { observationFromAgentRun } from "./adapters/launchers/agent/agent-observation.js";
-import { postgres } from "./adapters/storage/postgres/postgres-store.js";
 import type { PostgresOptions } from "./adapters/storage/postgres/postgres-store.js";
+import { deerflowApiTarget } from "./adapters/launchers/agent/agent-servers.js";
 import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
-import { sqlite } from "./adapters/storage/sqlite/sqlite-store.js";
 import { buildRuntime } from "./composition-runtime.js";
 import type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
 
@@ -76,11 +71,23 @@ export function storeFromDatabaseUrl(
   url: string,
   postgresOptions: Omit<PostgresOptions, "schema"> = {},
 ): StoreFactory {
-  if (/^postgres(ql)?:\/\//i.test(url)) return postgres(url, postgresOptions);
-  if (url === ":memory:") return sqlite(":memory:");
-  if (url.startsWith("sqlite://")) return sqlite(url.slice("sqlite://".length));
-  if (url.startsWith("sqlite:")) return sqlite(url.slice("sqlite:".length));
-  return sqlite(url);
+  // Each store (and its driver) is loaded when opened: a worker on SQLite never loads `pg`, and none
+  // parses a driver before it listens for signals (docs/operations.md#on-a-loaded-host).
+  if (/^postgres(ql)?:\/\//i.test(url)) {
+    return {
+      open: async (context) =>
+        (await import("./adapters/storage/postgres/postgres-store.js"))
+          .postgres(url, postgresOptions)
+          .open(context),
+    };
+  }
+  let path = url;
+  if (url.startsWith("sqlite://")) path = url.slice("sqlite://".length);
+  else if (url.startsWith("sqlite:")) path = url.slice("sqlite:".length);
+  return {
+    open: async (context) =>
+      (await import("./adapters/storage/sqlite/sqlite-store.js")).sqlite(path).open(context),
+  };
 }
 
 /** The token service over a store's `api_tokens` (docs/security.md). */
@@ -132,9 +139,15 @@ export interface PunctualServer {
   readonly runtime: SchedulerRuntime;
   readonly tokens: TokenService;
   readonly metrics: SchedulerMetrics;
+  /** The per-token rate limit in force (false when off). */
+  readonly rateLimit: Required<RateLimitOptions> | false;
   /** Starts the coordinator (if enabled) and listens; resolves with the base URL. */
   start(): Promise<string>;
-  /** Refuses new work (`/readyz` 503), closes the HTTP server, stops the coordinator, closes the store. */
+  /**
+   * Shuts down in the order of docs/operations.md#what-happens-on-shutdown: `/readyz` 503 at once, the
+   * coordinator drained while every other route (callbacks included) keeps answering, then the HTTP
+   * server closed and the store. Idempotent.
+   */
   stop(): Promise<void>;
 }
 
@@ -142,7 +155,24 @@ export interface PunctualServer {
 export const SERVER_MIN_ONCE_DELAY_SECONDS = 1;
 
 export async function createServer(options: ServerOptions): Promise<PunctualServer> {
-  const metrics = new SchedulerMetrics({ perTaskLabels: options.metricsPerTask ?? false });
+  // The HTTP stack is loaded only by the server: `punctual worker` never parses Fastify or prom-client.
+  const [
+    { buildHttpApp },
+    { IDEMPOTENCY_RETENTION_MS, IdempotencyPurger },
+    metricsModule,
+    agent,
+    { RATE_LIMIT_DEFAULTS },
+  ] = await Promise.all([
+    import("./adapters/http/http-app.js"),
+    import("./adapters/http/idempotency-purger.js"),
+    import("./adapters/http/metrics.js"),
+    import("./adapters/launchers/agent/agent-observation.js"),
+    import("./adapters/http/rate-limit.js"),
+  ]);
+  const { observationFromAgentRun } = agent;
+  const metrics: SchedulerMetrics = new metricsModule.SchedulerMetrics({
+    perTaskLabels: options.metricsPerTask ?? false,
+  });
   // docs/schedules.md#once: a once task must be at least 1 s ahead in the server (0 in the library's domain).
   const policy = { minOnceDelaySeconds: SERVER_MIN_ONCE_DELAY_SECONDS, ...options.policy };
   const runtime = await buildRuntime({ ...options, policy });
@@ -188,6 +218,8 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
     runtime,
     tokens,
     metrics,
+    rateLimit:
+      options.rateLimit === false ? false : { ...RATE_LIMIT_DEFAULTS, ...options.rateLimit },
     start: async () => {
       if (options.runCoordinator ?? true) {
         await runtime.coordinator.listen();
@@ -212,10 +244,15 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
         shuttingDown = true;
         purger.stop();
         try {
-          await app.close();
-        } finally {
+          // The API needs no coordinator: it keeps answering (a completion arriving now is recorded)
+          // while the coordinator drains its launches and handlers within the grace.
           await runtime.coordinator.stop();
-          await runtime.store.close();
+        } finally {
+          try {
+            await app.close();
+          } finally {
+            await runtime.store.close();
+          }
         }
       })()),
   };

@@ -14,6 +14,11 @@ export interface PolicyOptions {
   readonly leaseSeconds?: number;
   /** A once task must be at least this far in the future. @default 0 (1 in `createServer`) */
   readonly minOnceDelaySeconds?: number;
+  /**
+   * How long a replica may stay silent before it is lost (docs/operations.md#thresholds). Checked here;
+   * the replica liveness that applies it is not in this build yet, so the lease still decides.
+   */
+  readonly livenessTimeoutSeconds?: number;
 }
 
 /** The policy for `options`. @throws RangeError when a threshold is out of range */
@@ -32,6 +37,7 @@ export function buildPolicy(options: PolicyOptions = {}): SchedulePolicy {
   if (!Number.isInteger(maxConcurrentRuns) || maxConcurrentRuns < 1) {
     throw new RangeError("maxConcurrentRuns must be a positive integer");
   }
+  positive(options.livenessTimeoutSeconds, 0, "livenessTimeoutSeconds");
   return {
     ...DEFAULT_POLICY,
     maxConcurrentRuns,

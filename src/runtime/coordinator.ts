@@ -132,6 +132,11 @@ export class Coordinator {
     return this.#deps.replicaId;
   }
 
+  /** The tuning in force, every default filled in (docs/operations.md#thresholds). */
+  get settings(): Readonly<Required<CoordinatorOptions>> {
+    return this.#opts;
+  }
+
   /** Launches currently in flight on this replica. */
   get inFlight(): number {
     return this.#launches.size;

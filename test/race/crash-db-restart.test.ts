@@ -84,6 +84,8 @@ describe.skipIf(binDir === null)("two PostgreSQL replicas across a database rest
       try {
         const { report, exits } = await runCrashScenario({
           title: "postgres restart",
+          // The outage itself lasts several seconds and every lease is the default 60 s.
+          settleTimeoutMs: 60_000,
           dir,
           store: postgres(db.url),
           ledger,

@@ -3,9 +3,11 @@
  * logger (pretty on a terminal), SIGTERM/SIGINT listening, dying by a signal, and the lifecycle both
  * commands run (`runUntilSignal`). Tests inject their own process.
  */
+import { createRequire } from "node:module";
 import { pino } from "pino";
 import type { Logger as PinoLogger } from "pino";
-import PinoPretty from "pino-pretty";
+import type PinoPretty from "pino-pretty";
+import { takeEarlySignals } from "./early-signals.js";
 
 export interface ProcessIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -22,17 +24,27 @@ export interface ProcessIo {
 
 const SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
 
+/** pino-pretty is loaded only on a terminal: a worker under a supervisor never pays for it. */
+function prettyLogger(level: string): PinoLogger {
+  const require = createRequire(import.meta.url);
+  const pretty = require("pino-pretty") as typeof PinoPretty;
+  return pino({ level }, pretty({ colorize: true, translateTime: "SYS:standard" }));
+}
+
 export const processIo: ProcessIo = {
   env: process.env,
   cwd: process.cwd(),
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
-  logger: (level) =>
-    process.stdout.isTTY
-      ? pino({ level }, PinoPretty({ colorize: true, translateTime: "SYS:standard" }))
-      : pino({ level }),
+  logger: (level) => (process.stdout.isTTY ? prettyLogger(level) : pino({ level })),
   onSignal: (listener) => {
     for (const signal of SIGNALS) process.on(signal, listener);
+    // Signals that came while the command was loading are heard now, in order (early-signals.ts).
+    for (const signal of takeEarlySignals()) {
+      queueMicrotask(() => {
+        listener(signal);
+      });
+    }
     return () => {
       for (const signal of SIGNALS) process.off(signal, listener);
     };
@@ -77,32 +89,76 @@ export interface UntilSignal<T> {
   readonly start: () => Promise<T>;
   /** Runs once started (logs, first-run messages). */
   readonly started: (value: T) => Promise<void> | void;
-  /** Stops gracefully; also called, its failure ignored, when starting or `started` failed. */
+  /**
+   * Stops gracefully, whatever `start` has reached (it may still be under way); also called, its
+   * failure ignored, when starting or `started` failed.
+   */
   readonly stop: () => Promise<void>;
+  /**
+   * How long `stop` may take before the command gives up on it and exits anyway (1): the shutdown
+   * grace plus the moment needed to hand back and close the store (docs/operations.md#what-happens-on-shutdown).
+   */
+  readonly stopWithinMs: number;
   /** Logged with the signal when the first one arrives. */
   readonly stopping: string;
   /** Logged once stopped. */
   readonly stopped: string;
 }
 
+/** `stop()`, or false when it has not finished within `ms`. */
+async function stopWithin(stop: () => Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(false);
+    }, ms);
+  });
+  try {
+    return await Promise.race([stop().then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Starts, runs until the first SIGTERM/SIGINT, then stops gracefully and resolves with exit code 0; a
- * second signal ends the process at once (`stopSignals`). A failure to start stops what did start and
- * rejects.
+ * second signal ends the process at once (`stopSignals`). A signal while starting stops at once too:
+ * the start is not waited for. A stop that outlasts `stopWithinMs` resolves with 1 (the caller exits).
+ * A failure to start stops what did start and rejects.
  */
 export async function runUntilSignal<T>(run: UntilSignal<T>): Promise<number> {
   const { logger } = run;
   const { signalled, stop: stopListening } = stopSignals(run.io, logger);
+  const starting = run.start();
+  // Once a signal has won the race, a start that fails afterwards is part of stopping, not news.
+  starting.catch(() => undefined);
   try {
-    await run.started(await run.start());
-    const signal = await signalled;
-    logger.info({ signal }, run.stopping);
-    await run.stop();
+    const first = await Promise.race([
+      starting.then((value) => ({ started: true as const, value })),
+      signalled.then((signal) => ({ started: false as const, signal })),
+    ]);
+    let signal: NodeJS.Signals;
+    if (first.started) {
+      await run.started(first.value);
+      signal = await signalled;
+      logger.info({ signal }, run.stopping);
+    } else {
+      signal = first.signal;
+      logger.info({ signal }, `${run.stopping} (during startup)`);
+    }
+    if (!(await stopWithin(run.stop, run.stopWithinMs))) {
+      logger.warn(
+        { signal, graceMs: run.stopWithinMs },
+        "not stopped within the shutdown grace: exiting anyway",
+      );
+      logger.flush();
+      return 1;
+    }
     logger.info({}, run.stopped);
     logger.flush();
     return 0;
   } catch (error) {
-    await run.stop().catch(() => undefined);
+    await stopWithin(() => run.stop().catch(() => undefined), run.stopWithinMs);
     throw error;
   } finally {
     stopListening();

@@ -3,13 +3,13 @@
  * process, with the built-in `log` handler plus those of `--handlers MODULE`. With `--init-token` (what
  * `npm start` passes) a database without any token gets an admin token, printed once with a working curl.
  * `--deerflow-api SERVER` also mounts DeerFlow's scheduled-task routes over that DeerFlow server.
- * SIGTERM or SIGINT stops gracefully (readiness 503, HTTP closed, launches drained); a second one exits
- * at once.
+ * SIGTERM or SIGINT stops gracefully (docs/operations.md#what-happens-on-shutdown): `/readyz` 503 at
+ * once, every other route answering until the coordinator has drained, then the listener closed; a
+ * second signal exits at once.
  */
 import { Command, CommanderError } from "commander";
 import { processIo, runUntilSignal } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
-import { createServer, storeFromDatabaseUrl } from "../../composition.js";
 import { ValidationError } from "../../domain/errors.js";
 import type { Instant } from "../../domain/time.js";
 import { deerflowApiTarget } from "../launchers/agent/agent-servers.js";
@@ -23,11 +23,13 @@ import {
   withPoolerOptions,
 } from "./cli-options.js";
 import type { PoolerFlags } from "./cli-options.js";
+import { stopDeadlineMs, thresholdsOf, withThresholdOptions } from "./threshold-options.js";
+import type { ThresholdFlags } from "./threshold-options.js";
 
 /** The process around the command (injected in tests). */
 export type ServeIo = ProcessIo;
 
-interface ServeOptions extends PoolerFlags {
+interface ServeOptions extends PoolerFlags, ThresholdFlags {
   readonly database?: string;
   readonly port?: string;
   readonly host?: string;
@@ -77,6 +79,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     throw usage(io, `--port must be a port number, not "${portText}"`);
   }
   const host = options.host ?? io.env["PUNCTUAL_HOST"] ?? "127.0.0.1";
+  const thresholds = thresholdsOf(options, io.env, (message) => usage(io, message));
   let handlers: Record<string, Handler> = {};
   if (options.handlers !== undefined) {
     try {
@@ -100,6 +103,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
       );
     }
   }
+  const { createServer, storeFromDatabaseUrl } = await import("../../composition.js");
   const server = await createServer({
     store: storeFromDatabaseUrl(url, pooler),
     handlers,
@@ -108,6 +112,9 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     host,
     port: Number(portText),
     runCoordinator: options.coordinator,
+    policy: thresholds.policy,
+    coordinator: thresholds.coordinator,
+    ...(thresholds.rateLimit === undefined ? {} : { rateLimit: thresholds.rateLimit }),
     ...(options.deerflowApi === undefined ? {} : { deerflowApi: options.deerflowApi }),
     ...targets,
   });
@@ -122,6 +129,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
           database: redactUrl(url),
           coordinator: options.coordinator,
           handlers: ["log", ...Object.keys(handlers)],
+          thresholds: { ...server.runtime.thresholds, rateLimit: server.rateLimit },
         },
         "punctual serving",
       );
@@ -134,13 +142,15 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
       }
     },
     stop: () => server.stop(),
-    stopping: "stopping (signal again to exit now)",
+    stopWithinMs: stopDeadlineMs(thresholds),
+    stopping:
+      "stopping: /readyz answers 503, the API answers until the coordinator has drained (signal again to exit now)",
     stopped: "punctual stopped",
   });
 }
 
 export function serveCommand(io: ServeIo = processIo): Command {
-  return withPoolerOptions(new Command("serve"))
+  const command = withPoolerOptions(new Command("serve"))
     .description("serve the HTTP API (and run the coordinator) until SIGTERM or SIGINT")
     .option(
       "--database <url>",
@@ -156,7 +166,8 @@ export function serveCommand(io: ServeIo = processIo): Command {
     .option(
       "--deerflow-api <server>",
       "also serve DeerFlow's /api/scheduled-tasks routes over this agent server (flavor deerflow)",
-    )
+    );
+  return withThresholdOptions(command, "serve")
     .exitOverride()
     .action(async (options: ServeOptions) => {
       const code = await runServe(options, io);

@@ -10,6 +10,9 @@ export interface RateLimitOptions {
   readonly perSecond?: number;
 }
 
+/** The limit when none is configured. */
+export const RATE_LIMIT_DEFAULTS: Required<RateLimitOptions> = { burst: 100, perSecond: 20 };
+
 interface Bucket {
   tokens: number;
   at: number;
@@ -21,8 +24,8 @@ export class RateLimiter {
   readonly #buckets = new Map<string, Bucket>();
 
   constructor(options: RateLimitOptions = {}) {
-    this.#burst = options.burst ?? 100;
-    this.#perSecond = options.perSecond ?? 20;
+    this.#burst = options.burst ?? RATE_LIMIT_DEFAULTS.burst;
+    this.#perSecond = options.perSecond ?? RATE_LIMIT_DEFAULTS.perSecond;
   }
 
   /** Takes one token for `key` at `nowMs`: 0 when allowed, otherwise the seconds to wait. */

@@ -10,6 +10,8 @@ import type { Ledger, LedgerRun, LedgerTask } from "./ledger-check.js";
 /** Active runs by status and claimer, and how far admission has come. */
 export interface LedgerProgress {
   readonly active: readonly { status: string; claimedBy: string | null; count: number }[];
+  /** The earliest nominal time of a queued run (epoch ms), or null when none is queued. */
+  readonly oldestQueued: number | null;
   /** Once tasks with a scheduled decision. */
   readonly onceDecided: number;
   /** The smallest `decided_through` of the interval tasks (epoch ms), or null without any. */
@@ -104,11 +106,15 @@ export function postgresLedger(url: string): LedgerSource {
         `SELECT status, claimed_by, count(*) AS n FROM runs WHERE ${ACTIVE} GROUP BY 1, 2`,
       );
       const once = await query(ONCE_DECIDED);
+      const queued = await query(
+        `SELECT ${epochMs("min(scheduled_for)")} AS at FROM runs WHERE status = 'queued'`,
+      );
       const interval = await query(
         `SELECT ${epochMs("min(decided_through)")} AS at FROM tasks WHERE schedule_type = 'interval'`,
       );
       return {
         active: activeFrom(active),
+        oldestQueued: numOrNull(queued[0]?.at),
         onceDecided: num(once[0]?.n),
         intervalDecidedThrough: numOrNull(interval[0]?.at),
       };
@@ -134,6 +140,9 @@ export function sqliteLedger(path: string): LedgerSource {
       Promise.resolve({
         active: activeFrom(
           all(`SELECT status, claimed_by, count(*) AS n FROM runs WHERE ${ACTIVE} GROUP BY 1, 2`),
+        ),
+        oldestQueued: numOrNull(
+          all("SELECT min(scheduled_for) AS at FROM runs WHERE status = 'queued'")[0]?.at,
         ),
         onceDecided: num(all(ONCE_DECIDED)[0]?.n),
         intervalDecidedThrough: numOrNull(

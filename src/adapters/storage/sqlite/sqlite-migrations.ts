@@ -57,6 +57,10 @@ export function migrateSqlite(
   migrations: readonly SqliteMigration[] = SQLITE_MIGRATIONS,
   appliedAt: number = Date.now(),
 ): MigrationStatus {
+  // A database already current is only read: a replica starting never waits for the write lock
+  // (docs/operations.md#on-a-loaded-host). Anything else goes through the locked, verifying path.
+  const before = sqliteMigrationStatus(db, migrations);
+  if (before.current) return before;
   new SqliteTransactions(db).write(() => {
     db.exec(CREATE_TABLE);
     const applied = readApplied(db);

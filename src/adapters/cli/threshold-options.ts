@@ -1,0 +1,212 @@
+/**
+ * The operator's thresholds as `serve` and `worker` both take them, by flag or environment variable
+ * (docs/operations.md#thresholds): one table here, so that the two commands cannot drift apart. Each
+ * entry parses its text (a usage error names the flag) into the scheduler's options.
+ */
+import type { Command } from "commander";
+import { parseDuration } from "../../domain/schedule/iso-text.js";
+import type { PolicyOptions } from "../../application/policy-options.js";
+import type { CoordinatorOptions } from "../../runtime/coordinator-options.js";
+import type { RateLimitOptions } from "../http/rate-limit.js";
+import type { ProcessIo } from "./process-io.js";
+
+/** The thresholds' flags as commander hands them over (camelCase of the flag). */
+export interface ThresholdFlags {
+  readonly maxConcurrentRuns?: string;
+  readonly leaseSeconds?: string;
+  readonly retention?: string;
+  readonly tick?: string;
+  readonly sweepPeriod?: string;
+  readonly shutdownGrace?: string;
+  readonly livenessTimeout?: string;
+  readonly rateLimit?: string;
+}
+
+/** What the flags come to. */
+export interface Thresholds {
+  readonly policy: PolicyOptions;
+  readonly coordinator: CoordinatorOptions;
+  /** `serve` only: the per-token rate limit; false turns it off. */
+  readonly rateLimit?: RateLimitOptions | false;
+  /** How long a stop drains before the process exits regardless. */
+  readonly shutdownGraceMs: number;
+}
+
+/** The shutdown grace when no flag or variable sets it. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+
+type Usage = (message: string) => Error;
+
+/** `500ms`, a whole number of seconds, or an ISO-8601 duration (`PT0.5S`, `PT5M`), in ms. */
+function milliseconds(flag: string, text: string, minMs: number, usage: Usage): number {
+  const ms = /^\d+ms$/.test(text) ? Number(text.slice(0, -2)) : undefined;
+  if (ms !== undefined) {
+    if (ms < minMs) throw usage(`--${flag} must be at least ${minMs} ms, not "${text}"`);
+    return ms;
+  }
+  const parsed = parseDuration(text, minMs);
+  if (!parsed.ok) throw usage(`--${flag}: ${parsed.problem}`);
+  return parsed.value;
+}
+
+function integer(flag: string, text: string, min: number, usage: Usage): number {
+  if (!/^\d+$/.test(text) || Number(text) < min) {
+    const what = min === 1 ? "a positive integer" : `an integer of at least ${min}`;
+    throw usage(`--${flag} must be ${what}, not "${text}"`);
+  }
+  return Number(text);
+}
+
+/** `BURST/PER_SECOND` (`100/20`), `BURST` (20 per second), or `off`. */
+function rateLimit(text: string, usage: Usage): RateLimitOptions | false {
+  if (text === "off") return false;
+  const match = /^(\d+)(?:\/(\d+(?:\.\d+)?))?$/.exec(text);
+  if (match === null || Number(match[1]) < 1 || (match[2] !== undefined && Number(match[2]) <= 0)) {
+    throw usage(
+      `--rate-limit must be BURST/PER_SECOND (such as 100/20), BURST or off, not "${text}"`,
+    );
+  }
+  return {
+    burst: Number(match[1]),
+    ...(match[2] === undefined ? {} : { perSecond: Number(match[2]) }),
+  };
+}
+
+interface Setting {
+  readonly flag: string;
+  readonly key: keyof ThresholdFlags;
+  readonly env: string;
+  readonly value: string;
+  readonly help: string;
+  /** Commands that take it (both unless said). */
+  readonly only?: "serve";
+}
+
+/** Every threshold: its flag, variable, argument and help (docs/operations.md#thresholds). */
+export const THRESHOLD_SETTINGS: readonly Setting[] = [
+  {
+    flag: "max-concurrent-runs",
+    key: "maxConcurrentRuns",
+    env: "PUNCTUAL_MAX_CONCURRENT_RUNS",
+    value: "<n>",
+    help: "runs launching or running across all replicas at most (default 16)",
+  },
+  {
+    flag: "lease-seconds",
+    key: "leaseSeconds",
+    env: "PUNCTUAL_LEASE_SECONDS",
+    value: "<n>",
+    help: "a launch claim's lease, and how long a silent replica keeps its handler runs (default 60)",
+  },
+  {
+    flag: "retention",
+    key: "retention",
+    env: "PUNCTUAL_RETENTION",
+    value: "<duration>",
+    help: "delete finished runs older than this (default P30D)",
+  },
+  {
+    flag: "tick",
+    key: "tick",
+    env: "PUNCTUAL_TICK",
+    value: "<duration>",
+    help: "the longest sleep between coordinator passes, such as 500ms or PT1S (default 1 s)",
+  },
+  {
+    flag: "sweep-period",
+    key: "sweepPeriod",
+    env: "PUNCTUAL_SWEEP_PERIOD",
+    value: "<duration>",
+    help: "how often expired claims, timeouts and retention are swept (default 5 s)",
+  },
+  {
+    flag: "shutdown-grace",
+    key: "shutdownGrace",
+    env: "PUNCTUAL_SHUTDOWN_GRACE",
+    value: "<duration>",
+    help: "how long a stop drains launches and handlers before the process exits (default 10 s)",
+  },
+  {
+    flag: "liveness-timeout",
+    key: "livenessTimeout",
+    env: "PUNCTUAL_LIVENESS_TIMEOUT",
+    value: "<duration>",
+    help: "a replica silent this long is lost (accepted and checked; in force once replica liveness lands)",
+  },
+  {
+    flag: "rate-limit",
+    key: "rateLimit",
+    env: "PUNCTUAL_RATE_LIMIT",
+    value: "<burst/per-second>",
+    help: "requests per API token: a burst and a refill per second, or off (default 100/20)",
+    only: "serve",
+  },
+];
+
+/** Adds the thresholds' options to `command` (`serve` or `worker`). */
+export function withThresholdOptions(command: Command, name: "serve" | "worker"): Command {
+  for (const setting of THRESHOLD_SETTINGS) {
+    if (setting.only !== undefined && setting.only !== name) continue;
+    command.option(
+      `--${setting.flag} ${setting.value}`,
+      `${setting.help}; default from $${setting.env}`,
+    );
+  }
+  return command;
+}
+
+/** The thresholds from `flags`, else the environment; a bad value is a usage error. */
+export function thresholdsOf(
+  flags: ThresholdFlags,
+  env: ProcessIo["env"],
+  usage: Usage,
+): Thresholds {
+  const text = (key: keyof ThresholdFlags): string | undefined => {
+    const setting = THRESHOLD_SETTINGS.find((s) => s.key === key);
+    const value = flags[key] ?? (setting === undefined ? undefined : env[setting.env]);
+    return value === undefined || value === "" ? undefined : value;
+  };
+  const budget = text("maxConcurrentRuns");
+  const lease = text("leaseSeconds");
+  const retention = text("retention");
+  const tick = text("tick");
+  const sweep = text("sweepPeriod");
+  const grace = text("shutdownGrace");
+  const liveness = text("livenessTimeout");
+  const limit = text("rateLimit");
+  const shutdownGraceMs =
+    grace === undefined
+      ? DEFAULT_SHUTDOWN_GRACE_MS
+      : milliseconds("shutdown-grace", grace, 0, usage);
+  const livenessTimeoutMs =
+    liveness === undefined ? undefined : milliseconds("liveness-timeout", liveness, 1000, usage);
+  return {
+    policy: {
+      ...(budget === undefined
+        ? {}
+        : { maxConcurrentRuns: integer("max-concurrent-runs", budget, 1, usage) }),
+      ...(lease === undefined ? {} : { leaseSeconds: integer("lease-seconds", lease, 2, usage) }),
+      ...(livenessTimeoutMs === undefined
+        ? {}
+        : { livenessTimeoutSeconds: livenessTimeoutMs / 1000 }),
+    },
+    coordinator: {
+      ...(retention === undefined
+        ? {}
+        : { retentionMs: milliseconds("retention", retention, 1000, usage) }),
+      ...(tick === undefined ? {} : { tickMs: milliseconds("tick", tick, 10, usage) }),
+      ...(sweep === undefined ? {} : { sweepMs: milliseconds("sweep-period", sweep, 100, usage) }),
+      shutdownTimeoutMs: shutdownGraceMs,
+    },
+    ...(limit === undefined ? {} : { rateLimit: rateLimit(limit, usage) }),
+    shutdownGraceMs,
+  };
+}
+
+/**
+ * How long the command waits for its stop before it exits regardless: the grace, the coordinator's
+ * hand-back of handlers still running at its end, and a moment to close the store.
+ */
+export function stopDeadlineMs(thresholds: Thresholds): number {
+  return thresholds.shutdownGraceMs + 2000 + 3000;
+}

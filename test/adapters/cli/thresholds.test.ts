@@ -1,0 +1,109 @@
+/**
+ * Every threshold of docs/operations.md#thresholds is taken by `serve` and by `worker`, from its flag
+ * and from its environment variable, and reaches the running scheduler: each command is started
+ * in-process (its commander definition, a fake process around it) with one setting, and the
+ * thresholds its start line reports (read back from the built coordinator and policy) show it.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import type { ProcessIo } from "../../../src/adapters/cli/process-io.js";
+import { serveCommand } from "../../../src/adapters/cli/serve-command.js";
+import { THRESHOLD_SETTINGS } from "../../../src/adapters/cli/threshold-options.js";
+import { workerCommand } from "../../../src/adapters/cli/worker-command.js";
+import { waitFor } from "../../e2e/process.js";
+
+const dir = mkdtempSync(join(tmpdir(), "punctual-thresholds-"));
+writeFileSync(join(dir, "handlers.mjs"), "export default { noop: () => ({}) };\n");
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** One value per setting, and what the start line's `thresholds` then shows. */
+const CASES: Readonly<Record<string, { value: string; shows: Record<string, unknown> }>> = {
+  "max-concurrent-runs": { value: "7", shows: { maxConcurrentRuns: 7 } },
+  "lease-seconds": { value: "9", shows: { leaseMs: 9000 } },
+  retention: { value: "P2D", shows: { retentionMs: 2 * 86_400_000 } },
+  tick: { value: "250ms", shows: { tickMs: 250 } },
+  "sweep-period": { value: "PT2S", shows: { sweepMs: 2000 } },
+  "shutdown-grace": { value: "3", shows: { shutdownTimeoutMs: 3000 } },
+  "liveness-timeout": { value: "PT15S", shows: { livenessTimeoutMs: 15_000 } },
+  "rate-limit": { value: "50/5", shows: { rateLimit: { burst: 50, perSecond: 5 } } },
+};
+
+/** Starts `command` with `args` and `env`, waits for its start line, stops it; returns the line. */
+async function startLine(
+  command: "serve" | "worker",
+  args: readonly string[],
+  env: Record<string, string>,
+  n: number,
+): Promise<Record<string, unknown>> {
+  const lines: Record<string, unknown>[] = [];
+  let signal: (s: NodeJS.Signals) => void = () => undefined;
+  const io: ProcessIo = {
+    env,
+    cwd: dir,
+    stdout: () => undefined,
+    stderr: (text) => {
+      throw new Error(text);
+    },
+    logger: (level) =>
+      pino(
+        { level },
+        {
+          write: (line: string) => {
+            lines.push(JSON.parse(line) as Record<string, unknown>);
+          },
+        },
+      ),
+    onSignal: (listener) => {
+      signal = listener;
+      return () => undefined;
+    },
+    die: () => undefined,
+  };
+  const database = join(dir, `${command}-${n}.db`);
+  const program =
+    command === "worker"
+      ? workerCommand(io).parseAsync(
+          ["--handlers", "handlers.mjs", "--database", database, ...args],
+          { from: "user" },
+        )
+      : serveCommand(io).parseAsync(["--database", database, "--port", "0", ...args], {
+          from: "user",
+        });
+  const started = command === "worker" ? "punctual worker started" : "punctual serving";
+  const line = await waitFor(() => lines.find((l) => l.msg === started), {
+    timeoutMs: 15_000,
+    what: `${command} to start`,
+  });
+  signal("SIGTERM");
+  await program;
+  return line;
+}
+
+let n = 0;
+
+describe.each(["worker", "serve"] as const)("punctual %s", (command) => {
+  const settings = THRESHOLD_SETTINGS.filter((s) => s.only === undefined || s.only === command);
+
+  it("offers every threshold of the table", () => {
+    expect(Object.keys(CASES).filter((flag) => settings.some((s) => s.flag === flag))).toEqual(
+      settings.map((s) => s.flag),
+    );
+  });
+
+  it.each(settings.map((s) => [s.flag, s.env] as const))(
+    "takes --%s and $%s",
+    { timeout: 40_000 },
+    async (flag, env) => {
+      const { value, shows } = CASES[flag]!;
+      const byFlag = await startLine(command, [`--${flag}`, value], {}, n++);
+      expect(byFlag.thresholds).toMatchObject(shows);
+      const byEnv = await startLine(command, [], { [env]: value }, n++);
+      expect(byEnv.thresholds).toMatchObject(shows);
+    },
+  );
+});
