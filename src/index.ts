@@ -75,3 +75,4 @@ export type {
   WebhookRequestParts,
 } from "./adapters/launchers/webhook/verify-webhook.js";
 export type { WebhookSignature } from "./domain/target.js";
+export type { TaskCreateInput, TaskPatchInput } from "./application/task-input.js";
