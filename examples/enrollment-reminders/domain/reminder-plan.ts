@@ -39,8 +39,10 @@ export function reminderPlan(enrollment: Enrollment, enrolledAt: Date): Reminder
   if (enrollment.status !== "active") return [];
   const { course, student } = enrollment;
   const timezone = student.timezone;
+  // At once: a whole second after enrolling (a once schedule must lie in the future, in whole seconds).
+  const now = new Date(Math.ceil(enrolledAt.getTime() / 1000) * 1000 + 1000);
   const plan: Reminder[] = [
-    { kind: "welcome", timing: { type: "once", at: enrolledAt.toISOString(), timezone } },
+    { kind: "welcome", timing: { type: "once", at: now.toISOString(), timezone } },
   ];
   const dayBefore = new Date(Date.parse(course.firstSessionAt) - DAY_MS);
   if (dayBefore > enrolledAt) {
