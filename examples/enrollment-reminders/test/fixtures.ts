@@ -19,18 +19,23 @@ export interface Delivery {
   readonly at: number;
 }
 
-/** A provider that dedupes by idempotency key, and fails the first `failures` sends when asked to. */
+/**
+ * A provider that dedupes by idempotency key. It can fail the first `failures` sends before delivering
+ * (503), or deliver and then lose its answer for the first `lostAnswers` (a timeout after accepting).
+ */
 export class RecordingMailbox implements MailPort {
   readonly deliveries: Delivery[] = [];
   readonly attempts: Mail[] = [];
   readonly #keys = new Set<string>();
   #failures: number;
+  #lostAnswers: number;
 
   constructor(
     readonly now: () => number,
-    failures = 0,
+    trouble: { readonly failures?: number; readonly lostAnswers?: number } = {},
   ) {
-    this.#failures = failures;
+    this.#failures = trouble.failures ?? 0;
+    this.#lostAnswers = trouble.lostAnswers ?? 0;
   }
 
   send(mail: Mail): Promise<{ delivered: boolean }> {
@@ -39,10 +44,16 @@ export class RecordingMailbox implements MailPort {
       this.#failures--;
       return Promise.reject(new Error("the mail provider answered 503"));
     }
-    if (this.#keys.has(mail.idempotencyKey)) return Promise.resolve({ delivered: false });
-    this.#keys.add(mail.idempotencyKey);
-    this.deliveries.push({ mail, at: this.now() });
-    return Promise.resolve({ delivered: true });
+    const delivered = !this.#keys.has(mail.idempotencyKey);
+    if (delivered) {
+      this.#keys.add(mail.idempotencyKey);
+      this.deliveries.push({ mail, at: this.now() });
+    }
+    if (this.#lostAnswers > 0) {
+      this.#lostAnswers--;
+      return Promise.reject(new Error("the mail provider did not answer in time"));
+    }
+    return Promise.resolve({ delivered });
   }
 
   to(email: string): Delivery[] {
