@@ -82,7 +82,10 @@ describe("a semester of enrollment reminders", () => {
     ]);
     const reminders = await school.reminders("e-ben");
     const byKind = Object.fromEntries(
-      reminders.map((r) => [r.task.metadata["reminder_key"], r.task.status]),
+      reminders.map((r): [string, string] => [
+        r.task.metadata["reminder_key"] ?? "",
+        r.task.status,
+      ]),
     );
     expect(byKind).toEqual({
       "enrollment:e-ben:welcome": "completed",
