@@ -2,6 +2,7 @@
  * Runs the enrollment reminder coordinator: punctual on `PUNCTUAL_DATABASE_URL` (a SQLite file, default
  * `./reminders.db`, or a `postgres://` URL), the school's enrollments and the stand-in mail provider in
  * SQLite files under `DATA_DIR` (default `.`), and the HTTP entry on `PORT` (default 3100, 0 for any).
+ * `LEASE_SECONDS`, `RETRY_INITIAL` and `CRASH_AFTER_SEND=1` exist for the crash test.
  */
 import { join } from "node:path";
 import type { AddressInfo } from "node:net";
@@ -43,7 +44,13 @@ const scheduler = createScheduler({
 });
 await scheduler.start();
 
-const server = schoolHttp(new School(scheduler, enrollments));
+const retryInitial = env["RETRY_INITIAL"];
+const school = new School(
+  scheduler,
+  enrollments,
+  retryInitial === undefined ? {} : { retryInitial },
+);
+const server = schoolHttp(school);
 server.listen(Number(env["PORT"] ?? 3100), "127.0.0.1", () => {
   const { port } = server.address() as AddressInfo;
   console.log(JSON.stringify({ event: "listening", url: `http://127.0.0.1:${port}` }));

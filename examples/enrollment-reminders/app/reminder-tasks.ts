@@ -37,8 +37,17 @@ function scheduleOf(timing: ReminderTiming): TaskCreateInput["schedule"] {
   }
 }
 
+export interface ReminderTaskOptions {
+  /** The first retry's delay (ISO-8601 duration). @default "PT1M" */
+  readonly retryInitial?: string;
+}
+
 /** The punctual task of one reminder of one enrollment. */
-export function reminderTask(enrollment: Enrollment, reminder: Reminder): TaskCreateInput {
+export function reminderTask(
+  enrollment: Enrollment,
+  reminder: Reminder,
+  options: ReminderTaskOptions = {},
+): TaskCreateInput {
   const input: ReminderInput = { enrollment_id: enrollment.id, kind: reminder.kind };
   return {
     title: `${reminder.kind} reminder: ${enrollment.student.email}, ${enrollment.course.title}`,
@@ -49,7 +58,7 @@ export function reminderTask(enrollment: Enrollment, reminder: Reminder): TaskCr
       // Past six hours a reminder is not sent: the run is recorded missed (reason window), not hidden.
       catch_up: { window: LATENESS_RULE.dropAfter, policy: "latest" },
       // A failing mail provider is tried three times, a minute apart and more, with the same key.
-      retry: { max_attempts: 3, initial: "PT1M", max_delay: "PT10M" },
+      retry: { max_attempts: 3, initial: options.retryInitial ?? "PT1M", max_delay: "PT10M" },
     },
     metadata: {
       reminder_key: reminderKey(enrollment.id, reminder.kind),
@@ -60,9 +69,11 @@ export function reminderTask(enrollment: Enrollment, reminder: Reminder): TaskCr
 
 export class ReminderTasks {
   readonly #scheduler: Scheduler;
+  readonly #options: ReminderTaskOptions;
 
-  constructor(scheduler: Scheduler) {
+  constructor(scheduler: Scheduler, options: ReminderTaskOptions = {}) {
     this.#scheduler = scheduler;
+    this.#options = options;
   }
 
   /** Creates the enrollment's reminder tasks that do not exist yet; returns them all. */
@@ -72,7 +83,9 @@ export class ReminderTasks {
     for (const reminder of reminderPlan(enrollment, enrolledAt)) {
       const known = existing.get(reminderKey(enrollment.id, reminder.kind));
       tasks.push(
-        known ?? (await this.#scheduler.tasks.create(reminderTask(enrollment, reminder))).task,
+        known ??
+          (await this.#scheduler.tasks.create(reminderTask(enrollment, reminder, this.#options)))
+            .task,
       );
     }
     return tasks;

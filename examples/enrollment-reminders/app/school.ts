@@ -3,6 +3,7 @@ import type { RunView, Scheduler, TaskView } from "punctual";
 import type { Course, Enrollment, EnrollmentStatus, Student } from "../domain/enrollment.js";
 import type { EnrollmentRepository } from "./enrollment-repository.js";
 import { ReminderTasks } from "./reminder-tasks.js";
+import type { ReminderTaskOptions } from "./reminder-tasks.js";
 
 export interface ReminderState {
   readonly task: TaskView;
@@ -15,10 +16,14 @@ export class School {
   readonly #enrollments: EnrollmentRepository;
   readonly #reminders: ReminderTasks;
 
-  constructor(scheduler: Scheduler, enrollments: EnrollmentRepository) {
+  constructor(
+    scheduler: Scheduler,
+    enrollments: EnrollmentRepository,
+    options: ReminderTaskOptions = {},
+  ) {
     this.#scheduler = scheduler;
     this.#enrollments = enrollments;
-    this.#reminders = new ReminderTasks(scheduler);
+    this.#reminders = new ReminderTasks(scheduler, options);
   }
 
   /** Enrolls the student (a second call with the same id changes nothing) and plans the reminders. */

@@ -51,15 +51,19 @@ export function reminderPlan(enrollment: Enrollment, enrolledAt: Date): Reminder
       timing: { type: "once", at: dayBefore.toISOString(), timezone },
     });
   }
-  plan.push({
-    kind: "weekly",
-    timing: { type: "weekly", weekday: 1, hour: 8, timezone, untilDay: course.lastTeachingDay },
-  });
-  // 18:00 on the eve of the exam, on the student's wall clock (the scheduler resolves the offset).
-  plan.push({
-    kind: "exam_eve",
-    timing: { type: "once", at: `${previousDay(course.examDay)}T18:00:00`, timezone },
-  });
+  // Days compared in UTC: a day's margin either way, so a late enrollment gets no reminder of the past.
+  const today = enrolledAt.toISOString().slice(0, 10);
+  if (course.lastTeachingDay > today) {
+    plan.push({
+      kind: "weekly",
+      timing: { type: "weekly", weekday: 1, hour: 8, timezone, untilDay: course.lastTeachingDay },
+    });
+  }
+  const eve = previousDay(course.examDay);
+  if (eve > today) {
+    // 18:00 on the eve of the exam, on the student's wall clock (the scheduler resolves the offset).
+    plan.push({ kind: "exam_eve", timing: { type: "once", at: `${eve}T18:00:00`, timezone } });
+  }
   return plan;
 }
 
