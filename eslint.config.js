@@ -104,7 +104,7 @@ export default tseslint.config(
     rules: tseslint.configs.eslintRecommended.rules,
   },
   {
-    files: ["test/**/*.ts", "bench/**/*.ts"],
+    files: ["test/**/*.ts", "bench/**/*.ts", "examples/*/test/**/*.ts"],
     rules: {
       "@typescript-eslint/no-non-null-assertion": "off",
     },

@@ -63,3 +63,16 @@ export type {
   NextOccurrencesOptions,
   NextOccurrencesSchedule,
 } from "./domain/schedule/next-occurrences.js";
+export {
+  verifyWebhook,
+  WebhookVerificationError,
+  WEBHOOK_REJECTIONS,
+} from "./adapters/launchers/webhook/verify-webhook.js";
+export type {
+  VerifiedWebhook,
+  VerifyWebhookOptions,
+  WebhookRejection,
+  WebhookRequestParts,
+} from "./adapters/launchers/webhook/verify-webhook.js";
+export type { WebhookSignature } from "./domain/target.js";
+export type { TaskCreateInput, TaskPatchInput } from "./application/task-input.js";

@@ -14,7 +14,12 @@ import { parseSchedule } from "../domain/schedule/schedule-spec.js";
 import type { CalendarSnapshot, ScheduleSpec } from "../domain/schedule/schedule-spec.js";
 import { TASK_LIMITS } from "../domain/task.js";
 import type { TaskUserFields } from "../domain/task.js";
-import { CONTEXT_MODES, THREAD_ID_PATTERN, WEBHOOK_METHODS } from "../domain/target.js";
+import {
+  CONTEXT_MODES,
+  THREAD_ID_PATTERN,
+  WEBHOOK_METHODS,
+  WEBHOOK_SIGNATURES,
+} from "../domain/target.js";
 import type { AgentRunConfig, ExecutionContext, Target } from "../domain/target.js";
 import type { DurationMs, Instant } from "../domain/time.js";
 import { durationInputSchema, jsonValueSchema } from "./input-primitives.js";
@@ -79,6 +84,7 @@ export const webhookTargetInputSchema = z.strictObject({
   input: jsonValue.optional(),
   cancel_url: webhookUrl.nullable().optional(),
   idempotent: z.boolean().optional(),
+  signature: z.enum(WEBHOOK_SIGNATURES).optional(),
 });
 
 export const handlerTargetInputSchema = z.strictObject({
@@ -281,6 +287,7 @@ export function targetFrom(input: z.output<typeof targetSchema>): Target {
         input: input.input ?? null,
         cancelUrl: input.cancel_url ?? null,
         idempotent: input.idempotent ?? false,
+        ...(input.signature === undefined ? {} : { signature: input.signature }),
       };
     case "handler":
       return { kind: "handler", name: input.name, input: input.input ?? null };

@@ -9,7 +9,7 @@ import { EXPLAIN_VERDICTS } from "../domain/explain.js";
 import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../domain/options.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../domain/run.js";
 import { SUPPRESSED_KINDS } from "../domain/schedule/describe-occurrences.js";
-import { CONTEXT_MODES, WEBHOOK_METHODS } from "../domain/target.js";
+import { CONTEXT_MODES, WEBHOOK_METHODS, WEBHOOK_SIGNATURES } from "../domain/target.js";
 import { TASK_STATUSES } from "../domain/task.js";
 import { instantSchema, jsonValueSchema } from "./input-primitives.js";
 import { calendarItemSchema, exclusionItemSchema } from "./schedule-shape.js";
@@ -90,6 +90,7 @@ export const webhookTargetViewSchema = z.strictObject({
   input: jsonValueSchema,
   cancel_url: z.string().nullable(),
   idempotent: z.boolean(),
+  signature: z.enum(WEBHOOK_SIGNATURES),
 });
 
 export const handlerTargetViewSchema = z.strictObject({
@@ -134,8 +135,8 @@ export const taskViewSchema = z.strictObject({
     .nullable()
     .meta({
       description:
-        "the key this webhook task's requests are signed with (Punctual-Signature); null for other " +
-        "targets and when the server signs with its own secret",
+        "the key this webhook task's requests are signed with (as `whsec_...` under the " +
+        "standard_webhooks signature); null for other targets and when the server signs with its own secret",
     }),
   status: z.enum(TASK_STATUSES),
   next_run_at: nullableInstant,

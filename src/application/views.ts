@@ -17,7 +17,12 @@ import type {
   ExclusionHit,
 } from "../domain/schedule/schedule-spec.js";
 import type { Task } from "../domain/task.js";
-import type { AgentRunConfig, ExecutionContext, Target } from "../domain/target.js";
+import type {
+  AgentRunConfig,
+  ExecutionContext,
+  Target,
+  WebhookSignature,
+} from "../domain/target.js";
 import type { TaskOptions } from "../domain/options.js";
 import type { Instant } from "../domain/time.js";
 import type {
@@ -116,6 +121,7 @@ export function targetView(target: Target): TargetView {
         input: target.input,
         cancel_url: target.cancelUrl,
         idempotent: target.idempotent,
+        signature: target.signature ?? "punctual",
       };
     case "handler":
       return { kind: "handler", name: target.name, input: target.input };
@@ -144,6 +150,17 @@ export function optionsView(options: TaskOptions): OptionsView {
 }
 
 /**
+ * The secret as a receiver hands it to its verifier: as stored for `punctual`, and in the Standard
+ * Webhooks form (`whsec_` and the base64 of the key's bytes, which are the stored text's) for
+ * `standard_webhooks` (docs/targets.md#standard-webhooks).
+ */
+export function receiverSecret(secret: string, signature: WebhookSignature): string {
+  if (signature === "punctual" || secret.startsWith("whsec_")) return secret;
+  // The stored secrets are ASCII (base64url), so btoa's Latin-1 reading of them is their UTF-8.
+  return `whsec_${btoa(secret)}`;
+}
+
+/**
  * The public shape of a task. `webhook_secret` is the key its webhooks are signed with (docs/semantics.md#launch), shown
  * to its owner so receivers can verify them; null for other targets, and when the operator signs every
  * webhook with one server-wide secret (`signsWithTaskSecret` false).
@@ -160,7 +177,9 @@ export function taskView(task: Task, signsWithTaskSecret = true): TaskView {
     options: optionsView(task.options),
     metadata: { ...task.metadata },
     webhook_secret:
-      signsWithTaskSecret && task.target.kind === "webhook" ? task.webhookSecret : null,
+      signsWithTaskSecret && task.target.kind === "webhook"
+        ? receiverSecret(task.webhookSecret, task.target.signature ?? "punctual")
+        : null,
     status: task.status,
     next_run_at: formatInstant(task.nextRunAt),
     decided_through: formatInstant(task.decidedThrough),

@@ -33,6 +33,14 @@ export interface AgentTarget {
 export const WEBHOOK_METHODS = ["POST", "PUT", "PATCH"] as const;
 export type WebhookMethod = (typeof WEBHOOK_METHODS)[number];
 
+/**
+ * How a webhook request is signed (docs/targets.md#verifying-a-signature): `punctual` (the
+ * `Punctual-Signature` header) or `standard_webhooks` (the `webhook-id`, `webhook-timestamp` and
+ * `webhook-signature` headers of the Standard Webhooks specification).
+ */
+export const WEBHOOK_SIGNATURES = ["punctual", "standard_webhooks"] as const;
+export type WebhookSignature = (typeof WEBHOOK_SIGNATURES)[number];
+
 export interface WebhookTarget {
   readonly kind: "webhook";
   readonly url: string;
@@ -42,6 +50,8 @@ export interface WebhookTarget {
   readonly cancelUrl: string | null;
   /** The receiver dedupes by `Idempotency-Key`, so an uncertain launch may be re-sent. */
   readonly idempotent: boolean;
+  /** The signature format; absent (`punctual`) on tasks stored before it existed. */
+  readonly signature?: WebhookSignature;
 }
 
 export interface HandlerTarget {

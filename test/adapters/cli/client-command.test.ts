@@ -632,7 +632,7 @@ describe("punctual tasks create --webhook", () => {
       "[1,2]",
     ]);
     expect(out).toContain(
-      'target               {"kind":"webhook","url":"https://example.com/hook","method":"POST","headers":{},"input":[1,2],"cancel_url":null,"idempotent":false}\n',
+      'target               {"kind":"webhook","url":"https://example.com/hook","method":"POST","headers":{},"input":[1,2],"cancel_url":null,"idempotent":false,"signature":"punctual"}\n',
     );
     expect(out).toMatch(/\nwebhook_secret {7}\S+\n/);
   });

@@ -1,11 +1,12 @@
 /**
- * What a webhook receives (docs/semantics.md#launch): the JSON envelope and the headers, signed with HMAC-SHA256 over
- * `<unix seconds>.<body>`. Builds requests only; it sends nothing.
+ * What a webhook receives (docs/semantics.md#launch): the JSON envelope and the headers, signed with HMAC-SHA256
+ * in punctual's format or the Standard Webhooks one (docs/targets.md#verifying-a-signature). Builds requests
+ * only; it sends nothing.
  */
 import { createHmac } from "node:crypto";
 import { formatInstant } from "../../../application/views.js";
 import type { Run } from "../../../domain/run.js";
-import type { JsonValue, WebhookTarget } from "../../../domain/target.js";
+import type { JsonValue, WebhookSignature, WebhookTarget } from "../../../domain/target.js";
 import type { Task } from "../../../domain/task.js";
 
 /** The body of a launch request. */
@@ -51,12 +52,64 @@ export function signatureHeader(secret: string, body: string, nowMs: number): st
   return `t=${t},v1=${v1}`;
 }
 
+/**
+ * The Standard Webhooks key of a secret: the bytes a `whsec_<base64>` secret encodes, else the secret's
+ * UTF-8 bytes (so a task's stored secret and its `whsec_` form shown to the owner are one key).
+ */
+export function standardWebhooksKey(secret: string): Buffer {
+  return secret.startsWith("whsec_")
+    ? Buffer.from(secret.slice("whsec_".length), "base64")
+    : Buffer.from(secret, "utf8");
+}
+
+/** `v1,<base64 HMAC-SHA256 of "<id>.<unix seconds>.<body>">`, the Standard Webhooks signature. */
+export function standardWebhooksSignature(
+  secret: string,
+  signed: { readonly id: string; readonly timestamp: number; readonly body: string },
+): string {
+  const mac = createHmac("sha256", standardWebhooksKey(secret))
+    .update(`${signed.id}.${signed.timestamp}.${signed.body}`, "utf8")
+    .digest("base64");
+  return `v1,${mac}`;
+}
+
+/**
+ * The signature headers of one request in `format`. Under Standard Webhooks the message id is the
+ * run's idempotency key, which the specification asks to stay the same when a message is re-sent.
+ */
+export function signatureHeaders(
+  format: WebhookSignature,
+  secret: string,
+  request: { readonly idempotencyKey: string; readonly body: string; readonly nowMs: number },
+): Record<string, string> {
+  switch (format) {
+    case "punctual":
+      return { "Punctual-Signature": signatureHeader(secret, request.body, request.nowMs) };
+    case "standard_webhooks": {
+      const timestamp = Math.floor(request.nowMs / 1000);
+      const id = request.idempotencyKey;
+      return {
+        "webhook-id": id,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": standardWebhooksSignature(secret, {
+          id,
+          timestamp,
+          body: request.body,
+        }),
+      };
+    }
+  }
+}
+
 /** Headers a target may not set: punctual's own, and those that frame the request. */
 const RESERVED = new Set([
   "content-type",
   "content-length",
   "idempotency-key",
   "punctual-signature",
+  "webhook-id",
+  "webhook-timestamp",
+  "webhook-signature",
   "host",
   "connection",
   "transfer-encoding",
@@ -65,7 +118,7 @@ const RESERVED = new Set([
 /** The target's headers (minus reserved ones), then punctual's. */
 export function webhookHeaders(
   target: WebhookTarget,
-  signed: { idempotencyKey: string; signature: string },
+  signed: { idempotencyKey: string; signature: Readonly<Record<string, string>> },
 ): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(target.headers)) {
@@ -73,6 +126,5 @@ export function webhookHeaders(
   }
   headers["Content-Type"] = "application/json";
   headers["Idempotency-Key"] = signed.idempotencyKey;
-  headers["Punctual-Signature"] = signed.signature;
-  return headers;
+  return { ...headers, ...signed.signature };
 }

@@ -17,7 +17,7 @@ import type { HostResolver, ResolvedAddress } from "./address-guard.js";
 import { AddressGuard, SsrfRefusal, UnresolvedHost } from "./address-guard.js";
 import type { HttpReply } from "./pinned-request.js";
 import { sendPinned } from "./pinned-request.js";
-import { signatureHeader, webhookEnvelope, webhookHeaders } from "./webhook-envelope.js";
+import { signatureHeaders, webhookEnvelope, webhookHeaders } from "./webhook-envelope.js";
 import { interpretReply, WebhookReplyError } from "./webhook-reply.js";
 import { launchContractError } from "../launch-contract.js";
 import { launchErrorOfTransport, TransportError } from "../transport-error.js";
@@ -170,7 +170,11 @@ export class WebhookLauncher implements RunLauncher {
       const secret = this.#secret ?? exchange.task.webhookSecret;
       const headers = webhookHeaders(exchange.target, {
         idempotencyKey: exchange.run.idempotencyKey,
-        signature: signatureHeader(secret, exchange.body, this.#now()),
+        signature: signatureHeaders(exchange.target.signature ?? "punctual", secret, {
+          idempotencyKey: exchange.run.idempotencyKey,
+          body: exchange.body,
+          nowMs: this.#now(),
+        }),
       });
       return await sendPinned({
         url,

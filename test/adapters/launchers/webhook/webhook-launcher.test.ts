@@ -3,6 +3,7 @@
  * signature; how each answer is read; the timeout; SSRF refusals, pinning and redirects; cancel_url; and
  * reconciliation by re-sending only to idempotent receivers.
  */
+import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
 import type { HostResolver } from "../../../../src/adapters/launchers/webhook/address-guard.js";
 import { WebhookLauncher } from "../../../../src/adapters/launchers/webhook/webhook-launcher.js";
@@ -16,6 +17,7 @@ import type { LaunchedRun } from "../../../../src/domain/ports.js";
 import type { Run } from "../../../../src/domain/run.js";
 import type { WebhookTarget } from "../../../../src/domain/target.js";
 import type { Task } from "../../../../src/domain/task.js";
+import { receiverSecret } from "../../../../src/application/views.js";
 import { buildRun, buildTask, claimed } from "../../../domain/builders.js";
 import { hang, json, startReceiver, verifySignature } from "../../../helpers/webhook-receiver.js";
 import type { Behaviour, Receiver } from "../../../helpers/webhook-receiver.js";
@@ -100,6 +102,23 @@ describe("WebhookLauncher.launch", () => {
     expect(verifySignature(signature, request!.body, SECRET)).toBe(true);
     expect(verifySignature(signature, request!.body, "another secret")).toBe(false);
     expect(verifySignature(signature, `${request!.body} `, SECRET)).toBe(false);
+  });
+
+  it("signs in the Standard Webhooks format when asked, verifiable by its reference library", async () => {
+    const r = await receive({ "/hook": json(200) });
+    await launch(launcher(), webhookTask(r.url("/hook"), { signature: "standard_webhooks" }));
+    const [request] = r.requests;
+    const headers = request!.headers as Record<string, string>;
+    expect(headers["punctual-signature"]).toBeUndefined();
+    expect(headers["webhook-id"]).toBe(run.idempotencyKey);
+    expect(headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+    // The owner reads the secret in its whsec_ form, and hands it to the library as it is.
+    const secret = receiverSecret(SECRET, "standard_webhooks");
+    expect(secret).toMatch(/^whsec_/);
+    expect(new Webhook(secret).verify(request!.body, headers)).toEqual(JSON.parse(request!.body));
+    expect(() =>
+      new Webhook(receiverSecret("other", "standard_webhooks")).verify(request!.body, headers),
+    ).toThrow();
   });
 
   it("signs with the server's secret when one is configured, and adds completion_url when given", async () => {
