@@ -12,7 +12,7 @@ import type { TaskOptions } from "../domain/options.js";
 import { parseDuration, parseInstantText } from "../domain/schedule/iso-text.js";
 import { parseSchedule } from "../domain/schedule/schedule-spec.js";
 import type { CalendarSnapshot, ScheduleSpec } from "../domain/schedule/schedule-spec.js";
-import { TASK_LIMITS } from "../domain/task.js";
+import { TASK_KEY_PATTERN, TASK_LIMITS } from "../domain/task.js";
 import type { TaskUserFields } from "../domain/task.js";
 import { CONTEXT_MODES, THREAD_ID_PATTERN, WEBHOOK_METHODS } from "../domain/target.js";
 import type { AgentRunConfig, ExecutionContext, Target } from "../domain/target.js";
@@ -142,9 +142,52 @@ const common = {
   metadata: metadataSchema.optional(),
 };
 
+const KEY_RULE = "1 to 200 letters, digits, '.', '_', ':' or '-'";
+
+/** A task's key (docs/semantics.md#task-keys). */
+export const taskKeySchema = z
+  .string()
+  .regex(TASK_KEY_PATTERN, { error: `a key is ${KEY_RULE}` })
+  .meta({ description: `the owner's unique name for the task: ${KEY_RULE}` });
+
+/** A declared-schedules group (docs/library.md#declared-schedules). */
+export const taskGroupSchema = z
+  .string()
+  .regex(TASK_KEY_PATTERN, { error: `a group is ${KEY_RULE}` })
+  .meta({ description: "the declared-schedules group the task belongs to (prune acts on it)" });
+
+const identity = {
+  key: taskKeySchema.nullable().optional(),
+  group: taskGroupSchema.nullable().optional(),
+};
+
 /** What a user sends to create a task. */
-export const taskCreateSchema = z.strictObject(common);
+export const taskCreateSchema = z.strictObject({ ...common, ...identity });
 export type TaskCreateInput = z.input<typeof taskCreateSchema>;
+
+/**
+ * What a user sends to upsert a task by key (docs/semantics.md#upsert): a whole definition (fields left
+ * out take their defaults, unlike a patch). The HTTP API takes the key from the path.
+ */
+export const taskUpsertSchema = z.strictObject({ ...common, ...identity, key: taskKeySchema });
+export type TaskUpsertInput = z.input<typeof taskUpsertSchema>;
+
+/** A task's key and group as a create or upsert input gives them (null when absent). */
+export interface TaskIdentity {
+  readonly key: string | null;
+  readonly group: string | null;
+}
+
+/** Reads `key` and `group` of a create input. @throws validation_failed for a bad key or a group without one */
+export function taskIdentityFrom(value: unknown): TaskIdentity {
+  const input = parseWith(z.looseObject(identity), value);
+  const key = input.key ?? null;
+  const group = input.group ?? null;
+  if (group !== null && key === null) {
+    throw ValidationError.of("group", "a task in a group needs a key (declared schedules are keyed)");
+  }
+  return { key, group };
+}
 
 /** What a user sends to edit a task (PATCH: fields left out keep their value). */
 export const taskPatchSchema = z.strictObject({
@@ -321,6 +364,7 @@ export function taskFieldsFromCreate(
   calendars?: CalendarsByName,
 ): TaskUserFields {
   const input = parseWith(taskCreateSchema, value);
+  // key and group are read by taskIdentityFrom: they are not user fields an edit changes.
   return {
     title: input.title,
     description: input.description ?? null,

@@ -122,6 +122,12 @@ export const optionsViewSchema = z.strictObject({
 export const taskViewSchema = z.strictObject({
   id: z.string(),
   owner: z.string(),
+  key: z.string().nullable().meta({
+    description: "the owner's unique name for the task (docs/semantics.md#task-keys), or null",
+  }),
+  group: z.string().nullable().meta({
+    description: "the declared-schedules group the task belongs to, or null",
+  }),
   title: z.string(),
   description: z.string().nullable(),
   schedule: scheduleViewSchema,
@@ -184,6 +190,16 @@ export const runViewSchema = z.strictObject({
 export const createdTaskSchema = z.strictObject({
   task: taskViewSchema,
   warnings: z.array(z.string()).meta({ description: "e.g. what DST does to the schedule" }),
+});
+
+/** The answer of an upsert by key (docs/semantics.md#upsert). */
+export const upsertedTaskSchema = z.strictObject({
+  task: taskViewSchema,
+  warnings: z.array(z.string()).meta({ description: "e.g. what DST does to the schedule" }),
+  created: z.boolean().meta({ description: "true when no task had the key (HTTP 201)" }),
+  changed: z.array(z.string()).meta({
+    description: "the fields the upsert changed; empty when it created the task or found it identical",
+  }),
 });
 
 export const taskPageSchema = z.strictObject({
