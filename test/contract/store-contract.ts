@@ -13,6 +13,7 @@ import { describeRunBatches } from "./cases/run-batches.js";
 import { describeRunChanges } from "./cases/run-changes.js";
 import { describeRunRows } from "./cases/run-rows.js";
 import { describeSweeps } from "./cases/sweeps.js";
+import { describeTaskKeys } from "./cases/task-keys.js";
 import { describeTaskMutation } from "./cases/task-mutation.js";
 import { describeTaskRows } from "./cases/task-rows.js";
 import { describeUniqueRules } from "./cases/unique-rules.js";
@@ -64,6 +65,7 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
     });
 
     describeTaskRows(context);
+    describeTaskKeys(context);
     describeTaskMutation(context);
     describeAdmission(context);
     describeClaims(context);
