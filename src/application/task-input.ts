@@ -10,7 +10,7 @@ import type { ThreadId } from "../domain/ids.js";
 import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../domain/options.js";
 import type { TaskOptions } from "../domain/options.js";
 import { parseDuration, parseInstantText } from "../domain/schedule/iso-text.js";
-import { parseSchedule } from "../domain/schedule/schedule-spec.js";
+import { parseSchedule, scheduleToInput } from "../domain/schedule/schedule-spec.js";
 import type { CalendarSnapshot, ScheduleSpec } from "../domain/schedule/schedule-spec.js";
 import { TASK_KEY_PATTERN, TASK_LIMITS } from "../domain/task.js";
 import type { TaskUserFields } from "../domain/task.js";
@@ -184,7 +184,10 @@ export function taskIdentityFrom(value: unknown): TaskIdentity {
   const key = input.key ?? null;
   const group = input.group ?? null;
   if (group !== null && key === null) {
-    throw ValidationError.of("group", "a task in a group needs a key (declared schedules are keyed)");
+    throw ValidationError.of(
+      "group",
+      "a task in a group needs a key (declared schedules are keyed)",
+    );
   }
   return { key, group };
 }
@@ -374,6 +377,33 @@ export function taskFieldsFromCreate(
     options: optionsFrom(input.options, defaults),
     metadata: input.metadata ?? {},
   };
+}
+
+/** The fields a schedule patch keeps from the stored schedule unless it names them, by schedule type. */
+const KEPT_SCHEDULE_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  cron: ["timezone", "start_at", "end_at", "max_runs", "jitter", "exclude"],
+  interval: ["timezone", "start_at", "end_at", "max_runs", "jitter", "exclude"],
+  once: ["timezone", "jitter"],
+};
+
+/**
+ * A patch with its schedule completed from the stored one (docs/semantics.md#task-operations): the
+ * patched schedule keeps the stored zone, `start_at`, `end_at`, `max_runs`, `jitter` and `exclude`
+ * (those its type has) unless the patch names them; naming one as `null` clears it. The type may change.
+ * A patch without a schedule, or with one that is not an object, is returned as it is.
+ */
+export function withStoredSchedule(patch: unknown, stored: ScheduleSpec): unknown {
+  if (typeof patch !== "object" || patch === null || !("schedule" in patch)) return patch;
+  const schedule: unknown = patch.schedule;
+  if (typeof schedule !== "object" || schedule === null || Array.isArray(schedule)) return patch;
+  const type: unknown = Reflect.get(schedule, "type");
+  const kept = typeof type === "string" ? (KEPT_SCHEDULE_FIELDS[type] ?? []) : [];
+  const before: Record<string, unknown> = scheduleToInput(stored);
+  const completed: Record<string, unknown> = { ...schedule };
+  for (const field of kept) {
+    if (!(field in completed) && before[field] !== undefined) completed[field] = before[field];
+  }
+  return { ...patch, schedule: completed };
 }
 
 /** The user fields a patch changes; options merge into the task's current ones. */

@@ -38,6 +38,7 @@ import {
   taskFieldsFromPatch,
   taskIdentityFrom,
   taskUpsertSchema,
+  withStoredSchedule,
 } from "./task-input.js";
 import { upsertEdit } from "./task-upsert.js";
 import type { UpsertField } from "./task-upsert.js";
@@ -186,9 +187,15 @@ export class TaskService {
     now: Instant,
   ): Promise<CreatedTask> {
     const current = await this.#find(actor, id);
+    // docs/semantics.md#task-operations: a patched schedule keeps the stored zone, bounds and exclude.
+    const completed = withStoredSchedule(input, current.schedule);
     const { patch, task } = await retryOnCalendarChange(async () => {
-      const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
-      const fields = taskFieldsFromPatch(input, now, current.options, calendars);
+      const calendars = await readCalendars(
+        this.#deps.store,
+        actor.owner,
+        scheduleOfInput(completed),
+      );
+      const fields = taskFieldsFromPatch(completed, now, current.options, calendars);
       await checkReferences(this.#deps, actor, fields, { ...current, ...fields });
       const edited = await this.#mutate(
         actor,

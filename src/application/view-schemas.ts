@@ -198,7 +198,8 @@ export const upsertedTaskSchema = z.strictObject({
   warnings: z.array(z.string()).meta({ description: "e.g. what DST does to the schedule" }),
   created: z.boolean().meta({ description: "true when no task had the key (HTTP 201)" }),
   changed: z.array(z.string()).meta({
-    description: "the fields the upsert changed; empty when it created the task or found it identical",
+    description:
+      "the fields the upsert changed; empty when it created the task or found it identical",
   }),
 });
 

@@ -96,7 +96,9 @@ const booleanText = z.enum(["true", "false"]);
 
 export const taskIdParams = z.object({ id: z.string().meta({ description: "task id" }) });
 export const taskKeyParams = z.object({
-  key: z.string().meta({ description: "the task's key (1-200 letters, digits, `.`, `_`, `:`, `-`)" }),
+  key: z
+    .string()
+    .meta({ description: "the task's key (1-200 letters, digits, `.`, `_`, `:`, `-`)" }),
 });
 export const runIdParams = z.object({ id: z.string().meta({ description: "run id" }) });
 export const threadParams = z.object({ thread_id: z.string() });

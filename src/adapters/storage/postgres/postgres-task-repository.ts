@@ -41,7 +41,7 @@ import {
 import { withTransaction } from "./with-transaction.js";
 import { uniqueViolation } from "./postgres-errors.js";
 
-/** The unique index keeping one task per owner and key (migration 7). */
+/** The unique index keeping one task per owner and key (migration 6). */
 const TASK_KEY_INDEX = "tasks_key_uq";
 
 /** The owner a query is limited to, or null for every owner (bound as `$n::text IS NULL OR owner = $n`). */

@@ -1,10 +1,10 @@
 /**
- * Migration 7 (issue 16): a task's key, unique among its owner's tasks not deleted
+ * Migration 6 (issue 16): a task's key, unique among its owner's tasks not deleted
  * (docs/semantics.md#task-keys), and the declared-schedules group it belongs to. Nullable columns
  * without a default are added without a rewrite; a deleted task leaves the unique index, so its key can
  * be taken again.
  */
-export const POSTGRES_MIGRATION_0007 = `
+export const POSTGRES_MIGRATION_0006 = `
 ALTER TABLE tasks ADD COLUMN task_key text;
 ALTER TABLE tasks ADD COLUMN task_group text;
 

@@ -1,9 +1,9 @@
 /**
- * SQLite migration 6 (issue 16): a task's key, unique among its owner's tasks not deleted
+ * SQLite migration 5 (issue 16): a task's key, unique among its owner's tasks not deleted
  * (docs/semantics.md#task-keys), and the declared-schedules group it belongs to. Both are nullable
  * columns added in place; a deleted task leaves the unique index, so its key can be taken again.
  */
-export const SQLITE_MIGRATION_0006 = `
+export const SQLITE_MIGRATION_0005 = `
 ALTER TABLE tasks ADD COLUMN task_key TEXT;
 ALTER TABLE tasks ADD COLUMN task_group TEXT;
 
