@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { ALICE, createTask, cronInput, harness, iso, minute, onceInput } from "./harness.js";
 
 const BERLIN = {
-  type: "cron",
+  type: "cron" as const,
   cron: "0 9 * * *",
   timezone: "Europe/Berlin",
   start_at: "2030-02-01T00:00:00Z",
@@ -15,7 +15,7 @@ const BERLIN = {
   max_runs: 5,
   jitter: "PT30S",
   exclude: ["2030-12-25"],
-} as const;
+};
 
 describe("TaskService.update of a schedule", () => {
   it("keeps the stored zone, bounds, jitter and exclude a patch does not name", async () => {
