@@ -156,8 +156,10 @@ export class TaskService {
     input: unknown,
     expectedVersion: number | null,
     now: Instant,
+    options: { readonly dryRun?: boolean } = {},
   ): Promise<UpsertedTask> {
     const { key } = parseWith(taskUpsertSchema, input);
+    if (options.dryRun === true) return this.#planUpsert(actor, key, input, expectedVersion, now);
     for (let attempt = 1; ; attempt++) {
       const found = await this.#deps.store.tasks.findTaskByKey(actor.owner, key);
       try {
@@ -362,6 +364,37 @@ export class TaskService {
     const task = await this.#find(actor, id);
     const runs = this.#deps.store.runs;
     return explainTask({ runs, scope: scopeOf(actor), task, at: instant, now });
+  }
+
+  /**
+   * What an upsert would do, checked as it would be (every field, the references, the domain's
+   * invariants) and written nowhere: the task as it would be, `created`, and `changed`.
+   */
+  async #planUpsert(
+    actor: Actor,
+    key: string,
+    input: unknown,
+    expectedVersion: number | null,
+    now: Instant,
+  ): Promise<UpsertedTask> {
+    const policy = this.#deps.policy;
+    const found = await this.#deps.store.tasks.findTaskByKey(actor.owner, key);
+    if (expectedVersion !== null && expectedVersion !== (found?.version ?? 0)) {
+      throw new StaleVersionError(expectedVersion, found?.version ?? 0);
+    }
+    const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
+    const fields = taskFieldsFromCreate(input, now, policy.defaultOptions, calendars);
+    const { group } = taskIdentityFrom(input);
+    await checkReferences(this.#deps, actor, fields, fields);
+    if (found === null) {
+      const ctx = { id: toTaskId(key), owner: actor.owner, now, policy, webhookSecret: "" };
+      const task = createTask(fields, { ...ctx, key, group });
+      return { task: this.#view(task), warnings: taskWarnings(task, now), created: true, changed: [] };
+    }
+    const edit = upsertEdit(found, fields, group, { now, policy });
+    const task = edit.task ?? found;
+    const warnings = edit.changed.includes("schedule") ? taskWarnings(task, now) : [];
+    return { task: this.#view(task), warnings, created: false, changed: edit.changed };
   }
 
   /** The upsert of a task found by its key: an edit of the fields that differ, under its row lock. */
