@@ -75,12 +75,17 @@ export class TaskClient {
    */
   upsert(
     input: TaskUpsertInput,
-    options: CallOptions & { readonly version?: number | undefined } = {},
+    options: CallOptions & {
+      readonly version?: number | undefined;
+      /** Check and answer what it would do, writing nothing. */
+      readonly dryRun?: boolean | undefined;
+    } = {},
   ): Promise<UpsertedTask> {
     const { key, ...body } = input;
     return this.#http.json({
       method: "PUT",
       path: ["v1", "tasks", "by-key", key],
+      ...(options.dryRun === true ? { query: { dry_run: "true" } } : {}),
       body,
       headers: { "if-match": ifMatch(options.version) },
       signal: options.signal,

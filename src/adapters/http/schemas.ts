@@ -124,6 +124,12 @@ export const explainQuery = z.strictObject({
   at: z.string().meta({ description: "an RFC 3339 instant" }),
 });
 
+export const upsertQuery = z.strictObject({
+  dry_run: booleanText
+    .optional()
+    .meta({ description: "check and answer what the upsert would do, writing nothing" }),
+});
+
 export const deleteQuery = z.strictObject({
   force: booleanText.optional().meta({ description: "cancel a launching or running run" }),
 });

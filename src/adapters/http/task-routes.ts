@@ -34,6 +34,7 @@ import {
   taskListQuery,
   threadParams,
   threadTaskQuery,
+  upsertQuery,
 } from "./schemas.js";
 import { taskCommandRoutes } from "./task-command-routes.js";
 import { taskReadRoutes } from "./task-read-routes.js";
@@ -197,7 +198,7 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
       tags: ["tasks"],
       auth: true,
       params: taskKeyParams,
-      query: emptyQuery,
+      query: upsertQuery,
       body: taskCreateSchema,
       headers: [
         { name: "If-Match", required: false, description: "the ETag read: refuse a stale write" },
@@ -224,7 +225,10 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
         const version = ifMatchVersion(ctx.request.headers["if-match"]);
         checkTargetInput(body);
         const input = { ...body, key };
-        const upserted = await tasks.upsert(actorOf(ctx), input, version ?? null, now());
+        const dryRun = ctx.query.dry_run === "true";
+        const upserted = await tasks.upsert(actorOf(ctx), input, version ?? null, now(), {
+          dryRun,
+        });
         const headers = { ...withEtag(upserted.task), location: `/v1/tasks/${upserted.task.id}` };
         return { status: upserted.created ? 201 : 200, body: upserted, headers };
       },
