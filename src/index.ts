@@ -32,11 +32,7 @@ export type { Handler, HandlerContext } from "./adapters/launchers/handler/handl
 export type { Logger } from "./application/logger.js";
 export type { TaskView, RunView, CalendarView, PutCalendarView } from "./application/views.js";
 export type { CreatedTask, UpsertedTask } from "./application/task-service.js";
-export type {
-  TaskCreateInput,
-  TaskPatchInput,
-  TaskUpsertInput,
-} from "./application/task-input.js";
+export type { TaskCreateInput, TaskPatchInput, TaskUpsertInput } from "./application/task-input.js";
 export type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 export type { RunWatcherOptions } from "./runtime/run-watcher.js";
 export { parseAgentServers } from "./adapters/launchers/agent/agent-servers.js";

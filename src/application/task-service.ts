@@ -389,7 +389,12 @@ export class TaskService {
     if (found === null) {
       const ctx = { id: toTaskId(key), owner: actor.owner, now, policy, webhookSecret: "" };
       const task = createTask(fields, { ...ctx, key, group });
-      return { task: this.#view(task), warnings: taskWarnings(task, now), created: true, changed: [] };
+      return {
+        task: this.#view(task),
+        warnings: taskWarnings(task, now),
+        created: true,
+        changed: [],
+      };
     }
     const edit = upsertEdit(found, fields, group, { now, policy });
     const task = edit.task ?? found;

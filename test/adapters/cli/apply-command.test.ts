@@ -70,7 +70,7 @@ describe("punctual apply", () => {
         "  create    billing:weekly\n",
     );
     const listed = await cli(["tasks", "list", "--group", "billing", "--json"]);
-    expect(JSON.parse(listed.stdout).items).toEqual([]);
+    expect((JSON.parse(listed.stdout) as { items: unknown[] }).items).toEqual([]);
 
     const applied = await cli(["apply", declared, "--group", "billing"]);
     expect(applied.code, applied.stderr).toBe(0);
@@ -97,7 +97,7 @@ describe("punctual apply", () => {
         "  prune     billing:weekly (paused)\n",
     );
     const weekly = await cli(["tasks", "list", "--key", "billing:weekly", "--json"]);
-    expect(JSON.parse(weekly.stdout).items[0]).toMatchObject({
+    expect((JSON.parse(weekly.stdout) as { items: unknown[] }).items[0]).toMatchObject({
       status: "paused",
       group: "billing",
     });
