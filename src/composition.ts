@@ -10,6 +10,14 @@ import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { LOCAL_ACTOR } from "./application/actor.js";
 import { silentLogger } from "./application/logger.js";
 import { schedulerApi } from "./application/scheduler-api.js";
+import { planLines, syncDeclaredSchedules } from "./application/declared-schedules.js";
+import type {
+  DeclaredSchedulesPlan,
+  DeclaredSchedulesPort,
+  PruneMode,
+  ScheduleDeclaration,
+} from "./application/declared-schedules.js";
+import type { Actor } from "./application/actor.js";
 import type {
   SchedulerCalendars,
   SchedulerRuns,
@@ -25,10 +33,39 @@ import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js"
 import { buildRuntime } from "./composition-runtime.js";
 import type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
 
+/** `createScheduler`'s options: the scheduler's, and the schedules it declares (docs/library.md#declared-schedules). */
+export interface CreateSchedulerOptions extends SchedulerOptions {
+  /**
+   * Keyed task definitions (each a `tasks.upsert` input) synced at `start()`: missing ones created,
+   * changed ones updated, identical ones left as they are. Replicas starting at once do the work once;
+   * during a rolling deploy, the declaration of the replica that started last wins.
+   */
+  readonly schedules?: readonly unknown[];
+  /** The group the declared tasks are stored in; prune acts only on it. @default "default" */
+  readonly schedulesGroup?: string;
+  /**
+   * What becomes of the group's tasks no longer declared: `pause`, or `delete` (a task whose run is
+   * active is paused and deleted by a later sync). @default left alone, and logged
+   */
+  readonly prune?: Exclude<PruneMode, "none">;
+}
+
 /** The library's scheduler (docs/library.md). */
 export interface Scheduler {
-  /** Opens the store (applying migrations) and starts the coordinator. */
+  /**
+   * Opens the store (applying migrations), syncs the declared schedules (if any), and starts the
+   * coordinator.
+   * @throws validation_failed naming `schedules.N.field` when a declared schedule is invalid (nothing written)
+   */
   start(): Promise<void>;
+  /**
+   * Syncs a declaration as `start()` syncs `schedules` (docs/library.md#declared-schedules); with
+   * `dryRun`, writes nothing and answers the plan.
+   */
+  applySchedules(
+    declaration: ScheduleDeclaration,
+    options?: { dryRun?: boolean },
+  ): Promise<DeclaredSchedulesPlan>;
   /** Stops the coordinator (draining launches) and closes the store. Idempotent. */
   stop(): Promise<void>;
   /** Task operations; inputs and outputs have the HTTP API's JSON shapes (snake_case). */
@@ -41,15 +78,33 @@ export interface Scheduler {
 }
 
 /** Creates a scheduler; nothing happens until `start()` or the first call. */
-export function createScheduler(options: SchedulerOptions): Scheduler {
+export function createScheduler(options: CreateSchedulerOptions): Scheduler {
   let built: Promise<SchedulerRuntime> | null = null;
   let stopping: Promise<void> | null = null;
   const runtime = (): Promise<SchedulerRuntime> => (built ??= buildRuntime(options));
+  const actor = options.actor ?? LOCAL_ACTOR;
+  const applySchedules = async (
+    declaration: ScheduleDeclaration,
+    apply: { dryRun?: boolean } = {},
+  ): Promise<DeclaredSchedulesPlan> => {
+    const rt = await runtime();
+    return syncDeclaredSchedules(declaredPort(rt, actor), declaration, apply);
+  };
   return {
     runtime,
-    ...schedulerApi(options.actor ?? LOCAL_ACTOR, runtime),
+    ...schedulerApi(actor, runtime),
+    applySchedules,
     start: async () => {
       const rt = await runtime();
+      if (options.schedules !== undefined) {
+        const plan = await applySchedules({
+          schedules: options.schedules,
+          group: options.schedulesGroup,
+          prune: options.prune,
+        });
+        const logger = options.logger ?? silentLogger;
+        for (const line of planLines(plan)) logger.info({ group: plan.group }, `declared: ${line}`);
+      }
       await rt.coordinator.listen();
       rt.coordinator.start();
     },
@@ -60,6 +115,30 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         await rt.coordinator.stop();
         await rt.store.close();
       })()),
+  };
+}
+
+/** The declared-schedules sync over the runtime's task service, as `actor`. */
+function declaredPort(rt: SchedulerRuntime, actor: Actor): DeclaredSchedulesPort {
+  const now = () => rt.clock.now();
+  return {
+    upsert: (input, dryRun) => rt.tasks.upsert(actor, input, null, now(), { dryRun }),
+    listGroup: async (group) => {
+      const items = [];
+      let cursor: string | undefined;
+      do {
+        const page = await rt.tasks.list(actor, {
+          group,
+          limit: 200,
+          ...(cursor === undefined ? {} : { cursor }),
+        });
+        items.push(...page.items);
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor !== undefined);
+      return items;
+    },
+    pause: (id) => rt.tasks.pause(actor, id, {}, now()),
+    delete: (id) => rt.tasks.delete(actor, id, {}, now()),
   };
 }
 

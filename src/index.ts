@@ -15,7 +15,13 @@
  * ```
  */
 export { createScheduler } from "./composition.js";
-export type { Scheduler } from "./composition.js";
+export type { CreateSchedulerOptions, Scheduler } from "./composition.js";
+export type {
+  DeclaredScheduleStep,
+  DeclaredSchedulesPlan,
+  PruneMode,
+  ScheduleDeclaration,
+} from "./application/declared-schedules.js";
 export type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
 export { sqlite } from "./adapters/storage/sqlite/sqlite-store.js";
 export { postgres } from "./adapters/storage/postgres/postgres-store.js";
@@ -25,7 +31,8 @@ export type { PolicyOptions } from "./application/policy-options.js";
 export type { Handler, HandlerContext } from "./adapters/launchers/handler/handler-launcher.js";
 export type { Logger } from "./application/logger.js";
 export type { TaskView, RunView, CalendarView, PutCalendarView } from "./application/views.js";
-export type { CreatedTask } from "./application/task-service.js";
+export type { CreatedTask, UpsertedTask } from "./application/task-service.js";
+export type { TaskCreateInput, TaskPatchInput, TaskUpsertInput } from "./application/task-input.js";
 export type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 export type { RunWatcherOptions } from "./runtime/run-watcher.js";
 export { parseAgentServers } from "./adapters/launchers/agent/agent-servers.js";
@@ -54,6 +61,7 @@ export {
   TargetUnavailableError,
   CalendarInUseError,
   CalendarChangedError,
+  KeyTakenError,
   isPunctualError,
 } from "./domain/errors.js";
 export type { ErrorCode, FieldError } from "./domain/errors.js";
@@ -75,4 +83,3 @@ export type {
   WebhookRequestParts,
 } from "./adapters/launchers/webhook/verify-webhook.js";
 export type { WebhookSignature } from "./domain/target.js";
-export type { TaskCreateInput, TaskPatchInput } from "./application/task-input.js";

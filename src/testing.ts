@@ -14,7 +14,7 @@
  */
 import { createScheduler } from "./composition.js";
 import type { Scheduler } from "./composition.js";
-import type { SchedulerOptions } from "./composition-runtime.js";
+import type { CreateSchedulerOptions } from "./composition.js";
 import type { StoreFactory } from "./application/store.js";
 import type { RunView } from "./application/views.js";
 import { memoryStore } from "./adapters/storage/memory/memory-store.js";
@@ -24,7 +24,7 @@ import { VirtualClock } from "./runtime/clock.js";
 export { VirtualClock } from "./runtime/clock.js";
 export { memoryStore } from "./adapters/storage/memory/memory-store.js";
 
-export interface TestSchedulerOptions extends Omit<SchedulerOptions, "store" | "clock"> {
+export interface TestSchedulerOptions extends Omit<CreateSchedulerOptions, "store" | "clock"> {
   /** Where virtual time starts. */
   readonly start: Date | string | number;
   /** @default an in-memory store */

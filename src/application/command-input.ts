@@ -33,6 +33,13 @@ export const taskListFiltersSchema = z.strictObject({
   status: z.enum(TASK_STATUSES).optional(),
   target_kind: z.enum(TARGET_KINDS).optional(),
   thread_id: z.string().min(1).max(128).optional(),
+  key: z.string().min(1).max(200).optional().meta({ description: "only the task with this key" }),
+  group: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({ description: "only the tasks of this declared-schedules group" }),
 });
 export type TaskListFilters = z.input<typeof taskListFiltersSchema>;
 

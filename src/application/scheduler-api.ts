@@ -14,7 +14,7 @@ import type { TaskStatus } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
 import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
 import type { Actor } from "./actor.js";
-import type { CreatedTask, TaskService } from "./task-service.js";
+import type { CreatedTask, TaskService, UpsertedTask } from "./task-service.js";
 import type {
   CalendarView,
   ExplanationView,
@@ -35,6 +35,10 @@ export interface TaskListQuery {
   readonly status?: TaskStatus | undefined;
   readonly target_kind?: TargetKind | undefined;
   readonly thread_id?: string | undefined;
+  /** Only the task with this key (docs/semantics.md#task-keys). */
+  readonly key?: string | undefined;
+  /** Only the tasks of this declared-schedules group (docs/library.md#declared-schedules). */
+  readonly group?: string | undefined;
   /** 1..200. @default 50 */
   readonly limit?: number | undefined;
   readonly cursor?: string | undefined;
@@ -82,6 +86,8 @@ export function taskQueryOf(query: TaskListQuery, limits: ListLimits = AS_GIVEN)
     ...(query.status === undefined ? {} : { status: query.status }),
     ...(query.target_kind === undefined ? {} : { targetKind: query.target_kind }),
     ...(query.thread_id === undefined ? {} : { thread: { threadId: threadId(query.thread_id) } }),
+    ...(query.key === undefined ? {} : { key: query.key }),
+    ...(query.group === undefined ? {} : { group: query.group }),
     ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
   };
 }
@@ -125,7 +131,23 @@ export interface SchedulerTasks {
    */
   createMany(inputs: readonly unknown[]): Promise<CreatedTask[]>;
   get(id: string): Promise<TaskView>;
+  /**
+   * The owner's task with this key (docs/semantics.md#task-keys).
+   * @throws not_found when no task has it
+   */
+  getByKey(key: string): Promise<TaskView>;
   list(query?: TaskListQuery): Promise<PageView<TaskView>>;
+  /**
+   * Creates the task `input.key` names, or brings it to exactly this definition (PUT semantics: a field
+   * left out takes its default); identical input changes nothing and keeps `version`. `created` says
+   * which, `changed` lists the fields changed (docs/semantics.md#upsert). Never changes `status`.
+   * `version` makes it a compare-and-set (the HTTP API's `If-Match`).
+   * @example
+   * await scheduler.tasks.upsert({ key: "billing:nightly", title: "Nightly invoices",
+   *   schedule: { type: "cron", cron: "0 2 * * *", timezone: "Europe/Berlin" },
+   *   target: { kind: "handler", name: "invoices" } });
+   */
+  upsert(input: unknown, options?: { version?: number }): Promise<UpsertedTask>;
   /** PATCH semantics; `version` makes it a compare-and-set (the HTTP API's `If-Match`). */
   update(id: string, patch: unknown, options?: { version?: number }): Promise<CreatedTask>;
   pause(id: string, options?: PauseOptions): Promise<TaskView>;
@@ -198,6 +220,9 @@ export function schedulerApi(
       create: (input) => use(({ tasks }, now) => tasks.create(actor, input, now())),
       createMany: (inputs) => use(({ tasks }, now) => tasks.createMany(actor, inputs, now())),
       get: (id) => use(({ tasks }) => tasks.get(actor, id)),
+      getByKey: (key) => use(({ tasks }) => tasks.getByKey(actor, key)),
+      upsert: (input, options = {}) =>
+        use(({ tasks }, now) => tasks.upsert(actor, input, options.version ?? null, now())),
       list: (query = {}) => use(({ tasks }) => tasks.list(actor, taskQueryOf(query))),
       update: (id, patch, options = {}) =>
         use(({ tasks }, now) => tasks.update(actor, id, patch, options.version ?? null, now())),

@@ -3,7 +3,12 @@
  * task, every refusal is gathered under its index (`tasks[17].schedule.cron`), and only a batch with no
  * refusal is written, by one store call in one transaction.
  */
-import { LimitExceededError, NotFoundError, ValidationError } from "../domain/errors.js";
+import {
+  KeyTakenError,
+  LimitExceededError,
+  NotFoundError,
+  ValidationError,
+} from "../domain/errors.js";
 import type { FieldError } from "../domain/errors.js";
 import { taskId as toTaskId } from "../domain/ids.js";
 import type { TaskId } from "../domain/ids.js";
@@ -15,7 +20,7 @@ import type { Actor } from "./actor.js";
 import { readCalendars, retryOnCalendarChange, scheduleOfInput } from "./calendar-lookup.js";
 import { checkReferences } from "./task-references.js";
 import type { KnownReferences } from "./task-references.js";
-import { taskFieldsFromCreate } from "./task-input.js";
+import { taskFieldsFromCreate, taskIdentityFrom } from "./task-input.js";
 import type { SchedulePolicy } from "../domain/options.js";
 import type { Store } from "./store.js";
 
@@ -73,8 +78,16 @@ export async function createTasks(
         errors.push(...itemErrors(error, index));
       }
     }
+    errors.push(...(await keyErrors(deps, actor, tasks, errors.length === 0)));
     if (errors.length > 0) throw new ValidationError(errors);
-    await deps.store.tasks.insertTasks(tasks);
+    try {
+      await deps.store.tasks.insertTasks(tasks);
+    } catch (error) {
+      // A key taken between the check and the insert: name the item that lost, as the check does.
+      if (!(error instanceof KeyTakenError)) throw error;
+      const late = await keyErrors(deps, actor, tasks, true);
+      throw late.length > 0 ? new ValidationError(late) : error;
+    }
     return tasks;
   });
 }
@@ -86,6 +99,7 @@ async function createOne(
 ): Promise<Task> {
   const calendars = await readCalendars(deps.store, actor.owner, scheduleOfInput(item.input));
   const fields = taskFieldsFromCreate(item.input, item.now, deps.policy.defaultOptions, calendars);
+  const { key, group } = taskIdentityFrom(item.input);
   await checkReferences(deps, actor, fields, fields);
   return createTask(fields, {
     id: item.id,
@@ -93,7 +107,46 @@ async function createOne(
     now: item.now,
     policy: deps.policy,
     webhookSecret: item.secret,
+    key,
+    group,
   });
+}
+
+/**
+ * The batch's key refusals (docs/semantics.md#bulk-create): a key given twice in the batch names the
+ * later item, and a key another task of the owner already has names the item that asks for it. The
+ * store is read only when `lookUp` (the batch is otherwise valid), one key at a time.
+ */
+async function keyErrors(
+  deps: TaskBatchDeps,
+  actor: Actor,
+  tasks: readonly Task[],
+  lookUp: boolean,
+): Promise<FieldError[]> {
+  const errors: FieldError[] = [];
+  const firstIndex = new Map<string, number>();
+  for (const [index, task] of tasks.entries()) {
+    if (task.key === null) continue;
+    const first = firstIndex.get(task.key);
+    if (first === undefined) firstIndex.set(task.key, index);
+    else {
+      errors.push({
+        field: batchField(index, "key"),
+        message: `repeats the key of ${batchField(first)}: keys are unique per owner`,
+      });
+    }
+  }
+  if (!lookUp || errors.length > 0) return errors;
+  for (const [key, index] of firstIndex) {
+    const holder = await deps.store.tasks.findTaskByKey(actor.owner, key);
+    if (holder !== null) {
+      errors.push({
+        field: batchField(index, "key"),
+        message: `task ${holder.id} already has the key "${key}": upsert it, or choose another key`,
+      });
+    }
+  }
+  return errors;
 }
 
 /** An item's refusal as field errors under its index; anything else is not the item's fault. */

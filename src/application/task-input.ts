@@ -10,9 +10,9 @@ import type { ThreadId } from "../domain/ids.js";
 import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../domain/options.js";
 import type { TaskOptions } from "../domain/options.js";
 import { parseDuration, parseInstantText } from "../domain/schedule/iso-text.js";
-import { parseSchedule } from "../domain/schedule/schedule-spec.js";
+import { parseSchedule, scheduleToInput } from "../domain/schedule/schedule-spec.js";
 import type { CalendarSnapshot, ScheduleSpec } from "../domain/schedule/schedule-spec.js";
-import { TASK_LIMITS } from "../domain/task.js";
+import { TASK_KEY_PATTERN, TASK_LIMITS } from "../domain/task.js";
 import type { TaskUserFields } from "../domain/task.js";
 import {
   CONTEXT_MODES,
@@ -148,8 +148,27 @@ const common = {
   metadata: metadataSchema.optional(),
 };
 
+const KEY_RULE = "1 to 200 letters, digits, '.', '_', ':' or '-'";
+
+/** A task's key (docs/semantics.md#task-keys). */
+export const taskKeySchema = z
+  .string()
+  .regex(TASK_KEY_PATTERN, { error: `a key is ${KEY_RULE}` })
+  .meta({ description: `the owner's unique name for the task: ${KEY_RULE}` });
+
+/** A declared-schedules group (docs/library.md#declared-schedules). */
+export const taskGroupSchema = z
+  .string()
+  .regex(TASK_KEY_PATTERN, { error: `a group is ${KEY_RULE}` })
+  .meta({ description: "the declared-schedules group the task belongs to (prune acts on it)" });
+
+const identity = {
+  key: taskKeySchema.nullable().optional(),
+  group: taskGroupSchema.nullable().optional(),
+};
+
 /** What a user sends to create a task. */
-export const taskCreateSchema = z.strictObject(common);
+export const taskCreateSchema = z.strictObject({ ...common, ...identity });
 export type TaskCreateInput = z.input<typeof taskCreateSchema>;
 
 /** What a user sends to create several tasks at once (`POST /v1/tasks/batch`, at most 1,000). */
@@ -159,6 +178,33 @@ export const taskBatchCreateSchema = z.strictObject({
   }),
 });
 export type TaskBatchCreateInput = z.input<typeof taskBatchCreateSchema>;
+
+/**
+ * What a user sends to upsert a task by key (docs/semantics.md#upsert): a whole definition (fields left
+ * out take their defaults, unlike a patch). The HTTP API takes the key from the path.
+ */
+export const taskUpsertSchema = z.strictObject({ ...common, ...identity, key: taskKeySchema });
+export type TaskUpsertInput = z.input<typeof taskUpsertSchema>;
+
+/** A task's key and group as a create or upsert input gives them (null when absent). */
+export interface TaskIdentity {
+  readonly key: string | null;
+  readonly group: string | null;
+}
+
+/** Reads `key` and `group` of a create input. @throws validation_failed for a bad key or a group without one */
+export function taskIdentityFrom(value: unknown): TaskIdentity {
+  const input = parseWith(z.looseObject(identity), value);
+  const key = input.key ?? null;
+  const group = input.group ?? null;
+  if (group !== null && key === null) {
+    throw ValidationError.of(
+      "group",
+      "a task in a group needs a key (declared schedules are keyed)",
+    );
+  }
+  return { key, group };
+}
 
 /** What a user sends to edit a task (PATCH: fields left out keep their value). */
 export const taskPatchSchema = z.strictObject({
@@ -336,6 +382,7 @@ export function taskFieldsFromCreate(
   calendars?: CalendarsByName,
 ): TaskUserFields {
   const input = parseWith(taskCreateSchema, value);
+  // key and group are read by taskIdentityFrom: they are not user fields an edit changes.
   return {
     title: input.title,
     description: input.description ?? null,
@@ -345,6 +392,33 @@ export function taskFieldsFromCreate(
     options: optionsFrom(input.options, defaults),
     metadata: input.metadata ?? {},
   };
+}
+
+/** The fields a schedule patch keeps from the stored schedule unless it names them, by schedule type. */
+const KEPT_SCHEDULE_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  cron: ["timezone", "start_at", "end_at", "max_runs", "jitter", "exclude"],
+  interval: ["timezone", "start_at", "end_at", "max_runs", "jitter", "exclude"],
+  once: ["timezone", "jitter"],
+};
+
+/**
+ * A patch with its schedule completed from the stored one (docs/semantics.md#task-operations): the
+ * patched schedule keeps the stored zone, `start_at`, `end_at`, `max_runs`, `jitter` and `exclude`
+ * (those its type has) unless the patch names them; naming one as `null` clears it. The type may change.
+ * A patch without a schedule, or with one that is not an object, is returned as it is.
+ */
+export function withStoredSchedule(patch: unknown, stored: ScheduleSpec): unknown {
+  if (typeof patch !== "object" || patch === null || !("schedule" in patch)) return patch;
+  const schedule: unknown = patch.schedule;
+  if (typeof schedule !== "object" || schedule === null || Array.isArray(schedule)) return patch;
+  const type: unknown = Reflect.get(schedule, "type");
+  const kept = typeof type === "string" ? (KEPT_SCHEDULE_FIELDS[type] ?? []) : [];
+  const before: Record<string, unknown> = scheduleToInput(stored);
+  const completed: Record<string, unknown> = { ...schedule };
+  for (const field of kept) {
+    if (!(field in completed) && before[field] !== undefined) completed[field] = before[field];
+  }
+  return { ...patch, schedule: completed };
 }
 
 /** The user fields a patch changes; options merge into the task's current ones. */

@@ -4,7 +4,7 @@
  * names are checked in task-references.ts, manual runs written in manual-runs.ts, previews and
  * explanations made in task-insight.ts, and named calendars kept by `calendars` (calendar-service.ts).
  */
-import { NotFoundError } from "../domain/errors.js";
+import { KeyTakenError, NotFoundError, StaleVersionError } from "../domain/errors.js";
 import type { FieldError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
@@ -32,7 +32,17 @@ import { backfillRuns, triggerRun } from "./manual-runs.js";
 import { NO_EVENTS } from "./scheduler-events.js";
 import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
-import { instantFrom, taskFieldsFromCreate, taskFieldsFromPatch } from "./task-input.js";
+import {
+  instantFrom,
+  parseWith,
+  taskFieldsFromCreate,
+  taskFieldsFromPatch,
+  taskIdentityFrom,
+  taskUpsertSchema,
+  withStoredSchedule,
+} from "./task-input.js";
+import { upsertEdit } from "./task-upsert.js";
+import type { UpsertField } from "./task-upsert.js";
 import { runView, taskView } from "./views.js";
 import type { ExplanationView, OccurrenceView, PageView, RunView, TaskView } from "./views.js";
 
@@ -70,6 +80,17 @@ export interface CreatedTask {
   readonly warnings: readonly string[];
 }
 
+/** What an upsert did (docs/semantics.md#upsert). */
+export interface UpsertedTask extends CreatedTask {
+  /** True when no task had the key: the task was created (HTTP 201). */
+  readonly created: boolean;
+  /** The fields the upsert changed; empty when the task was created or already matched. */
+  readonly changed: readonly UpsertField[];
+}
+
+/** How many times an upsert looks the key up again when a concurrent writer created or deleted it. */
+const UPSERT_ATTEMPTS = 3;
+
 export class TaskService {
   readonly #deps: TaskServiceDeps;
   /** The owner's named calendars, over the same store (their edits refresh this service's tasks). */
@@ -95,6 +116,7 @@ export class TaskService {
     const task = await retryOnCalendarChange(async () => {
       const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
       const fields = taskFieldsFromCreate(input, now, this.#deps.policy.defaultOptions, calendars);
+      const { key, group } = taskIdentityFrom(input);
       await checkReferences(this.#deps, actor, fields, fields);
       const created = createTask(fields, {
         id,
@@ -102,6 +124,8 @@ export class TaskService {
         now,
         policy: this.#deps.policy,
         webhookSecret,
+        key,
+        group,
       });
       await this.#deps.store.tasks.insertTask(created);
       return created;
@@ -126,6 +150,44 @@ export class TaskService {
     return this.#view(await this.#find(actor, id));
   }
 
+  /** The actor's task with this key. @throws not_found when the owner has none */
+  async getByKey(actor: Actor, key: string): Promise<TaskView> {
+    const task = await this.#deps.store.tasks.findTaskByKey(actor.owner, key);
+    if (task === null) throw new NotFoundError("task", key);
+    return this.#view(task);
+  }
+
+  /**
+   * Creates the task with `input.key`, or brings the owner's task with that key to exactly this
+   * definition (PUT: a field left out takes its default). Identical input writes nothing (no new
+   * `version`). Two callers upserting one key at once end with one task: the store's unique key
+   * refuses the second insert, which then updates (or finds identical) the first one's task.
+   * @throws version_conflict when `expectedVersion` is given and is not the task's (or no task has the key)
+   */
+  async upsert(
+    actor: Actor,
+    input: unknown,
+    expectedVersion: number | null,
+    now: Instant,
+    options: { readonly dryRun?: boolean } = {},
+  ): Promise<UpsertedTask> {
+    const { key } = parseWith(taskUpsertSchema, input);
+    if (options.dryRun === true) return this.#planUpsert(actor, key, input, expectedVersion, now);
+    for (let attempt = 1; ; attempt++) {
+      const found = await this.#deps.store.tasks.findTaskByKey(actor.owner, key);
+      try {
+        if (found !== null) return await this.#replace(actor, found, input, expectedVersion, now);
+        if (expectedVersion !== null) throw new StaleVersionError(expectedVersion, 0);
+        const { task, warnings } = await this.create(actor, input, now);
+        return { task, warnings, created: true, changed: [] };
+      } catch (error) {
+        // Another writer created the key (or deleted its task) meanwhile: look it up again.
+        const raced = error instanceof KeyTakenError || error instanceof NotFoundError;
+        if (!raced || attempt >= UPSERT_ATTEMPTS) throw error;
+      }
+    }
+  }
+
   async list(actor: Actor, query: TaskQuery): Promise<PageView<TaskView>> {
     const page = await this.#deps.store.tasks.listTasks(scopeOf(actor), query);
     return { items: page.items.map((task) => this.#view(task)), next_cursor: page.nextCursor };
@@ -140,9 +202,15 @@ export class TaskService {
     now: Instant,
   ): Promise<CreatedTask> {
     const current = await this.#find(actor, id);
+    // docs/semantics.md#task-operations: a patched schedule keeps the stored zone, bounds and exclude.
+    const completed = withStoredSchedule(input, current.schedule);
     const { patch, task } = await retryOnCalendarChange(async () => {
-      const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
-      const fields = taskFieldsFromPatch(input, now, current.options, calendars);
+      const calendars = await readCalendars(
+        this.#deps.store,
+        actor.owner,
+        scheduleOfInput(completed),
+      );
+      const fields = taskFieldsFromPatch(completed, now, current.options, calendars);
       await checkReferences(this.#deps, actor, fields, { ...current, ...fields });
       const edited = await this.#mutate(
         actor,
@@ -309,6 +377,78 @@ export class TaskService {
     const task = await this.#find(actor, id);
     const runs = this.#deps.store.runs;
     return explainTask({ runs, scope: scopeOf(actor), task, at: instant, now });
+  }
+
+  /**
+   * What an upsert would do, checked as it would be (every field, the references, the domain's
+   * invariants) and written nowhere: the task as it would be, `created`, and `changed`.
+   */
+  async #planUpsert(
+    actor: Actor,
+    key: string,
+    input: unknown,
+    expectedVersion: number | null,
+    now: Instant,
+  ): Promise<UpsertedTask> {
+    const policy = this.#deps.policy;
+    const found = await this.#deps.store.tasks.findTaskByKey(actor.owner, key);
+    if (expectedVersion !== null && expectedVersion !== (found?.version ?? 0)) {
+      throw new StaleVersionError(expectedVersion, found?.version ?? 0);
+    }
+    const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
+    const fields = taskFieldsFromCreate(input, now, policy.defaultOptions, calendars);
+    const { group } = taskIdentityFrom(input);
+    await checkReferences(this.#deps, actor, fields, fields);
+    if (found === null) {
+      const ctx = { id: toTaskId(key), owner: actor.owner, now, policy, webhookSecret: "" };
+      const task = createTask(fields, { ...ctx, key, group });
+      return {
+        task: this.#view(task),
+        warnings: taskWarnings(task, now),
+        created: true,
+        changed: [],
+      };
+    }
+    const edit = upsertEdit(found, fields, group, { now, policy });
+    const task = edit.task ?? found;
+    const warnings = edit.changed.includes("schedule") ? taskWarnings(task, now) : [];
+    return { task: this.#view(task), warnings, created: false, changed: edit.changed };
+  }
+
+  /** The upsert of a task found by its key: an edit of the fields that differ, under its row lock. */
+  async #replace(
+    actor: Actor,
+    found: Task,
+    input: unknown,
+    expectedVersion: number | null,
+    now: Instant,
+  ): Promise<UpsertedTask> {
+    const policy = this.#deps.policy;
+    const outcome = await retryOnCalendarChange(async () => {
+      const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
+      const fields = taskFieldsFromCreate(input, now, policy.defaultOptions, calendars);
+      const { group } = taskIdentityFrom(input);
+      await checkReferences(this.#deps, actor, fields, fields);
+      // Owner scope, not the actor's: the key is the owner's, and so is the task it names.
+      const scope: OwnerScope = { kind: "owner", owner: actor.owner };
+      return this.#deps.store.tasks.mutateTask(scope, found.id, (locked) => {
+        const edit = upsertEdit(locked.task, fields, group, { now, policy });
+        const task = edit.task ?? locked.task;
+        return {
+          ...(edit.task === null ? {} : { task: edit.task }),
+          ...(expectedVersion === null ? {} : { expectedVersion }),
+          newRuns: edit.newRuns,
+          result: () => ({ task, changed: edit.changed }),
+        };
+      });
+    });
+    if (outcome.changed.length > 0) this.#deps.signals.wake();
+    return {
+      task: this.#view(outcome.task),
+      warnings: outcome.changed.includes("schedule") ? taskWarnings(outcome.task, now) : [],
+      created: false,
+      changed: outcome.changed,
+    };
   }
 
   async #find(actor: Actor, id: string): Promise<Task> {

@@ -123,6 +123,12 @@ export const optionsViewSchema = z.strictObject({
 export const taskViewSchema = z.strictObject({
   id: z.string(),
   owner: z.string(),
+  key: z.string().nullable().meta({
+    description: "the owner's unique name for the task (docs/semantics.md#task-keys), or null",
+  }),
+  group: z.string().nullable().meta({
+    description: "the declared-schedules group the task belongs to, or null",
+  }),
   title: z.string(),
   description: z.string().nullable(),
   schedule: scheduleViewSchema,
@@ -189,6 +195,17 @@ export const createdTaskSchema = z.strictObject({
 
 export const createdTaskBatchSchema = z.strictObject({
   tasks: z.array(createdTaskSchema).meta({ description: "the created tasks, in input order" }),
+});
+
+/** The answer of an upsert by key (docs/semantics.md#upsert). */
+export const upsertedTaskSchema = z.strictObject({
+  task: taskViewSchema,
+  warnings: z.array(z.string()).meta({ description: "e.g. what DST does to the schedule" }),
+  created: z.boolean().meta({ description: "true when no task had the key (HTTP 201)" }),
+  changed: z.array(z.string()).meta({
+    description:
+      "the fields the upsert changed; empty when it created the task or found it identical",
+  }),
 });
 
 export const taskPageSchema = z.strictObject({

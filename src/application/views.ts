@@ -169,6 +169,8 @@ export function taskView(task: Task, signsWithTaskSecret = true): TaskView {
   return {
     id: task.id,
     owner: task.owner,
+    key: task.key,
+    group: task.group,
     title: task.title,
     description: task.description,
     schedule: scheduleToInput(task.schedule),

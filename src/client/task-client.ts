@@ -2,7 +2,7 @@
  * `client.tasks`: the owner's operations on tasks (docs/api.md), with the inputs and answers of the
  * library's `scheduler.tasks` (the same snake_case shapes), over HTTP.
  */
-import type { CreatedTask } from "../application/task-service.js";
+import type { CreatedTask, UpsertedTask } from "../application/task-service.js";
 import type {
   BackfillInput,
   PauseInput,
@@ -10,7 +10,11 @@ import type {
   RunListFilters,
   TaskListFilters,
 } from "../application/command-input.js";
-import type { TaskCreateInput, TaskPatchInput } from "../application/task-input.js";
+import type {
+  TaskCreateInput,
+  TaskPatchInput,
+  TaskUpsertInput,
+} from "../application/task-input.js";
 import type { BackfillResultView, PreviewView } from "../application/view-schemas.js";
 import type { ExplanationView, PageView, RunView, TaskView } from "../application/views.js";
 import { ifMatch } from "./http-transport.js";
@@ -72,6 +76,39 @@ export class TaskClient {
   /** @throws PunctualApiError `not_found` (404), also for another owner's task */
   get(id: string, options: CallOptions = {}): Promise<TaskView> {
     return this.#http.json({ method: "GET", path: ["v1", "tasks", id], signal: options.signal });
+  }
+
+  /** @throws PunctualApiError `not_found` (404) when the caller has no task with this key */
+  getByKey(key: string, options: CallOptions = {}): Promise<TaskView> {
+    return this.#http.json({
+      method: "GET",
+      path: ["v1", "tasks", "by-key", key],
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * Creates the task with `input.key` (`created: true`, HTTP 201) or brings it to exactly this
+   * definition (`changed` names the fields; empty, and no new version, when it already matched).
+   * `version` sends `If-Match`. See docs/semantics.md#upsert.
+   */
+  upsert(
+    input: TaskUpsertInput,
+    options: CallOptions & {
+      readonly version?: number | undefined;
+      /** Check and answer what it would do, writing nothing. */
+      readonly dryRun?: boolean | undefined;
+    } = {},
+  ): Promise<UpsertedTask> {
+    const { key, ...body } = input;
+    return this.#http.json({
+      method: "PUT",
+      path: ["v1", "tasks", "by-key", key],
+      ...(options.dryRun === true ? { query: { dry_run: "true" } } : {}),
+      body,
+      headers: { "if-match": ifMatch(options.version) },
+      signal: options.signal,
+    });
   }
 
   /** One page of the caller's tasks, in a stable order. */

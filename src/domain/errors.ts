@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   "launch_indeterminate",
   "target_unavailable",
   "calendar_in_use",
+  "key_taken",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -122,6 +123,22 @@ export class CalendarInUseError extends PunctualError {
     super(
       `calendar "${calendar}" is used by task ${taskId}: remove it from that task's exclude (and any other's) first`,
     );
+  }
+}
+
+/**
+ * Thrown when a task is created with a key another task of the owner already has
+ * (docs/semantics.md#task-keys); `upsert` brings that task to the definition instead.
+ */
+export class KeyTakenError extends PunctualError {
+  readonly code = "key_taken";
+  override readonly name = "KeyTakenError";
+
+  constructor(
+    readonly key: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`another task already has the key "${key}": upsert it, or choose another key`, options);
   }
 }
 

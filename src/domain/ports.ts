@@ -40,6 +40,10 @@ export interface TaskQuery {
   readonly status?: TaskStatus;
   readonly targetKind?: TargetKind;
   readonly thread?: { readonly threadScope?: string; readonly threadId: ThreadId };
+  /** Only the task with this key (docs/semantics.md#task-keys). */
+  readonly key?: string;
+  /** Only the tasks of this declared-schedules group. */
+  readonly group?: string;
   /** Page size, 1..200. */
   readonly limit: number;
   readonly cursor?: string;
@@ -113,6 +117,7 @@ export interface TaskRepository {
   /**
    * Inserts a new task.
    * @throws version_conflict (CalendarChangedError) when a calendar it names is not at its snapshot's version
+   * @throws key_taken when another task of the owner, not deleted, has its key
    */
   insertTask(task: Task): Promise<void>;
   /**
@@ -124,6 +129,8 @@ export interface TaskRepository {
   insertTasks(tasks: readonly Task[]): Promise<void>;
   /** The task, or null when it does not exist, is deleted or is outside `scope`. */
   findTask(scope: OwnerScope, id: TaskId): Promise<Task | null>;
+  /** The owner's task (not deleted) with this key, or null. */
+  findTaskByKey(owner: OwnerId, key: string): Promise<Task | null>;
   listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>>;
   /**
    * Runs an owner command (edit, pause, resume, cancel, trigger, backfill, delete) under the task's row

@@ -22,6 +22,10 @@ export interface CreateContext {
   readonly now: Instant;
   readonly policy: SchedulePolicy;
   readonly webhookSecret: string;
+  /** The task's key (docs/semantics.md#task-keys). @default null */
+  readonly key?: string | null;
+  /** The declared-schedules group. @default null */
+  readonly group?: string | null;
 }
 
 /** Characters as a reader counts them (Unicode code points), not UTF-16 code units. */
@@ -91,6 +95,8 @@ export function createTask(fields: TaskUserFields, ctx: CreateContext): Task {
     title: fields.title.trim(),
     id: ctx.id,
     owner: ctx.owner,
+    key: ctx.key ?? null,
+    group: ctx.group ?? null,
     status: "enabled",
     nextRunAt,
     decidedThrough: ctx.now,

@@ -30,7 +30,18 @@ export const TASK_LIMITS = Object.freeze({
   backfillMax: 1000,
   batchMax: 1000,
   previewMax: 100,
+  keyMax: 200,
+  groupMax: 200,
 });
+
+/**
+ * A task key or a declared group (docs/semantics.md#task-keys): 1..200 letters, digits, `.`, `_`, `:`
+ * or `-`.
+ */
+export const TASK_KEY_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
+
+/** The group declared schedules are stored in when the declaration names none (docs/library.md#declared-schedules). */
+export const DEFAULT_SCHEDULES_GROUP = "default";
 
 /** The fields a user owns; `version` counts changes to these only. */
 export interface TaskUserFields {
@@ -64,6 +75,10 @@ export interface TaskLaunchFields {
 export interface Task extends TaskUserFields, TaskScheduleFields, TaskLaunchFields {
   readonly id: TaskId;
   readonly owner: OwnerId;
+  /** The owner's name for the task, unique among the owner's tasks (docs/semantics.md#task-keys); set at create. */
+  readonly key: string | null;
+  /** The declared-schedules group the task belongs to (docs/library.md#declared-schedules), or null. */
+  readonly group: string | null;
   /** Written by completion (and by admission when a once task's occurrence is skipped or missed). */
   readonly lastError: string | null;
   readonly version: number;

@@ -43,6 +43,39 @@ describe("TaskService.createMany", () => {
     expect(h.signals.wakes).toBeGreaterThan(0);
   });
 
+  it("refuses a batch whose key repeats or is taken, naming the index, and writes nothing", async () => {
+    const h = harness();
+    await h.tasks.create(ALICE, handlerInput("* * * * *", { key: "taken" }), h.clock.now);
+    const repeated = await refusal(
+      h.tasks.createMany(
+        ALICE,
+        [
+          handlerInput("* * * * *", { key: "a" }),
+          handlerInput("* * * * *", { key: "b" }),
+          handlerInput("* * * * *", { key: "a" }),
+        ],
+        h.clock.now,
+      ),
+    );
+    expect(repeated.errors.map((e) => e.field)).toEqual(["tasks[2].key"]);
+    const taken = await refusal(
+      h.tasks.createMany(
+        ALICE,
+        [handlerInput("* * * * *", { key: "free" }), handlerInput("* * * * *", { key: "taken" })],
+        h.clock.now,
+      ),
+    );
+    expect(taken.errors.map((e) => e.field)).toEqual(["tasks[1].key"]);
+    expect(await taskCount(h)).toBe(1);
+    // Another owner's key is another namespace; keys reach the created tasks.
+    const created = await h.tasks.createMany(
+      ADMIN,
+      [handlerInput("* * * * *", { key: "taken" })],
+      h.clock.now,
+    );
+    expect(created[0]?.task.key).toBe("taken");
+  });
+
   it("names every bad field of every item by its index and writes nothing", async () => {
     const h = harness();
     const inputs = [

@@ -111,7 +111,12 @@ describe("client.tasks", () => {
     const any = await client.tasks.update(task.id, {
       schedule: { type: "interval", every: "PT1H" },
     });
-    expect(any.task.schedule).toEqual({ type: "interval", every: "PT1H" });
+    // The patched schedule keeps the stored zone it does not name (docs/semantics.md#task-operations).
+    expect(any.task.schedule).toEqual({
+      type: "interval",
+      every: "PT1H",
+      timezone: "Europe/Berlin",
+    });
   });
 
   it("lists by pages, and walks every page with an async iterator", async () => {

@@ -108,6 +108,8 @@ export interface TaskFixture {
   readonly metadata?: Readonly<Record<string, string>>;
   /** The creation instant, and the "now" the schedule is parsed against. @default T0 */
   readonly createdAt?: Instant;
+  readonly key?: string | null;
+  readonly group?: string | null;
 }
 
 let taskSequence = 0;
@@ -138,6 +140,8 @@ export function buildTask(fixture: TaskFixture = {}): Task {
       now,
       policy: DEFAULT_POLICY,
       webhookSecret: "whsec_contract",
+      key: fixture.key ?? null,
+      group: fixture.group ?? null,
     },
   );
 }

@@ -14,6 +14,7 @@ import { describeRunChanges } from "./cases/run-changes.js";
 import { describeRunRows } from "./cases/run-rows.js";
 import { describeSweeps } from "./cases/sweeps.js";
 import { describeTaskBatch } from "./cases/task-batch.js";
+import { describeTaskKeys } from "./cases/task-keys.js";
 import { describeTaskMutation } from "./cases/task-mutation.js";
 import { describeTaskRows } from "./cases/task-rows.js";
 import { describeUniqueRules } from "./cases/unique-rules.js";
@@ -65,6 +66,7 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
     });
 
     describeTaskRows(context);
+    describeTaskKeys(context);
     describeTaskMutation(context);
     describeTaskBatch(context);
     describeAdmission(context);

@@ -59,6 +59,8 @@ describe("docs/library.md", () => {
 
   it("runs the library example as written", { timeout: 90_000 }, async () => {
     const { stdout } = await run("library");
+    expect(stdout).toContain("declared reminders:weekday");
+    expect(stdout).toContain("again: unchanged reminders:weekday");
     expect(stdout).toContain("reminding team");
     expect(stdout).toMatch(/run \S+ succeeded: \{ sent: true, to: 'team' \}/);
   });

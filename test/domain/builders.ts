@@ -147,6 +147,8 @@ export function buildTask(overrides: Partial<Task> = {}): Task {
     lastError: null,
     version: 1,
     webhookSecret: "secret",
+    key: null,
+    group: null,
     createdAt: T0,
     updatedAt: T0,
     deletedAt: null,

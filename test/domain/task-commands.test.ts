@@ -86,6 +86,8 @@ describe("createTask", () => {
       lastError: null,
       version: 1,
       webhookSecret: "s3cret",
+      key: null,
+      group: null,
       createdAt: T0,
       updatedAt: T0,
       deletedAt: null,

@@ -31,6 +31,13 @@ export type RaceJob =
       readonly limit: number;
       readonly maxConcurrentRuns: number;
       readonly holdMs: number;
+    }
+  | {
+      readonly op: "upsert";
+      readonly path: string;
+      readonly now: number;
+      /** Task inputs, each with its key, upserted in order as the owner `local`. */
+      readonly inputs: readonly unknown[];
     };
 
 export type RaceOutcome =
@@ -47,6 +54,14 @@ export type RaceOutcome =
       readonly claimed: readonly string[];
       readonly claims: number;
       readonly elapsedMs: number;
+    }
+  | {
+      readonly op: "upsert";
+      readonly answers: readonly {
+        readonly id: string;
+        readonly created: boolean;
+        readonly version: number;
+      }[];
     };
 
 type Reply = { ok: true; outcome: RaceOutcome } | { ok: false; error: string };

@@ -10,7 +10,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 import { openSqliteStore } from "../../src/adapters/storage/sqlite/sqlite-store.js";
 import type { SqliteStore } from "../../src/adapters/storage/sqlite/sqlite-store.js";
+import { LOCAL_ACTOR } from "../../src/application/actor.js";
+import { TaskService } from "../../src/application/task-service.js";
 import { isPunctualError } from "../../src/domain/errors.js";
+import { DEFAULT_POLICY } from "../../src/domain/options.js";
 import { taskId } from "../../src/domain/ids.js";
 import { instant } from "../../src/domain/time.js";
 import { ALL } from "../contract/fixtures.js";
@@ -67,7 +70,33 @@ async function perform(store: SqliteStore): Promise<RaceOutcome> {
     }
     case "claim-loop":
       return claimLoop(store, job);
+    case "upsert":
+      return upsertAll(store, job);
   }
+}
+
+/** Upserts each input through a TaskService of this replica's own. */
+async function upsertAll(
+  store: SqliteStore,
+  upsert: Extract<RaceJob, { op: "upsert" }>,
+): Promise<RaceOutcome> {
+  const newId = createIdGenerator();
+  const service = new TaskService({
+    store,
+    threads: { threadExists: () => Promise.resolve(true) },
+    policy: DEFAULT_POLICY,
+    newId,
+    newSecret: () => "secret",
+    handlerNames: null,
+    agentServers: null,
+    signals: { wake: () => undefined, cancelRequested: () => undefined },
+  });
+  const answers = [];
+  for (const input of upsert.inputs) {
+    const answer = await service.upsert(LOCAL_ACTOR, input, null, instant(upsert.now));
+    answers.push({ id: answer.task.id, created: answer.created, version: answer.task.version });
+  }
+  return { op: "upsert", answers };
 }
 
 /** Claims, launches, holds and completes runs until none is left active. */

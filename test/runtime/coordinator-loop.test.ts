@@ -29,6 +29,7 @@ function flakyStore(clock: VirtualClock) {
       insertTask: (task) => tasks.insertTask(task),
       insertTasks: (list) => tasks.insertTasks(list),
       findTask: (scope, id) => tasks.findTask(scope, id),
+      findTaskByKey: (owner, key) => tasks.findTaskByKey(owner, key),
       listTasks: (scope, query) => tasks.listTasks(scope, query),
       mutateTask: (scope, id, decide) => tasks.mutateTask(scope, id, decide),
       nextDueAt: () => tasks.nextDueAt(),

@@ -98,7 +98,11 @@ export function pageText<T>(
 
 /** Every field on its own line; an instant also in the viewer's zone. */
 export function detail(object: TaskView | RunView, timeZone?: string): string {
-  const lines = Object.entries(object).map(([key, value]: [string, unknown]) => {
+  // A task without a key (most are) is not told so on two lines of its own.
+  const shown = Object.entries(object).filter(
+    ([key, value]: [string, unknown]) => !((key === "key" || key === "group") && value === null),
+  );
+  const lines = shown.map(([key, value]: [string, unknown]) => {
     const text =
       typeof value === "string" && /^\d{4}-\d\d-\d\dT.*Z$/.test(value)
         ? `${value}  (${localTime(value, timeZone)})`

@@ -19,6 +19,7 @@ import {
   runRows,
   taskRows,
 } from "./api-output.js";
+import { applyCommand } from "./apply-command.js";
 import { calendarCommand } from "./calendar-command.js";
 import { collect, scheduleFromFlags } from "./schedule-flags.js";
 import type { ScheduleFlags } from "./schedule-flags.js";
@@ -221,14 +222,21 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     );
   sub("list", "list tasks")
     .option("--status <status>", "enabled, paused, completed, failed or cancelled")
+    .option("--key <key>", "only the task with this key")
+    .option("--group <name>", "only the tasks of this declared-schedules group")
     .option("--limit <n>", "page size (1-200)")
     .option("--cursor <cursor>", "next page")
     .action(
       act(
-        (c, opts: { status?: string; limit?: string; cursor?: string }) =>
+        (
+          c,
+          opts: { status?: string; key?: string; group?: string; limit?: string; cursor?: string },
+        ) =>
           c.tasks.list(
             checkedByServer({
               status: opts.status,
+              key: opts.key,
+              group: opts.group,
               limit: wholeNumber("limit", opts.limit, io),
               cursor: opts.cursor,
             }),
@@ -378,5 +386,5 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     .argument("<id>")
     .action(act((c, _opts: unknown, [id = ""]) => c.runs.cancel(id), showRun));
   const kit = { globals, act, usage: (message: string) => usage(io, message), timeZone: zone };
-  return [tasks, runs, calendarCommand(kit)];
+  return [tasks, runs, calendarCommand(kit), applyCommand(kit)];
 }

@@ -3,7 +3,8 @@
  * expressions in one zone), `--every`, `--at`, `--tz` and `--exclude` (repeatable; the spelling of
  * exclude-argument.ts), on top of a base schedule (the `--body`'s, or on an edit the task's own). A flag
  * replaces its field only: the base's other fields (its zone, bounds, days to skip) stay while the
- * schedule keeps its type; `--no-exclude` drops the days to skip.
+ * schedule keeps its type (and, on an edit, the server keeps the stored zone, bounds and days to skip
+ * when the type changes); `--no-exclude` drops the days to skip.
  */
 import { exclusionArgument } from "./exclude-argument.js";
 
@@ -54,7 +55,9 @@ export function scheduleFromFlags(
   }
   if (flags.tz !== undefined) schedule["timezone"] = flags.tz;
   if (flags.exclude === false) {
-    delete schedule["exclude"];
+    // Named as null, so that an edit clears it (a patch keeps a stored exclude it does not name).
+    if (schedule["type"] === "once") delete schedule["exclude"];
+    else schedule["exclude"] = null;
   } else if (flags.exclude !== undefined) {
     if (schedule["type"] === "once")
       throw usage("--exclude applies to --cron and --every schedules");

@@ -95,6 +95,11 @@ const cursor = z
 const booleanText = z.enum(["true", "false"]);
 
 export const taskIdParams = z.object({ id: z.string().meta({ description: "task id" }) });
+export const taskKeyParams = z.object({
+  key: z
+    .string()
+    .meta({ description: "the task's key (1-200 letters, digits, `.`, `_`, `:`, `-`)" }),
+});
 export const runIdParams = z.object({ id: z.string().meta({ description: "run id" }) });
 export const threadParams = z.object({ thread_id: z.string() });
 export const calendarNameParams = z.object({
@@ -117,6 +122,12 @@ export const previewQuery = z.strictObject({
 
 export const explainQuery = z.strictObject({
   at: z.string().meta({ description: "an RFC 3339 instant" }),
+});
+
+export const upsertQuery = z.strictObject({
+  dry_run: booleanText
+    .optional()
+    .meta({ description: "check and answer what the upsert would do, writing nothing" }),
 });
 
 export const deleteQuery = z.strictObject({

@@ -8,7 +8,9 @@ import {
   createdTaskSchema,
   taskPageSchema,
   taskViewSchema,
+  upsertedTaskSchema,
 } from "../../application/view-schemas.js";
+import { ValidationError } from "../../domain/errors.js";
 import { taskQueryOf } from "../../application/scheduler-api.js";
 import { taskCreateSchema, taskPatchSchema } from "../../application/task-input.js";
 import type { TaskView } from "../../application/views.js";
@@ -28,9 +30,11 @@ import {
   deleteQuery,
   emptyQuery,
   taskIdParams,
+  taskKeyParams,
   taskListQuery,
   threadParams,
   threadTaskQuery,
+  upsertQuery,
 } from "./schemas.js";
 import { taskBatchRoutes } from "./task-batch-routes.js";
 import { taskCommandRoutes } from "./task-command-routes.js";
@@ -190,6 +194,68 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
         checkTargetInput(ctx.request.body);
         const updated = await tasks.update(actor, id, ctx.request.body, version, now());
         return { status: 200, body: updated, headers: withEtag(updated.task) };
+      },
+    }),
+    defineRoute({
+      method: "PUT",
+      url: "/v1/tasks/by-key/:key",
+      operationId: "upsertTask",
+      summary: "Create or replace the task with this key (If-Match optional)",
+      tags: ["tasks"],
+      auth: true,
+      params: taskKeyParams,
+      query: upsertQuery,
+      body: taskCreateSchema,
+      headers: [
+        { name: "If-Match", required: false, description: "the ETag read: refuse a stale write" },
+      ],
+      responses: {
+        200: {
+          description: "updated, or identical (`changed` empty, no new version)",
+          schema: upsertedTaskSchema,
+        },
+        201: { description: "created", schema: upsertedTaskSchema },
+        400: problem("malformed request or If-Match"),
+        ...COMMON,
+        404: problem("the bound thread does not exist"),
+        409: problem("stale version"),
+        413: problem("body over 1 MiB"),
+        422: INVALID,
+      },
+      handler: async (ctx) => {
+        const key = ctx.params.key;
+        const body = ctx.request.body as Record<string, unknown>;
+        if (body.key !== undefined && body.key !== null && body.key !== key) {
+          throw ValidationError.of("key", "must be the key the path names (or left out)");
+        }
+        const version = ifMatchVersion(ctx.request.headers["if-match"]);
+        checkTargetInput(body);
+        const input = { ...body, key };
+        const dryRun = ctx.query.dry_run === "true";
+        const upserted = await tasks.upsert(actorOf(ctx), input, version ?? null, now(), {
+          dryRun,
+        });
+        const headers = { ...withEtag(upserted.task), location: `/v1/tasks/${upserted.task.id}` };
+        return { status: upserted.created ? 201 : 200, body: upserted, headers };
+      },
+    }),
+    defineRoute({
+      method: "GET",
+      url: "/v1/tasks/by-key/:key",
+      operationId: "getTaskByKey",
+      summary: "Read the task with this key (ETag: its version)",
+      tags: ["tasks"],
+      auth: true,
+      params: taskKeyParams,
+      query: emptyQuery,
+      responses: {
+        200: { description: "the task", schema: taskViewSchema },
+        ...COMMON,
+        404: NOT_FOUND,
+      },
+      handler: async (ctx) => {
+        const task = await tasks.getByKey(actorOf(ctx), ctx.params.key);
+        return { status: 200, body: task, headers: withEtag(task) };
       },
     }),
     defineRoute({

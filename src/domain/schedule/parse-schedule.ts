@@ -6,7 +6,14 @@ import type { FieldError } from "../errors.js";
 import { ValidationError, assertNever } from "../errors.js";
 import type { DurationMs, Instant } from "../time.js";
 import { durationMs, instant } from "../time.js";
-import { MS_PER_DAY, floorSecond, formatInstant, formatWall, wallMs } from "./civil-time.js";
+import {
+  MS_PER_DAY,
+  ceilSecond,
+  floorSecond,
+  formatInstant,
+  formatWall,
+  wallMs,
+} from "./civil-time.js";
 import type { CronExpression } from "./cron-expression.js";
 import { parseCron } from "./cron-expression.js";
 import { firstMatchingWall } from "./cron-matcher.js";
@@ -89,11 +96,15 @@ function readZone(input: Fields, problems: Problems): string | null {
   return problem === null ? value : null;
 }
 
+/**
+ * An instant field. With `roundUp`, a fraction of a second moves it to the next whole second: the engine
+ * keeps whole seconds (docs/schedules.md#precision), and the answer shows the instant kept.
+ */
 function readInstant(
   input: Fields,
   key: string,
   problems: Problems,
-  whole: boolean,
+  roundUp: boolean,
 ): Instant | null {
   const value = valueOf(input, key);
   if (value === undefined) return null;
@@ -102,9 +113,8 @@ function readInstant(
     return null;
   }
   const parsed = parseInstantText(value);
-  if (!parsed.ok) problems.add(key, parsed.problem);
-  else if (whole && parsed.value % 1000 !== 0) problems.add(key, "must be a whole second");
-  else return instant(parsed.value);
+  if (parsed.ok) return instant(roundUp ? ceilSecond(parsed.value) : parsed.value);
+  problems.add(key, parsed.problem);
   return null;
 }
 
@@ -189,12 +199,10 @@ function readRunAt(
     problems.add("run_at", parsed.problem);
     return null;
   }
-  const { wall, hasFraction, offsetMs } = parsed.value;
-  if (hasFraction) {
-    problems.add("run_at", "must be a whole second");
-    return null;
-  }
-  if (offsetMs !== null) return { runAt: instant(wall - offsetMs), localRunAt: null };
+  // docs/schedules.md#precision: a fraction of a second rounds up to the next whole second.
+  const wall = ceilSecond(parsed.value.wall);
+  const offsetMs = parsed.value.offsetMs;
+  if (offsetMs !== null) return { runAt: instant(ceilSecond(wall - offsetMs)), localRunAt: null };
   if (zone === null) return null;
   const { instants, gap } = resolveWall(zone, wall);
   const localRunAt = formatWall(wall);

@@ -146,6 +146,8 @@ describe("punctual tasks", () => {
         "task": {
           "id": "id-2................................",
           "owner": "alice",
+          "key": null,
+          "group": null,
           "title": "hourly",
           "description": null,
           "schedule": {

@@ -154,7 +154,8 @@ describe("TestCreate", () => {
       "POST",
       "/scheduled-tasks",
       alice,
-      once({ schedule_spec: { run_at: inSeconds(0.2) } }),
+      // Now, with milliseconds: rounded up to the next whole second, still under the 1 s minimum.
+      once({ schedule_spec: { run_at: inSeconds(0) } }),
     );
     expect(soon.status).toBe(422);
     expect((await created(once({ schedule_spec: { run_at: inSeconds(30) } }))).status).toBe(

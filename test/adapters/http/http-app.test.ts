@@ -745,6 +745,87 @@ describe("calendars", () => {
   });
 });
 
+describe("task keys", () => {
+  const definition = {
+    title: "nightly invoices",
+    schedule: { type: "cron", cron: "0 2 * * *", timezone: "Europe/Berlin" },
+    target: { kind: "handler", name: "log" },
+  };
+
+  it("creates by PUT (201), answers identical input 200 with nothing changed, and replaces", async () => {
+    const created = await api("PUT", "/v1/tasks/by-key/billing:nightly", {
+      token: alice,
+      body: definition,
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({ created: true, changed: [] });
+    const task = taskSchema.parse(created.body.task);
+    expect(task.key).toBe("billing:nightly");
+    expect(created.headers.get("etag")).toBe('"1"');
+    expect(created.headers.get("location")).toBe(`/v1/tasks/${task.id}`);
+
+    const same = await api("PUT", "/v1/tasks/by-key/billing:nightly", {
+      token: alice,
+      body: definition,
+    });
+    expect(same.status).toBe(200);
+    expect(same.body).toMatchObject({ created: false, changed: [], task: { version: 1 } });
+
+    const replaced = await api("PUT", "/v1/tasks/by-key/billing:nightly", {
+      token: alice,
+      headers: { "if-match": '"1"' },
+      body: { ...definition, schedule: { type: "cron", cron: "0 3 * * *" } },
+    });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.changed).toEqual(["schedule"]);
+    expect(replaced.body.task).toMatchObject({ id: task.id, version: 2 });
+    expect(replaced.body.task.schedule.timezone).toBe("UTC");
+
+    const stale = await api("PUT", "/v1/tasks/by-key/billing:nightly", {
+      token: alice,
+      headers: { "if-match": '"1"' },
+      body: definition,
+    });
+    expectProblem(stale, 409, "version_conflict");
+
+    const read = await api("GET", "/v1/tasks/by-key/billing:nightly", { token: alice });
+    expect(read.body).toMatchObject({ id: task.id, version: 2 });
+    const listed = await api("GET", "/v1/tasks?key=billing:nightly", { token: alice });
+    expect(listed.body.items.map((item: { id: string }) => item.id)).toEqual([task.id]);
+    expectProblem(
+      await api("GET", "/v1/tasks/by-key/billing:nightly", { token: bob }),
+      404,
+      "not_found",
+    );
+    const bobs = await api("GET", "/v1/tasks?key=billing:nightly", { token: bob });
+    expect(bobs.body.items).toEqual([]);
+  });
+
+  it("refuses a create with a taken key (409 key_taken) and a body naming another key (422)", async () => {
+    const first = await api("POST", "/v1/tasks", {
+      token: alice,
+      body: { ...CRON_TASK, key: "taken" },
+    });
+    expect(first.status).toBe(201);
+    const again = await api("POST", "/v1/tasks", {
+      token: alice,
+      body: { ...CRON_TASK, key: "taken" },
+    });
+    expectProblem(again, 409, "key_taken");
+    const mismatch = await api("PUT", "/v1/tasks/by-key/one", {
+      token: alice,
+      body: { ...CRON_TASK, key: "two" },
+    });
+    expectProblem(mismatch, 422, "validation_failed");
+    expect(mismatch.body.errors).toEqual([{ field: "key", message: expect.any(String) }]);
+    const badKey = await api("PUT", "/v1/tasks/by-key/has%20space", {
+      token: alice,
+      body: CRON_TASK,
+    });
+    expectProblem(badKey, 422, "validation_failed");
+  });
+});
+
 describe("problem types", () => {
   it("reached every documented problem type with its status in this file", () => {
     const expected = exposedProblems()

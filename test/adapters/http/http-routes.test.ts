@@ -30,7 +30,8 @@ const CALLBACKS = new Set(["/v1/runs/:id/complete", "/v1/hooks/agent/:server"]);
 beforeAll(async () => {
   t = await startTestServer();
   [alice, bob] = await Promise.all([t.token("alice"), t.token("bob")]);
-  taskId = (await call(t.url, "POST", "/v1/tasks", { token: alice, body: CRON_TASK })).body.task.id;
+  const body = { ...CRON_TASK, key: "alices-key" };
+  taskId = (await call(t.url, "POST", "/v1/tasks", { token: alice, body })).body.task.id;
   runId = (await call(t.url, "POST", `/v1/tasks/${taskId}/trigger`, { token: alice })).body.id;
   await call(t.url, "PUT", "/v1/calendars/holidays", { token: alice, body: { items: [] } });
 });
@@ -47,6 +48,7 @@ function concrete(url: string, ids: { task: string; run: string; thread: string 
     .replace(/^\/v1\/runs\/:id/, `/v1/runs/${ids.run}`)
     .replace(":id", ids.task)
     .replace(":thread_id", ids.thread)
+    .replace(":key", "alices-key")
     .replace(":name", "holidays");
 }
 
@@ -91,7 +93,9 @@ describe("auth and owner isolation on every route", () => {
       const label = `${route.method} ${route.url}`;
       // A calendar is named by its owner's name for it: a put makes the caller's own calendar.
       const namesCalendar = route.url.includes(":name") && route.method !== "PUT";
-      if (route.url.includes(":id") || namesCalendar) {
+      // So is a task by its key: a put makes (or replaces) the caller's own task of that key.
+      const namesKey = route.url.includes(":key") && route.method !== "PUT";
+      if (route.url.includes(":id") || namesCalendar || namesKey) {
         expect(answer.status, label).toBe(404);
         expect(answer.body.type, label).toBe("https://punctual.dev/problems/not_found");
       } else if (route.method === "GET") {

@@ -3,6 +3,7 @@
  * task reads back exactly, and a batch with one bad row writes none of them.
  */
 import { describe, expect, it } from "vitest";
+import { KeyTakenError } from "../../../src/domain/errors.js";
 import { ALICE_SCOPE, ALL, BOB, buildTask, every, minute, onceAt } from "../fixtures.js";
 import type { ContractContext } from "./contract-context.js";
 
@@ -35,6 +36,23 @@ export function describeTaskBatch(ctx: ContractContext): void {
         expect(await ctx.store().tasks.findTask(ALL, task.id)).toBeNull();
       }
       expect(await ctx.store().tasks.findTask(ALL, taken.id)).toEqual(taken);
+    });
+
+    it("refuses a batch with a key another task holds as key_taken, writing none of it", async () => {
+      const holder = buildTask({ title: "holder", key: "billing:nightly" });
+      await ctx.store().tasks.insertTask(holder);
+      const fresh = buildTask({ title: "fresh", key: "billing:weekly" });
+      const clash = buildTask({ title: "clash", key: "billing:nightly" });
+      const error: unknown = await ctx
+        .store()
+        .tasks.insertTasks([fresh, clash])
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
+      expect(error).toBeInstanceOf(KeyTakenError);
+      expect(await ctx.store().tasks.findTask(ALL, fresh.id)).toBeNull();
+      expect(await ctx.store().tasks.findTask(ALL, clash.id)).toBeNull();
     });
 
     it("writes nothing for an empty batch", async () => {

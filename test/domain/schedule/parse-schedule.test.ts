@@ -213,9 +213,20 @@ describe("parseSchedule", () => {
       ["2026-13-01T09:00:00", /month 13/],
       ["2026-02-30T09:00:00", /day 30/],
       ["2026-12-01", /date without a time/],
-      ["2026-12-01T09:00:00.5Z", /whole second/],
     ])("rejects the run_at %s", (runAt, message) => {
       expect(errorsOf({ type: "once", run_at: runAt })[0]?.message).toMatch(message);
+    });
+
+    it.each([
+      ["2026-12-01T09:00:00.5Z", "UTC", "2026-12-01T09:00:01Z", null],
+      ["2026-12-01T09:00:00.001+01:00", "UTC", "2026-12-01T08:00:01Z", null],
+      ["2026-12-01T09:00:59.999Z", "UTC", "2026-12-01T09:01:00Z", null],
+      ["2026-12-01T09:00:00.000Z", "UTC", "2026-12-01T09:00:00Z", null],
+      ["2026-12-01T09:00:00.250", "Europe/Berlin", "2026-12-01T08:00:01Z", "2026-12-01T09:00:01"],
+    ])("rounds the run_at %s up to the next whole second", (runAt, timezone, expected, local) => {
+      const spec = parse({ type: "once", run_at: runAt, timezone });
+      expect(spec.type === "once" && spec.runAt).toBe(at(expected));
+      expect(spec.type === "once" && spec.localRunAt).toBe(local);
     });
 
     it("does not itself require run_at to be in the future (the task layer does)", () => {
@@ -319,6 +330,16 @@ describe("parseSchedule", () => {
       );
     });
 
+    it("rounds start_at up to the next whole second and keeps end_at to the millisecond", () => {
+      const spec = parse({
+        ...cron,
+        start_at: "2026-07-01T00:00:00.5Z",
+        end_at: "2027-07-01T00:00:00.25Z",
+      });
+      expect(spec.startAt).toBe(at("2026-07-01T00:00:01Z"));
+      expect(spec.endAt).toBe(at("2027-07-01T00:00:00.250Z"));
+    });
+
     it("can reload a stored schedule whose end has passed", () => {
       const input = { ...cron, end_at: "2026-01-01T00:00:00Z" };
       expect(parseSchedule(input, { referenceAt: NOW, checkReachable: false }).endAt).toBe(
@@ -328,7 +349,6 @@ describe("parseSchedule", () => {
 
     it.each([
       ["start_at", "2026-07-01T00:00:00", /has no offset/],
-      ["start_at", "2026-07-01T00:00:00.5Z", /whole second/],
       ["end_at", 5, /must be an ISO-8601 instant/],
       ["max_runs", 1.5, /whole number of at least 1/],
       ["max_runs", "3", /whole number of at least 1/],

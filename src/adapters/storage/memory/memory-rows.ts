@@ -56,6 +56,8 @@ export function taskRow(task: Task): Task {
     createdAt: task.createdAt,
     updatedAt: task.updatedAt,
     deletedAt: task.deletedAt,
+    key: task.key,
+    group: task.group,
   });
 }
 

@@ -23,11 +23,17 @@ export class ConstraintViolationError extends Error {
   override readonly name = "ConstraintViolationError";
 
   constructor(
-    readonly constraint: RunUniqueKey | "tasks_pkey" | "runs_pkey",
+    readonly constraint: RunUniqueKey | "tasks_pkey" | "tasks_key_uq" | "runs_pkey",
     detail: string,
   ) {
     super(`unique constraint ${constraint} violated: ${detail}`);
   }
+}
+
+/** A task's entry in `tasks_key_uq` (owner and key, while not deleted), or null when it has none. */
+function taskKeyOf(task: Task | undefined): string | null {
+  if (task === undefined || task.key === null || task.deletedAt !== null) return null;
+  return `${task.owner}\u0000${task.key}`;
 }
 
 function calendarKey(owner: OwnerId, name: string): string {
@@ -42,6 +48,8 @@ export interface ReplicaRow {
 
 export class MemoryTables {
   readonly #tasks = new Map<TaskId, Task>();
+  /** `tasks_key_uq`: by `owner NUL key`, the task holding it. */
+  readonly #taskKeys = new Map<string, TaskId>();
   readonly #runs = new Map<RunId, Run>();
   readonly #history = new MemoryRunHistory();
   readonly #activeRuns = new Set<RunId>();
@@ -104,6 +112,12 @@ export class MemoryTables {
 
   task(id: TaskId): Task | undefined {
     return this.#tasks.get(id);
+  }
+
+  /** The task (not deleted) of `owner` with `key` (an index lookup, not a scan). */
+  taskByKey(owner: OwnerId, key: string): Task | undefined {
+    const id = this.#taskKeys.get(`${owner}\u0000${key}`);
+    return id === undefined ? undefined : this.#tasks.get(id);
   }
 
   tasks(): IterableIterator<Task> {
@@ -174,7 +188,16 @@ export class MemoryTables {
     this.putTask(task);
   }
 
+  /** Writes a task row, refusing it (before any change) when its key is another task's. */
   putTask(task: Task): void {
+    const key = taskKeyOf(task);
+    const holder = key === null ? undefined : this.#taskKeys.get(key);
+    if (holder !== undefined && holder !== task.id) {
+      throw new ConstraintViolationError(
+        "tasks_key_uq",
+        `task ${task.id} has the key of task ${holder}`,
+      );
+    }
     this.#setTask(task.id, task);
   }
 
@@ -239,6 +262,10 @@ export class MemoryTables {
   }
 
   #writeTask(id: TaskId, next: Task | undefined): void {
+    const before = taskKeyOf(this.#tasks.get(id));
+    const after = taskKeyOf(next);
+    if (before !== null && before !== after) this.#taskKeys.delete(before);
+    if (after !== null) this.#taskKeys.set(after, id);
     if (next === undefined) this.#tasks.delete(id);
     else this.#tasks.set(id, next);
   }

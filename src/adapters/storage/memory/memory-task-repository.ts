@@ -4,9 +4,9 @@
  */
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/calendar.js";
-import { NotFoundError } from "../../../domain/errors.js";
+import { KeyTakenError, NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
-import type { TaskId } from "../../../domain/ids.js";
+import type { OwnerId, TaskId } from "../../../domain/ids.js";
 import { runId as toRunId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
@@ -41,6 +41,8 @@ function taskKey(task: Task): CursorKey {
 function matches(task: Task, query: TaskQuery): boolean {
   if (query.status !== undefined && task.status !== query.status) return false;
   if (query.targetKind !== undefined && task.target.kind !== query.targetKind) return false;
+  if (query.key !== undefined && task.key !== query.key) return false;
+  if (query.group !== undefined && task.group !== query.group) return false;
   const thread = query.thread;
   if (thread === undefined) return true;
   return (
@@ -66,7 +68,18 @@ export class MemoryTaskRepository implements TaskRepository {
   insertTask(task: Task): Promise<void> {
     return this.#tables.atomically(() => {
       checkMemoryStamps(this.#tables, task.owner, calendarStamps(task.schedule));
-      this.#tables.insertTask(taskRow(task));
+      try {
+        this.#tables.insertTask(taskRow(task));
+      } catch (error) {
+        if (
+          task.key !== null &&
+          error instanceof ConstraintViolationError &&
+          error.constraint === "tasks_key_uq"
+        ) {
+          throw new KeyTakenError(task.key, { cause: error });
+        }
+        throw error;
+      }
     });
   }
 
@@ -75,12 +88,29 @@ export class MemoryTaskRepository implements TaskRepository {
       for (const [owner, stamps] of stampsByOwner(tasks)) {
         checkMemoryStamps(this.#tables, owner, stamps);
       }
-      for (const task of tasks) this.#tables.insertTask(taskRow(task));
+      for (const task of tasks) {
+        try {
+          this.#tables.insertTask(taskRow(task));
+        } catch (error) {
+          if (
+            task.key !== null &&
+            error instanceof ConstraintViolationError &&
+            error.constraint === "tasks_key_uq"
+          ) {
+            throw new KeyTakenError(task.key, { cause: error });
+          }
+          throw error;
+        }
+      }
     });
   }
 
   findTask(scope: OwnerScope, id: TaskId): Promise<Task | null> {
     return this.#tables.atomically(() => this.#visible(scope, id) ?? null);
+  }
+
+  findTaskByKey(owner: OwnerId, key: string): Promise<Task | null> {
+    return this.#tables.atomically(() => this.#tables.taskByKey(owner, key) ?? null);
   }
 
   listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>> {

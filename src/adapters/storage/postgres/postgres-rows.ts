@@ -45,6 +45,8 @@ export const TASK_COLUMNS: readonly Column[] = [
   { name: "created_at", type: "ts" },
   { name: "updated_at", type: "ts" },
   { name: "deleted_at", type: "ts" },
+  { name: "task_key", type: "text" },
+  { name: "task_group", type: "text" },
 ];
 
 export const RUN_COLUMNS: readonly Column[] = [
@@ -111,6 +113,8 @@ export function taskValues(task: Task): unknown[] {
     task.createdAt,
     task.updatedAt,
     task.deletedAt,
+    task.key,
+    task.group,
   ];
 }
 
@@ -176,6 +180,8 @@ export function taskFromRow(value: unknown): Task {
     createdAt: instantOf(row, "created_at"),
     updatedAt: instantOf(row, "updated_at"),
     deletedAt: instantOrNull(row, "deleted_at"),
+    key: textOrNull(row, "task_key"),
+    group: textOrNull(row, "task_group"),
   };
 }
 

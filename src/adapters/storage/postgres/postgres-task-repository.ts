@@ -5,9 +5,9 @@
  */
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/calendar.js";
-import { NotFoundError } from "../../../domain/errors.js";
+import { KeyTakenError, NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
-import type { TaskId } from "../../../domain/ids.js";
+import type { OwnerId, TaskId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
   AdmissionReport,
@@ -39,6 +39,10 @@ import {
   unnestUpdate,
 } from "./postgres-sql.js";
 import { withTransaction } from "./with-transaction.js";
+import { uniqueViolation } from "./postgres-errors.js";
+
+/** The unique index keeping one task per owner and key (migration 6). */
+const TASK_KEY_INDEX = "tasks_key_uq";
 
 /** The owner a query is limited to, or null for every owner (bound as `$n::text IS NULL OR owner = $n`). */
 export function ownerOf(scope: OwnerScope): string | null {
@@ -62,6 +66,7 @@ export class PostgresTaskRepository implements TaskRepository {
   readonly #insertAndWake: string;
   readonly #rewrite: string;
   readonly #find: string;
+  readonly #findByKey: string;
   readonly #lock: string;
   readonly #list: string;
   readonly #nextDue: PostgresStatement;
@@ -83,6 +88,9 @@ export class PostgresTaskRepository implements TaskRepository {
       "t.id = $1::text AND t.deleted_at IS NULL AND ($2::text IS NULL OR t.owner = $2)";
     this.#find = `SELECT ${columns} FROM ${tasks} AS t WHERE ${visible}`;
     this.#lock = `${this.#find} FOR UPDATE`;
+    this.#findByKey =
+      `SELECT ${columns} FROM ${tasks} AS t WHERE t.owner = $1::text AND t.task_key = $2::text` +
+      ` AND t.task_key IS NOT NULL AND t.deleted_at IS NULL`;
     this.#list =
       `SELECT ${columns} FROM ${tasks} AS t WHERE t.deleted_at IS NULL` +
       ` AND ($1::text IS NULL OR t.owner = $1)` +
@@ -91,6 +99,8 @@ export class PostgresTaskRepository implements TaskRepository {
       ` AND ($4::text IS NULL OR t.thread_id = $4)` +
       ` AND ($5::text IS NULL OR t.thread_scope = $5)` +
       ` AND ($6::int8 IS NULL OR (t.created_at, t.id) > (${msToTimestamp("$6::int8")}, $7::text))` +
+      ` AND ($9::text IS NULL OR t.task_key = $9)` +
+      ` AND ($10::text IS NULL OR t.task_group = $10)` +
       ` ORDER BY t.created_at, t.id LIMIT $8::int4`;
     this.#nextDue = prepared(
       `SELECT (extract(epoch from min(t.next_run_at)) * 1000)::int8 AS at FROM ${tasks} AS t` +
@@ -99,6 +109,23 @@ export class PostgresTaskRepository implements TaskRepository {
   }
 
   async insertTask(task: Task): Promise<void> {
+    try {
+      await this.#insertTask(task);
+    } catch (error) {
+      if (task.key !== null && uniqueViolation(error) === TASK_KEY_INDEX) {
+        throw new KeyTakenError(task.key, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  async findTaskByKey(owner: OwnerId, key: string): Promise<Task | null> {
+    const result = await this.#ctx.pool.query(this.#findByKey, [owner, key]);
+    const row = result.rows[0];
+    return row === undefined ? null : taskFromRow(row);
+  }
+
+  async #insertTask(task: Task): Promise<void> {
     const values = columnArrays(TASK_COLUMNS, [taskValues(task)]);
     const stamps = calendarStamps(task.schedule);
     if (stamps.length > 0) {
@@ -118,6 +145,19 @@ export class PostgresTaskRepository implements TaskRepository {
   }
 
   async insertTasks(tasks: readonly Task[]): Promise<void> {
+    try {
+      await this.#insertTasks(tasks);
+    } catch (error) {
+      if (uniqueViolation(error) !== TASK_KEY_INDEX) throw error;
+      // The statement inserts many rows at once: the key is in the server's detail text only.
+      const detail = (error as { detail?: unknown }).detail;
+      const found =
+        typeof detail === "string" ? /\)=\([^,]*, (.*)\) already exists/.exec(detail) : null;
+      throw new KeyTakenError(found?.[1] ?? "(a key of the batch)", { cause: error });
+    }
+  }
+
+  async #insertTasks(tasks: readonly Task[]): Promise<void> {
     if (tasks.length === 0) return;
     await withTransaction(this.#ctx.pool, async (client) => {
       for (const [owner, stamps] of stampsByOwner(tasks)) {
@@ -149,6 +189,8 @@ export class PostgresTaskRepository implements TaskRepository {
       after?.[0] ?? null,
       after?.[1] ?? null,
       query.limit + 1,
+      query.key ?? null,
+      query.group ?? null,
     ]);
     const tasks = result.rows.map(taskFromRow);
     return pageOf(tasks, query.limit, (item) => [item.createdAt, item.id]);

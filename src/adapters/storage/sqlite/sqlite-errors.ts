@@ -38,3 +38,12 @@ export function brokenRunKey(error: unknown, trigger: RunTrigger): RunUniqueKey 
       return null;
   }
 }
+
+/** Whether `error` reports a task key already taken by another task of the owner (`tasks_key_uq`). */
+export function isTaskKeyTaken(error: unknown): boolean {
+  return (
+    error instanceof Database.SqliteError &&
+    error.code === "SQLITE_CONSTRAINT_UNIQUE" &&
+    error.message === `${PREFIX}tasks.owner, tasks.task_key`
+  );
+}

@@ -45,6 +45,8 @@ export interface TaskRow {
   readonly created_at: number;
   readonly updated_at: number;
   readonly deleted_at: number | null;
+  readonly task_key: string | null;
+  readonly task_group: string | null;
 }
 
 /** A row of `runs`. */
@@ -110,6 +112,8 @@ export const TASK_COLUMNS: readonly (keyof TaskRow)[] = [
   "created_at",
   "updated_at",
   "deleted_at",
+  "task_key",
+  "task_group",
 ];
 
 export const RUN_COLUMNS: readonly (keyof RunRow)[] = [
@@ -194,6 +198,8 @@ export function taskFromRow(row: TaskRow): Task {
     createdAt: at(row.created_at),
     updatedAt: at(row.updated_at),
     deletedAt: atOrNull(row.deleted_at),
+    key: row.task_key,
+    group: row.task_group,
   };
 }
 
@@ -247,6 +253,8 @@ export function taskToRow(task: Task): TaskRow {
     created_at: task.createdAt,
     updated_at: task.updatedAt,
     deleted_at: task.deletedAt,
+    task_key: task.key,
+    task_group: task.group,
   };
 }
 

@@ -5,9 +5,9 @@
  */
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/calendar.js";
-import { NotFoundError } from "../../../domain/errors.js";
+import { KeyTakenError, NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
-import type { TaskId } from "../../../domain/ids.js";
+import type { OwnerId, TaskId } from "../../../domain/ids.js";
 import { runId as toRunId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
@@ -29,7 +29,7 @@ import { decodeCursor, pageOf } from "../shared/page-cursor.js";
 import { settle, StatementCache } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { SqliteCalendarStamps } from "./sqlite-calendar-repository.js";
-import { brokenRunKey } from "./sqlite-errors.js";
+import { brokenRunKey, isTaskKeyTaken } from "./sqlite-errors.js";
 import { columnList, runFromNewRun, runFromRow, runToRow, TASK_COLUMNS } from "./sqlite-rows.js";
 import { taskFromRow, taskToRow } from "./sqlite-rows.js";
 import type { TaskRow } from "./sqlite-rows.js";
@@ -59,6 +59,7 @@ export class SqliteTaskRepository implements TaskRepository {
   readonly #insertTask: Statement<[TaskRow]>;
   readonly #updateTask: Statement<[TaskRow]>;
   readonly #visibleTask: Statement<[{ id: string; owner: string | null }], TaskRow>;
+  readonly #taskByKey: Statement<[{ owner: string; key: string }], TaskRow>;
   readonly #dueTasks: RowReader<[number, number], TaskRow>;
   readonly #writeAdmission: Statement<[ScheduleFieldsRow]>;
   readonly #nextDue: Statement<[], { next_run_at: number }>;
@@ -88,6 +89,11 @@ export class SqliteTaskRepository implements TaskRepository {
     this.#visibleTask = db.prepare(
       `${TASK_SELECT} WHERE id = @id AND deleted_at IS NULL AND (@owner IS NULL OR owner = @owner)`,
     );
+    // Matches tasks_key_uq's predicate, so the lookup is one probe of that index.
+    this.#taskByKey = db.prepare(
+      `${TASK_SELECT} WHERE owner = @owner AND task_key = @key AND task_key IS NOT NULL
+         AND deleted_at IS NULL`,
+    );
     // Matches tasks_due_idx's predicate exactly, so the scan walks that partial index.
     this.#dueTasks = new RowReader(
       db,
@@ -110,14 +116,24 @@ export class SqliteTaskRepository implements TaskRepository {
 
   insertTask(task: Task): Promise<void> {
     const stamps = calendarStamps(task.schedule);
+    const insert = (): void => {
+      try {
+        this.#insertTask.run(taskToRow(task));
+      } catch (error) {
+        if (task.key !== null && isTaskKeyTaken(error)) {
+          throw new KeyTakenError(task.key, { cause: error });
+        }
+        throw error;
+      }
+    };
     return settle(() => {
       if (stamps.length === 0) {
-        this.#insertTask.run(taskToRow(task));
+        insert();
         return;
       }
       this.#tx.write(() => {
         this.#stamps.check(task.owner, stamps);
-        this.#insertTask.run(taskToRow(task));
+        insert();
       });
     });
   }
@@ -127,13 +143,29 @@ export class SqliteTaskRepository implements TaskRepository {
       if (tasks.length === 0) return;
       this.#tx.write(() => {
         for (const [owner, stamps] of stampsByOwner(tasks)) this.#stamps.check(owner, stamps);
-        for (const task of tasks) this.#insertTask.run(taskToRow(task));
+        for (const task of tasks) {
+          try {
+            this.#insertTask.run(taskToRow(task));
+          } catch (error) {
+            if (task.key !== null && isTaskKeyTaken(error)) {
+              throw new KeyTakenError(task.key, { cause: error });
+            }
+            throw error;
+          }
+        }
       });
     });
   }
 
   findTask(scope: OwnerScope, id: TaskId): Promise<Task | null> {
     return settle(() => this.#visible(scope, id));
+  }
+
+  findTaskByKey(owner: OwnerId, key: string): Promise<Task | null> {
+    return settle(() => {
+      const row = this.#taskByKey.get({ owner, key });
+      return row === undefined ? null : taskFromRow(row);
+    });
   }
 
   listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>> {
@@ -149,6 +181,8 @@ export class SqliteTaskRepository implements TaskRepository {
       if (query.targetKind !== undefined) {
         filter("target_kind = @target_kind", "target_kind", query.targetKind);
       }
+      if (query.key !== undefined) filter("task_key = @task_key", "task_key", query.key);
+      if (query.group !== undefined) filter("task_group = @task_group", "task_group", query.group);
       if (query.thread !== undefined) {
         filter("thread_id = @thread_id", "thread_id", query.thread.threadId);
         const threadScope = query.thread.threadScope;

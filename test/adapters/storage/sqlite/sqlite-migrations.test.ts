@@ -204,6 +204,8 @@ describe("the SQLite schema", () => {
         "runs_thread_slot_uq",
         "tasks_deleted_idx",
         "tasks_due_idx",
+        "tasks_group_idx",
+        "tasks_key_uq",
         "tasks_owner_idx",
         "tasks_thread_idx",
       ]);
