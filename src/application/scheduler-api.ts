@@ -4,7 +4,6 @@
  * the library's `scheduler.tasks`, `scheduler.runs` and `scheduler.calendars` are this module, and the
  * HTTP routes map their query strings and bodies through the same functions.
  */
-import { LimitExceededError } from "../domain/errors.js";
 import { threadId } from "../domain/ids.js";
 import type { CatchUpPolicy } from "../domain/options.js";
 import type { RunQuery, TaskQuery } from "../domain/ports.js";
@@ -14,6 +13,7 @@ import type { TaskStatus } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
 import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
 import type { Actor } from "./actor.js";
+import { DEFAULT_LIMITS, pageSizeOf } from "./limits.js";
 import type { CreatedTask, TaskService } from "./task-service.js";
 import type {
   CalendarView,
@@ -25,10 +25,10 @@ import type {
   TaskView,
 } from "./views.js";
 
-/** A page's size when the caller gives none. */
-export const PAGE_SIZE_DEFAULT = 50;
-/** The largest page the HTTP API serves. */
-export const PAGE_SIZE_MAX = 200;
+/** A page's size when the caller gives none (limits.ts). */
+export const PAGE_SIZE_DEFAULT = DEFAULT_LIMITS.pageSizeDefault;
+/** The largest page a listing serves, in the library as in the HTTP API (limits.ts). */
+export const PAGE_SIZE_MAX = DEFAULT_LIMITS.pageSizeMax;
 
 /** Filters of `tasks.list`, as the HTTP API's query string (an `undefined` field is absent). */
 export interface TaskListQuery {
@@ -49,36 +49,10 @@ export interface RunListQuery {
   readonly cursor?: string | undefined;
 }
 
-/**
- * How a surface takes a page size: the HTTP API refuses one outside 1..200 (`limit_exceeded`), the
- * library passes it on as given. Two surfaces, two behaviours, kept as they were (issue 16 unifies them).
- */
-export interface ListLimits {
-  readonly checkPageSize: boolean;
-}
-
-const AS_GIVEN: ListLimits = Object.freeze({ checkPageSize: false });
-
-function pageSize(limit: number | undefined, limits: ListLimits): number {
-  if (limit === undefined) return PAGE_SIZE_DEFAULT;
-  if (!limits.checkPageSize) return limit;
-  if (limit > PAGE_SIZE_MAX) {
-    throw new LimitExceededError(
-      "page_size",
-      PAGE_SIZE_MAX,
-      `limit must be at most ${PAGE_SIZE_MAX}`,
-    );
-  }
-  if (limit < 1) {
-    throw new LimitExceededError("page_size", PAGE_SIZE_MAX, "limit must be at least 1");
-  }
-  return limit;
-}
-
-/** The store query for a task listing. @throws limit_exceeded when `limits` checks the page size */
-export function taskQueryOf(query: TaskListQuery, limits: ListLimits = AS_GIVEN): TaskQuery {
+/** The store query for a task listing. @throws limit_exceeded for a page size outside 1..200 */
+export function taskQueryOf(query: TaskListQuery): TaskQuery {
   return {
-    limit: pageSize(query.limit, limits),
+    limit: pageSizeOf(query.limit),
     ...(query.status === undefined ? {} : { status: query.status }),
     ...(query.target_kind === undefined ? {} : { targetKind: query.target_kind }),
     ...(query.thread_id === undefined ? {} : { thread: { threadId: threadId(query.thread_id) } }),
@@ -86,10 +60,10 @@ export function taskQueryOf(query: TaskListQuery, limits: ListLimits = AS_GIVEN)
   };
 }
 
-/** The store query for a task's runs. @throws limit_exceeded when `limits` checks the page size */
-export function runQueryOf(query: RunListQuery, limits: ListLimits = AS_GIVEN): RunQuery {
+/** The store query for a task's runs. @throws limit_exceeded for a page size outside 1..200 */
+export function runQueryOf(query: RunListQuery): RunQuery {
   return {
-    limit: pageSize(query.limit, limits),
+    limit: pageSizeOf(query.limit),
     ...(query.status === undefined ? {} : { status: query.status }),
     ...(query.trigger === undefined ? {} : { trigger: query.trigger }),
     ...(query.cursor === undefined ? {} : { cursor: query.cursor }),

@@ -18,6 +18,7 @@ import { CONTEXT_MODES, THREAD_ID_PATTERN, WEBHOOK_METHODS } from "../domain/tar
 import type { AgentRunConfig, ExecutionContext, Target } from "../domain/target.js";
 import type { DurationMs, Instant } from "../domain/time.js";
 import { durationInputSchema, jsonValueSchema } from "./input-primitives.js";
+import { checkTaskInputSize } from "./limits.js";
 import { scheduleInputSchema } from "./schedule-shape.js";
 
 const jsonValue = jsonValueSchema;
@@ -313,13 +314,14 @@ export function scheduleFrom(
   });
 }
 
-/** The user fields of a new task. */
+/** The user fields of a new task. @throws limit_exceeded for a target input over its limit (limits.ts) */
 export function taskFieldsFromCreate(
   value: unknown,
   now: Instant,
   defaults: TaskOptions,
   calendars?: CalendarsByName,
 ): TaskUserFields {
+  checkTaskInputSize(value);
   const input = parseWith(taskCreateSchema, value);
   return {
     title: input.title,
@@ -332,13 +334,14 @@ export function taskFieldsFromCreate(
   };
 }
 
-/** The user fields a patch changes; options merge into the task's current ones. */
+/** The user fields a patch changes; options merge into the task's current ones. @throws as create */
 export function taskFieldsFromPatch(
   value: unknown,
   now: Instant,
   current: TaskOptions,
   calendars?: CalendarsByName,
 ): Partial<TaskUserFields> {
+  checkTaskInputSize(value);
   const input = parseWith(taskPatchSchema, value);
   const patch: { -readonly [K in keyof TaskUserFields]?: TaskUserFields[K] } = {};
   if (input.title !== undefined) patch.title = input.title;

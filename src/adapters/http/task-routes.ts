@@ -17,8 +17,6 @@ import { HttpProblem } from "./problem.js";
 import {
   actorOf,
   checkId,
-  checkTargetInput,
-  HTTP_LIMITS,
   ifMatchVersion,
   pageSizeOf,
 } from "./route-helpers.js";
@@ -76,7 +74,6 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
             now: now(),
           },
           async () => {
-            checkTargetInput(raw);
             const created = await tasks.create(actor, raw, now());
             return { status: 201, body: created };
           },
@@ -103,7 +100,7 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
       },
       handler: async (ctx) => {
         const query = { ...ctx.query, limit: pageSizeOf(ctx.query.limit) };
-        const page = await tasks.list(actorOf(ctx), taskQueryOf(query, HTTP_LIMITS));
+        const page = await tasks.list(actorOf(ctx), taskQueryOf(query));
         return { status: 200, body: page };
       },
     }),
@@ -127,7 +124,7 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
           return { status: 200, body: { items: [], next_cursor: null } };
         }
         const query = { ...ctx.query, thread_id: thread, limit: pageSizeOf(ctx.query.limit) };
-        const page = await tasks.list(actorOf(ctx), taskQueryOf(query, HTTP_LIMITS));
+        const page = await tasks.list(actorOf(ctx), taskQueryOf(query));
         return { status: 200, body: page };
       },
     }),
@@ -181,7 +178,6 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
             "PATCH needs If-Match with the task's ETag (read it with GET first)",
           );
         }
-        checkTargetInput(ctx.request.body);
         const updated = await tasks.update(actor, id, ctx.request.body, version, now());
         return { status: 200, body: updated, headers: withEtag(updated.task) };
       },

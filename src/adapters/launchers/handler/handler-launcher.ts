@@ -12,7 +12,7 @@ import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../../domain/po
 import type { Run } from "../../../domain/run.js";
 import type { CompletionVerdict, ReconcileFinding } from "../../../domain/run-change.js";
 import type { JsonValue } from "../../../domain/target.js";
-import { TASK_LIMITS } from "../../../domain/task.js";
+import { resultTooLarge, resultTooLargeMessage } from "../../../application/limits.js";
 
 /** What a handler receives. */
 export interface HandlerContext {
@@ -170,10 +170,7 @@ export class HandlerLauncher implements RunLauncher {
 /** A handler's return value as stored JSON (`undefined` becomes null; non-JSON values are refused). */
 function toJson(value: unknown): JsonValue {
   if (value === undefined) return null;
-  const text = JSON.stringify(value);
-  // docs/security.md: a result is at most 64 KiB; a larger one fails the run rather than bloating the ledger.
-  if (Buffer.byteLength(text, "utf8") > TASK_LIMITS.resultBytesMax) {
-    throw new Error(`the handler's result exceeds ${TASK_LIMITS.resultBytesMax / 1024} KiB`);
-  }
-  return JSON.parse(text) as JsonValue;
+  // docs/security.md#input-limits: a result is at most 64 KiB; a larger one fails the run rather than bloating the ledger.
+  if (resultTooLarge(value)) throw new Error(resultTooLargeMessage("the handler's"));
+  return JSON.parse(JSON.stringify(value)) as JsonValue;
 }
