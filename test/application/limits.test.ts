@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- API answers are untyped JSON, checked by the assertions */
 /**
  * One limits module (src/application/limits.ts, docs/security.md#input-limits): the library and the HTTP
  * API accept and refuse exactly the same tasks and queries. Every case runs through both surfaces, and
