@@ -16,6 +16,11 @@ import type {
   SchedulerTasks,
 } from "./application/scheduler-api.js";
 import type { Store, StoreFactory } from "./application/store.js";
+import type { HandlerInputMap } from "./application/typed-input.js";
+import type {
+  HandlerInputsOf,
+  HandlersOption,
+} from "./adapters/launchers/handler/handler-definition.js";
 import { TokenService } from "./application/token-service.js";
 import { buildHttpApp } from "./adapters/http/http-app.js";
 import { deerflowApiTarget } from "./adapters/launchers/agent/agent-servers.js";
@@ -29,14 +34,17 @@ import { sqlite } from "./adapters/storage/sqlite/sqlite-store.js";
 import { buildRuntime } from "./composition-runtime.js";
 import type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
 
-/** The library's scheduler (docs/library.md). */
-export interface Scheduler {
+/**
+ * The library's scheduler (docs/library.md). `I` maps its typed handlers' names to their inputs
+ * (docs/library.md#typed-handlers); `null` when it has none.
+ */
+export interface Scheduler<I extends HandlerInputMap | null = null> {
   /** Opens the store (applying migrations) and starts the coordinator. */
   start(): Promise<void>;
   /** Stops the coordinator (draining launches) and closes the store. Idempotent. */
   stop(): Promise<void>;
   /** Task operations; inputs and outputs have the HTTP API's JSON shapes (snake_case). */
-  readonly tasks: SchedulerTasks;
+  readonly tasks: SchedulerTasks<I>;
   readonly runs: SchedulerRuns;
   /** Named calendars, the days to skip that schedules name in `exclude` (docs/schedules.md#calendars). */
   readonly calendars: SchedulerCalendars;
@@ -45,13 +53,15 @@ export interface Scheduler {
 }
 
 /** Creates a scheduler; nothing happens until `start()` or the first call. */
-export function createScheduler(options: SchedulerOptions): Scheduler {
+export function createScheduler<const H extends HandlersOption = HandlersOption>(
+  options: SchedulerOptions & { readonly handlers?: H },
+): Scheduler<HandlerInputsOf<H>> {
   let built: Promise<SchedulerRuntime> | null = null;
   let stopping: Promise<void> | null = null;
   const runtime = (): Promise<SchedulerRuntime> => (built ??= buildRuntime(options));
   return {
     runtime,
-    ...schedulerApi(options.actor ?? LOCAL_ACTOR, runtime),
+    ...schedulerApi<HandlerInputsOf<H>>(options.actor ?? LOCAL_ACTOR, runtime),
     start: async () => {
       const rt = await runtime();
       await rt.coordinator.listen();

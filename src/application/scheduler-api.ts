@@ -15,6 +15,7 @@ import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
 import type { Actor } from "./actor.js";
 import { DEFAULT_LIMITS, pageSizeOf } from "./limits.js";
 import type { CreatedTask, TaskService } from "./task-service.js";
+import type { HandlerInputMap, InputFor, TaskCreateInput, TaskPatchInput } from "./typed-input.js";
 import type {
   CalendarView,
   ExplanationView,
@@ -90,13 +91,20 @@ export function resumeOptionsOf(options: ResumeOptions): { catchUp?: CatchUpPoli
   return options.catch_up === undefined ? {} : { catchUp: options.catch_up };
 }
 
-/** Task operations; inputs and outputs have the HTTP API's JSON shapes (snake_case). */
-export interface SchedulerTasks {
-  create(input: unknown): Promise<CreatedTask>;
+/**
+ * Task operations; inputs and outputs have the HTTP API's JSON shapes (snake_case). With typed handlers
+ * (`I`, docs/library.md#typed-handlers) `create` and `update` check a handler target at compile time.
+ */
+export interface SchedulerTasks<I extends HandlerInputMap | null = null> {
+  create(input: InputFor<I, TaskCreateInput<I>>): Promise<CreatedTask>;
   get(id: string): Promise<TaskView>;
   list(query?: TaskListQuery): Promise<PageView<TaskView>>;
   /** PATCH semantics; `version` makes it a compare-and-set (the HTTP API's `If-Match`). */
-  update(id: string, patch: unknown, options?: { version?: number }): Promise<CreatedTask>;
+  update(
+    id: string,
+    patch: InputFor<I, TaskPatchInput<I>>,
+    options?: { version?: number },
+  ): Promise<CreatedTask>;
   pause(id: string, options?: PauseOptions): Promise<TaskView>;
   resume(id: string, options?: ResumeOptions): Promise<TaskView>;
   cancel(id: string): Promise<TaskView>;
@@ -149,12 +157,15 @@ export interface ApiServices {
   readonly clock: { now(): Instant };
 }
 
-/** The operations as `actor`, on the services `open` resolves to (the store opens on first use). */
-export function schedulerApi(
+/**
+ * The operations as `actor`, on the services `open` resolves to (the store opens on first use). `I`
+ * narrows only what compiles: every input is validated at run time whatever its type.
+ */
+export function schedulerApi<I extends HandlerInputMap | null = null>(
   actor: Actor,
   open: () => Promise<ApiServices>,
 ): {
-  readonly tasks: SchedulerTasks;
+  readonly tasks: SchedulerTasks<I>;
   readonly runs: SchedulerRuns;
   readonly calendars: SchedulerCalendars;
 } {

@@ -3,7 +3,6 @@
  * local wall times and DST notes, a schedule's fires before any task has it, and why the task did or did
  * not fire around an instant, from its run history paged newest first.
  */
-import { ValidationError } from "../domain/errors.js";
 import {
   EXPLAIN_MAX_HISTORY_ROWS,
   explainWindow,

@@ -113,17 +113,20 @@ describe.skipIf(!available && !IN_CI)("the dashboard in a real browser", () => {
     // Each Refresh supersedes a render still in flight, so every try waits for its own render to land
     // before it clicks again: on a loaded host a click per poll tick would never let one finish.
     await expect
-      .poll(async () => {
-        await page.getByRole("button", { name: "Refresh" }).click();
-        return row
-          .locator(".strip .run-succeeded")
-          .first()
-          .waitFor({ timeout: 2_000 })
-          .then(
-            () => row.locator(".strip .run-succeeded").count(),
-            () => 0,
-          );
-      }, { timeout: 30_000 })
+      .poll(
+        async () => {
+          await page.getByRole("button", { name: "Refresh" }).click();
+          return row
+            .locator(".strip .run-succeeded")
+            .first()
+            .waitFor({ timeout: 2_000 })
+            .then(
+              () => row.locator(".strip .run-succeeded").count(),
+              () => 0,
+            );
+        },
+        { timeout: 30_000 },
+      )
       .toBe(1);
     await expect.poll(() => row.locator(".last-result").textContent()).toContain("succeeded");
   });

@@ -8,7 +8,8 @@ import { databaseUrlOf, loadHandlers, redactUrl, targetOptionsOf } from "./cli-o
 import { processIo, runUntilSignal } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
 import { parseDuration } from "../../domain/schedule/iso-text.js";
-import type { Handler } from "../launchers/handler/handler-launcher.js";
+import { registerHandlers } from "../launchers/handler/handler-definition.js";
+import type { HandlersOption } from "../launchers/handler/handler-definition.js";
 import { createScheduler, storeFromDatabaseUrl } from "../../composition.js";
 
 /** The process around the command (injected in tests). */
@@ -63,7 +64,7 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
   const maxConcurrentRuns = parseBudget(io, options.maxConcurrentRuns);
   const leaseSeconds = parseLease(io, options.leaseSeconds);
   const retentionMs = parseRetention(io, options.retention);
-  let handlers: Record<string, Handler>;
+  let handlers: HandlersOption;
   try {
     handlers = await loadHandlers(options.handlers, io.cwd);
   } catch (error) {
@@ -90,7 +91,7 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
       logger.info(
         {
           database: redactUrl(url),
-          handlers: Object.keys(handlers),
+          handlers: [...registerHandlers(handlers).keys()],
           replica: rt.coordinator.replicaId,
         },
         "punctual worker started",

@@ -12,11 +12,7 @@ import { z } from "zod";
 import type { RunObservation } from "../../domain/ports.js";
 import type { ClaimedRun } from "../../domain/ports.js";
 import type { RunChange, CompletionVerdict } from "../../domain/run-change.js";
-import {
-  IllegalTransitionError,
-  NotFoundError,
-  ValidationError,
-} from "../../domain/errors.js";
+import { IllegalTransitionError, NotFoundError, ValidationError } from "../../domain/errors.js";
 import type { RunId } from "../../domain/ids.js";
 import { runId as toRunId } from "../../domain/ids.js";
 import type { JsonValue } from "../../domain/target.js";

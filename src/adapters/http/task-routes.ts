@@ -14,12 +14,7 @@ import { taskCreateSchema, taskPatchSchema } from "../../application/task-input.
 import type { TaskView } from "../../application/views.js";
 import { idempotencyKeyOf, idempotent } from "./idempotency.js";
 import { HttpProblem } from "./problem.js";
-import {
-  actorOf,
-  checkId,
-  ifMatchVersion,
-  pageSizeOf,
-} from "./route-helpers.js";
+import { actorOf, checkId, ifMatchVersion, pageSizeOf } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";
 import type { RouteSpec } from "./route-spec.js";
 import {

@@ -11,6 +11,7 @@ import { POSTGRES_MIGRATION_0002 } from "./postgres-migration-0002.js";
 import { POSTGRES_MIGRATION_0003 } from "./postgres-migration-0003.js";
 import { POSTGRES_MIGRATION_0004 } from "./postgres-migration-0004.js";
 import { POSTGRES_MIGRATION_0005 } from "./postgres-migration-0005.js";
+import { POSTGRES_MIGRATION_0006 } from "./postgres-migration-0006.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { integer, record, text } from "./postgres-rows.js";
 import { MIGRATION_LOCK_KIND } from "./postgres-schema-name.js";
@@ -30,6 +31,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 3, name: "idempotency records by age", sql: POSTGRES_MIGRATION_0003 },
   { version: 4, name: "due tasks in admission order", sql: POSTGRES_MIGRATION_0004 },
   { version: 5, name: "excluded runs and calendars", sql: POSTGRES_MIGRATION_0005 },
+  { version: 6, name: "runs failed without retry", sql: POSTGRES_MIGRATION_0006 },
 ];
 
 /** The sha256 recorded for a migration (of its SQL text exactly as shipped). */

@@ -13,6 +13,7 @@ import { SQLITE_MIGRATION_0001 } from "./sqlite-migration-0001.js";
 import { SQLITE_MIGRATION_0002 } from "./sqlite-migration-0002.js";
 import { SQLITE_MIGRATION_0003 } from "./sqlite-migration-0003.js";
 import { SQLITE_MIGRATION_0004 } from "./sqlite-migration-0004.js";
+import { SQLITE_MIGRATION_0005 } from "./sqlite-migration-0005.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -26,6 +27,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 2, name: "idempotency records by age", sql: SQLITE_MIGRATION_0002 },
   { version: 3, name: "due tasks in admission order", sql: SQLITE_MIGRATION_0003 },
   { version: 4, name: "excluded runs and calendars", sql: SQLITE_MIGRATION_0004 },
+  { version: 5, name: "runs failed without retry", sql: SQLITE_MIGRATION_0005 },
 ];
 
 /** Thrown when the database's migrations do not match this code: newer, unknown or edited. */
