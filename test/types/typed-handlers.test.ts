@@ -121,6 +121,7 @@ function typeChecks(): void {
     },
   });
   expectTypeOf<Parameters<typeof untyped.tasks.create>[0]>().toBeUnknown();
+  expectTypeOf(untyped).toBeObject();
 }
 
 describe("typed handlers' types", () => {
