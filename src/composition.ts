@@ -9,6 +9,8 @@ import { createHash, randomBytes } from "node:crypto";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { LOCAL_ACTOR } from "./application/actor.js";
 import { silentLogger } from "./application/logger.js";
+import { LibraryEvents } from "./application/library-events.js";
+import type { SchedulerEventListener, SchedulerEventName } from "./application/library-events.js";
 import { schedulerApi } from "./application/scheduler-api.js";
 import type {
   SchedulerCalendars,
@@ -48,6 +50,12 @@ export interface Scheduler<I extends HandlerInputMap | null = null> {
   readonly runs: SchedulerRuns;
   /** Named calendars, the days to skip that schedules name in `exclude` (docs/schedules.md#calendars). */
   readonly calendars: SchedulerCalendars;
+  /**
+   * Calls `listener` on every `event` this replica observes (docs/library.md#events): at-least-once
+   * notifications, the run ledger stays the truth; a listener that throws is logged and ignored.
+   * Returns a function that stops it.
+   */
+  on<E extends SchedulerEventName>(event: E, listener: SchedulerEventListener<E>): () => void;
   /** The built runtime (opens the store on first use). */
   runtime(): Promise<SchedulerRuntime>;
 }
@@ -58,9 +66,18 @@ export function createScheduler<const H extends HandlersOption = HandlersOption>
 ): Scheduler<HandlerInputsOf<H>> {
   let built: Promise<SchedulerRuntime> | null = null;
   let stopping: Promise<void> | null = null;
-  const runtime = (): Promise<SchedulerRuntime> => (built ??= buildRuntime(options));
+  const logger = options.logger ?? silentLogger;
+  const notifications = new LibraryEvents((error, event) => {
+    logger.error({ err: error, event }, "an event listener threw; the scheduler carries on");
+  });
+  const runtime = (): Promise<SchedulerRuntime> =>
+    (built ??= buildRuntime(options).then((rt) => {
+      notifications.connect(rt.events);
+      return rt;
+    }));
   return {
     runtime,
+    on: (event, listener) => notifications.on(event, listener),
     ...schedulerApi<HandlerInputsOf<H>>(options.actor ?? LOCAL_ACTOR, runtime),
     start: async () => {
       const rt = await runtime();

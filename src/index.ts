@@ -46,6 +46,12 @@ export type {
   PauseOptions,
   ResumeOptions,
 } from "./application/scheduler-api.js";
+export type {
+  SchedulerEventMap,
+  SchedulerEventName,
+  SchedulerEventListener,
+  OccurrenceEvent,
+} from "./application/library-events.js";
 export { DEFAULT_LIMITS } from "./application/limits.js";
 export type { Limits } from "./application/limits.js";
 export type { Logger } from "./application/logger.js";

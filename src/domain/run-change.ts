@@ -100,7 +100,7 @@ export interface CompletionVerdict {
   readonly status: "succeeded" | "failed" | "cancelled";
   readonly error?: string | null;
   readonly result?: JsonValue | null;
-  /** What a failure asks of the task's retry policy (docs/semantics.md#retries); absent: the policy decides. */
+  /** What a failure asks of the task's retry policy (docs/semantics.md#launch); absent: the policy decides. */
   readonly retry?: RetryRequest;
 }
 
