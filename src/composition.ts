@@ -31,6 +31,7 @@ import { SchedulerMetrics } from "./adapters/http/metrics.js";
 import type { RateLimitOptions } from "./adapters/http/rate-limit.js";
 import { observationFromAgentRun } from "./adapters/launchers/agent/agent-observation.js";
 import { postgres } from "./adapters/storage/postgres/postgres-store.js";
+import type { PostgresOptions } from "./adapters/storage/postgres/postgres-store.js";
 import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
 import { sqlite } from "./adapters/storage/sqlite/sqlite-store.js";
 import { buildRuntime } from "./composition-runtime.js";
@@ -94,9 +95,15 @@ export function createScheduler<const H extends HandlersOption = HandlersOption>
   };
 }
 
-/** A store from a database URL (docs/operations.md): `postgres://...`, `sqlite:PATH`, or a file path. */
-export function storeFromDatabaseUrl(url: string): StoreFactory {
-  if (/^postgres(ql)?:\/\//i.test(url)) return postgres(url);
+/**
+ * A store from a database URL (docs/operations.md): `postgres://...`, `sqlite:PATH`, or a file path.
+ * `postgresOptions` apply to a PostgreSQL URL only (a pooler, a direct URL for LISTEN).
+ */
+export function storeFromDatabaseUrl(
+  url: string,
+  postgresOptions: Omit<PostgresOptions, "schema"> = {},
+): StoreFactory {
+  if (/^postgres(ql)?:\/\//i.test(url)) return postgres(url, postgresOptions);
   if (url === ":memory:") return sqlite(":memory:");
   if (url.startsWith("sqlite://")) return sqlite(url.slice("sqlite://".length));
   if (url.startsWith("sqlite:")) return sqlite(url.slice("sqlite:".length));

@@ -97,6 +97,11 @@ export function resumeOptionsOf(options: ResumeOptions): { catchUp?: CatchUpPoli
  */
 export interface SchedulerTasks<I extends HandlerInputMap | null = null> {
   create(input: InputFor<I, TaskCreateInput<I>>): Promise<CreatedTask>;
+  /**
+   * Creates every task of `inputs` (at most 1,000) or none, in one transaction; the answer is in input
+   * order. A refusal names the item: `errors[].field` is `tasks[17].schedule.cron`.
+   */
+  createMany(inputs: readonly unknown[]): Promise<CreatedTask[]>;
   get(id: string): Promise<TaskView>;
   list(query?: TaskListQuery): Promise<PageView<TaskView>>;
   /** PATCH semantics; `version` makes it a compare-and-set (the HTTP API's `If-Match`). */
@@ -176,6 +181,7 @@ export function schedulerApi<I extends HandlerInputMap | null = null>(
   return {
     tasks: {
       create: (input) => use(({ tasks }, now) => tasks.create(actor, input, now())),
+      createMany: (inputs) => use(({ tasks }, now) => tasks.createMany(actor, inputs, now())),
       get: (id) => use(({ tasks }) => tasks.get(actor, id)),
       list: (query = {}) => use(({ tasks }) => tasks.list(actor, taskQueryOf(query))),
       update: (id, patch, options = {}) =>

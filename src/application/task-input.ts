@@ -147,6 +147,14 @@ const common = {
 export const taskCreateSchema = z.strictObject(common);
 export type TaskCreateInput = z.input<typeof taskCreateSchema>;
 
+/** What a user sends to create several tasks at once (`POST /v1/tasks/batch`, at most 1,000). */
+export const taskBatchCreateSchema = z.strictObject({
+  tasks: z.array(taskCreateSchema).meta({
+    description: "created all or none, answered in this order; at most 1,000",
+  }),
+});
+export type TaskBatchCreateInput = z.input<typeof taskBatchCreateSchema>;
+
 /** What a user sends to edit a task (PATCH: fields left out keep their value). */
 export const taskPatchSchema = z.strictObject({
   title: common.title.optional(),

@@ -28,6 +28,7 @@ import { changeRunReported } from "./reported-change.js";
 import { checkPreviewCount } from "./limits.js";
 import { explainTask, previewSchedule, previewTask } from "./task-insight.js";
 import { checkReferences } from "./task-references.js";
+import { createTasks } from "./task-batch.js";
 import { backfillRuns, triggerRun } from "./manual-runs.js";
 import { NO_EVENTS } from "./scheduler-events.js";
 import type { EventSink } from "./scheduler-events.js";
@@ -111,6 +112,18 @@ export class TaskService {
     });
     this.#deps.signals.wake();
     return { task: this.#view(task), warnings: taskWarnings(task, now) };
+  }
+
+  /**
+   * Creates every task of the list or none, in one transaction (docs/semantics.md#bulk-create); the
+   * answer is in input order.
+   * @throws validation_failed naming each bad field by the item's index (`tasks[17].schedule.cron`)
+   * @throws limit_exceeded past 1,000 tasks
+   */
+  async createMany(actor: Actor, inputs: unknown, now: Instant): Promise<CreatedTask[]> {
+    const tasks = await createTasks(this.#deps, actor, inputs, now);
+    if (tasks.length > 0) this.#deps.signals.wake();
+    return tasks.map((task) => ({ task: this.#view(task), warnings: taskWarnings(task, now) }));
   }
 
   async get(actor: Actor, id: string): Promise<TaskView> {

@@ -186,6 +186,10 @@ export const createdTaskSchema = z.strictObject({
   warnings: z.array(z.string()).meta({ description: "e.g. what DST does to the schedule" }),
 });
 
+export const createdTaskBatchSchema = z.strictObject({
+  tasks: z.array(createdTaskSchema).meta({ description: "the created tasks, in input order" }),
+});
+
 export const taskPageSchema = z.strictObject({
   items: z.array(taskViewSchema),
   next_cursor: z.string().nullable().meta({ description: "null on the last page" }),

@@ -50,6 +50,25 @@ export class TaskClient {
     });
   }
 
+  /**
+   * Creates up to 1,000 tasks in one request, all or none; the answer is in input order.
+   * @throws PunctualApiError `validation_failed` (422) naming each bad field by its item,
+   * `tasks[17].schedule.cron`
+   */
+  async createMany(
+    inputs: readonly TaskCreateInput[],
+    options: IdempotentCallOptions = {},
+  ): Promise<CreatedTask[]> {
+    const answer: { tasks: CreatedTask[] } = await this.#http.json({
+      method: "POST",
+      path: ["v1", "tasks", "batch"],
+      body: { tasks: inputs },
+      headers: { "idempotency-key": options.idempotency_key },
+      signal: options.signal,
+    });
+    return answer.tasks;
+  }
+
   /** @throws PunctualApiError `not_found` (404), also for another owner's task */
   get(id: string, options: CallOptions = {}): Promise<TaskView> {
     return this.#http.json({ method: "GET", path: ["v1", "tasks", id], signal: options.signal });

@@ -33,6 +33,24 @@ export function calendarStamps(spec: ScheduleSpec): CalendarStamp[] {
 }
 
 /**
+ * The distinct calendar snapshots a set of tasks holds, by owner: what a bulk insert checks once for
+ * every task naming them.
+ */
+export function stampsByOwner(
+  tasks: readonly { readonly owner: OwnerId; readonly schedule: ScheduleSpec }[],
+): Map<OwnerId, CalendarStamp[]> {
+  const byOwner = new Map<OwnerId, Map<string, CalendarStamp>>();
+  for (const task of tasks) {
+    for (const stamp of calendarStamps(task.schedule)) {
+      const held = byOwner.get(task.owner) ?? new Map<string, CalendarStamp>();
+      held.set(stampKey(stamp), stamp);
+      byOwner.set(task.owner, held);
+    }
+  }
+  return new Map([...byOwner].map(([owner, held]) => [owner, [...held.values()]]));
+}
+
+/**
  * The snapshots `after` holds that `before` did not (a new calendar, or another version): the ones a
  * write must check are still current, so that a write that does not touch them never conflicts.
  */

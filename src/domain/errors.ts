@@ -35,13 +35,19 @@ export abstract class PunctualError extends Error {
 }
 
 /** Thrown when input (a schedule, a task, options) is invalid; lists each field and reason. */
+/** How many field errors a ValidationError's message names. */
+const MESSAGE_FIELDS = 10;
+
 export class ValidationError extends PunctualError {
   readonly code = "validation_failed";
   override readonly name = "ValidationError";
   readonly errors: readonly FieldError[];
 
   constructor(errors: readonly FieldError[], options?: { cause?: unknown }) {
-    super(errors.map((e) => `${e.field}: ${e.message}`).join("; "), options);
+    // A batch can refuse a thousand fields: the message names the first few, `errors` holds them all.
+    const named = errors.slice(0, MESSAGE_FIELDS).map((e) => `${e.field}: ${e.message}`);
+    const more = errors.length - named.length;
+    super(more > 0 ? `${named.join("; ")}; and ${String(more)} more` : named.join("; "), options);
     this.errors = errors;
   }
 

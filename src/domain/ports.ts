@@ -115,6 +115,13 @@ export interface TaskRepository {
    * @throws version_conflict (CalendarChangedError) when a calendar it names is not at its snapshot's version
    */
   insertTask(task: Task): Promise<void>;
+  /**
+   * Inserts every task in one transaction, all or none (docs/semantics.md#bulk-create): one bulk
+   * statement, not a loop of single inserts. An empty list writes nothing.
+   * @throws version_conflict (CalendarChangedError) when a calendar one of them names is not at its
+   * snapshot's version; nothing is written then
+   */
+  insertTasks(tasks: readonly Task[]): Promise<void>;
   /** The task, or null when it does not exist, is deleted or is outside `scope`. */
   findTask(scope: OwnerScope, id: TaskId): Promise<Task | null>;
   listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>>;

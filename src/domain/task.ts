@@ -28,6 +28,7 @@ export const TASK_LIMITS = Object.freeze({
   resultBytesMax: 64 * 1024,
   idempotencyKeyMax: 200,
   backfillMax: 1000,
+  batchMax: 1000,
   previewMax: 100,
 });
 

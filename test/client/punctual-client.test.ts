@@ -42,6 +42,19 @@ async function apiError(promise: Promise<unknown>): Promise<PunctualApiError> {
 }
 
 describe("client.tasks", () => {
+  it("creates a batch all or none, in input order, and names a refused item", async () => {
+    const inputs = [1, 2, 3].map((n) => ({ ...DAILY, title: `batch ${String(n)}` }));
+    const created = await client.tasks.createMany(inputs, { idempotency_key: "client-batch" });
+    expect(created.map((c) => c.task.title)).toEqual(["batch 1", "batch 2", "batch 3"]);
+    expect(await client.tasks.get(created[1]?.task.id ?? "")).toEqual(created[1]?.task);
+    const replay = await client.tasks.createMany(inputs, { idempotency_key: "client-batch" });
+    expect(replay).toEqual(created);
+    const bad = { ...DAILY, schedule: { type: "cron", cron: "61 * * * *" } } as const;
+    const error = await apiError(client.tasks.createMany([DAILY, bad]));
+    expect(error.status).toBe(422);
+    expect(error.errors.map((e) => e.field)).toEqual(["tasks[1].schedule.cron"]);
+  });
+
   it("creates a task and reads it back with its typed schedule and target", async () => {
     const { task, warnings } = await client.tasks.create(DAILY);
     expect(warnings).toEqual([]);

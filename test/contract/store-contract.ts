@@ -13,6 +13,7 @@ import { describeRunBatches } from "./cases/run-batches.js";
 import { describeRunChanges } from "./cases/run-changes.js";
 import { describeRunRows } from "./cases/run-rows.js";
 import { describeSweeps } from "./cases/sweeps.js";
+import { describeTaskBatch } from "./cases/task-batch.js";
 import { describeTaskMutation } from "./cases/task-mutation.js";
 import { describeTaskRows } from "./cases/task-rows.js";
 import { describeUniqueRules } from "./cases/unique-rules.js";
@@ -65,6 +66,7 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
 
     describeTaskRows(context);
     describeTaskMutation(context);
+    describeTaskBatch(context);
     describeAdmission(context);
     describeClaims(context);
     describeRunChanges(context);

@@ -80,7 +80,15 @@ export interface PostgresTestDatabase {
 }
 
 /** Every table of the schema, children first, for emptying a recycled schema. */
-const TABLES = ["runs", "tasks", "replicas", "api_tokens", "idempotency_records", "calendars"];
+const TABLES = [
+  "claim_slots",
+  "runs",
+  "tasks",
+  "replicas",
+  "api_tokens",
+  "idempotency_records",
+  "calendars",
+];
 
 /** `openEmptyStore` for a database whose stores open with `open` on the shared pool `pool`. */
 function recycler(

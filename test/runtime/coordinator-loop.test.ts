@@ -27,6 +27,7 @@ function flakyStore(clock: VirtualClock) {
     kind: base.kind,
     tasks: {
       insertTask: (task) => tasks.insertTask(task),
+      insertTasks: (list) => tasks.insertTasks(list),
       findTask: (scope, id) => tasks.findTask(scope, id),
       listTasks: (scope, query) => tasks.listTasks(scope, query),
       mutateTask: (scope, id, decide) => tasks.mutateTask(scope, id, decide),

@@ -10,6 +10,9 @@ import { parseAgentServers } from "../launchers/agent/agent-servers.js";
 import type { AgentServerConfig } from "../launchers/agent/agent-servers.js";
 import { parseAllowList } from "../launchers/webhook/address-guard.js";
 import { publicBaseUrl } from "../callbacks/callback-tokens.js";
+import type { Command } from "commander";
+import { POSTGRES_POOLERS } from "../storage/postgres/postgres-store.js";
+import type { PostgresPooler } from "../storage/postgres/postgres-store.js";
 import type { ProcessIo } from "./process-io.js";
 
 type Env = ProcessIo["env"];
@@ -18,6 +21,55 @@ type Env = ProcessIo["env"];
 export function databaseUrlOf(flag: string | undefined, env: Env): string {
   const fromEnv = env.PUNCTUAL_DATABASE_URL;
   return flag ?? (fromEnv === undefined || fromEnv === "" ? "./punctual.db" : fromEnv);
+}
+
+/** The flags of `serve`, `worker` and `migrate` for a PostgreSQL server behind a pooler. */
+export interface PoolerFlags {
+  readonly pgPooler?: string;
+  readonly listenUrl?: string;
+}
+
+/** What `storeFromDatabaseUrl` passes to a PostgreSQL store (docs/operations.md#pgbouncer). */
+export interface PoolerSettings {
+  readonly pooler?: PostgresPooler;
+  readonly listenUrl?: string;
+}
+
+/**
+ * `--pg-pooler` / `PUNCTUAL_PG_POOLER` (`none` or `transaction`) and `--listen-url` /
+ * `PUNCTUAL_LISTEN_URL`. A bad value is a usage error (`usage(message)`).
+ */
+export function poolerSettingsOf(
+  flags: PoolerFlags,
+  env: Env,
+  usage: (message: string) => Error,
+): PoolerSettings {
+  const mode = flags.pgPooler ?? env.PUNCTUAL_PG_POOLER ?? "";
+  const listenUrl = flags.listenUrl ?? env.PUNCTUAL_LISTEN_URL ?? "";
+  if (mode !== "" && !(POSTGRES_POOLERS as readonly string[]).includes(mode)) {
+    throw usage(`--pg-pooler must be one of ${POSTGRES_POOLERS.join(", ")}, not "${mode}"`);
+  }
+  if (listenUrl !== "" && !/^postgres(ql)?:\/\//i.test(listenUrl)) {
+    throw usage(`--listen-url must be a postgres:// URL, not "${redactUrl(listenUrl)}"`);
+  }
+  return {
+    ...(mode === "" ? {} : { pooler: mode as PostgresPooler }),
+    ...(listenUrl === "" ? {} : { listenUrl }),
+  };
+}
+
+/** Adds `--pg-pooler` (and, for the commands that listen, `--listen-url`) to a command. */
+export function withPoolerOptions(command: Command, listens = true): Command {
+  command.option(
+    "--pg-pooler <mode>",
+    "none, or transaction behind PgBouncer in transaction mode (default: $PUNCTUAL_PG_POOLER, else none)",
+  );
+  if (!listens) return command;
+  return command.option(
+    "--listen-url <url>",
+    "a direct postgres:// URL for LISTEN wake-ups when --database goes through a pooler " +
+      "(default: $PUNCTUAL_LISTEN_URL; without it replicas poll)",
+  );
 }
 
 /** Shows a database URL without its password. */

@@ -5,7 +5,10 @@
 import { Command, CommanderError } from "commander";
 import { storeFromDatabaseUrl } from "../../composition.js";
 import { createIdGenerator } from "../storage/shared/time-ordered-id.js";
-import { databaseUrlOf, redactUrl } from "./cli-options.js";
+import { databaseUrlOf, poolerSettingsOf, redactUrl, withPoolerOptions } from "./cli-options.js";
+import type { PoolerFlags } from "./cli-options.js";
+
+type MigrateOptions = PoolerFlags & { database?: string; json?: boolean };
 
 export interface MigrateIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -20,14 +23,19 @@ const processIo: MigrateIo = {
 };
 
 /** Migrates the database at `database` (or the default) and prints what is applied. */
-export async function runMigrate(
-  options: { database?: string; json?: boolean },
-  io: MigrateIo,
-): Promise<void> {
+export async function runMigrate(options: MigrateOptions, io: MigrateIo): Promise<void> {
   const url = databaseUrlOf(options.database, io.env);
+  const pooler = poolerSettingsOf(options, io.env, (message) => {
+    io.stderr(`punctual migrate: ${message}\n`);
+    return new CommanderError(2, "punctual.invalidInput", message);
+  });
   let store;
   try {
-    store = await storeFromDatabaseUrl(url).open({ newId: createIdGenerator() });
+    // Migrating takes no LISTEN: only the pooler mode matters here.
+    const { pooler: mode } = pooler;
+    store = await storeFromDatabaseUrl(url, mode === undefined ? {} : { pooler: mode }).open({
+      newId: createIdGenerator(),
+    });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     io.stderr(`punctual migrate: ${redactUrl(url)}: ${message}\n`);
@@ -49,7 +57,7 @@ export async function runMigrate(
 }
 
 export function migrateCommand(io: MigrateIo = processIo): Command {
-  return new Command("migrate")
+  return withPoolerOptions(new Command("migrate"), false)
     .description("apply pending database migrations (serve and worker also do it at start)")
     .option(
       "--database <url>",
@@ -57,7 +65,7 @@ export function migrateCommand(io: MigrateIo = processIo): Command {
     )
     .option("--json", "print the status as JSON")
     .exitOverride()
-    .action(async (options: { database?: string; json?: boolean }) => {
+    .action(async (options: MigrateOptions) => {
       await runMigrate(options, io);
     });
 }

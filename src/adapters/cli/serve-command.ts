@@ -15,12 +15,20 @@ import type { Instant } from "../../domain/time.js";
 import { deerflowApiTarget } from "../launchers/agent/agent-servers.js";
 import { registerHandlers } from "../launchers/handler/handler-definition.js";
 import type { HandlersOption } from "../launchers/handler/handler-definition.js";
-import { databaseUrlOf, loadHandlers, redactUrl, targetOptionsOf } from "./cli-options.js";
+import {
+  databaseUrlOf,
+  loadHandlers,
+  poolerSettingsOf,
+  redactUrl,
+  targetOptionsOf,
+  withPoolerOptions,
+} from "./cli-options.js";
+import type { PoolerFlags } from "./cli-options.js";
 
 /** The process around the command (injected in tests). */
 export type ServeIo = ProcessIo;
 
-interface ServeOptions {
+interface ServeOptions extends PoolerFlags {
   readonly database?: string;
   readonly port?: string;
   readonly host?: string;
@@ -80,6 +88,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
   }
   const logger = io.logger(options.logLevel ?? io.env["PUNCTUAL_LOG_LEVEL"] ?? "info");
   const targets = targetOptionsOf(io.env, (message) => usage(io, message));
+  const pooler = poolerSettingsOf(options, io.env, (message) => usage(io, message));
   if (options.deerflowApi !== undefined) {
     try {
       deerflowApiTarget(options.deerflowApi, targets.agentServers);
@@ -93,7 +102,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     }
   }
   const server = await createServer({
-    store: storeFromDatabaseUrl(url),
+    store: storeFromDatabaseUrl(url, pooler),
     handlers,
     logger,
     httpLogger: logger,
@@ -132,7 +141,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
 }
 
 export function serveCommand(io: ServeIo = processIo): Command {
-  return new Command("serve")
+  return withPoolerOptions(new Command("serve"))
     .description("serve the HTTP API (and run the coordinator) until SIGTERM or SIGINT")
     .option(
       "--database <url>",

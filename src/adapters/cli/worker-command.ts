@@ -4,7 +4,15 @@
  * launches and running handlers get the shutdown timeout) and exits 0; a second one exits at once.
  */
 import { Command, CommanderError } from "commander";
-import { databaseUrlOf, loadHandlers, redactUrl, targetOptionsOf } from "./cli-options.js";
+import {
+  databaseUrlOf,
+  loadHandlers,
+  poolerSettingsOf,
+  redactUrl,
+  targetOptionsOf,
+  withPoolerOptions,
+} from "./cli-options.js";
+import type { PoolerFlags } from "./cli-options.js";
 import { processIo, runUntilSignal } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
 import { parseDuration } from "../../domain/schedule/iso-text.js";
@@ -15,7 +23,7 @@ import { createScheduler, storeFromDatabaseUrl } from "../../composition.js";
 /** The process around the command (injected in tests). */
 export type WorkerIo = ProcessIo;
 
-interface WorkerOptions {
+interface WorkerOptions extends PoolerFlags {
   readonly handlers: string;
   readonly database?: string;
   readonly maxConcurrentRuns?: string;
@@ -64,6 +72,7 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
   const maxConcurrentRuns = parseBudget(io, options.maxConcurrentRuns);
   const leaseSeconds = parseLease(io, options.leaseSeconds);
   const retentionMs = parseRetention(io, options.retention);
+  const pooler = poolerSettingsOf(options, io.env, (message) => usage(io, message));
   let handlers: HandlersOption;
   try {
     handlers = await loadHandlers(options.handlers, io.cwd);
@@ -72,7 +81,7 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
   }
   const logger = io.logger(options.logLevel ?? io.env.PUNCTUAL_LOG_LEVEL ?? "info");
   const scheduler = createScheduler({
-    store: storeFromDatabaseUrl(url),
+    store: storeFromDatabaseUrl(url, pooler),
     handlers,
     logger,
     ...targetOptionsOf(io.env, (message) => usage(io, message)),
@@ -106,7 +115,7 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
 
 /** The `worker` command. */
 export function workerCommand(io: WorkerIo = processIo): Command {
-  return new Command("worker")
+  return withPoolerOptions(new Command("worker"))
     .description("run the coordinator with the handlers a module exports, until SIGTERM or SIGINT")
     .requiredOption(
       "--handlers <module>",

@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import type { Actor } from "../../application/actor.js";
 import { parseWith } from "../../application/task-input.js";
+import { ValidationError } from "../../domain/errors.js";
 
 export interface ResponseSpec {
   readonly description: string;
@@ -58,6 +59,8 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   readonly hidden?: boolean;
   /** A larger body limit than the app's 1 MiB (an agent server's run webhook carries thread state). */
   readonly bodyLimit?: number;
+  /** Renames the body's field paths in a 422 (the batch route names items `tasks[17].title`). */
+  readonly bodyField?: (field: string) => string;
   /** Also parses `text/plain` bodies as JSON (the JS agent server posts its webhooks so). */
   readonly acceptsTextJson?: boolean;
   handler(ctx: RouteContext<P, Q, B>): Promise<Answer>;
@@ -78,8 +81,23 @@ export function parseRequest(
   return {
     params: spec.params === undefined ? {} : parseWith(spec.params, request.params, "", "path"),
     query: spec.query === undefined ? {} : parseWith(spec.query, request.query, "", "query"),
-    body: spec.body === undefined ? undefined : parseWith(spec.body, request.body),
+    body:
+      spec.body === undefined ? undefined : parseBody({ ...spec, body: spec.body }, request.body),
   };
+}
+
+function parseBody(spec: RouteSpec & { body: z.ZodType }, body: unknown): unknown {
+  const rename = spec.bodyField;
+  if (rename === undefined) return parseWith(spec.body, body);
+  try {
+    return parseWith(spec.body, body);
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    throw new ValidationError(
+      error.errors.map((e) => ({ field: rename(e.field), message: e.message })),
+      { cause: error },
+    );
+  }
 }
 
 /** `/v1/tasks/:id` as OpenAPI writes it: `/v1/tasks/{id}`. */

@@ -25,13 +25,19 @@ import {
   threadParams,
   threadTaskQuery,
 } from "./schemas.js";
+import { taskBatchRoutes } from "./task-batch-routes.js";
 import { taskCommandRoutes } from "./task-command-routes.js";
 import { taskReadRoutes } from "./task-read-routes.js";
 import { COMMON, IDEMPOTENCY, INVALID, NOT_FOUND, problem, withEtag } from "./task-route-shared.js";
 import type { TaskRouteDeps } from "./task-route-shared.js";
 
 export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
-  return [...taskRecordRoutes(deps), ...taskCommandRoutes(deps), ...taskReadRoutes(deps)];
+  return [
+    ...taskRecordRoutes(deps),
+    ...taskBatchRoutes(deps),
+    ...taskCommandRoutes(deps),
+    ...taskReadRoutes(deps),
+  ];
 }
 
 function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {

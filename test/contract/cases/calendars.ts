@@ -154,6 +154,23 @@ export function describeCalendars(ctx: ContractContext): void {
       expect((await store.tasks.listTasks(ALL, { limit: 10 })).items).toEqual([]);
     });
 
+    it("refuses a whole batch when one task's calendar snapshot is stale", async () => {
+      const store = ctx.store();
+      const calendars = calendarsOf(store);
+      const v1 = await calendars.putCalendar(ALICE, "holidays", items("2030-12-25"), at(1));
+      const plain = buildTask({ title: "no calendar" });
+      const current = taskNaming(v1);
+      await calendars.putCalendar(ALICE, "holidays", items("2030-12-26"), at(2));
+      await expect(store.tasks.insertTasks([plain, current])).rejects.toBeInstanceOf(
+        CalendarChangedError,
+      );
+      expect((await store.tasks.listTasks(ALL, { limit: 10 })).items).toEqual([]);
+      const [v2] = await calendars.findCalendars(ALICE, ["holidays"]);
+      if (v2 === undefined) throw new Error("calendar gone");
+      await store.tasks.insertTasks([plain, taskNaming(v2), taskNaming(v2)]);
+      expect((await store.tasks.listTasks(ALL, { limit: 10 })).items).toHaveLength(3);
+    });
+
     it("checks only the snapshots a mutation changes: a stale one blocks a refresh, not a pause", async () => {
       const store = ctx.store();
       const calendars = calendarsOf(store);

@@ -3,7 +3,7 @@
  * `MemoryTables`. The reference semantics of `TaskRepository` that the SQL stores must match.
  */
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
-import { calendarStamps, changedStamps } from "../../../domain/calendar.js";
+import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/calendar.js";
 import { NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
 import type { TaskId } from "../../../domain/ids.js";
@@ -67,6 +67,15 @@ export class MemoryTaskRepository implements TaskRepository {
     return this.#tables.atomically(() => {
       checkMemoryStamps(this.#tables, task.owner, calendarStamps(task.schedule));
       this.#tables.insertTask(taskRow(task));
+    });
+  }
+
+  insertTasks(tasks: readonly Task[]): Promise<void> {
+    return this.#tables.atomically(() => {
+      for (const [owner, stamps] of stampsByOwner(tasks)) {
+        checkMemoryStamps(this.#tables, owner, stamps);
+      }
+      for (const task of tasks) this.#tables.insertTask(taskRow(task));
     });
   }
 

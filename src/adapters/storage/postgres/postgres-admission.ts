@@ -21,10 +21,11 @@ import {
   msToTimestamp,
   prepared,
   selectList,
+  keyedUnnestFrom,
   unnestSource,
   unnestValue,
 } from "./postgres-sql.js";
-import { withKeyedTransaction } from "./with-transaction.js";
+import { withTransaction } from "./with-transaction.js";
 import { admissionReport } from "../shared/admission-report.js";
 
 /** What one task's admission writes. */
@@ -81,7 +82,7 @@ export class PostgresAdmission {
         ` decided_through = ${unnestValue({ name: "decided_through", type: "ts" })},` +
         ` admitted_count = u.admitted_count,` +
         ` last_error = CASE WHEN u.sets_last_error THEN u.last_error ELSE t.last_error END` +
-        ` FROM ${unnestSource(SCHEDULE_FIELD_COLUMNS)} WHERE t.id = u.id`,
+        ` ${keyedUnnestFrom(SCHEDULE_FIELD_COLUMNS)}`,
     );
     this.#decided = prepared(
       `SELECT DISTINCT u.task_id FROM ${unnestSource(OCCURRENCE_COLUMNS)}` +
@@ -107,7 +108,7 @@ export class PostgresAdmission {
    */
   #admit(args: AdmitArgs, careful: boolean): Promise<AdmissionReport> {
     const ctx = this.#ctx;
-    return withKeyedTransaction(ctx.pool, async (client) => {
+    return withTransaction(ctx.pool, async (client) => {
       const due = await client.query(this.#due, [args.now, args.limit]);
       const tasks = due.rows.map(taskFromRow);
       if (tasks.length === 0) return report([]);

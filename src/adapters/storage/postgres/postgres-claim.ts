@@ -1,9 +1,12 @@
 /**
- * Claiming queued runs on PostgreSQL (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch): one transaction under the claim budget's
- * `pg_advisory_xact_lock`, so the count of launching/running runs read here is never stale when the
- * claims are written. The chosen runs are re-read under `FOR UPDATE SKIP LOCKED` (a run an owner command
- * holds is left alone), claimed with the domain's `claim`, and written in one statement (their state
- * columns only).
+ * Claiming queued runs on PostgreSQL (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch;
+ * the design is docs/storage.md#the-claim-path-on-postgresql). No lock serialises the replicas: a claim
+ * reads the head of the queue with the busy flags of its threads and tasks and the free budget, all from
+ * `claim_slots` (one row per slot of the global budget, a few hundred rows at most) in one statement;
+ * `select` chooses; the claim then takes that many free slots and the chosen runs, both with
+ * `FOR UPDATE SKIP LOCKED`, and writes the runs' state and the slots' bindings in one statement. A run
+ * another replica holds is left to it, its thread counted busy; the slots' unique keys and `runs`'s
+ * partial indexes refuse a second active run in a thread or exclusive task if two claimers ever chose one.
  */
 import { randomUUID } from "node:crypto";
 import { threadKey } from "../../../domain/claim.js";
@@ -16,11 +19,11 @@ import type { Task } from "../../../domain/task.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { SLOT_INDEXES, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
-import { instantOf, record, text } from "./postgres-rows.js";
-import { CLAIM_BUDGET_LOCK_KIND } from "./postgres-schema-name.js";
-import { prepared, timestampToMs } from "./postgres-sql.js";
-import { claimedRunSelect, claimedRunFromRow } from "./postgres-claimed-run.js";
-import { withKeyedTransaction } from "./with-transaction.js";
+import { instantOf, integer, record, text } from "./postgres-rows.js";
+import type { Column } from "./postgres-sql.js";
+import { columnArrays, prepared, timestampToMs, unnestSource } from "./postgres-sql.js";
+import { claimedRunFromRow, lockedClaimedRunSelect } from "./postgres-claimed-run.js";
+import { withTransaction } from "./with-transaction.js";
 import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
 
 type Select = (
@@ -32,45 +35,50 @@ type Claim = (run: Run, task: Task, token: FencingToken) => Run;
 interface QueueHead {
   readonly candidates: readonly ClaimCandidate[];
   /** Threads (`threadKey`) of the candidates that hold a slot. */
-  readonly busyThreads: ReadonlySet<string>;
+  readonly busyThreads: Set<string>;
   /** Tasks of exclusive candidates that hold a slot. */
-  readonly busyTasks: ReadonlySet<TaskId>;
-  /** Launching and running runs: slots taken from the budget. */
-  readonly slotsHeld: number;
+  readonly busyTasks: Set<TaskId>;
+  /** Budget slots this claim may take: free, numbered within the budget, at most the claim's limit. */
+  readonly room: number;
 }
+
+/** What binding a slot to a claimed run writes, after the slot's number. */
+const SLOT_BIND_COLUMNS: readonly Column[] = [
+  { name: "slot", type: "int4" },
+  { name: "run_id", type: "text" },
+  { name: "thread_scope", type: "text" },
+  { name: "thread_id", type: "text" },
+  { name: "task_id", type: "text" },
+  { name: "owner", type: "text" },
+  { name: "claimed_by", type: "text" },
+];
+
+/** How many times a claim reads the queue again after another replica took the runs it chose. */
+const CONTENDED_READS = 3;
 
 export class PostgresClaim {
   readonly #ctx: PostgresContext;
-  readonly #queueHead: PostgresStatement;
+  readonly #slots: string;
   readonly #lockChosen: PostgresStatement;
-  /** Takes the claim budget's lock (a literal statement: it travels with BEGIN). */
-  readonly #budgetLock: string;
+  readonly #lockSlots: PostgresStatement;
+  readonly #ensureSlots: PostgresStatement;
+  readonly #statements = new Map<string, PostgresStatement>();
+  /** The highest budget whose slots this store has made sure exist. */
+  #ensured = 0;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
-    const runs = ctx.runSql.table;
-    this.#budgetLock = `SELECT pg_advisory_xact_lock(${int4(CLAIM_BUDGET_LOCK_KIND)}, ${int4(ctx.schema.lockKey)})`;
-    // One round trip for what the claim reads under the lock: the head of the queue in claim order, each
-    // run with whether its thread (and, exclusive, its task) holds a slot, and the number of slots held.
-    // The slot lookups walk the partial unique slot indexes; claims are serialised by the lock, so each
-    // round trip and each row read here is paid by every replica waiting behind it.
-    const slot = "b.status IN ('launching', 'running')";
-    this.#queueHead = prepared(
-      `SELECT r.id, r.task_id, r.thread_scope, r.thread_id, r.exclusive,` +
-        ` ${timestampToMs("r.not_before")} AS not_before, ${timestampToMs("r.queued_at")} AS queued_at,` +
-        ` t.handler_name,` +
-        ` EXISTS (SELECT 1 FROM ${runs} AS b WHERE ${slot}` +
-        ` AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id) AS thread_busy,` +
-        ` (r.exclusive AND EXISTS (SELECT 1 FROM ${runs} AS b WHERE ${slot}` +
-        ` AND b.exclusive AND b.task_id = r.task_id)) AS task_busy,` +
-        ` (SELECT count(*) FROM ${runs} AS b WHERE ${slot})::int4 AS slots_held` +
-        ` FROM ${runs} AS r JOIN ${ctx.tasksTable} AS t ON t.id = r.task_id` +
-        ` WHERE r.status = 'queued' ORDER BY r.queued_at, r.id LIMIT $1::int4`,
+    this.#slots = `${ctx.schema.quoted}.claim_slots`;
+    // By id only, each by primary key (see lockedClaimedRunSelect): with `status = 'queued'` here the
+    // planner walked the whole queue index. The status is checked once the rows are locked.
+    this.#lockChosen = prepared(lockedClaimedRunSelect(ctx, "$1::text[]"));
+    this.#lockSlots = prepared(
+      `SELECT slot FROM ${this.#slots} WHERE run_id IS NULL AND slot <= $1::int4` +
+        ` ORDER BY slot LIMIT $2::int4 FOR UPDATE SKIP LOCKED`,
     );
-    // By id only: with `status = 'queued'` here the planner, counting on few queued runs, walked the
-    // whole queue index instead of the primary key. The status is checked once the rows are locked.
-    this.#lockChosen = prepared(
-      `${claimedRunSelect(ctx)} WHERE r.id = ANY($1::text[]) FOR UPDATE OF r SKIP LOCKED`,
+    this.#ensureSlots = prepared(
+      `INSERT INTO ${this.#slots} (slot) SELECT generate_series(1, $1::int4)` +
+        ` ON CONFLICT (slot) DO NOTHING`,
     );
   }
 
@@ -79,6 +87,8 @@ export class PostgresClaim {
     select: Select,
     claim: Claim,
   ): Promise<readonly ClaimedRun[]> {
+    if (request.maxConcurrentRuns <= 0 || request.limit <= 0) return [];
+    await this.#ensure(request.maxConcurrentRuns);
     try {
       return await this.#claimRuns(request, select, claim, false);
     } catch (error) {
@@ -88,11 +98,18 @@ export class PostgresClaim {
     }
   }
 
+  /** Makes sure slots 1..budget exist (once per store and budget: a raised budget adds its slots). */
+  async #ensure(budget: number): Promise<void> {
+    if (budget <= this.#ensured) return;
+    await this.#ctx.pool.query(this.#ensureSlots, [budget]);
+    this.#ensured = budget;
+  }
+
   /**
-   * One claim transaction. The budget's lock is taken in the BEGIN round trip, and the claims are written
-   * without a savepoint: claims hold the budget's lock, so the busy flags read under it are exact and a
-   * slot clash is not expected; if one happens anyway the transaction is abandoned (SlotClash) and
-   * claimed again `careful`ly. Every round trip here is paid by every replica waiting for the lock.
+   * One claim transaction. The claims are written without a savepoint: the busy flags were read with the
+   * queue and each chosen run heads its thread, so a slot clash is not expected; if one happens anyway
+   * (two claimers read the queue at once and a run was queued ahead of another's head) the transaction
+   * is abandoned (SlotClash) and claimed again `careful`ly.
    */
   #claimRuns(
     request: ClaimRequest,
@@ -100,37 +117,54 @@ export class PostgresClaim {
     claim: Claim,
     careful: boolean,
   ): Promise<readonly ClaimedRun[]> {
-    return withKeyedTransaction(
-      this.#ctx.pool,
-      async (client) => {
-        // Read after the lock: the previous claimer's writes are committed and visible to this statement.
-        let window = firstClaimWindow(request.limit);
-        for (;;) {
-          const head = await this.#readQueueHead(client, window);
-          const room = Math.min(request.maxConcurrentRuns - head.slotsHeld, request.limit);
-          if (room <= 0 || head.candidates.length === 0) return [];
-          const offered = new Set<string>(head.candidates.map((c) => c.id));
-          const chosen = select({ ...head, budget: room })
-            // The budget is the store's to keep, whatever `select` returned; and only offered runs.
-            .filter((c) => offered.delete(c.id))
-            .slice(0, room);
-          const read = head.candidates.length;
-          if (
-            needsWiderWindow({ limit: request.limit, window, read, chosen: chosen.length, room })
-          ) {
-            window = fullClaimWindow(request.limit);
-            continue;
-          }
-          return this.#claimChosen(client, chosen, claim, careful);
+    return withTransaction(this.#ctx.pool, async (client) => {
+      // Runs another replica holds locked: still queued as far as this transaction sees, so they stay
+      // in the queue as heads of their threads (FIFO), counted busy.
+      const inFlight: ClaimCandidate[] = [];
+      let window = firstClaimWindow(request.limit);
+      for (let read = 0; read < CONTENDED_READS; read++) {
+        const head = await this.#readQueueHead(client, request, window + inFlight.length);
+        if (head.room <= 0 || head.candidates.length === 0) return [];
+        for (const run of inFlight) {
+          head.busyThreads.add(threadKey(run.threadScope, run.threadId));
+          if (run.exclusive) head.busyTasks.add(run.taskId);
         }
-      },
-      this.#budgetLock,
-    );
+        const offered = new Set<string>(head.candidates.map((c) => c.id));
+        const chosen = select({ ...head, budget: head.room })
+          // The budget is the store's to keep, whatever `select` returned; and only offered runs.
+          .filter((c) => offered.delete(c.id))
+          .slice(0, head.room);
+        const readCount = head.candidates.length;
+        if (
+          needsWiderWindow({
+            limit: request.limit,
+            window: window + inFlight.length,
+            read: readCount,
+            chosen: chosen.length,
+            room: head.room,
+          })
+        ) {
+          window = fullClaimWindow(request.limit);
+          read--;
+          continue;
+        }
+        if (chosen.length === 0) return [];
+        const outcome = await this.#claimChosen(client, request, chosen, claim, careful);
+        if (outcome.claimed !== null) return outcome.claimed;
+        inFlight.push(...outcome.taken);
+      }
+      return [];
+    });
   }
 
-  /** The first `window` queued runs, with the slots their threads and tasks hold. */
-  async #readQueueHead(client: PostgresClient, window: number): Promise<QueueHead> {
-    const rows = (await client.query(this.#queueHead, [window])).rows.map(record);
+  /** The first `window` queued runs, with the slots their threads and tasks hold, and the room. */
+  async #readQueueHead(
+    client: PostgresClient,
+    request: ClaimRequest,
+    window: number,
+  ): Promise<QueueHead> {
+    const statement = this.#queueHead(window, request.maxConcurrentRuns, request.limit);
+    const rows = (await client.query(statement)).rows.map(record);
     const busyThreads = new Set<string>();
     const busyTasks = new Set<TaskId>();
     for (const row of rows) {
@@ -144,70 +178,156 @@ export class PostgresClaim {
       candidates: rows.map(candidateFromRow),
       busyThreads,
       busyTasks,
-      slotsHeld: first === undefined ? 0 : Number(first["slots_held"]),
+      room: first === undefined ? 0 : integer(first, "room"),
     };
   }
 
-  /** Locks the chosen runs (skipping any an owner command holds), claims and writes them. */
+  /**
+   * The head of the queue in claim order, one round trip: each run with whether its thread (and,
+   * exclusive, its task) holds a slot, its task's handler, and the budget's room. The window, budget and
+   * limit are written into the text (checked integers; one prepared statement per combination, a
+   * handful), so the planner knows the LIMIT: the queue's partial index, walked in order, stops after
+   * `window` live entries. Every lookup is by key: the task by primary key, the busy flags in
+   * `claim_slots`, whose rows are the budget's slots (never `runs`).
+   */
+  #queueHead(window: number, budget: number, limit: number): PostgresStatement {
+    const key = `${window}/${budget}/${limit}`;
+    let statement = this.#statements.get(key);
+    if (statement !== undefined) return statement;
+    const ctx = this.#ctx;
+    const slots = this.#slots;
+    const room =
+      `(SELECT LEAST(count(*) FILTER (WHERE run_id IS NULL AND slot <= ${int4(budget)}),` +
+      ` ${int4(budget)} - count(run_id), ${int4(limit)}) FROM ${slots})::int4`;
+    statement = prepared(
+      `SELECT r.id, r.task_id, r.thread_scope, r.thread_id, r.exclusive,` +
+        ` ${timestampToMs("r.not_before")} AS not_before, ${timestampToMs("r.queued_at")} AS queued_at,` +
+        ` (SELECT t.handler_name FROM ${ctx.tasksTable} AS t WHERE t.id = r.task_id) AS handler_name,` +
+        ` EXISTS (SELECT 1 FROM ${slots} AS s` +
+        ` WHERE s.thread_scope = r.thread_scope AND s.thread_id = r.thread_id) AS thread_busy,` +
+        ` (r.exclusive AND EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.task_id = r.task_id)) AS task_busy,` +
+        ` ${room} AS room` +
+        ` FROM ${ctx.runSql.table} AS r WHERE r.status = 'queued'` +
+        ` ORDER BY r.queued_at, r.id LIMIT ${int4(window)}`,
+    );
+    // Bounded: a few windows per limit, one budget per fleet.
+    if (this.#statements.size < 64) this.#statements.set(key, statement);
+    return statement;
+  }
+
+  /**
+   * Takes as many free slots as there are chosen runs and locks the chosen runs, skipping any another
+   * transaction holds (another claimer, an owner command), then claims and writes as many as it holds
+   * slots for, in claim order. `claimed` is null when another replica held every chosen run (`taken`):
+   * the caller reads the queue again with those counted busy.
+   */
   async #claimChosen(
     client: PostgresClient,
+    request: ClaimRequest,
     chosen: readonly ClaimCandidate[],
     claim: Claim,
     careful: boolean,
-  ): Promise<readonly ClaimedRun[]> {
-    if (chosen.length === 0) return [];
+  ): Promise<{ claimed: readonly ClaimedRun[] | null; taken: readonly ClaimCandidate[] }> {
+    const slotRows = await client.query(this.#lockSlots, [
+      request.maxConcurrentRuns,
+      chosen.length,
+    ]);
+    const slots = slotRows.rows.map((row) => integer(record(row), "slot"));
+    if (slots.length === 0) return { claimed: [], taken: [] };
     const locked = await client.query(this.#lockChosen, [chosen.map((c) => c.id)]);
     const fresh = new Map(
       locked.rows.map(claimedRunFromRow).map((found) => [found.run.id, found] as const),
     );
+    const taken = chosen.filter((c) => !fresh.has(c.id));
     const claimed: ClaimedRun[] = [];
     for (const candidate of chosen) {
+      if (claimed.length >= slots.length) break;
       const found = fresh.get(candidate.id);
-      if (found === undefined) continue;
+      // Claimed (or changed) by another transaction since the queue was read: not this claim's.
+      if (found === undefined || found.run.status !== "queued") continue;
       const token = fencingToken(randomUUID());
       claimed.push({ run: claim(found.run, found.task, token), task: found.task });
     }
+    // Every chosen run was taken or changed by another transaction: read the queue again.
+    if (claimed.length === 0) return { claimed: null, taken };
     if (!careful) {
       try {
-        const written = await this.#ctx.runSql.writeState(
-          client,
-          claimed.map((c) => c.run),
-        );
-        return claimed.filter((c) => written.has(c.run.id));
+        return { claimed: await this.#write(client, claimed, slots), taken };
       } catch (error) {
         if (SLOT_INDEXES.includes(uniqueViolation(error) ?? "")) throw new SlotClash();
         throw error;
       }
     }
-    return this.#write(client, claimed);
+    return { claimed: await this.#writeCarefully(client, claimed, slots), taken };
+  }
+
+  /** Binds a slot to each claimed run and writes the runs' state, in one statement. */
+  async #write(
+    client: PostgresClient,
+    claimed: readonly ClaimedRun[],
+    slots: readonly number[],
+  ): Promise<ClaimedRun[]> {
+    const bindings = claimed.map((c, i) => [
+      slots[i],
+      c.run.id,
+      c.run.threadScope,
+      c.run.threadId,
+      c.run.exclusive ? c.run.taskId : null,
+      c.run.owner,
+      c.run.claimedBy,
+    ]);
+    const written = await this.#ctx.runSql.writeState(
+      client,
+      claimed.map((c) => c.run),
+      "",
+      { text: this.#bindSlots(), values: columnArrays(SLOT_BIND_COLUMNS, bindings) },
+    );
+    return claimed.filter((c) => written.has(c.run.id));
+  }
+
+  /** The slot binding, as a data-modifying `WITH` in front of the runs' write (parameters after its). */
+  #bindSlots(): string {
+    const first = this.#ctx.runSql.stateParameterCount + 1;
+    const sets = SLOT_BIND_COLUMNS.slice(1)
+      .map((c) => `${c.name} = u.${c.name}`)
+      .join(", ");
+    return (
+      `WITH bound AS (UPDATE ${this.#slots} AS s SET ${sets}` +
+      ` FROM ${unnestSource(SLOT_BIND_COLUMNS, first)}` +
+      ` WHERE s.slot = u.slot AND s.slot = ANY($${first}::int4[]) AND s.run_id IS NULL)`
+    );
   }
 
   /**
-   * Writes the claims in one statement after a savepoint; if a run hits a slot index, they are written
+   * Writes the claims in one statement after a savepoint; if a run hits a slot key, they are written
    * one by one and the runs that clash are skipped, not an error. The runs were locked and seen queued in
-   * this transaction, so the write needs no status guard (one led the planner to join against the whole
-   * queue index, row by row).
+   * this transaction, so the write needs no status guard.
    */
-  async #write(client: PostgresClient, claimed: readonly ClaimedRun[]): Promise<ClaimedRun[]> {
-    const runSql = this.#ctx.runSql;
+  async #writeCarefully(
+    client: PostgresClient,
+    claimed: readonly ClaimedRun[],
+    slots: readonly number[],
+  ): Promise<ClaimedRun[]> {
     await client.query("SAVEPOINT claim");
     try {
-      const written = await runSql.writeState(
-        client,
-        claimed.map((c) => c.run),
-      );
-      return claimed.filter((c) => written.has(c.run.id));
+      return await this.#write(client, claimed, slots);
     } catch (error) {
       if (!SLOT_INDEXES.includes(uniqueViolation(error) ?? "")) throw error;
       await client.query("ROLLBACK TO SAVEPOINT claim");
     }
     // Some run's thread or task slot is taken after all: claim one by one, skipping the ones that clash.
     const kept: ClaimedRun[] = [];
+    const free = [...slots];
     for (const one of claimed) {
+      const slot = free[0];
+      if (slot === undefined) break;
       await client.query("SAVEPOINT claim_one");
       try {
-        const written = await runSql.writeState(client, [one.run]);
-        if (written.has(one.run.id)) kept.push(one);
+        const written = await this.#write(client, [one], [slot]);
+        if (written.length > 0) {
+          kept.push(one);
+          free.shift();
+        }
       } catch (error) {
         if (!SLOT_INDEXES.includes(uniqueViolation(error) ?? "")) throw error;
         await client.query("ROLLBACK TO SAVEPOINT claim_one");
@@ -217,7 +337,7 @@ export class PostgresClaim {
   }
 }
 
-/** A claim's slot index refused a run it wrote without a savepoint: the transaction must be redone. */
+/** A claim's slot key refused a run it wrote without a savepoint: the transaction must be redone. */
 class SlotClash extends Error {}
 
 /** An integer written into SQL text: checked, so nothing but digits and a sign ever lands there. */

@@ -10,16 +10,34 @@ import { timestampToMs } from "./postgres-sql.js";
 const PREFIX = "task__";
 const PREFIXED_TASK_COLUMNS = TASK_COLUMNS.map((c) => [c.name, `${PREFIX}${c.name}`] as const);
 
-/** `SELECT <run r>, <task t as task__*> FROM runs r JOIN tasks t`: append `WHERE ...`. */
-export function claimedRunSelect(ctx: PostgresContext): string {
+/**
+ * `claimedRunSelect` over the runs of `ids` (a `text[]` parameter), each found by primary key and locked
+ * `FOR UPDATE SKIP LOCKED` in a lateral subquery: by `id = ANY($1)` a table never analyzed was read whole.
+ */
+export function lockedClaimedRunSelect(ctx: PostgresContext, ids: string): string {
+  return claimedRunSelect(
+    ctx,
+    `unnest(${ids}) AS w(id) CROSS JOIN LATERAL (SELECT * FROM ${ctx.runSql.table} AS p` +
+      ` WHERE p.id = w.id FOR UPDATE SKIP LOCKED) AS r`,
+  );
+}
+
+/**
+ * `SELECT <run r>, <task t as task__*> FROM runs r` (or `runs`, a FROM item named r) with each run's task
+ * found by primary key: append
+ * `WHERE ...`. The task comes from a lateral subquery the planner cannot flatten (`OFFSET 0`), so it is
+ * probed once per run read, however many tasks there are and whatever the statistics say (joined, the
+ * planner hashed all 10,000 tasks of a burst to lock 200 runs).
+ */
+export function claimedRunSelect(ctx: PostgresContext, runs = `${ctx.runSql.table} AS r`): string {
   const taskColumns = TASK_COLUMNS.map((c) =>
     c.type === "ts"
       ? `${timestampToMs(`t.${c.name}`)} AS ${PREFIX}${c.name}`
       : `t.${c.name} AS ${PREFIX}${c.name}`,
   ).join(", ");
   return (
-    `SELECT ${ctx.runSql.columns}, ${taskColumns} FROM ${ctx.runSql.table} AS r` +
-    ` JOIN ${ctx.tasksTable} AS t ON t.id = r.task_id`
+    `SELECT ${ctx.runSql.columns}, ${taskColumns} FROM ${runs}` +
+    ` JOIN LATERAL (SELECT * FROM ${ctx.tasksTable} AS k WHERE k.id = r.task_id OFFSET 0) AS t ON true`
   );
 }
 

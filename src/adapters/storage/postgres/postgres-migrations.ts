@@ -1,8 +1,8 @@
 /**
- * PostgreSQL migrations: the numbered, forward-only list and the runner. The runner holds a session
- * advisory lock for the whole run, inserts each migration's `schema_migrations` row before its SQL in one
- * transaction (so two racing processes can never both apply it), and refuses a database that holds a
- * migration this code does not know or whose checksum differs.
+ * PostgreSQL migrations: the numbered, forward-only list and the runner. The runner applies each pending
+ * migration in its own transaction under a transaction-scoped advisory lock, inserts each migration's
+ * `schema_migrations` row before its SQL (so two racing processes can never both apply it), and refuses a
+ * database that holds a migration this code does not know or whose checksum differs.
  */
 import { createHash } from "node:crypto";
 import type { MigrationStatus } from "../../../application/store.js";
@@ -12,11 +12,12 @@ import { POSTGRES_MIGRATION_0003 } from "./postgres-migration-0003.js";
 import { POSTGRES_MIGRATION_0004 } from "./postgres-migration-0004.js";
 import { POSTGRES_MIGRATION_0005 } from "./postgres-migration-0005.js";
 import { POSTGRES_MIGRATION_0006 } from "./postgres-migration-0006.js";
+import { POSTGRES_MIGRATION_0007 } from "./postgres-migration-0007.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { integer, record, text } from "./postgres-rows.js";
 import { MIGRATION_LOCK_KIND } from "./postgres-schema-name.js";
 import type { SchemaName } from "./postgres-schema-name.js";
-import { inTransaction, releaseClient } from "./with-transaction.js";
+import { withTransaction } from "./with-transaction.js";
 
 export interface PostgresMigration {
   readonly version: number;
@@ -31,7 +32,8 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 3, name: "idempotency records by age", sql: POSTGRES_MIGRATION_0003 },
   { version: 4, name: "due tasks in admission order", sql: POSTGRES_MIGRATION_0004 },
   { version: 5, name: "excluded runs and calendars", sql: POSTGRES_MIGRATION_0005 },
-  { version: 6, name: "runs failed without retry", sql: POSTGRES_MIGRATION_0006 },
+  { version: 6, name: "budget slots for parallel claims", sql: POSTGRES_MIGRATION_0006 },
+  { version: 7, name: "runs failed without retry", sql: POSTGRES_MIGRATION_0007 },
 ];
 
 /** The sha256 recorded for a migration (of its SQL text exactly as shipped). */
@@ -49,36 +51,23 @@ interface AppliedMigration {
   readonly checksum: string;
 }
 
-/** Applies every pending migration under the schema's advisory lock; returns the resulting status. */
+/**
+ * Applies every pending migration, each in its own transaction under the schema's transaction-scoped
+ * advisory lock; returns the resulting status. A schema already current is only read, never locked. No session
+ * state is left behind, so this works through a pooler in transaction mode (docs/operations.md#pgbouncer),
+ * and a runner that dies mid-way leaves nothing applied and nothing locked.
+ */
 export async function migratePostgres(
   pool: PostgresPool,
   schema: SchemaName,
   migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS,
 ): Promise<MigrationStatus> {
-  const client = await pool.connect();
-  let clean = false;
-  // See with-transaction.ts: a checked-out client needs its own error listener.
-  const onError = (): void => {
-    clean = false;
-  };
-  client.on("error", onError);
-  try {
-    await client.query("SELECT pg_advisory_lock($1::int4, $2::int4)", [
-      MIGRATION_LOCK_KIND,
-      schema.lockKey,
-    ]);
-    await applyPending(client, schema, migrations);
-    await client.query("SELECT pg_advisory_unlock($1::int4, $2::int4)", [
-      MIGRATION_LOCK_KIND,
-      schema.lockKey,
-    ]);
-    clean = true;
-  } finally {
-    client.off("error", onError);
-    // On failure the connection is destroyed rather than unlocked: closing it releases the session lock.
-    if (clean) releaseClient(client);
-    else client.release(true);
-  }
+  const before = await postgresMigrationStatus(pool, schema, migrations);
+  if (before.current) return before;
+  // One transaction per migration, each under the lock: a failing one leaves those before it applied.
+  let more = true;
+  while (more)
+    more = await withTransaction(pool, (client) => applyNext(client, schema, migrations));
   return postgresMigrationStatus(pool, schema, migrations);
 }
 
@@ -108,11 +97,16 @@ export async function postgresMigrationStatus(
   };
 }
 
-async function applyPending(
+/** Applies the first pending migration under the lock; false when none is pending. */
+async function applyNext(
   client: PostgresClient,
   schema: SchemaName,
   migrations: readonly PostgresMigration[],
-): Promise<void> {
+): Promise<boolean> {
+  await client.query("SELECT pg_advisory_xact_lock($1::int4, $2::int4)", [
+    MIGRATION_LOCK_KIND,
+    schema.lockKey,
+  ]);
   await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema.quoted}`);
   await client.query(
     `CREATE TABLE IF NOT EXISTS ${schema.quoted}.schema_migrations (
@@ -125,19 +119,18 @@ async function applyPending(
   const applied = await readApplied(client, schema);
   verify(applied, migrations, schema);
   const done = new Set(applied.map((m) => m.version));
-  for (const migration of migrations) {
-    if (done.has(migration.version)) continue;
-    await inTransaction(client, async () => {
-      await client.query(`SET LOCAL search_path TO ${schema.quoted}`);
-      // The row first: a second runner that got here anyway fails on the primary key, not halfway.
-      await client.query(
-        `INSERT INTO ${schema.quoted}.schema_migrations (version, name, checksum)
-         VALUES ($1::int4, $2::text, $3::text)`,
-        [migration.version, migration.name, migrationChecksum(migration)],
-      );
-      await client.query(migration.sql);
-    });
-  }
+  const migration = migrations.find((m) => !done.has(m.version));
+  if (migration === undefined) return false;
+  // For this transaction only: the migration's unqualified names land in the schema.
+  await client.query(`SET LOCAL search_path TO ${schema.quoted}`);
+  // The row first: a second runner that got here anyway fails on the primary key, not halfway.
+  await client.query(
+    `INSERT INTO ${schema.quoted}.schema_migrations (version, name, checksum)
+     VALUES ($1::int4, $2::text, $3::text)`,
+    [migration.version, migration.name, migrationChecksum(migration)],
+  );
+  await client.query(migration.sql);
+  return true;
 }
 
 async function readApplied(db: PostgresQueryable, schema: SchemaName): Promise<AppliedMigration[]> {

@@ -48,12 +48,12 @@ import {
   preparedAll,
   selectList,
   timestampToMs,
-  unnestSource,
+  keyedUnnestFrom,
   unnestValue,
 } from "./postgres-sql.js";
 import type { Column } from "./postgres-sql.js";
 import { ownerOf } from "./postgres-task-repository.js";
-import { withKeyedTransaction, withTransaction } from "./with-transaction.js";
+import { withTransaction } from "./with-transaction.js";
 
 /** A batch's task bookkeeping as unnested arrays, in the order `#recordOnTasks` writes them. */
 const LAST_RUN_AT: Column = { name: "last_run_at", type: "ts" };
@@ -145,7 +145,7 @@ export class PostgresRunRepository implements RunRepository {
   changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
     if (requests.length === 0) return Promise.resolve([]);
     const ids = batchRunIds(requests);
-    return withKeyedTransaction(this.#ctx.pool, async (client) => {
+    return withTransaction(this.#ctx.pool, async (client) => {
       // Tasks first, then runs, each in id order: the order admission, owner commands and `changeRun`
       // lock in, and one order between two batches, so batches never deadlock each other.
       // Only what run transitions need of each task: the full rows (JSON columns and all) were a
@@ -273,12 +273,22 @@ function buildStatements(ctx: PostgresContext) {
       `SELECT ${selectList(TASK_COLUMNS, "t")} FROM ${tasks} AS t` +
       ` WHERE t.id = (SELECT task_id FROM ${runs} WHERE id = $1::text) FOR UPDATE`,
     lockRun: `${select} WHERE r.id = $1::text FOR UPDATE`,
+    // Both by primary key from the unnested ids, each probe a lateral subquery the planner cannot
+    // flatten, whatever the statistics say (as a semi-join, or by `id = ANY($1)`, the planner read every
+    // task of a 10,000-task burst, or every run of a table never analyzed, to lock 200). The ids are
+    // locked in id order: tasks first, then runs.
     lockTasksOfRuns: prepared(
-      `SELECT t.id, t.schedule_type, t.options FROM ${tasks} AS t` +
-        ` WHERE t.id IN (SELECT task_id FROM ${runs} WHERE id = ANY($1::text[]))` +
-        ` ORDER BY t.id FOR UPDATE`,
+      `SELECT t.id, t.schedule_type, t.options FROM (SELECT DISTINCT k.task_id` +
+        ` FROM unnest($1::text[]) AS w(id)` +
+        ` CROSS JOIN LATERAL (SELECT task_id FROM ${runs} AS p WHERE p.id = w.id OFFSET 0) AS k` +
+        ` ORDER BY k.task_id) AS w CROSS JOIN LATERAL (SELECT id, schedule_type, options` +
+        ` FROM ${tasks} AS p WHERE p.id = w.task_id FOR UPDATE) AS t`,
     ),
-    lockRuns: prepared(`${select} WHERE r.id = ANY($1::text[]) ORDER BY r.id FOR UPDATE`),
+    lockRuns: prepared(
+      `SELECT ${ctx.runSql.columns} FROM (SELECT DISTINCT id FROM unnest($1::text[]) AS w(id)` +
+        ` ORDER BY id) AS w CROSS JOIN LATERAL (SELECT * FROM ${runs} AS p WHERE p.id = w.id` +
+        ` FOR UPDATE) AS r`,
+    ),
     // Launch bookkeeping (last_run_*, a relative run_count) and verdict fields (last_error, and status
     // when a verdict set one): the fields docs/semantics.md#completion gives these two steps, nothing else.
     recordOnTasks: prepared(
@@ -288,7 +298,7 @@ function buildStatements(ctx: PostgresContext) {
         ` run_count = t.run_count + u.launches,` +
         ` last_error = CASE WHEN u.judged THEN u.last_error ELSE t.last_error END,` +
         ` status = COALESCE(u.status, t.status)` +
-        ` FROM ${unnestSource(RECORD_ON_TASKS_COLUMNS)} WHERE t.id = u.id`,
+        ` ${keyedUnnestFrom(RECORD_ON_TASKS_COLUMNS)}`,
     ),
     recordOnTask:
       `UPDATE ${tasks} SET` +
@@ -313,10 +323,13 @@ function buildStatements(ctx: PostgresContext) {
       ` WHERE r.status = 'queued' AND r.queued_at +` +
       ` (t.options ->> 'queueTimeoutMs')::int8 * interval '1 millisecond' < ${at("$1")}` +
       ` ORDER BY r.queued_at, r.id LIMIT $2::int4`,
+    // The task's kind by primary key for each running run (a budget's worth at most): joined, the
+    // planner without statistics hashed every task at each sweep.
     lostHandlerRuns:
-      `SELECT r.id FROM ${runs} AS r JOIN ${tasks} AS t ON t.id = r.task_id` +
+      `SELECT r.id FROM ${runs} AS r` +
       ` LEFT JOIN ${ctx.schema.quoted}.replicas AS p ON p.id = r.claimed_by` +
-      ` WHERE r.status = 'running' AND t.target_kind = 'handler'` +
+      ` WHERE r.status = 'running'` +
+      ` AND (SELECT t.target_kind FROM ${tasks} AS t WHERE t.id = r.task_id) = 'handler'` +
       ` AND (p.id IS NULL OR p.heartbeat_at < ${at("$1")})` +
       ` ORDER BY r.launched_at, r.id LIMIT $2::int4`,
     purgeRuns:

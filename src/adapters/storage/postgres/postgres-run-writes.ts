@@ -47,8 +47,19 @@ const RUN_STATE_COLUMNS: readonly Column[] = ["id", ...RUN_STATE_FIELDS].map((fi
 });
 const RUN_STATE_INDEXES = RUN_STATE_COLUMNS.map((c) => RUN_COLUMNS.indexOf(c));
 
+/**
+ * A `WITH ...` written in front of a run write, in the same statement: its parameters are numbered after
+ * the write's own (`stateParameterCount` of them).
+ */
+export interface StatementPrefix {
+  readonly text: string;
+  readonly values: readonly unknown[];
+}
+
 /** SQL for one schema, built once. */
 export class RunSql {
+  /** How many parameters `writeState` sends before a prefix's. */
+  readonly stateParameterCount = RUN_STATE_COLUMNS.length;
   readonly table: string;
   readonly columns: string;
   readonly #insert: string;
@@ -97,15 +108,21 @@ export class RunSql {
    * Writes the state columns of `runs` (read under a lock) in one statement, never the identity columns
    * fixed at admission; `where` adds conditions on the current row `t`. Returns the ids written.
    */
-  async writeState(db: PostgresQueryable, runs: readonly Run[], where = ""): Promise<Set<string>> {
+  async writeState(
+    db: PostgresQueryable,
+    runs: readonly Run[],
+    where = "",
+    prefix?: StatementPrefix,
+  ): Promise<Set<string>> {
     if (runs.length === 0) return new Set();
     const rows = runs.map((run) => {
       const values = runValues(run);
       return RUN_STATE_INDEXES.map((i) => values[i]);
     });
+    const sql = `${this.#writeState}${where === "" ? "" : ` AND ${where}`} RETURNING t.id`;
     const result = await db.query(
-      this.#statement(`${this.#writeState}${where === "" ? "" : ` AND ${where}`} RETURNING t.id`),
-      columnArrays(RUN_STATE_COLUMNS, rows),
+      this.#statement(prefix === undefined ? sql : `${prefix.text} ${sql}`),
+      [...columnArrays(RUN_STATE_COLUMNS, rows), ...(prefix?.values ?? [])],
     );
     return new Set(result.rows.map((row) => text(record(row), "id")));
   }

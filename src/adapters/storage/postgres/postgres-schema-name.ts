@@ -40,8 +40,6 @@ function lockKeyOf(name: string): number {
 
 /**
  * Advisory locks are taken as `pg_advisory_lock(kind, schema.lockKey)`, so two punctual schemas in one
- * database never wait for each other. The kinds spell "punc" and "pund" in ASCII.
+ * database never wait for each other. The kind spells "punc" in ASCII.
  */
 export const MIGRATION_LOCK_KIND = 0x70756e63;
-/** Serialises the global budget of claims (`pg_advisory_xact_lock`, docs/semantics.md#the-life-of-an-occurrence). */
-export const CLAIM_BUDGET_LOCK_KIND = 0x70756e64;

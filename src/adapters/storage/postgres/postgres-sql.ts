@@ -70,7 +70,20 @@ export function unnestUpdate(table: string, columns: readonly Column[]): string 
   const [key, ...rest] = columns;
   if (key?.name !== "id") throw new TypeError("the first column of a batch update must be id");
   const sets = rest.map((c) => `${c.name} = ${unnestValue(c)}`).join(", ");
-  return `UPDATE ${table} AS t SET ${sets} FROM ${unnestSource(columns)} WHERE t.id = u.id`;
+  return `UPDATE ${table} AS t SET ${sets} ${keyedUnnestFrom(columns)}`;
+}
+
+/**
+ * `FROM unnest(...) AS u WHERE t.id = u.id AND t.id = ANY($1)` for a batch `UPDATE ... AS t` whose first
+ * column (and parameter) is `id`: with `t.id = ANY($1)` beside the join, the rows to change are found
+ * through the primary key once the table has statistics (a hash join over the whole table was the
+ * planner's choice on a small or freshly analysed table). A table never analyzed (`reltuples` unknown)
+ * can still be read whole: see docs/storage.md#the-claim-path-on-postgresql. (Rewriting the row at the
+ * `ctid` a lateral primary-key probe found was tried, and was worse: the planner hashed the whole table
+ * by `ctid`.)
+ */
+export function keyedUnnestFrom(columns: readonly Column[]): string {
+  return `FROM ${unnestSource(columns)} WHERE t.id = u.id AND t.id = ANY($1::text[])`;
 }
 
 /**

@@ -28,7 +28,11 @@ import { PostgresRunRepository } from "./postgres-run-repository.js";
 import { schemaName } from "./postgres-schema-name.js";
 import { PostgresTaskRepository } from "./postgres-task-repository.js";
 import { PostgresTokenRepository } from "./postgres-token-repository.js";
+import { withoutNamedStatements } from "./postgres-unnamed-pool.js";
 import { PostgresWakeSource } from "./postgres-wake-source.js";
+
+/** Connections of the LISTEN pool: the listener's, and one to listen again while it is replaced. */
+const LISTEN_POOL_SIZE = 2;
 
 export { WAKE_CHANNEL };
 
@@ -47,16 +51,33 @@ export interface PostgresStoreOptions extends StoreOptions {
   readonly notifications?: boolean;
   /** Errors of idle pooled connections (the pool drops them; the next query reports its own). */
   readonly onPoolError?: (error: Error) => void;
+  /**
+   * What stands between punctual and the server (docs/operations.md#pgbouncer). `transaction`: a pooler
+   * in transaction mode such as PgBouncer, so no statement is prepared by name and LISTEN goes only to
+   * `listenUrl` (without one, replicas find new work by polling at their tick).
+   * @default "none"
+   */
+  readonly pooler?: PostgresPooler;
+  /** A direct connection (not through a pooler) for LISTEN; the store opens one connection to it. */
+  readonly listenUrl?: string;
 }
+
+/** The poolers punctual knows how to work behind (`PUNCTUAL_PG_POOLER`). */
+export const POSTGRES_POOLERS = ["none", "transaction"] as const;
+export type PostgresPooler = (typeof POSTGRES_POOLERS)[number];
 
 export interface PostgresStore extends Store {
   readonly kind: "postgres";
   readonly calendars: PostgresCalendarRepository;
-  readonly wakes: WakeSource;
+  /** Absent behind a transaction pooler without a `listenUrl`: replicas then poll. */
+  readonly wakes?: WakeSource;
   readonly referenceClock: ReferenceClock;
   /** The database clock (`clock_timestamp()`) in epoch ms, to correct replica clock skew (docs/architecture.md#cadence). */
   dbNow(): Promise<Instant>;
-  /** Listens on `channel` on a dedicated connection; `onNotify` gets each payload. */
+  /**
+   * Listens on `channel` on a dedicated connection; `onNotify` gets each payload.
+   * @throws behind a transaction pooler without a `listenUrl` (LISTEN would be lost there)
+   */
   listen(
     channel: string,
     onNotify: (payload: string) => void,
@@ -70,7 +91,15 @@ export interface PostgresStore extends Store {
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const schema = schemaName(options.schema);
   const owned = options.pool === undefined;
-  const pool = options.pool ?? createPool(options);
+  const given = options.pool ?? createPool(options);
+  const pooler = options.pooler ?? "none";
+  const pool = pooler === "transaction" ? withoutNamedStatements(given) : given;
+  const listenPool =
+    options.listenUrl === undefined || options.listenUrl === ""
+      ? pooler === "transaction"
+        ? null
+        : pool
+      : createPool({ ...options, url: options.listenUrl, poolSize: LISTEN_POOL_SIZE });
   const ctx = postgresContext({
     pool,
     schema,
@@ -86,7 +115,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     return instant(integer(record(result.rows[0]), "now"));
   };
   const listenOn: PostgresStore["listen"] = async (channel, onNotify, listenOptions) => {
-    const listener = await listen(pool, channel, onNotify, listenOptions);
+    if (listenPool === null) {
+      throw new Error(
+        "LISTEN through a transaction pooler would lose notifications: set a direct listen URL",
+      );
+    }
+    const listener = await listen(listenPool, channel, onNotify, listenOptions);
     listeners.add(listener);
     return {
       close: () => {
@@ -119,11 +153,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       },
     },
     listen: listenOn,
-    wakes: new PostgresWakeSource(listenOn, WAKE_CHANNEL),
+    ...(listenPool === null ? {} : { wakes: new PostgresWakeSource(listenOn, WAKE_CHANNEL) }),
     notify: (channel, payload) => notify(pool, channel, payload),
     close: () => {
       closing ??= (async () => {
         await Promise.all([...listeners].map((l) => l.close()));
+        if (listenPool !== null && listenPool !== pool) await listenPool.end();
         if (owned) await pool.end();
       })();
       return closing;
@@ -140,10 +175,20 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   return store;
 }
 
+/** `postgres()`'s options: the schema, and what stands between punctual and the server. */
+export interface PostgresOptions {
+  /** @default "punctual" */
+  readonly schema?: string;
+  /** `transaction` behind PgBouncer in transaction mode (docs/operations.md#pgbouncer). @default "none" */
+  readonly pooler?: PostgresPooler;
+  /** A direct connection for LISTEN when the main one goes through a pooler. */
+  readonly listenUrl?: string;
+}
+
 /** A PostgreSQL database, by connection string or a `pg.Pool` you own. */
 export function postgres(
   target: string | PostgresPool,
-  options: { schema?: string } = {},
+  options: PostgresOptions = {},
 ): StoreFactory {
   return {
     open: ({ newId }) =>
@@ -151,6 +196,8 @@ export function postgres(
         newId,
         ...(typeof target === "string" ? { url: target } : { pool: target }),
         ...(options.schema === undefined ? {} : { schema: options.schema }),
+        ...(options.pooler === undefined ? {} : { pooler: options.pooler }),
+        ...(options.listenUrl === undefined ? {} : { listenUrl: options.listenUrl }),
       }),
   };
 }

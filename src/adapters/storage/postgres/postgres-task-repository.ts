@@ -4,7 +4,7 @@
  * channel at commit.
  */
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
-import { calendarStamps, changedStamps } from "../../../domain/calendar.js";
+import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/calendar.js";
 import { NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
 import type { TaskId } from "../../../domain/ids.js";
@@ -52,6 +52,9 @@ const CONFLICT_BY_TRIGGER: Readonly<Record<Run["trigger"], InsertConflict>> = {
   manual: "manual_key",
   backfill: "backfill_occurrence",
 };
+
+/** Rows per bulk insert statement; 5,000 tasks make parameters of a few MB at most. */
+const INSERT_CHUNK = 5_000;
 
 export class PostgresTaskRepository implements TaskRepository {
   readonly #ctx: PostgresContext;
@@ -112,6 +115,21 @@ export class PostgresTaskRepository implements TaskRepository {
       return;
     }
     await this.#ctx.pool.query(this.#insertAndWake, [...values, WAKE_CHANNEL, `task:${task.id}`]);
+  }
+
+  async insertTasks(tasks: readonly Task[]): Promise<void> {
+    if (tasks.length === 0) return;
+    await withTransaction(this.#ctx.pool, async (client) => {
+      for (const [owner, stamps] of stampsByOwner(tasks)) {
+        await checkPostgresStamps(this.#ctx, client, owner, stamps);
+      }
+      // One unnest per chunk: the arrays travel as text parameters, so a chunk bounds their size.
+      for (let start = 0; start < tasks.length; start += INSERT_CHUNK) {
+        const rows = tasks.slice(start, start + INSERT_CHUNK).map(taskValues);
+        await client.query(this.#insert, columnArrays(TASK_COLUMNS, rows));
+      }
+      await wake(this.#ctx, client, `tasks:${String(tasks.length)}`);
+    });
   }
 
   async findTask(scope: OwnerScope, id: TaskId): Promise<Task | null> {

@@ -4,7 +4,7 @@
  * and its `SKIP LOCKED` at once (other writers wait; there is nothing to skip).
  */
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
-import { calendarStamps, changedStamps } from "../../../domain/calendar.js";
+import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/calendar.js";
 import { NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
 import type { TaskId } from "../../../domain/ids.js";
@@ -118,6 +118,16 @@ export class SqliteTaskRepository implements TaskRepository {
       this.#tx.write(() => {
         this.#stamps.check(task.owner, stamps);
         this.#insertTask.run(taskToRow(task));
+      });
+    });
+  }
+
+  insertTasks(tasks: readonly Task[]): Promise<void> {
+    return settle(() => {
+      if (tasks.length === 0) return;
+      this.#tx.write(() => {
+        for (const [owner, stamps] of stampsByOwner(tasks)) this.#stamps.check(owner, stamps);
+        for (const task of tasks) this.#insertTask.run(taskToRow(task));
       });
     });
   }

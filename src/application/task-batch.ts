@@ -1,0 +1,108 @@
+/**
+ * Bulk create (docs/semantics.md#bulk-create): every item is parsed and checked as `create` checks one
+ * task, every refusal is gathered under its index (`tasks[17].schedule.cron`), and only a batch with no
+ * refusal is written, by one store call in one transaction.
+ */
+import { LimitExceededError, NotFoundError, ValidationError } from "../domain/errors.js";
+import type { FieldError } from "../domain/errors.js";
+import { taskId as toTaskId } from "../domain/ids.js";
+import type { TaskId } from "../domain/ids.js";
+import type { Task } from "../domain/task.js";
+import { TASK_LIMITS } from "../domain/task.js";
+import { createTask } from "../domain/task-fields.js";
+import type { Instant } from "../domain/time.js";
+import type { Actor } from "./actor.js";
+import { readCalendars, retryOnCalendarChange, scheduleOfInput } from "./calendar-lookup.js";
+import { checkReferences } from "./task-references.js";
+import type { KnownReferences } from "./task-references.js";
+import { taskFieldsFromCreate } from "./task-input.js";
+import type { SchedulePolicy } from "../domain/options.js";
+import type { Store } from "./store.js";
+
+export interface TaskBatchDeps extends KnownReferences {
+  readonly store: Store;
+  readonly policy: SchedulePolicy;
+  readonly newId: () => string;
+  readonly newSecret: () => string;
+}
+
+/** The field path of item `index` of a batch: `tasks[3].schedule.cron` (or `tasks[3]` for the item). */
+export function batchField(index: number, field = ""): string {
+  const item = `tasks[${String(index)}]`;
+  return field === "" || field === "body" ? item : `${item}.${field}`;
+}
+
+/**
+ * The batch as a list of raw items.
+ * @throws validation_failed when `inputs` is not a list; limit_exceeded past `TASK_LIMITS.batchMax`
+ */
+export function batchItems(inputs: unknown): readonly unknown[] {
+  if (!Array.isArray(inputs)) throw ValidationError.of("tasks", "must be a list of tasks");
+  if (inputs.length > TASK_LIMITS.batchMax) {
+    throw new LimitExceededError(
+      "batch_size",
+      TASK_LIMITS.batchMax,
+      `a batch holds at most ${String(TASK_LIMITS.batchMax)} tasks, not ${String(inputs.length)}`,
+    );
+  }
+  return inputs;
+}
+
+/**
+ * Creates every task of `inputs` or none. Ids and secrets are minted once, so a retry after a calendar
+ * changed writes the same tasks.
+ * @throws validation_failed naming every bad field of every item by its index
+ */
+export async function createTasks(
+  deps: TaskBatchDeps,
+  actor: Actor,
+  inputs: unknown,
+  now: Instant,
+): Promise<Task[]> {
+  const items = batchItems(inputs);
+  const minted = items.map(() => ({ id: toTaskId(deps.newId()), secret: deps.newSecret() }));
+  return retryOnCalendarChange(async () => {
+    const errors: FieldError[] = [];
+    const tasks: Task[] = [];
+    for (const [index, input] of items.entries()) {
+      // `minted` has one entry per item: the index is always inside it.
+      const { id, secret } = minted[index] as { id: TaskId; secret: string };
+      try {
+        tasks.push(await createOne(deps, actor, { input, id, secret, now }));
+      } catch (error) {
+        errors.push(...itemErrors(error, index));
+      }
+    }
+    if (errors.length > 0) throw new ValidationError(errors);
+    await deps.store.tasks.insertTasks(tasks);
+    return tasks;
+  });
+}
+
+async function createOne(
+  deps: TaskBatchDeps,
+  actor: Actor,
+  item: { input: unknown; id: TaskId; secret: string; now: Instant },
+): Promise<Task> {
+  const calendars = await readCalendars(deps.store, actor.owner, scheduleOfInput(item.input));
+  const fields = taskFieldsFromCreate(item.input, item.now, deps.policy.defaultOptions, calendars);
+  await checkReferences(deps, actor, fields, fields);
+  return createTask(fields, {
+    id: item.id,
+    owner: actor.owner,
+    now: item.now,
+    policy: deps.policy,
+    webhookSecret: item.secret,
+  });
+}
+
+/** An item's refusal as field errors under its index; anything else is not the item's fault. */
+function itemErrors(error: unknown, index: number): FieldError[] {
+  if (error instanceof ValidationError) {
+    return error.errors.map((e) => ({ field: batchField(index, e.field), message: e.message }));
+  }
+  if (error instanceof NotFoundError && error.resource === "thread") {
+    return [{ field: batchField(index, "context.thread_id"), message: error.message }];
+  }
+  throw error;
+}

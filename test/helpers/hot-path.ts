@@ -1,0 +1,46 @@
+/**
+ * One pass of the hot path through a store, as a replica takes it in a burst: `count` once tasks due at
+ * `now` (after the fixtures' T0) are admitted, claimed, launched and completed in batches, and the wake-up and sweep reads run.
+ * The structural plan tests and `bench/explain-hot-path.ts` run it to see every hot statement execute.
+ */
+import type { Store } from "../../src/application/store.js";
+import type { Instant } from "../../src/domain/time.js";
+import { applyLaunchOutcome, completeRun } from "../../src/domain/run-transitions.js";
+import { agentTarget, onceAt } from "../contract/fixtures.js";
+import { POLICY, admitDue, claimDue, insertTask } from "../contract/store-steps.js";
+
+export async function runHotPath(store: Store, now: Instant, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await insertTask(store, { schedule: onceAt(now), target: agentTarget() });
+  }
+  await store.tasks.nextDueAt();
+  await admitDue(store, now, count);
+  const claimed = await claimDue(store, now, { limit: count, maxConcurrentRuns: 2 * count });
+  await store.runs.changeRuns(
+    claimed.map((c) => ({
+      id: c.run.id,
+      ...(c.run.claimToken === null ? {} : { token: c.run.claimToken }),
+      decide: (run, task) =>
+        applyLaunchOutcome(
+          run,
+          { kind: "launched", targetRunId: `t-${run.id}` },
+          {
+            now,
+            task,
+            policy: POLICY,
+          },
+        ),
+    })),
+  );
+  await store.runs.changeRuns(
+    claimed.map((c) => ({
+      id: c.run.id,
+      decide: (run, task) => completeRun(run, { status: "succeeded" }, { now, task }),
+    })),
+  );
+  await store.runs.nextRunWakeAt();
+  await store.runs.findExpiredClaims(now, 100);
+  await store.runs.findPastDeadline(now, 100);
+  await store.runs.findQueueTimeouts(now, 100);
+  await store.runs.findLostHandlerRuns(now, 100);
+}
