@@ -17,7 +17,7 @@ import { SchedulerEvents } from "./application/scheduler-events.js";
 import type { Store, StoreFactory } from "./application/store.js";
 import { TaskService } from "./application/task-service.js";
 import { HandlerLauncher } from "./adapters/launchers/handler/handler-launcher.js";
-import type { Handler } from "./adapters/launchers/handler/handler-launcher.js";
+import type { HandlersOption } from "./adapters/launchers/handler/handler-definition.js";
 import { createLogHandler } from "./adapters/launchers/handler/log-handler.js";
 import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
 import { buildTargets } from "./composition-targets.js";
@@ -32,8 +32,11 @@ import { WakeSignal } from "./runtime/wake-signal.js";
 
 export interface SchedulerOptions extends TargetOptions {
   readonly store: StoreFactory;
-  /** In-process handler targets by name; `log` is built in. */
-  readonly handlers?: Readonly<Record<string, Handler>>;
+  /**
+   * In-process handler targets: functions or `defineHandler` definitions by name, or a list of
+   * definitions (docs/library.md#typed-handlers); `log` is built in.
+   */
+  readonly handlers?: HandlersOption;
   readonly policy?: PolicyOptions;
   /** A pino logger or anything with the same methods. */
   readonly logger?: Logger;
@@ -92,7 +95,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
       logger.error({ err: error, event }, "an event listener threw; the scheduler carries on");
     },
   });
-  const handlers = new HandlerLauncher({ log: createLogHandler(logger), ...options.handlers });
+  const handlers = new HandlerLauncher(options.handlers ?? {}, { log: createLogHandler(logger) });
   const targets = buildTargets(options, handlers, logger);
   const launcher = targets.launcher;
   const wake = new WakeSignal();
@@ -148,6 +151,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     newId,
     newSecret: () => randomBytes(32).toString("base64url"),
     handlerNames: handlers.names,
+    handlerInputProblems: (name, input) => handlers.inputProblems(name, input),
     agentServers: targets.agentServers,
     agentTargetProblems: targets.agentTargetProblems,
     signsWithTaskSecret: targets.signsWithTaskSecret,

@@ -9,6 +9,8 @@ import { createHash, randomBytes } from "node:crypto";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { LOCAL_ACTOR } from "./application/actor.js";
 import { silentLogger } from "./application/logger.js";
+import { LibraryEvents } from "./application/library-events.js";
+import type { SchedulerEventListener, SchedulerEventName } from "./application/library-events.js";
 import { schedulerApi } from "./application/scheduler-api.js";
 import { planLines, syncDeclaredSchedules } from "./application/declared-schedules.js";
 import type {
@@ -24,6 +26,11 @@ import type {
   SchedulerTasks,
 } from "./application/scheduler-api.js";
 import type { Store, StoreFactory } from "./application/store.js";
+import type { HandlerInputMap } from "./application/typed-input.js";
+import type {
+  HandlerInputsOf,
+  HandlersOption,
+} from "./adapters/launchers/handler/handler-definition.js";
 import { TokenService } from "./application/token-service.js";
 import type { SchedulerMetrics } from "./adapters/http/metrics.js";
 import type { RateLimitOptions } from "./adapters/http/rate-limit.js";
@@ -50,8 +57,11 @@ export interface CreateSchedulerOptions extends SchedulerOptions {
   readonly prune?: Exclude<PruneMode, "none">;
 }
 
-/** The library's scheduler (docs/library.md). */
-export interface Scheduler {
+/**
+ * The library's scheduler (docs/library.md). `I` maps its typed handlers' names to their inputs
+ * (docs/library.md#typed-handlers); `null` when it has none.
+ */
+export interface Scheduler<I extends HandlerInputMap | null = null> {
   /**
    * Opens the store (applying migrations), syncs the declared schedules (if any), and starts the
    * coordinator.
@@ -69,19 +79,35 @@ export interface Scheduler {
   /** Stops the coordinator (draining launches) and closes the store. Idempotent. */
   stop(): Promise<void>;
   /** Task operations; inputs and outputs have the HTTP API's JSON shapes (snake_case). */
-  readonly tasks: SchedulerTasks;
+  readonly tasks: SchedulerTasks<I>;
   readonly runs: SchedulerRuns;
   /** Named calendars, the days to skip that schedules name in `exclude` (docs/schedules.md#calendars). */
   readonly calendars: SchedulerCalendars;
+  /**
+   * Calls `listener` on every `event` this replica observes (docs/library.md#events): at-least-once
+   * notifications, the run ledger stays the truth; a listener that throws is logged and ignored.
+   * Returns a function that stops it.
+   */
+  on<E extends SchedulerEventName>(event: E, listener: SchedulerEventListener<E>): () => void;
   /** The built runtime (opens the store on first use). */
   runtime(): Promise<SchedulerRuntime>;
 }
 
 /** Creates a scheduler; nothing happens until `start()` or the first call. */
-export function createScheduler(options: CreateSchedulerOptions): Scheduler {
+export function createScheduler<const H extends HandlersOption = HandlersOption>(
+  options: CreateSchedulerOptions & { readonly handlers?: H },
+): Scheduler<HandlerInputsOf<H>> {
   let built: Promise<SchedulerRuntime> | null = null;
   let stopping: Promise<void> | null = null;
-  const runtime = (): Promise<SchedulerRuntime> => (built ??= buildRuntime(options));
+  const logger = options.logger ?? silentLogger;
+  const notifications = new LibraryEvents((error, event) => {
+    logger.error({ err: error, event }, "an event listener threw; the scheduler carries on");
+  });
+  const runtime = (): Promise<SchedulerRuntime> =>
+    (built ??= buildRuntime(options).then((rt) => {
+      notifications.connect(rt.events);
+      return rt;
+    }));
   const actor = options.actor ?? LOCAL_ACTOR;
   const applySchedules = async (
     declaration: ScheduleDeclaration,
@@ -92,7 +118,8 @@ export function createScheduler(options: CreateSchedulerOptions): Scheduler {
   };
   return {
     runtime,
-    ...schedulerApi(actor, runtime),
+    on: (event, listener) => notifications.on(event, listener),
+    ...schedulerApi<HandlerInputsOf<H>>(actor, runtime),
     applySchedules,
     start: async () => {
       const rt = await runtime();
@@ -102,7 +129,6 @@ export function createScheduler(options: CreateSchedulerOptions): Scheduler {
           group: options.schedulesGroup,
           prune: options.prune,
         });
-        const logger = options.logger ?? silentLogger;
         for (const line of planLines(plan)) logger.info({ group: plan.group }, `declared: ${line}`);
       }
       await rt.coordinator.listen();

@@ -29,10 +29,50 @@ export type { StoreFactory } from "./application/store.js";
 export { buildPolicy } from "./application/policy-options.js";
 export type { PolicyOptions } from "./application/policy-options.js";
 export type { Handler, HandlerContext } from "./adapters/launchers/handler/handler-launcher.js";
+export { defineHandler } from "./adapters/launchers/handler/handler-definition.js";
+export type {
+  HandlerDefinition,
+  HandlerInputsOf,
+  HandlersOption,
+} from "./adapters/launchers/handler/handler-definition.js";
+export { NonRetryableError, RetryableError } from "./adapters/launchers/handler/handler-errors.js";
+export type {
+  HandlerInputMap,
+  HandlerTargetInput,
+  TargetInput,
+  TaskCreateInput,
+  TaskPatchInput,
+} from "./application/typed-input.js";
+export type {
+  SchedulerTasks,
+  SchedulerRuns,
+  SchedulerCalendars,
+  TaskListQuery,
+  RunListQuery,
+  PauseOptions,
+  ResumeOptions,
+} from "./application/scheduler-api.js";
+export type {
+  SchedulerEventMap,
+  SchedulerEventName,
+  SchedulerEventListener,
+  OccurrenceEvent,
+} from "./application/library-events.js";
+export { DEFAULT_LIMITS } from "./application/limits.js";
+export type { Limits } from "./application/limits.js";
 export type { Logger } from "./application/logger.js";
-export type { TaskView, RunView, CalendarView, PutCalendarView } from "./application/views.js";
+export type { JsonValue } from "./domain/target.js";
+export type {
+  TaskView,
+  RunView,
+  CalendarView,
+  PutCalendarView,
+  PageView,
+  OccurrenceView,
+  ExplanationView,
+} from "./application/views.js";
 export type { CreatedTask, UpsertedTask } from "./application/task-service.js";
-export type { TaskCreateInput, TaskPatchInput, TaskUpsertInput } from "./application/task-input.js";
+export type { TaskUpsertInput } from "./application/task-input.js";
 export type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 export type { RunWatcherOptions } from "./runtime/run-watcher.js";
 export { parseAgentServers } from "./adapters/launchers/agent/agent-servers.js";

@@ -16,6 +16,11 @@ import { createScheduler } from "./composition.js";
 import type { Scheduler } from "./composition.js";
 import type { CreateSchedulerOptions } from "./composition.js";
 import type { StoreFactory } from "./application/store.js";
+import type { HandlerInputMap } from "./application/typed-input.js";
+import type {
+  HandlerInputsOf,
+  HandlersOption,
+} from "./adapters/launchers/handler/handler-definition.js";
 import type { RunView } from "./application/views.js";
 import { memoryStore } from "./adapters/storage/memory/memory-store.js";
 import type { Instant } from "./domain/time.js";
@@ -31,7 +36,7 @@ export interface TestSchedulerOptions extends Omit<CreateSchedulerOptions, "stor
   readonly store?: StoreFactory;
 }
 
-export interface TestScheduler extends Scheduler {
+export interface TestScheduler<I extends HandlerInputMap | null = null> extends Scheduler<I> {
   readonly clock: VirtualClock;
   /** Moves virtual time to `until`, running every tick the coordinator would have run on the way. */
   advanceTo(until: Date | string | number): Promise<void>;
@@ -51,9 +56,11 @@ function toMs(value: Date | string | number): number {
 }
 
 /** A scheduler on a virtual clock; time moves only through `advanceTo` / `advanceBy`. */
-export function createTestScheduler(options: TestSchedulerOptions): TestScheduler {
+export function createTestScheduler<const H extends HandlersOption = HandlersOption>(
+  options: TestSchedulerOptions & { readonly handlers?: H },
+): TestScheduler<HandlerInputsOf<H>> {
   const clock = new VirtualClock(toMs(options.start));
-  const scheduler = createScheduler({
+  const scheduler = createScheduler<H>({
     ...options,
     store: options.store ?? memoryStore(),
     clock,

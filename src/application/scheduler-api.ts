@@ -4,7 +4,6 @@
  * the library's `scheduler.tasks`, `scheduler.runs` and `scheduler.calendars` are this module, and the
  * HTTP routes map their query strings and bodies through the same functions.
  */
-import { LimitExceededError } from "../domain/errors.js";
 import { threadId } from "../domain/ids.js";
 import type { CatchUpPolicy } from "../domain/options.js";
 import type { RunQuery, TaskQuery } from "../domain/ports.js";
@@ -14,7 +13,9 @@ import type { TaskStatus } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
 import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
 import type { Actor } from "./actor.js";
+import { DEFAULT_LIMITS, pageSizeOf } from "./limits.js";
 import type { CreatedTask, TaskService, UpsertedTask } from "./task-service.js";
+import type { HandlerInputMap, InputFor, TaskCreateInput, TaskPatchInput } from "./typed-input.js";
 import type {
   CalendarView,
   ExplanationView,
@@ -25,10 +26,10 @@ import type {
   TaskView,
 } from "./views.js";
 
-/** A page's size when the caller gives none. */
-export const PAGE_SIZE_DEFAULT = 50;
-/** The largest page the HTTP API serves. */
-export const PAGE_SIZE_MAX = 200;
+/** A page's size when the caller gives none (limits.ts). */
+export const PAGE_SIZE_DEFAULT = DEFAULT_LIMITS.pageSizeDefault;
+/** The largest page a listing serves, in the library as in the HTTP API (limits.ts). */
+export const PAGE_SIZE_MAX = DEFAULT_LIMITS.pageSizeMax;
 
 /** Filters of `tasks.list`, as the HTTP API's query string (an `undefined` field is absent). */
 export interface TaskListQuery {
@@ -53,36 +54,10 @@ export interface RunListQuery {
   readonly cursor?: string | undefined;
 }
 
-/**
- * How a surface takes a page size: the HTTP API refuses one outside 1..200 (`limit_exceeded`), the
- * library passes it on as given. Two surfaces, two behaviours, kept as they were (issue 16 unifies them).
- */
-export interface ListLimits {
-  readonly checkPageSize: boolean;
-}
-
-const AS_GIVEN: ListLimits = Object.freeze({ checkPageSize: false });
-
-function pageSize(limit: number | undefined, limits: ListLimits): number {
-  if (limit === undefined) return PAGE_SIZE_DEFAULT;
-  if (!limits.checkPageSize) return limit;
-  if (limit > PAGE_SIZE_MAX) {
-    throw new LimitExceededError(
-      "page_size",
-      PAGE_SIZE_MAX,
-      `limit must be at most ${PAGE_SIZE_MAX}`,
-    );
-  }
-  if (limit < 1) {
-    throw new LimitExceededError("page_size", PAGE_SIZE_MAX, "limit must be at least 1");
-  }
-  return limit;
-}
-
-/** The store query for a task listing. @throws limit_exceeded when `limits` checks the page size */
-export function taskQueryOf(query: TaskListQuery, limits: ListLimits = AS_GIVEN): TaskQuery {
+/** The store query for a task listing. @throws limit_exceeded for a page size outside 1..200 */
+export function taskQueryOf(query: TaskListQuery): TaskQuery {
   return {
-    limit: pageSize(query.limit, limits),
+    limit: pageSizeOf(query.limit),
     ...(query.status === undefined ? {} : { status: query.status }),
     ...(query.target_kind === undefined ? {} : { targetKind: query.target_kind }),
     ...(query.thread_id === undefined ? {} : { thread: { threadId: threadId(query.thread_id) } }),
@@ -92,10 +67,10 @@ export function taskQueryOf(query: TaskListQuery, limits: ListLimits = AS_GIVEN)
   };
 }
 
-/** The store query for a task's runs. @throws limit_exceeded when `limits` checks the page size */
-export function runQueryOf(query: RunListQuery, limits: ListLimits = AS_GIVEN): RunQuery {
+/** The store query for a task's runs. @throws limit_exceeded for a page size outside 1..200 */
+export function runQueryOf(query: RunListQuery): RunQuery {
   return {
-    limit: pageSize(query.limit, limits),
+    limit: pageSizeOf(query.limit),
     ...(query.status === undefined ? {} : { status: query.status }),
     ...(query.trigger === undefined ? {} : { trigger: query.trigger }),
     ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
@@ -122,9 +97,12 @@ export function resumeOptionsOf(options: ResumeOptions): { catchUp?: CatchUpPoli
   return options.catch_up === undefined ? {} : { catchUp: options.catch_up };
 }
 
-/** Task operations; inputs and outputs have the HTTP API's JSON shapes (snake_case). */
-export interface SchedulerTasks {
-  create(input: unknown): Promise<CreatedTask>;
+/**
+ * Task operations; inputs and outputs have the HTTP API's JSON shapes (snake_case). With typed handlers
+ * (`I`, docs/library.md#typed-handlers) `create` and `update` check a handler target at compile time.
+ */
+export interface SchedulerTasks<I extends HandlerInputMap | null = null> {
+  create(input: InputFor<I, TaskCreateInput<I>>): Promise<CreatedTask>;
   /**
    * Creates every task of `inputs` (at most 1,000) or none, in one transaction; the answer is in input
    * order. A refusal names the item: `errors[].field` is `tasks[17].schedule.cron`.
@@ -149,7 +127,11 @@ export interface SchedulerTasks {
    */
   upsert(input: unknown, options?: { version?: number }): Promise<UpsertedTask>;
   /** PATCH semantics; `version` makes it a compare-and-set (the HTTP API's `If-Match`). */
-  update(id: string, patch: unknown, options?: { version?: number }): Promise<CreatedTask>;
+  update(
+    id: string,
+    patch: InputFor<I, TaskPatchInput<I>>,
+    options?: { version?: number },
+  ): Promise<CreatedTask>;
   pause(id: string, options?: PauseOptions): Promise<TaskView>;
   resume(id: string, options?: ResumeOptions): Promise<TaskView>;
   cancel(id: string): Promise<TaskView>;
@@ -202,12 +184,15 @@ export interface ApiServices {
   readonly clock: { now(): Instant };
 }
 
-/** The operations as `actor`, on the services `open` resolves to (the store opens on first use). */
-export function schedulerApi(
+/**
+ * The operations as `actor`, on the services `open` resolves to (the store opens on first use). `I`
+ * narrows only what compiles: every input is validated at run time whatever its type.
+ */
+export function schedulerApi<I extends HandlerInputMap | null = null>(
   actor: Actor,
   open: () => Promise<ApiServices>,
 ): {
-  readonly tasks: SchedulerTasks;
+  readonly tasks: SchedulerTasks<I>;
   readonly runs: SchedulerRuns;
   readonly calendars: SchedulerCalendars;
 } {

@@ -23,6 +23,7 @@ import {
 import type { AgentRunConfig, ExecutionContext, Target } from "../domain/target.js";
 import type { DurationMs, Instant } from "../domain/time.js";
 import { durationInputSchema, jsonValueSchema } from "./input-primitives.js";
+import { checkTaskInputSize } from "./limits.js";
 import { scheduleInputSchema } from "./schedule-shape.js";
 
 const jsonValue = jsonValueSchema;
@@ -374,13 +375,14 @@ export function scheduleFrom(
   });
 }
 
-/** The user fields of a new task. */
+/** The user fields of a new task. @throws limit_exceeded for a target input over its limit (limits.ts) */
 export function taskFieldsFromCreate(
   value: unknown,
   now: Instant,
   defaults: TaskOptions,
   calendars?: CalendarsByName,
 ): TaskUserFields {
+  checkTaskInputSize(value);
   const input = parseWith(taskCreateSchema, value);
   // key and group are read by taskIdentityFrom: they are not user fields an edit changes.
   return {
@@ -421,13 +423,14 @@ export function withStoredSchedule(patch: unknown, stored: ScheduleSpec): unknow
   return { ...patch, schedule: completed };
 }
 
-/** The user fields a patch changes; options merge into the task's current ones. */
+/** The user fields a patch changes; options merge into the task's current ones. @throws as create */
 export function taskFieldsFromPatch(
   value: unknown,
   now: Instant,
   current: TaskOptions,
   calendars?: CalendarsByName,
 ): Partial<TaskUserFields> {
+  checkTaskInputSize(value);
   const input = parseWith(taskPatchSchema, value);
   const patch: { -readonly [K in keyof TaskUserFields]?: TaskUserFields[K] } = {};
   if (input.title !== undefined) patch.title = input.title;

@@ -3,7 +3,6 @@
  * local wall times and DST notes, a schedule's fires before any task has it, and why the task did or did
  * not fire around an instant, from its run history paged newest first.
  */
-import { ValidationError } from "../domain/errors.js";
 import {
   EXPLAIN_MAX_HISTORY_ROWS,
   explainWindow,
@@ -13,7 +12,8 @@ import { explainAt } from "../domain/explain.js";
 import type { OwnerScope, RunRepository } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
 import { describeOccurrences } from "../domain/schedule/schedule-spec.js";
-import { TASK_LIMITS, isTerminalTaskStatus } from "../domain/task.js";
+import { isTerminalTaskStatus } from "../domain/task.js";
+import { checkPreviewCount, DEFAULT_LIMITS } from "./limits.js";
 import type { Task } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
 import { scheduleFrom } from "./task-input.js";
@@ -21,15 +21,8 @@ import type { CalendarsByName } from "./task-input.js";
 import { explanationView, occurrenceView } from "./views.js";
 import type { ExplanationView, OccurrenceView } from "./views.js";
 
-/** History page size for `explain` (the API's largest). */
-const EXPLAIN_PAGE_SIZE = 200;
-
-/** Checks a preview's `count`, before anything is read. @throws validation_failed */
-export function checkPreviewCount(count: number): void {
-  if (!Number.isInteger(count) || count < 1 || count > TASK_LIMITS.previewMax) {
-    throw ValidationError.of("count", `must be an integer from 1 to ${TASK_LIMITS.previewMax}`);
-  }
-}
+/** History page size for `explain` (the largest page, limits.ts). */
+const EXPLAIN_PAGE_SIZE = DEFAULT_LIMITS.pageSizeMax;
 
 /** The task's next `count` fires (none once it has ended; a paused task shows its schedule). */
 export function previewTask(task: Task, count: number, now: Instant): OccurrenceView[] {

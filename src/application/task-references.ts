@@ -7,7 +7,7 @@ import { NotFoundError, ValidationError } from "../domain/errors.js";
 import type { FieldError } from "../domain/errors.js";
 import type { ThreadLookup } from "../domain/ports.js";
 import { threadScopeOf } from "../domain/target.js";
-import type { AgentTarget } from "../domain/target.js";
+import type { AgentTarget, JsonValue } from "../domain/target.js";
 import type { TaskUserFields } from "../domain/task.js";
 import type { Actor } from "./actor.js";
 
@@ -15,12 +15,16 @@ import type { Actor } from "./actor.js";
 export interface KnownReferences {
   readonly threads: ThreadLookup;
   readonly handlerNames: ReadonlySet<string> | null;
+  /** What a typed handler's schema finds wrong with a target's input (fields under `target.input`). */
+  readonly handlerInputProblems?:
+    ((name: string, input: JsonValue) => Promise<readonly FieldError[]>) | null;
   readonly agentServers: ReadonlySet<string> | null;
   readonly agentTargetProblems?: ((target: AgentTarget) => readonly FieldError[]) | null;
 }
 
 /**
- * Handler names, agent servers and bound threads must exist before anything is written: `changed` is
+ * Handler names, agent servers and bound threads must exist, and a typed handler's input must pass its
+ * schema (docs/library.md#typed-handlers), before anything is written: `changed` is
  * what an edit (or a create) sets, `merged` the task as it would be.
  * @throws validation_failed naming the field, or not_found for a bound thread that does not exist
  */
@@ -37,6 +41,10 @@ export async function checkReferences(
     !known.handlerNames.has(target.name)
   ) {
     throw ValidationError.of("target.name", `no handler named "${target.name}" is registered`);
+  }
+  if (target?.kind === "handler" && known.handlerInputProblems) {
+    const problems = await known.handlerInputProblems(target.name, target.input);
+    if (problems.length > 0) throw new ValidationError(problems);
   }
   if (
     target?.kind === "agent" &&

@@ -17,7 +17,7 @@ import { cancelTask, deleteTask, pauseTask, resumeTask } from "../domain/task-co
 import { createTask, editTask, taskWarnings } from "../domain/task-fields.js";
 import type { CommandOutcome } from "../domain/task-commands.js";
 import type { Task } from "../domain/task.js";
-import type { AgentTarget } from "../domain/target.js";
+import type { AgentTarget, JsonValue } from "../domain/target.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
 import { readCalendars, retryOnCalendarChange, scheduleOfInput } from "./calendar-lookup.js";
@@ -25,7 +25,8 @@ import { CalendarService } from "./calendar-service.js";
 import { settleExcluded } from "../domain/calendar-commands.js";
 import { scopeOf } from "./actor.js";
 import { changeRunReported } from "./reported-change.js";
-import { checkPreviewCount, explainTask, previewSchedule, previewTask } from "./task-insight.js";
+import { checkPreviewCount } from "./limits.js";
+import { explainTask, previewSchedule, previewTask } from "./task-insight.js";
 import { checkReferences } from "./task-references.js";
 import { createTasks } from "./task-batch.js";
 import { backfillRuns, triggerRun } from "./manual-runs.js";
@@ -64,6 +65,9 @@ export interface TaskServiceDeps {
   readonly newSecret: () => string;
   /** Handler names a task may name; null when the caller does not check them. */
   readonly handlerNames: ReadonlySet<string> | null;
+  /** What a typed handler's schema finds wrong with a target's input; null or absent: not checked. */
+  readonly handlerInputProblems?:
+    ((name: string, input: JsonValue) => Promise<readonly FieldError[]>) | null;
   /** Agent server names a task may name; null when the caller does not check them. */
   readonly agentServers: ReadonlySet<string> | null;
   /** What an agent target would send that its server refuses (its run config, context, input). */

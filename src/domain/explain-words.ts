@@ -83,6 +83,8 @@ const REASON_TEXT: Readonly<Record<RunReason, string>> = {
   task_deleted: "the task was deleted",
   target_cancelled: "the target cancelled it",
   excluded: "it fell on a date the schedule's exclude names",
+  non_retryable: "the handler failed it and asked for no retry",
+  invalid_input: "the target's input no longer matched the handler's schema",
 };
 
 /** What a run's status says, as a verdict and a clause ("was launched as run R ..."). */

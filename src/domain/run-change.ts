@@ -100,7 +100,21 @@ export interface CompletionVerdict {
   readonly status: "succeeded" | "failed" | "cancelled";
   readonly error?: string | null;
   readonly result?: JsonValue | null;
+  /** What a failure asks of the task's retry policy (docs/semantics.md#launch); absent: the policy decides. */
+  readonly retry?: RetryRequest;
 }
+
+/**
+ * A failure's word on retrying: `never` ends the run now, whatever attempts are left, with the reason
+ * given; `after` queues the next attempt after exactly `delayMs` instead of the back-off (still counted
+ * against `max_attempts`).
+ */
+export type RetryRequest =
+  | {
+      readonly kind: "never";
+      readonly reason: Extract<RunReason, "non_retryable" | "invalid_input">;
+    }
+  | { readonly kind: "after"; readonly delayMs: DurationMs };
 
 /** What the target said about a run whose launch claim expired (docs/semantics.md#run-statuses). */
 export type ReconcileFinding =
@@ -183,7 +197,8 @@ export function finished(now: Instant): Partial<Run> {
 
 /**
  * A certain failure of one attempt: counts against the retry budget. With attempts left the run is
- * queued again with backoff, keeping its identity and idempotency key; otherwise it ends `failed`.
+ * queued again with backoff (or the delay `request` asks for), keeping its identity and idempotency key;
+ * otherwise, or when `request` says never, it ends `failed`.
  */
 export function failAttempt(
   run: Run,
@@ -191,11 +206,23 @@ export function failAttempt(
   task: RunTaskContext,
   reason: Extract<RunReason, "launch_failed" | "target_failed" | "replica_lost" | "run_timeout">,
   message: string,
+  request?: RetryRequest,
 ): RunChange {
   const failures = run.failures + 1;
   const retry = task.options.retry;
+  if (request?.kind === "never") {
+    return {
+      run: moveRun(run, "failed", {
+        ...finished(now),
+        failures,
+        reason: request.reason,
+        error: message,
+      }),
+      taskVerdict: verdictFor(run, task, "failed", message),
+    };
+  }
   if (failures < retry.maxAttempts && run.cancelRequestedAt === null) {
-    const backoff = retryBackoffMs(retry, failures, run.id);
+    const backoff = request?.delayMs ?? retryBackoffMs(retry, failures, run.id);
     return {
       run: moveRun(run, "queued", {
         ...releasedClaim(),

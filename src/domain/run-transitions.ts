@@ -159,6 +159,7 @@ export function completeRun(
         task,
         "target_failed",
         error ?? "the target reported a failure",
+        verdict.retry,
       );
       return { ...change, run: { ...change.run, result } };
     }

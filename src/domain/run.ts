@@ -65,6 +65,8 @@ export const RUN_REASONS = [
   "task_deleted",
   "target_cancelled",
   "excluded",
+  "non_retryable",
+  "invalid_input",
 ] as const;
 export type RunReason = (typeof RUN_REASONS)[number];
 

@@ -35,7 +35,11 @@ function localImports(code: string): string {
   const source = (file: string): string => pathToFileURL(join(ROOT, "src", file)).href;
   return code
     .replaceAll('from "punctual/testing"', `from "${source("testing.ts")}"`)
-    .replaceAll('from "punctual"', `from "${source("index.ts")}"`);
+    .replaceAll('from "punctual"', `from "${source("index.ts")}"`)
+    .replaceAll(
+      'from "zod"',
+      `from "${pathToFileURL(join(ROOT, "node_modules", "zod", "index.js")).href}"`,
+    );
 }
 
 async function run(name: string): Promise<{ stdout: string; stderr: string }> {
@@ -48,11 +52,11 @@ async function run(name: string): Promise<{ stdout: string; stderr: string }> {
 }
 
 describe("docs/library.md", () => {
-  it("imports only from punctual, punctual/testing and node: modules", () => {
+  it("imports only from punctual, punctual/testing, zod and node: modules", () => {
     for (const name of ["library", "testing"]) {
       const specifiers = [...example(name).matchAll(/from "([^"]+)"/g)].map((m) => m[1]);
       for (const specifier of specifiers) {
-        expect(specifier).toMatch(/^(punctual(\/testing)?|node:.+)$/);
+        expect(specifier).toMatch(/^(punctual(\/testing)?|zod|node:.+)$/);
       }
     }
   });

@@ -4,7 +4,8 @@
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Handler } from "../launchers/handler/handler-launcher.js";
+import { registerHandlers } from "../launchers/handler/handler-definition.js";
+import type { HandlersOption } from "../launchers/handler/handler-definition.js";
 import { parseAgentServers } from "../launchers/agent/agent-servers.js";
 import type { AgentServerConfig } from "../launchers/agent/agent-servers.js";
 import { parseAllowList } from "../launchers/webhook/address-guard.js";
@@ -77,13 +78,11 @@ export function redactUrl(url: string): string {
 }
 
 /**
- * Loads a handlers module: its default export or its `handlers` export, a `{ name: handler }` map.
+ * Loads a handlers module: its default export or its `handlers` export, a `{ name: handler }` map (a
+ * value may be made by `defineHandler`) or a list of `defineHandler` definitions.
  * @throws a message saying what is wrong with the module
  */
-export async function loadHandlers(
-  specifier: string,
-  cwd: string,
-): Promise<Record<string, Handler>> {
+export async function loadHandlers(specifier: string, cwd: string): Promise<HandlersOption> {
   const url = pathToFileURL(resolve(cwd, specifier)).href;
   let module: Record<string, unknown>;
   try {
@@ -95,20 +94,21 @@ export async function loadHandlers(
     );
   }
   const map = module.handlers ?? module.default;
-  if (typeof map !== "object" || map === null || Array.isArray(map)) {
+  if (typeof map !== "object" || map === null) {
     throw new Error(
       `${specifier} must export a { name: handler } map as its default export or as "handlers"`,
     );
   }
-  const handlers: Record<string, Handler> = {};
-  for (const [name, handler] of Object.entries(map)) {
-    if (typeof handler !== "function") {
-      throw new Error(`${specifier}: handler "${name}" is not a function`);
-    }
-    handlers[name] = handler as Handler;
+  let count: number;
+  try {
+    count = registerHandlers(map as HandlersOption).size;
+  } catch (error) {
+    throw new Error(`${specifier}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
-  if (Object.keys(handlers).length === 0) throw new Error(`${specifier} exports no handler`);
-  return handlers;
+  if (count === 0) throw new Error(`${specifier} exports no handler`);
+  return map as HandlersOption;
 }
 
 /** The targets' settings from the environment (docs/targets.md). */

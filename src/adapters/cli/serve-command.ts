@@ -13,7 +13,8 @@ import type { ProcessIo } from "./process-io.js";
 import { ValidationError } from "../../domain/errors.js";
 import type { Instant } from "../../domain/time.js";
 import { deerflowApiTarget } from "../launchers/agent/agent-servers.js";
-import type { Handler } from "../launchers/handler/handler-launcher.js";
+import { registerHandlers } from "../launchers/handler/handler-definition.js";
+import type { HandlersOption } from "../launchers/handler/handler-definition.js";
 import {
   databaseUrlOf,
   loadHandlers,
@@ -80,7 +81,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
   }
   const host = options.host ?? io.env["PUNCTUAL_HOST"] ?? "127.0.0.1";
   const thresholds = thresholdsOf(options, io.env, (message) => usage(io, message));
-  let handlers: Record<string, Handler> = {};
+  let handlers: HandlersOption = {};
   if (options.handlers !== undefined) {
     try {
       handlers = await loadHandlers(options.handlers, io.cwd);
@@ -128,7 +129,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
           url: baseUrl,
           database: redactUrl(url),
           coordinator: options.coordinator,
-          handlers: ["log", ...Object.keys(handlers)],
+          handlers: [...new Set(["log", ...registerHandlers(handlers).keys()])],
           thresholds: { ...server.runtime.thresholds, rateLimit: server.rateLimit },
         },
         "punctual serving",
@@ -159,7 +160,10 @@ export function serveCommand(io: ServeIo = processIo): Command {
     )
     .option("--port <n>", "port (default: $PUNCTUAL_PORT, else 8080; 0 picks a free one)")
     .option("--host <host>", "interface (default: $PUNCTUAL_HOST, else 127.0.0.1)")
-    .option("--handlers <module>", "a module exporting a { name: handler } map (`log` is built in)")
+    .option(
+      "--handlers <module>",
+      "a module exporting a { name: handler } map or a list of defineHandler handlers (`log` is built in)",
+    )
     .option("--no-coordinator", "serve the API only (another process runs `punctual worker`)")
     .option("--init-token", "when the database has no token, create an admin token and print it")
     .option("--log-level <level>", "pino log level (default: $PUNCTUAL_LOG_LEVEL, else info)")

@@ -15,7 +15,8 @@ import {
 import type { PoolerFlags } from "./cli-options.js";
 import { processIo, runUntilSignal } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
-import type { Handler } from "../launchers/handler/handler-launcher.js";
+import { registerHandlers } from "../launchers/handler/handler-definition.js";
+import type { HandlersOption } from "../launchers/handler/handler-definition.js";
 import { stopDeadlineMs, thresholdsOf, withThresholdOptions } from "./threshold-options.js";
 import type { ThresholdFlags } from "./threshold-options.js";
 
@@ -39,7 +40,7 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
   const url = databaseUrlOf(options.database, io.env);
   const thresholds = thresholdsOf(options, io.env, (message) => usage(io, message));
   const pooler = poolerSettingsOf(options, io.env, (message) => usage(io, message));
-  let handlers: Record<string, Handler>;
+  let handlers: HandlersOption;
   try {
     handlers = await loadHandlers(options.handlers, io.cwd);
   } catch (error) {
@@ -66,7 +67,7 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
       logger.info(
         {
           database: redactUrl(url),
-          handlers: Object.keys(handlers),
+          handlers: [...registerHandlers(handlers).keys()],
           replica: rt.coordinator.replicaId,
           thresholds: rt.thresholds,
         },

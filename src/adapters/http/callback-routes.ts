@@ -7,19 +7,14 @@
  * - `POST /v1/hooks/agent/{server}?run=&token=`: an agent server's run webhook (the finished Run object).
  *   Polling the server stays the source of truth; this only makes completion prompt.
  */
+import { checkResultSize } from "../../application/limits.js";
 import { z } from "zod";
 import type { RunObservation } from "../../domain/ports.js";
 import type { ClaimedRun } from "../../domain/ports.js";
 import type { RunChange, CompletionVerdict } from "../../domain/run-change.js";
-import {
-  IllegalTransitionError,
-  LimitExceededError,
-  NotFoundError,
-  ValidationError,
-} from "../../domain/errors.js";
+import { IllegalTransitionError, NotFoundError, ValidationError } from "../../domain/errors.js";
 import type { RunId } from "../../domain/ids.js";
 import { runId as toRunId } from "../../domain/ids.js";
-import { TASK_LIMITS } from "../../domain/task.js";
 import type { JsonValue } from "../../domain/target.js";
 import type { Instant } from "../../domain/time.js";
 import { callbackTokenMatches } from "../callbacks/callback-tokens.js";
@@ -138,13 +133,7 @@ export function callbackRoutes(deps: CallbackRouteDeps): RouteSpec[] {
           ({ task }) => task.target.kind === "webhook",
         );
         const result = ctx.body.result ?? null;
-        if (Buffer.byteLength(JSON.stringify(result), "utf8") > TASK_LIMITS.resultBytesMax) {
-          throw new LimitExceededError(
-            "result",
-            TASK_LIMITS.resultBytesMax,
-            `the result exceeds ${TASK_LIMITS.resultBytesMax / 1024} KiB`,
-          );
-        }
+        checkResultSize(result);
         if (item.run.status === "queued") {
           // Not launched (or queued again after a failed attempt): nothing of it can have finished.
           throw new IllegalTransitionError("run", "queued", ctx.body.status);

@@ -1,10 +1,9 @@
 /**
- * Small pieces the route plugins share: the caller, ids, ETags and `If-Match`, page sizes, limits.
+ * Small pieces the route plugins share: the caller, ids, ETags and `If-Match`, page sizes. The limits
+ * are the application's (application/limits.ts), the same for the library.
  */
 import type { Actor } from "../../application/actor.js";
-import type { ListLimits } from "../../application/scheduler-api.js";
-import { LimitExceededError, NotFoundError } from "../../domain/errors.js";
-import { TASK_LIMITS } from "../../domain/task.js";
+import { NotFoundError } from "../../domain/errors.js";
 import { HttpProblem } from "./problem.js";
 import type { RouteContext } from "./route-spec.js";
 
@@ -50,26 +49,7 @@ export function previewCountOf(count: string | undefined): number {
   return count === undefined ? PREVIEW_COUNT_DEFAULT : Number(count);
 }
 
-/** `?limit=` as a number (checked as digits by the query schema; its range by `HTTP_LIMITS`). */
+/** `?limit=` as a number (checked as digits by the query schema; its range by application/limits.ts). */
 export function pageSizeOf(limit: string | undefined): number | undefined {
   return limit === undefined ? undefined : Number(limit);
-}
-
-/** Page sizes outside 1..200 are a limit problem naming it (`limit_exceeded`, docs/errors.md). */
-export const HTTP_LIMITS: ListLimits = Object.freeze({ checkPageSize: true });
-
-/** docs/security.md: a target's `input` is at most 256 KiB of JSON. */
-export function checkTargetInput(body: unknown): void {
-  if (typeof body !== "object" || body === null) return;
-  const target = (body as { target?: unknown }).target;
-  if (typeof target !== "object" || target === null || !("input" in target)) return;
-  const size =
-    target.input === undefined ? 0 : Buffer.byteLength(JSON.stringify(target.input), "utf8");
-  if (size > TASK_LIMITS.inputBytesMax) {
-    throw new LimitExceededError(
-      "target_input",
-      TASK_LIMITS.inputBytesMax,
-      `target.input is ${size} bytes, over the limit of ${TASK_LIMITS.inputBytesMax}`,
-    );
-  }
 }

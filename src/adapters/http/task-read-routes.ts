@@ -8,7 +8,7 @@ import {
   runPageSchema,
 } from "../../application/view-schemas.js";
 import { runQueryOf } from "../../application/scheduler-api.js";
-import { actorOf, checkId, HTTP_LIMITS, pageSizeOf, previewCountOf } from "./route-helpers.js";
+import { actorOf, checkId, pageSizeOf, previewCountOf } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";
 import type { RouteSpec } from "./route-spec.js";
 import { explainQuery, previewQuery, runListQuery, taskIdParams } from "./schemas.js";
@@ -38,7 +38,7 @@ export function taskReadRoutes(deps: TaskRouteDeps): RouteSpec[] {
         const page = await tasks.listRuns(
           actorOf(ctx),
           checkId("task", ctx.params.id),
-          runQueryOf(query, HTTP_LIMITS),
+          runQueryOf(query),
         );
         return { status: 200, body: page };
       },

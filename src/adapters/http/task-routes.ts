@@ -16,14 +16,7 @@ import { taskCreateSchema, taskPatchSchema } from "../../application/task-input.
 import type { TaskView } from "../../application/views.js";
 import { idempotencyKeyOf, idempotent } from "./idempotency.js";
 import { HttpProblem } from "./problem.js";
-import {
-  actorOf,
-  checkId,
-  checkTargetInput,
-  HTTP_LIMITS,
-  ifMatchVersion,
-  pageSizeOf,
-} from "./route-helpers.js";
+import { actorOf, checkId, ifMatchVersion, pageSizeOf } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";
 import type { RouteSpec } from "./route-spec.js";
 import {
@@ -86,7 +79,6 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
             now: now(),
           },
           async () => {
-            checkTargetInput(raw);
             const created = await tasks.create(actor, raw, now());
             return { status: 201, body: created };
           },
@@ -113,7 +105,7 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
       },
       handler: async (ctx) => {
         const query = { ...ctx.query, limit: pageSizeOf(ctx.query.limit) };
-        const page = await tasks.list(actorOf(ctx), taskQueryOf(query, HTTP_LIMITS));
+        const page = await tasks.list(actorOf(ctx), taskQueryOf(query));
         return { status: 200, body: page };
       },
     }),
@@ -137,7 +129,7 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
           return { status: 200, body: { items: [], next_cursor: null } };
         }
         const query = { ...ctx.query, thread_id: thread, limit: pageSizeOf(ctx.query.limit) };
-        const page = await tasks.list(actorOf(ctx), taskQueryOf(query, HTTP_LIMITS));
+        const page = await tasks.list(actorOf(ctx), taskQueryOf(query));
         return { status: 200, body: page };
       },
     }),
@@ -191,7 +183,6 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
             "PATCH needs If-Match with the task's ETag (read it with GET first)",
           );
         }
-        checkTargetInput(ctx.request.body);
         const updated = await tasks.update(actor, id, ctx.request.body, version, now());
         return { status: 200, body: updated, headers: withEtag(updated.task) };
       },
@@ -229,7 +220,6 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
           throw ValidationError.of("key", "must be the key the path names (or left out)");
         }
         const version = ifMatchVersion(ctx.request.headers["if-match"]);
-        checkTargetInput(body);
         const input = { ...body, key };
         const dryRun = ctx.query.dry_run === "true";
         const upserted = await tasks.upsert(actorOf(ctx), input, version ?? null, now(), {

@@ -12,15 +12,24 @@ import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../../domain/po
 import type { Run } from "../../../domain/run.js";
 import type { CompletionVerdict, ReconcileFinding } from "../../../domain/run-change.js";
 import type { JsonValue } from "../../../domain/target.js";
-import { TASK_LIMITS } from "../../../domain/task.js";
+import {
+  boundedRetryDelayMs,
+  resultTooLarge,
+  resultTooLargeMessage,
+} from "../../../application/limits.js";
+import type { FieldError } from "../../../domain/errors.js";
+import type { DurationMs } from "../../../domain/time.js";
+import { registerHandlers, validateWith } from "./handler-definition.js";
+import type { HandlersOption, RegisteredHandler } from "./handler-definition.js";
+import { retryWordOf } from "./handler-errors.js";
 
-/** What a handler receives. */
-export interface HandlerContext {
+/** What a handler receives; `I` is its input's type (a typed handler's schema output). */
+export interface HandlerContext<I = JsonValue> {
   /** The run, in the API's shape (`scheduled_for`, `fire_at`, `late`, `attempt`, ...). */
   readonly run: RunView;
   readonly task: TaskView;
-  /** The task target's `input`. */
-  readonly input: JsonValue;
+  /** The task target's `input` (a typed handler's: as its schema's output, validated before launch). */
+  readonly input: I;
   /** Aborted when the run is cancelled, times out, or the replica shuts down. */
   readonly signal: AbortSignal;
   /** Tells punctual the handler is alive: the run's deadline moves to now + `run_timeout`. */
@@ -29,9 +38,10 @@ export interface HandlerContext {
 
 /**
  * A handler: resolve (with a small JSON result, or nothing) and the run succeeds; throw and it fails
- * (and is retried if the task's `retry.max_attempts` allows).
+ * (and is retried if the task's `retry.max_attempts` allows; `NonRetryableError` and `RetryableError`
+ * say otherwise, docs/library.md#failures-a-handler-can-state).
  */
-export type Handler = (context: HandlerContext) => unknown;
+export type Handler<I = JsonValue> = (context: HandlerContext<I>) => unknown;
 
 /** Where verdicts go: the coordinator, which records them after the launch. */
 export interface HandlerSink {
@@ -44,17 +54,33 @@ export interface HandlerSink {
 const SHUTDOWN = "replica shutting down";
 
 export class HandlerLauncher implements RunLauncher {
-  readonly #handlers: ReadonlyMap<string, Handler>;
+  readonly #handlers: ReadonlyMap<string, RegisteredHandler>;
   readonly #running = new Map<RunId, { controller: LazyAbort; done: Promise<void> }>();
   #sink: HandlerSink | null = null;
 
-  constructor(handlers: Readonly<Record<string, Handler>>) {
-    this.#handlers = new Map(Object.entries(handlers));
+  constructor(handlers: HandlersOption, builtIn: Readonly<Record<string, Handler>> = {}) {
+    const registered = registerHandlers(handlers);
+    for (const [name, run] of Object.entries(builtIn)) {
+      if (!registered.has(name))
+        registered.set(name, { run: run as Handler<unknown>, schema: null });
+    }
+    this.#handlers = registered;
   }
 
   /** The names this launcher can run (a replica claims handler runs only for these). */
   get names(): ReadonlySet<string> {
     return new Set(this.#handlers.keys());
+  }
+
+  /**
+   * What is wrong with `input` for the handler `name` by its schema, as fields under `target.input`
+   * (none for a handler without a schema, or one this process does not have).
+   */
+  async inputProblems(name: string, input: JsonValue): Promise<readonly FieldError[]> {
+    const schema = this.#handlers.get(name)?.schema ?? null;
+    if (schema === null) return [];
+    const checked = await validateWith(schema, input, "target.input");
+    return checked.ok ? [] : checked.errors;
   }
 
   /** Connects the sink (the coordinator is built after the launcher). */
@@ -93,7 +119,7 @@ export class HandlerLauncher implements RunLauncher {
     // task's view and the signal are made when the handler first reads them (most read neither).
     const runShown = runView(run);
     let taskShown: TaskView | undefined;
-    const context: HandlerContext = {
+    const context: HandlerContext<unknown> = {
       run: runShown,
       get task() {
         return (taskShown ??= taskView(task));
@@ -112,27 +138,50 @@ export class HandlerLauncher implements RunLauncher {
   }
 
   async #execute(
-    handler: Handler,
-    context: HandlerContext,
+    handler: RegisteredHandler,
+    context: HandlerContext<unknown>,
     runId: RunId,
     controller: LazyAbort,
     sink: HandlerSink,
   ): Promise<void> {
     let verdict: CompletionVerdict;
     try {
-      const result: unknown = await handler(context);
-      verdict = { status: "succeeded", result: toJson(result) };
+      const input = await this.#checkedInput(handler, context.input);
+      if (!input.ok) {
+        verdict = input.verdict;
+      } else {
+        const result: unknown = await handler.run(withInput(context, input.value));
+        verdict = { status: "succeeded", result: toJson(result) };
+      }
     } catch (error) {
       if (controller.aborted && controller.reason === SHUTDOWN) {
         await sink.lost(runId);
         return;
       }
-      const message = error instanceof Error ? error.message : String(error);
       verdict = controller.aborted
-        ? { status: "cancelled", error: message }
-        : { status: "failed", error: message };
+        ? { status: "cancelled", error: messageOf(error) }
+        : failedVerdict(error);
     }
     await sink.completed(runId, verdict);
+  }
+
+  /** The input as the handler's schema outputs it; a failed verdict (no retry) when it no longer passes. */
+  async #checkedInput(
+    handler: RegisteredHandler,
+    input: unknown,
+  ): Promise<{ ok: true; value: unknown } | { ok: false; verdict: CompletionVerdict }> {
+    if (handler.schema === null) return { ok: true, value: input };
+    const checked = await validateWith(handler.schema, input, "target.input");
+    if (checked.ok) return checked;
+    const problems = checked.errors.map((e) => `${e.field}: ${e.message}`).join("; ");
+    return {
+      ok: false,
+      verdict: {
+        status: "failed",
+        error: `the input no longer matches the handler's schema: ${problems}`,
+        retry: { kind: "never", reason: "invalid_input" },
+      },
+    };
   }
 
   cancel(run: Run): Promise<void> {
@@ -167,13 +216,42 @@ export class HandlerLauncher implements RunLauncher {
   }
 }
 
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A handler's failure, with what it asked of the retry policy (handler-errors.ts). */
+function failedVerdict(error: unknown): CompletionVerdict {
+  const word = retryWordOf(error);
+  const message = messageOf(error);
+  if (word === null) return { status: "failed", error: message };
+  if (word.kind === "never") {
+    return { status: "failed", error: message, retry: { kind: "never", reason: "non_retryable" } };
+  }
+  const delayMs = boundedRetryDelayMs(word.delayMs) as DurationMs;
+  return { status: "failed", error: message, retry: { kind: "after", delayMs } };
+}
+
+/** `source` with `input`, its `task` and `signal` still read lazily (a spread would read the getters). */
+function withInput(source: HandlerContext<unknown>, input: unknown): HandlerContext<unknown> {
+  if (input === source.input) return source;
+  return {
+    run: source.run,
+    input,
+    get task() {
+      return source.task;
+    },
+    get signal() {
+      return source.signal;
+    },
+    heartbeat: () => source.heartbeat(),
+  };
+}
+
 /** A handler's return value as stored JSON (`undefined` becomes null; non-JSON values are refused). */
 function toJson(value: unknown): JsonValue {
   if (value === undefined) return null;
-  const text = JSON.stringify(value);
-  // docs/security.md: a result is at most 64 KiB; a larger one fails the run rather than bloating the ledger.
-  if (Buffer.byteLength(text, "utf8") > TASK_LIMITS.resultBytesMax) {
-    throw new Error(`the handler's result exceeds ${TASK_LIMITS.resultBytesMax / 1024} KiB`);
-  }
-  return JSON.parse(text) as JsonValue;
+  // docs/security.md#input-limits: a result is at most 64 KiB; a larger one fails the run rather than bloating the ledger.
+  if (resultTooLarge(value)) throw new Error(resultTooLargeMessage("the handler's"));
+  return JSON.parse(JSON.stringify(value)) as JsonValue;
 }

@@ -11,7 +11,7 @@ import {
 import type { LaunchedRun } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
 import type { JsonValue } from "../../../domain/target.js";
-import { TASK_LIMITS } from "../../../domain/task.js";
+import { resultTooLarge, resultTooLargeMessage } from "../../../application/limits.js";
 import type { HttpReply } from "./pinned-request.js";
 
 /** The receiver's answer, kept as the `cause` of the launch error it led to. */
@@ -83,14 +83,11 @@ function completionOf(reply: HttpReply): Completion {
       : typeof body.error === "string"
         ? body.error
         : JSON.stringify(body.error);
-  if (
-    result !== undefined &&
-    Buffer.byteLength(JSON.stringify(result), "utf8") > TASK_LIMITS.resultBytesMax
-  ) {
+  if (result !== undefined && resultTooLarge(result)) {
     // docs/security.md: a result is at most 64 KiB; as for handlers, a larger one fails the run.
     return {
       status: "failed",
-      error: `the webhook's result exceeds ${TASK_LIMITS.resultBytesMax / 1024} KiB`,
+      error: resultTooLargeMessage("the webhook's"),
     };
   }
   return {

@@ -1,0 +1,108 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- API answers are untyped JSON, checked by the assertions */
+/**
+ * One limits module (src/application/limits.ts, docs/security.md#input-limits): the library and the HTTP
+ * API accept and refuse exactly the same tasks and queries. Every case runs through both surfaces, and
+ * the two answers must agree: accepted by both, or refused by both naming the same limit.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createScheduler } from "../../src/composition.js";
+import type { Scheduler } from "../../src/composition.js";
+import { memoryStore } from "../../src/adapters/storage/memory/memory-store.js";
+import { isPunctualError, LimitExceededError } from "../../src/domain/errors.js";
+import { DEFAULT_LIMITS } from "../../src/application/limits.js";
+import { call, CRON_TASK, startTestServer } from "../adapters/http/http-harness.js";
+import type { TestServer } from "../adapters/http/http-harness.js";
+
+/** A JSON string of exactly `bytes` bytes once serialised. */
+function inputOf(bytes: number): string {
+  return "x".repeat(bytes - 2);
+}
+
+type Outcome = "accepted" | `refused ${string}`;
+
+let library: Scheduler;
+let http: TestServer;
+let token: string;
+let libraryTaskId: string;
+let httpTaskId: string;
+
+async function viaLibrary(action: () => Promise<unknown>): Promise<Outcome> {
+  try {
+    await action();
+    return "accepted";
+  } catch (error) {
+    if (error instanceof LimitExceededError) return `refused ${error.code} ${error.limit}`;
+    if (isPunctualError(error)) return `refused ${error.code}`;
+    throw error;
+  }
+}
+
+async function viaHttp(method: string, path: string, body?: unknown): Promise<Outcome> {
+  const headers: Record<string, string> = method === "PATCH" ? { "if-match": "*" } : {};
+  const answer = await call(http.url, method, path, {
+    token,
+    headers,
+    ...(body === undefined ? {} : { body }),
+  });
+  if (answer.status < 300) return "accepted";
+  const type = String(answer.body.type).split("/").pop() ?? "";
+  const code = type.replaceAll("-", "_");
+  return code === "limit_exceeded"
+    ? `refused ${code} ${String(answer.body.limit)}`
+    : `refused ${code}`;
+}
+
+beforeAll(async () => {
+  library = createScheduler({ store: memoryStore() });
+  http = await startTestServer();
+  token = await http.token("alice");
+  libraryTaskId = (await library.tasks.create(CRON_TASK)).task.id;
+  httpTaskId = (await call(http.url, "POST", "/v1/tasks", { token, body: CRON_TASK })).body.task.id;
+});
+
+afterAll(async () => {
+  await library.stop();
+  await http.stop();
+});
+
+describe("the limits, through the library and the HTTP API alike", () => {
+  const max = DEFAULT_LIMITS.targetInputBytes;
+
+  it.each([
+    ["exactly the limit", max, "accepted"],
+    ["one byte over", max + 1, "refused limit_exceeded target_input"],
+  ])("a target input of %s on create", async (_label, bytes, expected) => {
+    const body = { ...CRON_TASK, target: { kind: "handler", name: "log", input: inputOf(bytes) } };
+    expect(await viaLibrary(() => library.tasks.create(body))).toBe(expected);
+    expect(await viaHttp("POST", "/v1/tasks", body)).toBe(expected);
+  });
+
+  it.each([
+    ["exactly the limit", max, "accepted"],
+    ["one byte over", max + 1, "refused limit_exceeded target_input"],
+  ])("a target input of %s on edit", async (_label, bytes, expected) => {
+    const patch = { target: { kind: "handler", name: "log", input: inputOf(bytes) } };
+    expect(await viaLibrary(() => library.tasks.update(libraryTaskId, patch))).toBe(expected);
+    expect(await viaHttp("PATCH", `/v1/tasks/${httpTaskId}`, patch)).toBe(expected);
+  });
+
+  it.each([
+    [1, "accepted"],
+    [200, "accepted"],
+    [201, "refused limit_exceeded page_size"],
+    [0, "refused limit_exceeded page_size"],
+  ])("a page of %i tasks and of %i runs", async (limit, expected) => {
+    expect(await viaLibrary(() => library.tasks.list({ limit }))).toBe(expected);
+    expect(await viaHttp("GET", `/v1/tasks?limit=${limit}`)).toBe(expected);
+    expect(await viaLibrary(() => library.tasks.runs(libraryTaskId, { limit }))).toBe(expected);
+    expect(await viaHttp("GET", `/v1/tasks/${httpTaskId}/runs?limit=${limit}`)).toBe(expected);
+  });
+
+  it.each([
+    [100, "accepted"],
+    [101, "refused validation_failed"],
+  ])("a preview of %i fires", async (count, expected) => {
+    expect(await viaLibrary(() => library.tasks.preview(libraryTaskId, count))).toBe(expected);
+    expect(await viaHttp("GET", `/v1/tasks/${httpTaskId}/preview?count=${count}`)).toBe(expected);
+  });
+});
