@@ -11,8 +11,8 @@ import type { AgentServerConfig } from "../launchers/agent/agent-servers.js";
 import { parseAllowList } from "../launchers/webhook/address-guard.js";
 import { publicBaseUrl } from "../callbacks/callback-tokens.js";
 import type { Command } from "commander";
-import { POSTGRES_POOLERS } from "../storage/postgres/postgres-store.js";
-import type { PostgresPooler } from "../storage/postgres/postgres-store.js";
+import { POSTGRES_POOLERS } from "../storage/postgres/postgres-pooler.js";
+import type { PostgresPooler } from "../storage/postgres/postgres-pooler.js";
 import type { ProcessIo } from "./process-io.js";
 
 type Env = ProcessIo["env"];

@@ -4,6 +4,7 @@
  * only a shared database has: the database's clock (`referenceClock`, for the runtime's skew
  * correction) and wake-ups over LISTEN/NOTIFY on the wake channel (`wakes`).
  */
+import type { PostgresPooler } from "./postgres-pooler.js";
 import pg from "pg";
 import type {
   MigrationStatus,
@@ -63,8 +64,8 @@ export interface PostgresStoreOptions extends StoreOptions {
 }
 
 /** The poolers punctual knows how to work behind (`PUNCTUAL_PG_POOLER`). */
-export const POSTGRES_POOLERS = ["none", "transaction"] as const;
-export type PostgresPooler = (typeof POSTGRES_POOLERS)[number];
+export { POSTGRES_POOLERS } from "./postgres-pooler.js";
+export type { PostgresPooler } from "./postgres-pooler.js";
 
 export interface PostgresStore extends Store {
   readonly kind: "postgres";

@@ -31,7 +31,9 @@ describe("postgres migration 6 (budget slots)", () => {
     const schema = database.freshSchema();
     const q = `"${schema}"`;
     await migratePostgres(pool, schemaName(schema), POSTGRES_MIGRATIONS.slice(0, 5));
-    // The store's task and owner-command writes are the same on schema 5: make the rows as it would.
+    // The store's run writes are the same on schema 5: make the rows as it would. Its task insert also
+    // writes migration 7's key columns, so they exist only while the rows are made.
+    await pool.query(`ALTER TABLE ${q}.tasks ADD COLUMN task_key text, ADD COLUMN task_group text`);
     const before = await openPostgresStore({
       newId: createIdGenerator(),
       pool,
@@ -49,6 +51,7 @@ describe("postgres migration 6 (budget slots)", () => {
       exclusiveRuns.push((await triggerRun(before, ALL, exclusive.id, key, minute(0, 2)))!.id);
     }
     await before.close();
+    await pool.query(`ALTER TABLE ${q}.tasks DROP COLUMN task_key, DROP COLUMN task_group`);
     // What an older replica left behind: a running and a launching claim, a finished run, and an
     // exclusive running run with a later one of its task queued.
     const claimed = (id: string, status: string) =>
