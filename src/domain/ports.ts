@@ -240,6 +240,18 @@ export interface RunRepository {
   purge(before: Instant, limit: number): Promise<number>;
   /** The earliest `not_before` of a queued run and the earliest deadline, for the coordinator's sleep. */
   nextRunWakeAt(): Promise<Instant | null>;
+  /** The fleet's queue at `now`, every owner's (for metrics: docs/operations.md#metrics). */
+  queueStats(now: Instant): Promise<QueueStats>;
+}
+
+/** What `RunRepository.queueStats` counts. */
+export interface QueueStats {
+  /** Runs `queued`, whether or not their `not_before` has come. */
+  readonly queued: number;
+  /** The earliest `not_before` among queued runs whose `not_before` has come (null: none waiting). */
+  readonly oldestReadyAt: Instant | null;
+  /** Runs `launching` or `running`: the global budget's slots in use. */
+  readonly active: number;
 }
 
 /**

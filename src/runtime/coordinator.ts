@@ -119,6 +119,9 @@ export class Coordinator {
       completed: () => {
         this.#wake.wake();
       },
+      writeFailed: () => {
+        this.#events.emit("store:failed", { operation: "write" });
+      },
     });
   }
 
@@ -185,7 +188,9 @@ export class Coordinator {
   async #pass(): Promise<void> {
     const { dispatch, clock, replicaId } = this.#deps;
     await this.#clockCorrection?.check();
-    await dispatch.heartbeat(replicaId, clock.now());
+    const beatAt = clock.now();
+    await dispatch.heartbeat(replicaId, beatAt);
+    this.#events.emit("coordinator:heartbeat", { at: beatAt });
     if (this.#stopped()) return;
     // Sweep before claiming: a run past its queue timeout is skipped rather than launched, and slots
     // freed by deadlines and reconciled claims are used in the same tick.
@@ -246,6 +251,7 @@ export class Coordinator {
         }
       } catch (error) {
         this.#errorStreak++;
+        this.#events.emit("store:failed", { operation: "tick" });
         if (this.#errorStreak === 1)
           this.#log.error({ err: error }, "coordinator tick failed; backing off");
         sleepUntil = (this.#deps.clock.now() + this.#backoffMs()) as Instant;
@@ -287,10 +293,15 @@ export class Coordinator {
     for (let round = 0; round < this.#opts.admissionRounds; round++) {
       if (this.#stopped()) return;
       if (round > 0) await yieldToEventLoop();
+      const admitStarted = performance.now();
       const report = await this.#deps.dispatch.admitDue(
         this.#deps.clock.now(),
         this.#opts.admissionBatch,
       );
+      this.#events.emit("coordinator:admission", {
+        durationMs: performance.now() - admitStarted,
+        tasks: report.tasks,
+      });
       for (const run of report.cancellations) this.#cancelTarget(run, null);
       if (this.#stopped()) return;
       await this.#claimAndLaunch();
@@ -308,11 +319,16 @@ export class Coordinator {
     for (;;) {
       const room = Math.min(this.#opts.maxInFlight - this.#launches.size, this.#opts.claimBatch);
       if (room <= 0 || this.#stopped()) return;
+      const claimStarted = performance.now();
       const claimed = await this.#deps.dispatch.claim({
         now: this.#deps.clock.now(),
         replicaId: this.#deps.replicaId,
         limit: room,
         handlerNames: this.#deps.handlerNames,
+      });
+      this.#events.emit("coordinator:claim", {
+        durationMs: performance.now() - claimStarted,
+        claimed: claimed.length,
       });
       for (const item of claimed) this.#launches.start(item);
       if (claimed.length < room) return;

@@ -31,6 +31,8 @@ export interface LaunchesDeps {
   readonly cancelTarget: (run: Run, task: Task) => void;
   /** A verdict was recorded: a launch slot is free. */
   readonly completed: () => void;
+  /** A batch of writes failed and will be tried again (for the `store:failed` event). */
+  readonly writeFailed?: () => void;
 }
 
 export class Launches {
@@ -50,6 +52,7 @@ export class Launches {
       maxBatch: deps.writeBatch,
       giveUp: deps.giveUp,
       onFailure: (error) => {
+        deps.writeFailed?.();
         if (this.#storeFailures++ === 0) {
           deps.log.warn({ err: error }, "a store write failed; retrying with back-off");
         }
