@@ -240,7 +240,7 @@ export interface RunRepository {
   purge(before: Instant, limit: number): Promise<number>;
   /** The earliest `not_before` of a queued run and the earliest deadline, for the coordinator's sleep. */
   nextRunWakeAt(): Promise<Instant | null>;
-  /** The fleet's queue at `now`, every owner's (for metrics: docs/operations.md#metrics). */
+  /** The fleet's queue at `now`, every owner's (for metrics: docs/operations.md#metrics-and-probes). */
   queueStats(now: Instant): Promise<QueueStats>;
 }
 

@@ -41,7 +41,7 @@ export interface RunChange {
 export interface RunTaskContext {
   readonly scheduleType: "cron" | "once" | "interval";
   readonly options: TaskOptions;
-  /** The task's target kind, for the `run:changed` event's label (docs/operations.md#metrics). */
+  /** The task's target kind, for the `run:changed` event's label (docs/operations.md#metrics-and-probes). */
   readonly targetKind: TargetKind;
 }
 
