@@ -284,6 +284,11 @@ export interface LaunchRequest {
   readonly task: Task;
   /** Aborted when the launch must stop waiting (timeout, shutdown). */
   readonly signal: AbortSignalLike;
+  /**
+   * The W3C trace context of the launch's span (`traceparent`, `tracestate`), for the target: empty or
+   * absent when tracing is off (docs/operations.md#tracing).
+   */
+  readonly traceHeaders?: Readonly<Record<string, string>>;
 }
 
 /** What a launcher reports for a started run. */

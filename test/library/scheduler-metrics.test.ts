@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { SchedulerMetrics } from "../../src/adapters/metrics/scheduler-metrics.js";
 import { SchedulerEvents } from "../../src/application/scheduler-events.js";
+import { instant } from "../../src/domain/time.js";
 import { createTestScheduler } from "../../src/testing.js";
 
 const T0 = "2026-01-05T00:00:00Z";
@@ -87,7 +88,7 @@ describe("scheduler.metrics()", () => {
       queue: () => {
         reads++;
         if (failing) return Promise.reject(new Error("connection refused"));
-        return Promise.resolve({ queued: 5, oldestReadyAt: now - 30_000, active: 3 });
+        return Promise.resolve({ queued: 5, oldestReadyAt: instant(now - 30_000), active: 3 });
       },
     });
     events.emit("coordinator:heartbeat", { at: now - 1500 });
