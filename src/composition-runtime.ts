@@ -29,6 +29,8 @@ import type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 import { RunWatcher } from "./runtime/run-watcher.js";
 import type { RunWatcherOptions } from "./runtime/run-watcher.js";
 import { WakeSignal } from "./runtime/wake-signal.js";
+import type { TracerProvider } from "@opentelemetry/api";
+import { openTelemetryTracer } from "./adapters/tracing/otel-tracer.js";
 
 export interface SchedulerOptions extends TargetOptions {
   readonly store: StoreFactory;
@@ -49,6 +51,11 @@ export interface SchedulerOptions extends TargetOptions {
   readonly replicaId?: string;
   /** Who the library acts as. @default owner `local` */
   readonly actor?: Actor;
+  /**
+   * Where spans go (docs/operations.md#tracing). @default the provider registered with
+   * `@opentelemetry/api` (an OpenTelemetry SDK's), else none
+   */
+  readonly tracerProvider?: TracerProvider;
 }
 
 /** The running parts of a scheduler, built once its store is open. */
@@ -125,6 +132,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     logger,
     wake,
     events,
+    tracer: openTelemetryTracer(options.tracerProvider),
     ...(options.coordinator === undefined ? {} : { options: options.coordinator }),
     ...(store.wakes === undefined ? {} : { wakes: store.wakes }),
     // Only the system clock is corrected by the store's: a virtual clock is the test's to move.

@@ -32,7 +32,11 @@ import type {
   HandlersOption,
 } from "./adapters/launchers/handler/handler-definition.js";
 import { TokenService } from "./application/token-service.js";
-import type { SchedulerMetrics } from "./adapters/http/metrics.js";
+import type {
+  MetricsOptions,
+  MetricsSources,
+  SchedulerMetrics,
+} from "./adapters/metrics/scheduler-metrics.js";
 import type { RateLimitOptions } from "./adapters/http/rate-limit.js";
 import type { PostgresOptions } from "./adapters/storage/postgres/postgres-store.js";
 import { deerflowApiTarget } from "./adapters/launchers/agent/agent-servers.js";
@@ -89,6 +93,12 @@ export interface Scheduler<I extends HandlerInputMap | null = null> {
    * Returns a function that stops it.
    */
   on<E extends SchedulerEventName>(event: E, listener: SchedulerEventListener<E>): () => void;
+  /**
+   * This scheduler's Prometheus metrics (docs/operations.md#metrics-and-probes), for a service that serves its own
+   * `/metrics`: `const { contentType, body } = await (await scheduler.metrics()).scrape()`. Built (and
+   * prom-client loaded) on the first call, which opens the store; `options` apply to that first call.
+   */
+  metrics(options?: MetricsOptions): Promise<SchedulerMetrics>;
   /** The built runtime (opens the store on first use). */
   runtime(): Promise<SchedulerRuntime>;
 }
@@ -116,8 +126,19 @@ export function createScheduler<const H extends HandlersOption = HandlersOption>
     const rt = await runtime();
     return syncDeclaredSchedules(declaredPort(rt, actor), declaration, apply);
   };
+  let metrics: Promise<SchedulerMetrics> | null = null;
   return {
     runtime,
+    metrics: (metricsOptions) =>
+      (metrics ??= (async () => {
+        const [rt, { SchedulerMetrics }] = await Promise.all([
+          runtime(),
+          import("./adapters/metrics/scheduler-metrics.js"),
+        ]);
+        const built = new SchedulerMetrics(metricsOptions);
+        built.listenTo(rt.events, metricsSources(rt));
+        return built;
+      })()),
     on: (event, listener) => notifications.on(event, listener),
     ...schedulerApi<HandlerInputsOf<H>>(actor, runtime),
     applySchedules,
@@ -270,7 +291,7 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
   ] = await Promise.all([
     import("./adapters/http/http-app.js"),
     import("./adapters/http/idempotency-purger.js"),
-    import("./adapters/http/metrics.js"),
+    import("./adapters/metrics/scheduler-metrics.js"),
     import("./adapters/launchers/agent/agent-observation.js"),
     import("./adapters/http/rate-limit.js"),
   ]);
@@ -281,7 +302,7 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
   // docs/schedules.md#once: a once task must be at least 1 s ahead in the server (0 in the library's domain).
   const policy = { minOnceDelaySeconds: SERVER_MIN_ONCE_DELAY_SECONDS, ...options.policy };
   const runtime = await buildRuntime({ ...options, policy });
-  metrics.listenTo(runtime.events, () => runtime.coordinator.inFlight);
+  metrics.listenTo(runtime.events, metricsSources(runtime));
   const tokens = tokenServiceFor(runtime.store);
   const idempotency = runtime.store.idempotency;
   if (idempotency === undefined)
@@ -361,4 +382,36 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
         }
       })()),
   };
+}
+
+/** What a scheduler's metrics read at scrape time (docs/operations.md#metrics-and-probes). */
+export function metricsSources(rt: SchedulerRuntime): MetricsSources {
+  return {
+    inFlight: () => rt.coordinator.inFlight,
+    budget: () => rt.thresholds.maxConcurrentRuns,
+    queue: () => rt.store.runs.queueStats(rt.clock.now()),
+    now: () => rt.clock.now(),
+  };
+}
+
+/**
+ * Why a replica is not ready (null: ready), as `/readyz` answers it (docs/operations.md#metrics-and-probes): not
+ * started yet, shutting down, the database unreachable, or migrations not current.
+ */
+export async function notReadyReason(
+  rt: SchedulerRuntime,
+  state: { readonly started: boolean; readonly stopping: boolean },
+): Promise<string | null> {
+  if (state.stopping) return "shutting down";
+  if (!state.started) return "starting";
+  try {
+    await rt.store.ping();
+  } catch (error) {
+    return `the database is unreachable: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  const status = await rt.store.migrationStatus();
+  if (!status.current) {
+    return `migrations are not current (pending: ${status.pending.join(", ") || "none"})`;
+  }
+  return null;
 }

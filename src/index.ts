@@ -73,6 +73,8 @@ export type {
 } from "./application/views.js";
 export type { CreatedTask, UpsertedTask } from "./application/task-service.js";
 export type { TaskUpsertInput } from "./application/task-input.js";
+export type { MetricsOptions, SchedulerMetrics } from "./adapters/metrics/scheduler-metrics.js";
+export type { QueueStats } from "./domain/ports.js";
 export type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 export type { RunWatcherOptions } from "./runtime/run-watcher.js";
 export { parseAgentServers } from "./adapters/launchers/agent/agent-servers.js";

@@ -121,7 +121,9 @@ export class DispatchService {
         }),
       (run, task, token) => claimRun(run, { now, token, leaseMs, replicaId }, task.options),
     );
-    for (const item of claimed) this.#events.emit("run:claimed", { run: item.run });
+    for (const item of claimed) {
+      this.#events.emit("run:claimed", { run: item.run, targetKind: item.task.target.kind });
+    }
     return claimed;
   }
 
@@ -148,12 +150,14 @@ export class DispatchService {
   ): Promise<readonly RunChangeResult[]> {
     // The status each request's first `decide` found, for `run:changed`.
     const found: (RunStatus | undefined)[] = [];
+    const kinds: (TargetKind | undefined)[] = [];
     const requests = writes.map((write, i): RunChangeRequest => {
       if (write.kind === "completion") {
         return {
           id: write.runId,
           decide: (run, task) => {
             found[i] ??= run.status;
+            kinds[i] ??= task.targetKind;
             return completeRun(run, write.verdict, { now, task });
           },
         };
@@ -163,6 +167,7 @@ export class DispatchService {
         token: write.token,
         decide: (run, task) => {
           found[i] ??= run.status;
+          kinds[i] ??= task.targetKind;
           return applyLaunchAnswer(run, write.answer, { now, task, policy: this.#policy });
         },
       };
@@ -170,8 +175,14 @@ export class DispatchService {
     const results = await this.#store.runs.changeRuns(requests);
     results.forEach((result, i) => {
       const from = found[i];
-      if (result.kind === "changed" && from !== undefined && from !== result.change.run.status) {
-        this.#events.emit("run:changed", { run: result.change.run, from });
+      const targetKind = kinds[i];
+      if (
+        result.kind === "changed" &&
+        from !== undefined &&
+        targetKind !== undefined &&
+        from !== result.change.run.status
+      ) {
+        this.#events.emit("run:changed", { run: result.change.run, from, targetKind });
       }
     });
     return results;

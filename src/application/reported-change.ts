@@ -32,7 +32,11 @@ export async function changeRunReported(
   });
   if (change === null || seen.from === undefined || seen.task === undefined) return null;
   if (seen.from !== change.run.status) {
-    events.emit("run:changed", { run: change.run, from: seen.from });
+    events.emit("run:changed", {
+      run: change.run,
+      from: seen.from,
+      targetKind: seen.task.target.kind,
+    });
   }
   return { change, task: seen.task };
 }

@@ -8,6 +8,7 @@
 import type { Admission } from "../domain/admission.js";
 import type { TaskId } from "../domain/ids.js";
 import type { Run, RunStatus } from "../domain/run.js";
+import type { TargetKind } from "../domain/target.js";
 
 /** Every event and its payload. */
 export interface SchedulerEventMap {
@@ -20,15 +21,30 @@ export interface SchedulerEventMap {
   /** An admission batch was written: how many tasks it admitted. */
   readonly "admission:batch": { readonly tasks: number };
   /** This replica claimed a queued run for launch (the run is `launching`). */
-  readonly "run:claimed": { readonly run: Run };
+  readonly "run:claimed": { readonly run: Run; readonly targetKind: TargetKind };
   /**
    * A run's status changed in a write this process made: launched, ended (succeeded, failed, timed out,
    * cancelled, skipped by its queue timeout, lost with its replica: see `run.reason`), or queued again.
    * `from` is the status the write found.
    */
-  readonly "run:changed": { readonly run: Run; readonly from: RunStatus };
+  readonly "run:changed": {
+    readonly run: Run;
+    readonly from: RunStatus;
+    readonly targetKind: TargetKind;
+  };
   /** One coordinator pass ended (or failed) after `durationMs` of wall time. */
   readonly "coordinator:tick": { readonly durationMs: number };
+  /** One admission batch written by the coordinator: `tasks` admitted in `durationMs` of wall time. */
+  readonly "coordinator:admission": { readonly durationMs: number; readonly tasks: number };
+  /** One claim by the coordinator: `claimed` runs in `durationMs` of wall time. */
+  readonly "coordinator:claim": { readonly durationMs: number; readonly claimed: number };
+  /** This replica wrote its heartbeat at `at` (its clock). */
+  readonly "coordinator:heartbeat": { readonly at: number };
+  /**
+   * A store call of the coordinator failed and will be tried again: a pass (`tick`) or a batch of launch
+   * answers and verdicts (`write`).
+   */
+  readonly "store:failed": { readonly operation: "tick" | "write" };
 }
 
 export type SchedulerEventName = keyof SchedulerEventMap;
@@ -55,6 +71,10 @@ export class SchedulerEvents implements EventSink {
     "run:claimed": new Set(),
     "run:changed": new Set(),
     "coordinator:tick": new Set(),
+    "coordinator:admission": new Set(),
+    "coordinator:claim": new Set(),
+    "coordinator:heartbeat": new Set(),
+    "store:failed": new Set(),
   };
   readonly #onListenerError: (error: unknown, event: SchedulerEventName) => void;
 

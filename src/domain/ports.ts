@@ -240,6 +240,18 @@ export interface RunRepository {
   purge(before: Instant, limit: number): Promise<number>;
   /** The earliest `not_before` of a queued run and the earliest deadline, for the coordinator's sleep. */
   nextRunWakeAt(): Promise<Instant | null>;
+  /** The fleet's queue at `now`, every owner's (for metrics: docs/operations.md#metrics-and-probes). */
+  queueStats(now: Instant): Promise<QueueStats>;
+}
+
+/** What `RunRepository.queueStats` counts. */
+export interface QueueStats {
+  /** Runs `queued`, whether or not their `not_before` has come. */
+  readonly queued: number;
+  /** The earliest `not_before` among queued runs whose `not_before` has come (null: none waiting). */
+  readonly oldestReadyAt: Instant | null;
+  /** Runs `launching` or `running`: the global budget's slots in use. */
+  readonly active: number;
 }
 
 /**
@@ -272,6 +284,11 @@ export interface LaunchRequest {
   readonly task: Task;
   /** Aborted when the launch must stop waiting (timeout, shutdown). */
   readonly signal: AbortSignalLike;
+  /**
+   * The W3C trace context of the launch's span (`traceparent`, `tracestate`), for the target: empty or
+   * absent when tracing is off (docs/operations.md#tracing).
+   */
+  readonly traceHeaders?: Readonly<Record<string, string>>;
 }
 
 /** What a launcher reports for a started run. */

@@ -12,7 +12,7 @@ import { hashFraction } from "./occurrence.js";
 import type { RetryOptions, TaskOptions } from "./options.js";
 import { moveRun } from "./run.js";
 import type { Run, RunReason } from "./run.js";
-import type { JsonValue } from "./target.js";
+import type { JsonValue, TargetKind } from "./target.js";
 import type { Task, TaskStatus } from "./task.js";
 import type { DurationMs, Instant } from "./time.js";
 
@@ -41,11 +41,13 @@ export interface RunChange {
 export interface RunTaskContext {
   readonly scheduleType: "cron" | "once" | "interval";
   readonly options: TaskOptions;
+  /** The task's target kind, for the `run:changed` event's label (docs/operations.md#metrics-and-probes). */
+  readonly targetKind: TargetKind;
 }
 
 /** A task's `RunTaskContext`. */
 export function runTaskContext(task: Task): RunTaskContext {
-  return { scheduleType: task.schedule.type, options: task.options };
+  return { scheduleType: task.schedule.type, options: task.options, targetKind: task.target.kind };
 }
 
 /**

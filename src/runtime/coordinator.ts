@@ -11,6 +11,8 @@
  */
 import type { DispatchService } from "../application/dispatch-service.js";
 import { NO_EVENTS } from "../application/scheduler-events.js";
+import { NO_TRACING } from "../application/tracing.js";
+import type { Tracer } from "../application/tracing.js";
 import type { EventSink } from "../application/scheduler-events.js";
 import type { ReferenceClock, WakeSource } from "../application/store.js";
 import { exponentialBackoffMs } from "../domain/backoff.js";
@@ -24,6 +26,7 @@ import type { Clock } from "./clock.js";
 import type { Logger } from "../application/logger.js";
 import { silentLogger } from "../application/logger.js";
 import { WakeSignal } from "./wake-signal.js";
+import { inSpan } from "./in-span.js";
 import { Launches } from "./launches.js";
 import { BackgroundWork } from "./background-work.js";
 import { ClockCorrection } from "./clock-correction.js";
@@ -53,6 +56,8 @@ export interface CoordinatorDeps {
   readonly watcher?: { start(): void; stop(): Promise<void> };
   /** Receives `coordinator:tick` after every pass. @default none */
   readonly events?: EventSink;
+  /** Spans for admission batches, claims, launches and verdicts (docs/operations.md#tracing). @default none */
+  readonly tracer?: Tracer;
 }
 
 /** Runs this process executes itself (the handler launcher): what shutdown needs from them. */
@@ -73,6 +78,7 @@ export class Coordinator {
   readonly #log: Logger;
   readonly #wake: WakeSignal;
   readonly #events: EventSink;
+  readonly #tracer: Tracer;
   readonly #opts: Required<CoordinatorOptions>;
   readonly #stopController = new AbortController();
   readonly #launches: Launches;
@@ -94,6 +100,7 @@ export class Coordinator {
     this.#log = deps.logger ?? silentLogger;
     this.#wake = deps.wake ?? new WakeSignal();
     this.#events = deps.events ?? NO_EVENTS;
+    this.#tracer = deps.tracer ?? NO_TRACING;
     this.#background = new BackgroundWork(this.#log);
     this.#clockCorrection =
       deps.referenceClock === undefined || deps.applyClockOffset === undefined
@@ -118,6 +125,10 @@ export class Coordinator {
       },
       completed: () => {
         this.#wake.wake();
+      },
+      ...(deps.tracer === undefined ? {} : { tracer: deps.tracer }),
+      writeFailed: () => {
+        this.#events.emit("store:failed", { operation: "write" });
       },
     });
   }
@@ -185,7 +196,9 @@ export class Coordinator {
   async #pass(): Promise<void> {
     const { dispatch, clock, replicaId } = this.#deps;
     await this.#clockCorrection?.check();
-    await dispatch.heartbeat(replicaId, clock.now());
+    const beatAt = clock.now();
+    await dispatch.heartbeat(replicaId, beatAt);
+    this.#events.emit("coordinator:heartbeat", { at: beatAt });
     if (this.#stopped()) return;
     // Sweep before claiming: a run past its queue timeout is skipped rather than launched, and slots
     // freed by deadlines and reconciled claims are used in the same tick.
@@ -246,6 +259,7 @@ export class Coordinator {
         }
       } catch (error) {
         this.#errorStreak++;
+        this.#events.emit("store:failed", { operation: "tick" });
         if (this.#errorStreak === 1)
           this.#log.error({ err: error }, "coordinator tick failed; backing off");
         sleepUntil = (this.#deps.clock.now() + this.#backoffMs()) as Instant;
@@ -287,10 +301,19 @@ export class Coordinator {
     for (let round = 0; round < this.#opts.admissionRounds; round++) {
       if (this.#stopped()) return;
       if (round > 0) await yieldToEventLoop();
-      const report = await this.#deps.dispatch.admitDue(
-        this.#deps.clock.now(),
-        this.#opts.admissionBatch,
+      const admitStarted = performance.now();
+      const admitSpan = this.#tracer.startSpan("punctual.admission", {
+        "punctual.admission.limit": this.#opts.admissionBatch,
+      });
+      const report = await inSpan(
+        admitSpan,
+        () => this.#deps.dispatch.admitDue(this.#deps.clock.now(), this.#opts.admissionBatch),
+        (admitted) => ({ "punctual.admission.tasks": admitted.tasks }),
       );
+      this.#events.emit("coordinator:admission", {
+        durationMs: performance.now() - admitStarted,
+        tasks: report.tasks,
+      });
       for (const run of report.cancellations) this.#cancelTarget(run, null);
       if (this.#stopped()) return;
       await this.#claimAndLaunch();
@@ -308,13 +331,27 @@ export class Coordinator {
     for (;;) {
       const room = Math.min(this.#opts.maxInFlight - this.#launches.size, this.#opts.claimBatch);
       if (room <= 0 || this.#stopped()) return;
-      const claimed = await this.#deps.dispatch.claim({
-        now: this.#deps.clock.now(),
-        replicaId: this.#deps.replicaId,
-        limit: room,
-        handlerNames: this.#deps.handlerNames,
+      const claimStarted = performance.now();
+      const claimSpan = this.#tracer.startSpan("punctual.claim", {
+        "punctual.claim.limit": room,
+        "punctual.replica.id": this.#deps.replicaId,
       });
-      for (const item of claimed) this.#launches.start(item);
+      const claimed = await inSpan(
+        claimSpan,
+        () =>
+          this.#deps.dispatch.claim({
+            now: this.#deps.clock.now(),
+            replicaId: this.#deps.replicaId,
+            limit: room,
+            handlerNames: this.#deps.handlerNames,
+          }),
+        (runs) => ({ "punctual.claim.runs": runs.length }),
+      );
+      this.#events.emit("coordinator:claim", {
+        durationMs: performance.now() - claimStarted,
+        claimed: claimed.length,
+      });
+      for (const item of claimed) this.#launches.start(item, claimSpan);
       if (claimed.length < room) return;
       // Let the launches just started answer and queue their writes before claiming more.
       await yieldToEventLoop();

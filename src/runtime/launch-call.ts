@@ -21,6 +21,8 @@ export interface LaunchCallRequest {
   readonly log: Logger;
   readonly run: Run;
   readonly task: Task;
+  /** The launch span's trace context, passed to the launcher for the target. */
+  readonly traceHeaders?: Readonly<Record<string, string>>;
   /** A verdict the launcher gives after the call was given up on. */
   readonly onLateCompletion: (verdict: CompletionVerdict) => void;
 }
@@ -53,6 +55,7 @@ export async function callLauncher(request: LaunchCallRequest): Promise<LaunchAn
     .launch({
       run,
       task,
+      ...(request.traceHeaders === undefined ? {} : { traceHeaders: request.traceHeaders }),
       get signal() {
         return stop.signal;
       },

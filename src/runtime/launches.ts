@@ -7,6 +7,8 @@
  */
 import type { DispatchService } from "../application/dispatch-service.js";
 import type { Logger } from "../application/logger.js";
+import { NO_TRACING } from "../application/tracing.js";
+import type { TraceSpan, Tracer } from "../application/tracing.js";
 import type { RunId } from "../domain/ids.js";
 import type { ClaimedRun, RunChangeResult, RunLauncher } from "../domain/ports.js";
 import type { CompletionVerdict } from "../domain/run-change.js";
@@ -31,6 +33,26 @@ export interface LaunchesDeps {
   readonly cancelTarget: (run: Run, task: Task) => void;
   /** A verdict was recorded: a launch slot is free. */
   readonly completed: () => void;
+  /** A batch of writes failed and will be tried again (for the `store:failed` event). */
+  readonly writeFailed?: () => void;
+  /** Spans for each launch and each verdict written here (docs/operations.md#tracing). @default none */
+  readonly tracer?: Tracer;
+}
+
+/** Launch spans kept for the verdicts that follow them, at most (the oldest are forgotten first). */
+const KEPT_LAUNCH_SPANS = 10_000;
+
+/** What a span says of a run: its ids, the task's key, the attempt (bounded values only). */
+function runAttributes(run: Run, task: Task): Record<string, string | number> {
+  return {
+    "punctual.run.id": run.id,
+    "punctual.task.id": run.taskId,
+    ...(task.key === null ? {} : { "punctual.task.key": task.key }),
+    "punctual.run.attempt": run.attempt,
+    "punctual.run.trigger": run.trigger,
+    "punctual.run.scheduled_for": new Date(run.scheduledFor).toISOString(),
+    "punctual.target.kind": task.target.kind,
+  };
 }
 
 export class Launches {
@@ -41,15 +63,20 @@ export class Launches {
   readonly #writes: RunWriteQueue;
   /** Consecutive failed store writes, for logging once per streak. */
   #storeFailures = 0;
+  readonly #tracer: Tracer;
+  /** Each launch's span, for the verdict's span that follows it (bounded, insertion order). */
+  readonly #launchSpans = new Map<RunId, TraceSpan>();
 
   constructor(deps: LaunchesDeps) {
     this.#deps = deps;
+    this.#tracer = deps.tracer ?? NO_TRACING;
     this.#writes = new RunWriteQueue({
       clock: deps.clock,
       write: (writes) => deps.dispatch.recordRunWrites(writes, deps.clock.now()),
       maxBatch: deps.writeBatch,
       giveUp: deps.giveUp,
       onFailure: (error) => {
+        deps.writeFailed?.();
         if (this.#storeFailures++ === 0) {
           deps.log.warn({ err: error }, "a store write failed; retrying with back-off");
         }
@@ -79,7 +106,8 @@ export class Launches {
   }
 
   /** Launches a claimed run in the background. */
-  start(item: ClaimedRun): void {
+  /** Launches `item` (claimed by the claim `claimSpan` traced, if any) in the background. */
+  start(item: ClaimedRun, claimSpan?: TraceSpan): void {
     const id = item.run.id;
     let answered: () => void = () => undefined;
     this.#answered.set(
@@ -88,7 +116,7 @@ export class Launches {
         answered = resolve;
       }),
     );
-    const launch = this.#launch(item, answered).finally(() => {
+    const launch = this.#launch(item, answered, claimSpan).finally(() => {
       answered();
       this.#answered.delete(id);
       this.#inFlight.delete(id);
@@ -105,8 +133,16 @@ export class Launches {
     // Queued behind the launch answer: both may be written in one batch, the launch first.
     const answered = this.#answered.get(runId) ?? Promise.resolve();
     const write = answered.then(async () => {
-      const result = await this.#writes.enqueue({ kind: "completion", runId, verdict }, null);
-      if (result.kind === "refused") throw result.error;
+      const span = this.#completionSpan(runId, verdict);
+      try {
+        const result = await this.#writes.enqueue({ kind: "completion", runId, verdict }, null);
+        if (result.kind === "refused") {
+          span.fail(result.error.message);
+          throw result.error;
+        }
+      } finally {
+        span.end();
+      }
       this.#deps.completed();
     });
     return this.#deps.background.track(write, { runId }, "could not record a completion");
@@ -116,11 +152,48 @@ export class Launches {
    * Launches one claimed run and records the outcome, fenced by its claim token (docs/semantics.md#launch), through the
    * write queue; `answered` is called once the answer is queued, so that a verdict queues behind it.
    */
-  async #launch({ run, task }: ClaimedRun, answered: () => void): Promise<void> {
+  /** A span for the verdict of `runId`, the child of its launch's span when this replica launched it. */
+  #completionSpan(runId: RunId, verdict: CompletionVerdict): TraceSpan {
+    const parent = this.#launchSpans.get(runId);
+    this.#launchSpans.delete(runId);
+    return this.#tracer.startSpan(
+      "punctual.complete",
+      { "punctual.run.id": runId, "punctual.run.verdict": verdict.status },
+      parent === undefined ? {} : { parent },
+    );
+  }
+
+  #keepLaunchSpan(runId: RunId, span: TraceSpan): void {
+    if (this.#launchSpans.size >= KEPT_LAUNCH_SPANS) {
+      const oldest = this.#launchSpans.keys().next();
+      if (oldest.done !== true) this.#launchSpans.delete(oldest.value);
+    }
+    this.#launchSpans.set(runId, span);
+  }
+
+  async #launch(
+    { run, task }: ClaimedRun,
+    answered: () => void,
+    claimSpan: TraceSpan | undefined,
+  ): Promise<void> {
+    const span = this.#tracer.startSpan(
+      "punctual.launch",
+      runAttributes(run, task),
+      claimSpan === undefined ? {} : { links: [claimSpan] },
+    );
+    try {
+      await this.#launchTraced(run, task, answered, span);
+    } finally {
+      span.end();
+    }
+  }
+
+  async #launchTraced(run: Run, task: Task, answered: () => void, span: TraceSpan): Promise<void> {
     const { dispatch, clock, log } = this.#deps;
     const token = run.claimToken;
     if (token === null) return;
     const { outcome, completion } = await callLauncher({
+      traceHeaders: span.headers,
       launcher: this.#deps.launcher,
       clock,
       leaseMs: dispatch.policy.leaseMs,
@@ -139,6 +212,9 @@ export class Launches {
         );
       },
     });
+    span.setAttributes({ "punctual.launch.outcome": outcome.kind });
+    if (outcome.kind === "failed" || outcome.kind === "indeterminate") span.fail(outcome.message);
+    if (outcome.kind === "launched" && completion === undefined) this.#keepLaunchSpan(run.id, span);
     // A store outage must not strand a launched run: the queue retries until the lease ends (then the
     // claim is reconciled by whoever sweeps it, never launched again blindly). A verdict known at launch
     // is recorded with it, only if the launch leaves the run running.
@@ -164,6 +240,16 @@ export class Launches {
       return;
     }
     if (result.kind === "changed") {
+      if (completion !== undefined) {
+        // The verdict came with the launch answer (a webhook's 2xx) and was written with it.
+        this.#tracer
+          .startSpan(
+            "punctual.complete",
+            { "punctual.run.id": run.id, "punctual.run.verdict": completion.status },
+            { parent: span },
+          )
+          .end();
+      }
       if (result.change.cancelTarget === true) this.#deps.cancelTarget(result.change.run, task);
     } else if (result.kind === "refused" && result.error.code === "lease_lost") {
       log.warn(

@@ -672,6 +672,7 @@ function interleavingStore(store: Store, between: () => Promise<void>): Store {
     findLostHandlerRuns: (since, limit) => runs.findLostHandlerRuns(since, limit),
     purge: (before, limit) => runs.purge(before, limit),
     nextRunWakeAt: () => runs.nextRunWakeAt(),
+    queueStats: (now) => runs.queueStats(now),
   };
   return {
     kind: store.kind,

@@ -130,8 +130,8 @@ describe("the layer scan", () => {
     ],
     [
       "runtime/probe.ts",
-      'import { SchedulerMetrics } from "../adapters/http/metrics.js";',
-      "the runtime imports adapters/http/metrics.ts",
+      'import { SchedulerMetrics } from "../adapters/metrics/scheduler-metrics.js";',
+      "the runtime imports adapters/metrics/scheduler-metrics.ts",
     ],
     [
       "adapters/http/probe.ts",

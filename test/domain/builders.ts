@@ -159,7 +159,7 @@ export function buildTask(overrides: Partial<Task> = {}): Task {
 
 /** What run transitions need to know about `task`. */
 export function taskContext(task: Task = buildTask()): RunTaskContext {
-  return { scheduleType: task.schedule.type, options: task.options };
+  return { scheduleType: task.schedule.type, options: task.options, targetKind: task.target.kind };
 }
 
 /** A context for run transitions with the given schedule type and options. */
@@ -167,7 +167,7 @@ export function ctxOf(
   scheduleType: RunTaskContext["scheduleType"] = "interval",
   opts: OptionOverrides = {},
 ): RunTaskContext {
-  return { scheduleType, options: options(opts) };
+  return { scheduleType, options: options(opts), targetKind: "handler" };
 }
 
 /** A queued scheduled run of TASK_ID for T0, on its own fresh thread, with any field replaced. */

@@ -19,6 +19,7 @@ import { registerHandlers } from "../launchers/handler/handler-definition.js";
 import type { HandlersOption } from "../launchers/handler/handler-definition.js";
 import { stopDeadlineMs, thresholdsOf, withThresholdOptions } from "./threshold-options.js";
 import type { ThresholdFlags } from "./threshold-options.js";
+import type { ProbeServer } from "../metrics/probe-server.js";
 
 /** The process around the command (injected in tests). */
 export type WorkerIo = ProcessIo;
@@ -27,6 +28,24 @@ interface WorkerOptions extends PoolerFlags, ThresholdFlags {
   readonly handlers: string;
   readonly database?: string;
   readonly logLevel?: string;
+  readonly metricsPort?: string;
+  readonly metricsHost?: string;
+}
+
+/** Where `--metrics-port` listens, or null when no probe listener is wanted. */
+function probeAddressOf(
+  options: WorkerOptions,
+  io: WorkerIo,
+): { readonly port: number; readonly host: string } | null {
+  const portText = options.metricsPort ?? io.env["PUNCTUAL_METRICS_PORT"];
+  if (portText === undefined || portText === "") return null;
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) {
+    throw usage(io, `--metrics-port must be a port number, not "${portText}"`);
+  }
+  return {
+    port: Number(portText),
+    host: options.metricsHost ?? io.env["PUNCTUAL_METRICS_HOST"] ?? "127.0.0.1",
+  };
 }
 
 /** A usage problem: one line on stderr, exit 2. */
@@ -40,6 +59,7 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
   const url = databaseUrlOf(options.database, io.env);
   const thresholds = thresholdsOf(options, io.env, (message) => usage(io, message));
   const pooler = poolerSettingsOf(options, io.env, (message) => usage(io, message));
+  const probeAddress = probeAddressOf(options, io);
   let handlers: HandlersOption;
   try {
     handlers = await loadHandlers(options.handlers, io.cwd);
@@ -49,7 +69,8 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
   const logger = io.logger(options.logLevel ?? io.env.PUNCTUAL_LOG_LEVEL ?? "info");
   const targets = targetOptionsOf(io.env, (message) => usage(io, message));
   // Loaded only now, after the flags are checked: the least a worker parses before it listens for signals.
-  const { createScheduler, storeFromDatabaseUrl } = await import("../../composition.js");
+  const { createScheduler, notReadyReason, storeFromDatabaseUrl } =
+    await import("../../composition.js");
   const scheduler = createScheduler({
     store: storeFromDatabaseUrl(url, pooler),
     handlers,
@@ -58,11 +79,26 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
     policy: thresholds.policy,
     coordinator: thresholds.coordinator,
   });
+  const state = { started: false, stopping: false };
+  let probes: ProbeServer | null = null;
   return runUntilSignal({
     io,
     logger,
-    start: () => scheduler.start(),
+    start: async () => {
+      await scheduler.start();
+      if (probeAddress === null) return;
+      // Loaded only when asked for: a worker without --metrics-port never parses prom-client.
+      const [metrics, rt, { createProbeServer }] = await Promise.all([
+        scheduler.metrics(),
+        scheduler.runtime(),
+        import("../metrics/probe-server.js"),
+      ]);
+      probes = createProbeServer({ metrics, notReady: () => notReadyReason(rt, state) });
+      const at = await probes.listen(probeAddress.port, probeAddress.host);
+      logger.info({ url: at }, "metrics and probes listening (/metrics, /healthz, /readyz)");
+    },
     started: async () => {
+      state.started = true;
       const rt = await scheduler.runtime();
       logger.info(
         {
@@ -74,7 +110,15 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
         "punctual worker started",
       );
     },
-    stop: () => scheduler.stop(),
+    stop: async () => {
+      // `/readyz` says 503 from the first moment of the drain; the listener closes once it is done.
+      state.stopping = true;
+      try {
+        await scheduler.stop();
+      } finally {
+        await probes?.close();
+      }
+    },
     stopWithinMs: stopDeadlineMs(thresholds),
     stopping:
       "stopping: no new claims; in-flight launches and handlers may finish (signal again to exit now)",
@@ -97,6 +141,14 @@ export function workerCommand(io: WorkerIo = processIo): Command {
     );
   return withThresholdOptions(command, "worker")
     .option("--log-level <level>", "pino log level (default: $PUNCTUAL_LOG_LEVEL, else info)")
+    .option(
+      "--metrics-port <n>",
+      "serve /metrics, /healthz and /readyz on this port (default: $PUNCTUAL_METRICS_PORT, else none; 0 picks a free one)",
+    )
+    .option(
+      "--metrics-host <host>",
+      "interface of the metrics port (default: $PUNCTUAL_METRICS_HOST, else 127.0.0.1)",
+    )
     .exitOverride()
     .action(async (options: WorkerOptions) => {
       const code = await runWorker(options, io);

@@ -11,7 +11,7 @@ import type { IdempotencyRepository } from "../../application/idempotency-reposi
 import type { TaskService } from "../../application/task-service.js";
 import type { TokenService } from "../../application/token-service.js";
 import type { Instant } from "../../domain/time.js";
-import { SchedulerMetrics } from "./metrics.js";
+import { SchedulerMetrics } from "../metrics/scheduler-metrics.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import {
   BODY_LIMIT_BYTES,

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { MigrationStatus } from "../../application/store.js";
 import { DOCS_PAGE } from "./docs-page.js";
-import type { SchedulerMetrics } from "./metrics.js";
+import type { SchedulerMetrics } from "../metrics/scheduler-metrics.js";
 import { HttpProblem } from "./problem.js";
 import { defineRoute } from "./route-spec.js";
 import type { RouteSpec } from "./route-spec.js";

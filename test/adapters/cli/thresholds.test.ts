@@ -28,7 +28,7 @@ const CASES: Readonly<Record<string, { value: string; shows: Record<string, unkn
   retention: { value: "P2D", shows: { retentionMs: 2 * 86_400_000 } },
   tick: { value: "250ms", shows: { tickMs: 250 } },
   "sweep-period": { value: "PT2S", shows: { sweepMs: 2000 } },
-  "shutdown-grace": { value: "3", shows: { shutdownTimeoutMs: 3000 } },
+  "shutdown-grace": { value: "3s", shows: { shutdownTimeoutMs: 3000 } },
   "liveness-timeout": { value: "PT15S", shows: { livenessTimeoutMs: 15_000 } },
   "rate-limit": { value: "50/5", shows: { rateLimit: { burst: 50, perSecond: 5 } } },
 };

@@ -106,6 +106,23 @@ describe("AgentLauncher.launch: the request", () => {
     });
   });
 
+  it("puts the launch span's trace context in the run's metadata (docs/operations.md#tracing)", async () => {
+    const server = await fake();
+    const launcher = launcherFor(server);
+    const task = agentTask();
+    const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    await launcher.launch({
+      run: agentRun(task),
+      task,
+      signal: new AbortController().signal,
+      traceHeaders: { traceparent, tracestate: "vendor=1" },
+    });
+    const metadata = onlyCreateBody(server)["metadata"] as Record<string, unknown>;
+    expect(metadata["traceparent"]).toBe(traceparent);
+    expect(metadata["tracestate"]).toBe("vendor=1");
+    expect(typeof metadata["punctual_run_id"]).toBe("string");
+  });
+
   it("leaves if_not_exists out for a reused thread, which must already exist", async () => {
     const server = await fake();
     const threadId = crypto.randomUUID();

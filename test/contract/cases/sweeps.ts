@@ -220,5 +220,39 @@ export function describeSweeps(ctx: ContractContext): void {
       await triggerRun(store, ALL, task.id, "b", minute(5));
       expect(await store.runs.nextRunWakeAt()).toBe(minute(5));
     });
+
+    it("counts the fleet's queue: queued runs, the oldest one ready, and the slots in use", async () => {
+      const store = ctx.store();
+      expect(await store.runs.queueStats(minute(1))).toEqual({
+        queued: 0,
+        oldestReadyAt: null,
+        active: 0,
+      });
+      const task = await insertTask(store, IDLE);
+      for (const [key, when] of [
+        ["a", minute(0, 1)],
+        ["b", minute(0, 30)],
+        ["c", minute(0, 40)],
+        ["later", minute(9)],
+      ] as const) {
+        await triggerRun(store, ALL, task.id, key, when);
+      }
+      // Nothing ready before the first not_before; the one not yet due counts as queued, never as ready.
+      expect(await store.runs.queueStats(minute(0))).toEqual({
+        queued: 4,
+        oldestReadyAt: null,
+        active: 0,
+      });
+      const [first] = await claimDue(store, minute(1), LEASE);
+      expect(first).toBeDefined();
+      expect(await store.runs.queueStats(minute(1))).toEqual({
+        queued: 3,
+        oldestReadyAt: minute(0, 30),
+        active: 1,
+      });
+      await recordLaunch(store, first!, minute(1, 1));
+      await recordCompletion(store, first!.run.id, { status: "succeeded" }, minute(1, 2));
+      expect(await store.runs.queueStats(minute(1, 2))).toMatchObject({ queued: 3, active: 0 });
+    });
   });
 }

@@ -94,7 +94,7 @@ export class AgentLauncher implements RunLauncher {
     return task.target.kind === "agent";
   }
 
-  async launch({ run, task, signal }: LaunchRequest): Promise<LaunchedRun> {
+  async launch({ run, task, signal, traceHeaders }: LaunchRequest): Promise<LaunchedRun> {
     try {
       const { server, target } = this.#resolve(task);
       if (signal.aborted) {
@@ -103,7 +103,7 @@ export class AgentLauncher implements RunLauncher {
         });
       }
       const webhook = server.webhooks ? this.#hookUrl(run, task) : null;
-      const body = createRunBody({ server, target, run, task, webhook });
+      const body = createRunBody({ server, target, run, task, webhook, traceHeaders });
       const path = agentPath("threads", run.threadId, "runs");
       let reply: AgentReply;
       try {

@@ -42,6 +42,8 @@ export interface CreateRunParts {
   readonly task: Task;
   /** The URL the server should call when the run ends, or null for none. */
   readonly webhook: string | null;
+  /** The launch span's `traceparent`/`tracestate`, put in the run's metadata (docs/operations.md#tracing). */
+  readonly traceHeaders?: Readonly<Record<string, string>> | undefined;
 }
 
 /** Whether this launch lets the server create the thread (fresh threads; DeerFlow always creates). */
@@ -59,7 +61,7 @@ export function createRunBody(parts: CreateRunParts): CreateRunBody {
     assistant_id: target.assistantId,
     input: target.input,
     multitask_strategy: "reject",
-    metadata: punctualMetadata(run),
+    metadata: { ...punctualMetadata(run), ...parts.traceHeaders },
     ...knobsBody(targetKnobs(server.knobs, target)),
     ...(createsThread(server, task) ? { if_not_exists: "create" as const } : {}),
     ...(server.webhooks && parts.webhook !== null ? { webhook: parts.webhook } : {}),

@@ -54,6 +54,8 @@ interface Exchange {
   readonly task: Task;
   readonly body: string;
   readonly signal: AbortSignalLike;
+  /** The launch span's `traceparent`/`tracestate` (docs/operations.md#tracing): sent as headers. */
+  readonly traceHeaders?: Readonly<Record<string, string>>;
 }
 
 export class WebhookLauncher implements RunLauncher {
@@ -73,7 +75,7 @@ export class WebhookLauncher implements RunLauncher {
     this.#log = options.logger ?? silentLogger;
   }
 
-  async launch({ run, task, signal }: LaunchRequest): Promise<LaunchedRun> {
+  async launch({ run, task, signal, traceHeaders }: LaunchRequest): Promise<LaunchedRun> {
     try {
       const target = webhookTargetOf(task);
       if (signal.aborted) {
@@ -92,6 +94,7 @@ export class WebhookLauncher implements RunLauncher {
         task,
         body,
         signal,
+        ...(traceHeaders === undefined ? {} : { traceHeaders }),
       });
       return interpretReply(reply, run);
     } catch (error) {
@@ -179,7 +182,8 @@ export class WebhookLauncher implements RunLauncher {
       return await sendPinned({
         url,
         method: exchange.method,
-        headers,
+        // The trace context continues the launch's trace in the receiver (a target's own header loses).
+        headers: { ...headers, ...exchange.traceHeaders },
         body: exchange.body,
         address,
         signal: controller.signal,

@@ -17,6 +17,7 @@ import type {
   RunChangeResult,
   RunQuery,
   RunRepository,
+  QueueStats,
 } from "../../../domain/ports.js";
 import type { TargetKind } from "../../../domain/target.js";
 import type { Run } from "../../../domain/run.js";
@@ -296,6 +297,22 @@ export class MemoryRunRepository implements RunRepository {
         deleted += runs.length + 1;
       }
       return deleted;
+    });
+  }
+
+  queueStats(now: Instant): Promise<QueueStats> {
+    return this.#tables.atomically(() => {
+      let queued = 0;
+      let active = 0;
+      let oldestReadyAt: Instant | null = null;
+      for (const run of this.#tables.activeRuns()) {
+        if (run.status !== "queued") active++;
+        else {
+          queued++;
+          if (run.notBefore <= now) oldestReadyAt = earliest(oldestReadyAt, run.notBefore);
+        }
+      }
+      return { queued, oldestReadyAt, active };
     });
   }
 

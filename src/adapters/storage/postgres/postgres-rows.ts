@@ -185,14 +185,17 @@ export function taskFromRow(value: unknown): Task {
   };
 }
 
-/** What run transitions need of a task, read as `id, schedule_type, options`. */
+/** What run transitions need of a task, read as `id, schedule_type, options, target_kind`. */
 export function runTaskContextFromRow(value: unknown): RunTaskContext {
   const row = record(value);
   return {
     scheduleType: oneOf(SCHEDULE_TYPES, row, "schedule_type"),
     options: present(row, "options") as TaskOptions,
+    targetKind: oneOf(TARGET_KINDS, row, "target_kind"),
   };
 }
+
+const TARGET_KINDS = ["agent", "webhook", "handler"] as const;
 
 const SCHEDULE_TYPES = ["cron", "once", "interval"] as const;
 

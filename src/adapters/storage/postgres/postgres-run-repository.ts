@@ -13,6 +13,7 @@ import type {
   Page,
   RunChangeRequest,
   RunChangeResult,
+  QueueStats,
   RunQuery,
   RunRepository,
 } from "../../../domain/ports.js";
@@ -245,6 +246,16 @@ export class PostgresRunRepository implements RunRepository {
     });
   }
 
+  async queueStats(now: Instant): Promise<QueueStats> {
+    const result = await this.#ctx.pool.query(this.#sql.queueStats, [now]);
+    const row = record(result.rows[0]);
+    return {
+      queued: integer(row, "queued"),
+      oldestReadyAt: instantOrNull(row, "oldest_ready_at"),
+      active: integer(row, "active"),
+    };
+  }
+
   async nextRunWakeAt(): Promise<Instant | null> {
     const result = await this.#ctx.pool.query(this.#sql.nextWake);
     return instantOrNull(record(result.rows[0]), "at");
@@ -278,10 +289,10 @@ function buildStatements(ctx: PostgresContext) {
     // task of a 10,000-task burst, or every run of a table never analyzed, to lock 200). The ids are
     // locked in id order: tasks first, then runs.
     lockTasksOfRuns: prepared(
-      `SELECT t.id, t.schedule_type, t.options FROM (SELECT DISTINCT k.task_id` +
+      `SELECT t.id, t.schedule_type, t.options, t.target_kind FROM (SELECT DISTINCT k.task_id` +
         ` FROM unnest($1::text[]) AS w(id)` +
         ` CROSS JOIN LATERAL (SELECT task_id FROM ${runs} AS p WHERE p.id = w.id OFFSET 0) AS k` +
-        ` ORDER BY k.task_id) AS w CROSS JOIN LATERAL (SELECT id, schedule_type, options` +
+        ` ORDER BY k.task_id) AS w CROSS JOIN LATERAL (SELECT id, schedule_type, options, target_kind` +
         ` FROM ${tasks} AS p WHERE p.id = w.task_id FOR UPDATE) AS t`,
     ),
     lockRuns: prepared(
@@ -347,6 +358,14 @@ function buildStatements(ctx: PostgresContext) {
       ` gone AS (DELETE FROM ${tasks} AS t USING doomed WHERE t.id = doomed.id RETURNING t.id)` +
       ` SELECT ((SELECT count(*) FROM gone) + (SELECT count(*) FROM ${runs} AS r` +
       ` WHERE r.task_id IN (SELECT id FROM doomed)))::int4 AS purged`,
+    // Each count over its partial index (runs_queue_idx, runs_deadline_idx): never the whole table.
+    queueStats:
+      `SELECT (SELECT count(*) FROM ${runs} WHERE status = 'queued')::int8 AS queued,` +
+      ` ${timestampToMs(
+        `(SELECT min(not_before) FROM ${runs} WHERE status = 'queued'` +
+          ` AND not_before <= ${msToTimestamp("$1::int8")})`,
+      )} AS oldest_ready_at,` +
+      ` (SELECT count(*) FROM ${runs} WHERE status IN ('launching', 'running'))::int8 AS active`,
     nextWake: `SELECT ${timestampToMs(
       `LEAST((SELECT min(not_before) FROM ${runs} WHERE status = 'queued'),` +
         ` (SELECT min(claim_expires_at) FROM ${runs} WHERE status = 'launching'),` +

@@ -208,18 +208,21 @@ export interface TaskContextRow {
   readonly id: string;
   readonly schedule_type: string;
   readonly options: string;
+  readonly target_kind: string;
 }
 
 export const TASK_CONTEXT_COLUMNS: readonly (keyof TaskContextRow)[] = [
   "id",
   "schedule_type",
   "options",
+  "target_kind",
 ];
 
 export function runTaskContextFromRow(row: TaskContextRow): RunTaskContext {
   return {
     scheduleType: row.schedule_type as RunTaskContext["scheduleType"],
     options: JSON.parse(row.options) as TaskOptions,
+    targetKind: row.target_kind as RunTaskContext["targetKind"],
   };
 }
 

@@ -16,6 +16,7 @@ import type {
   Page,
   RunChangeRequest,
   RunChangeResult,
+  QueueStats,
   RunQuery,
   RunRepository,
 } from "../../../domain/ports.js";
@@ -292,6 +293,10 @@ export class SqliteRunRepository implements RunRepository {
 
   nextRunWakeAt(): Promise<Instant | null> {
     return settle(() => this.#sweeps.nextRunWakeAt());
+  }
+
+  queueStats(now: Instant): Promise<QueueStats> {
+    return settle(() => this.#sweeps.queueStats(now));
   }
 
   /**

@@ -4,7 +4,7 @@
  * query walks a named partial index, so its cost follows the rows due, not the size of the history.
  */
 import type { RunId } from "../../../domain/ids.js";
-import type { ClaimedRun } from "../../../domain/ports.js";
+import type { ClaimedRun, QueueStats } from "../../../domain/ports.js";
 import type { Task } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
@@ -30,6 +30,10 @@ export class SqliteRunSweeps {
   readonly #deleteRunsOf: Statement<[string]>;
   readonly #deleteTask: Statement<[string]>;
   readonly #wake: Statement<[], { wake: number | null }>;
+  readonly #queueStats: Statement<
+    [number],
+    { queued: number; oldest_ready_at: number | null; active: number }
+  >;
 
   constructor(options: {
     db: SqliteDatabase;
@@ -91,6 +95,11 @@ export class SqliteRunSweeps {
          UNION ALL
          SELECT min(deadline_at) FROM runs WHERE status IN ${SLOT} AND status = 'running')`,
     );
+    this.#queueStats = db.prepare(
+      `SELECT (SELECT count(*) FROM runs WHERE status = 'queued') AS queued,
+         (SELECT min(not_before) FROM runs WHERE status = 'queued' AND not_before <= ?) AS oldest_ready_at,
+         (SELECT count(*) FROM runs WHERE status IN ${SLOT}) AS active`,
+    );
   }
 
   expiredClaims(now: Instant, limit: number): ClaimedRun[] {
@@ -140,6 +149,16 @@ export class SqliteRunSweeps {
       }
       return deleted;
     });
+  }
+
+  queueStats(now: Instant): QueueStats {
+    const row = this.#queueStats.get(now);
+    if (row === undefined) return { queued: 0, oldestReadyAt: null, active: 0 };
+    return {
+      queued: row.queued,
+      oldestReadyAt: row.oldest_ready_at === null ? null : instant(row.oldest_ready_at),
+      active: row.active,
+    };
   }
 
   nextRunWakeAt(): Instant | null {
