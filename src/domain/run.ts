@@ -7,6 +7,7 @@
  *              | failed (launch_failed) | cancelled (cancel requested and nothing started)
  *              | succeeded/failed/cancelled (a verdict that overtakes the record of its launch)
  *   running   -> succeeded | failed | timed_out | cancelled | queued (retry of a failed attempt)
+ *   failed | timed_out | cancelled -> queued (redrive: an operator's explicit retry, and nothing else)
  *   born terminal: skipped (overlap, coalesced, buffer_full, excluded), missed (down, paused, window)
  */
 import { IllegalTransitionError } from "./errors.js";
@@ -38,6 +39,9 @@ export const TERMINAL_RUN_STATUSES = [
   "skipped",
   "missed",
 ] as const;
+
+/** The ended statuses a redrive may put back in the queue (docs/semantics.md#redrive). */
+export const REDRIVABLE_RUN_STATUSES = ["failed", "timed_out", "cancelled"] as const;
 
 export const RUN_TRIGGERS = ["scheduled", "manual", "backfill"] as const;
 export type RunTrigger = (typeof RUN_TRIGGERS)[number];
@@ -127,9 +131,9 @@ const MOVES: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
   launching: ["running", "queued", "succeeded", "failed", "cancelled"],
   running: ["succeeded", "failed", "timed_out", "cancelled", "queued"],
   succeeded: [],
-  failed: [],
-  timed_out: [],
-  cancelled: [],
+  failed: ["queued"],
+  timed_out: ["queued"],
+  cancelled: ["queued"],
   skipped: [],
   missed: [],
 };

@@ -71,7 +71,14 @@ export class RunSql {
   constructor(schema: SchemaName) {
     this.table = `${schema.quoted}.runs`;
     this.columns = selectList(RUN_COLUMNS, "r");
-    this.#insert = unnestInsert(this.table, RUN_COLUMNS);
+    // The task's target kind is copied onto each new run, for the listing across tasks
+    // (docs/storage.md#runs-across-tasks): a primary-key probe per row, never a join the planner might hash.
+    const insert = unnestInsert(this.table, RUN_COLUMNS);
+    const from = insert.indexOf(" FROM unnest(");
+    this.#insert =
+      insert.slice(0, from).replace(") SELECT ", ", target_kind) SELECT ") +
+      `, (SELECT k.target_kind FROM ${schema.quoted}.tasks AS k WHERE k.id = u.task_id)` +
+      insert.slice(from);
     this.#update = unnestUpdate(this.table, RUN_COLUMNS);
     this.#writeState = unnestUpdate(this.table, RUN_STATE_COLUMNS);
     this.#active =
