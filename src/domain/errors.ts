@@ -179,8 +179,9 @@ export class RunNotRedrivableError extends PunctualError {
   constructor(
     readonly runId: string,
     readonly status: string,
+    why?: string,
   ) {
-    super(`run ${runId} is ${status}: ${whyNotRedrivable(status)}`);
+    super(`run ${runId} is ${status}: ${why ?? whyNotRedrivable(status)}`);
   }
 }
 
