@@ -134,6 +134,7 @@ export function describeRunSearch(ctx: ContractContext): void {
         { taskId: webhook!.id, statuses: ["succeeded", "failed"] },
         { targetKind: "webhook" },
         { targetKind: "handler", statuses: ["failed", "succeeded", "cancelled"] },
+        { targetKind: "agent", statuses: ["failed"] },
         { trigger: "manual" },
         { trigger: "backfill" },
         { trigger: "scheduled", late: false },

@@ -5,7 +5,7 @@
  *
  * Paths, in order of preference:
  *   task     a task's runs: `runs_history_idx (task_id, scheduled_for DESC, id DESC)`;
- *   finished a finished-time range: `runs_owner_finished_idx (owner, finished_at DESC, id DESC)`;
+ *   finished a finished-time range: `runs_retention_idx (finished_at)`, bounded by the range;
  *   rare     late runs, or manual or backfill ones: the partial `runs_owner_rare_idx`;
  *   branches everything else of one owner: one ordered range of `runs_owner_listing_idx (owner, status,
  *            target_kind, scheduled_for DESC, id DESC)` per status and kind asked for, each cut at the
