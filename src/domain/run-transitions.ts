@@ -8,7 +8,7 @@
 import { IllegalTransitionError, RunNotRedrivableError } from "./errors.js";
 import type { FencingToken } from "./ids.js";
 import type { SchedulePolicy, TaskOptions } from "./options.js";
-import { isTerminalRunStatus, moveRun, REDRIVABLE_RUN_STATUSES } from "./run.js";
+import { isTerminalRunStatus, moveRun, redriveMove, REDRIVABLE_RUN_STATUSES } from "./run.js";
 import type { Run, RunReason } from "./run.js";
 import {
   cancelledBeforeStart,
@@ -275,7 +275,7 @@ export function redriveRun(run: Run, now: Instant): Run {
   if (!(REDRIVABLE_RUN_STATUSES as readonly Run["status"][]).includes(run.status)) {
     throw new RunNotRedrivableError(run.id, run.status);
   }
-  return moveRun(run, "queued", {
+  return redriveMove(run, {
     reason: null,
     notBefore: now,
     queuedAt: now,

@@ -74,7 +74,8 @@ export function runSearchStatement(
     );
     // One branch is a plain select: a parenthesised one under a second ORDER BY is a syntax error.
     const [only, ...more] = branches;
-    if (only !== undefined && more.length === 0) return { text: only.slice(1, -1), values: p.values };
+    if (only !== undefined && more.length === 0)
+      return { text: only.slice(1, -1), values: p.values };
     return { text: `${branches.join(" UNION ALL ")} ${ORDER} LIMIT ${limit}`, values: p.values };
   }
   const extra: string[] = [];
