@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import type { TaskCreateInput, TaskPatchInput } from "../../application/task-input.js";
 import type { PreviewView } from "../../application/view-schemas.js";
-import type { RunView, TaskView } from "../../application/views.js";
+import type { PageView, RunView, TaskView } from "../../application/views.js";
 import { PunctualApiError, PunctualConnectionError } from "../../client/client-errors.js";
 import { PunctualClient } from "../../client/punctual-client.js";
 import {
@@ -360,16 +360,18 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     globals(runs.command(name).description(description));
   withRunListFlags(
     runSub("list", "runs across your tasks, newest first, or one task's runs"),
-  ).action(
-    act(
+  ).action((...args: unknown[]) => {
+    // A task's own listing keeps its rows; runs across tasks name their task first.
+    const oneTask = typeof args[0] === "string" && args[0] !== "";
+    return act(
       (c, opts: RunListFlags, [id]) =>
         listRuns(c, opts, id, {
           limit: wholeNumber("limit", opts.limit, io),
           usage: (message) => usage(io, message),
         }),
-      (page) => pageText(page, runRowsAcrossTasks, zone),
-    ),
-  );
+      (page: PageView<RunView>) => pageText(page, oneTask ? runRows : runRowsAcrossTasks, zone),
+    )(...args);
+  });
   runSub("show", "show a run")
     .argument("<id>")
     .action(act((c, _opts: unknown, [id = ""]) => c.runs.get(id), showRun));
