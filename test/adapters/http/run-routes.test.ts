@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return -- API answers are untyped JSON, checked by the assertions */
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return -- API answers are untyped JSON, checked by the assertions */
 /**
  * `GET /v1/runs` (runs across tasks, filtered, owner-scoped) and `POST /v1/runs/{id}/retry` (redrive)
  * on a real server with the coordinator on: a handler that fails, then succeeds or blocks, as a test
