@@ -19,6 +19,7 @@ import type {
   TaskRepository,
 } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
+import type { TargetKind } from "../../../domain/target.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { PostgresAdmission } from "./postgres-admission.js";
@@ -229,7 +230,8 @@ export class PostgresTaskRepository implements TaskRepository {
         await checkPostgresStamps(this.#ctx, client, task.owner, stamps);
         await client.query(this.#rewrite, columnArrays(TASK_COLUMNS, [taskValues(mutation.task)]));
       }
-      const inserted = await this.#insertNewRuns(client, mutation.newRuns ?? []);
+      const kind = (mutation.task ?? task).target.kind;
+      const inserted = await this.#insertNewRuns(client, mutation.newRuns ?? [], kind);
       await this.#ctx.runSql.rewrite(client, mutation.runUpdates ?? []);
       const requeued = (mutation.runUpdates ?? []).some((run) => run.status === "queued");
       if (mutation.task !== undefined || requeued || inserted.some((run) => run !== null)) {
@@ -249,6 +251,7 @@ export class PostgresTaskRepository implements TaskRepository {
   async #insertNewRuns(
     client: PostgresClient,
     newRuns: readonly NewRun[],
+    kind: TargetKind,
   ): Promise<(Run | null)[]> {
     const runs = newRuns.map((newRun) => materializeRun(newRun, this.#ctx.newId()));
     const written = new Set<string>();
@@ -260,6 +263,7 @@ export class PostgresTaskRepository implements TaskRepository {
       const ids = await this.#ctx.runSql.insert(
         client,
         runs.slice(start, end),
+        () => kind,
         CONFLICT_BY_TRIGGER[trigger],
       );
       for (const id of ids) written.add(id);
