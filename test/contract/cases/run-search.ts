@@ -197,6 +197,29 @@ export function describeRunSearch(ctx: ContractContext): void {
   });
 
   describe("an owner command on one ended run", () => {
+    it("lets one of two concurrent redrives of a run queue it, and refuses the other", async () => {
+      const store = ctx.store();
+      const task = await insertTask(store, { options: ALLOW });
+      await triggerRun(store, ALL, task.id, "k", minute(1));
+      const [launched] = await claimAndLaunch(store, minute(1));
+      await recordCompletion(store, launched!.id, { status: "failed" }, minute(2));
+      const redrive = () =>
+        store.tasks.mutateTask(
+          ALL,
+          task.id,
+          (locked) => {
+            const outcome = redriveTaskRun(locked.task, locked.activeRuns, locked.run!, minute(3));
+            return { runUpdates: outcome.runUpdates, result: () => outcome.run };
+          },
+          { run: launched!.id },
+        );
+      const outcomes = await Promise.allSettled([redrive(), redrive()]);
+      expect(outcomes.map((o) => o.status).sort()).toEqual(["fulfilled", "rejected"]);
+      const refused = outcomes.find((o) => o.status === "rejected");
+      expect(refused?.reason).toMatchObject({ code: "illegal_transition", status: "queued" });
+      expect(await reloadRun(store, launched!.id)).toMatchObject({ status: "queued", attempt: 1 });
+    });
+
     it("reads the run under the task's lock, and null for another task's run", async () => {
       const store = ctx.store();
       const task = await insertTask(store, { options: ALLOW });
