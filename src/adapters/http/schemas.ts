@@ -122,7 +122,9 @@ export const runSearchQuery = z.strictObject({
   status: z
     .union([z.enum(RUN_STATUSES), z.array(z.enum(RUN_STATUSES)).max(RUN_STATUSES.length)])
     .optional()
-    .meta({ description: "repeatable (`status=failed&status=timed_out`): any of these" }),
+    .meta({
+      description: `${RUN_STATUSES.join(", ")}; repeatable (\`status=failed&status=timed_out\`): any of these`,
+    }),
   task_id: z.string().min(1).max(128).optional().meta({ description: "only this task's runs" }),
   target_kind: z
     .enum(TARGET_KINDS)
