@@ -46,7 +46,10 @@ describe("scheduler.runs.list and scheduler.runs.retry", () => {
 
     broken = false;
     const run = failed.items[0]!;
+    const retrying: string[] = [];
+    scheduler.on("run:retrying", ({ run: r }) => retrying.push(`${r.id} ${r.status}`));
     expect(await scheduler.runs.retry(run.id)).toMatchObject({ id: run.id, status: "queued" });
+    expect(retrying).toEqual([`${run.id} queued`]);
     await scheduler.advanceBy(60_000);
     expect(await scheduler.runs.get(run.id)).toMatchObject({
       status: "succeeded",
