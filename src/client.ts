@@ -31,7 +31,7 @@ export type {
   RunListQuery,
   TaskListQuery,
 } from "./client/task-client.js";
-export type { RunClient } from "./client/run-client.js";
+export type { RunClient, RunSearchFilters } from "./client/run-client.js";
 export type { ScheduleClient } from "./client/schedule-client.js";
 export type { CalendarClient } from "./client/calendar-client.js";
 export type { CreatedTask } from "./application/task-service.js";

@@ -52,6 +52,7 @@ export type {
   PauseOptions,
   ResumeOptions,
 } from "./application/scheduler-api.js";
+export type { RunSearchQuery } from "./application/run-operations.js";
 export type {
   SchedulerEventMap,
   SchedulerEventName,

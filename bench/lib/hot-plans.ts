@@ -182,11 +182,12 @@ export async function seedHistory(
   await pool.query(
     `INSERT INTO ${q}.runs (id, task_id, owner, trigger, scheduled_for, fire_at, status, attempt,` +
       ` not_before, thread_scope, thread_id, exclusive, idempotency_key, queued_at, launched_at,` +
-      ` finished_at, lateness_ms)` +
+      ` finished_at, lateness_ms, target_kind)` +
       ` SELECT 'h' || lpad(i::text, 9, '0'), 'history-task', 'alice', 'manual',` +
       ` now() - (i || ' s')::interval, now() - (i || ' s')::interval, 'succeeded', 1,` +
       ` now() - (i || ' s')::interval, 'run', 'h' || i, false, 'h' || i,` +
-      ` now() - (i || ' s')::interval, now() - (i || ' s')::interval, now() - (i || ' s')::interval, 0` +
+      ` now() - (i || ' s')::interval, now() - (i || ' s')::interval, now() - (i || ' s')::interval, 0,` +
+      ` 'agent'` +
       ` FROM generate_series(1, $1::int4) AS i`,
     [count],
   );

@@ -30,7 +30,10 @@ export interface SchedulerEventMap {
   readonly "run:succeeded": { readonly run: RunView };
   /** A run ended `failed` (no attempt left, or no retry asked for: see `run.reason`). */
   readonly "run:failed": { readonly run: RunView };
-  /** An attempt failed and the run is queued again for a retry (`run.not_before`). */
+  /**
+   * An attempt failed and the run is queued again for a retry (`run.not_before`), or an ended run was
+   * redriven (docs/semantics.md#redrive).
+   */
   readonly "run:retrying": { readonly run: RunView };
   readonly "run:timed_out": { readonly run: RunView };
   readonly "run:cancelled": { readonly run: RunView };
@@ -81,7 +84,9 @@ export class LibraryEvents {
     events.on("run:changed", ({ run, from }) => {
       if (run.status === from) return;
       if (run.status === "running") this.#emit("run:launched", () => ({ run: runView(run) }));
-      else if (run.status === "queued" && (from === "launching" || from === "running")) {
+      else if (run.status === "queued") {
+        // An attempt failed and is retried (from launching or running), or an operator redrove an ended
+        // run (docs/semantics.md#redrive): either way the run waits for its next attempt.
         this.#emit("run:retrying", () => ({ run: runView(run) }));
       } else if (run.status === "skipped") {
         this.#emit("occurrence:skipped", () =>

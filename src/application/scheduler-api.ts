@@ -14,6 +14,8 @@ import type { Instant } from "../domain/time.js";
 import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
 import type { Actor } from "./actor.js";
 import { DEFAULT_LIMITS, pageSizeOf } from "./limits.js";
+import { runSearchOf } from "./run-operations.js";
+import type { RunSearchQuery } from "./run-operations.js";
 import type { CreatedTask, TaskService, UpsertedTask } from "./task-service.js";
 import type { HandlerInputMap, InputFor, TaskCreateInput, TaskPatchInput } from "./typed-input.js";
 import type {
@@ -152,6 +154,25 @@ export interface SchedulerTasks<I extends HandlerInputMap | null = null> {
 export interface SchedulerRuns {
   get(id: string): Promise<RunView>;
   cancel(id: string): Promise<RunView>;
+  /**
+   * One page of runs across the owner's tasks, newest first (`scheduled_for`, then id), the HTTP API's
+   * `GET /v1/runs`. Every filter is optional and they narrow together.
+   * @throws validation_failed naming a bad filter (`status`, `scheduled_after`, ...) or cursor
+   * @example
+   * // What failed in the last hour?
+   * const since = new Date(Date.now() - 3_600_000).toISOString();
+   * const page = await scheduler.runs.list({ status: ["failed", "timed_out"], finished_after: since });
+   */
+  list(query?: RunSearchQuery): Promise<PageView<RunView>>;
+  /**
+   * Redrive (docs/semantics.md#redrive): puts a `failed`, `timed_out` or `cancelled` run back in the
+   * queue, the same run with the same idempotency key, as its next attempt; allowed past
+   * `max_attempts`. The overlap policy acts on it as on a manual trigger.
+   * @throws not_found for a missing run or another owner's
+   * @throws illegal_transition for any other status (the message says why)
+   * @throws run_active under overlap `skip` while the task has an active run
+   */
+  retry(id: string): Promise<RunView>;
 }
 
 /**
@@ -237,6 +258,8 @@ export function schedulerApi<I extends HandlerInputMap | null = null>(
     runs: {
       get: (id) => use(({ tasks }) => tasks.getRun(actor, id)),
       cancel: (id) => use(({ tasks }, now) => tasks.cancelRun(actor, id, now())),
+      list: (query = {}) => use(({ tasks }) => tasks.searchRuns(actor, runSearchOf(query))),
+      retry: (id) => use(({ tasks }, now) => tasks.redriveRun(actor, id, now())),
     },
     calendars: {
       get: (name) => use(({ tasks }) => tasks.calendars.get(actor, name)),

@@ -9,7 +9,7 @@ import type { FieldError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
-import type { OwnerScope, RunQuery, TaskQuery, ThreadLookup } from "../domain/ports.js";
+import type { OwnerScope, RunQuery, RunSearch, TaskQuery, ThreadLookup } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
 import { requestRunCancel } from "../domain/run-transitions.js";
 import { runTaskContext } from "../domain/run-change.js";
@@ -30,6 +30,8 @@ import { explainTask, previewSchedule, previewTask } from "./task-insight.js";
 import { checkReferences } from "./task-references.js";
 import { createTasks } from "./task-batch.js";
 import { backfillRuns, triggerRun } from "./manual-runs.js";
+import { redriveRun, searchRuns } from "./run-operations.js";
+import type { RunOperationDeps } from "./run-operations.js";
 import { NO_EVENTS } from "./scheduler-events.js";
 import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
@@ -325,6 +327,24 @@ export class TaskService {
 
   async getRun(actor: Actor, id: string): Promise<RunView> {
     return runView(await this.#findRun(actor, id));
+  }
+
+  /** Runs across the actor's tasks, newest first (docs/api.md `GET /v1/runs`). */
+  searchRuns(actor: Actor, search: RunSearch): Promise<PageView<RunView>> {
+    return searchRuns(this.#runOperations(), actor, search);
+  }
+
+  /** Redrive: a failed, timed-out or cancelled run back in the queue (docs/semantics.md#redrive). */
+  redriveRun(actor: Actor, id: string, now: Instant): Promise<RunView> {
+    return redriveRun(this.#runOperations(), actor, id as RunId, now);
+  }
+
+  #runOperations(): RunOperationDeps {
+    return {
+      store: this.#deps.store,
+      signals: this.#deps.signals,
+      events: this.#deps.events ?? NO_EVENTS,
+    };
   }
 
   /** Cancels a run: a queued run at once; a launched one is asked to stop (docs/semantics.md#cancellation). */

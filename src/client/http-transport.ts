@@ -25,7 +25,8 @@ export interface CallOptions {
   readonly signal?: AbortSignal | undefined;
 }
 
-export type QueryValue = string | number | boolean | undefined;
+/** One query parameter; a list repeats it (`status=failed&status=timed_out`). */
+export type QueryValue = string | number | boolean | readonly string[] | undefined;
 
 export interface Call {
   readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -89,7 +90,9 @@ export class HttpTransport {
   #url(call: Call): URL {
     const url = new URL(call.path.map(encodeURIComponent).join("/"), this.#base);
     for (const [key, value] of Object.entries(call.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
+      if (Array.isArray(value)) {
+        for (const entry of value as readonly string[]) url.searchParams.append(key, entry);
+      } else if (value !== undefined) url.searchParams.set(key, String(value));
     }
     return url;
   }

@@ -168,6 +168,36 @@ export class IllegalTransitionError extends PunctualError {
   }
 }
 
+/**
+ * Thrown when a redrive (`POST /v1/runs/{id}/retry`) asks for a run that is not `failed`, `timed_out` or
+ * `cancelled`: the message says why (still active, succeeded, or born terminal).
+ */
+export class RunNotRedrivableError extends PunctualError {
+  readonly code = "illegal_transition";
+  override readonly name = "RunNotRedrivableError";
+
+  constructor(
+    readonly runId: string,
+    readonly status: string,
+    why?: string,
+  ) {
+    super(`run ${runId} is ${status}: ${why ?? whyNotRedrivable(status)}`);
+  }
+}
+
+function whyNotRedrivable(status: string): string {
+  switch (status) {
+    case "queued":
+    case "launching":
+    case "running":
+      return "it is still active; only a failed, timed_out or cancelled run can be retried";
+    case "succeeded":
+      return "it succeeded; trigger the task for a new run instead";
+    default:
+      return "it was never launched (a skipped or missed record); only a failed, timed_out or cancelled run can be retried";
+  }
+}
+
 /** Thrown when a write carries a fencing token that has been superseded (the claim was lost). */
 export class LeaseLostError extends PunctualError {
   readonly code = "lease_lost";

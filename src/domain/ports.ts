@@ -56,10 +56,38 @@ export interface RunQuery {
   readonly cursor?: string;
 }
 
+/**
+ * Runs across an owner's tasks (docs/api.md `GET /v1/runs`), newest first (`scheduled_for, id`
+ * descending). Every filter is optional; given together they all hold. Instants: `*After` inclusive,
+ * `*Before` exclusive.
+ */
+export interface RunSearch {
+  /** Any of these statuses; absent or empty: every status. */
+  readonly statuses?: readonly RunStatus[];
+  readonly taskId?: TaskId;
+  /** The kind of the task's target when the run was written. */
+  readonly targetKind?: TargetKind;
+  readonly trigger?: RunTrigger;
+  readonly late?: boolean;
+  readonly scheduledAfter?: Instant;
+  readonly scheduledBefore?: Instant;
+  /** Only ended runs finished in the range. */
+  readonly finishedAfter?: Instant;
+  readonly finishedBefore?: Instant;
+  /** Page size, 1..200. */
+  readonly limit: number;
+  readonly cursor?: string;
+}
+
 /** A task and its active runs, read under the task's row lock. */
 export interface LockedTask {
   readonly task: Task;
   readonly activeRuns: readonly Run[];
+  /**
+   * The run `mutateTask` was asked to lock (`options.run`), read under the task's lock and then its own;
+   * null when the task has no run of that id.
+   */
+  readonly run?: Run | null;
 }
 
 /**
@@ -135,6 +163,8 @@ export interface TaskRepository {
   /**
    * Runs an owner command (edit, pause, resume, cancel, trigger, backfill, delete) under the task's row
    * lock: reads the task and its active runs, calls `decide`, writes what it returns in one transaction.
+   * With `options.run`, that run of the task (any status) is locked and read too (`LockedTask.run`), so a
+   * command on an ended run (a redrive) decides on what it locked; it may be among `runUpdates`.
    * @throws not_found when the task is missing, deleted or outside `scope`
    * @throws version_conflict when `expectedVersion` no longer matches, or (CalendarChangedError) when a
    * calendar snapshot the mutation adds or changes is not the calendar's current version
@@ -143,6 +173,7 @@ export interface TaskRepository {
     scope: OwnerScope,
     id: TaskId,
     decide: (locked: LockedTask) => TaskMutation<T>,
+    options?: { readonly run?: RunId },
   ): Promise<T>;
   /**
    * Admits up to `limit` enabled tasks with `next_run_at <= now`, skipping rows other replicas hold: for
@@ -188,6 +219,12 @@ export interface RunRepository {
   findRun(scope: OwnerScope, id: RunId): Promise<Run | null>;
   findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null>;
   listRuns(scope: OwnerScope, taskId: TaskId, query: RunQuery): Promise<Page<Run>>;
+  /**
+   * Runs across the tasks in `scope` matching `search`, newest first (docs/storage.md#runs-across-tasks):
+   * each filter is served by an index, never by reading `runs` whole.
+   * @throws validation_failed when the cursor was not made by this listing
+   */
+  searchRuns(scope: OwnerScope, search: RunSearch): Promise<Page<Run>>;
   /**
    * Claims queued runs within the global budget, serialised in the database: reads the candidates and the
    * busy threads and tasks, lets `select` choose (the domain's FIFO and overlap rules), and moves each

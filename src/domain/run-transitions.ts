@@ -5,10 +5,10 @@
  * the run has moved on since the caller read it. Launch bookkeeping and completion touch disjoint task
  * fields. Sweeps and reconciliation are in run-recovery.ts.
  */
-import { IllegalTransitionError } from "./errors.js";
+import { IllegalTransitionError, RunNotRedrivableError } from "./errors.js";
 import type { FencingToken } from "./ids.js";
 import type { SchedulePolicy, TaskOptions } from "./options.js";
-import { isTerminalRunStatus, moveRun } from "./run.js";
+import { isTerminalRunStatus, moveRun, redriveMove, REDRIVABLE_RUN_STATUSES } from "./run.js";
 import type { Run, RunReason } from "./run.js";
 import {
   cancelledBeforeStart,
@@ -261,4 +261,33 @@ export function requestRunCancel(run: Run, now: Instant, task: RunTaskContext): 
 export function heartbeatRun(run: Run, now: Instant, options: TaskOptions): RunChange | null {
   if (run.status !== "running") return null;
   return { run: { ...run, deadlineAt: (now + options.runTimeoutMs) as Instant } };
+}
+
+/**
+ * Redrive (docs/semantics.md#redrive): an operator puts a `failed`, `timed_out` or `cancelled` run back in
+ * the queue. The same row, with its identity and idempotency key, waits for the budget and its thread as
+ * any queued run does; its next claim is attempt + 1. `failures` keeps its count, so a redrive past
+ * `max_attempts` gets exactly one more attempt. Queued as of `now` (`queued_at`), so its queue timeout
+ * counts from the redrive and it takes its place behind the runs already waiting on its thread.
+ * @throws illegal_transition (RunNotRedrivableError) for any other status, saying why
+ */
+export function redriveRun(run: Run, now: Instant): Run {
+  if (!(REDRIVABLE_RUN_STATUSES as readonly Run["status"][]).includes(run.status)) {
+    throw new RunNotRedrivableError(run.id, run.status);
+  }
+  return redriveMove(run, {
+    reason: null,
+    notBefore: now,
+    queuedAt: now,
+    claimToken: null,
+    claimExpiresAt: null,
+    targetRunId: null,
+    launchedAt: null,
+    deadlineAt: null,
+    finishedAt: null,
+    latenessMs: null,
+    late: false,
+    cancelRequestedAt: null,
+    result: null,
+  });
 }

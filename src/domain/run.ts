@@ -7,6 +7,8 @@
  *              | failed (launch_failed) | cancelled (cancel requested and nothing started)
  *              | succeeded/failed/cancelled (a verdict that overtakes the record of its launch)
  *   running   -> succeeded | failed | timed_out | cancelled | queued (retry of a failed attempt)
+ *   failed | timed_out | cancelled -> queued only by a redrive (`redriveMove`), kept out of the moves
+ *              every other transition may make, so a sweep or retry reaching an ended run stays refused
  *   born terminal: skipped (overlap, coalesced, buffer_full, excluded), missed (down, paused, window)
  */
 import { IllegalTransitionError } from "./errors.js";
@@ -38,6 +40,9 @@ export const TERMINAL_RUN_STATUSES = [
   "skipped",
   "missed",
 ] as const;
+
+/** The ended statuses a redrive may put back in the queue (docs/semantics.md#redrive). */
+export const REDRIVABLE_RUN_STATUSES = ["failed", "timed_out", "cancelled"] as const;
 
 export const RUN_TRIGGERS = ["scheduled", "manual", "backfill"] as const;
 export type RunTrigger = (typeof RUN_TRIGGERS)[number];
@@ -143,4 +148,17 @@ export function canMove(from: RunStatus, to: RunStatus): boolean {
 export function moveRun(run: Run, to: RunStatus, changes: Partial<Run> = {}): Run {
   if (!canMove(run.status, to)) throw new IllegalTransitionError("run", run.status, to);
   return { ...run, ...changes, status: to };
+}
+
+/**
+ * The one way out of an ended run: a redrive (docs/semantics.md#redrive) moves a `failed`, `timed_out`
+ * or `cancelled` run back to `queued` with `changes`. Kept apart from the moves `moveRun` allows, so no
+ * other transition can take this edge by accident.
+ * @throws IllegalTransitionError from any other status
+ */
+export function redriveMove(run: Run, changes: Partial<Run>): Run {
+  if (!(REDRIVABLE_RUN_STATUSES as readonly RunStatus[]).includes(run.status)) {
+    throw new IllegalTransitionError("run", run.status, "queued");
+  }
+  return { ...run, ...changes, status: "queued" };
 }

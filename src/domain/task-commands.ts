@@ -19,7 +19,7 @@ import { isExclusive } from "./options.js";
 import type { NewRun } from "./new-run.js";
 import type { Run } from "./run.js";
 import { holdsSlot } from "./run.js";
-import { cancelRun } from "./run-transitions.js";
+import { cancelRun, redriveRun } from "./run-transitions.js";
 import { runTaskContext } from "./run-change.js";
 import type { RunChange } from "./run-change.js";
 import { nextFireAfter } from "./schedule/schedule-spec.js";
@@ -264,6 +264,29 @@ export function supersededByTrigger(
     runUpdates: [...queued.map((c) => c.run), ...running.updates],
     cancelTargets: running.targets,
   };
+}
+
+/**
+ * Redrive one of the task's ended runs (docs/semantics.md#redrive): the run goes back to the queue
+ * (`redriveRun`), and the overlap policy acts on it as on a manual trigger: refused under `skip` while the
+ * task has an active run; under `cancel_other` the active runs are cancelled or asked to stop.
+ * @throws illegal_transition when the run is not failed, timed_out or cancelled
+ * @throws run_active under `skip` while the task has an active run
+ */
+export function redriveTaskRun(
+  task: Task,
+  activeRuns: readonly Run[],
+  run: Run,
+  now: Instant,
+): Omit<CommandOutcome, "newRuns"> & { readonly run: Run } {
+  const redriven = redriveRun(run, now);
+  if (task.options.overlap === "skip" && activeRuns.length > 0) {
+    throw new ActiveRunError(
+      "the task has an active run and its overlap policy is skip: wait for the run, or cancel it",
+    );
+  }
+  const superseded = supersededByTrigger(task, activeRuns, now);
+  return { ...superseded, runUpdates: [...superseded.runUpdates, redriven], run: redriven };
 }
 
 /**

@@ -212,6 +212,29 @@ describe("client.runs", () => {
     expect(again).toMatchObject({ status: 409, code: "illegal_transition" });
     expect((await apiError(client.runs.get("no-such-run"))).code).toBe("not_found");
   });
+
+  it("lists runs across tasks with a list of statuses, page by page, and retries a cancelled run", async () => {
+    const { task: first } = await client.tasks.create(DAILY);
+    const { task: second } = await client.tasks.create({ ...DAILY, title: "second" });
+    const queued = await client.tasks.trigger(first.id);
+    const cancelled = await client.runs.cancel((await client.tasks.trigger(second.id)).id);
+    const both = await client.runs.list({ status: ["queued", "cancelled"], limit: 200 });
+    expect(both.items.map((r) => r.id)).toEqual(expect.arrayContaining([queued.id, cancelled.id]));
+    expect(both.items.every((r) => ["queued", "cancelled"].includes(r.status))).toBe(true);
+    const one = await client.runs.list({ status: "cancelled", task_id: second.id });
+    expect(one.items.map((r) => r.id)).toEqual([cancelled.id]);
+    const pages: string[] = [];
+    for await (const page of client.runs.pages({ task_id: first.id, limit: 1 })) {
+      pages.push(...page.items.map((r) => r.id));
+    }
+    expect(pages).toEqual([queued.id]);
+    const bad = await apiError(client.runs.list({ scheduled_after: "not an instant" }));
+    expect(bad).toMatchObject({ status: 422, code: "validation_failed" });
+    const retried = await client.runs.retry(cancelled.id);
+    expect(retried).toMatchObject({ id: cancelled.id, status: "queued" });
+    const refused = await apiError(client.runs.retry(queued.id));
+    expect(refused).toMatchObject({ status: 409, code: "illegal_transition" });
+  });
 });
 
 describe("client.schedules", () => {

@@ -12,6 +12,7 @@ import type { ContractContext } from "./cases/contract-context.js";
 import { describeRunBatches } from "./cases/run-batches.js";
 import { describeRunChanges } from "./cases/run-changes.js";
 import { describeRunRows } from "./cases/run-rows.js";
+import { describeRunSearch } from "./cases/run-search.js";
 import { describeSweeps } from "./cases/sweeps.js";
 import { describeTaskBatch } from "./cases/task-batch.js";
 import { describeTaskKeys } from "./cases/task-keys.js";
@@ -74,6 +75,7 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
     describeRunChanges(context);
     describeRunBatches(context);
     describeRunRows(context);
+    describeRunSearch(context);
     describeSweeps(context);
     describeUniqueRules(context);
     describeCalendars(context);

@@ -10,6 +10,7 @@ import {
   isActiveRunStatus,
   isTerminalRunStatus,
   moveRun,
+  redriveMove,
   RUN_STATUSES,
 } from "../../src/domain/run.js";
 import type { RunStatus } from "../../src/domain/run.js";
@@ -17,7 +18,8 @@ import { buildRun, T0 } from "./builders.js";
 
 /**
  * The legal moves, written from docs/semantics.md#run-statuses's diagram (plus the retry edge running -> queued of
- * docs/decisions.md, and launching -> cancelled for a run asked to stop before anything started).
+ * docs/decisions.md, and launching -> cancelled for a run asked to stop before anything started). The
+ * redrive edge out of an ended run (docs/semantics.md#redrive) is `redriveMove`'s alone.
  */
 const LEGAL: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
   queued: ["launching", "cancelled", "skipped"],
@@ -73,11 +75,26 @@ describe("the run state machine", () => {
     });
   });
 
-  it("never leaves a terminal status (born terminal skipped and missed included)", () => {
+  it("never leaves a terminal status by moveRun (born terminal skipped and missed included)", () => {
     for (const from of RUN_STATUSES.filter(isTerminalRunStatus)) {
       expect(RUN_STATUSES.filter((to) => canMove(from, to))).toEqual([]);
     }
   });
+
+  it.each(RUN_STATUSES)(
+    "lets a redrive move %s back to queued only when it failed, timed out or was cancelled",
+    (from) => {
+      const run = buildRun({ status: from });
+      if (["failed", "timed_out", "cancelled"].includes(from)) {
+        expect(redriveMove(run, { error: "why" })).toMatchObject({
+          status: "queued",
+          error: "why",
+        });
+      } else {
+        expect(() => redriveMove(run, {})).toThrow(IllegalTransitionError);
+      }
+    },
+  );
 
   it("ignores a status in the changes: the target status wins", () => {
     const moved = moveRun(buildRun(), "launching", { status: "succeeded", notBefore: T0 });

@@ -185,7 +185,8 @@ describe.skipIf(!runnable)("postgres dispatch races (reference 6.4)", () => {
             `r.failures, r.not_before, r.thread_scope, $1::text AS thread_id, r.exclusive, r.claim_token, ` +
             `r.claim_expires_at, r.claimed_by, r.target_run_id, r.idempotency_key || '-2', r.queued_at, ` +
             `r.launched_at, r.deadline_at, r.finished_at, r.lateness_ms, r.late, ` +
-            `r.cancel_requested_at, r.error, r.result FROM "${schema}".runs AS r WHERE r.id = $2::text`,
+            `r.cancel_requested_at, r.error, r.result, r.target_kind` +
+            ` FROM "${schema}".runs AS r WHERE r.id = $2::text`,
           [id, runs[0]!.id],
         );
       await first.query("BEGIN");

@@ -149,7 +149,7 @@ describe("SQLite partial unique indexes (two connections, one file)", () => {
                reason, missed_count, missed_until, attempt, failures, not_before, thread_scope,
                thread_id, "exclusive", claim_token, claim_expires_at, claimed_by, target_run_id,
                idempotency_key || ?, queued_at, launched_at, deadline_at, finished_at, lateness_ms,
-               late, cancel_requested_at, error, result
+               late, cancel_requested_at, error, result, target_kind
              FROM runs WHERE id = ?`,
           )
           .run(id, status, id, run.id),

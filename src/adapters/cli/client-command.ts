@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import type { TaskCreateInput, TaskPatchInput } from "../../application/task-input.js";
 import type { PreviewView } from "../../application/view-schemas.js";
-import type { RunView, TaskView } from "../../application/views.js";
+import type { PageView, RunView, TaskView } from "../../application/views.js";
 import { PunctualApiError, PunctualConnectionError } from "../../client/client-errors.js";
 import { PunctualClient } from "../../client/punctual-client.js";
 import {
@@ -21,6 +21,8 @@ import {
 } from "./api-output.js";
 import { applyCommand } from "./apply-command.js";
 import { calendarCommand } from "./calendar-command.js";
+import { listRuns, runRowsAcrossTasks, withRunListFlags } from "./run-list-command.js";
+import type { RunListFlags } from "./run-list-command.js";
 import { collect, scheduleFromFlags } from "./schedule-flags.js";
 import type { ScheduleFlags } from "./schedule-flags.js";
 
@@ -351,40 +353,34 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
       ),
     );
 
-  const runs = new Command("runs").description("read and cancel runs through the HTTP API");
+  const runs = new Command("runs").description(
+    "list, read, cancel and retry runs through the HTTP API",
+  );
   const runSub = (name: string, description: string) =>
     globals(runs.command(name).description(description));
-  runSub("list", "a task's runs, newest first")
-    .argument("<task-id>")
-    .option("--status <status>", "filter by status")
-    .option("--trigger <trigger>", "scheduled, manual or backfill")
-    .option("--limit <n>", "page size (1-200)")
-    .option("--cursor <cursor>", "next page")
-    .action(
-      act(
-        (
-          c,
-          opts: { status?: string; trigger?: string; limit?: string; cursor?: string },
-          [id = ""],
-        ) =>
-          c.tasks.runs(
-            id,
-            checkedByServer({
-              status: opts.status,
-              trigger: opts.trigger,
-              limit: wholeNumber("limit", opts.limit, io),
-              cursor: opts.cursor,
-            }),
-          ),
-        (page) => pageText(page, runRows, zone),
-      ),
-    );
+  withRunListFlags(
+    runSub("list", "runs across your tasks, newest first, or one task's runs"),
+  ).action((...args: unknown[]) => {
+    // A task's own listing keeps its rows; runs across tasks name their task first.
+    const oneTask = typeof args[0] === "string" && args[0] !== "";
+    return act(
+      (c, opts: RunListFlags, [id]) =>
+        listRuns(c, opts, id, {
+          limit: wholeNumber("limit", opts.limit, io),
+          usage: (message) => usage(io, message),
+        }),
+      (page: PageView<RunView>) => pageText(page, oneTask ? runRows : runRowsAcrossTasks, zone),
+    )(...args);
+  });
   runSub("show", "show a run")
     .argument("<id>")
     .action(act((c, _opts: unknown, [id = ""]) => c.runs.get(id), showRun));
   runSub("cancel", "cancel a run")
     .argument("<id>")
     .action(act((c, _opts: unknown, [id = ""]) => c.runs.cancel(id), showRun));
+  runSub("retry", "redrive a failed, timed-out or cancelled run: queued again as its next attempt")
+    .argument("<id>")
+    .action(act((c, _opts: unknown, [id = ""]) => c.runs.retry(id), showRun));
   const kit = { globals, act, usage: (message: string) => usage(io, message), timeZone: zone };
   return [tasks, runs, calendarCommand(kit), applyCommand(kit)];
 }

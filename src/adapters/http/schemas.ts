@@ -13,6 +13,8 @@ import {
   taskListFiltersSchema,
 } from "../../application/command-input.js";
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "../../application/scheduler-api.js";
+import { RUN_STATUSES, RUN_TRIGGERS } from "../../domain/run.js";
+import { TARGET_KINDS } from "../../domain/target.js";
 import { durationInputSchema, jsonValueSchema } from "../../application/input-primitives.js";
 import {
   calendarItemSchema,
@@ -111,6 +113,32 @@ export const taskListQuery = taskListFiltersSchema.extend({ limit: pageSize, cur
 export const threadTaskQuery = z.strictObject({ limit: pageSize, cursor });
 
 export const runListQuery = runListFiltersSchema.extend({ limit: pageSize, cursor });
+
+const instantQuery = (description: string) =>
+  z.string().min(1).max(64).optional().meta({ format: "date-time", description });
+
+/** `GET /v1/runs`: the filters of runs across tasks (docs/api.md), as query text. */
+export const runSearchQuery = z.strictObject({
+  status: z
+    .union([z.enum(RUN_STATUSES), z.array(z.enum(RUN_STATUSES)).max(RUN_STATUSES.length)])
+    .optional()
+    .meta({
+      description: `${RUN_STATUSES.join(", ")}; repeatable (\`status=failed&status=timed_out\`): any of these`,
+    }),
+  task_id: z.string().min(1).max(128).optional().meta({ description: "only this task's runs" }),
+  target_kind: z
+    .enum(TARGET_KINDS)
+    .optional()
+    .meta({ description: "the kind of the task's target when the run was written" }),
+  trigger: z.enum(RUN_TRIGGERS).optional(),
+  late: booleanText.optional().meta({ description: "launched later than `late_after`, or not" }),
+  scheduled_after: instantQuery("`scheduled_for` at or after this instant (RFC 3339)"),
+  scheduled_before: instantQuery("`scheduled_for` before this instant"),
+  finished_after: instantQuery("ended runs finished at or after this instant"),
+  finished_before: instantQuery("ended runs finished before this instant"),
+  limit: pageSize,
+  cursor,
+});
 
 export const previewQuery = z.strictObject({
   count: z

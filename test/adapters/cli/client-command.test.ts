@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientCommands } from "../../../src/adapters/cli/client-command.js";
 import { runProgram } from "../../../src/adapters/cli/main.js";
 import { VirtualClock } from "../../../src/runtime/clock.js";
+import { instantFlag } from "../../../src/adapters/cli/run-list-command.js";
 import { startTestServer } from "../http/http-harness.js";
 import type { TestServer } from "../http/http-harness.js";
 import { closedPort } from "../../helpers/webhook-receiver.js";
@@ -847,5 +848,57 @@ describe("punctual calendars", () => {
         "stdout": "",
       }
     `);
+  });
+});
+
+describe("punctual runs across tasks", () => {
+  it("lists runs of every task with repeated --status and --since, and retries a cancelled run", async () => {
+    const first = await created(["--title", "first", "--cron", "0 7 * * *"]);
+    const second = await created(["--title", "second", "--cron", "0 8 * * *"]);
+    const a = JSON.parse(await ok(["tasks", "trigger", first, "--json"])) as { id: string };
+    const b = JSON.parse(await ok(["tasks", "trigger", second, "--json"])) as { id: string };
+    const realId = (name: string): string =>
+      [...ids.entries()].find(([, n]) => n === name)?.[0] ?? "";
+    await ok(["runs", "cancel", realId(b.id)]);
+    const listed = JSON.parse(
+      await ok([
+        "runs",
+        "list",
+        "--status",
+        "queued",
+        "--status",
+        "cancelled",
+        "--since",
+        "2026-03-07T11:00:00Z",
+        "--json",
+      ]),
+    ) as { items: { id: string; status: string }[] };
+    expect(listed.items.map((r) => [r.id, r.status])).toEqual(
+      expect.arrayContaining([
+        [a.id, "queued"],
+        [b.id, "cancelled"],
+      ]),
+    );
+    const human = await ok(["runs", "list", "--status", "cancelled", "--task", second]);
+    expect(human.split("\n")[0]).toMatch(/^TASK +RUN +TRIGGER +STATUS/);
+    expect(human).toContain(b.id);
+    const retried = await ok(["runs", "retry", realId(b.id), "--json"]);
+    expect(retried).toContain('"status": "queued"');
+    const refused = await cli(["runs", "retry", realId(a.id)]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("still active");
+    expect((await cli(["runs", "list", "--since", "yesterday"])).code).toBe(2);
+    expect((await cli(["runs", "list", "--status", "broken"])).code).toBe(2);
+  });
+
+  it("reads --since as a span back from now or an instant", () => {
+    const now = Date.parse("2026-03-07T12:00:00Z");
+    const usage = (message: string) => new Error(message);
+    expect(instantFlag("since", "1h", now, usage)).toBe("2026-03-07T11:00:00.000Z");
+    expect(instantFlag("since", "90s", now, usage)).toBe("2026-03-07T11:58:30.000Z");
+    expect(instantFlag("since", "2d", now, usage)).toBe("2026-03-05T12:00:00.000Z");
+    expect(instantFlag("since", "PT30M", now, usage)).toBe("2026-03-07T11:30:00.000Z");
+    expect(instantFlag("since", "2026-01-01T00:00:00Z", now, usage)).toBe("2026-01-01T00:00:00Z");
+    expect(() => instantFlag("since", "soon", now, usage)).toThrow(/--since/);
   });
 });

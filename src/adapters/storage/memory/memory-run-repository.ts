@@ -18,6 +18,7 @@ import type {
   RunQuery,
   RunRepository,
   QueueStats,
+  RunSearch,
 } from "../../../domain/ports.js";
 import type { TargetKind } from "../../../domain/target.js";
 import type { Run } from "../../../domain/run.js";
@@ -32,6 +33,7 @@ import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
 import type { CursorKey } from "../shared/page-cursor.js";
 import { runRow, taskRow } from "./memory-rows.js";
 import { isVisibleTo } from "./memory-scope.js";
+import { searchMemoryRuns } from "./memory-run-search.js";
 import { ConstraintViolationError } from "./memory-tables.js";
 import { manualKey } from "./memory-unique-keys.js";
 import type { MemoryTables } from "./memory-tables.js";
@@ -95,6 +97,10 @@ export class MemoryRunRepository implements RunRepository {
       }
       return pageOf(rows, query.limit, historyKey);
     });
+  }
+
+  searchRuns(scope: OwnerScope, search: RunSearch): Promise<Page<Run>> {
+    return this.#tables.atomically(() => searchMemoryRuns(this.#tables, scope, search));
   }
 
   claimRuns(

@@ -8,6 +8,7 @@ import type { OwnerId, RunId, TaskId } from "../../../domain/ids.js";
 import type { Run } from "../../../domain/run.js";
 import { isActiveRunStatus } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
+import type { TargetKind } from "../../../domain/target.js";
 import type { Instant } from "../../../domain/time.js";
 import type { CursorKey } from "../shared/page-cursor.js";
 import { MemoryRunHistory } from "./memory-run-history.js";
@@ -51,6 +52,8 @@ export class MemoryTables {
   /** `tasks_key_uq`: by `owner NUL key`, the task holding it. */
   readonly #taskKeys = new Map<string, TaskId>();
   readonly #runs = new Map<RunId, Run>();
+  /** The `target_kind` column of runs: the task's target kind when the run was written. */
+  readonly #runTargetKinds = new Map<RunId, TargetKind>();
   readonly #history = new MemoryRunHistory();
   readonly #activeRuns = new Set<RunId>();
   readonly #unique = emptyUniqueIndex();
@@ -127,6 +130,11 @@ export class MemoryTables {
 
   run(id: RunId): Run | undefined {
     return this.#runs.get(id);
+  }
+
+  /** The kind of the task's target when the run was written. */
+  runTargetKind(id: RunId): TargetKind | undefined {
+    return this.#runTargetKinds.get(id);
   }
 
   runs(): IterableIterator<Run> {
@@ -285,8 +293,11 @@ export class MemoryTables {
     if (next === undefined) {
       this.#runs.delete(id);
       this.#activeRuns.delete(id);
+      this.#runTargetKinds.delete(id);
       return;
     }
+    const kind = this.#tasks.get(next.taskId)?.target.kind;
+    if (previous === undefined && kind !== undefined) this.#runTargetKinds.set(id, kind);
     this.#runs.set(id, next);
     for (const [constraint, key] of keysGained(previous, next))
       this.#unique[constraint].set(key, id);

@@ -6,7 +6,7 @@ import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/calendar.js";
 import { KeyTakenError, NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
-import type { OwnerId, TaskId } from "../../../domain/ids.js";
+import type { OwnerId, RunId, TaskId } from "../../../domain/ids.js";
 import { runId as toRunId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
@@ -129,12 +129,17 @@ export class MemoryTaskRepository implements TaskRepository {
     scope: OwnerScope,
     id: TaskId,
     decide: (locked: LockedTask) => TaskMutation<T>,
+    options: { readonly run?: RunId } = {},
   ): Promise<T> {
     return this.#tables.atomically(() => {
       const task = this.#visible(scope, id);
       if (task === undefined) throw new NotFoundError("task", id);
       const activeRuns = this.#activeRunsOf(id);
-      const mutation = decideMutation({ task, activeRuns }, decide);
+      const locked: LockedTask =
+        options.run === undefined
+          ? { task, activeRuns }
+          : { task, activeRuns, run: this.#runOf(id, options.run) };
+      const mutation = decideMutation(locked, decide);
       if (mutation.task !== undefined) {
         const stamps = changedStamps(task.schedule, mutation.task.schedule);
         checkMemoryStamps(this.#tables, task.owner, stamps);
@@ -144,6 +149,12 @@ export class MemoryTaskRepository implements TaskRepository {
       for (const run of mutation.runUpdates ?? []) this.#updateRun(run);
       return mutation.result(inserted);
     });
+  }
+
+  /** The task's run `id` as stored (a copy), or null. */
+  #runOf(taskId: TaskId, id: RunId): Run | null {
+    const run = this.#tables.run(id);
+    return run === undefined || run.taskId !== taskId ? null : runRow(run);
   }
 
   admitDueTasks(

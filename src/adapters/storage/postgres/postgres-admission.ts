@@ -154,9 +154,16 @@ export class PostgresAdmission {
 
   async #write(client: PostgresClient, admissions: readonly TaskAdmission[]): Promise<void> {
     if (admissions.length === 0) return;
+    const kinds = new Map(admissions.map((a) => [a.task.id, a.task.target.kind]));
     await this.#ctx.runSql.insert(
       client,
       admissions.flatMap((a) => a.newRuns),
+      (run) => {
+        const kind = kinds.get(run.taskId);
+        if (kind === undefined)
+          throw new Error(`admission wrote run ${run.id} of a task it did not admit`);
+        return kind;
+      },
     );
     await this.#ctx.runSql.rewrite(
       client,

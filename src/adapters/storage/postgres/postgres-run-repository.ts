@@ -16,6 +16,7 @@ import type {
   QueueStats,
   RunQuery,
   RunRepository,
+  RunSearch,
 } from "../../../domain/ports.js";
 import type { TargetKind } from "../../../domain/target.js";
 import { holdsSlot, TERMINAL_RUN_STATUSES } from "../../../domain/run.js";
@@ -26,6 +27,7 @@ import type { Instant } from "../../../domain/time.js";
 import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
 import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { PostgresClaim } from "./postgres-claim.js";
+import { searchPostgresRuns } from "./postgres-run-search.js";
 import { claimedRunFromRow, claimedRunSelect } from "./postgres-claimed-run.js";
 import { wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
@@ -103,6 +105,10 @@ export class PostgresRunRepository implements RunRepository {
     ]);
     const runs = result.rows.map(runFromRow);
     return pageOf(runs, query.limit, (item) => [item.scheduledFor, item.id]);
+  }
+
+  searchRuns(scope: OwnerScope, search: RunSearch): Promise<Page<Run>> {
+    return searchPostgresRuns(this.#ctx.pool, this.#ctx.runSql, scope, search);
   }
 
   claimRuns(

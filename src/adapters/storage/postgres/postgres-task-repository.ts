@@ -7,7 +7,7 @@ import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/calendar.js";
 import { KeyTakenError, NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
-import type { OwnerId, TaskId } from "../../../domain/ids.js";
+import type { OwnerId, RunId, TaskId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
   AdmissionReport,
@@ -19,6 +19,7 @@ import type {
   TaskRepository,
 } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
+import type { TargetKind } from "../../../domain/target.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { PostgresAdmission } from "./postgres-admission.js";
@@ -27,7 +28,14 @@ import { WAKE_CHANNEL, wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { decodeCursor, pageOf } from "../shared/page-cursor.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
-import { TASK_COLUMNS, instantOrNull, record, taskFromRow, taskValues } from "./postgres-rows.js";
+import {
+  TASK_COLUMNS,
+  instantOrNull,
+  record,
+  runFromRow,
+  taskFromRow,
+  taskValues,
+} from "./postgres-rows.js";
 import { materializeRun } from "./postgres-run-writes.js";
 import type { InsertConflict } from "./postgres-run-writes.js";
 import {
@@ -68,6 +76,7 @@ export class PostgresTaskRepository implements TaskRepository {
   readonly #find: string;
   readonly #findByKey: string;
   readonly #lock: string;
+  readonly #lockTaskRun: string;
   readonly #list: string;
   readonly #nextDue: PostgresStatement;
   readonly #admission: PostgresAdmission;
@@ -88,6 +97,9 @@ export class PostgresTaskRepository implements TaskRepository {
       "t.id = $1::text AND t.deleted_at IS NULL AND ($2::text IS NULL OR t.owner = $2)";
     this.#find = `SELECT ${columns} FROM ${tasks} AS t WHERE ${visible}`;
     this.#lock = `${this.#find} FOR UPDATE`;
+    this.#lockTaskRun =
+      `SELECT ${ctx.runSql.columns} FROM ${ctx.runSql.table} AS r` +
+      ` WHERE r.id = $1::text AND r.task_id = $2::text FOR UPDATE`;
     this.#findByKey =
       `SELECT ${columns} FROM ${tasks} AS t WHERE t.owner = $1::text AND t.task_key = $2::text` +
       ` AND t.task_key IS NOT NULL AND t.deleted_at IS NULL`;
@@ -200,6 +212,7 @@ export class PostgresTaskRepository implements TaskRepository {
     scope: OwnerScope,
     id: TaskId,
     decide: (locked: LockedTask) => TaskMutation<T>,
+    options: { readonly run?: RunId } = {},
   ): Promise<T> {
     return withTransaction(this.#ctx.pool, async (client) => {
       const found = await client.query(this.#lock, [id, ownerOf(scope)]);
@@ -207,25 +220,38 @@ export class PostgresTaskRepository implements TaskRepository {
       const task = taskFromRow(found.rows[0]);
       // The active runs are locked too, so a concurrent claim cannot launch a run this command cancels.
       const activeRuns = await this.#ctx.runSql.lockActive(client, [task.id]);
-      const mutation = decideMutation({ task, activeRuns }, decide);
+      const locked: LockedTask =
+        options.run === undefined
+          ? { task, activeRuns }
+          : { task, activeRuns, run: await this.#lockRun(client, task.id, options.run) };
+      const mutation = decideMutation(locked, decide);
       if (mutation.task !== undefined) {
         const stamps = changedStamps(task.schedule, mutation.task.schedule);
         await checkPostgresStamps(this.#ctx, client, task.owner, stamps);
         await client.query(this.#rewrite, columnArrays(TASK_COLUMNS, [taskValues(mutation.task)]));
       }
-      const inserted = await this.#insertNewRuns(client, mutation.newRuns ?? []);
+      const kind = (mutation.task ?? task).target.kind;
+      const inserted = await this.#insertNewRuns(client, mutation.newRuns ?? [], kind);
       await this.#ctx.runSql.rewrite(client, mutation.runUpdates ?? []);
-      if (mutation.task !== undefined || inserted.some((run) => run !== null)) {
+      const requeued = (mutation.runUpdates ?? []).some((run) => run.status === "queued");
+      if (mutation.task !== undefined || requeued || inserted.some((run) => run !== null)) {
         await wake(this.#ctx, client, `task:${task.id}`);
       }
       return mutation.result(inserted);
     });
   }
 
+  /** The task's run `id`, locked after the task (the order every writer locks in), or null. */
+  async #lockRun(client: PostgresClient, task: TaskId, id: RunId): Promise<Run | null> {
+    const result = await client.query(this.#lockTaskRun, [id, task]);
+    return result.rows[0] === undefined ? null : runFromRow(result.rows[0]);
+  }
+
   /** Inserts in order, one statement per run of consecutive rows with the same trigger. */
   async #insertNewRuns(
     client: PostgresClient,
     newRuns: readonly NewRun[],
+    kind: TargetKind,
   ): Promise<(Run | null)[]> {
     const runs = newRuns.map((newRun) => materializeRun(newRun, this.#ctx.newId()));
     const written = new Set<string>();
@@ -237,6 +263,7 @@ export class PostgresTaskRepository implements TaskRepository {
       const ids = await this.#ctx.runSql.insert(
         client,
         runs.slice(start, end),
+        () => kind,
         CONFLICT_BY_TRIGGER[trigger],
       );
       for (const id of ids) written.add(id);

@@ -19,6 +19,7 @@ import type {
   QueueStats,
   RunQuery,
   RunRepository,
+  RunSearch,
 } from "../../../domain/ports.js";
 import type { TargetKind } from "../../../domain/target.js";
 import type { Run } from "../../../domain/run.js";
@@ -37,6 +38,7 @@ import { brokenRunKey } from "./sqlite-errors.js";
 import { runFromRow, runTaskContextFromRow, runToRow, taskFromRow } from "./sqlite-rows.js";
 import type { RunRow } from "./sqlite-rows.js";
 import { SqliteRunSweeps } from "./sqlite-run-sweeps.js";
+import { sqliteRunSearch } from "./sqlite-run-search.js";
 import { RUN_SELECT, SLOT } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
 
@@ -150,6 +152,14 @@ export class SqliteRunRepository implements RunRepository {
         ORDER BY scheduled_for DESC, id DESC LIMIT @limit`;
       const rows = this.#lists.get(sql).all(params).map(runFromRow);
       return pageOf(rows, query.limit, (run) => [run.scheduledFor, run.id]);
+    });
+  }
+
+  searchRuns(scope: OwnerScope, search: RunSearch): Promise<Page<Run>> {
+    return settle(() => {
+      const { sql, params } = sqliteRunSearch(scope, search);
+      const rows = this.#lists.get(sql).all(params).map(runFromRow);
+      return pageOf(rows, search.limit, (run) => [run.scheduledFor, run.id]);
     });
   }
 

@@ -84,8 +84,11 @@ export class SqliteStatements {
   constructor(db: SqliteDatabase) {
     this.#db = db;
     this.insertRun = db.prepare<[RunRow]>(
-      `INSERT INTO runs (${columnList(RUN_COLUMNS)})
-       VALUES (${RUN_COLUMNS.map((name) => `@${name}`).join(", ")})`,
+      // The task's target kind is copied onto the run, for the listing across tasks
+      // (docs/storage.md#runs-across-tasks): one primary-key probe.
+      `INSERT INTO runs (${columnList(RUN_COLUMNS)}, target_kind)
+       VALUES (${RUN_COLUMNS.map((name) => `@${name}`).join(", ")},
+               (SELECT target_kind FROM tasks WHERE id = @task_id))`,
     );
     this.runById = new RowReader(db, `${RUN_SELECT} WHERE id = ?`, RUN_COLUMNS);
     this.taskById = new RowReader(db, `${TASK_SELECT} WHERE id = ?`, TASK_COLUMNS);

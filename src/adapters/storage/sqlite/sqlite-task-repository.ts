@@ -7,7 +7,7 @@ import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/calendar.js";
 import { KeyTakenError, NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
-import type { OwnerId, TaskId } from "../../../domain/ids.js";
+import type { OwnerId, RunId, TaskId } from "../../../domain/ids.js";
 import { runId as toRunId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
@@ -206,13 +206,18 @@ export class SqliteTaskRepository implements TaskRepository {
     scope: OwnerScope,
     id: TaskId,
     decide: (locked: LockedTask) => TaskMutation<T>,
+    options: { readonly run?: RunId } = {},
   ): Promise<T> {
     return settle(() =>
       this.#tx.write(() => {
         const task = this.#visible(scope, id);
         if (task === null) throw new NotFoundError("task", id);
         const activeRuns = this.#activeRunsOf([id]);
-        const mutation = decideMutation({ task, activeRuns }, decide);
+        const row = options.run === undefined ? undefined : this.#shared.runById.get(options.run);
+        const run = row === undefined || row.task_id !== id ? null : runFromRow(row);
+        const locked: LockedTask =
+          options.run === undefined ? { task, activeRuns } : { task, activeRuns, run };
+        const mutation = decideMutation(locked, decide);
         if (mutation.task !== undefined) {
           this.#stamps.check(task.owner, changedStamps(task.schedule, mutation.task.schedule));
           this.#updateTask.run(taskToRow({ ...mutation.task, id }));
@@ -220,7 +225,8 @@ export class SqliteTaskRepository implements TaskRepository {
         const inserted = (mutation.newRuns ?? []).map((newRun) =>
           this.#insertUnlessRepeated(newRun),
         );
-        for (const run of mutation.runUpdates ?? []) this.#rewrite(run, activeRuns);
+        const read = run === null ? activeRuns : [...activeRuns, run];
+        for (const update of mutation.runUpdates ?? []) this.#rewrite(update, read);
         return mutation.result(inserted);
       }),
     );

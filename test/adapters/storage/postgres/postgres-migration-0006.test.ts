@@ -32,8 +32,10 @@ describe("postgres migration 6 (budget slots)", () => {
     const q = `"${schema}"`;
     await migratePostgres(pool, schemaName(schema), POSTGRES_MIGRATIONS.slice(0, 5));
     // The store's run writes are the same on schema 5: make the rows as it would. Its task insert also
-    // writes migration 7's key columns, so they exist only while the rows are made.
+    // writes migration 7's key columns and its run insert migration 9's target kind, so they exist only
+    // while the rows are made.
     await pool.query(`ALTER TABLE ${q}.tasks ADD COLUMN task_key text, ADD COLUMN task_group text`);
+    await pool.query(`ALTER TABLE ${q}.runs ADD COLUMN target_kind text`);
     const before = await openPostgresStore({
       newId: createIdGenerator(),
       pool,
@@ -52,6 +54,7 @@ describe("postgres migration 6 (budget slots)", () => {
     }
     await before.close();
     await pool.query(`ALTER TABLE ${q}.tasks DROP COLUMN task_key, DROP COLUMN task_group`);
+    await pool.query(`ALTER TABLE ${q}.runs DROP COLUMN target_kind`);
     // What an older replica left behind: a running and a launching claim, a finished run, and an
     // exclusive running run with a later one of its task queued.
     const claimed = (id: string, status: string) =>
@@ -74,7 +77,10 @@ describe("postgres migration 6 (budget slots)", () => {
 
     await migratePostgres(pool, schemaName(schema));
 
-    expect(await rows()).toEqual(stored);
+    // Every row as it was, plus migration 9's copy of its task's target kind.
+    expect(await rows()).toEqual(
+      stored.map((r) => ({ row: { ...(r as { row: object }).row, target_kind: "agent" } })),
+    );
     const slots = await pool.query(
       `SELECT run_id, thread_scope, thread_id, task_id, claimed_by FROM ${q}.claim_slots` +
         ` WHERE run_id IS NOT NULL ORDER BY run_id`,

@@ -1,0 +1,83 @@
+/**
+ * `searchRuns` on SQLite (docs/storage.md#runs-across-tasks): one statement per search, its index path
+ * chosen by `runSearchPath` and written into the text so that each filter reaches its index (SQLite uses
+ * a partial index only when the query repeats its predicate). Statements are cached by text.
+ */
+import type { OwnerScope, RunSearch } from "../../../domain/ports.js";
+import { runSearchPath, searchCursor, statusFilter } from "../shared/run-search.js";
+import { RUN_SELECT } from "./sqlite-statements.js";
+
+/** `runs_owner_rare_idx`'s predicate, word for word. */
+const RARE = `(late = 1 OR "trigger" <> 'scheduled')`;
+const ORDER = "ORDER BY scheduled_for DESC, id DESC";
+
+type Params = Record<string, string | number>;
+
+function conditions(scope: OwnerScope, search: RunSearch, params: Params): string[] {
+  const where: string[] = [];
+  const add = (clause: string, name: string, value: string | number): void => {
+    where.push(clause);
+    params[name] = value;
+  };
+  if (scope.kind === "owner") add("owner = @owner", "owner", scope.owner);
+  if (search.taskId !== undefined) add("task_id = @task_id", "task_id", search.taskId);
+  if (search.trigger !== undefined) add(`"trigger" = @trigger`, "trigger", search.trigger);
+  if (search.late !== undefined) add("late = @late", "late", search.late ? 1 : 0);
+  if (search.scheduledAfter !== undefined) {
+    add("scheduled_for >= @scheduled_after", "scheduled_after", search.scheduledAfter);
+  }
+  if (search.scheduledBefore !== undefined) {
+    add("scheduled_for < @scheduled_before", "scheduled_before", search.scheduledBefore);
+  }
+  if (search.finishedAfter !== undefined) {
+    add("finished_at >= @finished_after", "finished_after", search.finishedAfter);
+  }
+  if (search.finishedBefore !== undefined) {
+    add("finished_at < @finished_before", "finished_before", search.finishedBefore);
+  }
+  const cursor = searchCursor(search);
+  if (cursor !== null) {
+    where.push("(scheduled_for, id) < (@before_at, @before_id)");
+    params["before_at"] = cursor[0];
+    params["before_id"] = cursor[1];
+  }
+  return where;
+}
+
+/** The statement text and its named parameters, reading one row past the page. */
+export function sqliteRunSearch(
+  scope: OwnerScope,
+  search: RunSearch,
+): { sql: string; params: Params } {
+  const params: Params = { limit: search.limit + 1 };
+  const where = conditions(scope, search, params);
+  const path = runSearchPath(search, scope.kind === "owner");
+  const select = (extra: readonly string[]): string => {
+    const all = [...where, ...extra];
+    return `${RUN_SELECT}${all.length === 0 ? "" : ` WHERE ${all.join(" AND ")}`} ${ORDER} LIMIT @limit`;
+  };
+  if (path.kind === "branches") {
+    const branches = path.branches.map((b, i) => {
+      params[`status_${String(i)}`] = b.status;
+      params[`kind_${String(i)}`] = b.targetKind;
+      const own = [`status = @status_${String(i)}`, `target_kind = @kind_${String(i)}`];
+      return `SELECT * FROM (${select(own)})`;
+    });
+    return { sql: `${branches.join(" UNION ALL ")} ${ORDER} LIMIT @limit`, params };
+  }
+  const extra: string[] = [];
+  const statuses = statusFilter(search);
+  if (statuses !== null) {
+    const names = statuses.map((status, i) => {
+      params[`status_${String(i)}`] = status;
+      return `@status_${String(i)}`;
+    });
+    extra.push(`status IN (${names.join(", ")})`);
+  }
+  if (search.targetKind !== undefined) {
+    extra.push("target_kind = @target_kind");
+    params["target_kind"] = search.targetKind;
+  }
+  if (path.kind === "rare") extra.push(RARE);
+  return { sql: select(extra), params };
+}
