@@ -40,6 +40,10 @@ export const taskListFiltersSchema = z.strictObject({
     .max(200)
     .optional()
     .meta({ description: "only the tasks of this declared-schedules group" }),
+  search: z.string().min(1).max(200).optional().meta({
+    description:
+      "only the tasks whose title contains this text (ignoring case) or whose key is this text",
+  }),
 });
 export type TaskListFilters = z.input<typeof taskListFiltersSchema>;
 

@@ -42,6 +42,8 @@ export interface TaskListQuery {
   readonly key?: string | undefined;
   /** Only the tasks of this declared-schedules group (docs/library.md#declared-schedules). */
   readonly group?: string | undefined;
+  /** Only the tasks whose title contains this text (ignoring case) or whose key is this text. */
+  readonly search?: string | undefined;
   /** 1..200. @default 50 */
   readonly limit?: number | undefined;
   readonly cursor?: string | undefined;
@@ -65,6 +67,7 @@ export function taskQueryOf(query: TaskListQuery): TaskQuery {
     ...(query.thread_id === undefined ? {} : { thread: { threadId: threadId(query.thread_id) } }),
     ...(query.key === undefined ? {} : { key: query.key }),
     ...(query.group === undefined ? {} : { group: query.group }),
+    ...(query.search === undefined ? {} : { search: query.search }),
     ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
   };
 }

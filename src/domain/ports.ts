@@ -44,6 +44,8 @@ export interface TaskQuery {
   readonly key?: string;
   /** Only the tasks of this declared-schedules group. */
   readonly group?: string;
+  /** Only the tasks whose title contains this text (ignoring case) or whose key is this text. */
+  readonly search?: string;
   /** Page size, 1..200. */
   readonly limit: number;
   readonly cursor?: string;

@@ -59,6 +59,10 @@ describe.skipIf(!available && !IN_CI)("the dashboard in a real browser", () => {
       runCoordinator: true,
       coordinator: { tickMs: 50 },
       handlers: {
+        // Always fails: a run for the runs page's Retry.
+        boom: () => {
+          throw new Error("the report service is down");
+        },
         // Runs until cancelled (it honours the abort), so a test can cancel a running run.
         wait: ({ signal }: { signal: AbortSignal }) =>
           new Promise<void>((resolve, reject) => {
@@ -362,5 +366,108 @@ describe.skipIf(!available && !IN_CI)("the dashboard in a real browser", () => {
     );
     expect(await page.locator("main img, main script, main b").count()).toBe(0);
     expect(await page.evaluate("window.__xss")).toBeUndefined();
+  });
+
+  it("searches by title or key, shows lateness, and updates live without a click", async () => {
+    const invoice = await createTask({
+      title: "Alpha invoice run",
+      key: "alpha-invoice",
+      schedule: { type: "interval", every: "PT1H" },
+      target: { kind: "handler", name: "log" },
+    });
+    await createTask({
+      title: "Unrelated digest",
+      schedule: { type: "interval", every: "PT1H" },
+      target: { kind: "handler", name: "log" },
+    });
+    expect((await call(t.url, "POST", `/v1/tasks/${invoice}/trigger`, { token })).status).toBe(202);
+    await signIn();
+    await page.getByLabel("Search tasks by title or key").fill("INVOICE");
+    await page.getByRole("button", { name: "Search" }).click();
+    await expect.poll(() => page.locator("#tasks tbody tr").count(), WAIT).toBe(1);
+    const row = page.locator(`tr[data-task-id="${invoice}"]`);
+    expect(await row.textContent()).toContain("alpha-invoice");
+    expect(page.url()).toContain("search=INVOICE");
+    // The triggered run's lateness appears on its own: the list is live.
+    await row.locator("svg.sparkline").waitFor({ timeout: 20_000 });
+    expect(await row.locator("svg.sparkline").getAttribute("aria-label")).toMatch(
+      /launch lateness over the last 1 launched runs/,
+    );
+    // A task created elsewhere shows up without a click (polling while the tab is visible).
+    const later = await createTask({
+      title: "Beta invoice run",
+      schedule: { type: "interval", every: "PT1H" },
+      target: { kind: "handler", name: "log" },
+    });
+    await page.locator(`tr[data-task-id="${later}"]`).waitFor({ timeout: 20_000 });
+    expect(await page.locator(".live").textContent()).toContain("updated");
+    // A key searches exactly.
+    await page.goto(`${t.url}/#/?search=alpha-invoice`);
+    await expect.poll(() => page.locator("#tasks tbody tr").count(), WAIT).toBe(1);
+  });
+
+  it("lists failed runs across tasks and retries one from the runs page", async () => {
+    const id = await createTask({
+      title: "Fails every time",
+      schedule: { type: "cron", cron: "0 0 1 1 *", timezone: "UTC" },
+      target: { kind: "handler", name: "boom" },
+    });
+    const triggered = await call(t.url, "POST", `/v1/tasks/${id}/trigger`, { token });
+    expect(triggered.status).toBe(202);
+    const runId = triggered.body.id as string;
+    await expect
+      .poll(
+        async () => String((await call(t.url, "GET", `/v1/runs/${runId}`, { token })).body.status),
+        {
+          timeout: 20_000,
+        },
+      )
+      .toBe("failed");
+    await signIn();
+    await page.getByRole("link", { name: "Runs" }).first().click();
+    await page.getByLabel("failed").check();
+    await page.getByRole("button", { name: "Apply" }).click();
+    expect(page.url()).toContain("status=failed");
+    const row = page.locator(`#all-runs tr[data-run-id="${runId}"]`);
+    await row.waitFor(WAIT);
+    expect(await row.textContent()).toContain("the report service is down");
+    await row.getByRole("button", { name: "Retry" }).click();
+    await expect.poll(() => page.locator("#notice").textContent(), WAIT).toContain("attempt 2");
+    // The retry runs, fails again, and the live page shows attempt 2 without a click.
+    await expect.poll(() => row.locator("td").nth(5).textContent(), { timeout: 20_000 }).toBe("2");
+    const after = await call(t.url, "GET", `/v1/runs/${runId}`, { token });
+    expect(after.body).toMatchObject({ status: "failed", attempt: 2 });
+  });
+
+  it("is readable at 320 px wide and reachable by keyboard", async () => {
+    await createTask({
+      title: "A task with a rather long title that must wrap on a narrow phone screen",
+      schedule: { type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Paris" },
+      target: { kind: "handler", name: "log" },
+    });
+    await page.setViewportSize({ width: 320, height: 640 });
+    await signIn();
+    // The page itself never scrolls sideways; wide tables scroll inside their own box.
+    const width = Number(await page.evaluate("document.documentElement.scrollWidth"));
+    expect(width).toBeLessThanOrEqual(320);
+    // Tab reaches the search box, then typing and Enter searches.
+    let focused = "";
+    for (let i = 0; i < 30 && focused !== "search"; i++) {
+      await page.keyboard.press("Tab");
+      focused = String(
+        await page.evaluate(
+          "document.activeElement && document.activeElement.getAttribute('name')",
+        ),
+      );
+    }
+    expect(focused).toBe("search");
+    await page.keyboard.type("rather long");
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.url(), WAIT).toContain("search=rather");
+    await page.goto(`${t.url}/#/runs`);
+    await page.getByRole("button", { name: "Apply" }).waitFor(WAIT);
+    expect(Number(await page.evaluate("document.documentElement.scrollWidth"))).toBeLessThanOrEqual(
+      320,
+    );
   });
 });

@@ -72,5 +72,27 @@ export function describeTaskKeys(ctx: ContractContext): void {
       const everyA = await store.tasks.listTasks(ALL, { key: "a", limit: 10 });
       expect(everyA.items).toHaveLength(2);
     });
+
+    it("searches titles ignoring ASCII case, and keys exactly, within the scope", async () => {
+      const store = ctx.store();
+      const report = await insertTask(store, { title: "Nightly REPORT for Zoë", key: "r-1" });
+      const export_ = await insertTask(store, { title: "Weekly export", key: "report-2" });
+      await insertTask(store, { title: "Report of Bob", owner: BOB });
+      const search = async (text: string): Promise<readonly string[]> =>
+        (await store.tasks.listTasks(ALICE_SCOPE, { search: text, limit: 10 })).items.map(
+          (t) => t.id,
+        );
+      expect(await search("report")).toEqual([report.id]);
+      expect(await search("night")).toEqual([report.id]);
+      expect(await search("report-2")).toEqual([export_.id]);
+      // Like LIKE's wildcards, nothing in the text is a pattern.
+      expect(await search("%")).toEqual([]);
+      expect(await search("_")).toEqual([]);
+      // Non-ASCII letters match only as written.
+      expect(await search("Zoë")).toEqual([report.id]);
+      expect(await search("ZOË")).toEqual([]);
+      const everyone = await store.tasks.listTasks(ALL, { search: "report", limit: 10 });
+      expect(everyone.items).toHaveLength(2);
+    });
   });
 }

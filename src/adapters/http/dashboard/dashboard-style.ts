@@ -50,4 +50,22 @@ dl.details dt { color: #5b6573; }
 dl.details dd { margin: 0; }
 #login { max-width: 520px; }
 .preview { min-height: 6rem; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.live { margin-left: auto; }
+form.search { display: flex; gap: .5rem; margin: 0 0 .5rem; max-width: 480px; }
+form.search input { flex: 1; min-width: 0; font: inherit; padding: .3rem; }
+form.run-filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: flex-end; margin-bottom: .5rem; }
+form.run-filters fieldset.statuses { display: flex; flex-wrap: wrap; gap: .25rem .75rem; margin: 0; }
+label.check { display: inline-flex; gap: .25rem; align-items: center; margin: 0; }
+.sparkline { vertical-align: middle; }
+.paging a { margin-right: 1rem; }
+a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible { outline: 2px solid #1565c0; outline-offset: 2px; }
+@media (max-width: 640px) {
+  body { padding: 0 .6rem 1.5rem; }
+  header { flex-wrap: wrap; gap: .5rem 1rem; }
+  header nav { flex-wrap: wrap; gap: .5rem .8rem; }
+  form.task-form { grid-template-columns: minmax(0, 1fr); }
+  dl.details { grid-template-columns: minmax(0, 1fr); }
+  th, td { padding: .3rem .35rem; }
+}
 `;

@@ -38,11 +38,21 @@ function taskKey(task: Task): CursorKey {
   return [task.createdAt, task.id];
 }
 
+/** The title contains `text` ignoring case (as SQLite's `lower`: ASCII letters), or the key is `text`. */
+function matchesSearch(task: Task, text: string): boolean {
+  return task.key === text || asciiLower(task.title).includes(asciiLower(text));
+}
+
+function asciiLower(text: string): string {
+  return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
+
 function matches(task: Task, query: TaskQuery): boolean {
   if (query.status !== undefined && task.status !== query.status) return false;
   if (query.targetKind !== undefined && task.target.kind !== query.targetKind) return false;
   if (query.key !== undefined && task.key !== query.key) return false;
   if (query.group !== undefined && task.group !== query.group) return false;
+  if (query.search !== undefined && !matchesSearch(task, query.search)) return false;
   const thread = query.thread;
   if (thread === undefined) return true;
   return (

@@ -113,6 +113,9 @@ export class PostgresTaskRepository implements TaskRepository {
       ` AND ($6::int8 IS NULL OR (t.created_at, t.id) > (${msToTimestamp("$6::int8")}, $7::text))` +
       ` AND ($9::text IS NULL OR t.task_key = $9)` +
       ` AND ($10::text IS NULL OR t.task_group = $10)` +
+      // ASCII case folding, as SQLite's lower() and the memory store fold (one answer on every store).
+      ` AND ($11::text IS NULL OR t.task_key = $11 OR strpos(lower(t.title COLLATE "C"),` +
+      ` lower($11::text COLLATE "C")) > 0)` +
       ` ORDER BY t.created_at, t.id LIMIT $8::int4`;
     this.#nextDue = prepared(
       `SELECT (extract(epoch from min(t.next_run_at)) * 1000)::int8 AS at FROM ${tasks} AS t` +
@@ -203,6 +206,7 @@ export class PostgresTaskRepository implements TaskRepository {
       query.limit + 1,
       query.key ?? null,
       query.group ?? null,
+      query.search ?? null,
     ]);
     const tasks = result.rows.map(taskFromRow);
     return pageOf(tasks, query.limit, (item) => [item.createdAt, item.id]);

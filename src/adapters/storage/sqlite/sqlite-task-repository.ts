@@ -183,6 +183,14 @@ export class SqliteTaskRepository implements TaskRepository {
       }
       if (query.key !== undefined) filter("task_key = @task_key", "task_key", query.key);
       if (query.group !== undefined) filter("task_group = @task_group", "task_group", query.group);
+      if (query.search !== undefined) {
+        // lower() folds ASCII letters only; the other stores fold the same way.
+        filter(
+          "(task_key = @search OR instr(lower(title), lower(@search)) > 0)",
+          "search",
+          query.search,
+        );
+      }
       if (query.thread !== undefined) {
         filter("thread_id = @thread_id", "thread_id", query.thread.threadId);
         const threadScope = query.thread.threadScope;

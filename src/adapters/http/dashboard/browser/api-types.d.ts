@@ -24,6 +24,7 @@ export type Target =
 
 export interface Task {
   readonly id: string;
+  readonly key: string | null;
   readonly title: string;
   readonly description: string | null;
   readonly schedule: Schedule;
@@ -38,6 +39,7 @@ export interface Task {
 
 export interface Run {
   readonly id: string;
+  readonly task_id: string;
   readonly status: string;
   readonly trigger: string;
   readonly reason: string | null;

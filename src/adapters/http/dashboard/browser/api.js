@@ -98,11 +98,59 @@ async function request(method, path, options) {
 const taskPath = (id) => "/v1/tasks/" + encodeURIComponent(id);
 
 /**
+ * One page of tasks, searched by title or key when `query.search` is given.
  * @param {number} limit
+ * @param {{ search?: string, cursor?: string }} [query]
  * @returns {Promise<Page<Task>>}
  */
-export async function listTasks(limit) {
-  return /** @type {Page<Task>} */ (await request("GET", "/v1/tasks?limit=" + String(limit)));
+export async function listTasks(limit, query) {
+  const params = new URLSearchParams({ limit: String(limit) });
+  if (query?.search) params.set("search", query.search);
+  if (query?.cursor) params.set("cursor", query.cursor);
+  return /** @type {Page<Task>} */ (await request("GET", "/v1/tasks?" + params.toString()));
+}
+
+/**
+ * @typedef {object} RunFilter
+ * @property {readonly string[]} [status]
+ * @property {string} [target_kind]
+ * @property {string} [trigger]
+ * @property {string} [late] "true" or "false"
+ * @property {string} [finished_after] an RFC 3339 instant
+ * @property {string} [cursor]
+ */
+
+/**
+ * Runs across the token's tasks, newest first (`GET /v1/runs`).
+ * @param {number} limit
+ * @param {RunFilter} filter
+ * @returns {Promise<Page<Run>>}
+ */
+export async function listAllRuns(limit, filter) {
+  const params = new URLSearchParams({ limit: String(limit) });
+  for (const status of filter.status ?? []) params.append("status", status);
+  for (const name of /** @type {const} */ ([
+    "target_kind",
+    "trigger",
+    "late",
+    "finished_after",
+    "cursor",
+  ])) {
+    const value = filter[name];
+    if (value) params.set(name, value);
+  }
+  return /** @type {Page<Run>} */ (await request("GET", "/v1/runs?" + params.toString()));
+}
+
+/**
+ * Puts a failed, timed-out or cancelled run back in the queue as its next attempt.
+ * @param {string} runId
+ * @returns {Promise<Run>}
+ */
+export async function retryRun(runId) {
+  return /** @type {Run} */ (
+    await request("POST", "/v1/runs/" + encodeURIComponent(runId) + "/retry")
+  );
 }
 
 /**

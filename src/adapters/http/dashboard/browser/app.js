@@ -1,13 +1,14 @@
 // @ts-check
 /**
  * The dashboard's entry module, the one the page loads: the router over the hash routes (`#/`,
- * `#/new`, `#/tasks/<id>`, `#/tasks/<id>/edit`, `#/calendars`, `#/calendars/<name>`) and the token
- * prompt.
+ * `#/new`, `#/runs`, `#/tasks/<id>`, `#/tasks/<id>/edit`, `#/calendars`, `#/calendars/<name>`; a
+ * `?query` after a route carries its filters) and the token prompt.
  */
 import { ApiError, keepToken, tokenOf, whenTokenRefused } from "./api.js";
 import { element, h } from "./dom.js";
 import { renderCalendar, renderCalendars } from "./calendars-page.js";
 import { renderList } from "./list-page.js";
+import { renderRuns } from "./runs-page.js";
 import { startRouting } from "./navigation.js";
 import { askToken, clearNotice, current, login, mount, showProblem, startRender } from "./page.js";
 import { renderEdit, renderForm } from "./task-form.js";
@@ -21,7 +22,8 @@ async function route() {
   }
   login.hidden = true;
   const ticket = startRender();
-  const hash = location.hash || "#/";
+  const full = location.hash || "#/";
+  const hash = full.split("?")[0] ?? full;
   const edit = /^#\/tasks\/([^/]+)\/edit$/.exec(hash)?.[1];
   const task = /^#\/tasks\/([^/]+)$/.exec(hash)?.[1];
   const calendar = /^#\/calendars\/([^/]+)$/.exec(hash)?.[1];
@@ -30,6 +32,7 @@ async function route() {
     else if (task !== undefined) await renderTask(ticket, decodeURIComponent(task));
     else if (hash === "#/new") renderForm(ticket, null);
     else if (hash === "#/calendars") await renderCalendars(ticket);
+    else if (hash === "#/runs") await renderRuns(ticket);
     else if (calendar !== undefined) await renderCalendar(ticket, decodeURIComponent(calendar));
     else await renderList(ticket);
   } catch (error) {

@@ -57,3 +57,26 @@ export function startRouting(router) {
   });
   void render();
 }
+
+/** The query part of the current hash (`#/runs?status=failed` → `status=failed`). */
+export function hashQuery() {
+  const hash = location.hash;
+  const at = hash.indexOf("?");
+  return new URLSearchParams(at < 0 ? "" : hash.slice(at + 1));
+}
+
+/**
+ * `path` with `params` as its query (repeated for a list), the empty ones left out.
+ * @param {string} path
+ * @param {Readonly<Record<string, string | readonly string[]>>} params
+ */
+export function withQuery(path, params) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    for (const one of typeof value === "string" ? [value] : value) {
+      if (one !== "") query.append(name, one);
+    }
+  }
+  const text = query.toString();
+  return text === "" ? path : path + "?" + text;
+}

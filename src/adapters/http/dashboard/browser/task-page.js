@@ -21,6 +21,7 @@ import { go, reload, taskHash } from "./navigation.js";
 import { actionButton, clearNotice, current, mount, say, showProblem } from "./page.js";
 import { scheduleInWords } from "./schedule-in-words.js";
 import { badge, bothTimes, firesTable, isActive, runsTable, wallText, zoneOf } from "./views.js";
+import { latenessSparkline } from "./sparkline.js";
 
 /**
  * @import { Child } from "./dom-types.js"
@@ -144,7 +145,13 @@ function historySection(ticket, taskId, initial) {
   /** @param {readonly Run[]} runs */
   const show = (runs) => {
     if (!current(ticket)) return;
-    box.replaceChildren(runsTable(runs, cancel));
+    const chart = latenessSparkline(runs);
+    box.replaceChildren(
+      chart === null
+        ? ""
+        : h("p", { class: "lateness-chart" }, "Launch lateness, oldest first: ", chart),
+      h("div", { class: "scroll" }, runsTable(runs, cancel)),
+    );
     if (runs.some((run) => isActive(run))) {
       timer = setTimeout(() => {
         refresh().catch(showProblem);
@@ -222,7 +229,11 @@ export async function renderTask(ticket, id) {
     taskActions(task),
     details(task, zone),
     h("h3", {}, "Upcoming fires"),
-    firesTable(preview.occurrences, zone, Array.isArray(task.schedule["cron"])),
+    h(
+      "div",
+      { class: "scroll" },
+      firesTable(preview.occurrences, zone, Array.isArray(task.schedule["cron"])),
+    ),
     h("h3", {}, "Run history"),
     historySection(ticket, id, runs.items),
     h("h3", {}, "Explain"),
