@@ -201,8 +201,8 @@ function runsAcrossTable(runs) {
                   say(
                     "Run " +
                       queued.id +
-                      " is queued again as attempt " +
-                      String(queued.attempt) +
+                      " is queued again for attempt " +
+                      String(queued.attempt + 1) + // `attempt` counts claims: the next one adds one
                       ".",
                   );
                   await reload();
