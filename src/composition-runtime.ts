@@ -78,8 +78,8 @@ export interface RuntimeThresholds {
   readonly sweepMs: number;
   readonly retentionMs: number;
   readonly shutdownTimeoutMs: number;
-  /** Accepted and checked; replica liveness is not in this build yet. */
-  readonly livenessTimeoutMs: number | null;
+  /** The silence after which a replica is lost (docs/operations.md#crashes-and-recovery). */
+  readonly livenessTimeoutMs: number;
 }
 
 /** Opens the store and builds the services and the coordinator around it. */
@@ -138,8 +138,8 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
         }),
   });
   handlers.connect({
-    completed: (runId, verdict) => coordinator.reportCompletion(runId, verdict),
-    lost: (runId) => coordinator.reportLost(runId),
+    completed: (runId, verdict, attempt) => coordinator.reportCompletion(runId, verdict, attempt),
+    lost: (runId, attempt) => coordinator.reportLost(runId, attempt),
     heartbeat: async (runId) => {
       await dispatch.recordHeartbeat(runId, clock.now());
     },
@@ -182,10 +182,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
       sweepMs: coordinator.settings.sweepMs,
       retentionMs: coordinator.settings.retentionMs,
       shutdownTimeoutMs: coordinator.settings.shutdownTimeoutMs,
-      livenessTimeoutMs:
-        options.policy?.livenessTimeoutSeconds === undefined
-          ? null
-          : options.policy.livenessTimeoutSeconds * 1000,
+      livenessTimeoutMs: dispatch.policy.livenessMs,
     },
   };
 }

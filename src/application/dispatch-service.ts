@@ -5,6 +5,7 @@
  * (docs/architecture.md#where-each-decision-lives).
  */
 import { admitTask } from "../domain/admit-task.js";
+import { LeaseLostError } from "../domain/errors.js";
 import { selectClaimable } from "../domain/claim.js";
 import type { FencingToken, RunId } from "../domain/ids.js";
 import type { SchedulePolicy } from "../domain/options.js";
@@ -57,7 +58,13 @@ export type RunWrite =
       readonly token: FencingToken;
       readonly answer: LaunchAnswer;
     }
-  | { readonly kind: "completion"; readonly runId: RunId; readonly verdict: CompletionVerdict };
+  | {
+      readonly kind: "completion";
+      readonly runId: RunId;
+      readonly verdict: CompletionVerdict;
+      /** The attempt the verdict is about (a handler's): refused (lease_lost) once the run is past it. */
+      readonly attempt?: number;
+    };
 
 export interface DispatchServiceDeps {
   readonly store: Store;
@@ -154,6 +161,12 @@ export class DispatchService {
           id: write.runId,
           decide: (run, task) => {
             found[i] ??= run.status;
+            if (write.attempt !== undefined && run.attempt !== write.attempt) {
+              // docs/operations.md#crashes-and-recovery: this replica was lost and the run moved on.
+              throw new LeaseLostError(
+                `the verdict is for attempt ${String(write.attempt)}, the run is at attempt ${String(run.attempt)}`,
+              );
+            }
             return completeRun(run, write.verdict, { now, task });
           },
         };
@@ -209,9 +222,17 @@ export class DispatchService {
     return this.#change(runId, {}, (run, task) => heartbeatRun(run, now, task.options));
   }
 
-  /** Launching runs whose claim expired, to be reconciled with their targets. */
+  /**
+   * Launching runs to reconcile with their targets: their claim expired, or their replica has been
+   * silent for the liveness timeout (docs/operations.md#crashes-and-recovery).
+   */
   expiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {
-    return this.#store.runs.findExpiredClaims(now, limit);
+    return this.#store.runs.findExpiredClaims(now, limit, this.#silentSince(now));
+  }
+
+  /** Heartbeats before this instant are silence: the replica is lost. */
+  #silentSince(now: Instant): Instant {
+    return (now - this.#policy.livenessMs) as Instant;
   }
 
   /** Records what the target said about an expired claim, fenced by the expired claim's token. */
@@ -271,16 +292,23 @@ export class DispatchService {
     return this.#each(ids, (run, task) => sweepQueueTimeout(run, now, runTaskContext(task)));
   }
 
-  /** Handler runs whose replica has been silent for a lease end `failed` (replica_lost), or retry. */
+  /**
+   * Handler runs whose replica has been silent for the liveness timeout end `failed` (replica_lost), or
+   * retry under the task's policy.
+   */
   async sweepLostReplicas(now: Instant, limit: number): Promise<ChangedRun[]> {
-    const silentSince = (now - this.#policy.leaseMs) as Instant;
-    const ids = await this.#store.runs.findLostHandlerRuns(silentSince, limit);
+    const ids = await this.#store.runs.findLostHandlerRuns(this.#silentSince(now), limit);
     return this.#each(ids, (run, task) => sweepLostReplica(run, now, runTaskContext(task)));
   }
 
-  /** A handler run this replica handed back at shutdown: queued again, no retry consumed. */
-  recordHandBack(runId: RunId, now: Instant): Promise<RunChange | null> {
-    return this.#change(runId, {}, (run) => handBackRun(run, now));
+  /**
+   * A handler run this replica handed back at shutdown: queued again, no retry consumed. With `attempt`,
+   * only while the run is still that attempt (a replica lost meanwhile hands back nothing).
+   */
+  recordHandBack(runId: RunId, now: Instant, attempt?: number): Promise<RunChange | null> {
+    return this.#change(runId, {}, (run) =>
+      attempt !== undefined && run.attempt !== attempt ? null : handBackRun(run, now),
+    );
   }
 
   /** Deletes terminal runs older than the retention, and deleted tasks with nothing active. */

@@ -27,6 +27,15 @@ export interface SchedulerEventMap {
    * `from` is the status the write found.
    */
   readonly "run:changed": { readonly run: Run; readonly from: RunStatus };
+  /**
+   * This replica's sweep found another replica silent for the liveness timeout and settled its work:
+   * `claims` launch claims reconciled, `runs` handler runs ended (or queued again) `replica_lost`.
+   */
+  readonly "replica:lost": {
+    readonly replicaId: string;
+    readonly claims: number;
+    readonly runs: number;
+  };
   /** One coordinator pass ended (or failed) after `durationMs` of wall time. */
   readonly "coordinator:tick": { readonly durationMs: number };
 }
@@ -54,6 +63,7 @@ export class SchedulerEvents implements EventSink {
     "admission:batch": new Set(),
     "run:claimed": new Set(),
     "run:changed": new Set(),
+    "replica:lost": new Set(),
     "coordinator:tick": new Set(),
   };
   readonly #onListenerError: (error: unknown, event: SchedulerEventName) => void;

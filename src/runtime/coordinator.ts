@@ -7,7 +7,8 @@
  *
  * Lifecycle: idle -> running (start) -> stopping (stop: no new claims or admissions; in-flight launches
  * and running handlers finish within the shutdown timeout, claims are never released early; handlers
- * still running then are aborted and recorded lost) -> stopped.
+ * still running then are aborted and recorded lost) -> stopped. The replica heartbeats from start until
+ * its shutdown has drained (replica-heartbeat.ts), as well as at every pass.
  */
 import type { DispatchService } from "../application/dispatch-service.js";
 import { NO_EVENTS } from "../application/scheduler-events.js";
@@ -27,6 +28,7 @@ import { WakeSignal } from "./wake-signal.js";
 import { Launches } from "./launches.js";
 import { BackgroundWork } from "./background-work.js";
 import { ClockCorrection } from "./clock-correction.js";
+import { ReplicaHeartbeat } from "./replica-heartbeat.js";
 import { sweep } from "./sweeps.js";
 import { withDefaults } from "./coordinator-options.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
@@ -78,6 +80,7 @@ export class Coordinator {
   readonly #launches: Launches;
   readonly #background: BackgroundWork;
   readonly #clockCorrection: ClockCorrection | null;
+  readonly #heartbeat: ReplicaHeartbeat;
   #loop: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
   /** The wake-up subscription `listen()` made: resolves with the function that ends it. */
@@ -105,6 +108,14 @@ export class Coordinator {
             log: this.#log,
           });
     this.#opts = withDefaults(deps.options ?? {}, deps.dispatch.policy.maxConcurrentRuns);
+    // A third of the liveness timeout: two beats may be lost or late before it reads as silence.
+    this.#heartbeat = new ReplicaHeartbeat({
+      dispatch: deps.dispatch,
+      clock: deps.clock,
+      replicaId: deps.replicaId,
+      log: this.#log,
+      intervalMs: deps.dispatch.policy.livenessMs / 3,
+    });
     this.#launches = new Launches({
       dispatch: deps.dispatch,
       launcher: deps.launcher,
@@ -146,6 +157,7 @@ export class Coordinator {
   start(): void {
     if (this.#loop !== null || this.#stopping !== null) return;
     this.#loop = this.#run();
+    this.#heartbeat.start();
     this.#deps.watcher?.start();
   }
 
@@ -185,7 +197,7 @@ export class Coordinator {
   async #pass(): Promise<void> {
     const { dispatch, clock, replicaId } = this.#deps;
     await this.#clockCorrection?.check();
-    await dispatch.heartbeat(replicaId, clock.now());
+    await this.#heartbeat.beat();
     if (this.#stopped()) return;
     // Sweep before claiming: a run past its queue timeout is skipped rather than launched, and slots
     // freed by deadlines and reconciled claims are used in the same tick.
@@ -197,6 +209,8 @@ export class Coordinator {
         clock,
         log: this.#log,
         retentionMs: this.#opts.retentionMs as DurationMs,
+        replicaId,
+        events: this.#events,
         launching: (runId) => this.#launches.has(runId),
         cancelTarget: (run, task) => {
           this.#cancelTarget(run, task);
@@ -216,15 +230,20 @@ export class Coordinator {
   /**
    * Records a verdict that arrives after launch (handler targets, webhook callbacks). It is queued behind
    * the run's launch answer (written in the same batch or a later one, in order), so a fast verdict
-   * never lands before its launch.
+   * never lands before its launch. `attempt` (a handler's verdict) fences it: once this replica was
+   * declared lost and the run moved on to another attempt, the verdict is refused
+   * (docs/operations.md#crashes-and-recovery).
    */
-  reportCompletion(runId: RunId, verdict: CompletionVerdict): Promise<void> {
-    return this.#launches.reportCompletion(runId, verdict);
+  reportCompletion(runId: RunId, verdict: CompletionVerdict, attempt?: number): Promise<void> {
+    return this.#launches.reportCompletion(runId, verdict, attempt);
   }
 
-  /** A handler run handed back at shutdown: queued again for another replica, no retry consumed. */
-  reportLost(runId: RunId): Promise<void> {
-    const write = this.#deps.dispatch.recordHandBack(runId, this.#deps.clock.now());
+  /**
+   * A handler run handed back at shutdown: queued again for another replica, no retry consumed; with
+   * `attempt`, only while the run is still that attempt.
+   */
+  reportLost(runId: RunId, attempt?: number): Promise<void> {
+    const write = this.#deps.dispatch.recordHandBack(runId, this.#deps.clock.now(), attempt);
     return this.#background.track(write, { runId }, "could not record a lost handler run");
   }
 
@@ -363,6 +382,8 @@ export class Coordinator {
     }
     // Writes still retrying give up now: their claims expire and runs are reconciled or time out.
     this.#drainDeadline.abort();
+    // Silent from here: what is left of this replica's work is the other replicas' to take over.
+    await this.#heartbeat.stop();
     // A subscription that never listened has nothing to end.
     const stopListening = await this.#listening?.catch(() => null);
     await stopListening?.();

@@ -1,11 +1,12 @@
 /**
  * The coordinator's sweeps (docs/architecture.md#how-a-fire-flows): claims that expired before their
  * launch was recorded are reconciled with the target (never launched again blindly), then deadlines,
- * queue timeouts, replicas lost and retention. Each run's fate is a domain decision the dispatch service
+ * queue timeouts, replicas lost (reported as `replica:lost`) and retention. Each run's fate is a domain decision the dispatch service
  * records; this only asks the targets and hands on the runs whose targets must be told to stop.
  */
 import type { DispatchService } from "../application/dispatch-service.js";
 import type { Logger } from "../application/logger.js";
+import type { EventSink } from "../application/scheduler-events.js";
 import type { RunId } from "../domain/ids.js";
 import type { RunLauncher } from "../domain/ports.js";
 import type { ReconcileFinding } from "../domain/run-change.js";
@@ -23,6 +24,10 @@ export interface SweepDeps {
   readonly clock: Clock;
   readonly log: Logger;
   readonly retentionMs: DurationMs;
+  /** This replica's id: its own claims are never reported as a lost replica's. */
+  readonly replicaId: string;
+  /** Receives `replica:lost`. */
+  readonly events: EventSink;
   /** Whether this replica is still launching the run (its claim is then not reconciled). */
   readonly launching: (runId: RunId) => boolean;
   /** Asks a run's target to stop. */
@@ -32,21 +37,51 @@ export interface SweepDeps {
 /** One pass of every sweep, in order. */
 export async function sweep(deps: SweepDeps): Promise<void> {
   const { dispatch, clock } = deps;
-  await reconcileExpiredClaims(deps);
+  const lost = new LostReplicas();
+  await reconcileExpiredClaims(deps, lost);
   for (const changed of await dispatch.sweepDeadlines(clock.now(), SWEEP_LIMIT)) {
     if (changed.change.cancelTarget === true) deps.cancelTarget(changed.change.run, changed.task);
   }
   await dispatch.sweepQueueTimeouts(clock.now(), SWEEP_LIMIT);
-  const lost = await dispatch.sweepLostReplicas(clock.now(), SWEEP_LIMIT);
-  if (lost.length > 0) deps.log.warn({ runs: lost.length }, "handler runs lost with their replica");
+  for (const { change } of await dispatch.sweepLostReplicas(clock.now(), SWEEP_LIMIT)) {
+    lost.count(change.run.claimedBy, "runs");
+  }
+  for (const [replicaId, counts] of lost.entries()) {
+    if (replicaId === deps.replicaId) continue;
+    deps.log.warn({ replicaId, ...counts }, "a replica went silent: its work was taken over");
+    deps.events.emit("replica:lost", { replicaId, ...counts });
+  }
   await dispatch.purge(clock.now(), deps.retentionMs, SWEEP_LIMIT);
 }
 
-/** docs/semantics.md#run-statuses: an expired claim is reconciled with the target, never launched again blindly. */
-async function reconcileExpiredClaims(deps: SweepDeps): Promise<void> {
+/** What one sweep settled per silent replica. */
+class LostReplicas {
+  readonly #byReplica = new Map<string, { claims: number; runs: number }>();
+
+  count(replicaId: string | null, what: "claims" | "runs"): void {
+    if (replicaId === null) return;
+    let counts = this.#byReplica.get(replicaId);
+    if (counts === undefined) this.#byReplica.set(replicaId, (counts = { claims: 0, runs: 0 }));
+    counts[what]++;
+  }
+
+  entries(): IterableIterator<[string, { claims: number; runs: number }]> {
+    return this.#byReplica.entries();
+  }
+}
+
+/**
+ * docs/semantics.md#run-statuses: an expired claim, or one whose replica went silent
+ * (docs/operations.md#crashes-and-recovery), is reconciled with the target, never launched again blindly.
+ */
+async function reconcileExpiredClaims(deps: SweepDeps, lost: LostReplicas): Promise<void> {
   const { dispatch, launcher, clock } = deps;
-  for (const { run, task } of await dispatch.expiredClaims(clock.now(), SWEEP_LIMIT)) {
+  const now = clock.now();
+  for (const { run, task } of await dispatch.expiredClaims(now, SWEEP_LIMIT)) {
     if (deps.launching(run.id) || run.claimToken === null) continue;
+    // A claim still within its lease was listed because its replica is silent.
+    if (run.claimExpiresAt !== null && run.claimExpiresAt >= now)
+      lost.count(run.claimedBy, "claims");
     const controller = new AbortController();
     let finding: ReconcileFinding;
     try {
