@@ -224,10 +224,13 @@ export class DispatchService {
 
   /**
    * Launching runs to reconcile with their targets: their claim expired, or their replica has been
-   * silent for the liveness timeout (docs/operations.md#crashes-and-recovery).
+   * silent for the liveness timeout (docs/operations.md#crashes-and-recovery), unless `judgesSilence`
+   * is false (the runtime's word: this replica cannot tell silence now).
    */
-  expiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {
-    return this.#store.runs.findExpiredClaims(now, limit, this.#silentSince(now));
+  expiredClaims(now: Instant, limit: number, judgesSilence = true): Promise<readonly ClaimedRun[]> {
+    return judgesSilence
+      ? this.#store.runs.findExpiredClaims(now, limit, this.#silentSince(now))
+      : this.#store.runs.findExpiredClaims(now, limit);
   }
 
   /** Heartbeats before this instant are silence: the replica is lost. */

@@ -108,13 +108,12 @@ export class Coordinator {
             log: this.#log,
           });
     this.#opts = withDefaults(deps.options ?? {}, deps.dispatch.policy.maxConcurrentRuns);
-    // A third of the liveness timeout: two beats may be lost or late before it reads as silence.
     this.#heartbeat = new ReplicaHeartbeat({
       dispatch: deps.dispatch,
       clock: deps.clock,
       replicaId: deps.replicaId,
       log: this.#log,
-      intervalMs: deps.dispatch.policy.livenessMs / 3,
+      livenessMs: deps.dispatch.policy.livenessMs,
     });
     this.#launches = new Launches({
       dispatch: deps.dispatch,
@@ -210,6 +209,7 @@ export class Coordinator {
         log: this.#log,
         retentionMs: this.#opts.retentionMs as DurationMs,
         replicaId,
+        judgesSilence: this.#heartbeat.judgesSilence(),
         events: this.#events,
         launching: (runId) => this.#launches.has(runId),
         cancelTarget: (run, task) => {

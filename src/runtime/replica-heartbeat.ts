@@ -15,8 +15,8 @@ export interface ReplicaHeartbeatDeps {
   readonly clock: Clock;
   readonly replicaId: string;
   readonly log: Logger;
-  /** Time between beats. */
-  readonly intervalMs: number;
+  /** The liveness timeout: the loop beats every third of it. */
+  readonly livenessMs: number;
 }
 
 export class ReplicaHeartbeat {
@@ -25,6 +25,8 @@ export class ReplicaHeartbeat {
   #loop: Promise<void> | null = null;
   /** The last beat tried, by a pass or by this loop. */
   #lastTriedAt = Number.NEGATIVE_INFINITY;
+  /** Since when beats succeed (null while they fail); from the start of time until a beat fails. */
+  #healthySince: number | null = Number.NEGATIVE_INFINITY;
   #failures = 0;
 
   constructor(deps: ReplicaHeartbeatDeps) {
@@ -44,14 +46,32 @@ export class ReplicaHeartbeat {
   }
 
   /** A pass's beat: its failure is the pass's (it rejects). The loop then waits a whole interval. */
-  beat(): Promise<void> {
+  async beat(): Promise<void> {
     const { dispatch, clock, replicaId } = this.#deps;
     this.#lastTriedAt = clock.now();
-    return dispatch.heartbeat(replicaId, clock.now());
+    try {
+      await dispatch.heartbeat(replicaId, clock.now());
+    } catch (error) {
+      this.#healthySince = null;
+      throw error;
+    }
+    this.#healthySince ??= clock.now();
+  }
+
+  /**
+   * Whether this replica may judge others silent now: not while its own beats fail, nor for a liveness
+   * timeout after they succeed again. An outage of the store silences every replica; once it is back,
+   * the others get the time to beat again before anyone is declared lost.
+   */
+  judgesSilence(): boolean {
+    const since = this.#healthySince;
+    return since !== null && this.#deps.clock.now() - since >= this.#deps.livenessMs;
   }
 
   async #run(): Promise<void> {
-    const { clock, intervalMs } = this.#deps;
+    const { clock } = this.#deps;
+    // A third of the liveness timeout: two beats may be lost or late before it reads as silence.
+    const intervalMs = this.#deps.livenessMs / 3;
     const signal = this.#stop.signal;
     this.#lastTriedAt = Math.max(this.#lastTriedAt, clock.now());
     for (;;) {

@@ -26,6 +26,8 @@ export interface SweepDeps {
   readonly retentionMs: DurationMs;
   /** This replica's id: its own claims are never reported as a lost replica's. */
   readonly replicaId: string;
+  /** Whether other replicas' silence is judged this pass (replica-heartbeat.ts `judgesSilence`). */
+  readonly judgesSilence: boolean;
   /** Receives `replica:lost`. */
   readonly events: EventSink;
   /** Whether this replica is still launching the run (its claim is then not reconciled). */
@@ -43,8 +45,10 @@ export async function sweep(deps: SweepDeps): Promise<void> {
     if (changed.change.cancelTarget === true) deps.cancelTarget(changed.change.run, changed.task);
   }
   await dispatch.sweepQueueTimeouts(clock.now(), SWEEP_LIMIT);
-  for (const { change } of await dispatch.sweepLostReplicas(clock.now(), SWEEP_LIMIT)) {
-    lost.count(change.run.claimedBy, "runs");
+  if (deps.judgesSilence) {
+    for (const { change } of await dispatch.sweepLostReplicas(clock.now(), SWEEP_LIMIT)) {
+      lost.count(change.run.claimedBy, "runs");
+    }
   }
   for (const [replicaId, counts] of lost.entries()) {
     if (replicaId === deps.replicaId) continue;
@@ -77,7 +81,7 @@ class LostReplicas {
 async function reconcileExpiredClaims(deps: SweepDeps, lost: LostReplicas): Promise<void> {
   const { dispatch, launcher, clock } = deps;
   const now = clock.now();
-  for (const { run, task } of await dispatch.expiredClaims(now, SWEEP_LIMIT)) {
+  for (const { run, task } of await dispatch.expiredClaims(now, SWEEP_LIMIT, deps.judgesSilence)) {
     if (deps.launching(run.id) || run.claimToken === null) continue;
     // A claim still within its lease was listed because its replica is silent.
     if (run.claimExpiresAt !== null && run.claimExpiresAt >= now)

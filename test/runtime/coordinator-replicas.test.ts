@@ -232,6 +232,31 @@ describe("Coordinator launch claims", () => {
     expect(await b.run(run!.id)).toMatchObject({ status: "succeeded", result: "fresh" });
   });
 
+  it("a replica back from a store outage gives the others a liveness timeout to beat before judging them", async () => {
+    const { a, b } = twoReplicas();
+    const task = await b.create({ schedule: hourly });
+    await a.at(t0 + HOUR);
+    await b.at(t0 + HOUR);
+    const [run] = await b.runs(task.id);
+    // B cannot reach the store from 01:00:01 to 01:00:20 (A, paused, beats no more either).
+    const registry = b.store.replicas;
+    const beat = registry.heartbeat.bind(registry);
+    let down = true;
+    registry.heartbeat = (replicaId, now) =>
+      down && replicaId === "replica-b"
+        ? Promise.reject(new Error("database unavailable"))
+        : beat(replicaId, now);
+    await b.clock.set((t0 + HOUR + 5 * SECOND) as Instant);
+    await expect(b.coordinator.tick()).rejects.toThrow("database unavailable");
+    down = false;
+    // Back at 01:00:21: A has been silent 21 s, but B has only just seen the store again.
+    await b.at(t0 + HOUR + 21 * SECOND);
+    expect(await b.run(run!.id)).toMatchObject({ status: "running", claimedBy: "replica-a" });
+    // A liveness timeout later A has had its chance to beat and has not: it is lost.
+    await b.at(t0 + HOUR + 31 * SECOND);
+    expect(await b.run(run!.id)).toMatchObject({ status: "failed", reason: "replica_lost" });
+  });
+
   it("a handler run whose replica stops heartbeating is lost and retried by another replica", async () => {
     const { a, b } = twoReplicas();
     const task = await b.create({ schedule: hourly, options: { retry: { max_attempts: 2 } } });
