@@ -11,6 +11,7 @@ import type { Actor } from "./application/actor.js";
 import { DispatchService } from "./application/dispatch-service.js";
 import type { Logger } from "./application/logger.js";
 import { silentLogger } from "./application/logger.js";
+import { agreeBudget } from "./application/fleet-budget.js";
 import { buildPolicy } from "./application/policy-options.js";
 import type { PolicyOptions } from "./application/policy-options.js";
 import { SchedulerEvents } from "./application/scheduler-events.js";
@@ -86,10 +87,20 @@ export interface RuntimeThresholds {
 export async function buildRuntime(options: SchedulerOptions): Promise<SchedulerRuntime> {
   const clock = options.clock ?? new SystemClock();
   const logger = options.logger ?? silentLogger;
-  const policy = buildPolicy(options.policy);
+  const requested = buildPolicy(options.policy);
   const newId = createIdGenerator(() => clock.now());
   const store = await options.store.open({ newId });
   await store.migrate();
+  const policy = {
+    ...requested,
+    maxConcurrentRuns: await agreeBudget({
+      store,
+      requested: requested.maxConcurrentRuns,
+      explicit: options.policy?.maxConcurrentRuns !== undefined,
+      now: clock.now(),
+      log: logger,
+    }),
+  };
   const events = new SchedulerEvents({
     onListenerError: (error, event) => {
       logger.error({ err: error, event }, "an event listener threw; the scheduler carries on");

@@ -75,7 +75,8 @@ export interface DispatchServiceDeps {
 
 export class DispatchService {
   readonly #store: Store;
-  readonly #policy: SchedulePolicy;
+  /** Replaced only when the fleet's stored budget changes (`refreshBudget`). */
+  #policy: SchedulePolicy;
   readonly #events: EventSink;
 
   constructor(deps: DispatchServiceDeps) {
@@ -86,6 +87,18 @@ export class DispatchService {
 
   get policy(): SchedulePolicy {
     return this.#policy;
+  }
+
+  /**
+   * Applies the global budget stored in the database when it changed (docs/operations.md#sizing-the-budget);
+   * answers the change, or null when there is none (or the store keeps no budget).
+   */
+  async refreshBudget(): Promise<{ readonly from: number; readonly to: number } | null> {
+    const stored = (await this.#store.fleet?.storedBudget()) ?? null;
+    const from = this.#policy.maxConcurrentRuns;
+    if (stored === null || stored === from) return null;
+    this.#policy = { ...this.#policy, maxConcurrentRuns: stored };
+    return { from, to: stored };
   }
 
   /** Admits up to `limit` due tasks in one batch (docs/semantics.md#the-life-of-an-occurrence). */

@@ -325,7 +325,10 @@ export class Coordinator {
    */
   async #claimAndLaunch(): Promise<void> {
     for (;;) {
-      const room = Math.min(this.#opts.maxInFlight - this.#launches.size, this.#opts.claimBatch);
+      // Unless set, the cap follows the budget in force, which the fleet's stored value may change.
+      const maxInFlight =
+        this.#deps.options?.maxInFlight ?? this.#deps.dispatch.policy.maxConcurrentRuns;
+      const room = Math.min(maxInFlight - this.#launches.size, this.#opts.claimBatch);
       if (room <= 0 || this.#stopped()) return;
       const claimed = await this.#deps.dispatch.claim({
         now: this.#deps.clock.now(),

@@ -1,7 +1,8 @@
 /**
  * The coordinator's sweeps (docs/architecture.md#how-a-fire-flows): claims that expired before their
  * launch was recorded are reconciled with the target (never launched again blindly), then deadlines,
- * queue timeouts, replicas lost (reported as `replica:lost`) and retention. Each run's fate is a domain decision the dispatch service
+ * queue timeouts, replicas lost (reported as `replica:lost`) and retention; first, the fleet's stored
+ * budget is read again, so a change made by `migrate` applies on every replica. Each run's fate is a domain decision the dispatch service
  * records; this only asks the targets and hands on the runs whose targets must be told to stop.
  */
 import type { DispatchService } from "../application/dispatch-service.js";
@@ -39,6 +40,8 @@ export interface SweepDeps {
 /** One pass of every sweep, in order. */
 export async function sweep(deps: SweepDeps): Promise<void> {
   const { dispatch, clock } = deps;
+  const budget = await dispatch.refreshBudget();
+  if (budget !== null) deps.log.info(budget, "the global budget in force changed");
   const lost = new LostReplicas();
   await reconcileExpiredClaims(deps, lost);
   for (const changed of await dispatch.sweepDeadlines(clock.now(), SWEEP_LIMIT)) {
