@@ -79,7 +79,7 @@ export interface RuntimeThresholds {
   readonly sweepMs: number;
   readonly retentionMs: number;
   readonly shutdownTimeoutMs: number;
-  /** The silence after which a replica is lost (docs/operations.md#crashes-and-recovery). */
+  /** The silence after which a replica is lost (docs/operations.md#replica-liveness-what-silent-means). */
   readonly livenessTimeoutMs: number;
 }
 

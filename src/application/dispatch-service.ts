@@ -175,7 +175,7 @@ export class DispatchService {
           decide: (run, task) => {
             found[i] ??= run.status;
             if (write.attempt !== undefined && run.attempt !== write.attempt) {
-              // docs/operations.md#crashes-and-recovery: this replica was lost and the run moved on.
+              // docs/operations.md#replica-liveness-what-silent-means: this replica was lost and the run moved on.
               throw new LeaseLostError(
                 `the verdict is for attempt ${String(write.attempt)}, the run is at attempt ${String(run.attempt)}`,
               );
@@ -237,7 +237,7 @@ export class DispatchService {
 
   /**
    * Launching runs to reconcile with their targets: their claim expired, or their replica has been
-   * silent for the liveness timeout (docs/operations.md#crashes-and-recovery), unless `judgesSilence`
+   * silent for the liveness timeout (docs/operations.md#replica-liveness-what-silent-means), unless `judgesSilence`
    * is false (the runtime's word: this replica cannot tell silence now).
    */
   expiredClaims(now: Instant, limit: number, judgesSilence = true): Promise<readonly ClaimedRun[]> {

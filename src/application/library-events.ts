@@ -40,7 +40,7 @@ export interface SchedulerEventMap {
   readonly "occurrence:missed": OccurrenceEvent;
   /**
    * This replica's sweep found another replica silent for the liveness timeout and settled its work
-   * (docs/operations.md#crashes-and-recovery): `claims` launch claims reconciled, `runs` handler runs
+   * (docs/operations.md#replica-liveness-what-silent-means): `claims` launch claims reconciled, `runs` handler runs
    * ended `replica_lost` (each also shows as `run:failed` or `run:retrying`). Sent once per sweep that
    * settles something of it: a lost replica with nothing left to settle is not reported again.
    */

@@ -16,7 +16,7 @@ export interface PolicyOptions {
   readonly minOnceDelaySeconds?: number;
   /**
    * How long a replica may stay silent (no heartbeat) before it is lost: its launch claims are
-   * reconciled and its handler runs fail `replica_lost` (docs/operations.md#crashes-and-recovery). @default 10
+   * reconciled and its handler runs fail `replica_lost` (docs/operations.md#replica-liveness-what-silent-means). @default 10
    */
   readonly livenessTimeoutSeconds?: number;
 }

@@ -74,7 +74,7 @@ export interface SchedulePolicy {
   readonly leaseMs: DurationMs;
   /**
    * The silence (no heartbeat) after which a replica is lost: its launch claims are reconciled and its
-   * handler runs end `failed`, `replica_lost` (docs/operations.md#crashes-and-recovery). @default 10 s
+   * handler runs end `failed`, `replica_lost` (docs/operations.md#replica-liveness-what-silent-means). @default 10 s
    */
   readonly livenessMs: DurationMs;
   /** A once task must be at least this far in the future at create or edit. @default 0 (server: 1 s) */

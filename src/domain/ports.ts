@@ -220,7 +220,7 @@ export interface RunRepository {
    */
   changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]>;
   /**
-   * Launching runs to reconcile (docs/operations.md#crashes-and-recovery): those whose claim expired
+   * Launching runs to reconcile (docs/operations.md#replica-liveness-what-silent-means): those whose claim expired
    * before `now`, then (with `silentSince`) those whose claiming replica's last heartbeat is older than
    * `silentSince`, each set by claim expiry. A claim of a replica that never beat waits for its expiry.
    */

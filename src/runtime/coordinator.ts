@@ -232,7 +232,7 @@ export class Coordinator {
    * the run's launch answer (written in the same batch or a later one, in order), so a fast verdict
    * never lands before its launch. `attempt` (a handler's verdict) fences it: once this replica was
    * declared lost and the run moved on to another attempt, the verdict is refused
-   * (docs/operations.md#crashes-and-recovery).
+   * (docs/operations.md#replica-liveness-what-silent-means).
    */
   reportCompletion(runId: RunId, verdict: CompletionVerdict, attempt?: number): Promise<void> {
     return this.#launches.reportCompletion(runId, verdict, attempt);

@@ -1,5 +1,5 @@
 /**
- * This replica's heartbeat (docs/operations.md#crashes-and-recovery): every pass beats as it starts
+ * This replica's heartbeat (docs/operations.md#replica-liveness-what-silent-means): every pass beats as it starts
  * (`beat`), and a loop beats whenever no beat was tried for an interval, so that a long pass (a burst's
  * admission, a slow store), a long tick or a shutdown draining launches and handlers never reads as
  * silence to the other replicas. The loop runs from the coordinator's `start()` until its shutdown has

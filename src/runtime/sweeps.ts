@@ -79,7 +79,7 @@ class LostReplicas {
 
 /**
  * docs/semantics.md#run-statuses: an expired claim, or one whose replica went silent
- * (docs/operations.md#crashes-and-recovery), is reconciled with the target, never launched again blindly.
+ * (docs/operations.md#replica-liveness-what-silent-means), is reconciled with the target, never launched again blindly.
  */
 async function reconcileExpiredClaims(deps: SweepDeps, lost: LostReplicas): Promise<void> {
   const { dispatch, launcher, clock } = deps;
