@@ -1,9 +1,10 @@
 /**
- * The coordinator's sweeps (docs/architecture.md#how-a-fire-flows): claims that expired before their
- * launch was recorded are reconciled with the target (never launched again blindly), then deadlines,
- * queue timeouts, replicas lost (reported as `replica:lost`) and retention; first, the fleet's stored
- * budget is read again, so a change made by `migrate` applies on every replica. Each run's fate is a domain decision the dispatch service
- * records; this only asks the targets and hands on the runs whose targets must be told to stop.
+ * The coordinator's sweeps (docs/architecture.md#how-a-fire-flows): first the fleet's stored budget is
+ * read again (a change `migrate` made applies on every replica); then claims that expired before their
+ * launch was recorded, or whose replica went silent, are reconciled with the target (never launched
+ * again blindly), then deadlines, queue timeouts, handler runs of silent replicas (reported as
+ * `replica:lost`) and retention. Each run's fate is a domain decision the dispatch service records;
+ * this only asks the targets and hands on the runs whose targets must be told to stop.
  */
 import type { DispatchService } from "../application/dispatch-service.js";
 import type { Logger } from "../application/logger.js";
