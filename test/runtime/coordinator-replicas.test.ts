@@ -257,6 +257,29 @@ describe("Coordinator launch claims", () => {
     expect(await b.run(run!.id)).toMatchObject({ status: "failed", reason: "replica_lost" });
   });
 
+  it("a silent replica's budget slots are free once its work is taken over, not at the lease", async () => {
+    const budget = { leaseSeconds: 30, maxConcurrentRuns: 1 };
+    const b = createHarness({ start: T0, policy: budget, replicaId: "replica-b" });
+    const a = createHarness({
+      store: b.store,
+      clock: new VirtualClock(t0),
+      policy: budget,
+      replicaId: "replica-a",
+    });
+    const first = await b.create({ schedule: hourly });
+    const second = await b.create({ schedule: { type: "interval", every: "PT1H", start_at: T0 } });
+    // A takes the budget's one slot with the first task's run, and dies; B cannot launch the second's.
+    await a.at(t0 + HOUR);
+    const [held] = await b.runs(first.id);
+    expect(held).toMatchObject({ status: "running", claimedBy: "replica-a" });
+    await b.at(t0 + HOUR + 5 * SECOND);
+    expect(await b.runs(second.id)).toMatchObject([{ status: "queued" }]);
+    // A liveness timeout later the run is lost, its slot free, and B launches the second task's run.
+    await b.at(t0 + HOUR + 11 * SECOND);
+    expect(await b.run(held!.id)).toMatchObject({ status: "failed", reason: "replica_lost" });
+    expect(await b.runs(second.id)).toMatchObject([{ status: "running", claimedBy: "replica-b" }]);
+  });
+
   it("a handler run whose replica stops heartbeating is lost and retried by another replica", async () => {
     const { a, b } = twoReplicas();
     const task = await b.create({ schedule: hourly, options: { retry: { max_attempts: 2 } } });
