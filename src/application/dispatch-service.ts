@@ -318,6 +318,36 @@ export class DispatchService {
   }
 
   /**
+   * Running handler runs claimed under `replicaId` that this process is not running (`runsHere` says
+   * which it is): left by an earlier process that had the same replica id (a fixed `replicaId`, say a
+   * pod's name) and died. Its heartbeat is this process's now, so no silence would ever show them: they
+   * end `failed` (replica_lost), or retry, as any lost replica's would.
+   */
+  async sweepOrphanedHandlerRuns(
+    replicaId: string,
+    runsHere: (runId: RunId) => boolean,
+    now: Instant,
+    limit: number,
+  ): Promise<ChangedRun[]> {
+    const orphans: RunId[] = [];
+    let after: RunId | null = null;
+    for (;;) {
+      const page = await this.#store.runs.findRunningRuns("handler", after, limit);
+      for (const { run } of page) {
+        if (run.claimedBy === replicaId && !runsHere(run.id)) orphans.push(run.id);
+      }
+      const last = page.at(-1);
+      if (last === undefined || page.length < limit) break;
+      after = last.run.id;
+    }
+    return this.#each(orphans, (run, task) =>
+      run.claimedBy === replicaId && !runsHere(run.id)
+        ? sweepLostReplica(run, now, runTaskContext(task))
+        : null,
+    );
+  }
+
+  /**
    * A handler run this replica handed back at shutdown: queued again, no retry consumed. With `attempt`,
    * only while the run is still that attempt (a replica lost meanwhile hands back nothing).
    */

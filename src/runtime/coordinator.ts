@@ -29,7 +29,7 @@ import { Launches } from "./launches.js";
 import { BackgroundWork } from "./background-work.js";
 import { ClockCorrection } from "./clock-correction.js";
 import { ReplicaHeartbeat } from "./replica-heartbeat.js";
-import { sweep } from "./sweeps.js";
+import { sweep, sweepOrphans } from "./sweeps.js";
 import { withDefaults } from "./coordinator-options.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 
@@ -65,6 +65,8 @@ export interface InProcessRuns {
   settled(): Promise<void>;
   /** Aborts every one still running (shutdown): they are recorded lost with this replica. */
   abandon(): void;
+  /** Whether the run is executing in this process. */
+  runsHere(runId: RunId): boolean;
 }
 
 /** How long handlers aborted at shutdown get to stop and have their verdicts recorded. */
@@ -91,6 +93,8 @@ export class Coordinator {
   readonly #drainDeadline = new AbortController();
   /** The last admission stopped at its round limit with tasks still due. */
   #moreDue = false;
+  /** Whether the handler runs an earlier process left under this replica id were swept. */
+  #orphansSwept = false;
 
   constructor(deps: CoordinatorDeps) {
     this.#deps = deps;
@@ -108,13 +112,8 @@ export class Coordinator {
             log: this.#log,
           });
     this.#opts = withDefaults(deps.options ?? {}, deps.dispatch.policy.maxConcurrentRuns);
-    this.#heartbeat = new ReplicaHeartbeat({
-      dispatch: deps.dispatch,
-      clock: deps.clock,
-      replicaId: deps.replicaId,
-      log: this.#log,
-      livenessMs: deps.dispatch.policy.livenessMs,
-    });
+    const livenessMs = deps.dispatch.policy.livenessMs;
+    this.#heartbeat = new ReplicaHeartbeat({ ...deps, log: this.#log, livenessMs });
     this.#launches = new Launches({
       dispatch: deps.dispatch,
       launcher: deps.launcher,
@@ -198,6 +197,10 @@ export class Coordinator {
     await this.#clockCorrection?.check();
     await this.#heartbeat.beat();
     if (this.#stopped()) return;
+    if (!this.#orphansSwept) {
+      await sweepOrphans({ dispatch, clock, replicaId, log: this.#log }, this.#deps.inProcess);
+      this.#orphansSwept = true;
+    }
     // Sweep before claiming: a run past its queue timeout is skipped rather than launched, and slots
     // freed by deadlines and reconciled claims are used in the same tick.
     if (clock.now() - this.#lastSweepAt >= this.#opts.sweepMs) {
@@ -238,10 +241,7 @@ export class Coordinator {
     return this.#launches.reportCompletion(runId, verdict, attempt);
   }
 
-  /**
-   * A handler run handed back at shutdown: queued again for another replica, no retry consumed; with
-   * `attempt`, only while the run is still that attempt.
-   */
+  /** A handler run handed back at shutdown (while still at `attempt`): queued again, no retry used. */
   reportLost(runId: RunId, attempt?: number): Promise<void> {
     const write = this.#deps.dispatch.recordHandBack(runId, this.#deps.clock.now(), attempt);
     return this.#background.track(write, { runId }, "could not record a lost handler run");

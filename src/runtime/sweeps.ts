@@ -62,6 +62,32 @@ export async function sweep(deps: SweepDeps): Promise<void> {
   await dispatch.purge(clock.now(), deps.retentionMs, SWEEP_LIMIT);
 }
 
+/**
+ * Once, before a process first claims: handler runs still `running` under its replica id that it is not
+ * executing were an earlier process's with the same id (a fixed `replicaId`), lost with it
+ * (docs/operations.md#replica-liveness-what-silent-means). Nothing without in-process runs to ask.
+ */
+export async function sweepOrphans(
+  deps: Pick<SweepDeps, "dispatch" | "clock" | "log" | "replicaId">,
+  inProcess: { runsHere(runId: RunId): boolean } | undefined,
+): Promise<void> {
+  if (inProcess === undefined) return;
+  const { dispatch, clock, replicaId } = deps;
+  const runsHere = (runId: RunId): boolean => inProcess.runsHere(runId);
+  const lost = await dispatch.sweepOrphanedHandlerRuns(
+    replicaId,
+    runsHere,
+    clock.now(),
+    SWEEP_LIMIT,
+  );
+  if (lost.length > 0) {
+    deps.log.warn(
+      { runs: lost.length },
+      "handler runs an earlier process with this replica id left running were lost",
+    );
+  }
+}
+
 /** What one sweep settled per silent replica. */
 class LostReplicas {
   readonly #byReplica = new Map<string, { claims: number; runs: number }>();

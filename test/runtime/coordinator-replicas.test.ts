@@ -280,6 +280,40 @@ describe("Coordinator launch claims", () => {
     expect(await b.runs(second.id)).toMatchObject([{ status: "running", claimedBy: "replica-b" }]);
   });
 
+  it("a process restarted under the same replica id loses the handler runs its predecessor left", async () => {
+    const before = createHarness({ start: T0, policy, replicaId: "pod-0" });
+    const task = await before.create({
+      schedule: hourly,
+      options: { retry: { max_attempts: 2, initial: "PT1S" } },
+    });
+    await before.at(t0 + HOUR);
+    const [run] = await before.runs(task.id);
+    expect(run).toMatchObject({ status: "running", claimedBy: "pod-0", attempt: 1 });
+    // The process dies and a new one starts at once under the same id (a pod's name): its heartbeat is
+    // fresh, so no silence would show the run; it runs no handler yet, so the run is its predecessor's.
+    const after = createHarness({
+      store: before.store,
+      clock: before.clock,
+      policy,
+      replicaId: "pod-0",
+      inProcess: {
+        running: 0,
+        settled: () => Promise.resolve(),
+        abandon: () => undefined,
+        runsHere: () => false,
+      },
+    });
+    await after.at(t0 + HOUR + SECOND);
+    expect(await after.run(run!.id)).toMatchObject({ status: "queued", failures: 1 });
+    expect(after.logger.at("warn")).toContain(
+      "handler runs an earlier process with this replica id left running were lost",
+    );
+    await after.runUntil(t0 + HOUR + 10 * SECOND);
+    expect(await after.run(run!.id)).toMatchObject({ status: "running", attempt: 2 });
+    // Only once: the runs it launches itself later are its own.
+    expect(after.logger.at("warn")).toHaveLength(1);
+  });
+
   it("a handler run whose replica stops heartbeating is lost and retried by another replica", async () => {
     const { a, b } = twoReplicas();
     const task = await b.create({ schedule: hourly, options: { retry: { max_attempts: 2 } } });

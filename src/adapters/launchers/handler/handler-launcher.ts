@@ -211,6 +211,11 @@ export class HandlerLauncher implements RunLauncher {
     for (const entry of this.#running.values()) entry.controller.abort(SHUTDOWN);
   }
 
+  /** Whether the run's handler is in progress in this process. */
+  runsHere(runId: RunId): boolean {
+    return this.#running.has(runId);
+  }
+
   /** Handler runs in progress in this process. */
   get running(): number {
     return this.#running.size;
