@@ -11,6 +11,7 @@ import type { Actor } from "./application/actor.js";
 import { DispatchService } from "./application/dispatch-service.js";
 import type { Logger } from "./application/logger.js";
 import { silentLogger } from "./application/logger.js";
+import { agreeBudget } from "./application/fleet-budget.js";
 import { buildPolicy } from "./application/policy-options.js";
 import type { PolicyOptions } from "./application/policy-options.js";
 import { SchedulerEvents } from "./application/scheduler-events.js";
@@ -85,18 +86,28 @@ export interface RuntimeThresholds {
   readonly sweepMs: number;
   readonly retentionMs: number;
   readonly shutdownTimeoutMs: number;
-  /** Accepted and checked; replica liveness is not in this build yet. */
-  readonly livenessTimeoutMs: number | null;
+  /** The silence after which a replica is lost (docs/operations.md#replica-liveness-what-silent-means). */
+  readonly livenessTimeoutMs: number;
 }
 
 /** Opens the store and builds the services and the coordinator around it. */
 export async function buildRuntime(options: SchedulerOptions): Promise<SchedulerRuntime> {
   const clock = options.clock ?? new SystemClock();
   const logger = options.logger ?? silentLogger;
-  const policy = buildPolicy(options.policy);
+  const requested = buildPolicy(options.policy);
   const newId = createIdGenerator(() => clock.now());
   const store = await options.store.open({ newId });
   await store.migrate();
+  const policy = {
+    ...requested,
+    maxConcurrentRuns: await agreeBudget({
+      store,
+      requested: requested.maxConcurrentRuns,
+      explicit: options.policy?.maxConcurrentRuns !== undefined,
+      now: clock.now(),
+      log: logger,
+    }),
+  };
   const events = new SchedulerEvents({
     onListenerError: (error, event) => {
       logger.error({ err: error, event }, "an event listener threw; the scheduler carries on");
@@ -146,8 +157,8 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
         }),
   });
   handlers.connect({
-    completed: (runId, verdict) => coordinator.reportCompletion(runId, verdict),
-    lost: (runId) => coordinator.reportLost(runId),
+    completed: (runId, verdict, attempt) => coordinator.reportCompletion(runId, verdict, attempt),
+    lost: (runId, attempt) => coordinator.reportLost(runId, attempt),
     heartbeat: async (runId) => {
       await dispatch.recordHeartbeat(runId, clock.now());
     },
@@ -190,10 +201,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
       sweepMs: coordinator.settings.sweepMs,
       retentionMs: coordinator.settings.retentionMs,
       shutdownTimeoutMs: coordinator.settings.shutdownTimeoutMs,
-      livenessTimeoutMs:
-        options.policy?.livenessTimeoutSeconds === undefined
-          ? null
-          : options.policy.livenessTimeoutSeconds * 1000,
+      livenessTimeoutMs: dispatch.policy.livenessMs,
     },
   };
 }

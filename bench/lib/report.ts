@@ -218,8 +218,10 @@ function failoverSection(rows: readonly FailoverFigures[]): string {
   return (
     `### Failover: kill -9 of a replica mid-burst\n\n` +
     `The replica holding the most claims is killed with SIGKILL once about a third of the burst has ` +
-    `run (at the first moment after that when it holds at least 1% of the burst, up to 50). The lease in force is ${sec(first?.leaseMs ?? null)} s (the default): a dead replica's claims ` +
-    `are reconciled only when it expires. "Not executed" counts occurrences no ledger recorded (the ` +
+    `run (at the first moment after that when it holds at least 1% of the burst, up to 50). The replicas ` +
+    `run with the default lease (${sec(first?.leaseMs ?? null)} s) and liveness timeout ` +
+    `(${sec(first?.livenessMs ?? null)} s): a dead replica's claims are taken over once it has been silent ` +
+    `for the liveness timeout, without waiting for the lease. "Not executed" counts occurrences no ledger recorded (the ` +
     `killed replica's ledger loses up to its last 100 ms).\n\n${body}\n`
   );
 }

@@ -2,7 +2,7 @@
  * Runs the enrollment reminder coordinator: punctual on `PUNCTUAL_DATABASE_URL` (a SQLite file, default
  * `./reminders.db`, or a `postgres://` URL), the school's enrollments and the stand-in mail provider in
  * SQLite files under `DATA_DIR` (default `.`), and the HTTP entry on `PORT` (default 3100, 0 for any).
- * `LEASE_SECONDS`, `RETRY_INITIAL` and `CRASH_AFTER_SEND=1` exist for the crash test.
+ * `LIVENESS_SECONDS`, `RETRY_INITIAL` and `CRASH_AFTER_SEND=1` exist for the crash test.
  */
 import { join } from "node:path";
 import type { AddressInfo } from "node:net";
@@ -37,10 +37,10 @@ const scheduler = createScheduler({
         : {}),
     }),
   },
-  // Only for the crash test: how soon a silent replica's handler runs are taken back (default 60 s).
-  ...(env["LEASE_SECONDS"] === undefined
+  // Only for the crash test: how soon a silent replica's handler runs are taken back (default 10 s).
+  ...(env["LIVENESS_SECONDS"] === undefined
     ? {}
-    : { policy: { leaseSeconds: Number(env["LEASE_SECONDS"]) } }),
+    : { policy: { livenessTimeoutSeconds: Number(env["LIVENESS_SECONDS"]) } }),
 });
 await scheduler.start();
 

@@ -5,6 +5,7 @@
  * (docs/architecture.md#where-each-decision-lives).
  */
 import { admitTask } from "../domain/admit-task.js";
+import { LeaseLostError } from "../domain/errors.js";
 import { selectClaimable } from "../domain/claim.js";
 import type { FencingToken, RunId } from "../domain/ids.js";
 import type { SchedulePolicy } from "../domain/options.js";
@@ -57,7 +58,13 @@ export type RunWrite =
       readonly token: FencingToken;
       readonly answer: LaunchAnswer;
     }
-  | { readonly kind: "completion"; readonly runId: RunId; readonly verdict: CompletionVerdict };
+  | {
+      readonly kind: "completion";
+      readonly runId: RunId;
+      readonly verdict: CompletionVerdict;
+      /** The attempt the verdict is about (a handler's): refused (lease_lost) once the run is past it. */
+      readonly attempt?: number;
+    };
 
 export interface DispatchServiceDeps {
   readonly store: Store;
@@ -68,7 +75,8 @@ export interface DispatchServiceDeps {
 
 export class DispatchService {
   readonly #store: Store;
-  readonly #policy: SchedulePolicy;
+  /** Replaced only when the fleet's stored budget changes (`refreshBudget`). */
+  #policy: SchedulePolicy;
   readonly #events: EventSink;
 
   constructor(deps: DispatchServiceDeps) {
@@ -79,6 +87,18 @@ export class DispatchService {
 
   get policy(): SchedulePolicy {
     return this.#policy;
+  }
+
+  /**
+   * Applies the global budget stored in the database when it changed (docs/operations.md#sizing-the-budget);
+   * answers the change, or null when there is none (or the store keeps no budget).
+   */
+  async refreshBudget(): Promise<{ readonly from: number; readonly to: number } | null> {
+    const stored = (await this.#store.fleet?.storedBudget()) ?? null;
+    const from = this.#policy.maxConcurrentRuns;
+    if (stored === null || stored === from) return null;
+    this.#policy = { ...this.#policy, maxConcurrentRuns: stored };
+    return { from, to: stored };
   }
 
   /** Admits up to `limit` due tasks in one batch (docs/semantics.md#the-life-of-an-occurrence). */
@@ -158,6 +178,12 @@ export class DispatchService {
           decide: (run, task) => {
             found[i] ??= run.status;
             kinds[i] ??= task.targetKind;
+            if (write.attempt !== undefined && run.attempt !== write.attempt) {
+              // docs/operations.md#replica-liveness-what-silent-means: this replica was lost and the run moved on.
+              throw new LeaseLostError(
+                `the verdict is for attempt ${String(write.attempt)}, the run is at attempt ${String(run.attempt)}`,
+              );
+            }
             return completeRun(run, write.verdict, { now, task });
           },
         };
@@ -220,9 +246,20 @@ export class DispatchService {
     return this.#change(runId, {}, (run, task) => heartbeatRun(run, now, task.options));
   }
 
-  /** Launching runs whose claim expired, to be reconciled with their targets. */
-  expiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {
-    return this.#store.runs.findExpiredClaims(now, limit);
+  /**
+   * Launching runs to reconcile with their targets: their claim expired, or their replica has been
+   * silent for the liveness timeout (docs/operations.md#replica-liveness-what-silent-means), unless `judgesSilence`
+   * is false (the runtime's word: this replica cannot tell silence now).
+   */
+  expiredClaims(now: Instant, limit: number, judgesSilence = true): Promise<readonly ClaimedRun[]> {
+    return judgesSilence
+      ? this.#store.runs.findExpiredClaims(now, limit, this.#silentSince(now))
+      : this.#store.runs.findExpiredClaims(now, limit);
+  }
+
+  /** Heartbeats before this instant are silence: the replica is lost. */
+  #silentSince(now: Instant): Instant {
+    return (now - this.#policy.livenessMs) as Instant;
   }
 
   /** Records what the target said about an expired claim, fenced by the expired claim's token. */
@@ -282,16 +319,53 @@ export class DispatchService {
     return this.#each(ids, (run, task) => sweepQueueTimeout(run, now, runTaskContext(task)));
   }
 
-  /** Handler runs whose replica has been silent for a lease end `failed` (replica_lost), or retry. */
+  /**
+   * Handler runs whose replica has been silent for the liveness timeout end `failed` (replica_lost), or
+   * retry under the task's policy.
+   */
   async sweepLostReplicas(now: Instant, limit: number): Promise<ChangedRun[]> {
-    const silentSince = (now - this.#policy.leaseMs) as Instant;
-    const ids = await this.#store.runs.findLostHandlerRuns(silentSince, limit);
+    const ids = await this.#store.runs.findLostHandlerRuns(this.#silentSince(now), limit);
     return this.#each(ids, (run, task) => sweepLostReplica(run, now, runTaskContext(task)));
   }
 
-  /** A handler run this replica handed back at shutdown: queued again, no retry consumed. */
-  recordHandBack(runId: RunId, now: Instant): Promise<RunChange | null> {
-    return this.#change(runId, {}, (run) => handBackRun(run, now));
+  /**
+   * Running handler runs claimed under `replicaId` that this process is not running (`runsHere` says
+   * which it is): left by an earlier process that had the same replica id (a fixed `replicaId`, say a
+   * pod's name) and died. Its heartbeat is this process's now, so no silence would ever show them: they
+   * end `failed` (replica_lost), or retry, as any lost replica's would.
+   */
+  async sweepOrphanedHandlerRuns(
+    replicaId: string,
+    runsHere: (runId: RunId) => boolean,
+    now: Instant,
+    limit: number,
+  ): Promise<ChangedRun[]> {
+    const orphans: RunId[] = [];
+    let after: RunId | null = null;
+    for (;;) {
+      const page = await this.#store.runs.findRunningRuns("handler", after, limit);
+      for (const { run } of page) {
+        if (run.claimedBy === replicaId && !runsHere(run.id)) orphans.push(run.id);
+      }
+      const last = page.at(-1);
+      if (last === undefined || page.length < limit) break;
+      after = last.run.id;
+    }
+    return this.#each(orphans, (run, task) =>
+      run.claimedBy === replicaId && !runsHere(run.id)
+        ? sweepLostReplica(run, now, runTaskContext(task))
+        : null,
+    );
+  }
+
+  /**
+   * A handler run this replica handed back at shutdown: queued again, no retry consumed. With `attempt`,
+   * only while the run is still that attempt (a replica lost meanwhile hands back nothing).
+   */
+  recordHandBack(runId: RunId, now: Instant, attempt?: number): Promise<RunChange | null> {
+    return this.#change(runId, {}, (run) =>
+      attempt !== undefined && run.attempt !== attempt ? null : handBackRun(run, now),
+    );
   }
 
   /** Deletes terminal runs older than the retention, and deleted tasks with nothing active. */

@@ -42,10 +42,16 @@ export interface SchedulerEventMap {
   /** Occurrences were missed (downtime, a pause, the catch-up window). */
   readonly "occurrence:missed": OccurrenceEvent;
   /**
-   * Another replica stopped heartbeating and its runs were settled. Declared now, sent once replica
-   * liveness is tracked (not yet: handler runs of a lost replica show as `run:failed`, `replica_lost`).
+   * This replica's sweep found another replica silent for the liveness timeout and settled its work
+   * (docs/operations.md#replica-liveness-what-silent-means): `claims` launch claims reconciled, `runs` handler runs
+   * ended `replica_lost` (each also shows as `run:failed` or `run:retrying`). Sent once per sweep that
+   * settles something of it: a lost replica with nothing left to settle is not reported again.
    */
-  readonly "replica:lost": { readonly replica_id: string };
+  readonly "replica:lost": {
+    readonly replica_id: string;
+    readonly claims: number;
+    readonly runs: number;
+  };
 }
 
 export type SchedulerEventName = keyof SchedulerEventMap;
@@ -96,6 +102,9 @@ export class LibraryEvents {
         const name = ENDED[run.status];
         if (name !== undefined) this.#emit(name, () => ({ run: runView(run) }));
       }
+    });
+    events.on("replica:lost", ({ replicaId, claims, runs }) => {
+      this.#emit("replica:lost", () => ({ replica_id: replicaId, claims, runs }));
     });
     events.on("admission:decided", ({ taskId, admission }) => {
       for (const decision of admission.decisions) {

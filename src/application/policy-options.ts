@@ -10,13 +10,13 @@ import type { DurationMs } from "../domain/time.js";
 export interface PolicyOptions {
   /** Runs launching or running across all tasks and replicas at most. @default 16 */
   readonly maxConcurrentRuns?: number;
-  /** A launch claim's lease, and the silence after which a replica is lost. @default 60 */
+  /** A launch claim's lease: how long a live replica may take to record a launch. @default 60 */
   readonly leaseSeconds?: number;
   /** A once task must be at least this far in the future. @default 0 (1 in `createServer`) */
   readonly minOnceDelaySeconds?: number;
   /**
-   * How long a replica may stay silent before it is lost (docs/operations.md#thresholds). Checked here;
-   * the replica liveness that applies it is not in this build yet, so the lease still decides.
+   * How long a replica may stay silent (no heartbeat) before it is lost: its launch claims are
+   * reconciled and its handler runs fail `replica_lost` (docs/operations.md#replica-liveness-what-silent-means). @default 10
    */
   readonly livenessTimeoutSeconds?: number;
 }
@@ -37,12 +37,18 @@ export function buildPolicy(options: PolicyOptions = {}): SchedulePolicy {
   if (!Number.isInteger(maxConcurrentRuns) || maxConcurrentRuns < 1) {
     throw new RangeError("maxConcurrentRuns must be a positive integer");
   }
-  positive(options.livenessTimeoutSeconds, 0, "livenessTimeoutSeconds");
+  const livenessSeconds = positive(
+    options.livenessTimeoutSeconds,
+    DEFAULT_POLICY.livenessMs / 1000,
+    "livenessTimeoutSeconds",
+  );
+  if (livenessSeconds <= 0) throw new RangeError("livenessTimeoutSeconds must be positive");
   return {
     ...DEFAULT_POLICY,
     maxConcurrentRuns,
     leaseMs: (positive(options.leaseSeconds, DEFAULT_POLICY.leaseMs / 1000, "leaseSeconds") *
       1000) as DurationMs,
+    livenessMs: (livenessSeconds * 1000) as DurationMs,
     minOnceDelayMs: (positive(options.minOnceDelaySeconds, 0, "minOnceDelaySeconds") *
       1000) as DurationMs,
   };

@@ -32,6 +32,15 @@ export interface SchedulerEventMap {
     readonly from: RunStatus;
     readonly targetKind: TargetKind;
   };
+  /**
+   * This replica's sweep found another replica silent for the liveness timeout and settled its work:
+   * `claims` launch claims reconciled, `runs` handler runs ended (or queued again) `replica_lost`.
+   */
+  readonly "replica:lost": {
+    readonly replicaId: string;
+    readonly claims: number;
+    readonly runs: number;
+  };
   /** One coordinator pass ended (or failed) after `durationMs` of wall time. */
   readonly "coordinator:tick": { readonly durationMs: number };
   /** One admission batch written by the coordinator: `tasks` admitted in `durationMs` of wall time. */
@@ -70,6 +79,7 @@ export class SchedulerEvents implements EventSink {
     "admission:batch": new Set(),
     "run:claimed": new Set(),
     "run:changed": new Set(),
+    "replica:lost": new Set(),
     "coordinator:tick": new Set(),
     "coordinator:admission": new Set(),
     "coordinator:claim": new Set(),

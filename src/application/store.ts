@@ -8,6 +8,7 @@ import type {
   RunRepository,
   TaskRepository,
 } from "../domain/ports.js";
+import type { Instant } from "../domain/time.js";
 import type { IdempotencyRepository } from "./idempotency-repository.js";
 import type { TokenRepository } from "./token-repository.js";
 
@@ -40,6 +41,19 @@ export interface ReferenceClock {
 }
 
 /**
+ * Settings one fleet shares, stored once in its database, so that replicas started with different
+ * values never apply two (docs/operations.md#sizing-the-budget): the global budget.
+ */
+export interface FleetSettings {
+  /** The global budget stored, or null when none is stored yet. */
+  storedBudget(): Promise<number | null>;
+  /** Stores `budget` unless one is stored already (the first replica's); answers the one stored. */
+  adoptBudget(budget: number, now: Instant): Promise<number>;
+  /** Stores `budget` in place of any stored (`migrate --max-concurrent-runs`); answers the previous. */
+  replaceBudget(budget: number, now: Instant): Promise<number | null>;
+}
+
+/**
  * Every storage port, plus what only some databases offer. A store offers an optional port by having it:
  * that is the one way the composition and the runtime learn what a store can do (docs/architecture.md#stores),
  * never by asking which store it is.
@@ -60,6 +74,8 @@ export interface Store {
   readonly wakes?: WakeSource;
   /** The database's clock (PostgreSQL); absent where every replica shares one machine's clock. */
   readonly referenceClock?: ReferenceClock;
+  /** The fleet's shared settings; absent where a store keeps none (each replica's own value applies). */
+  readonly fleet?: FleetSettings;
   /** Applies pending migrations (under a lock); refuses a database newer than the code. */
   migrate(): Promise<MigrationStatus>;
   migrationStatus(): Promise<MigrationStatus>;

@@ -70,8 +70,13 @@ export const DEFAULT_TASK_OPTIONS: TaskOptions = Object.freeze({
 export interface SchedulePolicy {
   /** At most this many runs launching or running across all tasks and replicas. @default 16 */
   readonly maxConcurrentRuns: number;
-  /** A launch claim's lease, and the silence after which a replica is lost. @default 60 s */
+  /** A launch claim's lease: how long a live replica may take to record a launch. @default 60 s */
   readonly leaseMs: DurationMs;
+  /**
+   * The silence (no heartbeat) after which a replica is lost: its launch claims are reconciled and its
+   * handler runs end `failed`, `replica_lost` (docs/operations.md#replica-liveness-what-silent-means). @default 10 s
+   */
+  readonly livenessMs: DurationMs;
   /** A once task must be at least this far in the future at create or edit. @default 0 (server: 1 s) */
   readonly minOnceDelayMs: DurationMs;
   /** Back-off before a busy thread is tried again. @default 5 s */
@@ -83,6 +88,7 @@ export interface SchedulePolicy {
 export const DEFAULT_POLICY: SchedulePolicy = Object.freeze({
   maxConcurrentRuns: 16,
   leaseMs: 60_000 as DurationMs,
+  livenessMs: 10_000 as DurationMs,
   minOnceDelayMs: 0 as DurationMs,
   busyBackoffMs: 5_000 as DurationMs,
   defaultOptions: DEFAULT_TASK_OPTIONS,

@@ -258,8 +258,16 @@ export interface RunRepository {
    * requests' changes, applied in order, would write them (`run_count` grows by the launches recorded).
    */
   changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]>;
-  /** Launching runs whose claim expired before `now` (for reconciliation). */
-  findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]>;
+  /**
+   * Launching runs to reconcile (docs/operations.md#replica-liveness-what-silent-means): those whose claim expired
+   * before `now`, then (with `silentSince`) those whose claiming replica's last heartbeat is older than
+   * `silentSince`, each set by claim expiry. A claim of a replica that never beat waits for its expiry.
+   */
+  findExpiredClaims(
+    now: Instant,
+    limit: number,
+    silentSince?: Instant,
+  ): Promise<readonly ClaimedRun[]>;
   /**
    * Running runs of tasks whose target is of `targetKind`, with their tasks, in id order after `after`
    * (null: from the start): the runs a watcher polls on their targets.

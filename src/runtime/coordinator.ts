@@ -7,7 +7,8 @@
  *
  * Lifecycle: idle -> running (start) -> stopping (stop: no new claims or admissions; in-flight launches
  * and running handlers finish within the shutdown timeout, claims are never released early; handlers
- * still running then are aborted and recorded lost) -> stopped.
+ * still running then are aborted and recorded lost) -> stopped. The replica heartbeats from start until
+ * its shutdown has drained (replica-heartbeat.ts), as well as at every pass.
  */
 import type { DispatchService } from "../application/dispatch-service.js";
 import { NO_EVENTS } from "../application/scheduler-events.js";
@@ -30,7 +31,8 @@ import { inSpan } from "./in-span.js";
 import { Launches } from "./launches.js";
 import { BackgroundWork } from "./background-work.js";
 import { ClockCorrection } from "./clock-correction.js";
-import { sweep } from "./sweeps.js";
+import { ReplicaHeartbeat } from "./replica-heartbeat.js";
+import { sweep, sweepOrphans } from "./sweeps.js";
 import { withDefaults } from "./coordinator-options.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 
@@ -68,6 +70,8 @@ export interface InProcessRuns {
   settled(): Promise<void>;
   /** Aborts every one still running (shutdown): they are recorded lost with this replica. */
   abandon(): void;
+  /** Whether the run is executing in this process. */
+  runsHere(runId: RunId): boolean;
 }
 
 /** How long handlers aborted at shutdown get to stop and have their verdicts recorded. */
@@ -84,6 +88,7 @@ export class Coordinator {
   readonly #launches: Launches;
   readonly #background: BackgroundWork;
   readonly #clockCorrection: ClockCorrection | null;
+  readonly #heartbeat: ReplicaHeartbeat;
   #loop: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
   /** The wake-up subscription `listen()` made: resolves with the function that ends it. */
@@ -94,6 +99,8 @@ export class Coordinator {
   readonly #drainDeadline = new AbortController();
   /** The last admission stopped at its round limit with tasks still due. */
   #moreDue = false;
+  /** Whether the handler runs an earlier process left under this replica id were swept. */
+  #orphansSwept = false;
 
   constructor(deps: CoordinatorDeps) {
     this.#deps = deps;
@@ -112,6 +119,15 @@ export class Coordinator {
             log: this.#log,
           });
     this.#opts = withDefaults(deps.options ?? {}, deps.dispatch.policy.maxConcurrentRuns);
+    const livenessMs = deps.dispatch.policy.livenessMs;
+    this.#heartbeat = new ReplicaHeartbeat({
+      ...deps,
+      log: this.#log,
+      livenessMs,
+      beaten: (at) => {
+        this.#events.emit("coordinator:heartbeat", { at });
+      },
+    });
     this.#launches = new Launches({
       dispatch: deps.dispatch,
       launcher: deps.launcher,
@@ -157,6 +173,7 @@ export class Coordinator {
   start(): void {
     if (this.#loop !== null || this.#stopping !== null) return;
     this.#loop = this.#run();
+    this.#heartbeat.start();
     this.#deps.watcher?.start();
   }
 
@@ -196,10 +213,12 @@ export class Coordinator {
   async #pass(): Promise<void> {
     const { dispatch, clock, replicaId } = this.#deps;
     await this.#clockCorrection?.check();
-    const beatAt = clock.now();
-    await dispatch.heartbeat(replicaId, beatAt);
-    this.#events.emit("coordinator:heartbeat", { at: beatAt });
+    await this.#heartbeat.beat();
     if (this.#stopped()) return;
+    if (!this.#orphansSwept) {
+      await sweepOrphans({ dispatch, clock, replicaId, log: this.#log }, this.#deps.inProcess);
+      this.#orphansSwept = true;
+    }
     // Sweep before claiming: a run past its queue timeout is skipped rather than launched, and slots
     // freed by deadlines and reconciled claims are used in the same tick.
     if (clock.now() - this.#lastSweepAt >= this.#opts.sweepMs) {
@@ -210,6 +229,9 @@ export class Coordinator {
         clock,
         log: this.#log,
         retentionMs: this.#opts.retentionMs as DurationMs,
+        replicaId,
+        judgesSilence: this.#heartbeat.judgesSilence(),
+        events: this.#events,
         launching: (runId) => this.#launches.has(runId),
         cancelTarget: (run, task) => {
           this.#cancelTarget(run, task);
@@ -229,15 +251,17 @@ export class Coordinator {
   /**
    * Records a verdict that arrives after launch (handler targets, webhook callbacks). It is queued behind
    * the run's launch answer (written in the same batch or a later one, in order), so a fast verdict
-   * never lands before its launch.
+   * never lands before its launch. `attempt` (a handler's verdict) fences it: once this replica was
+   * declared lost and the run moved on to another attempt, the verdict is refused
+   * (docs/operations.md#replica-liveness-what-silent-means).
    */
-  reportCompletion(runId: RunId, verdict: CompletionVerdict): Promise<void> {
-    return this.#launches.reportCompletion(runId, verdict);
+  reportCompletion(runId: RunId, verdict: CompletionVerdict, attempt?: number): Promise<void> {
+    return this.#launches.reportCompletion(runId, verdict, attempt);
   }
 
-  /** A handler run handed back at shutdown: queued again for another replica, no retry consumed. */
-  reportLost(runId: RunId): Promise<void> {
-    const write = this.#deps.dispatch.recordHandBack(runId, this.#deps.clock.now());
+  /** A handler run handed back at shutdown (while still at `attempt`): queued again, no retry used. */
+  reportLost(runId: RunId, attempt?: number): Promise<void> {
+    const write = this.#deps.dispatch.recordHandBack(runId, this.#deps.clock.now(), attempt);
     return this.#background.track(write, { runId }, "could not record a lost handler run");
   }
 
@@ -329,7 +353,10 @@ export class Coordinator {
    */
   async #claimAndLaunch(): Promise<void> {
     for (;;) {
-      const room = Math.min(this.#opts.maxInFlight - this.#launches.size, this.#opts.claimBatch);
+      // Unless set, the cap follows the budget in force, which the fleet's stored value may change.
+      const maxInFlight =
+        this.#deps.options?.maxInFlight ?? this.#deps.dispatch.policy.maxConcurrentRuns;
+      const room = Math.min(maxInFlight - this.#launches.size, this.#opts.claimBatch);
       if (room <= 0 || this.#stopped()) return;
       const claimStarted = performance.now();
       const claimSpan = this.#tracer.startSpan("punctual.claim", {
@@ -400,6 +427,8 @@ export class Coordinator {
     }
     // Writes still retrying give up now: their claims expire and runs are reconciled or time out.
     this.#drainDeadline.abort();
+    // Silent from here: what is left of this replica's work is the other replicas' to take over.
+    await this.#heartbeat.stop();
     // A subscription that never listened has nothing to end.
     const stopListening = await this.#listening?.catch(() => null);
     await stopListening?.();

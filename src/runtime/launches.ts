@@ -127,15 +127,19 @@ export class Launches {
   /**
    * Records a verdict that arrives after launch (handler targets, webhook callbacks). It is queued behind
    * the run's launch answer (written in the same batch or a later one, in order), so a fast verdict
-   * never lands before its launch.
+   * never lands before its launch. With `attempt`, it is refused once the run is past that attempt.
    */
-  reportCompletion(runId: RunId, verdict: CompletionVerdict): Promise<void> {
+  reportCompletion(runId: RunId, verdict: CompletionVerdict, attempt?: number): Promise<void> {
     // Queued behind the launch answer: both may be written in one batch, the launch first.
     const answered = this.#answered.get(runId) ?? Promise.resolve();
+    const completion = { kind: "completion" as const, runId, verdict };
     const write = answered.then(async () => {
       const span = this.#completionSpan(runId, verdict);
       try {
-        const result = await this.#writes.enqueue({ kind: "completion", runId, verdict }, null);
+        const result = await this.#writes.enqueue(
+          attempt === undefined ? completion : { ...completion, attempt },
+          null,
+        );
         if (result.kind === "refused") {
           span.fail(result.error.message);
           throw result.error;
@@ -202,7 +206,10 @@ export class Launches {
       task,
       onLateCompletion: (verdict) => {
         // Queued after the (indeterminate) launch answer, which is queued as soon as the call gives up.
-        const write = this.#writes.enqueue({ kind: "completion", runId: run.id, verdict }, null);
+        const write = this.#writes.enqueue(
+          { kind: "completion", runId: run.id, verdict, attempt: run.attempt },
+          null,
+        );
         void this.#deps.background.track(
           write.then((result) => {
             if (result.kind === "refused") throw result.error;

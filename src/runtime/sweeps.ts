@@ -1,11 +1,14 @@
 /**
- * The coordinator's sweeps (docs/architecture.md#how-a-fire-flows): claims that expired before their
- * launch was recorded are reconciled with the target (never launched again blindly), then deadlines,
- * queue timeouts, replicas lost and retention. Each run's fate is a domain decision the dispatch service
- * records; this only asks the targets and hands on the runs whose targets must be told to stop.
+ * The coordinator's sweeps (docs/architecture.md#how-a-fire-flows): first the fleet's stored budget is
+ * read again (a change `migrate` made applies on every replica); then claims that expired before their
+ * launch was recorded, or whose replica went silent, are reconciled with the target (never launched
+ * again blindly), then deadlines, queue timeouts, handler runs of silent replicas (reported as
+ * `replica:lost`) and retention. Each run's fate is a domain decision the dispatch service records;
+ * this only asks the targets and hands on the runs whose targets must be told to stop.
  */
 import type { DispatchService } from "../application/dispatch-service.js";
 import type { Logger } from "../application/logger.js";
+import type { EventSink } from "../application/scheduler-events.js";
 import type { RunId } from "../domain/ids.js";
 import type { RunLauncher } from "../domain/ports.js";
 import type { ReconcileFinding } from "../domain/run-change.js";
@@ -23,6 +26,12 @@ export interface SweepDeps {
   readonly clock: Clock;
   readonly log: Logger;
   readonly retentionMs: DurationMs;
+  /** This replica's id: its own claims are never reported as a lost replica's. */
+  readonly replicaId: string;
+  /** Whether other replicas' silence is judged this pass (replica-heartbeat.ts `judgesSilence`). */
+  readonly judgesSilence: boolean;
+  /** Receives `replica:lost`. */
+  readonly events: EventSink;
   /** Whether this replica is still launching the run (its claim is then not reconciled). */
   readonly launching: (runId: RunId) => boolean;
   /** Asks a run's target to stop. */
@@ -32,21 +41,81 @@ export interface SweepDeps {
 /** One pass of every sweep, in order. */
 export async function sweep(deps: SweepDeps): Promise<void> {
   const { dispatch, clock } = deps;
-  await reconcileExpiredClaims(deps);
+  const budget = await dispatch.refreshBudget();
+  if (budget !== null) deps.log.info(budget, "the global budget in force changed");
+  const lost = new LostReplicas();
+  await reconcileExpiredClaims(deps, lost);
   for (const changed of await dispatch.sweepDeadlines(clock.now(), SWEEP_LIMIT)) {
     if (changed.change.cancelTarget === true) deps.cancelTarget(changed.change.run, changed.task);
   }
   await dispatch.sweepQueueTimeouts(clock.now(), SWEEP_LIMIT);
-  const lost = await dispatch.sweepLostReplicas(clock.now(), SWEEP_LIMIT);
-  if (lost.length > 0) deps.log.warn({ runs: lost.length }, "handler runs lost with their replica");
+  if (deps.judgesSilence) {
+    for (const { change } of await dispatch.sweepLostReplicas(clock.now(), SWEEP_LIMIT)) {
+      lost.count(change.run.claimedBy, "runs");
+    }
+  }
+  for (const [replicaId, counts] of lost.entries()) {
+    if (replicaId === deps.replicaId) continue;
+    deps.log.warn({ replicaId, ...counts }, "a replica went silent: its work was taken over");
+    deps.events.emit("replica:lost", { replicaId, ...counts });
+  }
   await dispatch.purge(clock.now(), deps.retentionMs, SWEEP_LIMIT);
 }
 
-/** docs/semantics.md#run-statuses: an expired claim is reconciled with the target, never launched again blindly. */
-async function reconcileExpiredClaims(deps: SweepDeps): Promise<void> {
+/**
+ * Once, before a process first claims: handler runs still `running` under its replica id that it is not
+ * executing were an earlier process's with the same id (a fixed `replicaId`), lost with it
+ * (docs/operations.md#replica-liveness-what-silent-means). Nothing without in-process runs to ask.
+ */
+export async function sweepOrphans(
+  deps: Pick<SweepDeps, "dispatch" | "clock" | "log" | "replicaId">,
+  inProcess: { runsHere(runId: RunId): boolean } | undefined,
+): Promise<void> {
+  if (inProcess === undefined) return;
+  const { dispatch, clock, replicaId } = deps;
+  const runsHere = (runId: RunId): boolean => inProcess.runsHere(runId);
+  const lost = await dispatch.sweepOrphanedHandlerRuns(
+    replicaId,
+    runsHere,
+    clock.now(),
+    SWEEP_LIMIT,
+  );
+  if (lost.length > 0) {
+    deps.log.warn(
+      { runs: lost.length },
+      "handler runs an earlier process with this replica id left running were lost",
+    );
+  }
+}
+
+/** What one sweep settled per silent replica. */
+class LostReplicas {
+  readonly #byReplica = new Map<string, { claims: number; runs: number }>();
+
+  count(replicaId: string | null, what: "claims" | "runs"): void {
+    if (replicaId === null) return;
+    let counts = this.#byReplica.get(replicaId);
+    if (counts === undefined) this.#byReplica.set(replicaId, (counts = { claims: 0, runs: 0 }));
+    counts[what]++;
+  }
+
+  entries(): IterableIterator<[string, { claims: number; runs: number }]> {
+    return this.#byReplica.entries();
+  }
+}
+
+/**
+ * docs/semantics.md#run-statuses: an expired claim, or one whose replica went silent
+ * (docs/operations.md#replica-liveness-what-silent-means), is reconciled with the target, never launched again blindly.
+ */
+async function reconcileExpiredClaims(deps: SweepDeps, lost: LostReplicas): Promise<void> {
   const { dispatch, launcher, clock } = deps;
-  for (const { run, task } of await dispatch.expiredClaims(clock.now(), SWEEP_LIMIT)) {
+  const now = clock.now();
+  for (const { run, task } of await dispatch.expiredClaims(now, SWEEP_LIMIT, deps.judgesSilence)) {
     if (deps.launching(run.id) || run.claimToken === null) continue;
+    // A claim still within its lease was listed because its replica is silent.
+    if (run.claimExpiresAt !== null && run.claimExpiresAt >= now)
+      lost.count(run.claimedBy, "claims");
     const controller = new AbortController();
     let finding: ReconcileFinding;
     try {

@@ -186,9 +186,10 @@ describe("DispatchService.sweepLostReplicas", () => {
     expect(launched).toHaveLength(2);
     const handlerRun = launched.find((r) => r.taskId === handler.id)!;
 
-    // Silent for exactly a lease: not yet lost.
-    expect(await h.dispatch.sweepLostReplicas(plus(minute(5), h.policy.leaseMs), 10)).toEqual([]);
-    const swept = await h.dispatch.sweepLostReplicas(plus(minute(5), h.policy.leaseMs + 1), 10);
+    // Silent for exactly the liveness timeout: not yet lost.
+    const liveness = h.policy.livenessMs;
+    expect(await h.dispatch.sweepLostReplicas(plus(minute(5), liveness), 10)).toEqual([]);
+    const swept = await h.dispatch.sweepLostReplicas(plus(minute(5), liveness + 1), 10);
     expect(swept.map((s) => s.change.run.id)).toEqual([handlerRun.id]);
     expect(swept[0]!.change.run).toMatchObject({
       status: "failed",
@@ -210,7 +211,23 @@ describe("DispatchService.sweepLostReplicas", () => {
     await h.tasks.trigger(ALICE, handler.id, {}, minute(5));
     await claimAndLaunch(h, minute(5));
     await h.dispatch.heartbeat(REPLICA, minute(10));
-    expect(await h.dispatch.sweepLostReplicas(minute(10, 30 * SECOND), 10)).toEqual([]);
+    expect(await h.dispatch.sweepLostReplicas(minute(10, 9 * SECOND), 10)).toEqual([]);
+  });
+
+  it("lists the launch claims of a replica silent for the liveness timeout long before their lease", async () => {
+    const h = harness();
+    await createTask(h, cronInput("*/5 * * * *"));
+    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.heartbeat(REPLICA, minute(5));
+    const [claimed] = await claim(h, minute(5));
+    expect(claimed!.run.claimExpiresAt).toBe(plus(minute(5), h.policy.leaseMs));
+    const silentFor = (ms: number) => h.dispatch.expiredClaims(plus(minute(5), ms), 10);
+    expect(await silentFor(h.policy.livenessMs)).toEqual([]);
+    const [listed] = await silentFor(h.policy.livenessMs + 1);
+    expect(listed!.run).toMatchObject({ id: claimed!.run.id, status: "launching" });
+    // A replica that beats again keeps its claim until the lease.
+    await h.dispatch.heartbeat(REPLICA, plus(minute(5), h.policy.livenessMs));
+    expect(await silentFor(h.policy.livenessMs + 1)).toEqual([]);
   });
 });
 

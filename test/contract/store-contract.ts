@@ -9,6 +9,7 @@ import { describeAdmission } from "./cases/admission.js";
 import { describeCalendars } from "./cases/calendars.js";
 import { describeClaims } from "./cases/claims.js";
 import type { ContractContext } from "./cases/contract-context.js";
+import { describeFleetSettings } from "./cases/fleet-settings.js";
 import { describeRunBatches } from "./cases/run-batches.js";
 import { describeRunChanges } from "./cases/run-changes.js";
 import { describeRunRows } from "./cases/run-rows.js";
@@ -76,6 +77,7 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
     describeRunBatches(context);
     describeRunRows(context);
     describeRunSearch(context);
+    describeFleetSettings(context);
     describeSweeps(context);
     describeUniqueRules(context);
     describeCalendars(context);

@@ -88,6 +88,7 @@ const TABLES = [
   "api_tokens",
   "idempotency_records",
   "calendars",
+  "fleet_settings",
 ];
 
 /** `openEmptyStore` for a database whose stores open with `open` on the shared pool `pool`. */

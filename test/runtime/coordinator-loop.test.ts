@@ -75,7 +75,12 @@ describe("Coordinator loop", () => {
   });
 
   it("sleeps until the next due instant when it comes before the tick", async () => {
-    const h = createHarness({ start: T0, coordinator: { tickMs: HOUR } });
+    // A liveness timeout of 3 h: the heartbeat between passes (every hour) is not the next wake-up.
+    const h = createHarness({
+      start: T0,
+      coordinator: { tickMs: HOUR },
+      policy: { livenessTimeoutSeconds: 3 * 3600 },
+    });
     const task = await h.create({ schedule: { type: "interval", every: "PT90S" } });
     h.coordinator.start();
     await flushPromises();
@@ -143,7 +148,8 @@ describe("Coordinator loop", () => {
     });
     const clock = new VirtualClock(t0);
     const { store, state } = flakyStore(clock);
-    const h = createHarness({ clock, store });
+    // A liveness timeout of 10 min: no heartbeat between the passes' attempts, which this test counts.
+    const h = createHarness({ clock, store, policy: { livenessTimeoutSeconds: 600 } });
     state.failing = true;
     h.coordinator.start();
     await flushPromises();
@@ -174,7 +180,8 @@ describe("Coordinator loop", () => {
   it("caps the back-off at 30 s", async () => {
     const clock = new VirtualClock(t0);
     const { store, state } = flakyStore(clock);
-    const h = createHarness({ clock, store });
+    // A liveness timeout of 10 min: no heartbeat between the passes' attempts, which this test counts.
+    const h = createHarness({ clock, store, policy: { livenessTimeoutSeconds: 600 } });
     state.failing = true;
     h.coordinator.start();
     await flushPromises();

@@ -14,7 +14,10 @@ const T0 = "2026-01-05T00:00:00Z";
 const t0 = Date.parse(T0);
 const hourly = { type: "interval", every: "PT1H" };
 const webhook = { kind: "webhook", url: "https://example.test/hook" };
-/** A 30 s lease: the launch timeout is 25 s (the lease minus a 5 s margin). */
+/**
+ * A 30 s lease: the launch timeout is 25 s (the lease minus a 5 s margin). The liveness timeout is the
+ * default 10 s: a replica silent that long loses its claims and handler runs well before the lease.
+ */
 const policy = { leaseSeconds: 30 };
 
 /** Replica A with its own clock (it may stall) and replica B on the shared timeline, one store. */
@@ -112,7 +115,7 @@ describe("Coordinator launch claims", () => {
     expect(await h.run(run!.id)).toMatchObject({ status: "timed_out", result: { late: true } });
   });
 
-  it("a replica stopped mid-launch keeps its claim; another replica takes the run over after the lease", async () => {
+  it("a replica stopped mid-launch keeps its claim; another replica takes the run over once it is silent", async () => {
     const { a, b } = twoReplicas();
     a.launcher.behaviour = leavePending;
     b.launcher.finding = () => ({ kind: "absent" });
@@ -130,10 +133,11 @@ describe("Coordinator launch claims", () => {
     const [run] = await b.runs(task.id);
     expect(run).toMatchObject({ status: "launching", claimedBy: "replica-a" });
     expect(run!.claimToken).not.toBeNull();
-    // Before the lease ends, B leaves it alone.
-    await b.at(t0 + HOUR + 20 * SECOND);
+    // A's last beat was its pass at 01:00 (it ticked by hand, never started): B leaves the claim alone
+    // until A has been silent for the liveness timeout (10 s), long before the 30 s lease.
+    await b.at(t0 + HOUR + 9 * SECOND);
     expect(await b.run(run!.id)).toMatchObject({ status: "launching", claimedBy: "replica-a" });
-    await b.at(t0 + HOUR + 31 * SECOND);
+    await b.at(t0 + HOUR + 11 * SECOND);
     expect(await b.run(run!.id)).toMatchObject({
       status: "running",
       attempt: 2,
@@ -142,16 +146,185 @@ describe("Coordinator launch claims", () => {
     expectAtMostOneLaunchPerAttempt(a.launcher, b.launcher);
   });
 
+  it("a replica draining at shutdown keeps heartbeating, so its claim is not taken over meanwhile", async () => {
+    const b = createHarness({ start: T0, policy, replicaId: "replica-b" });
+    const a = createHarness({
+      store: b.store,
+      clock: new VirtualClock(t0),
+      policy,
+      replicaId: "replica-a",
+      coordinator: { shutdownTimeoutMs: 20 * SECOND },
+    });
+    a.launcher.behaviour = leavePending;
+    const task = await b.create({ schedule: hourly, target: webhook });
+    a.coordinator.start();
+    await flushPromises();
+    await a.clock.set((t0 + HOUR) as Instant);
+    const [run] = await b.runs(task.id);
+    expect(run).toMatchObject({ status: "launching", claimedBy: "replica-a" });
+    const stopped = a.coordinator.stop();
+    // 18 s of drain, second by second: A's heartbeat goes on beating.
+    for (let s = 1; s <= 18; s++) await a.clock.set((t0 + HOUR + s * SECOND) as Instant);
+    await b.at(t0 + HOUR + 18 * SECOND);
+    expect(await b.run(run!.id)).toMatchObject({ status: "launching", claimedBy: "replica-a" });
+    a.launcher.calls[0]!.resolve();
+    await stopped;
+    expect(await b.run(run!.id)).toMatchObject({ status: "running", attempt: 1 });
+    expect(b.launcher.reconciles).toHaveLength(0);
+    // Stopped: silent from now on, as a crashed replica would be.
+    await b.at(t0 + HOUR + 40 * SECOND);
+    expect(await b.run(run!.id)).toMatchObject({ status: "running", attempt: 1 });
+  });
+
+  it("a silent replica's pending claim is reconciled within the liveness timeout, its late answer refused", async () => {
+    const { a, b } = twoReplicas();
+    a.launcher.behaviour = leavePending;
+    b.launcher.finding = () => ({ kind: "absent" });
+    const task = await b.create({ schedule: hourly, target: webhook });
+    await a.at(t0 + HOUR);
+    const [claimed] = await b.runs(task.id);
+    expect(claimed!.claimExpiresAt).toBe(t0 + HOUR + 30 * SECOND);
+    // A stalls (its clock stops). 11 s later B finds it silent: the claim is reconciled (the target
+    // shows nothing) and relaunched by B as attempt 2, 19 s before the lease would have ended.
+    await b.at(t0 + HOUR + 11 * SECOND);
+    expect(await b.run(claimed!.id)).toMatchObject({
+      status: "running",
+      attempt: 2,
+      claimedBy: "replica-b",
+    });
+    // A resumes: its launch answer carries the superseded token and is refused.
+    a.launcher.calls[0]!.resolve();
+    await flushPromises();
+    expect(a.logger.at("warn")).toContain(
+      "the launch claim was taken over before its outcome was recorded",
+    );
+    expect(await b.run(claimed!.id)).toMatchObject({ status: "running", attempt: 2 });
+    expectAtMostOneLaunchPerAttempt(a.launcher, b.launcher);
+  });
+
+  it("a replica paused past the liveness timeout, then resumed, cannot record over the replica that took its run", async () => {
+    const { a, b } = twoReplicas();
+    const task = await b.create({ schedule: hourly, options: { retry: { max_attempts: 2 } } });
+    await a.at(t0 + HOUR);
+    const [run] = await b.runs(task.id);
+    expect(run).toMatchObject({ status: "running", claimedBy: "replica-a", attempt: 1 });
+    // A pauses (its clock stops); B finds it silent, the run is lost and B runs attempt 2.
+    await b.at(t0 + HOUR + 11 * SECOND);
+    await b.runUntil(t0 + HOUR + 2 * 60 * SECOND);
+    expect(await b.run(run!.id)).toMatchObject({
+      status: "running",
+      attempt: 2,
+      claimedBy: "replica-b",
+    });
+    // A resumes: its handler's verdict about attempt 1, and its hand-back at shutdown, are refused.
+    await a.coordinator.reportCompletion(run!.id, { status: "succeeded", result: "stale" }, 1);
+    await a.coordinator.reportLost(run!.id, 1);
+    await a.coordinator.settle();
+    expect(a.logger.at("error")).toContain("could not record a completion");
+    expect(await b.run(run!.id)).toMatchObject({
+      status: "running",
+      attempt: 2,
+      claimedBy: "replica-b",
+      result: null,
+    });
+    // B's own verdict is recorded.
+    await b.coordinator.reportCompletion(run!.id, { status: "succeeded", result: "fresh" }, 2);
+    expect(await b.run(run!.id)).toMatchObject({ status: "succeeded", result: "fresh" });
+  });
+
+  it("a replica back from a store outage gives the others a liveness timeout to beat before judging them", async () => {
+    const { a, b } = twoReplicas();
+    const task = await b.create({ schedule: hourly });
+    await a.at(t0 + HOUR);
+    await b.at(t0 + HOUR);
+    const [run] = await b.runs(task.id);
+    // B cannot reach the store from 01:00:01 to 01:00:20 (A, paused, beats no more either).
+    const registry = b.store.replicas;
+    const beat = registry.heartbeat.bind(registry);
+    let down = true;
+    registry.heartbeat = (replicaId, now) =>
+      down && replicaId === "replica-b"
+        ? Promise.reject(new Error("database unavailable"))
+        : beat(replicaId, now);
+    await b.clock.set((t0 + HOUR + 5 * SECOND) as Instant);
+    await expect(b.coordinator.tick()).rejects.toThrow("database unavailable");
+    down = false;
+    // Back at 01:00:21: A has been silent 21 s, but B has only just seen the store again.
+    await b.at(t0 + HOUR + 21 * SECOND);
+    expect(await b.run(run!.id)).toMatchObject({ status: "running", claimedBy: "replica-a" });
+    // A liveness timeout later A has had its chance to beat and has not: it is lost.
+    await b.at(t0 + HOUR + 31 * SECOND);
+    expect(await b.run(run!.id)).toMatchObject({ status: "failed", reason: "replica_lost" });
+  });
+
+  it("a silent replica's budget slots are free once its work is taken over, not at the lease", async () => {
+    const budget = { leaseSeconds: 30, maxConcurrentRuns: 1 };
+    const b = createHarness({ start: T0, policy: budget, replicaId: "replica-b" });
+    const a = createHarness({
+      store: b.store,
+      clock: new VirtualClock(t0),
+      policy: budget,
+      replicaId: "replica-a",
+    });
+    const first = await b.create({ schedule: hourly });
+    const second = await b.create({ schedule: { type: "interval", every: "PT1H", start_at: T0 } });
+    // A takes the budget's one slot with the first task's run, and dies; B cannot launch the second's.
+    await a.at(t0 + HOUR);
+    const [held] = await b.runs(first.id);
+    expect(held).toMatchObject({ status: "running", claimedBy: "replica-a" });
+    await b.at(t0 + HOUR + 5 * SECOND);
+    expect(await b.runs(second.id)).toMatchObject([{ status: "queued" }]);
+    // A liveness timeout later the run is lost, its slot free, and B launches the second task's run.
+    await b.at(t0 + HOUR + 11 * SECOND);
+    expect(await b.run(held!.id)).toMatchObject({ status: "failed", reason: "replica_lost" });
+    expect(await b.runs(second.id)).toMatchObject([{ status: "running", claimedBy: "replica-b" }]);
+  });
+
+  it("a process restarted under the same replica id loses the handler runs its predecessor left", async () => {
+    const before = createHarness({ start: T0, policy, replicaId: "pod-0" });
+    const task = await before.create({
+      schedule: hourly,
+      options: { retry: { max_attempts: 2, initial: "PT1S" } },
+    });
+    await before.at(t0 + HOUR);
+    const [run] = await before.runs(task.id);
+    expect(run).toMatchObject({ status: "running", claimedBy: "pod-0", attempt: 1 });
+    // The process dies and a new one starts at once under the same id (a pod's name): its heartbeat is
+    // fresh, so no silence would show the run; it runs no handler yet, so the run is its predecessor's.
+    const after = createHarness({
+      store: before.store,
+      clock: before.clock,
+      policy,
+      replicaId: "pod-0",
+      inProcess: {
+        running: 0,
+        settled: () => Promise.resolve(),
+        abandon: () => undefined,
+        runsHere: () => false,
+      },
+    });
+    await after.at(t0 + HOUR + SECOND);
+    expect(await after.run(run!.id)).toMatchObject({ status: "queued", failures: 1 });
+    expect(after.logger.at("warn")).toContain(
+      "handler runs an earlier process with this replica id left running were lost",
+    );
+    await after.runUntil(t0 + HOUR + 10 * SECOND);
+    expect(await after.run(run!.id)).toMatchObject({ status: "running", attempt: 2 });
+    // Only once: the runs it launches itself later are its own.
+    expect(after.logger.at("warn")).toHaveLength(1);
+  });
+
   it("a handler run whose replica stops heartbeating is lost and retried by another replica", async () => {
     const { a, b } = twoReplicas();
     const task = await b.create({ schedule: hourly, options: { retry: { max_attempts: 2 } } });
     await a.at(t0 + HOUR);
     const [run] = await b.runs(task.id);
     expect(run).toMatchObject({ status: "running", claimedBy: "replica-a" });
-    // A dies. B keeps ticking; after a lease of silence the run is lost and goes back to the queue.
-    await b.at(t0 + HOUR + 20 * SECOND);
+    // A dies. B keeps ticking; after the liveness timeout of silence (10 s) the run is lost and goes
+    // back to the queue.
+    await b.at(t0 + HOUR + 9 * SECOND);
     expect(await b.run(run!.id)).toMatchObject({ status: "running" });
-    await b.at(t0 + HOUR + 31 * SECOND);
+    await b.at(t0 + HOUR + 11 * SECOND);
     expect(await b.run(run!.id)).toMatchObject({
       status: "queued",
       failures: 1,

@@ -23,6 +23,7 @@ import type { Task } from "../../src/domain/task.js";
 import type { Instant } from "../../src/domain/time.js";
 import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
 import { Coordinator } from "../../src/runtime/coordinator.js";
+import type { InProcessRuns } from "../../src/runtime/coordinator.js";
 import type { CoordinatorOptions } from "../../src/runtime/coordinator-options.js";
 import { WakeSignal } from "../../src/runtime/wake-signal.js";
 
@@ -143,6 +144,8 @@ export interface HarnessOptions {
   readonly clock?: VirtualClock;
   readonly launcher?: FakeLauncher;
   readonly replicaId?: string;
+  /** Runs executing in this process (handler targets). @default none */
+  readonly inProcess?: InProcessRuns;
   /** The events the services and the coordinator send. @default none */
   readonly events?: SchedulerEvents;
   /** The store's clock, for the skew correction. */
@@ -183,6 +186,7 @@ export function createHarness(options: HarnessOptions = {}) {
       ? {}
       : { applyClockOffset: options.applyClockOffset }),
     ...(options.referenceClock === undefined ? {} : { referenceClock: options.referenceClock }),
+    ...(options.inProcess === undefined ? {} : { inProcess: options.inProcess }),
   });
   const tasks = new TaskService({
     store,

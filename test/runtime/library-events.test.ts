@@ -7,6 +7,10 @@ import { describe, expect, it } from "vitest";
 import { NonRetryableError } from "../../src/index.js";
 import type { SchedulerEventName } from "../../src/index.js";
 import { createTestScheduler } from "../../src/testing.js";
+import { LibraryEvents } from "../../src/application/library-events.js";
+import { SchedulerEvents } from "../../src/application/scheduler-events.js";
+import { VirtualClock } from "../../src/runtime/clock.js";
+import { HOUR, SECOND, createHarness, leavePending } from "./harness.js";
 
 const T0 = "2026-01-05T00:00:00Z";
 const t0 = Date.parse(T0);
@@ -74,5 +78,41 @@ describe("scheduler.on", () => {
     await scheduler.advanceBy(1000);
     expect(seen).toContain("occurrence:missed down");
     await scheduler.stop();
+  });
+});
+
+describe("scheduler.on('replica:lost')", () => {
+  it("is sent by the replica whose sweep finds another silent, with what it settled", async () => {
+    const events = new SchedulerEvents();
+    const library = new LibraryEvents(() => undefined);
+    library.connect(events);
+    const lost: unknown[] = [];
+    library.on("replica:lost", (payload) => lost.push(payload));
+    const policy = { leaseSeconds: 30 };
+    const b = createHarness({ start: T0, policy, replicaId: "replica-b", events });
+    const a = createHarness({
+      store: b.store,
+      clock: new VirtualClock(t0),
+      policy,
+      replicaId: "replica-a",
+    });
+    a.launcher.behaviour = leavePending;
+    await b.create({ schedule: { type: "interval", every: "PT1H" } });
+    await b.create({
+      schedule: { type: "interval", every: "PT1H" },
+      target: { kind: "webhook", url: "https://example.test/hook" },
+    });
+    // A claims both (a handler run and a webhook run) and stalls in its launcher.
+    await a.at(t0 + HOUR);
+    await b.at(t0 + HOUR + 9 * SECOND);
+    expect(lost).toEqual([]);
+    // Silent for the liveness timeout: both claims reconciled ("unknown": treated as launched), and the
+    // handler run, which only A could have been running, lost.
+    await b.at(t0 + HOUR + 11 * SECOND);
+    expect(lost).toEqual([{ replica_id: "replica-a", claims: 2, runs: 1 }]);
+    expect(b.logger.at("warn")).toContain("a replica went silent: its work was taken over");
+    // Nothing of A's is left to settle: not reported again.
+    await b.at(t0 + HOUR + 30 * SECOND);
+    expect(lost).toHaveLength(1);
   });
 });

@@ -4,8 +4,9 @@
  * process takes the lost run back, retries it with the same idempotency key, and the mail provider
  * deduplicates: one delivery. Real time: every wait polls observable state with a bounded timeout.
  *
- * The lost run is taken back once its replica has been silent for the lease (LEASE_SECONDS=2 here;
- * 60 s by default). Retries start after one second (RETRY_INITIAL=PT1S) instead of a minute.
+ * The lost run is taken back once its replica has been silent for the liveness timeout
+ * (LIVENESS_SECONDS=2 here; 10 s by default), the lease keeping its 60 s default. Retries start after
+ * one second (RETRY_INITIAL=PT1S) instead of a minute.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -47,7 +48,7 @@ function startApp(env: Record<string, string>): AppProcess {
         ...process.env,
         DATA_DIR: dir,
         PORT: "0",
-        LEASE_SECONDS: "2",
+        LIVENESS_SECONDS: "2",
         RETRY_INITIAL: "PT1S",
         ...env,
       },

@@ -93,14 +93,14 @@ export const THRESHOLD_SETTINGS: readonly Setting[] = [
     key: "maxConcurrentRuns",
     env: "PUNCTUAL_MAX_CONCURRENT_RUNS",
     value: "<n>",
-    help: "runs launching or running across all replicas at most (default 16)",
+    help: "runs launching or running across all replicas at most (default 16), stored by the first replica; change it with punctual migrate",
   },
   {
     flag: "lease-seconds",
     key: "leaseSeconds",
     env: "PUNCTUAL_LEASE_SECONDS",
     value: "<n>",
-    help: "a launch claim's lease, and how long a silent replica keeps its handler runs (default 60)",
+    help: "a launch claim's lease: how long a live replica may take to record a launch (default 60)",
   },
   {
     flag: "retention",
@@ -135,7 +135,7 @@ export const THRESHOLD_SETTINGS: readonly Setting[] = [
     key: "livenessTimeout",
     env: "PUNCTUAL_LIVENESS_TIMEOUT",
     value: "<duration>",
-    help: "a replica silent this long is lost (accepted and checked; in force once replica liveness lands)",
+    help: "a replica silent (no heartbeat) this long is lost: its claims and handler runs are taken over (default 10 s)",
   },
   {
     flag: "rate-limit",

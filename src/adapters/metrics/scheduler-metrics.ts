@@ -44,6 +44,7 @@ export class SchedulerMetrics {
   readonly #claim: Histogram;
   readonly #batch: Histogram;
   readonly #storeErrors: Counter;
+  readonly #replicasLost: Counter;
   readonly #http: Counter;
   #sources: MetricsSources | null = null;
   #lastHeartbeatAt: number | null = null;
@@ -98,6 +99,11 @@ export class SchedulerMetrics {
       name: "punctual_store_errors_total",
       help: "Store calls of the coordinator that failed and are retried, by operation (tick, write)",
       labelNames: ["operation"],
+      registers,
+    });
+    this.#replicasLost = new Counter({
+      name: "punctual_replicas_lost_total",
+      help: "Replicas this replica found silent past the liveness timeout and took work over from",
       registers,
     });
     this.#http = new Counter({
@@ -157,6 +163,9 @@ export class SchedulerMetrics {
       }),
       events.on("coordinator:heartbeat", ({ at }) => {
         this.#lastHeartbeatAt = at;
+      }),
+      events.on("replica:lost", () => {
+        this.#replicasLost.inc();
       }),
       events.on("store:failed", ({ operation }) => {
         this.#storeErrors.inc({ operation });

@@ -59,4 +59,33 @@ describe("punctual migrate", () => {
     expect(captured.err.join("")).toMatch(/999|newer/);
     expect(await main(["node", "punctual", "migrate", "--database", path])).toBe(1);
   });
+
+  it("stores the fleet's global budget from --max-concurrent-runs or its variable, and refuses a bad one", async () => {
+    const path = tempDb();
+    const first = io();
+    await runMigrate({ database: path, json: true, maxConcurrentRuns: "12" }, first.io);
+    expect(JSON.parse(first.out.join(""))).toMatchObject({
+      current: true,
+      max_concurrent_runs: 12,
+      previous_max_concurrent_runs: null,
+    });
+    const byEnv = io();
+    await runMigrate(
+      { database: path },
+      { ...byEnv.io, env: { PUNCTUAL_MAX_CONCURRENT_RUNS: "20" } },
+    );
+    expect(byEnv.out.join("")).toContain("global budget (max_concurrent_runs): 20 (was 12)");
+    // Without either, the stored budget is left alone and not mentioned.
+    const plain = io();
+    await runMigrate({ database: path }, plain.io);
+    expect(plain.out.join("")).not.toContain("global budget");
+    const bad = io();
+    await expect(
+      runMigrate({ database: path, maxConcurrentRuns: "0" }, bad.io),
+    ).rejects.toMatchObject({ exitCode: 2 });
+    expect(bad.err.join("")).toContain("--max-concurrent-runs must be a positive integer");
+    const db = new Database(path);
+    expect(db.prepare("SELECT value FROM fleet_settings").get()).toEqual({ value: 20 });
+    db.close();
+  });
 });

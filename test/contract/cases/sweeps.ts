@@ -55,6 +55,43 @@ export function describeSweeps(ctx: ContractContext): void {
       ]);
     });
 
+    it("finds the unexpired claims of a replica silent since an instant, after the expired ones", async () => {
+      const store = ctx.store();
+      const task = await insertTask(store, IDLE);
+      for (const key of ["a", "b", "c", "d"]) {
+        await triggerRun(store, ALL, task.id, key, minute(0, 1));
+      }
+      await store.replicas.heartbeat("a", minute(1));
+      await store.replicas.heartbeat("b", minute(1));
+      const [expired] = await claimDue(store, minute(1), { ...LEASE, replicaId: "b" });
+      const [early] = await claimDue(store, minute(1, 10), { ...LEASE, replicaId: "a" });
+      const [late] = await claimDue(store, minute(1, 20), { ...LEASE, replicaId: "a" });
+      const [alive] = await claimDue(store, minute(1, 30), { ...LEASE, replicaId: "b" });
+      await store.replicas.heartbeat("b", minute(1, 40));
+      const runs = store.runs;
+      const ids = async (silentSince?: number) =>
+        (
+          await runs.findExpiredClaims(
+            minute(2, 5),
+            10,
+            silentSince === undefined ? undefined : at(silentSince),
+          )
+        ).map((c) => c.run.id);
+      // Without `silentSince`, only the claim past its expiry.
+      expect(await ids()).toEqual([expired!.run.id]);
+      // A beat at 00:01:00 is not older than itself: not silent yet.
+      expect(await ids(MINUTE)).toEqual([expired!.run.id]);
+      // A is silent since 00:01:00.001: its two claims follow, by expiry; B (beat at 00:01:40) keeps its own.
+      expect(await ids(MINUTE + 1)).toEqual([expired!.run.id, early!.run.id, late!.run.id]);
+      const found = await runs.findExpiredClaims(minute(2, 5), 2, at(MINUTE + 1));
+      expect(found.map((c) => c.run.id)).toEqual([expired!.run.id, early!.run.id]);
+      expect(found[1]!.task).toEqual(await store.tasks.findTask(ALL, task.id));
+      expect(alive!.run.status).toBe("launching");
+      // A beats again: its claims wait for their expiry.
+      await store.replicas.heartbeat("a", minute(2));
+      expect(await ids(MINUTE + 1)).toEqual([expired!.run.id]);
+    });
+
     it("finds running runs of one target kind, with their tasks, in id order after a cursor", async () => {
       const store = ctx.store();
       const agent = await insertTask(store, {

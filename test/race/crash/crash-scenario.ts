@@ -177,7 +177,10 @@ export async function runCrashScenario(given: ScenarioOptions): Promise<Scenario
       // Room for the claims that die with killed replicas until their leases expire.
       "--max-concurrent-runs",
       "1000",
-      ...(shortLease ? ["--lease-seconds", String(LEASE_SECONDS)] : []),
+      // The same 3 s for the liveness timeout: a killed replica's handler runs are lost after it.
+      ...(shortLease
+        ? ["--lease-seconds", String(LEASE_SECONDS), "--liveness-timeout", String(LEASE_SECONDS)]
+        : []),
     ],
     cwd: options.dir,
     env: { CRASH_OUT: options.dir, CRASH_HANDLER_MAX_MS: String(options.handlerMaxMs) },

@@ -21,7 +21,7 @@ export interface FleetOptions {
   readonly isBusy?: (replicaId: string) => Promise<boolean>;
 }
 
-interface Member {
+export interface Member {
   readonly label: string;
   readonly cli: CliProcess;
   readonly replicaId: string;
@@ -86,6 +86,18 @@ export class ReplicaFleet {
     );
     const member = { label, cli, replicaId };
     this.#members[slot] = member;
+    return member;
+  }
+
+  /** SIGKILLs the worker in `slot`, leaving the slot empty; resolves with what it was once it is dead. */
+  async kill(slot: number): Promise<Member | null> {
+    const member = this.#members[slot] ?? null;
+    if (member === null) return null;
+    this.#members[slot] = null;
+    this.killed.add(member.replicaId);
+    this.kills++;
+    member.cli.child.kill("SIGKILL");
+    await member.cli.exited;
     return member;
   }
 

@@ -45,9 +45,10 @@ export type Handler<I = JsonValue> = (context: HandlerContext<I>) => unknown;
 
 /** Where verdicts go: the coordinator, which records them after the launch. */
 export interface HandlerSink {
-  completed(runId: RunId, verdict: CompletionVerdict): Promise<void>;
-  /** The replica gave the run up (shutdown): recorded as lost, retried per policy. */
-  lost(runId: RunId): Promise<void>;
+  /** A verdict about `attempt` of the run: refused once the run is past it (this replica was lost). */
+  completed(runId: RunId, verdict: CompletionVerdict, attempt: number): Promise<void>;
+  /** The replica gave the run up (shutdown): handed back while the run is still at `attempt`. */
+  lost(runId: RunId, attempt: number): Promise<void>;
   heartbeat(runId: RunId): Promise<void>;
 }
 
@@ -130,7 +131,7 @@ export class HandlerLauncher implements RunLauncher {
       },
       heartbeat: () => sink.heartbeat(run.id),
     };
-    const done = this.#execute(handler, context, run.id, controller, sink).finally(() => {
+    const done = this.#execute(handler, context, run, controller, sink).finally(() => {
       this.#running.delete(run.id);
     });
     this.#running.set(run.id, { controller, done });
@@ -140,7 +141,7 @@ export class HandlerLauncher implements RunLauncher {
   async #execute(
     handler: RegisteredHandler,
     context: HandlerContext<unknown>,
-    runId: RunId,
+    run: Run,
     controller: LazyAbort,
     sink: HandlerSink,
   ): Promise<void> {
@@ -155,14 +156,14 @@ export class HandlerLauncher implements RunLauncher {
       }
     } catch (error) {
       if (controller.aborted && controller.reason === SHUTDOWN) {
-        await sink.lost(runId);
+        await sink.lost(run.id, run.attempt);
         return;
       }
       verdict = controller.aborted
         ? { status: "cancelled", error: messageOf(error) }
         : failedVerdict(error);
     }
-    await sink.completed(runId, verdict);
+    await sink.completed(run.id, verdict, run.attempt);
   }
 
   /** The input as the handler's schema outputs it; a failed verdict (no retry) when it no longer passes. */
@@ -208,6 +209,11 @@ export class HandlerLauncher implements RunLauncher {
    */
   abandon(): void {
     for (const entry of this.#running.values()) entry.controller.abort(SHUTDOWN);
+  }
+
+  /** Whether the run's handler is in progress in this process. */
+  runsHere(runId: RunId): boolean {
+    return this.#running.has(runId);
   }
 
   /** Handler runs in progress in this process. */

@@ -218,16 +218,28 @@ export class MemoryRunRepository implements RunRepository {
     });
   }
 
-  findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {
-    return this.#tables.atomically(() =>
-      this.#tables
+  findExpiredClaims(
+    now: Instant,
+    limit: number,
+    silentSince?: Instant,
+  ): Promise<readonly ClaimedRun[]> {
+    const silent = (run: Run): boolean => {
+      if (silentSince === undefined || run.claimedBy === null) return false;
+      const replica = this.#tables.replica(run.claimedBy);
+      return replica !== undefined && replica.heartbeatAt < silentSince;
+    };
+    return this.#tables.atomically(() => {
+      const launching = this.#tables
         .activeRuns()
-        .filter((run) => run.status === "launching")
-        .filter((run) => run.claimExpiresAt !== null && run.claimExpiresAt < now)
-        .sort(byInstant((run) => run.claimExpiresAt))
+        .filter((run) => run.status === "launching" && run.claimExpiresAt !== null)
+        .sort(byInstant((run) => run.claimExpiresAt));
+      const isExpired = (run: Run): boolean => (run.claimExpiresAt ?? now) < now;
+      const expired = launching.filter(isExpired);
+      const ofSilent = launching.filter((run) => !isExpired(run) && silent(run));
+      return [...expired, ...ofSilent]
         .slice(0, Math.max(0, limit))
-        .map((run) => ({ run, task: this.#taskOf(run) })),
-    );
+        .map((run) => ({ run, task: this.#taskOf(run) }));
+    });
   }
 
   findPastDeadline(now: Instant, limit: number): Promise<readonly RunId[]> {

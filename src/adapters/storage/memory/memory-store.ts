@@ -11,6 +11,7 @@ import type {
 } from "../../../application/store.js";
 import { MemoryCalendarRepository } from "./memory-calendar-repository.js";
 import { MemoryIdempotencyRepository } from "./memory-idempotency-repository.js";
+import { MemoryFleetSettings } from "./memory-fleet-settings.js";
 import { MemoryReplicaRegistry } from "./memory-replica-registry.js";
 import { MemoryRunRepository } from "./memory-run-repository.js";
 import { MemoryTables } from "./memory-tables.js";
@@ -32,6 +33,7 @@ export class MemoryStore implements Store {
   readonly calendars: MemoryCalendarRepository;
   readonly apiTokens = new MemoryTokenRepository();
   readonly idempotency = new MemoryIdempotencyRepository();
+  readonly fleet = new MemoryFleetSettings();
   readonly #tables = new MemoryTables();
 
   constructor(options: StoreOptions) {

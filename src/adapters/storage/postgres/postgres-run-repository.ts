@@ -218,9 +218,17 @@ export class PostgresRunRepository implements RunRepository {
     ]);
   }
 
-  async findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {
+  async findExpiredClaims(
+    now: Instant,
+    limit: number,
+    silentSince?: Instant,
+  ): Promise<readonly ClaimedRun[]> {
     const result = await this.#ctx.pool.query(this.#sql.expiredClaims, [now, limit]);
-    return result.rows.map(claimedRunFromRow);
+    const found = result.rows.map(claimedRunFromRow);
+    const room = limit - found.length;
+    if (silentSince === undefined || room <= 0) return found;
+    const silent = await this.#ctx.pool.query(this.#sql.claimsOfSilent, [now, silentSince, room]);
+    return [...found, ...silent.rows.map(claimedRunFromRow)];
   }
 
   async findRunningRuns(
@@ -327,6 +335,13 @@ function buildStatements(ctx: PostgresContext) {
     expiredClaims:
       `${claimedRunSelect(ctx)} WHERE r.status = 'launching' AND r.claim_expires_at < ${at("$1")}` +
       ` ORDER BY r.claim_expires_at, r.id LIMIT $2::int4`,
+    // The claims not yet expired (a budget's worth at most, on runs_claim_expiry_idx) of replicas silent
+    // since $2: reconciled at once rather than at their expiry.
+    claimsOfSilent:
+      `${claimedRunSelect(ctx)} WHERE r.status = 'launching' AND r.claim_expires_at >= ${at("$1")}` +
+      ` AND r.claimed_by IN (SELECT p.id FROM ${ctx.schema.quoted}.replicas AS p` +
+      ` WHERE p.heartbeat_at < ${at("$2")})` +
+      ` ORDER BY r.claim_expires_at, r.id LIMIT $3::int4`,
     // Running runs hold a slot: the walk stays within the deadline index's few rows.
     runningRuns:
       `${claimedRunSelect(ctx)} WHERE r.status = 'running' AND t.target_kind = $1::text` +

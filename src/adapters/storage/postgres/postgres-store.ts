@@ -23,6 +23,7 @@ import type { ListenOptions, PostgresListener } from "./postgres-notifications.j
 import type { PostgresPool } from "./postgres-pool.js";
 import { PostgresCalendarRepository } from "./postgres-calendar-repository.js";
 import { PostgresIdempotencyRepository } from "./postgres-idempotency-repository.js";
+import { PostgresFleetSettings } from "./postgres-fleet-settings.js";
 import { PostgresReplicaRegistry } from "./postgres-replica-registry.js";
 import { integer, record } from "./postgres-rows.js";
 import { PostgresRunRepository } from "./postgres-run-repository.js";
@@ -138,6 +139,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     calendars: new PostgresCalendarRepository(ctx),
     apiTokens: new PostgresTokenRepository(ctx),
     idempotency: new PostgresIdempotencyRepository(ctx),
+    fleet: new PostgresFleetSettings(ctx),
     migrate: (): Promise<MigrationStatus> => migratePostgres(pool, schema),
     migrationStatus: () => postgresMigrationStatus(pool, schema),
     ping: async () => {

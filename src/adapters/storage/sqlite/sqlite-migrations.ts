@@ -16,6 +16,7 @@ import { SQLITE_MIGRATION_0004 } from "./sqlite-migration-0004.js";
 import { SQLITE_MIGRATION_0005 } from "./sqlite-migration-0005.js";
 import { SQLITE_MIGRATION_0006 } from "./sqlite-migration-0006.js";
 import { SQLITE_MIGRATION_0007 } from "./sqlite-migration-0007.js";
+import { SQLITE_MIGRATION_0008 } from "./sqlite-migration-0008.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -32,6 +33,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 5, name: "task keys and declared groups", sql: SQLITE_MIGRATION_0005 },
   { version: 6, name: "runs failed without retry", sql: SQLITE_MIGRATION_0006 },
   { version: 7, name: "runs across tasks", sql: SQLITE_MIGRATION_0007 },
+  { version: 8, name: "fleet settings", sql: SQLITE_MIGRATION_0008 },
 ];
 
 /** Thrown when the database's migrations do not match this code: newer, unknown or edited. */

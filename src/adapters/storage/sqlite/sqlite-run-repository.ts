@@ -281,8 +281,12 @@ export class SqliteRunRepository implements RunRepository {
     }
   }
 
-  findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {
-    return settle(() => this.#sweeps.expiredClaims(now, limit));
+  findExpiredClaims(
+    now: Instant,
+    limit: number,
+    silentSince?: Instant,
+  ): Promise<readonly ClaimedRun[]> {
+    return settle(() => this.#sweeps.expiredClaims(now, limit, silentSince));
   }
 
   findPastDeadline(now: Instant, limit: number): Promise<readonly RunId[]> {

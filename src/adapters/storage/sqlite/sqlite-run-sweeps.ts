@@ -21,6 +21,7 @@ export class SqliteRunSweeps {
   readonly #tx: SqliteTransactions;
   readonly #shared: SqliteStatements;
   readonly #expiredClaims: Statement<[number, number], RunRow>;
+  readonly #claimsOfSilent: Statement<[number, number, number], RunRow>;
   readonly #runningRuns: Statement<[string, string | null, string | null, number], RunRow>;
   readonly #pastDeadline: IdsBefore;
   readonly #queueTimeouts: IdsBefore;
@@ -45,6 +46,13 @@ export class SqliteRunSweeps {
     this.#shared = options.statements;
     this.#expiredClaims = db.prepare(
       `${RUN_SELECT} WHERE status = 'launching' AND claim_expires_at < ?
+       ORDER BY claim_expires_at, id LIMIT ?`,
+    );
+    // The claims not yet expired (a budget's worth at most, on runs_claim_expiry_idx) of replicas silent
+    // since the given instant: reconciled at once rather than at their expiry.
+    this.#claimsOfSilent = db.prepare(
+      `${RUN_SELECT} WHERE status = 'launching' AND claim_expires_at >= ?
+         AND claimed_by IN (SELECT id FROM replicas WHERE heartbeat_at < ?)
        ORDER BY claim_expires_at, id LIMIT ?`,
     );
     this.#runningRuns = db.prepare(
@@ -102,8 +110,15 @@ export class SqliteRunSweeps {
     );
   }
 
-  expiredClaims(now: Instant, limit: number): ClaimedRun[] {
-    return this.#tx.read(() => this.#withTasks(this.#expiredClaims.all(now, Math.max(0, limit))));
+  expiredClaims(now: Instant, limit: number, silentSince?: Instant): ClaimedRun[] {
+    return this.#tx.read(() => {
+      const rows = this.#expiredClaims.all(now, Math.max(0, limit));
+      const room = Math.max(0, limit) - rows.length;
+      if (silentSince !== undefined && room > 0) {
+        rows.push(...this.#claimsOfSilent.all(now, silentSince, room));
+      }
+      return this.#withTasks(rows);
+    });
   }
 
   /** The rows' runs, each with its task (a run whose task is gone is left out). */

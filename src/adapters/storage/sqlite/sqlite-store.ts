@@ -14,6 +14,7 @@ import type { SqliteDatabase } from "./sqlite-database.js";
 import { migrateSqlite, sqliteMigrationStatus } from "./sqlite-migrations.js";
 import { SqliteCalendarRepository } from "./sqlite-calendar-repository.js";
 import { SqliteIdempotencyRepository } from "./sqlite-idempotency-repository.js";
+import { SqliteFleetSettings } from "./sqlite-fleet-settings.js";
 import { SqliteReplicaRegistry } from "./sqlite-replica-registry.js";
 import { SqliteRunRepository } from "./sqlite-run-repository.js";
 import { SqliteStatements } from "./sqlite-statements.js";
@@ -33,6 +34,7 @@ export class SqliteStore implements Store {
   readonly calendars: SqliteCalendarRepository;
   readonly apiTokens: SqliteTokenRepository;
   readonly idempotency: SqliteIdempotencyRepository;
+  readonly fleet: SqliteFleetSettings;
   readonly #db: SqliteDatabase;
 
   /** Takes a connection whose schema is already current (see `openSqliteStore`). */
@@ -46,6 +48,7 @@ export class SqliteStore implements Store {
     this.calendars = new SqliteCalendarRepository({ db, tx });
     this.apiTokens = new SqliteTokenRepository(db);
     this.idempotency = new SqliteIdempotencyRepository(db);
+    this.fleet = new SqliteFleetSettings(db);
   }
 
   migrate(): Promise<MigrationStatus> {

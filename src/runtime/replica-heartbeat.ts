@@ -1,0 +1,101 @@
+/**
+ * This replica's heartbeat (docs/operations.md#replica-liveness-what-silent-means): every pass beats as it starts
+ * (`beat`), and a loop beats whenever no beat was tried for an interval, so that a long pass (a burst's
+ * admission, a slow store), a long tick or a shutdown draining launches and handlers never reads as
+ * silence to the other replicas. The loop runs from the coordinator's `start()` until its shutdown has
+ * drained; its failed beats are logged once per streak and tried again an interval later.
+ */
+import type { DispatchService } from "../application/dispatch-service.js";
+import type { Logger } from "../application/logger.js";
+import type { Instant } from "../domain/time.js";
+import type { Clock } from "./clock.js";
+
+export interface ReplicaHeartbeatDeps {
+  readonly dispatch: DispatchService;
+  readonly clock: Clock;
+  readonly replicaId: string;
+  readonly log: Logger;
+  /** The liveness timeout: the loop beats every third of it. */
+  readonly livenessMs: number;
+  /** A beat was written at `at` (for the `coordinator:heartbeat` event). */
+  readonly beaten?: (at: Instant) => void;
+}
+
+export class ReplicaHeartbeat {
+  readonly #deps: ReplicaHeartbeatDeps;
+  readonly #stop = new AbortController();
+  #loop: Promise<void> | null = null;
+  /** The last beat tried, by a pass or by this loop. */
+  #lastTriedAt = Number.NEGATIVE_INFINITY;
+  /** Since when beats succeed (null while they fail); from the start of time until a beat fails. */
+  #healthySince: number | null = Number.NEGATIVE_INFINITY;
+  #failures = 0;
+
+  constructor(deps: ReplicaHeartbeatDeps) {
+    this.#deps = deps;
+  }
+
+  /** Starts beating between passes (idempotent; nothing once stopped). */
+  start(): void {
+    if (this.#loop !== null || this.#stop.signal.aborted) return;
+    this.#loop = this.#run();
+  }
+
+  /** Stops beating; resolves once the loop has ended. Idempotent. */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#loop;
+  }
+
+  /** A pass's beat: its failure is the pass's (it rejects). The loop then waits a whole interval. */
+  async beat(): Promise<void> {
+    const { dispatch, clock, replicaId } = this.#deps;
+    const at = clock.now();
+    this.#lastTriedAt = at;
+    try {
+      await dispatch.heartbeat(replicaId, at);
+    } catch (error) {
+      this.#healthySince = null;
+      throw error;
+    }
+    this.#healthySince ??= clock.now();
+    this.#deps.beaten?.(at);
+  }
+
+  /**
+   * Whether this replica may judge others silent now: not while its own beats fail, nor for a liveness
+   * timeout after they succeed again. An outage of the store silences every replica; once it is back,
+   * the others get the time to beat again before anyone is declared lost.
+   */
+  judgesSilence(): boolean {
+    const since = this.#healthySince;
+    return since !== null && this.#deps.clock.now() - since >= this.#deps.livenessMs;
+  }
+
+  async #run(): Promise<void> {
+    const { clock } = this.#deps;
+    // A third of the liveness timeout: two beats may be lost or late before it reads as silence.
+    const intervalMs = this.#deps.livenessMs / 3;
+    const signal = this.#stop.signal;
+    this.#lastTriedAt = Math.max(this.#lastTriedAt, clock.now());
+    for (;;) {
+      await clock.sleepUntil((this.#lastTriedAt + intervalMs) as Instant, signal);
+      if (signal.aborted) return;
+      // Passes that beat often enough leave this loop nothing to do.
+      if (clock.now() - this.#lastTriedAt >= intervalMs) await this.#loopBeat();
+    }
+  }
+
+  async #loopBeat(): Promise<void> {
+    const { log } = this.#deps;
+    try {
+      await this.beat();
+      if (this.#failures > 0) log.debug({ failures: this.#failures }, "heartbeats succeed again");
+      this.#failures = 0;
+    } catch (error) {
+      if (this.#failures++ === 0) {
+        log.warn({ err: error }, "a heartbeat failed; the replica tries again at the next beat");
+      }
+    }
+  }
+}
