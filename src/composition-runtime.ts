@@ -12,6 +12,7 @@ import { DispatchService } from "./application/dispatch-service.js";
 import type { Logger } from "./application/logger.js";
 import { silentLogger } from "./application/logger.js";
 import { buildPolicy } from "./application/policy-options.js";
+import { limitsOf } from "./application/limits.js";
 import type { PolicyOptions } from "./application/policy-options.js";
 import { SchedulerEvents } from "./application/scheduler-events.js";
 import type { Store, StoreFactory } from "./application/store.js";
@@ -80,6 +81,12 @@ export interface RuntimeThresholds {
   readonly shutdownTimeoutMs: number;
   /** Accepted and checked; replica liveness is not in this build yet. */
   readonly livenessTimeoutMs: number | null;
+  /** One owner's launching or running runs at most (docs/semantics.md#fair-share). */
+  readonly maxActiveRunsPerOwner: number;
+  /** Owners with their own maximum. */
+  readonly ownerMaxActiveRuns: Readonly<Record<string, number>>;
+  /** The longest `options.run_timeout` at create and edit. */
+  readonly maxRunTimeoutMs: number;
 }
 
 /** Opens the store and builds the services and the coordinator around it. */
@@ -87,6 +94,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
   const clock = options.clock ?? new SystemClock();
   const logger = options.logger ?? silentLogger;
   const policy = buildPolicy(options.policy);
+  const limits = limitsOf(options.policy);
   const newId = createIdGenerator(() => clock.now());
   const store = await options.store.open({ newId });
   await store.migrate();
@@ -155,6 +163,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     agentServers: targets.agentServers,
     agentTargetProblems: targets.agentTargetProblems,
     signsWithTaskSecret: targets.signsWithTaskSecret,
+    limits,
     signals: {
       wake: () => {
         wake.wake();
@@ -186,6 +195,9 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
         options.policy?.livenessTimeoutSeconds === undefined
           ? null
           : options.policy.livenessTimeoutSeconds * 1000,
+      maxActiveRunsPerOwner: policy.ownerShare?.maxActiveRuns ?? policy.maxConcurrentRuns,
+      ownerMaxActiveRuns: Object.fromEntries(policy.ownerShare?.overrides ?? []),
+      maxRunTimeoutMs: limits.runTimeoutMaxMs,
     },
   };
 }

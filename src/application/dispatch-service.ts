@@ -101,6 +101,7 @@ export class DispatchService {
   }): Promise<readonly ClaimedRun[]> {
     const { now, replicaId, handlerNames } = args;
     const leaseMs = this.#policy.leaseMs;
+    const share = this.#policy.ownerShare;
     const claimed = await this.#store.runs.claimRuns(
       {
         now,
@@ -109,6 +110,7 @@ export class DispatchService {
         maxConcurrentRuns: this.#policy.maxConcurrentRuns,
         limit: args.limit,
         handlerNames,
+        ...(share === undefined ? {} : { share }),
       },
       (input) =>
         selectClaimable({
@@ -118,6 +120,8 @@ export class DispatchService {
           budget: input.budget,
           now,
           handlerNames,
+          ...(input.ownerActive === undefined ? {} : { ownerActive: input.ownerActive }),
+          ...(share === undefined ? {} : { share }),
         }),
       (run, task, token) => claimRun(run, { now, token, leaseMs, replicaId }, task.options),
     );

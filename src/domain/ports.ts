@@ -10,7 +10,7 @@
 import type { AbortSignalLike } from "./abort.js";
 import type { AdmissionWrite } from "./admit-task.js";
 import type { Calendar } from "./calendar.js";
-import type { ClaimCandidate, ClaimSelectionInput } from "./claim.js";
+import type { ClaimCandidate, ClaimSelectionInput, OwnerShare } from "./claim.js";
 import type { PunctualError } from "./errors.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "./ids.js";
 import type { NewRun } from "./new-run.js";
@@ -104,6 +104,12 @@ export interface ClaimRequest {
   /** At most this many runs claimed by this call. */
   readonly limit: number;
   readonly handlerNames: ReadonlySet<string>;
+  /**
+   * Each owner's share of the budget: a store whose owners may be capped below the budget counts each
+   * candidate owner's launching/running runs (`ownerActive`) and, where claimers run in parallel, makes
+   * sure two claims together never put an owner over its share. @default none
+   */
+  readonly share?: OwnerShare;
 }
 
 /**

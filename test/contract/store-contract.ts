@@ -8,6 +8,7 @@ import type { Store } from "../../src/application/store.js";
 import { describeAdmission } from "./cases/admission.js";
 import { describeCalendars } from "./cases/calendars.js";
 import { describeClaims } from "./cases/claims.js";
+import { describeFairShare } from "./cases/fair-share.js";
 import type { ContractContext } from "./cases/contract-context.js";
 import { describeRunBatches } from "./cases/run-batches.js";
 import { describeRunChanges } from "./cases/run-changes.js";
@@ -71,6 +72,7 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
     describeTaskBatch(context);
     describeAdmission(context);
     describeClaims(context);
+    describeFairShare(context);
     describeRunChanges(context);
     describeRunBatches(context);
     describeRunRows(context);

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { selectClaimable, threadKey } from "../../src/domain/claim.js";
 import type { ClaimCandidate, ClaimSelectionInput } from "../../src/domain/claim.js";
-import type { RunId, TaskId, ThreadId } from "../../src/domain/ids.js";
+import type { OwnerId, RunId, TaskId, ThreadId } from "../../src/domain/ids.js";
 import { MINUTE, plus, SECOND, T0 } from "./builders.js";
 
 let order = 0;
@@ -23,6 +23,7 @@ function candidate(
   return {
     id: id as RunId,
     taskId: (task ?? `task-${id}`) as TaskId,
+    owner: "alice" as OwnerId,
     threadScope: "webhook",
     threadId: (thread ?? `thread-${id}`) as ThreadId,
     exclusive: true,

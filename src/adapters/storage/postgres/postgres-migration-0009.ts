@@ -1,0 +1,15 @@
+/**
+ * Migration 9 (issue 21): the fair share's queue reads (docs/storage.md#fair-share-across-owners). A claim
+ * reads each owner's queue head, not one prefix of the whole queue: `runs_owner_queue_idx` walks one
+ * owner's queued runs in claim order and, with a skip scan, lists the owners with queued work;
+ * `runs_thread_queue_idx` tells whether a run has an earlier queued run in its thread (a thread may be
+ * shared by tasks of several owners), one index probe per candidate. `claim_slots_owner_idx` counts the
+ * slots an owner holds.
+ */
+export const POSTGRES_MIGRATION_0009 = `
+CREATE INDEX runs_owner_queue_idx ON runs (owner, queued_at, id)
+  WHERE status = 'queued';
+CREATE INDEX runs_thread_queue_idx ON runs (thread_scope, thread_id, queued_at, id)
+  WHERE status = 'queued';
+CREATE INDEX claim_slots_owner_idx ON claim_slots (owner) WHERE owner IS NOT NULL;
+`;
