@@ -236,8 +236,8 @@ export class PostgresClaim {
       ` ${int4(budget)} - count(run_id), ${int4(limit)}) FROM ${slots})::int4`;
     statement = prepared(
       `WITH RECURSIVE queued_owners(owner) AS (` +
-        ` (SELECT q.owner FROM ${runs} AS q WHERE q.status = 'queued' ORDER BY q.owner LIMIT 1)` +
-        ` UNION ALL SELECT (SELECT q.owner FROM ${runs} AS q WHERE q.status = 'queued'` +
+        ` (SELECT q.owner FROM ${runs} AS q WHERE (q.status || '') = 'queued' ORDER BY q.owner LIMIT 1)` +
+        ` UNION ALL SELECT (SELECT q.owner FROM ${runs} AS q WHERE (q.status || '') = 'queued'` +
         ` AND q.owner > o.owner ORDER BY q.owner LIMIT 1)` +
         ` FROM queued_owners AS o WHERE o.owner IS NOT NULL)` +
         ` SELECT r.id, r.task_id, r.owner, r.thread_scope, r.thread_id, r.exclusive,` +
@@ -246,13 +246,13 @@ export class PostgresClaim {
         ` EXISTS (SELECT 1 FROM ${slots} AS s` +
         ` WHERE s.thread_scope = r.thread_scope AND s.thread_id = r.thread_id) AS thread_busy,` +
         ` (r.exclusive AND EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.task_id = r.task_id)) AS task_busy,` +
-        ` EXISTS (SELECT 1 FROM ${runs} AS b WHERE b.status = 'queued'` +
+        ` EXISTS (SELECT 1 FROM ${runs} AS b WHERE (b.status || '') = 'queued'` +
         ` AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id` +
         ` AND (b.queued_at, b.id) < (r.queued_at, r.id)) AS queued_behind,` +
         ` o.held AS owner_active, ${room} AS room` +
         ` FROM (SELECT q.owner, (SELECT count(*) FROM ${slots} AS s WHERE s.owner = q.owner)::int4 AS held` +
         ` FROM queued_owners AS q WHERE q.owner IS NOT NULL) AS o` +
-        ` CROSS JOIN LATERAL (SELECT * FROM ${runs} AS q WHERE q.status = 'queued' AND q.owner = o.owner` +
+        ` CROSS JOIN LATERAL (SELECT * FROM ${runs} AS q WHERE (q.status || '') = 'queued' AND q.owner = o.owner` +
         ` ORDER BY q.queued_at, q.id LIMIT ${int4(window)}) AS r` +
         ` ORDER BY r.queued_at, r.id`,
     );

@@ -5,11 +5,17 @@
  * `runs_thread_queue_idx` tells whether a run has an earlier queued run in its thread (a thread may be
  * shared by tasks of several owners), one index probe per candidate. `claim_slots_owner_idx` counts the
  * slots an owner holds.
+ *
+ * The two queue indexes' predicate is written `(status || '') = 'queued'`, and so are the claim's
+ * clauses that use them: PostgreSQL can then prove no other partial index of `runs` (`runs_queue_idx`,
+ * `runs_active_task_idx`, whose predicates name `status`) serves those clauses. Without it, after an
+ * `ANALYZE` that saw few queued runs, the planner walked `runs_active_task_idx` whole for every probe
+ * (66,000 buffers for a claim of 200 runs, growing with the square of the queue).
  */
 export const POSTGRES_MIGRATION_0009 = `
 CREATE INDEX runs_owner_queue_idx ON runs (owner, queued_at, id)
-  WHERE status = 'queued';
+  WHERE (status || '') = 'queued';
 CREATE INDEX runs_thread_queue_idx ON runs (thread_scope, thread_id, queued_at, id)
-  WHERE status = 'queued';
+  WHERE (status || '') = 'queued';
 CREATE INDEX claim_slots_owner_idx ON claim_slots (owner) WHERE owner IS NOT NULL;
 `;
