@@ -11,7 +11,6 @@ import type { SchedulePolicy } from "../domain/options.js";
 import type {
   AdmissionReport,
   ClaimedRun,
-  OwnerScope,
   RunChangeRequest,
   RunChangeResult,
 } from "../domain/ports.js";
@@ -255,12 +254,10 @@ export class DispatchService {
   }
 
   /** A run and its task regardless of owner, for callbacks authenticated by a per-run secret. */
-  async runWithTask(runId: RunId): Promise<ClaimedRun | null> {
-    const all: OwnerScope = { kind: "all" };
-    const run = await this.#store.runs.findRun(all, runId);
-    if (run === null) return null;
-    const task = await this.#store.tasks.findTask(all, run.taskId);
-    return task === null ? null : { run, task };
+  runWithTask(runId: RunId): Promise<ClaimedRun | null> {
+    // Deleted tasks included: a run cancelled without telling its target may still report its verdict
+    // after a forced delete (docs/semantics.md#cancellation).
+    return this.#store.runs.findRunWithTask(runId);
   }
 
   /** Runs past their deadline end `timed_out` (or retry); their targets must be told to stop. */

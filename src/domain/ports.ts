@@ -193,6 +193,12 @@ export interface CalendarRepository {
 export interface RunRepository {
   findRun(scope: OwnerScope, id: RunId): Promise<Run | null>;
   findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null>;
+  /**
+   * The run with its task, whatever the owner and even when the task is deleted (its row stays until
+   * its runs are purged): what a callback needs to check its per-run token and take a late verdict
+   * (docs/semantics.md#cancellation). Null when the run does not exist.
+   */
+  findRunWithTask(id: RunId): Promise<ClaimedRun | null>;
   listRuns(scope: OwnerScope, taskId: TaskId, query: RunQuery): Promise<Page<Run>>;
   /**
    * Claims queued runs within the global budget, serialised in the database: reads the candidates and the

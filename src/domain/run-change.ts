@@ -41,11 +41,19 @@ export interface RunChange {
 export interface RunTaskContext {
   readonly scheduleType: "cron" | "once" | "interval";
   readonly options: TaskOptions;
+  /**
+   * False when a running run's target cannot be told to stop (a webhook without `cancel_url`): a cancel
+   * then ends the run at once, "target not told" (docs/semantics.md#cancellation). @default true
+   */
+  readonly targetTold?: boolean;
 }
 
 /** A task's `RunTaskContext`. */
 export function runTaskContext(task: Task): RunTaskContext {
-  return { scheduleType: task.schedule.type, options: task.options };
+  const told = task.target.kind !== "webhook" || task.target.cancelUrl !== null;
+  return told
+    ? { scheduleType: task.schedule.type, options: task.options }
+    : { scheduleType: task.schedule.type, options: task.options, targetTold: false };
 }
 
 /**

@@ -9,6 +9,7 @@ import { describeAdmission } from "./cases/admission.js";
 import { describeCalendars } from "./cases/calendars.js";
 import { describeClaims } from "./cases/claims.js";
 import { describeFairShare } from "./cases/fair-share.js";
+import { describeUntoldCancel } from "./cases/untold-cancel.js";
 import type { ContractContext } from "./cases/contract-context.js";
 import { describeRunBatches } from "./cases/run-batches.js";
 import { describeRunChanges } from "./cases/run-changes.js";
@@ -73,6 +74,7 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
     describeAdmission(context);
     describeClaims(context);
     describeFairShare(context);
+    describeUntoldCancel(context);
     describeRunChanges(context);
     describeRunBatches(context);
     describeRunRows(context);

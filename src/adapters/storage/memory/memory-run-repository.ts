@@ -87,6 +87,13 @@ export class MemoryRunRepository implements RunRepository {
     );
   }
 
+  findRunWithTask(id: RunId): Promise<ClaimedRun | null> {
+    return this.#tables.atomically(() => {
+      const run = this.#tables.run(id);
+      return run === undefined ? null : { run, task: this.#taskOf(run) };
+    });
+  }
+
   listRuns(scope: OwnerScope, taskId: TaskId, query: RunQuery): Promise<Page<Run>> {
     return this.#tables.atomically(() => {
       const before = query.cursor === undefined ? null : decodeCursor(query.cursor);
@@ -115,10 +122,15 @@ export class MemoryRunRepository implements RunRepository {
       const window = Math.max(4 * request.limit, MIN_CLAIM_WINDOW);
       const candidates = this.#ownerHeads(active, window);
       const offered = new Set(candidates.map((candidate) => candidate.id));
+      // A cancelled run whose target was not told holds its thread and task until its deadline.
+      const holding = [
+        ...slots,
+        ...this.#tables.heldRuns().filter((run) => (run.deadlineAt ?? 0) > request.now),
+      ];
       const chosen = select({
         candidates,
-        busyThreads: new Set(slots.map((run) => threadKey(run.threadScope, run.threadId))),
-        busyTasks: new Set(slots.filter((run) => run.exclusive).map((run) => run.taskId)),
+        busyThreads: new Set(holding.map((run) => threadKey(run.threadScope, run.threadId))),
+        busyTasks: new Set(holding.filter((run) => run.exclusive).map((run) => run.taskId)),
         budget,
         ownerActive: countByOwner(slots),
       });

@@ -53,6 +53,8 @@ export class MemoryTables {
   readonly #runs = new Map<RunId, Run>();
   readonly #history = new MemoryRunHistory();
   readonly #activeRuns = new Set<RunId>();
+  /** Cancelled runs whose target was not told, holding their thread until their deadline. */
+  readonly #heldRuns = new Set<RunId>();
   readonly #unique = emptyUniqueIndex();
   readonly #replicas = new Map<string, ReplicaRow>();
   /** By `owner NUL name`, the calendars table's primary key. */
@@ -148,6 +150,14 @@ export class MemoryTables {
   activeRuns(taskId?: TaskId): Run[] {
     const all = [...this.#activeRuns].map((id) => this.#mustRun(id));
     return taskId === undefined ? all : all.filter((run) => run.taskId === taskId);
+  }
+
+  /**
+   * Cancelled runs whose target was not told and whose `deadline_at` is still set: they hold their
+   * thread (and, exclusive, task) until then (docs/semantics.md#cancellation).
+   */
+  heldRuns(): Run[] {
+    return [...this.#heldRuns].map((id) => this.#mustRun(id));
   }
 
   /** The run holding a unique key, if any. */
@@ -285,8 +295,11 @@ export class MemoryTables {
     if (next === undefined) {
       this.#runs.delete(id);
       this.#activeRuns.delete(id);
+      this.#heldRuns.delete(id);
       return;
     }
+    if (next.status === "cancelled" && next.deadlineAt !== null) this.#heldRuns.add(id);
+    else this.#heldRuns.delete(id);
     this.#runs.set(id, next);
     for (const [constraint, key] of keysGained(previous, next))
       this.#unique[constraint].set(key, id);

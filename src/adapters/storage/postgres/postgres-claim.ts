@@ -21,7 +21,13 @@ import { SLOT_INDEXES, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import { instantOf, integer, record, text } from "./postgres-rows.js";
 import type { Column } from "./postgres-sql.js";
-import { columnArrays, prepared, timestampToMs, unnestSource } from "./postgres-sql.js";
+import {
+  columnArrays,
+  msToTimestamp,
+  prepared,
+  timestampToMs,
+  unnestSource,
+} from "./postgres-sql.js";
 import { claimedRunFromRow, lockedClaimedRunSelect } from "./postgres-claimed-run.js";
 import { withTransaction } from "./with-transaction.js";
 import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
@@ -186,7 +192,7 @@ export class PostgresClaim {
     window: number,
   ): Promise<QueueHead> {
     const statement = this.#queueHead(window, request.maxConcurrentRuns, request.limit);
-    const rows = (await client.query(statement)).rows.map(record);
+    const rows = (await client.query(statement, [request.now])).rows.map(record);
     const busyThreads = new Set<string>();
     const busyTasks = new Set<TaskId>();
     for (const row of rows) {
@@ -231,6 +237,9 @@ export class PostgresClaim {
     const ctx = this.#ctx;
     const slots = this.#slots;
     const runs = ctx.runSql.table;
+    // A cancelled run whose target was not told holds its thread and task until its deadline
+    // (docs/semantics.md#cancellation); the claim's instant is its one parameter.
+    const now = msToTimestamp("$1::int8");
     const room =
       `(SELECT LEAST(count(*) FILTER (WHERE run_id IS NULL AND slot <= ${int4(budget)}),` +
       ` ${int4(budget)} - count(run_id), ${int4(limit)}) FROM ${slots})::int4`;
@@ -243,9 +252,15 @@ export class PostgresClaim {
         ` SELECT r.id, r.task_id, r.owner, r.thread_scope, r.thread_id, r.exclusive,` +
         ` ${timestampToMs("r.not_before")} AS not_before, ${timestampToMs("r.queued_at")} AS queued_at,` +
         ` (SELECT t.handler_name FROM ${ctx.tasksTable} AS t WHERE t.id = r.task_id) AS handler_name,` +
-        ` EXISTS (SELECT 1 FROM ${slots} AS s` +
-        ` WHERE s.thread_scope = r.thread_scope AND s.thread_id = r.thread_id) AS thread_busy,` +
-        ` (r.exclusive AND EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.task_id = r.task_id)) AS task_busy,` +
+        ` (EXISTS (SELECT 1 FROM ${slots} AS s` +
+        ` WHERE s.thread_scope = r.thread_scope AND s.thread_id = r.thread_id)` +
+        ` OR EXISTS (SELECT 1 FROM ${runs} AS h WHERE (h.status || '') = 'cancelled'` +
+        ` AND h.deadline_at IS NOT NULL AND h.thread_scope = r.thread_scope` +
+        ` AND h.thread_id = r.thread_id AND h.deadline_at > ${now})) AS thread_busy,` +
+        ` (r.exclusive AND (EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.task_id = r.task_id)` +
+        ` OR EXISTS (SELECT 1 FROM ${runs} AS h WHERE (h.status || '') = 'cancelled'` +
+        ` AND h.deadline_at IS NOT NULL AND h.exclusive AND h.task_id = r.task_id` +
+        ` AND h.deadline_at > ${now}))) AS task_busy,` +
         ` EXISTS (SELECT 1 FROM ${runs} AS b WHERE (b.status || '') = 'queued'` +
         ` AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id` +
         ` AND (b.queued_at, b.id) < (r.queued_at, r.id)) AS queued_behind,` +

@@ -66,7 +66,7 @@ export class SqliteRunRepository implements RunRepository {
   readonly #visibleRun: Statement<[{ id: string; owner: string | null }], RunRow>;
   readonly #manualRun: Statement<[string, string], RunRow>;
   readonly #slotsHeld: Statement<[], number>;
-  readonly #candidates: Statement<[string, number], CandidateRow>;
+  readonly #candidates: Statement<[{ owner: string; window: number; now: number }], CandidateRow>;
   readonly #queuedOwners: Statement<[], string>;
   readonly #ownerSlots: Statement<[], { owner: string; held: number }>;
   readonly #recordLaunch: Statement<[{ id: string; at: number; run: string; add: number }]>;
@@ -97,20 +97,28 @@ export class SqliteRunRepository implements RunRepository {
     // One owner's head of the queue, each run with whether its thread (and, exclusive, its task) holds
     // a slot, and whether an earlier queued run of its thread exists (runs_thread_queue_idx): the
     // lookups walk the partial unique slot indexes and the queue indexes (docs/storage.md#fair-share-across-owners).
-    this.#candidates = db.prepare<[string, number], CandidateRow>(
+    // A cancelled run whose target was not told holds its thread and task until its deadline
+    // (runs_thread_hold_idx, runs_task_hold_idx: docs/semantics.md#cancellation).
+    this.#candidates = db.prepare<[{ owner: string; window: number; now: number }], CandidateRow>(
       `SELECT r.id, r.task_id, r.owner, r.thread_scope, r.thread_id, r."exclusive", r.not_before,
               r.queued_at, t.handler_name,
-              EXISTS (SELECT 1 FROM runs b WHERE b.status IN ${SLOT}
-                      AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id) AS thread_busy,
-              (r."exclusive" = 1 AND EXISTS (SELECT 1 FROM runs b WHERE b.status IN ${SLOT}
-                      AND b."exclusive" = 1 AND b.task_id = r.task_id)) AS task_busy,
+              (EXISTS (SELECT 1 FROM runs b WHERE b.status IN ${SLOT}
+                      AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id)
+               OR EXISTS (SELECT 1 FROM runs h WHERE h.status = 'cancelled'
+                      AND h.deadline_at IS NOT NULL AND h.thread_scope = r.thread_scope
+                      AND h.thread_id = r.thread_id AND h.deadline_at > @now)) AS thread_busy,
+              (r."exclusive" = 1 AND (EXISTS (SELECT 1 FROM runs b WHERE b.status IN ${SLOT}
+                      AND b."exclusive" = 1 AND b.task_id = r.task_id)
+               OR EXISTS (SELECT 1 FROM runs h WHERE h.status = 'cancelled'
+                      AND h.deadline_at IS NOT NULL AND h."exclusive" = 1
+                      AND h.task_id = r.task_id AND h.deadline_at > @now))) AS task_busy,
               EXISTS (SELECT 1 FROM runs q WHERE q.status = 'queued'
                       AND q.thread_scope = r.thread_scope AND q.thread_id = r.thread_id
                       AND (q.queued_at < r.queued_at OR (q.queued_at = r.queued_at AND q.id < r.id)))
                 AS queued_behind
        FROM runs r JOIN tasks t ON t.id = r.task_id
-       WHERE r.status = 'queued' AND r.owner = ?
-       ORDER BY r.queued_at, r.id LIMIT ?`,
+       WHERE r.status = 'queued' AND r.owner = @owner
+       ORDER BY r.queued_at, r.id LIMIT @window`,
     );
     // The owners with queued runs: a skip scan of runs_owner_queue_idx, one probe per owner.
     this.#queuedOwners = db
@@ -153,6 +161,15 @@ export class SqliteRunRepository implements RunRepository {
     });
   }
 
+  findRunWithTask(id: RunId): Promise<ClaimedRun | null> {
+    return settle(() => {
+      const row = this.#shared.runById.get(id);
+      if (row === undefined) return null;
+      const run = runFromRow(row);
+      return { run, task: this.#taskOf(run.taskId, new Map()) };
+    });
+  }
+
   listRuns(scope: OwnerScope, taskId: TaskId, query: RunQuery): Promise<Page<Run>> {
     return settle(() => {
       const where = ["task_id = @task_id"];
@@ -190,7 +207,7 @@ export class SqliteRunRepository implements RunRepository {
           Math.min(request.maxConcurrentRuns - (this.#slotsHeld.get() ?? 0), request.limit),
         );
         if (budget === 0) return [];
-        const picked = this.#choose(request.limit, budget, request.share, select);
+        const picked = this.#choose(request.limit, budget, request.share, request.now, select);
         if (picked.length === 0) return [];
         // The chosen runs and their tasks in one statement each: a point read per run cost about twice
         // as much per row (measured on 2,000-run bursts). Claiming one run changes no other run's row.
@@ -327,6 +344,7 @@ export class SqliteRunRepository implements RunRepository {
     limit: number,
     budget: number,
     share: OwnerShare | undefined,
+    now: Instant,
     select: (input: Omit<ClaimSelectionInput, "now" | "handlerNames">) => readonly ClaimCandidate[],
   ): ClaimCandidate[] {
     let window = firstClaimWindow(limit);
@@ -336,7 +354,7 @@ export class SqliteRunRepository implements RunRepository {
     for (;;) {
       // Each owner's head of the queue (docs/semantics.md#fair-share): with several owners a run's
       // thread may have an earlier run outside the rows read, which `queued_behind` tells.
-      const rows = owners.flatMap((owner) => this.#candidates.all(owner, window));
+      const rows = owners.flatMap((owner) => this.#candidates.all({ owner, window, now }));
       const busyThreads = new Set<string>();
       const busyTasks = new Set<TaskId>();
       for (const row of rows) {
