@@ -1,9 +1,12 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-return -- API answers are untyped JSON, checked by the assertions */
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-return, @typescript-eslint/no-unsafe-argument -- API answers are untyped JSON, checked by the assertions */
 /**
  * Issue 21's "Starving everyone", through the HTTP API with two owners (docs/semantics.md#fair-share): Bob
  * cannot give his runs a ten-year `run_timeout` (422 naming the limit), and his 16 webhook runs whose
  * receiver answers 202 and never completes hold at most his share of the budget (`serve`'s default:
- * half), so Alice's run is launched and succeeds beside them. Real time with the coordinator on.
+ * half), so Alice's run is launched and succeeds beside them. Cancelling one of Bob's runs, or
+ * force-deleting its task, ends it `cancelled` at once though its receiver cannot be told (no
+ * `cancel_url`), frees its slot, and its completion URL still takes a late verdict (docs/semantics.md#cancellation).
+ * Real time with the coordinator on.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../../e2e/process.js";
@@ -89,4 +92,34 @@ describe("two owners on one budget", () => {
     // Bob holds his share and no more, though half the budget stood free the whole time.
     expect(receiver.requestsTo("/never")).toHaveLength(8);
   });
+
+  it("cancels Bob's runs at once though their receiver cannot be told, and takes a late verdict", async () => {
+    const never = receiver.requestsTo("/never").map((r) => JSON.parse(r.body));
+    const [first, second] = never;
+    // Cancelled: no cancel_url, so the run ends at once and gives its slot back.
+    const cancelled = await call(t.url, "POST", `/v1/runs/${first.run.id}/cancel`, { token: bob });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ status: "cancelled", reason: "cancel_requested" });
+    expect(cancelled.body.error).toContain("target not told");
+    // Force-deleted: the same, and its completion URL still takes the receiver's late verdict.
+    const deleted = await call(t.url, "DELETE", `/v1/tasks/${second.task.id}?force=true`, {
+      token: bob,
+    });
+    expect(deleted.status).toBe(204);
+    const late = await call(t.url, "POST", pathOf(second.completion_url), {
+      body: { status: "succeeded", result: { late: true } },
+    });
+    expect(late.status).toBe(200);
+    expect(late.body).toMatchObject({ id: second.run.id, status: "cancelled", recorded: false });
+    // The two freed slots go to Bob's waiting runs.
+    await waitFor(() => (receiver.requestsTo("/never").length >= 10 ? true : undefined), {
+      timeoutMs: 10_000,
+      what: "two more of Bob's runs to launch",
+    });
+  });
 });
+
+function pathOf(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.pathname}${parsed.search}`;
+}

@@ -82,7 +82,14 @@ const CASES: readonly (readonly [string, string, readonly string[]])[] = [
   [
     "the claim window and its busy threads and tasks",
     "t.handler_name",
-    ["runs_owner_queue_idx", "runs_thread_slot_uq", "runs_task_slot_uq", "runs_thread_queue_idx"],
+    [
+      "runs_owner_queue_idx",
+      "runs_thread_slot_uq",
+      "runs_task_slot_uq",
+      "runs_thread_queue_idx",
+      "runs_thread_hold_idx",
+      "runs_task_hold_idx",
+    ],
   ],
   ["the owners with queued runs", "WITH RECURSIVE o(owner)", ["runs_owner_queue_idx"]],
   ["the slots each owner holds", "GROUP BY owner", ["runs_"]],
