@@ -42,8 +42,8 @@ interface QueueHead {
   readonly candidates: readonly ClaimCandidate[];
   /** Slots each candidate owner holds. */
   readonly ownerActive: Map<string, number>;
-  /** The most runs one owner's read returned (a full read: more of its runs are queued). */
-  readonly fullest: number;
+  /** Whether some owner's read came back full (more of its runs are queued behind it). */
+  readonly full: boolean;
   /** Threads (`threadKey`) of the candidates that hold a slot. */
   readonly busyThreads: Set<string>;
   /** Tasks of exclusive candidates that hold a slot. */
@@ -73,6 +73,7 @@ export class PostgresClaim {
   readonly #lockSlots: PostgresStatement;
   readonly #ensureSlots: PostgresStatement;
   readonly #lockOwners: PostgresStatement;
+  readonly #queuedOwners: PostgresStatement;
   readonly #ownerSlots: PostgresStatement;
   readonly #statements = new Map<string, PostgresStatement>();
   /** The highest budget whose slots this store has made sure exist. */
@@ -97,6 +98,16 @@ export class PostgresClaim {
     this.#ownerSlots = prepared(
       `SELECT owner, count(*)::int4 AS held FROM ${this.#slots}` +
         ` WHERE owner = ANY($1::text[]) GROUP BY owner`,
+    );
+    // The owners with queued runs: a skip scan of runs_owner_queue_idx, one probe per owner.
+    this.#queuedOwners = prepared(
+      `WITH RECURSIVE o(owner) AS (` +
+        ` (SELECT q.owner FROM ${ctx.runSql.table} AS q WHERE (q.status || '') = 'queued'` +
+        ` ORDER BY q.owner LIMIT 1)` +
+        ` UNION ALL SELECT (SELECT q.owner FROM ${ctx.runSql.table} AS q` +
+        ` WHERE (q.status || '') = 'queued' AND q.owner > o.owner ORDER BY q.owner LIMIT 1)` +
+        ` FROM o WHERE o.owner IS NOT NULL)` +
+        ` SELECT owner FROM o WHERE owner IS NOT NULL`,
     );
     this.#ensureSlots = prepared(
       `INSERT INTO ${this.#slots} (slot) SELECT generate_series(1, $1::int4)` +
@@ -162,12 +173,11 @@ export class PostgresClaim {
           // The budget is the store's to keep, whatever `select` returned; and only offered runs.
           .filter((c) => offered.delete(c.id))
           .slice(0, head.room);
-        const readCount = head.fullest;
         if (
           needsWiderWindow({
             limit: request.limit,
             window: window + inFlight.length,
-            read: readCount,
+            read: head.full ? window + inFlight.length : 0,
             chosen: chosen.length,
             room: head.room,
           })
@@ -185,14 +195,27 @@ export class PostgresClaim {
     });
   }
 
-  /** The first `window` queued runs, with the slots their threads and tasks hold, and the room. */
+  /**
+   * Each owner's first queued runs, `window` in all (at least one per owner), with the slots their
+   * threads and tasks hold, and the room.
+   */
   async #readQueueHead(
     client: PostgresClient,
     request: ClaimRequest,
     window: number,
   ): Promise<QueueHead> {
-    const statement = this.#queueHead(window, request.maxConcurrentRuns, request.limit);
-    const rows = (await client.query(statement, [request.now])).rows.map(record);
+    const owners = (await client.query(this.#queuedOwners)).rows.map((row) =>
+      text(record(row), "owner"),
+    );
+    // The owners' count, rounded up to a power of two, and each one's window are written into the
+    // statement's text (a handful of statements): the planner then knows how many rows it reads.
+    const bucket = 2 ** Math.ceil(Math.log2(Math.max(1, owners.length)));
+    const perOwner = Math.max(1, Math.ceil(window / bucket));
+    const statement = this.#queueHead(bucket, perOwner, request.maxConcurrentRuns, request.limit);
+    const rows =
+      owners.length === 0
+        ? []
+        : (await client.query(statement, [request.now, owners])).rows.map(record);
     const busyThreads = new Set<string>();
     const busyTasks = new Set<TaskId>();
     for (const row of rows) {
@@ -203,16 +226,18 @@ export class PostgresClaim {
     }
     const first = rows[0];
     const ownerActive = new Map<string, number>();
-    const perOwner = new Map<string, number>();
+    const counts = new Map<string, number>();
     for (const row of rows) {
       const owner = text(row, "owner");
       ownerActive.set(owner, integer(row, "owner_active"));
-      perOwner.set(owner, (perOwner.get(owner) ?? 0) + 1);
+      counts.set(owner, (counts.get(owner) ?? 0) + 1);
     }
+    const fullest = Math.max(0, ...counts.values());
     return {
       candidates: rows.map(candidateFromRow),
       ownerActive,
-      fullest: Math.max(0, ...perOwner.values()),
+      // Full when some owner's read came back full: then more of its runs are queued behind it.
+      full: fullest >= perOwner,
       busyThreads,
       busyTasks,
       room: first === undefined ? 0 : integer(first, "room"),
@@ -220,36 +245,33 @@ export class PostgresClaim {
   }
 
   /**
-   * Each owner's head of the queue in claim order, one round trip (docs/storage.md#fair-share-across-owners):
-   * the owners with queued runs by a skip scan of `runs_owner_queue_idx` (one probe per owner), then for
-   * each the first `window` queued runs by the same index; each run with whether its thread (and,
-   * exclusive, its task) holds a slot, whether an earlier queued run of its thread exists (another
+   * Each owner's head of the queue in claim order (docs/storage.md#fair-share-across-owners), for the
+   * owners the skip scan listed (`$2`): each owner's first `window` queued runs by
+   * `runs_owner_queue_idx`; each run with whether its thread (and, exclusive, its task) holds a slot or
+   * a not-told cancelled run's hold, whether an earlier queued run of its thread exists (another
    * owner's: `runs_thread_queue_idx`, one probe), its task's handler, the slots its owner holds and the
-   * budget's room. The window, budget and limit are written into the text (checked integers; one
-   * prepared statement per combination, a handful), so the planner knows the LIMITs. Every lookup is by
-   * key: the task by primary key, the busy flags and counts in `claim_slots`, whose rows are the budget's
-   * slots, and the queue indexes' first entries (never a walk of `runs`).
+   * budget's room. The owners' count, the window, budget and limit are written into the text (checked
+   * integers; one prepared statement per combination, a handful), so the planner knows how many rows
+   * it reads (an estimate of ten owners per recursive step once pushed a 200-run claim over
+   * `jit_above_cost`). Every lookup is by key: the task by primary key, the busy flags and counts in
+   * `claim_slots`, whose rows are the budget's slots, and the first entries of small partial indexes
+   * (never a walk of `runs`).
    */
-  #queueHead(window: number, budget: number, limit: number): PostgresStatement {
-    const key = `${window}/${budget}/${limit}`;
+  #queueHead(owners: number, window: number, budget: number, limit: number): PostgresStatement {
+    const key = `${owners}/${window}/${budget}/${limit}`;
     let statement = this.#statements.get(key);
     if (statement !== undefined) return statement;
     const ctx = this.#ctx;
     const slots = this.#slots;
     const runs = ctx.runSql.table;
     // A cancelled run whose target was not told holds its thread and task until its deadline
-    // (docs/semantics.md#cancellation); the claim's instant is its one parameter.
+    // (docs/semantics.md#cancellation); the claim's instant is the first parameter, the owners the second.
     const now = msToTimestamp("$1::int8");
     const room =
       `(SELECT LEAST(count(*) FILTER (WHERE run_id IS NULL AND slot <= ${int4(budget)}),` +
       ` ${int4(budget)} - count(run_id), ${int4(limit)}) FROM ${slots})::int4`;
     statement = prepared(
-      `WITH RECURSIVE queued_owners(owner) AS (` +
-        ` (SELECT q.owner FROM ${runs} AS q WHERE (q.status || '') = 'queued' ORDER BY q.owner LIMIT 1)` +
-        ` UNION ALL SELECT (SELECT q.owner FROM ${runs} AS q WHERE (q.status || '') = 'queued'` +
-        ` AND q.owner > o.owner ORDER BY q.owner LIMIT 1)` +
-        ` FROM queued_owners AS o WHERE o.owner IS NOT NULL)` +
-        ` SELECT r.id, r.task_id, r.owner, r.thread_scope, r.thread_id, r.exclusive,` +
+      `SELECT r.id, r.task_id, r.owner, r.thread_scope, r.thread_id, r.exclusive,` +
         ` ${timestampToMs("r.not_before")} AS not_before, ${timestampToMs("r.queued_at")} AS queued_at,` +
         ` (SELECT t.handler_name FROM ${ctx.tasksTable} AS t WHERE t.id = r.task_id) AS handler_name,` +
         ` (EXISTS (SELECT 1 FROM ${slots} AS s` +
@@ -265,8 +287,9 @@ export class PostgresClaim {
         ` AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id` +
         ` AND (b.queued_at, b.id) < (r.queued_at, r.id)) AS queued_behind,` +
         ` o.held AS owner_active, ${room} AS room` +
-        ` FROM (SELECT q.owner, (SELECT count(*) FROM ${slots} AS s WHERE s.owner = q.owner)::int4 AS held` +
-        ` FROM queued_owners AS q WHERE q.owner IS NOT NULL) AS o` +
+        ` FROM (SELECT u.owner, (SELECT count(*) FROM ${slots} AS s WHERE s.owner = u.owner)::int4 AS held` +
+        ` FROM (SELECT w.owner FROM unnest($2::text[]) AS w(owner) LIMIT ${int4(owners)}) AS u` +
+        ` OFFSET 0) AS o` +
         ` CROSS JOIN LATERAL (SELECT * FROM ${runs} AS q WHERE (q.status || '') = 'queued' AND q.owner = o.owner` +
         ` ORDER BY q.queued_at, q.id LIMIT ${int4(window)}) AS r` +
         ` ORDER BY r.queued_at, r.id`,
