@@ -363,13 +363,16 @@ export class MemoryRunRepository implements RunRepository {
     const tasks = new Set<TaskId>();
     const taken = new Map<string, number>();
     const heads: ClaimCandidate[] = [];
+    // `window` runs in all, at least one per owner, as the database stores read.
+    const owners = new Set(queued.map((run) => run.owner)).size;
+    const perOwner = Math.max(1, Math.ceil(window / Math.max(1, owners)));
     for (const run of queued) {
       const thread = threadKey(run.threadScope, run.threadId);
       const behind = threads.has(thread) || (run.exclusive && tasks.has(run.taskId));
       threads.add(thread);
       if (run.exclusive) tasks.add(run.taskId);
       const count = taken.get(run.owner) ?? 0;
-      if (count >= window) continue;
+      if (count >= perOwner) continue;
       taken.set(run.owner, count + 1);
       heads.push({ ...this.#candidate(run), ...(behind ? { queuedBehind: true } : {}) });
     }

@@ -354,7 +354,11 @@ export class SqliteRunRepository implements RunRepository {
     for (;;) {
       // Each owner's head of the queue (docs/semantics.md#fair-share): with several owners a run's
       // thread may have an earlier run outside the rows read, which `queued_behind` tells.
-      const rows = owners.flatMap((owner) => this.#candidates.all({ owner, window, now }));
+      // `window` runs in all, at least one per owner: the rows read stay bounded by the claim.
+      const perOwner = Math.max(1, Math.ceil(window / Math.max(1, owners.length)));
+      const rows = owners.flatMap((owner) =>
+        this.#candidates.all({ owner, window: perOwner, now }),
+      );
       const busyThreads = new Set<string>();
       const busyTasks = new Set<TaskId>();
       for (const row of rows) {
@@ -376,9 +380,8 @@ export class SqliteRunRepository implements RunRepository {
         });
       // Full when some owner's read came back full: more of its runs are queued behind it.
       const fullest = Math.max(0, ...countBy(rows, (row) => row.owner).values());
-      if (
-        !needsWiderWindow({ limit, window, read: fullest, chosen: picked.length, room: budget })
-      ) {
+      const read = fullest >= perOwner ? window : 0;
+      if (!needsWiderWindow({ limit, window, read, chosen: picked.length, room: budget })) {
         return picked;
       }
       window = fullClaimWindow(limit);
