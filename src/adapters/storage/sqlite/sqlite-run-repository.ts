@@ -350,7 +350,10 @@ export class SqliteRunRepository implements RunRepository {
     let window = firstClaimWindow(limit);
     const owners = this.#queuedOwners.all();
     const ownerActive = new Map<string, number>();
-    for (const row of this.#ownerSlots.all()) ownerActive.set(row.owner, row.held);
+    // Counted only when some owner may be capped (the library's default caps nobody).
+    if (share !== undefined) {
+      for (const row of this.#ownerSlots.all()) ownerActive.set(row.owner, row.held);
+    }
     for (;;) {
       // Each owner's head of the queue (docs/semantics.md#fair-share): with several owners a run's
       // thread may have an earlier run outside the rows read, which `queued_behind` tells.
