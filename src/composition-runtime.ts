@@ -13,6 +13,7 @@ import type { Logger } from "./application/logger.js";
 import { silentLogger } from "./application/logger.js";
 import { agreeBudget } from "./application/fleet-budget.js";
 import { buildPolicy } from "./application/policy-options.js";
+import { limitsOf } from "./application/limits.js";
 import type { PolicyOptions } from "./application/policy-options.js";
 import { SchedulerEvents } from "./application/scheduler-events.js";
 import type { Store, StoreFactory } from "./application/store.js";
@@ -88,6 +89,12 @@ export interface RuntimeThresholds {
   readonly shutdownTimeoutMs: number;
   /** The silence after which a replica is lost (docs/operations.md#replica-liveness-what-silent-means). */
   readonly livenessTimeoutMs: number;
+  /** One owner's launching or running runs at most (docs/semantics.md#fair-share). */
+  readonly maxActiveRunsPerOwner: number;
+  /** Owners with their own maximum. */
+  readonly ownerMaxActiveRuns: Readonly<Record<string, number>>;
+  /** The longest `options.run_timeout` at create and edit. */
+  readonly maxRunTimeoutMs: number;
 }
 
 /** Opens the store and builds the services and the coordinator around it. */
@@ -95,6 +102,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
   const clock = options.clock ?? new SystemClock();
   const logger = options.logger ?? silentLogger;
   const requested = buildPolicy(options.policy);
+  const limits = limitsOf(options.policy);
   const newId = createIdGenerator(() => clock.now());
   const store = await options.store.open({ newId });
   await store.migrate();
@@ -174,6 +182,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     agentServers: targets.agentServers,
     agentTargetProblems: targets.agentTargetProblems,
     signsWithTaskSecret: targets.signsWithTaskSecret,
+    limits,
     signals: {
       wake: () => {
         wake.wake();
@@ -202,6 +211,9 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
       retentionMs: coordinator.settings.retentionMs,
       shutdownTimeoutMs: coordinator.settings.shutdownTimeoutMs,
       livenessTimeoutMs: dispatch.policy.livenessMs,
+      maxActiveRunsPerOwner: policy.ownerShare?.maxActiveRuns ?? policy.maxConcurrentRuns,
+      ownerMaxActiveRuns: Object.fromEntries(policy.ownerShare?.overrides ?? []),
+      maxRunTimeoutMs: limits.runTimeoutMaxMs,
     },
   };
 }

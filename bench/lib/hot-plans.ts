@@ -23,6 +23,7 @@ export interface HotPlan {
 
 /** What each hot statement is, recognised by a fragment of its text; statements not listed are not explained. */
 const HOT: readonly (readonly [string, (text: string) => boolean])[] = [
+  ["claim: queued owners", (t) => t.startsWith("WITH RECURSIVE o(owner)")],
   ["claim: queue head", (t) => t.includes("AS thread_busy")],
   ["claim: take budget slots", (t) => t.includes("claim_slots WHERE run_id IS NULL AND slot <=")],
   ["claim: lock chosen runs", (t) => t.includes("FOR UPDATE SKIP LOCKED) AS r")],

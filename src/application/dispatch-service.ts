@@ -12,7 +12,6 @@ import type { SchedulePolicy } from "../domain/options.js";
 import type {
   AdmissionReport,
   ClaimedRun,
-  OwnerScope,
   RunChangeRequest,
   RunChangeResult,
 } from "../domain/ports.js";
@@ -121,6 +120,7 @@ export class DispatchService {
   }): Promise<readonly ClaimedRun[]> {
     const { now, replicaId, handlerNames } = args;
     const leaseMs = this.#policy.leaseMs;
+    const share = this.#policy.ownerShare;
     const claimed = await this.#store.runs.claimRuns(
       {
         now,
@@ -129,6 +129,7 @@ export class DispatchService {
         maxConcurrentRuns: this.#policy.maxConcurrentRuns,
         limit: args.limit,
         handlerNames,
+        ...(share === undefined ? {} : { share }),
       },
       (input) =>
         selectClaimable({
@@ -138,6 +139,8 @@ export class DispatchService {
           budget: input.budget,
           now,
           handlerNames,
+          ...(input.ownerActive === undefined ? {} : { ownerActive: input.ownerActive }),
+          ...(share === undefined ? {} : { share }),
         }),
       (run, task, token) => claimRun(run, { now, token, leaseMs, replicaId }, task.options),
     );
@@ -299,12 +302,10 @@ export class DispatchService {
   }
 
   /** A run and its task regardless of owner, for callbacks authenticated by a per-run secret. */
-  async runWithTask(runId: RunId): Promise<ClaimedRun | null> {
-    const all: OwnerScope = { kind: "all" };
-    const run = await this.#store.runs.findRun(all, runId);
-    if (run === null) return null;
-    const task = await this.#store.tasks.findTask(all, run.taskId);
-    return task === null ? null : { run, task };
+  runWithTask(runId: RunId): Promise<ClaimedRun | null> {
+    // Deleted tasks included: a run cancelled without telling its target may still report its verdict
+    // after a forced delete (docs/semantics.md#cancellation).
+    return this.#store.runs.findRunWithTask(runId);
   }
 
   /** Runs past their deadline end `timed_out` (or retry); their targets must be told to stop. */

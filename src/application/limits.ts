@@ -42,6 +42,11 @@ export interface Limits {
   readonly metadataValueChars: number;
   /** A trigger's `idempotency_key` length. @default 200 */
   readonly idempotencyKeyChars: number;
+  /**
+   * The longest `options.run_timeout` at create and edit (docs/operations.md#thresholds); operator-set
+   * (`maxRunTimeoutSeconds`, `--max-run-timeout`). @default 24 hours
+   */
+  readonly runTimeoutMaxMs: number;
 }
 
 export const DEFAULT_LIMITS: Limits = Object.freeze({
@@ -58,7 +63,40 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   metadataKeyChars: TASK_LIMITS.metadataKeyMax,
   metadataValueChars: TASK_LIMITS.metadataValueMax,
   idempotencyKeyChars: TASK_LIMITS.idempotencyKeyMax,
+  runTimeoutMaxMs: 24 * 3600 * 1000,
 });
+
+/** The limits with the operator's settings over the defaults. @throws RangeError for a bad value */
+export function limitsOf(options: { readonly maxRunTimeoutSeconds?: number } = {}): Limits {
+  const seconds = options.maxRunTimeoutSeconds;
+  if (seconds === undefined) return DEFAULT_LIMITS;
+  if (!Number.isFinite(seconds) || seconds < 1) {
+    throw new RangeError("maxRunTimeoutSeconds must be at least 1");
+  }
+  return Object.freeze({ ...DEFAULT_LIMITS, runTimeoutMaxMs: seconds * 1000 });
+}
+
+/**
+ * A task's `options.run_timeout`, when the create or edit names one, is at most `runTimeoutMaxMs`. A
+ * stored task over the limit (set before it was lowered) keeps working: only the input is checked.
+ * @throws limit_exceeded (`run_timeout`)
+ */
+export function checkRunTimeout(
+  runTimeoutMs: number | undefined,
+  limits: Limits = DEFAULT_LIMITS,
+): void {
+  if (runTimeoutMs === undefined || runTimeoutMs <= limits.runTimeoutMaxMs) return;
+  throw new LimitExceededError(
+    "run_timeout",
+    limits.runTimeoutMaxMs / 1000,
+    `options.run_timeout is ${formatSeconds(runTimeoutMs)}, over the operator's maximum of ` +
+      formatSeconds(limits.runTimeoutMaxMs),
+  );
+}
+
+function formatSeconds(ms: number): string {
+  return `${ms / 1000} s`;
+}
 
 /** The size of `value` as UTF-8 JSON (`undefined` is 0 bytes). */
 export function jsonBytes(value: unknown): number {

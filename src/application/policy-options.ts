@@ -2,6 +2,8 @@
  * The operator's thresholds as the library and the CLI take them (seconds, docs/library.md), checked and
  * turned into the domain's `SchedulePolicy` (milliseconds).
  */
+import { shareLimitsOwners } from "../domain/claim.js";
+import type { OwnerShare } from "../domain/claim.js";
 import { DEFAULT_POLICY } from "../domain/options.js";
 import type { SchedulePolicy } from "../domain/options.js";
 import type { DurationMs } from "../domain/time.js";
@@ -19,6 +21,18 @@ export interface PolicyOptions {
    * reconciled and its handler runs fail `replica_lost` (docs/operations.md#replica-liveness-what-silent-means). @default 10
    */
   readonly livenessTimeoutSeconds?: number;
+  /**
+   * Launching or running runs one owner may hold at most (docs/semantics.md#fair-share), even when no
+   * other owner is waiting. @default the whole budget (`maxConcurrentRuns`; `punctual serve`: half of it)
+   */
+  readonly maxActiveRunsPerOwner?: number;
+  /** Owners with their own maximum, by owner name (over `maxActiveRunsPerOwner`). @default none */
+  readonly maxActiveRunsByOwner?: Readonly<Record<string, number>>;
+  /**
+   * The longest `options.run_timeout` a task may be created or edited with (docs/operations.md#thresholds);
+   * a stored task over it keeps working. @default 86,400 (24 hours)
+   */
+  readonly maxRunTimeoutSeconds?: number;
 }
 
 /** The policy for `options`. @throws RangeError when a threshold is out of range */
@@ -43,6 +57,20 @@ export function buildPolicy(options: PolicyOptions = {}): SchedulePolicy {
     "livenessTimeoutSeconds",
   );
   if (livenessSeconds <= 0) throw new RangeError("livenessTimeoutSeconds must be positive");
+  const ownerCap = (value: number, name: string): number => {
+    if (!Number.isInteger(value) || value < 1)
+      throw new RangeError(`${name} must be a positive integer`);
+    return value;
+  };
+  const perOwner = ownerCap(
+    options.maxActiveRunsPerOwner ?? maxConcurrentRuns,
+    "maxActiveRunsPerOwner",
+  );
+  const overrides = new Map<string, number>();
+  for (const [owner, cap] of Object.entries(options.maxActiveRunsByOwner ?? {})) {
+    overrides.set(owner, ownerCap(cap, `maxActiveRunsByOwner.${owner}`));
+  }
+  const ownerShare: OwnerShare = { maxActiveRuns: perOwner, overrides };
   return {
     ...DEFAULT_POLICY,
     maxConcurrentRuns,
@@ -51,5 +79,7 @@ export function buildPolicy(options: PolicyOptions = {}): SchedulePolicy {
     livenessMs: (livenessSeconds * 1000) as DurationMs,
     minOnceDelayMs: (positive(options.minOnceDelaySeconds, 0, "minOnceDelaySeconds") *
       1000) as DurationMs,
+    // No share at all when nobody is capped below the budget: the claim then counts nothing per owner.
+    ...(shareLimitsOwners(ownerShare, maxConcurrentRuns) ? { ownerShare } : {}),
   };
 }

@@ -23,12 +23,14 @@ import type { KnownReferences } from "./task-references.js";
 import { taskFieldsFromCreate, taskIdentityFrom } from "./task-input.js";
 import type { SchedulePolicy } from "../domain/options.js";
 import type { Store } from "./store.js";
+import type { Limits } from "./limits.js";
 
 export interface TaskBatchDeps extends KnownReferences {
   readonly store: Store;
   readonly policy: SchedulePolicy;
   readonly newId: () => string;
   readonly newSecret: () => string;
+  readonly limits?: Limits;
 }
 
 /** The field path of item `index` of a batch: `tasks[3].schedule.cron` (or `tasks[3]` for the item). */
@@ -98,7 +100,13 @@ async function createOne(
   item: { input: unknown; id: TaskId; secret: string; now: Instant },
 ): Promise<Task> {
   const calendars = await readCalendars(deps.store, actor.owner, scheduleOfInput(item.input));
-  const fields = taskFieldsFromCreate(item.input, item.now, deps.policy.defaultOptions, calendars);
+  const fields = taskFieldsFromCreate(
+    item.input,
+    item.now,
+    deps.policy.defaultOptions,
+    calendars,
+    deps.limits,
+  );
   const { key, group } = taskIdentityFrom(item.input);
   await checkReferences(deps, actor, fields, fields);
   return createTask(fields, {

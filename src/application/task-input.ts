@@ -23,7 +23,8 @@ import {
 import type { AgentRunConfig, ExecutionContext, Target } from "../domain/target.js";
 import type { DurationMs, Instant } from "../domain/time.js";
 import { durationInputSchema, jsonValueSchema } from "./input-primitives.js";
-import { checkTaskInputSize } from "./limits.js";
+import { checkRunTimeout, checkTaskInputSize, DEFAULT_LIMITS } from "./limits.js";
+import type { Limits } from "./limits.js";
 import { scheduleInputSchema } from "./schedule-shape.js";
 
 const jsonValue = jsonValueSchema;
@@ -381,9 +382,12 @@ export function taskFieldsFromCreate(
   now: Instant,
   defaults: TaskOptions,
   calendars?: CalendarsByName,
+  limits: Limits = DEFAULT_LIMITS,
 ): TaskUserFields {
-  checkTaskInputSize(value);
+  checkTaskInputSize(value, limits);
   const input = parseWith(taskCreateSchema, value);
+  const options = optionsFrom(input.options, defaults);
+  if (input.options?.run_timeout !== undefined) checkRunTimeout(options.runTimeoutMs, limits);
   // key and group are read by taskIdentityFrom: they are not user fields an edit changes.
   return {
     title: input.title,
@@ -391,7 +395,7 @@ export function taskFieldsFromCreate(
     schedule: scheduleFrom(input.schedule, now, calendars),
     target: targetFrom(input.target),
     context: contextFrom(input.context),
-    options: optionsFrom(input.options, defaults),
+    options,
     metadata: input.metadata ?? {},
   };
 }
@@ -429,8 +433,9 @@ export function taskFieldsFromPatch(
   now: Instant,
   current: TaskOptions,
   calendars?: CalendarsByName,
+  limits: Limits = DEFAULT_LIMITS,
 ): Partial<TaskUserFields> {
-  checkTaskInputSize(value);
+  checkTaskInputSize(value, limits);
   const input = parseWith(taskPatchSchema, value);
   const patch: { -readonly [K in keyof TaskUserFields]?: TaskUserFields[K] } = {};
   if (input.title !== undefined) patch.title = input.title;
@@ -438,7 +443,12 @@ export function taskFieldsFromPatch(
   if (input.schedule !== undefined) patch.schedule = scheduleFrom(input.schedule, now, calendars);
   if (input.target !== undefined) patch.target = targetFrom(input.target);
   if (input.context !== undefined) patch.context = contextFrom(input.context);
-  if (input.options !== undefined) patch.options = optionsFrom(input.options, current);
+  if (input.options !== undefined) {
+    patch.options = optionsFrom(input.options, current);
+    if (input.options.run_timeout !== undefined) {
+      checkRunTimeout(patch.options.runTimeoutMs, limits);
+    }
+  }
   if (input.metadata !== undefined) patch.metadata = input.metadata;
   return patch;
 }

@@ -26,6 +26,7 @@ import { settleExcluded } from "../domain/calendar-commands.js";
 import { scopeOf } from "./actor.js";
 import { changeRunReported } from "./reported-change.js";
 import { checkPreviewCount } from "./limits.js";
+import type { Limits } from "./limits.js";
 import { explainTask, previewSchedule, previewTask } from "./task-insight.js";
 import { checkReferences } from "./task-references.js";
 import { createTasks } from "./task-batch.js";
@@ -79,6 +80,8 @@ export interface TaskServiceDeps {
   readonly signals: ServiceSignals;
   /** Receives the status changes of runs the owner cancels. @default none */
   readonly events?: EventSink;
+  /** The input limits, with the operator's settings (limits.ts). @default DEFAULT_LIMITS */
+  readonly limits?: Limits;
 }
 
 export interface CreatedTask {
@@ -121,7 +124,13 @@ export class TaskService {
     const webhookSecret = this.#deps.newSecret();
     const task = await retryOnCalendarChange(async () => {
       const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
-      const fields = taskFieldsFromCreate(input, now, this.#deps.policy.defaultOptions, calendars);
+      const fields = taskFieldsFromCreate(
+        input,
+        now,
+        this.#deps.policy.defaultOptions,
+        calendars,
+        this.#deps.limits,
+      );
       const { key, group } = taskIdentityFrom(input);
       await checkReferences(this.#deps, actor, fields, fields);
       const created = createTask(fields, {
@@ -216,7 +225,13 @@ export class TaskService {
         actor.owner,
         scheduleOfInput(completed),
       );
-      const fields = taskFieldsFromPatch(completed, now, current.options, calendars);
+      const fields = taskFieldsFromPatch(
+        completed,
+        now,
+        current.options,
+        calendars,
+        this.#deps.limits,
+      );
       await checkReferences(this.#deps, actor, fields, { ...current, ...fields });
       const edited = await this.#mutate(
         actor,
@@ -420,7 +435,13 @@ export class TaskService {
       throw new StaleVersionError(expectedVersion, found?.version ?? 0);
     }
     const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
-    const fields = taskFieldsFromCreate(input, now, policy.defaultOptions, calendars);
+    const fields = taskFieldsFromCreate(
+      input,
+      now,
+      policy.defaultOptions,
+      calendars,
+      this.#deps.limits,
+    );
     const { group } = taskIdentityFrom(input);
     await checkReferences(this.#deps, actor, fields, fields);
     if (found === null) {
@@ -450,7 +471,13 @@ export class TaskService {
     const policy = this.#deps.policy;
     const outcome = await retryOnCalendarChange(async () => {
       const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
-      const fields = taskFieldsFromCreate(input, now, policy.defaultOptions, calendars);
+      const fields = taskFieldsFromCreate(
+        input,
+        now,
+        policy.defaultOptions,
+        calendars,
+        this.#deps.limits,
+      );
       const { group } = taskIdentityFrom(input);
       await checkReferences(this.#deps, actor, fields, fields);
       // Owner scope, not the actor's: the key is the owner's, and so is the task it names.

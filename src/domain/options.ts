@@ -2,6 +2,7 @@
  * Per-task options and the operator's policy (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch, docs/semantics.md#completion), with their documented defaults. Closed
  * value sets are `as const` lists that also feed validation, SQL CHECKs and the docs.
  */
+import type { OwnerShare } from "./claim.js";
 import type { DurationMs } from "./time.js";
 
 /** What happens when an occurrence comes due while the task already has an active run (docs/semantics.md#the-life-of-an-occurrence). */
@@ -83,6 +84,11 @@ export interface SchedulePolicy {
   readonly busyBackoffMs: DurationMs;
   /** Options a task gets for every field it leaves out. */
   readonly defaultOptions: TaskOptions;
+  /**
+   * Each owner's share of the budget (`max_active_runs_per_owner`, docs/semantics.md#fair-share).
+   * @default none: every owner may hold the whole budget
+   */
+  readonly ownerShare?: OwnerShare;
 }
 
 export const DEFAULT_POLICY: SchedulePolicy = Object.freeze({

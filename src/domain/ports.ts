@@ -10,7 +10,7 @@
 import type { AbortSignalLike } from "./abort.js";
 import type { AdmissionWrite } from "./admit-task.js";
 import type { Calendar } from "./calendar.js";
-import type { ClaimCandidate, ClaimSelectionInput } from "./claim.js";
+import type { ClaimCandidate, ClaimSelectionInput, OwnerShare } from "./claim.js";
 import type { PunctualError } from "./errors.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "./ids.js";
 import type { NewRun } from "./new-run.js";
@@ -134,6 +134,12 @@ export interface ClaimRequest {
   /** At most this many runs claimed by this call. */
   readonly limit: number;
   readonly handlerNames: ReadonlySet<string>;
+  /**
+   * Each owner's share of the budget: a store whose owners may be capped below the budget counts each
+   * candidate owner's launching/running runs (`ownerActive`) and, where claimers run in parallel, makes
+   * sure two claims together never put an owner over its share. @default none
+   */
+  readonly share?: OwnerShare;
 }
 
 /**
@@ -220,6 +226,12 @@ export interface CalendarRepository {
 export interface RunRepository {
   findRun(scope: OwnerScope, id: RunId): Promise<Run | null>;
   findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null>;
+  /**
+   * The run with its task, whatever the owner and even when the task is deleted (its row stays until
+   * its runs are purged): what a callback needs to check its per-run token and take a late verdict
+   * (docs/semantics.md#cancellation). Null when the run does not exist.
+   */
+  findRunWithTask(id: RunId): Promise<ClaimedRun | null>;
   listRuns(scope: OwnerScope, taskId: TaskId, query: RunQuery): Promise<Page<Run>>;
   /**
    * Runs across the tasks in `scope` matching `search`, newest first (docs/storage.md#runs-across-tasks):

@@ -43,11 +43,22 @@ export interface RunTaskContext {
   readonly options: TaskOptions;
   /** The task's target kind, for the `run:changed` event's label (docs/operations.md#metrics-and-probes). */
   readonly targetKind: TargetKind;
+  /**
+   * False when a running run's target cannot be told to stop (a webhook without `cancel_url`): a cancel
+   * then ends the run at once, "target not told" (docs/semantics.md#cancellation). @default true
+   */
+  readonly targetTold?: boolean;
 }
 
 /** A task's `RunTaskContext`. */
 export function runTaskContext(task: Task): RunTaskContext {
-  return { scheduleType: task.schedule.type, options: task.options, targetKind: task.target.kind };
+  const told = task.target.kind !== "webhook" || task.target.cancelUrl !== null;
+  const context = {
+    scheduleType: task.schedule.type,
+    options: task.options,
+    targetKind: task.target.kind,
+  };
+  return told ? context : { ...context, targetTold: false };
 }
 
 /**

@@ -138,7 +138,8 @@ export function completeRun(
 ): RunChange {
   const result = verdict.result ?? null;
   if (run.status !== "running" && run.status !== "launching") {
-    return { run: { ...run, result: run.result ?? result } };
+    // A late verdict is kept in `result` only; it ends a cancelled run's hold on its thread.
+    return { run: { ...run, result: run.result ?? result, deadlineAt: null } };
   }
   const { now, task } = ctx;
   const error = verdict.error ?? null;
@@ -236,6 +237,8 @@ export function cancelRun(
       taskVerdict: verdictFor(run, task, "cancelled", message),
     };
   }
+  if (run.status === "running" && task.targetTold === false)
+    return cancelUntold(run, now, reason, task);
   if (run.status === "launching" || run.status === "running") {
     if (run.cancelRequestedAt !== null) return { run };
     return {
@@ -244,6 +247,38 @@ export function cancelRun(
     };
   }
   return { run };
+}
+
+/** What a run cancelled without telling its target records (docs/semantics.md#cancellation). */
+export const TARGET_NOT_TOLD = "target not told";
+
+/**
+ * A running run whose target cannot be told to stop (a webhook without `cancel_url`) ends `cancelled`
+ * at once with "target not told", freeing its slot of the budget; it keeps its `deadline_at`, and while
+ * that is ahead its thread (and, exclusive, its task) stays occupied: the work may still be going on. A
+ * later verdict is kept in `result` only and ends the hold (`completeRun`).
+ */
+function cancelUntold(
+  run: Run,
+  now: Instant,
+  reason: Extract<
+    RunReason,
+    "cancel_requested" | "superseded" | "task_paused" | "task_cancelled" | "task_deleted"
+  >,
+  task: RunTaskContext,
+): RunChange {
+  const message = `cancelled (${run.reason ?? reason}); ${TARGET_NOT_TOLD}: its thread stays occupied until a verdict or its deadline`;
+  return {
+    run: moveRun(run, "cancelled", {
+      claimToken: null,
+      claimExpiresAt: null,
+      finishedAt: now,
+      cancelRequestedAt: run.cancelRequestedAt ?? now,
+      reason: run.cancelRequestedAt === null ? reason : (run.reason ?? reason),
+      error: message,
+    }),
+    taskVerdict: verdictFor(run, task, "cancelled", message),
+  };
 }
 
 /**

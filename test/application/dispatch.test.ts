@@ -661,6 +661,7 @@ function interleavingStore(store: Store, between: () => Promise<void>): Store {
   const wrapped: RunRepository = {
     findRun: (scope, id) => runs.findRun(scope, id),
     findManualRun: (taskId, key) => runs.findManualRun(taskId, key),
+    findRunWithTask: (id) => runs.findRunWithTask(id),
     listRuns: (scope, taskId, query) => runs.listRuns(scope, taskId, query),
     searchRuns: (scope, search) => runs.searchRuns(scope, search),
     claimRuns: (request, select, claimOne) => runs.claimRuns(request, select, claimOne),

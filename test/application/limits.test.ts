@@ -4,7 +4,11 @@
  * API accept and refuse exactly the same tasks and queries. Every case runs through both surfaces, and
  * the two answers must agree: accepted by both, or refused by both naming the same limit.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sqlite } from "../../src/adapters/storage/sqlite/sqlite-store.js";
 import { createScheduler } from "../../src/composition.js";
 import type { Scheduler } from "../../src/composition.js";
 import { memoryStore } from "../../src/adapters/storage/memory/memory-store.js";
@@ -104,5 +108,42 @@ describe("the limits, through the library and the HTTP API alike", () => {
   ])("a preview of %i fires", async (count, expected) => {
     expect(await viaLibrary(() => library.tasks.preview(libraryTaskId, count))).toBe(expected);
     expect(await viaHttp("GET", `/v1/tasks/${httpTaskId}/preview?count=${count}`)).toBe(expected);
+  });
+
+  it.each([
+    ["PT24H", "accepted"],
+    ["PT24H1S", "refused limit_exceeded run_timeout"],
+    ["P3650D", "refused limit_exceeded run_timeout"],
+  ])("a run_timeout of %s on create, edit and batch create", async (timeout, expected) => {
+    const body = { ...CRON_TASK, options: { run_timeout: timeout } };
+    expect(await viaLibrary(() => library.tasks.create(body))).toBe(expected);
+    expect(await viaHttp("POST", "/v1/tasks", body)).toBe(expected);
+    expect(await viaLibrary(() => library.tasks.createMany([body]))).toBe(expected);
+    const patch = { options: { run_timeout: timeout } };
+    expect(await viaLibrary(() => library.tasks.update(libraryTaskId, patch))).toBe(expected);
+    expect(await viaHttp("PATCH", `/v1/tasks/${httpTaskId}`, patch)).toBe(expected);
+  });
+
+  it("lets the operator lower the run_timeout maximum, and keeps a stored task over it working", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "punctual-limits-"));
+    const file = join(dir, "limits.db");
+    const before = createScheduler({ store: sqlite(file) });
+    const created = await before.tasks.create({ ...CRON_TASK, options: { run_timeout: "PT2H" } });
+    await before.stop();
+    const lowered = createScheduler({
+      store: sqlite(file),
+      policy: { maxRunTimeoutSeconds: 3600 },
+    });
+    // An edit that leaves run_timeout alone is taken; one that names a timeout over the limit is not.
+    expect(
+      await viaLibrary(() => lowered.tasks.update(created.task.id, { title: "renamed" })),
+    ).toBe("accepted");
+    expect(
+      await viaLibrary(() =>
+        lowered.tasks.update(created.task.id, { options: { run_timeout: "PT90M" } }),
+      ),
+    ).toBe("refused limit_exceeded run_timeout");
+    await lowered.stop();
+    rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -8,6 +8,8 @@ import type { Store } from "../../src/application/store.js";
 import { describeAdmission } from "./cases/admission.js";
 import { describeCalendars } from "./cases/calendars.js";
 import { describeClaims } from "./cases/claims.js";
+import { describeFairShare } from "./cases/fair-share.js";
+import { describeUntoldCancel } from "./cases/untold-cancel.js";
 import type { ContractContext } from "./cases/contract-context.js";
 import { describeFleetSettings } from "./cases/fleet-settings.js";
 import { describeRunBatches } from "./cases/run-batches.js";
@@ -73,6 +75,8 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
     describeTaskBatch(context);
     describeAdmission(context);
     describeClaims(context);
+    describeFairShare(context);
+    describeUntoldCancel(context);
     describeRunChanges(context);
     describeRunBatches(context);
     describeRunRows(context);

@@ -4,6 +4,7 @@
  */
 import { admitTask } from "../../src/domain/admit-task.js";
 import { selectClaimable } from "../../src/domain/claim.js";
+import type { OwnerShare } from "../../src/domain/claim.js";
 import type { RunId, TaskId } from "../../src/domain/ids.js";
 import { DEFAULT_POLICY } from "../../src/domain/options.js";
 import type { CatchUpPolicy } from "../../src/domain/options.js";
@@ -69,6 +70,8 @@ export interface ClaimOptions {
   readonly handlerNames?: ReadonlySet<string>;
   readonly replicaId?: string;
   readonly leaseMs?: DurationMs;
+  /** The owners' share of the budget (docs/semantics.md#fair-share). @default none */
+  readonly share?: OwnerShare;
 }
 
 /** The coordinator's claim step: the domain's FIFO and overlap rules, the domain's claim. */
@@ -88,8 +91,15 @@ export function claimDue(
       maxConcurrentRuns: options.maxConcurrentRuns ?? POLICY.maxConcurrentRuns,
       limit: options.limit ?? 10,
       handlerNames,
+      ...(options.share === undefined ? {} : { share: options.share }),
     },
-    (input) => selectClaimable({ ...input, now, handlerNames }),
+    (input) =>
+      selectClaimable({
+        ...input,
+        now,
+        handlerNames,
+        ...(options.share === undefined ? {} : { share: options.share }),
+      }),
     (run, task, token) => claimRun(run, { now, token, leaseMs, replicaId }, task.options),
   );
 }

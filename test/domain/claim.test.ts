@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { selectClaimable, threadKey } from "../../src/domain/claim.js";
 import type { ClaimCandidate, ClaimSelectionInput } from "../../src/domain/claim.js";
-import type { RunId, TaskId, ThreadId } from "../../src/domain/ids.js";
+import type { OwnerId, RunId, TaskId, ThreadId } from "../../src/domain/ids.js";
 import { MINUTE, plus, SECOND, T0 } from "./builders.js";
 
 let order = 0;
@@ -23,6 +23,7 @@ function candidate(
   return {
     id: id as RunId,
     taskId: (task ?? `task-${id}`) as TaskId,
+    owner: "alice" as OwnerId,
     threadScope: "webhook",
     threadId: (thread ?? `thread-${id}`) as ThreadId,
     exclusive: true,
@@ -166,6 +167,50 @@ describe("selectClaimable", () => {
         candidate("b", { thread: "t", handlerName: "log" }),
       ];
       expect(select(runs)).toEqual([]);
+    });
+  });
+
+  describe("the owners' share (docs/semantics.md#fair-share)", () => {
+    const of = (owner: string) => ({ owner: owner as OwnerId });
+    const share = (max: number, overrides: Record<string, number> = {}) => ({
+      maxActiveRuns: max,
+      overrides: new Map(Object.entries(overrides)),
+    });
+
+    it("takes the owners in turn, in the order of their queue heads", () => {
+      const runs = [
+        candidate("b1", of("bob")),
+        candidate("b2", of("bob")),
+        candidate("b3", of("bob")),
+        candidate("a1", of("alice")),
+        candidate("c1", of("carol")),
+        candidate("a2", of("alice")),
+      ];
+      expect(select(runs, { budget: 4 })).toEqual(["b1", "a1", "c1", "b2"]);
+    });
+
+    it("keeps each owner within its share, counting what it already holds", () => {
+      const runs = ["b1", "b2", "b3", "b4"].map((id) => candidate(id, of("bob")));
+      expect(select(runs, { share: share(3) })).toEqual(["b1", "b2", "b3"]);
+      expect(select(runs, { share: share(3), ownerActive: new Map([["bob", 2]]) })).toEqual(["b1"]);
+      expect(select(runs, { share: share(3), ownerActive: new Map([["bob", 3]]) })).toEqual([]);
+      expect(select(runs, { share: share(3, { bob: 1 }) })).toEqual(["b1"]);
+    });
+
+    it("gives the slots an owner at its share leaves to the owners behind it", () => {
+      const runs = [
+        candidate("b1", of("bob")),
+        candidate("b2", of("bob")),
+        candidate("a1", of("alice")),
+        candidate("a2", of("alice")),
+      ];
+      const picked = select(runs, { share: share(2), ownerActive: new Map([["bob", 2]]) });
+      expect(picked).toEqual(["a1", "a2"]);
+    });
+
+    it("never offers a run marked queued behind an earlier run of its thread", () => {
+      const runs = [candidate("a", { queuedBehind: true }), candidate("b")];
+      expect(select(runs)).toEqual(["b"]);
     });
   });
 });

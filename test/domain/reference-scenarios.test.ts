@@ -12,7 +12,7 @@ import type { ActiveRunView } from "../../src/domain/admission.js";
 import { selectClaimable } from "../../src/domain/claim.js";
 import type { ClaimCandidate } from "../../src/domain/claim.js";
 import { ActiveRunError, PunctualError } from "../../src/domain/errors.js";
-import type { RunId, ThreadId } from "../../src/domain/ids.js";
+import type { OwnerId, RunId, ThreadId } from "../../src/domain/ids.js";
 import { newRunFromDecision } from "../../src/domain/new-run.js";
 import { DEFAULT_POLICY, DEFAULT_TASK_OPTIONS, isExclusive } from "../../src/domain/options.js";
 import {
@@ -662,6 +662,7 @@ describe("reference 6.2: the service's decisions", () => {
     const candidates = ["a", "b", "c"].map((id, i): ClaimCandidate => ({
       id: id as RunId,
       taskId: `task-${id}` as Task["id"],
+      owner: "alice" as OwnerId,
       threadScope: "handler",
       threadId: id as ThreadId,
       exclusive: true,

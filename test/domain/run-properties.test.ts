@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { selectClaimable, threadKey } from "../../src/domain/claim.js";
 import type { ClaimCandidate } from "../../src/domain/claim.js";
 import { IllegalTransitionError } from "../../src/domain/errors.js";
-import type { FencingToken, RunId, TaskId, ThreadId } from "../../src/domain/ids.js";
+import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../src/domain/ids.js";
 import { isTerminalRunStatus } from "../../src/domain/run.js";
 import type { Run } from "../../src/domain/run.js";
 import {
@@ -199,6 +199,7 @@ describe("selectClaimable (properties)", () => {
           const candidates: ClaimCandidate[] = raw.map((c, i) => ({
             id: `run-${i}` as RunId,
             taskId: `task-${c.task}` as TaskId,
+            owner: "alice" as OwnerId,
             threadScope: c.scope,
             threadId: `thread-${c.thread}` as ThreadId,
             exclusive: c.exclusive,

@@ -653,6 +653,49 @@ describe("cancelRun", () => {
       expect(cancelRun(run, NOW, "cancel_requested", RECURRING)).toEqual({ run });
     },
   );
+  describe("a target that cannot be told (docs/semantics.md#cancellation)", () => {
+    const UNTOLD = { ...RECURRING, targetTold: false };
+
+    it("ends a running run cancelled at once, keeping its deadline as the hold on its thread", () => {
+      const run = running();
+      const change = cancelRun(run, NOW, "task_deleted", UNTOLD);
+      expect(change.run).toMatchObject({
+        status: "cancelled",
+        reason: "task_deleted",
+        finishedAt: NOW,
+        cancelRequestedAt: NOW,
+        claimToken: null,
+        deadlineAt: run.deadlineAt,
+        launchedAt: run.launchedAt,
+      });
+      expect(change.run.error).toContain("target not told");
+      expect(change.cancelTarget).toBeUndefined();
+    });
+
+    it("ends a run already asked to stop, keeping the reason it was first asked for", () => {
+      const asked = cancelRun(running(), NOW, "superseded", RECURRING).run;
+      const change = cancelRun(asked, plus(NOW, SECOND), "cancel_requested", UNTOLD);
+      expect(change.run).toMatchObject({ status: "cancelled", reason: "superseded" });
+    });
+
+    it("still only marks a launching run (the launch may be in flight)", () => {
+      expect(cancelRun(claimed(), NOW, "cancel_requested", UNTOLD).run.status).toBe("launching");
+    });
+
+    it("takes a late verdict into result only and ends the hold", () => {
+      const cancelled = cancelRun(running(), NOW, "cancel_requested", UNTOLD).run;
+      const late = completeRun(
+        cancelled,
+        { status: "succeeded", result: { done: 1 } },
+        { now: plus(NOW, SECOND), task: UNTOLD },
+      );
+      expect(late.run).toMatchObject({
+        status: "cancelled",
+        result: { done: 1 },
+        deadlineAt: null,
+      });
+    });
+  });
 });
 
 describe("timeOutRun", () => {

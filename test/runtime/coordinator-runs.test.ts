@@ -10,6 +10,7 @@ import {
   LaunchIndeterminateError,
   ThreadBusyError,
 } from "../../src/domain/errors.js";
+import type { OwnerId } from "../../src/domain/ids.js";
 import { HOUR, MINUTE, SECOND, createHarness, leavePending } from "./harness.js";
 
 const T0 = "2026-01-05T00:00:00Z";
@@ -248,5 +249,41 @@ describe("Coordinator retention", () => {
       90 * MINUTE,
       2 * HOUR,
     ]);
+  });
+});
+
+describe("Coordinator fair share (docs/semantics.md#fair-share)", () => {
+  it("holds each owner to its share and launches another owner's run beside a backlog", async () => {
+    const h = createHarness({
+      start: T0,
+      policy: {
+        maxConcurrentRuns: 4,
+        maxActiveRunsPerOwner: 2,
+        maxActiveRunsByOwner: { carol: 1 },
+      },
+    });
+    const bob = { owner: "bob" as OwnerId, admin: false };
+    const alice = { owner: "alice" as OwnerId, admin: false };
+    const carol = { owner: "carol" as OwnerId, admin: false };
+    const body = { title: "t", schedule: hourly, target: { kind: "handler", name: "job" } };
+    const owned = async (actor: typeof bob, count: number): Promise<string[]> => {
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const created = await h.tasks.create(actor, body, h.clock.now());
+        await h.tasks.trigger(actor, created.task.id, {}, h.clock.now());
+        ids.push(created.task.id);
+      }
+      return ids;
+    };
+    await owned(bob, 5);
+    await owned(carol, 3);
+    await h.runUntil(t0 + MINUTE, SECOND);
+    const launchedBy = (owner: string): number =>
+      h.launcher.calls.filter((c) => c.run.owner === owner).length;
+    // Bob's share is 2 and Carol's override 1, though the budget of 4 has room for more.
+    expect([launchedBy("bob"), launchedBy("carol")]).toEqual([2, 1]);
+    await owned(alice, 1);
+    await h.runUntil(t0 + 2 * MINUTE, SECOND);
+    expect([launchedBy("bob"), launchedBy("carol"), launchedBy("alice")]).toEqual([2, 1, 1]);
   });
 });

@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import { parseDuration } from "../../domain/schedule/iso-text.js";
 import type { PolicyOptions } from "../../application/policy-options.js";
+import { DEFAULT_POLICY } from "../../domain/options.js";
 import type { CoordinatorOptions } from "../../runtime/coordinator-options.js";
 import type { RateLimitOptions } from "../http/rate-limit.js";
 import type { ProcessIo } from "./process-io.js";
@@ -20,6 +21,9 @@ export interface ThresholdFlags {
   readonly shutdownGrace?: string;
   readonly livenessTimeout?: string;
   readonly rateLimit?: string;
+  readonly maxActiveRunsPerOwner?: string;
+  readonly ownerMaxActiveRuns?: string;
+  readonly maxRunTimeout?: string;
 }
 
 /** What the flags come to. */
@@ -76,6 +80,28 @@ function rateLimit(text: string, usage: Usage): RateLimitOptions | false {
   };
 }
 
+/** `alice=4,bob=1`: owners with their own maximum of active runs (the last `=` splits name and number). */
+function ownerMaxima(text: string, usage: Usage): Record<string, number> {
+  const maxima: Record<string, number> = {};
+  for (const item of text.split(",")) {
+    const at = item.lastIndexOf("=");
+    const owner = item.slice(0, at).trim();
+    const value = item.slice(at + 1).trim();
+    if (at <= 0 || owner === "" || !/^\d+$/.test(value) || Number(value) < 1) {
+      throw usage(
+        `--owner-max-active-runs must be OWNER=N[,OWNER=N...] with N a positive integer, not "${text}"`,
+      );
+    }
+    maxima[owner] = Number(value);
+  }
+  return maxima;
+}
+
+/** The CLI's default share of one owner: half the budget, at least 1 (docs/semantics.md#fair-share). */
+export function defaultOwnerShare(budget: number): number {
+  return Math.max(1, Math.floor(budget / 2));
+}
+
 interface Setting {
   readonly flag: string;
   readonly key: keyof ThresholdFlags;
@@ -94,6 +120,27 @@ export const THRESHOLD_SETTINGS: readonly Setting[] = [
     env: "PUNCTUAL_MAX_CONCURRENT_RUNS",
     value: "<n>",
     help: "runs launching or running across all replicas at most (default 16), stored by the first replica; change it with punctual migrate",
+  },
+  {
+    flag: "max-active-runs-per-owner",
+    key: "maxActiveRunsPerOwner",
+    env: "PUNCTUAL_MAX_ACTIVE_RUNS_PER_OWNER",
+    value: "<n>",
+    help: "runs one owner may have launching or running at most (default half the budget, at least 1)",
+  },
+  {
+    flag: "owner-max-active-runs",
+    key: "ownerMaxActiveRuns",
+    env: "PUNCTUAL_OWNER_MAX_ACTIVE_RUNS",
+    value: "<owner=n,...>",
+    help: "owners with their own maximum of launching or running runs, such as alice=8,bob=2",
+  },
+  {
+    flag: "max-run-timeout",
+    key: "maxRunTimeout",
+    env: "PUNCTUAL_MAX_RUN_TIMEOUT",
+    value: "<duration>",
+    help: "the longest options.run_timeout a task may be created or edited with (default PT24H)",
   },
   {
     flag: "lease-seconds",
@@ -178,6 +225,13 @@ export function thresholdsOf(
   const grace = text("shutdownGrace");
   const liveness = text("livenessTimeout");
   const limit = text("rateLimit");
+  const perOwner = text("maxActiveRunsPerOwner");
+  const owners = text("ownerMaxActiveRuns");
+  const runTimeout = text("maxRunTimeout");
+  const budgetRuns =
+    budget === undefined
+      ? DEFAULT_POLICY.maxConcurrentRuns
+      : integer("max-concurrent-runs", budget, 1, usage);
   const shutdownGraceMs =
     grace === undefined
       ? DEFAULT_SHUTDOWN_GRACE_MS
@@ -193,6 +247,16 @@ export function thresholdsOf(
       ...(livenessTimeoutMs === undefined
         ? {}
         : { livenessTimeoutSeconds: livenessTimeoutMs / 1000 }),
+      maxActiveRunsPerOwner:
+        perOwner === undefined
+          ? defaultOwnerShare(budgetRuns)
+          : integer("max-active-runs-per-owner", perOwner, 1, usage),
+      ...(owners === undefined ? {} : { maxActiveRunsByOwner: ownerMaxima(owners, usage) }),
+      ...(runTimeout === undefined
+        ? {}
+        : {
+            maxRunTimeoutSeconds: milliseconds("max-run-timeout", runTimeout, 1000, usage) / 1000,
+          }),
     },
     coordinator: {
       ...(retention === undefined

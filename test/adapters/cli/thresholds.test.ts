@@ -24,6 +24,12 @@ afterAll(() => {
 /** One value per setting, and what the start line's `thresholds` then shows. */
 const CASES: Readonly<Record<string, { value: string; shows: Record<string, unknown> }>> = {
   "max-concurrent-runs": { value: "7", shows: { maxConcurrentRuns: 7 } },
+  "max-active-runs-per-owner": { value: "3", shows: { maxActiveRunsPerOwner: 3 } },
+  "owner-max-active-runs": {
+    value: "alice=2,bob=5",
+    shows: { ownerMaxActiveRuns: { alice: 2, bob: 5 } },
+  },
+  "max-run-timeout": { value: "PT2H", shows: { maxRunTimeoutMs: 7_200_000 } },
   "lease-seconds": { value: "9", shows: { leaseMs: 9000 } },
   retention: { value: "P2D", shows: { retentionMs: 2 * 86_400_000 } },
   tick: { value: "250ms", shows: { tickMs: 250 } },
@@ -106,4 +112,14 @@ describe.each(["worker", "serve"] as const)("punctual %s", (command) => {
       expect(byEnv.thresholds).toMatchObject(shows);
     },
   );
+
+  it("gives one owner half the budget unless told (docs/semantics.md#fair-share)", async () => {
+    const line = await startLine(command, ["--max-concurrent-runs", "7"], {}, n++);
+    expect(line.thresholds).toMatchObject({
+      maxActiveRunsPerOwner: 3,
+      maxRunTimeoutMs: 86_400_000,
+    });
+    const one = await startLine(command, ["--max-concurrent-runs", "1"], {}, n++);
+    expect(one.thresholds).toMatchObject({ maxActiveRunsPerOwner: 1 });
+  });
 });

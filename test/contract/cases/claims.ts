@@ -196,6 +196,7 @@ export function describeClaims(ctx: ContractContext): void {
       expect(seen!.candidates[0]).toEqual({
         id: y1!.id,
         taskId: handler.id,
+        owner: handler.owner,
         threadScope: "handler",
         threadId: y1!.threadId,
         exclusive: false,

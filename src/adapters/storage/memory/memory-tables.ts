@@ -56,6 +56,8 @@ export class MemoryTables {
   readonly #runTargetKinds = new Map<RunId, TargetKind>();
   readonly #history = new MemoryRunHistory();
   readonly #activeRuns = new Set<RunId>();
+  /** Cancelled runs whose target was not told, holding their thread until their deadline. */
+  readonly #heldRuns = new Set<RunId>();
   readonly #unique = emptyUniqueIndex();
   readonly #replicas = new Map<string, ReplicaRow>();
   /** By `owner NUL name`, the calendars table's primary key. */
@@ -156,6 +158,14 @@ export class MemoryTables {
   activeRuns(taskId?: TaskId): Run[] {
     const all = [...this.#activeRuns].map((id) => this.#mustRun(id));
     return taskId === undefined ? all : all.filter((run) => run.taskId === taskId);
+  }
+
+  /**
+   * Cancelled runs whose target was not told and whose `deadline_at` is still set: they hold their
+   * thread (and, exclusive, task) until then (docs/semantics.md#cancellation).
+   */
+  heldRuns(): Run[] {
+    return [...this.#heldRuns].map((id) => this.#mustRun(id));
   }
 
   /** The run holding a unique key, if any. */
@@ -294,10 +304,13 @@ export class MemoryTables {
       this.#runs.delete(id);
       this.#activeRuns.delete(id);
       this.#runTargetKinds.delete(id);
+      this.#heldRuns.delete(id);
       return;
     }
     const kind = this.#tasks.get(next.taskId)?.target.kind;
     if (previous === undefined && kind !== undefined) this.#runTargetKinds.set(id, kind);
+    if (next.status === "cancelled" && next.deadlineAt !== null) this.#heldRuns.add(id);
+    else this.#heldRuns.delete(id);
     this.#runs.set(id, next);
     for (const [constraint, key] of keysGained(previous, next))
       this.#unique[constraint].set(key, id);

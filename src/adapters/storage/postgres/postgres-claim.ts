@@ -9,9 +9,9 @@
  * partial indexes refuse a second active run in a thread or exclusive task if two claimers ever chose one.
  */
 import { randomUUID } from "node:crypto";
-import { threadKey } from "../../../domain/claim.js";
+import { ownerMaxActiveRuns, shareLimitsOwners, threadKey } from "../../../domain/claim.js";
 import type { ClaimCandidate, ClaimSelectionInput } from "../../../domain/claim.js";
-import { fencingToken, runId, taskId, threadId } from "../../../domain/ids.js";
+import { fencingToken, ownerId, runId, taskId, threadId } from "../../../domain/ids.js";
 import type { FencingToken, TaskId } from "../../../domain/ids.js";
 import type { ClaimRequest, ClaimedRun } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
@@ -21,7 +21,13 @@ import { SLOT_INDEXES, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import { instantOf, integer, record, text } from "./postgres-rows.js";
 import type { Column } from "./postgres-sql.js";
-import { columnArrays, prepared, timestampToMs, unnestSource } from "./postgres-sql.js";
+import {
+  columnArrays,
+  msToTimestamp,
+  prepared,
+  timestampToMs,
+  unnestSource,
+} from "./postgres-sql.js";
 import { claimedRunFromRow, lockedClaimedRunSelect } from "./postgres-claimed-run.js";
 import { withTransaction } from "./with-transaction.js";
 import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
@@ -34,6 +40,10 @@ type Claim = (run: Run, task: Task, token: FencingToken) => Run;
 /** The head of the queue as one claim reads it. */
 interface QueueHead {
   readonly candidates: readonly ClaimCandidate[];
+  /** Slots each candidate owner holds. */
+  readonly ownerActive: Map<string, number>;
+  /** Whether some owner's read came back full (more of its runs are queued behind it). */
+  readonly full: boolean;
   /** Threads (`threadKey`) of the candidates that hold a slot. */
   readonly busyThreads: Set<string>;
   /** Tasks of exclusive candidates that hold a slot. */
@@ -62,6 +72,9 @@ export class PostgresClaim {
   readonly #lockChosen: PostgresStatement;
   readonly #lockSlots: PostgresStatement;
   readonly #ensureSlots: PostgresStatement;
+  readonly #lockOwners: PostgresStatement;
+  readonly #queuedOwners: PostgresStatement;
+  readonly #ownerSlots: PostgresStatement;
   readonly #statements = new Map<string, PostgresStatement>();
   /** The highest budget whose slots this store has made sure exist. */
   #ensured = 0;
@@ -75,6 +88,26 @@ export class PostgresClaim {
     this.#lockSlots = prepared(
       `SELECT slot FROM ${this.#slots} WHERE run_id IS NULL AND slot <= $1::int4` +
         ` ORDER BY slot LIMIT $2::int4 FOR UPDATE SKIP LOCKED`,
+    );
+    // An owner's share is kept across replicas by a lock per owner, tried, never waited for: a claim
+    // that cannot take it leaves that owner's runs to the claim holding it (docs/storage.md#fair-share-across-owners).
+    this.#lockOwners = prepared(
+      `SELECT u.owner, pg_try_advisory_xact_lock(hashtextextended($2::text || u.owner, 0)) AS locked` +
+        ` FROM unnest($1::text[]) AS u(owner)`,
+    );
+    this.#ownerSlots = prepared(
+      `SELECT owner, count(*)::int4 AS held FROM ${this.#slots}` +
+        ` WHERE owner = ANY($1::text[]) GROUP BY owner`,
+    );
+    // The owners with queued runs: a skip scan of runs_owner_queue_idx, one probe per owner.
+    this.#queuedOwners = prepared(
+      `WITH RECURSIVE o(owner) AS (` +
+        ` (SELECT q.owner FROM ${ctx.runSql.table} AS q WHERE (q.status || '') = 'queued'` +
+        ` ORDER BY q.owner LIMIT 1)` +
+        ` UNION ALL SELECT (SELECT q.owner FROM ${ctx.runSql.table} AS q` +
+        ` WHERE (q.status || '') = 'queued' AND q.owner > o.owner ORDER BY q.owner LIMIT 1)` +
+        ` FROM o WHERE o.owner IS NOT NULL)` +
+        ` SELECT owner FROM o WHERE owner IS NOT NULL`,
     );
     this.#ensureSlots = prepared(
       `INSERT INTO ${this.#slots} (slot) SELECT generate_series(1, $1::int4)` +
@@ -130,16 +163,21 @@ export class PostgresClaim {
           if (run.exclusive) head.busyTasks.add(run.taskId);
         }
         const offered = new Set<string>(head.candidates.map((c) => c.id));
-        const chosen = select({ ...head, budget: head.room })
+        const chosen = select({
+          candidates: head.candidates,
+          busyThreads: head.busyThreads,
+          busyTasks: head.busyTasks,
+          ownerActive: head.ownerActive,
+          budget: head.room,
+        })
           // The budget is the store's to keep, whatever `select` returned; and only offered runs.
           .filter((c) => offered.delete(c.id))
           .slice(0, head.room);
-        const readCount = head.candidates.length;
         if (
           needsWiderWindow({
             limit: request.limit,
             window: window + inFlight.length,
-            read: readCount,
+            read: head.full ? window + inFlight.length : 0,
             chosen: chosen.length,
             room: head.room,
           })
@@ -157,14 +195,27 @@ export class PostgresClaim {
     });
   }
 
-  /** The first `window` queued runs, with the slots their threads and tasks hold, and the room. */
+  /**
+   * Each owner's first queued runs, `window` in all (at least one per owner), with the slots their
+   * threads and tasks hold, and the room.
+   */
   async #readQueueHead(
     client: PostgresClient,
     request: ClaimRequest,
     window: number,
   ): Promise<QueueHead> {
-    const statement = this.#queueHead(window, request.maxConcurrentRuns, request.limit);
-    const rows = (await client.query(statement)).rows.map(record);
+    const owners = (await client.query(this.#queuedOwners)).rows.map((row) =>
+      text(record(row), "owner"),
+    );
+    // The owners' count, rounded up to a power of two, and each one's window are written into the
+    // statement's text (a handful of statements): the planner then knows how many rows it reads.
+    const bucket = 2 ** Math.ceil(Math.log2(Math.max(1, owners.length)));
+    const perOwner = Math.max(1, Math.ceil(window / bucket));
+    const statement = this.#queueHead(bucket, perOwner, request.maxConcurrentRuns, request.limit);
+    const rows =
+      owners.length === 0
+        ? []
+        : (await client.query(statement, [request.now, owners])).rows.map(record);
     const busyThreads = new Set<string>();
     const busyTasks = new Set<TaskId>();
     for (const row of rows) {
@@ -174,8 +225,19 @@ export class PostgresClaim {
       if (row["task_busy"] === true) busyTasks.add(taskId(text(row, "task_id")));
     }
     const first = rows[0];
+    const ownerActive = new Map<string, number>();
+    const counts = new Map<string, number>();
+    for (const row of rows) {
+      const owner = text(row, "owner");
+      ownerActive.set(owner, integer(row, "owner_active"));
+      counts.set(owner, (counts.get(owner) ?? 0) + 1);
+    }
+    const fullest = Math.max(0, ...counts.values());
     return {
       candidates: rows.map(candidateFromRow),
+      ownerActive,
+      // Full when some owner's read came back full: then more of its runs are queued behind it.
+      full: fullest >= perOwner,
       busyThreads,
       busyTasks,
       room: first === undefined ? 0 : integer(first, "room"),
@@ -183,32 +245,54 @@ export class PostgresClaim {
   }
 
   /**
-   * The head of the queue in claim order, one round trip: each run with whether its thread (and,
-   * exclusive, its task) holds a slot, its task's handler, and the budget's room. The window, budget and
-   * limit are written into the text (checked integers; one prepared statement per combination, a
-   * handful), so the planner knows the LIMIT: the queue's partial index, walked in order, stops after
-   * `window` live entries. Every lookup is by key: the task by primary key, the busy flags in
-   * `claim_slots`, whose rows are the budget's slots (never `runs`).
+   * Each owner's head of the queue in claim order (docs/storage.md#fair-share-across-owners), for the
+   * owners the skip scan listed (`$2`): each owner's first `window` queued runs by
+   * `runs_owner_queue_idx`; each run with whether its thread (and, exclusive, its task) holds a slot or
+   * a not-told cancelled run's hold, whether an earlier queued run of its thread exists (another
+   * owner's: `runs_thread_queue_idx`, one probe), its task's handler, the slots its owner holds and the
+   * budget's room. The owners' count, the window, budget and limit are written into the text (checked
+   * integers; one prepared statement per combination, a handful), so the planner knows how many rows
+   * it reads (an estimate of ten owners per recursive step once pushed a 200-run claim over
+   * `jit_above_cost`). Every lookup is by key: the task by primary key, the busy flags and counts in
+   * `claim_slots`, whose rows are the budget's slots, and the first entries of small partial indexes
+   * (never a walk of `runs`).
    */
-  #queueHead(window: number, budget: number, limit: number): PostgresStatement {
-    const key = `${window}/${budget}/${limit}`;
+  #queueHead(owners: number, window: number, budget: number, limit: number): PostgresStatement {
+    const key = `${owners}/${window}/${budget}/${limit}`;
     let statement = this.#statements.get(key);
     if (statement !== undefined) return statement;
     const ctx = this.#ctx;
     const slots = this.#slots;
+    const runs = ctx.runSql.table;
+    // A cancelled run whose target was not told holds its thread and task until its deadline
+    // (docs/semantics.md#cancellation); the claim's instant is the first parameter, the owners the second.
+    const now = msToTimestamp("$1::int8");
     const room =
       `(SELECT LEAST(count(*) FILTER (WHERE run_id IS NULL AND slot <= ${int4(budget)}),` +
       ` ${int4(budget)} - count(run_id), ${int4(limit)}) FROM ${slots})::int4`;
     statement = prepared(
-      `SELECT r.id, r.task_id, r.thread_scope, r.thread_id, r.exclusive,` +
+      `SELECT r.id, r.task_id, r.owner, r.thread_scope, r.thread_id, r.exclusive,` +
         ` ${timestampToMs("r.not_before")} AS not_before, ${timestampToMs("r.queued_at")} AS queued_at,` +
         ` (SELECT t.handler_name FROM ${ctx.tasksTable} AS t WHERE t.id = r.task_id) AS handler_name,` +
-        ` EXISTS (SELECT 1 FROM ${slots} AS s` +
-        ` WHERE s.thread_scope = r.thread_scope AND s.thread_id = r.thread_id) AS thread_busy,` +
-        ` (r.exclusive AND EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.task_id = r.task_id)) AS task_busy,` +
-        ` ${room} AS room` +
-        ` FROM ${ctx.runSql.table} AS r WHERE r.status = 'queued'` +
-        ` ORDER BY r.queued_at, r.id LIMIT ${int4(window)}`,
+        ` (EXISTS (SELECT 1 FROM ${slots} AS s` +
+        ` WHERE s.thread_scope = r.thread_scope AND s.thread_id = r.thread_id)` +
+        ` OR EXISTS (SELECT 1 FROM ${runs} AS h WHERE (h.status || '') = 'cancelled'` +
+        ` AND h.deadline_at IS NOT NULL AND h.thread_scope = r.thread_scope` +
+        ` AND h.thread_id = r.thread_id AND h.deadline_at > ${now})) AS thread_busy,` +
+        ` (r.exclusive AND (EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.task_id = r.task_id)` +
+        ` OR EXISTS (SELECT 1 FROM ${runs} AS h WHERE (h.status || '') = 'cancelled'` +
+        ` AND h.deadline_at IS NOT NULL AND h.exclusive AND h.task_id = r.task_id` +
+        ` AND h.deadline_at > ${now}))) AS task_busy,` +
+        ` EXISTS (SELECT 1 FROM ${runs} AS b WHERE (b.status || '') = 'queued'` +
+        ` AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id` +
+        ` AND (b.queued_at, b.id) < (r.queued_at, r.id)) AS queued_behind,` +
+        ` o.held AS owner_active, ${room} AS room` +
+        ` FROM (SELECT u.owner, (SELECT count(*) FROM ${slots} AS s WHERE s.owner = u.owner)::int4 AS held` +
+        ` FROM (SELECT w.owner FROM unnest($2::text[]) AS w(owner) LIMIT ${int4(owners)}) AS u` +
+        ` OFFSET 0) AS o` +
+        ` CROSS JOIN LATERAL (SELECT * FROM ${runs} AS q WHERE (q.status || '') = 'queued' AND q.owner = o.owner` +
+        ` ORDER BY q.queued_at, q.id LIMIT ${int4(window)}) AS r` +
+        ` ORDER BY r.queued_at, r.id`,
     );
     // Bounded: a few windows per limit, one budget per fleet.
     if (this.#statements.size < 64) this.#statements.set(key, statement);
@@ -224,10 +308,12 @@ export class PostgresClaim {
   async #claimChosen(
     client: PostgresClient,
     request: ClaimRequest,
-    chosen: readonly ClaimCandidate[],
+    chosenRuns: readonly ClaimCandidate[],
     claim: Claim,
     careful: boolean,
   ): Promise<{ claimed: readonly ClaimedRun[] | null; taken: readonly ClaimCandidate[] }> {
+    const chosen = await this.#withinShares(client, request, chosenRuns);
+    if (chosen.length === 0) return { claimed: [], taken: [] };
     const slotRows = await client.query(this.#lockSlots, [
       request.maxConcurrentRuns,
       chosen.length,
@@ -259,6 +345,48 @@ export class PostgresClaim {
       }
     }
     return { claimed: await this.#writeCarefully(client, claimed, slots), taken };
+  }
+
+  /**
+   * The chosen runs whose owners stay within their share (docs/semantics.md#fair-share). Only owners
+   * capped below the budget are guarded (otherwise the budget's slots bound them): for each, a lock is
+   * tried (never waited for; held to the end of this transaction), and the slots it holds are counted
+   * after the lock, so two replicas' claims together never put an owner over its share. An owner whose
+   * lock another claim holds is left to that claim this round.
+   */
+  async #withinShares(
+    client: PostgresClient,
+    request: ClaimRequest,
+    chosen: readonly ClaimCandidate[],
+  ): Promise<readonly ClaimCandidate[]> {
+    const share = request.share;
+    if (share === undefined || !shareLimitsOwners(share, request.maxConcurrentRuns)) return chosen;
+    const capped = [...new Set(chosen.map((c) => c.owner))].filter(
+      (owner) => ownerMaxActiveRuns(share, owner) < request.maxConcurrentRuns,
+    );
+    if (capped.length === 0) return chosen;
+    capped.sort();
+    const locks = await client.query(this.#lockOwners, [capped, `${this.#slots}/`]);
+    const locked = locks.rows
+      .map(record)
+      .filter((row) => row["locked"] === true)
+      .map((row) => text(row, "owner"));
+    const held = new Map<string, number>();
+    if (locked.length > 0) {
+      for (const row of (await client.query(this.#ownerSlots, [locked])).rows.map(record)) {
+        held.set(text(row, "owner"), integer(row, "held"));
+      }
+    }
+    const guarded = new Set(capped);
+    const mine = new Set(locked);
+    return chosen.filter((c) => {
+      if (!guarded.has(c.owner)) return true;
+      if (!mine.has(c.owner)) return false;
+      const count = held.get(c.owner) ?? 0;
+      if (count >= ownerMaxActiveRuns(share, c.owner)) return false;
+      held.set(c.owner, count + 1);
+      return true;
+    });
   }
 
   /** Binds a slot to each claimed run and writes the runs' state, in one statement. */
@@ -354,11 +482,13 @@ function candidateFromRow(value: unknown): ClaimCandidate {
   return {
     id: runId(text(row, "id")),
     taskId: taskId(text(row, "task_id")),
+    owner: ownerId(text(row, "owner")),
     threadScope: text(row, "thread_scope"),
     threadId: threadId(text(row, "thread_id")),
     exclusive: row["exclusive"] === true,
     notBefore: instantOf(row, "not_before"),
     queuedAt: instantOf(row, "queued_at"),
     handlerName: typeof handlerName === "string" ? handlerName : null,
+    ...(row["queued_behind"] === true ? { queuedBehind: true } : {}),
   };
 }

@@ -87,6 +87,11 @@ export class PostgresRunRepository implements RunRepository {
     return result.rows[0] === undefined ? null : runFromRow(result.rows[0]);
   }
 
+  async findRunWithTask(id: RunId): Promise<ClaimedRun | null> {
+    const result = await this.#ctx.pool.query(this.#sql.runWithTask, [id]);
+    return result.rows[0] === undefined ? null : claimedRunFromRow(result.rows[0]);
+  }
+
   async findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null> {
     const result = await this.#ctx.pool.query(this.#sql.manual, [taskId, idempotencyKey]);
     return result.rows[0] === undefined ? null : runFromRow(result.rows[0]);
@@ -332,6 +337,8 @@ function buildStatements(ctx: PostgresContext) {
       ` run_count = run_count + $5::int8,` +
       ` last_error = CASE WHEN $6::bool THEN $7::text ELSE last_error END,` +
       ` status = COALESCE($8::text, status) WHERE id = $1::text`,
+    // By primary key, the task by its own (deleted or not).
+    runWithTask: `${claimedRunSelect(ctx)} WHERE r.id = $1::text`,
     expiredClaims:
       `${claimedRunSelect(ctx)} WHERE r.status = 'launching' AND r.claim_expires_at < ${at("$1")}` +
       ` ORDER BY r.claim_expires_at, r.id LIMIT $2::int4`,

@@ -17,6 +17,7 @@ import { SQLITE_MIGRATION_0005 } from "./sqlite-migration-0005.js";
 import { SQLITE_MIGRATION_0006 } from "./sqlite-migration-0006.js";
 import { SQLITE_MIGRATION_0007 } from "./sqlite-migration-0007.js";
 import { SQLITE_MIGRATION_0008 } from "./sqlite-migration-0008.js";
+import { SQLITE_MIGRATION_0009 } from "./sqlite-migration-0009.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -34,6 +35,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 6, name: "runs failed without retry", sql: SQLITE_MIGRATION_0006 },
   { version: 7, name: "runs across tasks", sql: SQLITE_MIGRATION_0007 },
   { version: 8, name: "fleet settings", sql: SQLITE_MIGRATION_0008 },
+  { version: 9, name: "queue heads by owner", sql: SQLITE_MIGRATION_0009 },
 ];
 
 /** Thrown when the database's migrations do not match this code: newer, unknown or edited. */

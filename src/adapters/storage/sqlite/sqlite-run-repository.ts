@@ -4,10 +4,10 @@
  * writes all happen under the single write lock; the partial unique indexes back that up.
  */
 import { randomUUID } from "node:crypto";
-import type { ClaimCandidate, ClaimSelectionInput } from "../../../domain/claim.js";
-import { threadKey } from "../../../domain/claim.js";
+import type { ClaimCandidate, ClaimSelectionInput, OwnerShare } from "../../../domain/claim.js";
+import { ownerMaxActiveRuns, threadKey } from "../../../domain/claim.js";
 import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
-import type { FencingToken, RunId, TaskId, ThreadId } from "../../../domain/ids.js";
+import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../../domain/ids.js";
 import { fencingToken } from "../../../domain/ids.js";
 import type {
   ClaimedRun,
@@ -47,6 +47,7 @@ type ListParams = Record<string, string | number>;
 interface CandidateRow {
   readonly id: string;
   readonly task_id: string;
+  readonly owner: string;
   readonly thread_scope: string;
   readonly thread_id: string;
   readonly exclusive: number;
@@ -57,6 +58,8 @@ interface CandidateRow {
   readonly thread_busy: number;
   /** 1 when the run is exclusive and its task holds a slot. */
   readonly task_busy: number;
+  /** 1 when an earlier queued run of its thread exists (of another owner: see `#ownerHeads`). */
+  readonly queued_behind: number;
 }
 
 export class SqliteRunRepository implements RunRepository {
@@ -66,7 +69,9 @@ export class SqliteRunRepository implements RunRepository {
   readonly #visibleRun: Statement<[{ id: string; owner: string | null }], RunRow>;
   readonly #manualRun: Statement<[string, string], RunRow>;
   readonly #slotsHeld: Statement<[], number>;
-  readonly #candidates: Statement<[number], CandidateRow>;
+  readonly #candidates: Statement<[{ owner: string; window: number; now: number }], CandidateRow>;
+  readonly #queuedOwners: Statement<[], string>;
+  readonly #ownerSlots: Statement<[], { owner: string; held: number }>;
   readonly #recordLaunch: Statement<[{ id: string; at: number; run: string; add: number }]>;
   readonly #recordError: Statement<[{ id: string; error: string | null }]>;
   readonly #recordVerdict: Statement<[{ id: string; error: string | null; status: string }]>;
@@ -92,18 +97,46 @@ export class SqliteRunRepository implements RunRepository {
     this.#slotsHeld = db
       .prepare<[], number>(`SELECT count(*) FROM runs WHERE status IN ${SLOT}`)
       .pluck(true);
-    // The head of the queue, each run with whether its thread (and, exclusive, its task) holds a slot:
-    // the lookups walk the partial unique slot indexes.
-    this.#candidates = db.prepare<[number], CandidateRow>(
-      `SELECT r.id, r.task_id, r.thread_scope, r.thread_id, r."exclusive", r.not_before,
+    // One owner's head of the queue, each run with whether its thread (and, exclusive, its task) holds
+    // a slot, and whether an earlier queued run of its thread exists (runs_thread_queue_idx): the
+    // lookups walk the partial unique slot indexes and the queue indexes (docs/storage.md#fair-share-across-owners).
+    // A cancelled run whose target was not told holds its thread and task until its deadline
+    // (runs_thread_hold_idx, runs_task_hold_idx: docs/semantics.md#cancellation).
+    this.#candidates = db.prepare<[{ owner: string; window: number; now: number }], CandidateRow>(
+      `SELECT r.id, r.task_id, r.owner, r.thread_scope, r.thread_id, r."exclusive", r.not_before,
               r.queued_at, t.handler_name,
-              EXISTS (SELECT 1 FROM runs b WHERE b.status IN ${SLOT}
-                      AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id) AS thread_busy,
-              (r."exclusive" = 1 AND EXISTS (SELECT 1 FROM runs b WHERE b.status IN ${SLOT}
-                      AND b."exclusive" = 1 AND b.task_id = r.task_id)) AS task_busy
+              (EXISTS (SELECT 1 FROM runs b WHERE b.status IN ${SLOT}
+                      AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id)
+               OR EXISTS (SELECT 1 FROM runs h WHERE h.status = 'cancelled'
+                      AND h.deadline_at IS NOT NULL AND h.thread_scope = r.thread_scope
+                      AND h.thread_id = r.thread_id AND h.deadline_at > @now)) AS thread_busy,
+              (r."exclusive" = 1 AND (EXISTS (SELECT 1 FROM runs b WHERE b.status IN ${SLOT}
+                      AND b."exclusive" = 1 AND b.task_id = r.task_id)
+               OR EXISTS (SELECT 1 FROM runs h WHERE h.status = 'cancelled'
+                      AND h.deadline_at IS NOT NULL AND h."exclusive" = 1
+                      AND h.task_id = r.task_id AND h.deadline_at > @now))) AS task_busy,
+              EXISTS (SELECT 1 FROM runs q WHERE q.status = 'queued'
+                      AND q.thread_scope = r.thread_scope AND q.thread_id = r.thread_id
+                      AND (q.queued_at < r.queued_at OR (q.queued_at = r.queued_at AND q.id < r.id)))
+                AS queued_behind
        FROM runs r JOIN tasks t ON t.id = r.task_id
-       WHERE r.status = 'queued'
-       ORDER BY r.queued_at, r.id LIMIT ?`,
+       WHERE r.status = 'queued' AND r.owner = @owner
+       ORDER BY r.queued_at, r.id LIMIT @window`,
+    );
+    // The owners with queued runs: a skip scan of runs_owner_queue_idx, one probe per owner.
+    this.#queuedOwners = db
+      .prepare<[], string>(
+        `WITH RECURSIVE o(owner) AS (
+           SELECT (SELECT owner FROM runs WHERE status = 'queued' ORDER BY owner LIMIT 1)
+           UNION ALL
+           SELECT (SELECT r.owner FROM runs r WHERE r.status = 'queued' AND r.owner > o.owner
+                   ORDER BY r.owner LIMIT 1)
+             FROM o WHERE o.owner IS NOT NULL)
+         SELECT owner FROM o WHERE owner IS NOT NULL`,
+      )
+      .pluck(true);
+    this.#ownerSlots = db.prepare<[], { owner: string; held: number }>(
+      `SELECT owner, count(*) AS held FROM runs WHERE status IN ${SLOT} GROUP BY owner`,
     );
     // Relative: a launch never writes back a run_count it read (docs/semantics.md#completion, disjoint writers).
     this.#recordLaunch = db.prepare(
@@ -128,6 +161,15 @@ export class SqliteRunRepository implements RunRepository {
     return settle(() => {
       const row = this.#manualRun.get(taskId, idempotencyKey);
       return row === undefined ? null : runFromRow(row);
+    });
+  }
+
+  findRunWithTask(id: RunId): Promise<ClaimedRun | null> {
+    return settle(() => {
+      const row = this.#shared.runById.get(id);
+      if (row === undefined) return null;
+      const run = runFromRow(row);
+      return { run, task: this.#taskOf(run.taskId, new Map()) };
     });
   }
 
@@ -176,7 +218,7 @@ export class SqliteRunRepository implements RunRepository {
           Math.min(request.maxConcurrentRuns - (this.#slotsHeld.get() ?? 0), request.limit),
         );
         if (budget === 0) return [];
-        const picked = this.#choose(request.limit, budget, select);
+        const picked = this.#choose(request.limit, budget, request.share, request.now, select);
         if (picked.length === 0) return [];
         // The chosen runs and their tasks in one statement each: a point read per run cost about twice
         // as much per row (measured on 2,000-run bursts). Claiming one run changes no other run's row.
@@ -320,11 +362,25 @@ export class SqliteRunRepository implements RunRepository {
   #choose(
     limit: number,
     budget: number,
+    share: OwnerShare | undefined,
+    now: Instant,
     select: (input: Omit<ClaimSelectionInput, "now" | "handlerNames">) => readonly ClaimCandidate[],
   ): ClaimCandidate[] {
     let window = firstClaimWindow(limit);
+    const owners = this.#queuedOwners.all();
+    const ownerActive = new Map<string, number>();
+    // Counted only when some owner may be capped (the library's default caps nobody).
+    if (share !== undefined) {
+      for (const row of this.#ownerSlots.all()) ownerActive.set(row.owner, row.held);
+    }
     for (;;) {
-      const rows = this.#candidates.all(window);
+      // Each owner's head of the queue (docs/semantics.md#fair-share): with several owners a run's
+      // thread may have an earlier run outside the rows read, which `queued_behind` tells.
+      // `window` runs in all, at least one per owner: the rows read stay bounded by the claim.
+      const perOwner = Math.max(1, Math.ceil(window / Math.max(1, owners.length)));
+      const rows = owners.flatMap((owner) =>
+        this.#candidates.all({ owner, window: perOwner, now }),
+      );
       const busyThreads = new Set<string>();
       const busyTasks = new Set<TaskId>();
       for (const row of rows) {
@@ -333,10 +389,20 @@ export class SqliteRunRepository implements RunRepository {
       }
       const candidates = rows.map(candidateFromRow);
       const offered = new Set<string>(candidates.map((candidate) => candidate.id));
-      const picked = select({ candidates, busyThreads, busyTasks, budget }).filter((candidate) =>
-        offered.delete(candidate.id),
-      );
-      const read = rows.length;
+      const counted = new Map(ownerActive);
+      const picked = select({ candidates, busyThreads, busyTasks, budget, ownerActive })
+        .filter((candidate) => offered.delete(candidate.id))
+        .filter((candidate) => {
+          // The owners' shares are the store's to keep too, whatever `select` returned.
+          if (share === undefined) return true;
+          const held = counted.get(candidate.owner) ?? 0;
+          if (held >= ownerMaxActiveRuns(share, candidate.owner)) return false;
+          counted.set(candidate.owner, held + 1);
+          return true;
+        });
+      // Full when some owner's read came back full: more of its runs are queued behind it.
+      const fullest = Math.max(0, ...countBy(rows, (row) => row.owner).values());
+      const read = fullest >= perOwner ? window : 0;
       if (!needsWiderWindow({ limit, window, read, chosen: picked.length, room: budget })) {
         return picked;
       }
@@ -378,15 +444,24 @@ export class SqliteRunRepository implements RunRepository {
   }
 }
 
+/** How many of `items` fall under each key. */
+function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
+  return counts;
+}
+
 function candidateFromRow(row: CandidateRow): ClaimCandidate {
   return {
     id: row.id as RunId,
     taskId: row.task_id as TaskId,
+    owner: row.owner as OwnerId,
     threadScope: row.thread_scope,
     threadId: row.thread_id as ThreadId,
     exclusive: row.exclusive === 1,
     notBefore: instant(row.not_before),
     queuedAt: instant(row.queued_at),
     handlerName: row.handler_name,
+    ...(row.queued_behind === 1 ? { queuedBehind: true } : {}),
   };
 }

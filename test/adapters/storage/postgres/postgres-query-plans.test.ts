@@ -19,6 +19,7 @@ afterAll(() => database.drop());
 const onServer = database.kind === "server";
 
 const CLAIM_STATEMENTS = [
+  "claim: queued owners",
   "claim: queue head",
   "claim: take budget slots",
   "claim: lock chosen runs",

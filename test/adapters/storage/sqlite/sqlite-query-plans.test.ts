@@ -82,8 +82,16 @@ const CASES: readonly (readonly [string, string, readonly string[]])[] = [
   [
     "the claim window and its busy threads and tasks",
     "t.handler_name",
-    ["runs_queue_idx", "runs_thread_slot_uq", "runs_task_slot_uq"],
+    [
+      "runs_owner_queue_idx",
+      "runs_thread_slot_uq",
+      "runs_task_slot_uq",
+      "runs_thread_queue_idx",
+      "runs_thread_hold_idx",
+      "runs_task_hold_idx",
+    ],
   ],
+  ["the owners with queued runs", "WITH RECURSIVE o(owner)", ["runs_owner_queue_idx"]],
   ["a task's active runs", "json_each(", ["runs_active_task_idx"]],
   ["expired launch claims", "claim_expires_at <", ["runs_claim_expiry_idx"]],
   ["runs past their deadline", "deadline_at <", ["runs_deadline_idx"]],
