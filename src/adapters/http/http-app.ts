@@ -7,6 +7,7 @@
 import Fastify, { LogController } from "fastify";
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Actor } from "../../application/actor.js";
+import { checkJsonTextDepth } from "../../application/limits.js";
 import type { IdempotencyRepository } from "../../application/idempotency-repository.js";
 import type { TaskService } from "../../application/task-service.js";
 import type { TokenService } from "../../application/token-service.js";
@@ -172,16 +173,28 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
 
   // An empty JSON body is no body (POST /pause from curl with a JSON content type); bad JSON is a 400.
   const json = app.getDefaultJsonParser("error", "error");
-  // JSON only: any other media type (text/plain, forms) is a malformed request.
+  // JSON only: any other media type (text/plain, forms) is refused, 415 (docs/security.md).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+  // docs/security.md#bounded-input: a body nested deeper than the limit is refused before it is parsed.
+  const parseBody = (
+    request: FastifyRequest,
+    body: string | Buffer,
+    done: (error: Error | null, value?: unknown) => void,
+  ): void => {
     const text = typeof body === "string" ? body : body.toString("utf8");
     if (text.trim() === "") {
       done(null, undefined);
       return;
     }
+    try {
+      checkJsonTextDepth(text);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
     void json(request, text, done);
-  });
+  };
+  app.addContentTypeParser("application/json", { parseAs: "string" }, parseBody);
 
   app.setErrorHandler((error, request, reply) => {
     const problem = problemFromError(error);
@@ -197,7 +210,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     if (isMediaTypeError(error)) {
       return sendProblem(
         reply,
-        problemOf("malformed_request", "send JSON bodies with Content-Type: application/json"),
+        problemOf("unsupported_media_type", "send JSON bodies with Content-Type: application/json"),
       );
     }
     return sendProblem(reply, problem, headers);
@@ -268,38 +281,40 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     dashboardRoutes(),
     ...(options.callbacks === undefined ? [] : [callbackRoutes(options.callbacks)]),
   ];
+  const addRoute = (instance: FastifyInstance, spec: RouteSpec): void => {
+    instance.route({
+      method: spec.method,
+      url: spec.url,
+      config: { auth: spec.auth },
+      ...(spec.bodyLimit === undefined ? {} : { bodyLimit: spec.bodyLimit }),
+      handler: async (request, reply) => {
+        const parsed = parseRequest(spec, request);
+        const answer = await spec.handler({
+          request,
+          reply,
+          actor: actors.get(request) ?? null,
+          params: parsed.params,
+          query: parsed.query,
+          body: parsed.body,
+        });
+        return sendAnswer(reply, answer);
+      },
+    });
+  };
   for (const group of groups) {
     routes.push(...group);
     await app.register((instance, _opts, done) => {
-      if (group.some((spec) => spec.acceptsTextJson === true)) {
-        instance.addContentTypeParser(
-          "text/plain",
-          { parseAs: "string" },
-          (request, body, next) => {
-            const text = typeof body === "string" ? body : body.toString("utf8");
-            if (text.trim() === "") next(null, undefined);
-            else void json(request, text, next);
-          },
-        );
-      }
       for (const spec of group) {
-        instance.route({
-          method: spec.method,
-          url: spec.url,
-          config: { auth: spec.auth },
-          ...(spec.bodyLimit === undefined ? {} : { bodyLimit: spec.bodyLimit }),
-          handler: async (request, reply) => {
-            const parsed = parseRequest(spec, request);
-            const answer = await spec.handler({
-              request,
-              reply,
-              actor: actors.get(request) ?? null,
-              params: parsed.params,
-              query: parsed.query,
-              body: parsed.body,
-            });
-            return sendAnswer(reply, answer);
-          },
+        if (spec.acceptsTextJson !== true) {
+          addRoute(instance, spec);
+          continue;
+        }
+        // Only this route takes JSON sent as text/plain (an agent server's webhook); its neighbours,
+        // `/complete` among them, keep to application/json (a cross-site form cannot post to them).
+        void instance.register((own, _ownOpts, ownDone) => {
+          own.addContentTypeParser("text/plain", { parseAs: "string" }, parseBody);
+          addRoute(own, spec);
+          ownDone();
         });
       }
       done();
