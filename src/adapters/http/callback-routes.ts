@@ -143,8 +143,10 @@ export function callbackRoutes(deps: CallbackRouteDeps): RouteSpec[] {
         },
         404: NOT_FOUND,
         409: problem("the run has not been launched"),
-        413: problem("the result exceeds 64 KiB"),
-        422: problem("validation failed"),
+        413: problem("the body exceeds 1 MiB"),
+        415: problem("the body is not application/json"),
+        422: problem("validation failed, or the result exceeds 64 KiB or nests deeper than 64"),
+        429: problem("too many callbacks, or failed attempts, from this address"),
       },
       handler: async (ctx) => {
         const item =
@@ -205,7 +207,8 @@ export function callbackRoutes(deps: CallbackRouteDeps): RouteSpec[] {
           schema: callbackAnswer,
         },
         404: NOT_FOUND,
-        422: problem("the body is not a finished run of this server"),
+        422: problem("the body is not a finished run of this server, or nests deeper than 64"),
+        429: problem("too many callbacks, or failed attempts, from this address"),
       },
       handler: async (ctx) => {
         const item =
