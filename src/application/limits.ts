@@ -116,6 +116,49 @@ export function jsonTextDepth(text: string, stopAt: number = DEFAULT_LIMITS.json
   return deepest;
 }
 
+/** U+0000 and lone surrogates: text no database stores faithfully (PostgreSQL refuses both). */
+// eslint-disable-next-line no-control-regex -- U+0000 is what this refuses
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/u;
+
+/**
+ * The path of the first string (a value or a key) in `value` holding U+0000 or a lone surrogate, or null.
+ * PostgreSQL refuses both in text and jsonb, SQLite would keep a lone surrogate as U+FFFD: refused before
+ * any store sees them, so every store takes the same documents (docs/security.md#bounded-input). Walked
+ * without recursion; call it on a value whose depth is already bounded.
+ */
+export function unstorableTextAt(value: unknown, root = ""): string | null {
+  const stack: [unknown, string][] = [[value, root]];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const [node, path] = item;
+    if (typeof node === "string") {
+      if (UNSTORABLE.test(node)) return path;
+      continue;
+    }
+    if (typeof node !== "object" || node === null) continue;
+    if (Array.isArray(node)) {
+      node.forEach((child, i) => stack.push([child, `${path}[${i}]`]));
+      continue;
+    }
+    for (const [key, child] of Object.entries(node)) {
+      const at = path === "" ? key : `${path}.${key}`;
+      if (UNSTORABLE.test(key)) return at;
+      stack.push([child, at]);
+    }
+  }
+  return null;
+}
+
+const UNSTORABLE_WORDS = "must not hold U+0000 or a lone surrogate (no store keeps them)";
+
+/**
+ * No string in `value` holds what a store cannot keep (`unstorableTextAt`).
+ * @throws validation_failed naming the field
+ */
+export function checkStorableText(value: unknown, root = ""): void {
+  const at = unstorableTextAt(value, root);
+  if (at !== null) throw ValidationError.of(at === "" ? "body" : at, UNSTORABLE_WORDS);
+}
+
 /** The refusal of a document nested deeper than `jsonDepth`. */
 function tooDeep(what: string, limits: Limits): LimitExceededError {
   return new LimitExceededError(
@@ -178,6 +221,7 @@ const TARGET_DOCUMENTS = ["input", "configurable", "context"] as const;
 export function checkTaskInputSize(body: unknown, limits: Limits = DEFAULT_LIMITS): void {
   if (typeof body !== "object" || body === null) return;
   checkJsonDepth(body, "the task", limits);
+  checkStorableText(body);
   const target = (body as { target?: unknown }).target;
   if (typeof target !== "object" || target === null) return;
   for (const field of TARGET_DOCUMENTS) {
@@ -206,6 +250,9 @@ export function resultProblem(
   if (jsonDepth(result, limits.jsonDepth) > limits.jsonDepth) {
     return `${who} result nests deeper than ${limits.jsonDepth} levels`;
   }
+  if (unstorableTextAt(result) !== null) {
+    return `${who} result holds U+0000 or a lone surrogate, which no store keeps`;
+  }
   if (jsonBytes(result, limits) > limits.resultBytes) return resultTooLargeMessage(who, limits);
   return null;
 }
@@ -226,6 +273,7 @@ export function resultTooLargeMessage(who: string, limits: Limits = DEFAULT_LIMI
  */
 export function checkResultSize(result: unknown, limits: Limits = DEFAULT_LIMITS): void {
   checkJsonDepth(result, "the result", limits);
+  checkStorableText(result, "result");
   if (resultTooLarge(result, limits)) {
     throw new LimitExceededError(
       "result",

@@ -11,7 +11,7 @@
  * stranger's 16 MiB post costs a lookup, not a parse (docs/security.md#callback-routes).
  */
 import type { FastifyRequest } from "fastify";
-import { checkResultSize } from "../../application/limits.js";
+import { checkResultSize, checkStorableText } from "../../application/limits.js";
 import { parseWith } from "../../application/task-input.js";
 import { z } from "zod";
 import type { RunObservation } from "../../domain/ports.js";
@@ -159,6 +159,7 @@ export function callbackRoutes(deps: CallbackRouteDeps): RouteSpec[] {
           ));
         const result = ctx.body.result ?? null;
         checkResultSize(result);
+        checkStorableText(ctx.body.error ?? null, "error");
         if (item.run.status === "queued") {
           // Not launched (or queued again after a failed attempt): nothing of it can have finished.
           throw new IllegalTransitionError("run", "queued", ctx.body.status);
