@@ -8,7 +8,12 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { interpretReply } from "../../../src/adapters/launchers/webhook/webhook-reply.js";
-import { DEFAULT_LIMITS, jsonDepth, jsonTextDepth } from "../../../src/application/limits.js";
+import {
+  DEFAULT_LIMITS,
+  jsonDepth,
+  jsonTextDepth,
+  resultProblem,
+} from "../../../src/application/limits.js";
 import { isPunctualError } from "../../../src/domain/errors.js";
 import type { Run } from "../../../src/domain/run.js";
 import { createTestScheduler } from "../../../src/testing.js";
@@ -67,7 +72,7 @@ afterAll(async () => {
   await t.stop();
 });
 
-async function post(url: string, payload: string, method: "POST" | "PATCH" = "POST") {
+async function post(url: string, payload: string, method: "POST" | "PATCH" | "PUT" = "POST") {
   const answer = await t.server.app.inject({
     method,
     url,
@@ -145,6 +150,16 @@ describe("every inbound HTTP document", () => {
     );
   });
 
+  it("upsert by key", async () => {
+    await fc.assert(
+      fc.asyncProperty(shapeArb, async (shape) => {
+        const answer = await post("/v1/tasks/by-key/fuzz", withInput(textOf(shape)), "PUT");
+        expectBounded(answer, depthOf(shape) + 2 > MAX_DEPTH);
+      }),
+      { numRuns: NUM_RUNS },
+    );
+  });
+
   it("/complete results and agent hook bodies (before and after the token is checked)", async () => {
     await fc.assert(
       fc.asyncProperty(shapeArb, async (shape) => {
@@ -191,6 +206,21 @@ describe("the library and the targets' answers", () => {
     } finally {
       await scheduler.stop();
     }
+  });
+
+  it("a handler's result: a reason when too deep or too large, never a throw", () => {
+    fc.assert(
+      fc.property(shapeArb, (shape) => {
+        const text = textOf(shape);
+        const value: unknown = JSON.parse(text);
+        const reason = resultProblem(value, "the handler's");
+        if (depthOf(shape) > MAX_DEPTH) expect(reason).toMatch(/nests deeper than 64 levels/);
+        else if (Buffer.byteLength(text) > DEFAULT_LIMITS.resultBytes)
+          expect(reason).toMatch(/KiB/);
+        else expect(reason).toBeNull();
+      }),
+      { numRuns: NUM_RUNS },
+    );
   });
 
   it("a webhook's 200 answer with a deep or wide result fails its run with the reason, never throws", () => {
