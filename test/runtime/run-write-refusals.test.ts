@@ -14,6 +14,9 @@ import type { RunChangeResult } from "../../src/domain/ports.js";
 import type { JsonValue } from "../../src/domain/target.js";
 import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
 import { RunWriteQueue } from "../../src/runtime/run-write-queue.js";
+import { sqlite } from "../../src/adapters/storage/sqlite/sqlite-store.js";
+import { createTestScheduler } from "../../src/testing.js";
+import { json, startReceiver } from "../helpers/webhook-receiver.js";
 import { createHarness } from "./harness.js";
 
 const t0 = Date.parse("2026-01-05T00:00:00Z");
@@ -171,5 +174,47 @@ describe("SQLite refusing a result (json_valid), through the coordinator", () =>
       }
     }
     expect(h.logger.lines.some((e) => /store refused/.test(e.msg))).toBe(true);
+  });
+});
+
+describe("a webhook answering 200 with a result 1,001 deep, on SQLite (issue 21)", () => {
+  it("fails that run at once, saying why, while another owner's webhook run succeeds", async () => {
+    let deep = "1";
+    for (let i = 0; i < 1_001; i++) deep = `[${deep}]`;
+    const receiver = await startReceiver({
+      "/deep": (_request, res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(`{"status":"succeeded","result":${deep}}`);
+      },
+      "/fine": json(200, { status: "succeeded", result: { ok: true } }),
+    });
+    const scheduler = createTestScheduler({
+      start: t0,
+      store: sqlite(":memory:"),
+      webhookAllow: ["127.0.0.1"],
+    });
+    try {
+      const runAt = { type: "once", run_at: new Date(t0 + 60_000).toISOString() };
+      const deepTask = await scheduler.tasks.create({
+        title: "deep",
+        schedule: runAt,
+        target: { kind: "webhook", url: receiver.url("/deep") },
+      });
+      const fineTask = await scheduler.tasks.create({
+        title: "fine",
+        schedule: runAt,
+        target: { kind: "webhook", url: receiver.url("/fine") },
+      });
+      // One minute and one tick past the fire: no back-off window is stepped through.
+      await scheduler.advanceBy(61_000);
+      const [deepRun] = await scheduler.ledger(deepTask.task.id);
+      const [fineRun] = await scheduler.ledger(fineTask.task.id);
+      expect(deepRun).toMatchObject({ status: "failed", result: null });
+      expect(deepRun!.error).toMatch(/nests deeper than 64 levels/);
+      expect(fineRun).toMatchObject({ status: "succeeded", result: { ok: true } });
+    } finally {
+      await scheduler.stop();
+      await receiver.close();
+    }
   });
 });
