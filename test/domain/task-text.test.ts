@@ -82,7 +82,11 @@ describe("checkTextFields", () => {
   });
 
   it("leaves absent fields alone (an edit that does not send them)", () => {
-    expect(() => checkTextFields({})).not.toThrow();
-    expect(() => checkTextFields({ description: null })).not.toThrow();
+    expect(() => {
+      checkTextFields({});
+    }).not.toThrow();
+    expect(() => {
+      checkTextFields({ description: null });
+    }).not.toThrow();
   });
 });
