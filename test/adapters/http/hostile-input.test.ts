@@ -168,6 +168,13 @@ describe("/complete media type and /docs headers", () => {
       headers: { "content-type": "application/json" },
     });
     expect(json.status).toBe(409);
+    // The token opens the run, then the body is read: a result 100,000 deep is refused unparsed.
+    const deep = await call(t.url, "POST", path, {
+      raw: `{"status":"succeeded","result":${nestedText(100_000)}}`,
+      headers: { "content-type": "application/json" },
+    });
+    expectProblem(deep, 422, "limit_exceeded");
+    expect(deep.body).toMatchObject({ limit: "json_depth" });
   });
 
   it("serves /docs with a CSP that admits only its own inline script and style", async () => {
