@@ -37,7 +37,7 @@ import type {
   MetricsSources,
   SchedulerMetrics,
 } from "./adapters/metrics/scheduler-metrics.js";
-import type { RateLimitOptions } from "./adapters/http/rate-limit.js";
+import type { AddressLimitOptions, RateLimitOptions } from "./adapters/http/rate-limit.js";
 import type { PostgresOptions } from "./adapters/storage/postgres/postgres-store.js";
 import { deerflowApiTarget } from "./adapters/launchers/agent/agent-servers.js";
 import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
@@ -250,6 +250,8 @@ export interface ServerOptions extends SchedulerOptions {
   readonly deerflowApi?: string;
   /** Per-token rate limit; false turns it off. */
   readonly rateLimit?: RateLimitOptions | false;
+  /** Per client address: the callback routes' rate and the failed-attempt throttle (docs/security.md#callback-routes). */
+  readonly addressLimits?: AddressLimitOptions | false;
   /** Label decision metrics by task (unbounded cardinality). @default false */
   readonly metricsPerTask?: boolean;
   /** How long `Idempotency-Key` answers are remembered; older records are purged hourly. @default 24 h */
@@ -326,6 +328,7 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
       },
     },
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    ...(options.addressLimits === undefined ? {} : { addressLimits: options.addressLimits }),
     ...(options.httpLogger === undefined ? {} : { logger: options.httpLogger }),
     ...(options.version === undefined ? {} : { version: options.version }),
     ...(options.deerflowApi === undefined

@@ -47,6 +47,7 @@ import { changeRunReported } from "./reported-change.js";
 import type { ChangedRun } from "./reported-change.js";
 import { NO_EVENTS } from "./scheduler-events.js";
 import type { EventSink } from "./scheduler-events.js";
+import { isRefusal } from "./store.js";
 import type { Store } from "./store.js";
 
 /** One write of a `recordRunWrites` batch: a launch answer (fenced), or a verdict. */
@@ -82,6 +83,14 @@ export class DispatchService {
     this.#store = deps.store;
     this.#policy = deps.policy;
     this.#events = deps.events ?? NO_EVENTS;
+  }
+
+  /**
+   * Whether a failed `recordRunWrites` will fail again (a value or constraint the store refuses), not an
+   * outage (docs/storage.md#writes-the-store-refuses).
+   */
+  isRefusal(error: unknown): boolean {
+    return isRefusal(this.#store, error);
   }
 
   get policy(): SchedulePolicy {

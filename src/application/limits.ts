@@ -8,7 +8,7 @@
  * read from there, not repeated. Each check below throws `limit_exceeded` naming the limit (its `limit`
  * and `max`) or `validation_failed` naming the field.
  *
- * Adding a limit (depth of JSON, quotas per owner, a `run_timeout` maximum): give it a value in `Limits`
+ * Adding a limit (quotas per owner, a `run_timeout` maximum): give it a value in `Limits`
  * and `DEFAULT_LIMITS`, a check here, and call the check where the task service takes input (`create`,
  * `update`, `upsert`), so both surfaces get it at once. A limit an operator may set is a field of `Limits` the
  * composition root fills from its options over `DEFAULT_LIMITS`.
@@ -47,6 +47,11 @@ export interface Limits {
    * (`maxRunTimeoutSeconds`, `--max-run-timeout`). @default 24 hours
    */
   readonly runTimeoutMaxMs: number;
+  /**
+   * How deep arrays and objects may nest in any JSON document punctual takes in (a request body, a
+   * task's input, a run's result, a target's answer). @default 64
+   */
+  readonly jsonDepth: number;
 }
 
 export const DEFAULT_LIMITS: Limits = Object.freeze({
@@ -64,6 +69,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   metadataValueChars: TASK_LIMITS.metadataValueMax,
   idempotencyKeyChars: TASK_LIMITS.idempotencyKeyMax,
   runTimeoutMaxMs: 24 * 3600 * 1000,
+  jsonDepth: 64,
 });
 
 /** The limits with the operator's settings over the defaults. @throws RangeError for a bad value */
@@ -98,35 +104,200 @@ function formatSeconds(ms: number): string {
   return `${ms / 1000} s`;
 }
 
-/** The size of `value` as UTF-8 JSON (`undefined` is 0 bytes). */
-export function jsonBytes(value: unknown): number {
-  if (value === undefined) return 0;
-  const text = JSON.stringify(value) as string | undefined;
-  return text === undefined ? 0 : Buffer.byteLength(text, "utf8");
+/**
+ * How deep `value` nests (a scalar is 0, `[]` is 1, `{"a":[1]}` is 2), counted without recursion and
+ * only up to `stopAt` + 1: a 100,000-deep or cyclic value costs no more than one 65 deep.
+ */
+export function jsonDepth(value: unknown, stopAt: number = DEFAULT_LIMITS.jsonDepth): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const [node, depth] = item;
+    if (typeof node !== "object" || node === null) continue;
+    const here = depth + 1;
+    if (here > deepest) deepest = here;
+    if (deepest > stopAt) return deepest;
+    const children: unknown[] = Array.isArray(node) ? node : Object.values(node);
+    for (const child of children) {
+      if (typeof child === "object" && child !== null) stack.push([child, here]);
+    }
+  }
+  return deepest;
 }
 
 /**
- * A create, patch or upsert body's `target.input` is at most `targetInputBytes`, checked before the
- * body is parsed further. Anything that is not an object with a target is left to the parser.
- * @throws limit_exceeded (`target_input`)
+ * How deep the JSON text `text` nests, read as characters before it is parsed (brackets inside strings
+ * do not count), up to `stopAt` + 1. Text that is not JSON gets some depth; the parser then refuses it.
+ */
+export function jsonTextDepth(text: string, stopAt: number = DEFAULT_LIMITS.jsonDepth): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      depth++;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > stopAt) return deepest;
+      }
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
+/** U+0000 and lone surrogates: text no database stores faithfully (PostgreSQL refuses both). */
+// eslint-disable-next-line no-control-regex -- U+0000 is what this refuses
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/u;
+
+/**
+ * The path of the first string (a value or a key) in `value` holding U+0000 or a lone surrogate, or null.
+ * PostgreSQL refuses both in text and jsonb, SQLite would keep a lone surrogate as U+FFFD: refused before
+ * any store sees them, so every store takes the same documents (docs/security.md#bounded-input). Walked
+ * without recursion; call it on a value whose depth is already bounded.
+ */
+export function unstorableTextAt(value: unknown, root = ""): string | null {
+  const stack: [unknown, string][] = [[value, root]];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const [node, path] = item;
+    if (typeof node === "string") {
+      if (UNSTORABLE.test(node)) return path;
+      continue;
+    }
+    if (typeof node !== "object" || node === null) continue;
+    if (Array.isArray(node)) {
+      node.forEach((child, i) => stack.push([child, `${path}[${i}]`]));
+      continue;
+    }
+    for (const [key, child] of Object.entries(node)) {
+      const at = path === "" ? key : `${path}.${key}`;
+      if (UNSTORABLE.test(key)) return at;
+      stack.push([child, at]);
+    }
+  }
+  return null;
+}
+
+const UNSTORABLE_WORDS = "must not hold U+0000 or a lone surrogate (no store keeps them)";
+
+/**
+ * No string in `value` holds what a store cannot keep (`unstorableTextAt`).
+ * @throws validation_failed naming the field
+ */
+export function checkStorableText(value: unknown, root = ""): void {
+  const at = unstorableTextAt(value, root);
+  if (at !== null) throw ValidationError.of(at === "" ? "body" : at, UNSTORABLE_WORDS);
+}
+
+/** The refusal of a document nested deeper than `jsonDepth`. */
+function tooDeep(what: string, limits: Limits): LimitExceededError {
+  return new LimitExceededError(
+    "json_depth",
+    limits.jsonDepth,
+    `${what} nests deeper than ${limits.jsonDepth} levels`,
+  );
+}
+
+/**
+ * A JSON document's text nests at most `jsonDepth` deep: checked before it is parsed.
+ * @throws limit_exceeded (`json_depth`)
+ */
+export function checkJsonTextDepth(
+  text: string,
+  what = "the body",
+  limits: Limits = DEFAULT_LIMITS,
+): void {
+  if (jsonTextDepth(text, limits.jsonDepth) > limits.jsonDepth) throw tooDeep(what, limits);
+}
+
+/**
+ * A document given as a value (the library's input, a parsed body) nests at most `jsonDepth` deep.
+ * @throws limit_exceeded (`json_depth`)
+ */
+export function checkJsonDepth(
+  value: unknown,
+  what = "the input",
+  limits: Limits = DEFAULT_LIMITS,
+): void {
+  if (jsonDepth(value, limits.jsonDepth) > limits.jsonDepth) throw tooDeep(what, limits);
+}
+
+/**
+ * The size of `value` as UTF-8 JSON (`undefined` is 0 bytes). A value nested deeper than `jsonDepth`
+ * (which `JSON.stringify` could not even walk) or that cannot be written as JSON at all (a cycle, a
+ * BigInt) is `Infinity`: over every limit.
+ */
+export function jsonBytes(value: unknown, limits: Limits = DEFAULT_LIMITS): number {
+  if (value === undefined) return 0;
+  if (jsonDepth(value, limits.jsonDepth) > limits.jsonDepth) return Infinity;
+  let text: unknown;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    return Infinity;
+  }
+  return typeof text === "string" ? Buffer.byteLength(text, "utf8") : 0;
+}
+
+/** The JSON documents of a task that are the owner's own (a target's input, an agent's config and context). */
+const TARGET_DOCUMENTS = ["input", "configurable", "context"] as const;
+
+/**
+ * A create, patch or upsert body nests at most `jsonDepth` deep, and its target's `input` (and an agent
+ * target's `configurable` and `context`) is at most `targetInputBytes` each, checked before the body is
+ * parsed further. Anything that is not an object with a target is left to the parser.
+ * @throws limit_exceeded (`json_depth`, `target_input`)
  */
 export function checkTaskInputSize(body: unknown, limits: Limits = DEFAULT_LIMITS): void {
   if (typeof body !== "object" || body === null) return;
+  checkJsonDepth(body, "the task", limits);
+  checkStorableText(body);
   const target = (body as { target?: unknown }).target;
-  if (typeof target !== "object" || target === null || !("input" in target)) return;
-  const size = jsonBytes(target.input);
-  if (size > limits.targetInputBytes) {
-    throw new LimitExceededError(
-      "target_input",
-      limits.targetInputBytes,
-      `target.input is ${size} bytes, over the limit of ${limits.targetInputBytes}`,
-    );
+  if (typeof target !== "object" || target === null) return;
+  for (const field of TARGET_DOCUMENTS) {
+    if (!(field in target)) continue;
+    const size = jsonBytes((target as Record<string, unknown>)[field], limits);
+    if (size > limits.targetInputBytes) {
+      throw new LimitExceededError(
+        "target_input",
+        limits.targetInputBytes,
+        `target.${field} is ${size} bytes, over the limit of ${limits.targetInputBytes}`,
+      );
+    }
   }
 }
 
-/** Whether a run's `result` fits (`resultBytes`): a handler's or a webhook's larger one fails its run. */
+/**
+ * Why a run's `result` is refused (nested deeper than `jsonDepth`, or over `resultBytes`), in the words
+ * its run's error records naming `who` sent it; null when it fits. A handler's, a webhook's or an agent's
+ * refused result fails its run; a `/complete` one is refused (`checkResultSize`).
+ */
+export function resultProblem(
+  result: unknown,
+  who: string,
+  limits: Limits = DEFAULT_LIMITS,
+): string | null {
+  if (jsonDepth(result, limits.jsonDepth) > limits.jsonDepth) {
+    return `${who} result nests deeper than ${limits.jsonDepth} levels`;
+  }
+  if (unstorableTextAt(result) !== null) {
+    return `${who} result holds U+0000 or a lone surrogate, which no store keeps`;
+  }
+  if (jsonBytes(result, limits) > limits.resultBytes) return resultTooLargeMessage(who, limits);
+  return null;
+}
+
+/** Whether a run's `result` fits (`resultBytes`, `jsonDepth`): a handler's or a webhook's larger one fails its run. */
 export function resultTooLarge(result: unknown, limits: Limits = DEFAULT_LIMITS): boolean {
-  return jsonBytes(result) > limits.resultBytes;
+  return resultProblem(result, "the", limits) !== null;
 }
 
 /** The words a run's error records for a result over the limit, naming who sent it. */
@@ -139,6 +310,8 @@ export function resultTooLargeMessage(who: string, limits: Limits = DEFAULT_LIMI
  * @throws limit_exceeded (`result`)
  */
 export function checkResultSize(result: unknown, limits: Limits = DEFAULT_LIMITS): void {
+  checkJsonDepth(result, "the result", limits);
+  checkStorableText(result, "result");
   if (resultTooLarge(result, limits)) {
     throw new LimitExceededError(
       "result",

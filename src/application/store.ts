@@ -81,6 +81,12 @@ export interface Store {
   migrationStatus(): Promise<MigrationStatus>;
   /** Checks the database answers (for `/readyz`). */
   ping(): Promise<void>;
+  /**
+   * Whether `error`, thrown by a write, is a refusal that will not go away (a constraint, a value the
+   * database does not take) rather than an outage: the write queue fails that one write instead of
+   * retrying it (docs/storage.md#writes-the-store-refuses). Absent: `isRefusal` below decides alone.
+   */
+  refuses?(error: unknown): boolean;
   close(): Promise<void>;
 }
 
@@ -94,4 +100,14 @@ export interface StoreOptions {
 export interface StoreFactory {
   /** Opens the store (a database applies pending migrations as it opens). */
   open(options: StoreOptions): Promise<Store>;
+}
+
+/**
+ * Whether a failed write will fail again, whatever the store (docs/storage.md#writes-the-store-refuses):
+ * the store says so (`refuses`), or the value could not even be prepared for it (JavaScript's own
+ * `RangeError`, `TypeError`: too deep, a cycle, a BigInt). Anything else is taken for an outage.
+ */
+export function isRefusal(store: Pick<Store, "refuses">, error: unknown): boolean {
+  if (error instanceof RangeError || error instanceof TypeError) return true;
+  return store.refuses?.(error) ?? false;
 }

@@ -33,6 +33,49 @@ export function characterCount(text: string): number {
   return Array.from(text).length;
 }
 
+/**
+ * What a title must not hold (docs/security.md#text-that-cannot-deceive): control characters (C0, DEL, C1),
+ * bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069), and lone surrogates (invalid
+ * UTF-16, read back as U+FFFD). A description may also hold newlines (LF, CRLF) and tabs.
+ */
+/* eslint-disable no-control-regex -- control characters are what these refuse */
+const TITLE_UNSAFE =
+  /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/u;
+const DESCRIPTION_UNSAFE =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|\r(?!\n)|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/u;
+/* eslint-enable no-control-regex */
+
+/** Why `text` is refused as a title (or, with `lines`, a description), or null when it is fine. */
+export function unsafeTextReason(text: string, lines: boolean): string | null {
+  const found = (lines ? DESCRIPTION_UNSAFE : TITLE_UNSAFE).exec(text);
+  if (found === null) return null;
+  const unit = found[0].charCodeAt(0);
+  const at = `U+${unit.toString(16).toUpperCase().padStart(4, "0")} at ${found.index}`;
+  if (unit >= 0xd800 && unit <= 0xdfff) return `must be valid UTF-16 (a lone surrogate ${at})`;
+  if (unit >= 0x2000) return `must not hold a bidirectional override (${at})`;
+  return `must not hold a control character (${at})`;
+}
+
+/**
+ * The given title and description hold only characters that display as themselves (`unsafeTextReason`).
+ * Checked on what a create or an edit sends, so a task stored before the rule can still be edited.
+ * @throws ValidationError naming `title` or `description`
+ */
+export function checkTextFields(fields: {
+  readonly title?: string | undefined;
+  readonly description?: string | null | undefined;
+}): void {
+  const errors: FieldError[] = [];
+  const title = fields.title === undefined ? null : unsafeTextReason(fields.title, false);
+  if (title !== null) errors.push({ field: "title", message: title });
+  const description =
+    fields.description === undefined || fields.description === null
+      ? null
+      : unsafeTextReason(fields.description, true);
+  if (description !== null) errors.push({ field: "description", message: description });
+  if (errors.length > 0) throw new ValidationError(errors);
+}
+
 /** Checks the invariants of user-owned fields that hold whatever the surface (docs/semantics.md#tasks, docs/schedules.md#once). */
 export function validateUserFields(
   fields: TaskUserFields,
@@ -85,6 +128,7 @@ export function validateUserFields(
 
 /** A new task: `enabled`, deciding from its creation instant on. */
 export function createTask(fields: TaskUserFields, ctx: CreateContext): Task {
+  checkTextFields(fields);
   validateUserFields(fields, ctx.now, ctx.policy, true);
   const nextRunAt = nextDueAfter(fields.schedule, ctx.now);
   if (nextRunAt === null) {
@@ -134,6 +178,7 @@ export function editTask(
     metadata: patch.metadata ?? task.metadata,
   };
   const scheduleChanged = patch.schedule !== undefined;
+  checkTextFields(patch);
   validateUserFields(fields, ctx.now, ctx.policy, scheduleChanged);
   const edited: Task = {
     ...task,

@@ -81,6 +81,13 @@ export class Launches {
           deps.log.warn({ err: error }, "a store write failed; retrying with back-off");
         }
       },
+      isRefusal: (error) => deps.dispatch.isRefusal(error),
+      onRefusal: (write, error) => {
+        deps.log.error(
+          { err: error, runId: write.runId },
+          "the store refused a run's verdict; the run is recorded failed without its result",
+        );
+      },
       onSuccess: () => {
         if (this.#storeFailures > 0) {
           deps.log.info({ failures: this.#storeFailures }, "store writes succeed again");

@@ -8,6 +8,11 @@
  * (one batch in the store; retried with back-off while the store fails) -> idle when nothing is queued.
  * A queued launch is never retried past its claim's lease: it is then given up, and the claim is
  * reconciled by a sweep (docs/semantics.md#run-statuses), never launched again blindly.
+ *
+ * Only outages are retried. A batch the store refuses (`isRefusal`: a constraint, a value it does not
+ * take) is written again one write at a time, so the others land; the one refused write is written once
+ * more without its result, as a failure naming the refusal (`refusedWrite`), and rejected if even that is
+ * refused (docs/storage.md#writes-the-store-refuses). A refusal never holds up the queue.
  */
 import type { RunWrite } from "../application/dispatch-service.js";
 import { exponentialBackoffMs } from "../domain/backoff.js";
@@ -26,6 +31,10 @@ export interface RunWriteQueueDeps {
   readonly giveUp: AbortSignal;
   /** A batch failed (the store is down); called for each failed attempt. */
   readonly onFailure: (error: unknown) => void;
+  /** Whether a failed write will fail again (not an outage). @default never */
+  readonly isRefusal?: (error: unknown) => boolean;
+  /** A write the store refused, replaced by its failure (called once per refused write). */
+  readonly onRefusal?: (write: RunWrite, error: unknown) => void;
   /** A batch was written. */
   readonly onSuccess: () => void;
 }
@@ -106,6 +115,10 @@ export class RunWriteQueue {
           for (const p of live) p.reject(error);
           return;
         }
+        if (this.#deps.isRefusal?.(error) === true) {
+          await this.#writeRefused(live, error);
+          return;
+        }
         const wakeAt = clock.now() + exponentialBackoffMs(attempt, 200, 5000);
         const keep: Pending[] = [];
         for (const p of live) {
@@ -123,4 +136,51 @@ export class RunWriteQueue {
       }
     }
   }
+
+  /** A refused batch: each write alone; the one refused alone is written as its failure. */
+  async #writeRefused(batch: readonly Pending[], error: unknown): Promise<void> {
+    if (batch.length > 1) {
+      for (const p of batch) await this.#writeBatch([p]);
+      return;
+    }
+    const [p] = batch;
+    if (p === undefined) return;
+    const failure = refusedWrite(p.write, error);
+    if (failure === null) {
+      p.reject(error);
+      return;
+    }
+    this.#deps.onRefusal?.(p.write, error);
+    // The failure carries no result: a refusal of it is the store's to explain (rejected, not retried).
+    await this.#writeBatch([{ ...p, write: failure }]);
+  }
+}
+
+/** What a refused write's error records: the store's words, shortened. */
+function refusalWords(error: unknown): string {
+  const message = (error instanceof Error ? error.message : String(error)).replace(
+    // eslint-disable-next-line no-control-regex -- the store's words may quote what it refused
+    /[\u0000-\u001f]/g,
+    " ",
+  );
+  const short = message.length > 200 ? `${message.slice(0, 200)}...` : message;
+  return `the store refused this run's verdict (${short}); its result is not kept`;
+}
+
+/**
+ * The write that records a refused write's run as failed, without the result (or error text) the store
+ * refused and without retry (it would fail the same way); null when the write carries no verdict (a bare
+ * launch answer: it is rejected, and its claim reconciled) or is such a failure already.
+ */
+export function refusedWrite(write: RunWrite, error: unknown): RunWrite | null {
+  const verdict = write.kind === "completion" ? write.verdict : write.answer.completion;
+  if (verdict === undefined || verdict.error?.startsWith("the store refused") === true) return null;
+  const failure = {
+    status: "failed" as const,
+    error: refusalWords(error),
+    result: null,
+    retry: { kind: "never" as const, reason: "non_retryable" as const },
+  };
+  if (write.kind === "completion") return { ...write, verdict: failure };
+  return { ...write, answer: { ...write.answer, completion: failure } };
 }

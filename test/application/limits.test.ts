@@ -13,7 +13,12 @@ import { createScheduler } from "../../src/composition.js";
 import type { Scheduler } from "../../src/composition.js";
 import { memoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { isPunctualError, LimitExceededError } from "../../src/domain/errors.js";
-import { DEFAULT_LIMITS } from "../../src/application/limits.js";
+import {
+  DEFAULT_LIMITS,
+  jsonBytes,
+  jsonDepth,
+  jsonTextDepth,
+} from "../../src/application/limits.js";
 import { call, CRON_TASK, startTestServer } from "../adapters/http/http-harness.js";
 import type { TestServer } from "../adapters/http/http-harness.js";
 
@@ -145,5 +150,83 @@ describe("the limits, through the library and the HTTP API alike", () => {
     ).toBe("refused limit_exceeded run_timeout");
     await lowered.stop();
     rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+/** `depth` nested arrays (built without recursion). */
+function nested(depth: number): unknown {
+  let value: unknown = 1;
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
+}
+
+describe("JSON depth and storable text, through the library and the HTTP API alike", () => {
+  const withInput = (input: unknown) => ({
+    ...CRON_TASK,
+    target: { kind: "handler", name: "log", input },
+  });
+
+  it.each([
+    // The body's own two levels (the task, its target) count: input 62 deep is 64 in all.
+    ["62 deep", 62, "accepted"],
+    ["63 deep", 63, "refused limit_exceeded json_depth"],
+    ["1,001 deep", 1_001, "refused limit_exceeded json_depth"],
+    ["100,000 deep", 100_000, "refused limit_exceeded json_depth"],
+  ])("a target input %s on create", async (_label, depth, expected) => {
+    const body = withInput(nested(depth));
+    expect(await viaLibrary(() => library.tasks.create(body as never))).toBe(expected);
+    // Sent as text: JSON.stringify itself cannot write 100,000 levels.
+    const raw = JSON.stringify(withInput("HOLE")).replace(
+      '"HOLE"',
+      `${"[".repeat(depth)}1${"]".repeat(depth)}`,
+    );
+    const answer = await call(http.url, "POST", "/v1/tasks", {
+      token,
+      raw,
+      headers: { "content-type": "application/json" },
+    });
+    const outcome =
+      answer.status < 300 ? "accepted" : `refused limit_exceeded ${String(answer.body.limit)}`;
+    expect(outcome).toBe(expected);
+  });
+
+  it("a cyclic input given to the library is refused as too deep, not a RangeError", async () => {
+    const cycle: Record<string, unknown> = {};
+    cycle["self"] = cycle;
+    expect(await viaLibrary(() => library.tasks.create(withInput(cycle) as never))).toBe(
+      "refused limit_exceeded json_depth",
+    );
+  });
+
+  it.each([
+    ["a NUL", "a\u0000b"],
+    ["a lone surrogate", "a\ud800b"],
+  ])("a target input holding %s", async (_label, text) => {
+    const body = withInput({ text });
+    expect(await viaLibrary(() => library.tasks.create(body))).toBe("refused validation_failed");
+    expect(await viaHttp("POST", "/v1/tasks", body)).toBe("refused validation_failed");
+  });
+});
+
+describe("the depth counters", () => {
+  it("count without recursion and stop just past the limit", () => {
+    const deep = nested(100_000);
+    expect(jsonDepth(deep)).toBe(DEFAULT_LIMITS.jsonDepth + 1);
+    expect(jsonDepth(deep, 200_000)).toBe(100_000);
+    const text = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+    expect(jsonTextDepth(text)).toBe(DEFAULT_LIMITS.jsonDepth + 1);
+    expect(jsonTextDepth(text, 200_000)).toBe(100_000);
+  });
+
+  it("ignore brackets inside strings, escaped quotes included", () => {
+    expect(jsonTextDepth('["[[[", "\\"[[", {"k": "}]"}]')).toBe(2);
+    expect(jsonDepth({ a: "[[[[" })).toBe(1);
+    expect(jsonDepth(1)).toBe(0);
+  });
+
+  it("make a value JSON cannot write, or too deep to walk, weigh Infinity", () => {
+    expect(jsonBytes(nested(100_000))).toBe(Infinity);
+    expect(jsonBytes({ n: 1n })).toBe(Infinity);
+    expect(jsonBytes({ a: "é" })).toBe(10);
   });
 });

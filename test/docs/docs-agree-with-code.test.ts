@@ -1,7 +1,7 @@
 /**
  * The lists users read must match the lists the code produces (as Fastify's error docs test does).
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ERROR_CODES } from "../../src/domain/errors.js";
 import { EXPLAIN_VERDICTS } from "../../src/domain/explain.js";
@@ -48,5 +48,17 @@ describe("docs/semantics.md", () => {
 describe("docs/errors.md", () => {
   it("lists every error code, and no other", () => {
     expect(tableKeys(errors, "# Errors").sort()).toEqual([...ERROR_CODES].sort());
+  });
+
+  it("lists every limit a limit_exceeded can name, and no other", () => {
+    const root = new URL("../../src/", import.meta.url);
+    const named = new Set<string>();
+    for (const entry of readdirSync(root, { recursive: true, encoding: "utf8" })) {
+      if (!entry.endsWith(".ts")) continue;
+      const text = readFileSync(new URL(entry, root), "utf8");
+      for (const m of text.matchAll(/LimitExceededError\(\s*"([a-z_]+)"/g)) named.add(m[1] ?? "");
+      for (const m of text.matchAll(/limit: "([a-z_]+)"/g)) named.add(m[1] ?? "");
+    }
+    expect(tableKeys(errors, "## Limits").sort()).toEqual([...named].sort());
   });
 });

@@ -6,8 +6,13 @@
  * - `POST /v1/runs/{id}/complete?token=`: a webhook receiver that answered 202 reports the verdict.
  * - `POST /v1/hooks/agent/{server}?run=&token=`: an agent server's run webhook (the finished Run object).
  *   Polling the server stays the source of truth; this only makes completion prompt.
+ *
+ * The server name, the run and the token are checked before any of the body is read (`beforeBody`), so a
+ * stranger's 16 MiB post costs a lookup, not a parse (docs/security.md#callback-routes).
  */
-import { checkResultSize } from "../../application/limits.js";
+import type { FastifyRequest } from "fastify";
+import { checkResultSize, checkStorableText } from "../../application/limits.js";
+import { parseWith } from "../../application/task-input.js";
 import { z } from "zod";
 import type { RunObservation } from "../../domain/ports.js";
 import type { ClaimedRun } from "../../domain/ports.js";
@@ -77,7 +82,14 @@ const callbackAnswer = z.object({
   recorded: z.boolean().meta({ description: "false when the run had already ended" }),
 });
 
+/** Reads a request's path or query with `schema` before its body is read (422 naming the field). */
+function urlPart<T>(schema: z.ZodType<T>, value: unknown, where: "path" | "query"): T {
+  return parseWith(schema, value, "", where);
+}
+
 export function callbackRoutes(deps: CallbackRouteDeps): RouteSpec[] {
+  /** The run each request's URL opened, before its body was read (`beforeBody`). */
+  const openedBy = new WeakMap<FastifyRequest, ClaimedRun>();
   /** The run the token opens, or the one 404 every failure answers. */
   const opened = async (
     id: string,
@@ -112,9 +124,18 @@ export function callbackRoutes(deps: CallbackRouteDeps): RouteSpec[] {
       summary: "Report a webhook run's verdict (the receiver answered 202)",
       tags: ["callbacks"],
       auth: false,
+      callback: true,
       params: runIdParams,
       query: completeQuery,
       body: completeBody,
+      beforeBody: async (request) => {
+        const { id } = urlPart(runIdParams, request.params, "path");
+        const { token } = urlPart(completeQuery, request.query, "query");
+        openedBy.set(
+          request,
+          await opened(id, "complete", token, ({ task }) => task.target.kind === "webhook"),
+        );
+      },
       responses: {
         200: {
           description: "the verdict was taken (or the run had already ended)",
@@ -122,18 +143,23 @@ export function callbackRoutes(deps: CallbackRouteDeps): RouteSpec[] {
         },
         404: NOT_FOUND,
         409: problem("the run has not been launched"),
-        413: problem("the result exceeds 64 KiB"),
-        422: problem("validation failed"),
+        413: problem("the body exceeds 1 MiB"),
+        415: problem("the body is not application/json"),
+        422: problem("validation failed, or the result exceeds 64 KiB or nests deeper than 64"),
+        429: problem("too many callbacks, or failed attempts, from this address"),
       },
       handler: async (ctx) => {
-        const item = await opened(
-          ctx.params.id,
-          "complete",
-          ctx.query.token,
-          ({ task }) => task.target.kind === "webhook",
-        );
+        const item =
+          openedBy.get(ctx.request) ??
+          (await opened(
+            ctx.params.id,
+            "complete",
+            ctx.query.token,
+            ({ task }) => task.target.kind === "webhook",
+          ));
         const result = ctx.body.result ?? null;
         checkResultSize(result);
+        checkStorableText(ctx.body.error ?? null, "error");
         if (item.run.status === "queued") {
           // Not launched (or queued again after a failed attempt): nothing of it can have finished.
           throw new IllegalTransitionError("run", "queued", ctx.body.status);
@@ -157,9 +183,23 @@ export function callbackRoutes(deps: CallbackRouteDeps): RouteSpec[] {
       summary: "An agent server's run webhook (the finished run)",
       tags: ["callbacks"],
       auth: false,
+      callback: true,
       params: hookParams,
       query: hookQuery,
       body: hookBody,
+      beforeBody: async (request) => {
+        const { server } = urlPart(hookParams, request.params, "path");
+        const { run, token } = urlPart(hookQuery, request.query, "query");
+        openedBy.set(
+          request,
+          await opened(
+            run,
+            "agent-hook",
+            token,
+            ({ task }) => task.target.kind === "agent" && task.target.server === server,
+          ),
+        );
+      },
       bodyLimit: AGENT_HOOK_BODY_LIMIT,
       acceptsTextJson: true,
       responses: {
@@ -168,15 +208,18 @@ export function callbackRoutes(deps: CallbackRouteDeps): RouteSpec[] {
           schema: callbackAnswer,
         },
         404: NOT_FOUND,
-        422: problem("the body is not a finished run of this server"),
+        422: problem("the body is not a finished run of this server, or nests deeper than 64"),
+        429: problem("too many callbacks, or failed attempts, from this address"),
       },
       handler: async (ctx) => {
-        const item = await opened(
-          ctx.query.run,
-          "agent-hook",
-          ctx.query.token,
-          ({ task }) => task.target.kind === "agent" && task.target.server === ctx.params.server,
-        );
+        const item =
+          openedBy.get(ctx.request) ??
+          (await opened(
+            ctx.query.run,
+            "agent-hook",
+            ctx.query.token,
+            ({ task }) => task.target.kind === "agent" && task.target.server === ctx.params.server,
+          ));
         const targetRunId = ctx.body["run_id"];
         if (typeof targetRunId !== "string" || targetRunId === "") {
           throw ValidationError.of("run_id", "the body must name the agent server's run_id");

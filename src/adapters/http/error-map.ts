@@ -49,6 +49,7 @@ export const HTTP_PROBLEMS = {
     title: "This Idempotency-Key was used for a different request",
     exposed: true,
   },
+  unsupported_media_type: { status: 415, title: "The body must be JSON", exposed: true },
   precondition_required: { status: 428, title: "If-Match is required", exposed: true },
   rate_limited: { status: 429, title: "Too many requests", exposed: true },
   internal_error: { status: 500, title: "Internal error", exposed: true },

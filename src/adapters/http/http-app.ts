@@ -7,6 +7,7 @@
 import Fastify, { LogController } from "fastify";
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Actor } from "../../application/actor.js";
+import { checkJsonTextDepth } from "../../application/limits.js";
 import type { IdempotencyRepository } from "../../application/idempotency-repository.js";
 import type { TaskService } from "../../application/task-service.js";
 import type { TokenService } from "../../application/token-service.js";
@@ -21,8 +22,8 @@ import {
   problemOf,
 } from "./problem.js";
 import type { Problem } from "./problem.js";
-import { RateLimiter } from "./rate-limit.js";
-import type { RateLimitOptions } from "./rate-limit.js";
+import { addressKey, RateLimiter } from "./rate-limit.js";
+import type { AddressLimitOptions, RateLimitOptions } from "./rate-limit.js";
 import { parseRequest } from "./route-spec.js";
 import type { Answer, RouteSpec } from "./route-spec.js";
 import type { SystemRouteDeps } from "./system-routes.js";
@@ -47,8 +48,14 @@ export interface HttpAppOptions {
   readonly metrics?: SchedulerMetrics;
   /** A pino logger. @default no logging */
   readonly logger?: FastifyBaseLogger;
-  /** Per-token rate limit; `false` turns it off. @default 100 burst, 20 per second */
+  /** Per-token rate limit; `false` turns it off (and the per-address limits with it). @default 100 burst, 20 per second */
   readonly rateLimit?: RateLimitOptions | false;
+  /**
+   * Per client address (docs/security.md#callback-routes): the callback routes' rate, and how many failed
+   * attempts (401, or a callback's 404) an address may make before it is answered 429. `false` turns both
+   * off. @default callbacks 300 burst, 100 per second; failures 30 burst, 1 per second
+   */
+  readonly addressLimits?: AddressLimitOptions | false;
   /** True once shutdown began: `/readyz` answers 503. */
   readonly isShuttingDown?: () => boolean;
   /** The version shown in the OpenAPI document. */
@@ -72,6 +79,7 @@ declare module "fastify" {
   }
   interface FastifyContextConfig {
     auth?: boolean;
+    callback?: boolean;
   }
 }
 
@@ -134,6 +142,11 @@ function methodsServing(routes: readonly RegisteredRoute[], path: string): strin
   return METHOD_ORDER.filter((method) => methods.has(method));
 }
 
+/** docs/security.md#callback-routes: per client address, the callback routes' rate. */
+const CALLBACK_LIMIT: RateLimitOptions = { burst: 300, perSecond: 100 };
+/** Per client address, failed attempts (401, a callback's 404): then 429 until one is back. */
+const FAILURE_LIMIT: RateLimitOptions = { burst: 30, perSecond: 1 };
+
 /** The longest path parameter routed; a longer one names nothing (404). */
 const MAX_PATH_PARAM_LENGTH = 256;
 
@@ -141,6 +154,13 @@ const MAX_PATH_PARAM_LENGTH = 256;
 export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInstance> {
   const metrics = options.metrics ?? new SchedulerMetrics({ processMetrics: false });
   const limiter = options.rateLimit === false ? null : new RateLimiter(options.rateLimit);
+  const addressLimits =
+    options.rateLimit === false || options.addressLimits === false
+      ? null
+      : {
+          callbacks: new RateLimiter(options.addressLimits?.callbacks ?? CALLBACK_LIMIT),
+          failures: new RateLimiter(options.addressLimits?.failures ?? FAILURE_LIMIT),
+        };
   const app = Fastify({
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit: BODY_LIMIT_BYTES,
@@ -172,16 +192,28 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
 
   // An empty JSON body is no body (POST /pause from curl with a JSON content type); bad JSON is a 400.
   const json = app.getDefaultJsonParser("error", "error");
-  // JSON only: any other media type (text/plain, forms) is a malformed request.
+  // JSON only: any other media type (text/plain, forms) is refused, 415 (docs/security.md).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+  // docs/security.md#bounded-input: a body nested deeper than the limit is refused before it is parsed.
+  const parseBody = (
+    request: FastifyRequest,
+    body: string | Buffer,
+    done: (error: Error | null, value?: unknown) => void,
+  ): void => {
     const text = typeof body === "string" ? body : body.toString("utf8");
     if (text.trim() === "") {
       done(null, undefined);
       return;
     }
+    try {
+      checkJsonTextDepth(text);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
     void json(request, text, done);
-  });
+  };
+  app.addContentTypeParser("application/json", { parseAs: "string" }, parseBody);
 
   app.setErrorHandler((error, request, reply) => {
     const problem = problemFromError(error);
@@ -197,7 +229,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     if (isMediaTypeError(error)) {
       return sendProblem(
         reply,
-        problemOf("malformed_request", "send JSON bodies with Content-Type: application/json"),
+        problemOf("unsupported_media_type", "send JSON bodies with Content-Type: application/json"),
       );
     }
     return sendProblem(reply, problem, headers);
@@ -218,6 +250,30 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     return sendProblem(reply, problemOf("route_not_found", `no route ${request.method} ${path}`));
   });
 
+  // Per client address, before a token is even looked up: an address whose failed attempts used up its
+  // allowance waits (429), and the callback routes have a rate of their own.
+  const addressRefusal = (request: FastifyRequest): HttpProblem | null => {
+    const { auth, callback } = request.routeOptions.config;
+    if (addressLimits === null || (auth !== true && callback !== true)) return null;
+    const key = addressKey(request.ip);
+    const now = Date.now();
+    const throttled = addressLimits.failures.waitFor(key, now);
+    if (throttled > 0) {
+      return new HttpProblem(
+        "rate_limited",
+        `too many failed attempts from this address; retry in ${throttled} s`,
+        { headers: { "retry-after": String(throttled) } },
+      );
+    }
+    const wait = callback === true ? addressLimits.callbacks.take(key, now) : 0;
+    if (wait === 0) return null;
+    return new HttpProblem("rate_limited", `too many callbacks; retry in ${wait} s`, {
+      headers: { "retry-after": String(wait) },
+    });
+  };
+  app.addHook("onRequest", (request, _reply, done) => {
+    done(addressRefusal(request) ?? undefined);
+  });
   app.addHook("onRequest", async (request) => {
     if (request.routeOptions.config.auth !== true) return;
     const secret = bearerOf(request);
@@ -238,6 +294,13 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
   });
   app.addHook("onResponse", async (request, reply) => {
     const route = request.routeOptions.url ?? "unmatched";
+    const { auth, callback } = request.routeOptions.config;
+    const failed =
+      (auth === true && reply.statusCode === 401) ||
+      (callback === true && reply.statusCode === 404);
+    if (failed && addressLimits !== null) {
+      addressLimits.failures.take(addressKey(request.ip), Date.now());
+    }
     metrics.observeRequest(request.method, route, reply.statusCode);
     const quiet = route === "/healthz" || route === "/readyz" || route === "/metrics";
     const fields = {
@@ -268,38 +331,55 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     dashboardRoutes(),
     ...(options.callbacks === undefined ? [] : [callbackRoutes(options.callbacks)]),
   ];
+  const addRoute = (instance: FastifyInstance, spec: RouteSpec): void => {
+    const beforeBody = spec.beforeBody;
+    instance.route({
+      method: spec.method,
+      url: spec.url,
+      config: { auth: spec.auth, callback: spec.callback === true },
+      ...(spec.bodyLimit === undefined ? {} : { bodyLimit: spec.bodyLimit }),
+      ...(beforeBody === undefined
+        ? {}
+        : {
+            preParsing: async (request: FastifyRequest, reply: FastifyReply, payload) => {
+              try {
+                await beforeBody(request);
+              } catch (error) {
+                // Refused unread: close the connection rather than drain the rest of the body.
+                void reply.header("connection", "close");
+                throw error;
+              }
+              return payload;
+            },
+          }),
+      handler: async (request, reply) => {
+        const parsed = parseRequest(spec, request);
+        const answer = await spec.handler({
+          request,
+          reply,
+          actor: actors.get(request) ?? null,
+          params: parsed.params,
+          query: parsed.query,
+          body: parsed.body,
+        });
+        return sendAnswer(reply, answer);
+      },
+    });
+  };
   for (const group of groups) {
     routes.push(...group);
     await app.register((instance, _opts, done) => {
-      if (group.some((spec) => spec.acceptsTextJson === true)) {
-        instance.addContentTypeParser(
-          "text/plain",
-          { parseAs: "string" },
-          (request, body, next) => {
-            const text = typeof body === "string" ? body : body.toString("utf8");
-            if (text.trim() === "") next(null, undefined);
-            else void json(request, text, next);
-          },
-        );
-      }
       for (const spec of group) {
-        instance.route({
-          method: spec.method,
-          url: spec.url,
-          config: { auth: spec.auth },
-          ...(spec.bodyLimit === undefined ? {} : { bodyLimit: spec.bodyLimit }),
-          handler: async (request, reply) => {
-            const parsed = parseRequest(spec, request);
-            const answer = await spec.handler({
-              request,
-              reply,
-              actor: actors.get(request) ?? null,
-              params: parsed.params,
-              query: parsed.query,
-              body: parsed.body,
-            });
-            return sendAnswer(reply, answer);
-          },
+        if (spec.acceptsTextJson !== true) {
+          addRoute(instance, spec);
+          continue;
+        }
+        // Only this route takes JSON sent as text/plain (an agent server's webhook); its neighbours,
+        // `/complete` among them, keep to application/json (a cross-site form cannot post to them).
+        void instance.register((own, _ownOpts, ownDone) => {
+          own.addContentTypeParser("text/plain", { parseAs: "string" }, parseBody);
+          addRoute(own, spec);
+          ownDone();
         });
       }
       done();

@@ -63,6 +63,16 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   readonly bodyField?: (field: string) => string;
   /** Also parses `text/plain` bodies as JSON (the JS agent server posts its webhooks so). */
   readonly acceptsTextJson?: boolean;
+  /**
+   * A callback route (docs/security.md#callback-routes): authenticated by a per-run secret in its URL,
+   * rate limited per client address, and its failed attempts throttled per address.
+   */
+  readonly callback?: boolean;
+  /**
+   * Runs before any of the body is read (Fastify's `preParsing`): a route authenticated by its URL refuses
+   * a stranger here, having read no more of the body than the connection had already delivered.
+   */
+  readonly beforeBody?: (request: FastifyRequest) => Promise<void>;
   handler(ctx: RouteContext<P, Q, B>): Promise<Answer>;
 }
 

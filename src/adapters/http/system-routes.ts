@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { MigrationStatus } from "../../application/store.js";
 import { DOCS_PAGE } from "./docs-page.js";
 import type { SchedulerMetrics } from "../metrics/scheduler-metrics.js";
+import { inlinePageCsp, PAGE_HEADERS } from "./security-headers.js";
 import { HttpProblem } from "./problem.js";
 import { defineRoute } from "./route-spec.js";
 import type { RouteSpec } from "./route-spec.js";
@@ -23,6 +24,9 @@ export interface SystemRouteDeps {
 }
 
 const SYSTEM = ["system"];
+
+/** `/docs` runs its one inline script and style, and calls only `/openapi.json`. */
+const DOCS_CSP = inlinePageCsp(DOCS_PAGE);
 
 export function systemRoutes(deps: SystemRouteDeps): RouteSpec[] {
   return [
@@ -115,7 +119,11 @@ export function systemRoutes(deps: SystemRouteDeps): RouteSpec[] {
         Promise.resolve({
           status: 200,
           body: DOCS_PAGE,
-          headers: { "content-type": "text/html; charset=utf-8" },
+          headers: {
+            ...PAGE_HEADERS,
+            "content-security-policy": DOCS_CSP,
+            "content-type": "text/html; charset=utf-8",
+          },
         }),
     }),
   ];

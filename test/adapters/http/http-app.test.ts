@@ -196,7 +196,7 @@ describe("create", () => {
     expect(answer.body).toMatchObject({ limit: "request_body", max: 1048576 });
   });
 
-  it("answers 400 to malformed JSON and to a non-JSON media type", async () => {
+  it("answers 400 to malformed JSON and 415 to a non-JSON media type", async () => {
     const headers = { "content-type": "application/json" };
     expectProblem(
       await api("POST", "/v1/tasks", { token: alice, raw: "{", headers }),
@@ -209,8 +209,8 @@ describe("create", () => {
         raw: "title=x",
         headers: { "content-type": "application/x-www-form-urlencoded" },
       }),
-      400,
-      "malformed_request",
+      415,
+      "unsupported_media_type",
     );
   });
 });

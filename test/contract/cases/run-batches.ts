@@ -25,7 +25,16 @@ import {
   reloadRun,
   triggerRun,
 } from "../store-steps.js";
+import { isRefusal } from "../../../src/application/store.js";
+import type { JsonValue } from "../../../src/domain/target.js";
 import type { ContractContext } from "./contract-context.js";
+
+/** Results some store refuses: SQLite's json_valid refuses 1,001 nested arrays, PostgreSQL's jsonb a NUL. */
+function refusedSomewhere(): JsonValue[] {
+  let deep: JsonValue = 1;
+  for (let i = 0; i < 1_001; i++) deep = [deep];
+  return [deep, { text: "nul \u0000 here" }];
+}
 
 const IDLE = { schedule: onceAt(minute(600)), options: { overlap: "allow_all" as const } };
 const LAUNCHED: LaunchOutcome = { kind: "launched", targetRunId: "target-run" };
@@ -80,6 +89,53 @@ export function describeRunBatches(ctx: ContractContext): void {
       expect(after.runCount).toBe(2);
       expect(after.lastRunId).toBe(c!.run.id);
       expect(after.version).toBe(task.version);
+    });
+
+    it("says a write it refuses is a refusal, rolls the batch back, and takes the value-free failure", async () => {
+      const store = ctx.store();
+      let refusals = 0;
+      for (const result of refusedSomewhere()) {
+        const task = await insertTask(store, IDLE);
+        await triggerRun(store, ALL, task.id, "good", minute(0, 1));
+        await triggerRun(store, ALL, task.id, "bad", minute(0, 1));
+        const [good, bad] = await claimDue(store, minute(1));
+        for (const claimed of [good!, bad!]) {
+          await store.runs.changeRuns([launch(claimed, minute(1, 1))]);
+        }
+        let thrown: unknown = null;
+        try {
+          await store.runs.changeRuns([
+            complete(good!, { status: "succeeded", result: "fine" }, minute(1, 2)),
+            complete(bad!, { status: "succeeded", result }, minute(1, 2)),
+          ]);
+        } catch (error) {
+          thrown = error;
+        }
+        if (thrown === null) {
+          // This store takes the value (memory takes any): both verdicts landed.
+          expect((await reloadRun(store, bad!.run.id)).status).toBe("succeeded");
+          continue;
+        }
+        expect(isRefusal(store, thrown)).toBe(true);
+        refusals++;
+        // One transaction: the refused batch wrote nothing.
+        expect((await reloadRun(store, good!.run.id)).status).toBe("running");
+        const [alone, failure] = await store.runs.changeRuns([
+          complete(good!, { status: "succeeded", result: "fine" }, minute(1, 3)),
+          complete(
+            bad!,
+            { status: "failed", error: "the store refused it", result: null },
+            minute(1, 3),
+          ),
+        ]);
+        expect([alone?.kind, failure?.kind]).toEqual(["changed", "changed"]);
+        expect(await reloadRun(store, bad!.run.id)).toMatchObject({
+          status: "failed",
+          result: null,
+        });
+      }
+      // The databases each refuse one of them; memory keeps JavaScript values and takes both.
+      expect(refusals).toBe(store.kind === "memory" ? 0 : 1);
     });
 
     it("takes a launch and then its completion of the same run in one batch", async () => {

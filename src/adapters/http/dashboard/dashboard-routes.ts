@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { HttpProblem } from "../problem.js";
 import { defineRoute } from "../route-spec.js";
+import { PAGE_HEADERS } from "../security-headers.js";
 import type { RouteSpec } from "../route-spec.js";
 import { emptyQuery, problemSchema } from "../schemas.js";
 import { DASHBOARD_HTML } from "./dashboard-page.js";
@@ -25,12 +26,7 @@ export const DASHBOARD_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-const SECURITY_HEADERS = {
-  "content-security-policy": DASHBOARD_CSP,
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-cache",
-};
+const SECURITY_HEADERS = { ...PAGE_HEADERS, "content-security-policy": DASHBOARD_CSP };
 
 /**
  * The browser modules' folder, next to this file: under src/ when run from source (the tests), under

@@ -7,6 +7,7 @@
 import type { AbortSignalLike } from "../../../domain/abort.js";
 import type { AgentServerConfig } from "./agent-servers.js";
 import { TransportError } from "../transport-error.js";
+import { DEFAULT_LIMITS, jsonTextDepth } from "../../../application/limits.js";
 
 /** The subset of `fetch` the agent adapters use; injectable so tests can break the transport. */
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
@@ -145,8 +146,11 @@ async function readReply(
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/** The reply as JSON; text that is not JSON, or nests deeper than the limit, is no body (unreadable). */
 function parseJson(text: string): unknown {
   if (text.trim() === "") return undefined;
+  // docs/security.md#bounded-input: a reply nested deeper than the limit is not parsed.
+  if (jsonTextDepth(text) > DEFAULT_LIMITS.jsonDepth) return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch {

@@ -12,11 +12,7 @@ import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../../domain/po
 import type { Run } from "../../../domain/run.js";
 import type { CompletionVerdict, ReconcileFinding } from "../../../domain/run-change.js";
 import type { JsonValue } from "../../../domain/target.js";
-import {
-  boundedRetryDelayMs,
-  resultTooLarge,
-  resultTooLargeMessage,
-} from "../../../application/limits.js";
+import { boundedRetryDelayMs, resultProblem } from "../../../application/limits.js";
 import type { FieldError } from "../../../domain/errors.js";
 import type { DurationMs } from "../../../domain/time.js";
 import { registerHandlers, validateWith } from "./handler-definition.js";
@@ -258,6 +254,7 @@ function withInput(source: HandlerContext<unknown>, input: unknown): HandlerCont
 function toJson(value: unknown): JsonValue {
   if (value === undefined) return null;
   // docs/security.md#input-limits: a result is at most 64 KiB; a larger one fails the run rather than bloating the ledger.
-  if (resultTooLarge(value)) throw new Error(resultTooLargeMessage("the handler's"));
+  const refused = resultProblem(value, "the handler's");
+  if (refused !== null) throw new Error(refused);
   return JSON.parse(JSON.stringify(value)) as JsonValue;
 }

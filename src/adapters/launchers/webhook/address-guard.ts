@@ -1,10 +1,14 @@
 /**
- * SSRF protection for webhook targets (docs/security.md): only `https`, or hosts the operator allow-listed
- * (`PUNCTUAL_WEBHOOK_ALLOW`); loopback, private, link-local, unspecified, multicast and reserved addresses
- * are refused unless allow-listed. Checked after DNS resolution; the caller connects to the address returned.
+ * SSRF protection for webhook targets (docs/targets.md#ssrf-protection): only `https`, or hosts the operator
+ * allow-listed (`PUNCTUAL_WEBHOOK_ALLOW`, an entry may name a port); every address in an IANA
+ * special-purpose range (loopback, private, link-local, documentation, benchmarking, ...) is refused unless
+ * allow-listed. The ranges come from ipaddr.js's maintained table; IPv4 carried inside IPv6 (mapped,
+ * compatible, translated, NAT64, 6to4, Teredo) is decoded and judged as IPv4. Checked after DNS resolution;
+ * the caller connects to the address returned.
  */
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
 
 /** One resolved address, as `dns.lookup` gives it. */
 export interface ResolvedAddress {
@@ -29,7 +33,10 @@ export class UnresolvedHost extends Error {
 export const resolveWithDns: HostResolver = async (hostname) =>
   dnsLookup(hostname, { all: true, verbatim: true });
 
-/** Parses `PUNCTUAL_WEBHOOK_ALLOW`: comma-separated host names or IP addresses (blanks ignored). */
+/**
+ * Parses `PUNCTUAL_WEBHOOK_ALLOW`: comma-separated host names or IP addresses, each optionally with a port
+ * (`hooks.internal:8443`, `[::1]:8080`); blanks ignored.
+ */
 export function parseAllowList(text: string | undefined): string[] {
   if (text === undefined) return [];
   return text
@@ -54,14 +61,51 @@ export function normalizeHost(host: string): string {
   return bare;
 }
 
+/** One allow-list entry: a host (name or address) and, when it names one, the only port it opens. */
+export interface AllowEntry {
+  readonly host: string;
+  readonly port: number | null;
+}
+
+/** Reads one allow-list entry: `host`, `host:port`, an IPv6 address, or `[v6]:port`. */
+export function parseAllowEntry(entry: string): AllowEntry {
+  const text = entry.trim();
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(text);
+  if (bracketed?.[1] !== undefined) {
+    return { host: normalizeHost(bracketed[1]), port: portOf(bracketed[2]) };
+  }
+  if (isIP(text) === 6) return { host: normalizeHost(text), port: null };
+  const withPort = /^([^:]+):(\d{1,5})$/.exec(text);
+  if (withPort?.[1] !== undefined) {
+    return { host: normalizeHost(withPort[1]), port: portOf(withPort[2]) };
+  }
+  return { host: normalizeHost(text), port: null };
+}
+
+function portOf(text: string | undefined): number | null {
+  if (text === undefined) return null;
+  const port = Number(text);
+  return port >= 1 && port <= 65535 ? port : null;
+}
+
+/** The port a URL connects to (its explicit port, else its scheme's). */
+function urlPort(url: URL): number {
+  if (url.port !== "") return Number(url.port);
+  return url.protocol === "http:" ? 80 : 443;
+}
+
 /** Decides where a webhook URL may be sent. */
 export class AddressGuard {
-  readonly #allow: ReadonlySet<string>;
+  readonly #allow: readonly AllowEntry[];
   readonly #resolve: HostResolver;
 
   constructor(allow: readonly string[], resolve: HostResolver = resolveWithDns) {
-    this.#allow = new Set(allow.map(normalizeHost));
+    this.#allow = allow.map(parseAllowEntry);
     this.#resolve = resolve;
+  }
+
+  #allows(host: string, port: number): boolean {
+    return this.#allow.some((entry) => entry.host === host && (entry.port ?? port) === port);
   }
 
   /**
@@ -71,20 +115,21 @@ export class AddressGuard {
    */
   async check(url: URL): Promise<ResolvedAddress> {
     const host = normalizeHost(url.hostname);
-    const hostAllowed = this.#allow.has(host);
+    const port = urlPort(url);
+    const hostAllowed = this.#allows(host, port);
     if (url.protocol !== "https:" && !(url.protocol === "http:" && hostAllowed)) {
       throw new SsrfRefusal(
         `refused by SSRF protection: ${url.protocol}//${url.host} is neither https nor an ` +
-          "allow-listed host (PUNCTUAL_WEBHOOK_ALLOW)",
+          "allow-listed host and port (PUNCTUAL_WEBHOOK_ALLOW)",
       );
     }
     const addresses = await this.#addressesOf(host);
     for (const { address } of addresses) {
       const kind = forbiddenKind(address);
-      if (kind !== null && !hostAllowed && !this.#allow.has(normalizeHost(address))) {
+      if (kind !== null && !hostAllowed && !this.#allows(normalizeHost(address), port)) {
         throw new SsrfRefusal(
           `refused by SSRF protection: ${url.hostname} resolves to ${address}, a ${kind} address; ` +
-            "allow-list the host in PUNCTUAL_WEBHOOK_ALLOW to call it",
+            "allow-list the host (and port) in PUNCTUAL_WEBHOOK_ALLOW to call it",
         );
       }
     }
@@ -105,60 +150,109 @@ export class AddressGuard {
   }
 }
 
-/** Why an address must not be called without the operator's consent, or null for a public address. */
+/** ipaddr.js's IPv4 range names, in the words a refusal uses; `unicast` (any other address) is allowed. */
+const V4_KINDS: Readonly<Record<string, string>> = {
+  unspecified: "unspecified",
+  broadcast: "broadcast",
+  multicast: "multicast",
+  linkLocal: "link-local",
+  loopback: "loopback",
+  carrierGradeNat: "private (shared CGNAT)",
+  private: "private",
+  reserved: "reserved",
+  as112: "reserved (AS112)",
+  amt: "reserved (AMT)",
+};
+
+/** ipaddr.js's IPv6 range names that carry no IPv4 to judge, in the words a refusal uses. */
+const V6_KINDS: Readonly<Record<string, string>> = {
+  unspecified: "unspecified",
+  linkLocal: "link-local",
+  multicast: "multicast",
+  loopback: "loopback",
+  uniqueLocal: "private (unique local)",
+  deprecatedSiteLocal: "private (site-local)",
+  discard: "reserved (discard-only)",
+  benchmarking: "reserved (benchmarking)",
+  amt: "reserved (AMT)",
+  as112v6: "reserved (AS112)",
+  deprecatedOrchid: "reserved (ORCHID)",
+  orchid2: "reserved (ORCHIDv2)",
+  droneRemoteIdProtocolEntityTags: "reserved (drone remote ID)",
+  segmentRouting: "reserved (SRv6 SIDs)",
+  reserved: "reserved",
+};
+
+/**
+ * IANA special-purpose IPv6 ranges ipaddr.js 2.5 does not name yet: the dummy prefix (RFC 9780).
+ * IPv4-compatible `::/96` is decoded instead (below).
+ */
+const V6_EXTRA: readonly (readonly [ipaddr.IPv6, number, string])[] = [
+  [ipaddr.IPv6.parse("100:0:0:1::"), 64, "reserved (dummy prefix)"],
+];
+
+/**
+ * Why an address must not be called without the operator's consent, or null for a public address.
+ * Any range other than ipaddr.js's `unicast` is refused; IPv4 inside IPv6 is judged as that IPv4.
+ */
 export function forbiddenKind(address: string): string | null {
-  const family = isIP(address);
-  if (family === 4) return forbiddenV4(v4Octets(address));
-  if (family === 6) return forbiddenV6(v6Hextets(address));
+  const bare = address.split("%")[0] ?? "";
+  const family = isIP(bare);
+  if (family === 4) return forbiddenV4(ipaddr.IPv4.parse(bare));
+  if (family === 6) return forbiddenV6(ipaddr.IPv6.parse(bare));
   return "malformed";
 }
 
-function v4Octets(address: string): number[] {
-  return address.split(".").map(Number);
+function forbiddenV4(address: ipaddr.IPv4): string | null {
+  const range = address.range();
+  if (range === "unicast") return null;
+  return V4_KINDS[range] ?? `special-purpose (${range})`;
 }
 
-function forbiddenV4(octets: readonly number[]): string | null {
-  const [a = 0, b = 0] = octets;
-  if (a === 0) return "unspecified";
-  if (a === 127) return "loopback";
-  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return "private";
-  if (a === 100 && b >= 64 && b <= 127) return "private (shared CGNAT)";
-  if (a === 169 && b === 254) return "link-local";
-  if (a >= 224 && a <= 239) return "multicast";
-  if (a >= 240) return "reserved";
-  return null;
+/** The IPv4 address in two 16-bit groups. */
+function v4Of(high: number, low: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 }
 
-/** The eight 16-bit groups of an IPv6 address (an embedded dotted IPv4 tail becomes two groups). */
-function v6Hextets(address: string): number[] {
-  let text = address.toLowerCase().split("%")[0] ?? "";
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted?.[1] !== undefined) {
-    const [a = 0, b = 0, c = 0, d = 0] = v4Octets(dotted[1]);
-    text = `${text.slice(0, -dotted[1].length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head = "", tail] = text.split("::");
-  const parse = (part: string): number[] =>
-    part === "" ? [] : part.split(":").map((group) => parseInt(group, 16));
-  const left = parse(head);
-  const right = tail === undefined ? [] : parse(tail);
-  const zeros = new Array<number>(Math.max(0, 8 - left.length - right.length)).fill(0);
-  return [...left, ...zeros, ...right];
+/** The embedded IPv4's verdict, naming how it was carried. */
+function embedded(carrier: string, v4: ipaddr.IPv4): string | null {
+  const kind = forbiddenV4(v4);
+  return kind === null ? null : `${kind} (IPv4 ${v4.toString()} in ${carrier})`;
 }
 
-function forbiddenV6(h: readonly number[]): string | null {
+function forbiddenV6(address: ipaddr.IPv6): string | null {
+  const h = address.parts;
   const at = (i: number): number => h[i] ?? 0;
-  const embedded = (): number[] => [at(6) >> 8, at(6) & 0xff, at(7) >> 8, at(7) & 0xff];
-  const firstSixZero = h.slice(0, 6).every((group) => group === 0);
-  if (firstSixZero && at(6) === 0 && at(7) === 0) return "unspecified";
-  if (firstSixZero && at(6) === 0 && at(7) === 1) return "loopback";
-  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d): judge the IPv4.
-  const mapped = h.slice(0, 5).every((group) => group === 0) && at(5) === 0xffff;
-  const nat64 = at(0) === 0x64 && at(1) === 0xff9b && h.slice(2, 6).every((group) => group === 0);
-  if (mapped || firstSixZero || nat64) return forbiddenV4(embedded());
-  if ((at(0) & 0xfe00) === 0xfc00) return "private (unique local)";
-  if ((at(0) & 0xffc0) === 0xfe80) return "link-local";
-  if ((at(0) & 0xffc0) === 0xfec0) return "private (site-local)";
-  if ((at(0) & 0xff00) === 0xff00) return "multicast";
+  const range = address.range();
+  switch (range) {
+    case "ipv4Mapped":
+    case "rfc6145":
+      return embedded("IPv4-mapped IPv6", v4Of(at(6), at(7)));
+    case "rfc6052":
+      // 64:ff9b::/96 (RFC 6052) carries the IPv4 in its last 32 bits. The local-use prefix
+      // 64:ff9b:1::/48 (RFC 8215) is not globally reachable, and where its IPv4 sits depends on the
+      // operator's prefix length: it is refused whole.
+      if (at(2) !== 0) return "reserved (NAT64 local-use)";
+      return embedded("NAT64", v4Of(at(6), at(7)));
+    case "6to4":
+      return embedded("6to4", v4Of(at(1), at(2)));
+    case "teredo":
+      // 2001:0:server:server:flags:port:~client:~client (RFC 4380): both IPv4 addresses are judged.
+      return (
+        embedded("Teredo (server)", v4Of(at(2), at(3))) ??
+        embedded("Teredo (client)", v4Of(at(6) ^ 0xffff, at(7) ^ 0xffff))
+      );
+    case "unicast":
+      break;
+    default:
+      return V6_KINDS[range] ?? `special-purpose (${range})`;
+  }
+  // IPv4-compatible ::a.b.c.d (deprecated, RFC 4291): the first 96 bits are zero.
+  if (h.slice(0, 6).every((group) => group === 0)) {
+    return embedded("IPv4-compatible IPv6", v4Of(at(6), at(7)));
+  }
+  for (const [prefix, bits, kind] of V6_EXTRA) {
+    if (address.match(prefix, bits)) return kind;
+  }
   return null;
 }

@@ -11,7 +11,7 @@ import {
 import type { LaunchedRun } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
 import type { JsonValue } from "../../../domain/target.js";
-import { resultTooLarge, resultTooLargeMessage } from "../../../application/limits.js";
+import { DEFAULT_LIMITS, jsonTextDepth, resultProblem } from "../../../application/limits.js";
 import type { HttpReply } from "./pinned-request.js";
 
 /** The receiver's answer, kept as the `cause` of the launch error it led to. */
@@ -62,6 +62,13 @@ function completionOf(reply: HttpReply): Completion {
   if (text === "" || (!contentType.includes("json") && !text.startsWith("{"))) {
     return { status: "succeeded" };
   }
+  if (jsonTextDepth(text) > DEFAULT_LIMITS.jsonDepth) {
+    // docs/security.md#bounded-input: the answer is not parsed; the run fails saying why.
+    return {
+      status: "failed",
+      error: `the webhook's answer nests deeper than ${DEFAULT_LIMITS.jsonDepth} levels`,
+    };
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -83,12 +90,10 @@ function completionOf(reply: HttpReply): Completion {
       : typeof body.error === "string"
         ? body.error
         : JSON.stringify(body.error);
-  if (result !== undefined && resultTooLarge(result)) {
-    // docs/security.md: a result is at most 64 KiB; as for handlers, a larger one fails the run.
-    return {
-      status: "failed",
-      error: resultTooLargeMessage("the webhook's"),
-    };
+  const refused = result === undefined ? null : resultProblem(result, "the webhook's");
+  if (refused !== null) {
+    // docs/security.md: a result is at most 64 KiB and 64 deep; as for handlers, a larger one fails the run.
+    return { status: "failed", error: refused };
   }
   return {
     status,

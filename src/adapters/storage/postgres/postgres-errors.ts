@@ -23,3 +23,22 @@ export const SLOT_INDEXES: readonly string[] = [
   "claim_slots_thread_uq",
 ];
 export const SCHEDULED_OCCURRENCE_INDEX = "runs_scheduled_occurrence_uq";
+
+/**
+ * SQLSTATE classes of a write that will fail again (docs/storage.md#writes-the-store-refuses): 22 data
+ * exception (`\u0000` in text or jsonb, a value out of range), 23 integrity constraint, 54 program limit
+ * (a value too large). Connection (08), resources (53), operator intervention (57), serialization (40)
+ * and the rest are outages.
+ */
+const REFUSAL_CLASSES = ["22", "23", "54"];
+
+/** Whether `error` is PostgreSQL refusing the value written, not failing to write. */
+export function isPostgresRefusal(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const code: unknown = Reflect.get(error, "code");
+  return (
+    typeof code === "string" &&
+    /^[0-9A-Z]{5}$/.test(code) &&
+    REFUSAL_CLASSES.includes(code.slice(0, 2))
+  );
+}

@@ -4,6 +4,7 @@
  * only a shared database has: the database's clock (`referenceClock`, for the runtime's skew
  * correction) and wake-ups over LISTEN/NOTIFY on the wake channel (`wakes`).
  */
+import { isPostgresRefusal } from "./postgres-errors.js";
 import type { PostgresPooler } from "./postgres-pooler.js";
 import pg from "pg";
 import type {
@@ -145,6 +146,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ping: async () => {
       await pool.query("SELECT 1");
     },
+    refuses: isPostgresRefusal,
     dbNow,
     referenceClock: {
       measureOffsetMs: async () => {

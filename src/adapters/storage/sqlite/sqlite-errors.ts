@@ -47,3 +47,16 @@ export function isTaskKeyTaken(error: unknown): boolean {
     error.message === `${PREFIX}tasks.owner, tasks.task_key`
   );
 }
+
+/**
+ * SQLite result codes of a write that will fail again (docs/storage.md#writes-the-store-refuses): a
+ * constraint (`CHECK (json_valid(...))`, NOT NULL, a foreign key), a datatype mismatch, a value too big.
+ * BUSY, LOCKED, IOERR, FULL and the rest are outages.
+ */
+const REFUSALS = ["SQLITE_CONSTRAINT", "SQLITE_MISMATCH", "SQLITE_TOOBIG", "SQLITE_RANGE"];
+
+/** Whether `error` is SQLite refusing the value written, not failing to write. */
+export function isSqliteRefusal(error: unknown): boolean {
+  if (!(error instanceof Database.SqliteError)) return false;
+  return REFUSALS.some((code) => error.code === code || error.code.startsWith(`${code}_`));
+}

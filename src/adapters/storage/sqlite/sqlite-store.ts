@@ -20,6 +20,7 @@ import { SqliteRunRepository } from "./sqlite-run-repository.js";
 import { SqliteStatements } from "./sqlite-statements.js";
 import { SqliteTaskRepository } from "./sqlite-task-repository.js";
 import { SqliteTokenRepository } from "./sqlite-token-repository.js";
+import { isSqliteRefusal } from "./sqlite-errors.js";
 
 export interface SqliteStoreOptions extends StoreOptions {
   /** A database file (created if missing) or `":memory:"`. */
@@ -64,6 +65,11 @@ export class SqliteStore implements Store {
     return settle(() => {
       this.#db.prepare("SELECT 1").get();
     });
+  }
+
+  /** A constraint or a value SQLite does not take (`isSqliteRefusal`). */
+  refuses(error: unknown): boolean {
+    return isSqliteRefusal(error);
   }
 
   /** Closes the connection; later calls reject. Idempotent. */
