@@ -9,8 +9,8 @@ import type { TaskId } from "../domain/ids.js";
 import type { RunStatus } from "../domain/run.js";
 import type { Instant } from "../domain/time.js";
 import type { SchedulerEvents } from "./scheduler-events.js";
-import { formatInstant, runView } from "./views.js";
-import type { RunView } from "./views.js";
+import { formatInstant, runView, taskView } from "./views.js";
+import type { RunView, TaskView } from "./views.js";
 
 /** An occurrence decided without a run: skipped or missed (a range of nominal times for `missed`). */
 export interface OccurrenceEvent {
@@ -38,6 +38,14 @@ export interface SchedulerEventMap {
   readonly "occurrence:skipped": OccurrenceEvent;
   /** Occurrences were missed (downtime, a pause, the catch-up window). */
   readonly "occurrence:missed": OccurrenceEvent;
+  /**
+   * A due task's stored fields no longer parse (docs/operations.md#a-task-that-does-not-parse): it is out
+   * of the due set until an edit gives each named field anew. Sent once per defect.
+   */
+  readonly "task:defective": {
+    readonly task_id: string;
+    readonly defect: NonNullable<TaskView["defect"]>;
+  };
   /**
    * Another replica stopped heartbeating and its runs were settled. Declared now, sent once replica
    * liveness is tracked (not yet: handler runs of a lost replica show as `run:failed`, `replica_lost`).
@@ -91,6 +99,12 @@ export class LibraryEvents {
         const name = ENDED[run.status];
         if (name !== undefined) this.#emit(name, () => ({ run: runView(run) }));
       }
+    });
+    events.on("task:defective", ({ task }) => {
+      this.#emit("task:defective", () => {
+        const view = taskView(task);
+        return { task_id: task.id, defect: view.defect ?? { detected_at: null, fields: [] } };
+      });
     });
     events.on("admission:decided", ({ taskId, admission }) => {
       for (const decision of admission.decisions) {

@@ -14,6 +14,7 @@ import type { Run } from "../domain/run.js";
 import { requestRunCancel } from "../domain/run-transitions.js";
 import { runTaskContext } from "../domain/run-change.js";
 import { cancelTask, deleteTask, pauseTask, resumeTask } from "../domain/task-commands.js";
+import { isDefectiveField } from "../domain/task-defect.js";
 import { createTask, editTask, taskWarnings } from "../domain/task-fields.js";
 import type { CommandOutcome } from "../domain/task-commands.js";
 import type { Task } from "../domain/task.js";
@@ -207,7 +208,10 @@ export class TaskService {
   ): Promise<CreatedTask> {
     const current = await this.#find(actor, id);
     // docs/semantics.md#task-operations: a patched schedule keeps the stored zone, bounds and exclude.
-    const completed = withStoredSchedule(input, current.schedule);
+    // A stored schedule that does not parse has nothing to keep: the patch gives it whole.
+    const completed = isDefectiveField(current.defect, "schedule")
+      ? input
+      : withStoredSchedule(input, current.schedule);
     const { patch, task } = await retryOnCalendarChange(async () => {
       const calendars = await readCalendars(
         this.#deps.store,

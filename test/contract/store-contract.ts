@@ -8,12 +8,13 @@ import type { Store } from "../../src/application/store.js";
 import { describeAdmission } from "./cases/admission.js";
 import { describeCalendars } from "./cases/calendars.js";
 import { describeClaims } from "./cases/claims.js";
-import type { ContractContext } from "./cases/contract-context.js";
+import type { ContractContext, CorruptTaskColumn } from "./cases/contract-context.js";
 import { describeRunBatches } from "./cases/run-batches.js";
 import { describeRunChanges } from "./cases/run-changes.js";
 import { describeRunRows } from "./cases/run-rows.js";
 import { describeSweeps } from "./cases/sweeps.js";
 import { describeTaskBatch } from "./cases/task-batch.js";
+import { describeTaskDefects } from "./cases/task-defects.js";
 import { describeTaskKeys } from "./cases/task-keys.js";
 import { describeTaskMutation } from "./cases/task-mutation.js";
 import { describeTaskRows } from "./cases/task-rows.js";
@@ -32,7 +33,15 @@ export function storeEnabled(name: StoreName): boolean {
   return wanted.length === 0 || wanted.includes(name);
 }
 
-export function describeStoreContract(name: StoreName, open: () => Promise<Store>): void {
+/**
+ * `corruptTaskColumn` writes into a stored task's JSON column behind the store's back, as a hand edit
+ * of the database would (the task-defects cases).
+ */
+export function describeStoreContract(
+  name: StoreName,
+  open: () => Promise<Store>,
+  corruptTaskColumn: CorruptTaskColumn,
+): void {
   describe.skipIf(!storeEnabled(name))(`store contract: ${name}`, () => {
     let current: Store | null = null;
 
@@ -51,6 +60,7 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
         if (current === null) throw new Error("the contract's store is opened per test");
         return current;
       },
+      corruptTaskColumn,
     };
 
     describe("the store", () => {
@@ -69,6 +79,7 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
     describeTaskKeys(context);
     describeTaskMutation(context);
     describeTaskBatch(context);
+    describeTaskDefects(context);
     describeAdmission(context);
     describeClaims(context);
     describeRunChanges(context);

@@ -91,6 +91,7 @@ describe("createTask", () => {
       createdAt: T0,
       updatedAt: T0,
       deletedAt: null,
+      defect: null,
     });
   });
 

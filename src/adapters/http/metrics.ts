@@ -24,6 +24,7 @@ export class SchedulerMetrics {
   readonly #tick: Histogram;
   readonly #batch: Histogram;
   readonly #http: Counter;
+  readonly #defects: Counter;
   #budget: () => number = () => 0;
 
   constructor(options: MetricsOptions = {}) {
@@ -59,6 +60,11 @@ export class SchedulerMetrics {
       buckets: [0, 1, 5, 10, 50, 100, 250, 500],
       registers,
     });
+    this.#defects = new Counter({
+      name: "punctual_task_defects_total",
+      help: "Due tasks whose stored fields did not parse, taken out of the due set (once each)",
+      registers,
+    });
     this.#http = new Counter({
       name: "punctual_http_requests_total",
       help: "HTTP requests by method, route and status",
@@ -85,6 +91,9 @@ export class SchedulerMetrics {
     const stops = [
       events.on("admission:decided", ({ taskId, admission }) => {
         this.#observeAdmission(taskId, admission);
+      }),
+      events.on("task:defective", () => {
+        this.#defects.inc();
       }),
       events.on("admission:batch", ({ tasks }) => {
         this.#batch.observe(tasks);
