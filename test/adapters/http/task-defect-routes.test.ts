@@ -57,7 +57,8 @@ describe("a task whose stored fields no longer parse", () => {
     expect(read.body.title).toBe("broken");
     const list = await call(t.url, "GET", "/v1/tasks?limit=200", { token });
     expect(list.status).toBe(200);
-    const shown = new Map(list.body.items.map((item: any) => [item.id, item.defect]));
+    const items = list.body.items as { id: string; defect: unknown }[];
+    const shown = new Map(items.map((item) => [item.id, item.defect]));
     expect(shown.get(sound)).toBeNull();
     expect(shown.get(broken)).toMatchObject({ fields: [{ field: "options" }] });
     expect((await call(t.url, "GET", `/v1/tasks/${sound}`, { token })).body.defect).toBeNull();
