@@ -42,6 +42,7 @@ export type {
   TargetInput,
   TaskCreateInput,
   TaskPatchInput,
+  TaskUpsertInput,
 } from "./application/typed-input.js";
 export type {
   SchedulerTasks,
@@ -72,7 +73,6 @@ export type {
   ExplanationView,
 } from "./application/views.js";
 export type { CreatedTask, UpsertedTask } from "./application/task-service.js";
-export type { TaskUpsertInput } from "./application/task-input.js";
 export type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 export type { RunWatcherOptions } from "./runtime/run-watcher.js";
 export { parseAgentServers } from "./adapters/launchers/agent/agent-servers.js";

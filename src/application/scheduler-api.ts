@@ -15,7 +15,13 @@ import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
 import type { Actor } from "./actor.js";
 import { DEFAULT_LIMITS, pageSizeOf } from "./limits.js";
 import type { CreatedTask, TaskService, UpsertedTask } from "./task-service.js";
-import type { HandlerInputMap, InputFor, TaskCreateInput, TaskPatchInput } from "./typed-input.js";
+import type {
+  HandlerInputMap,
+  InputFor,
+  TaskCreateInput,
+  TaskPatchInput,
+  TaskUpsertInput,
+} from "./typed-input.js";
 import type {
   CalendarView,
   ExplanationView,
@@ -99,7 +105,8 @@ export function resumeOptionsOf(options: ResumeOptions): { catchUp?: CatchUpPoli
 
 /**
  * Task operations; inputs and outputs have the HTTP API's JSON shapes (snake_case). With typed handlers
- * (`I`, docs/library.md#typed-handlers) `create` and `update` check a handler target at compile time.
+ * (`I`, docs/library.md#typed-handlers) `create`, `upsert` and `update` check a handler target at
+ * compile time.
  */
 export interface SchedulerTasks<I extends HandlerInputMap | null = null> {
   create(input: InputFor<I, TaskCreateInput<I>>): Promise<CreatedTask>;
@@ -125,7 +132,10 @@ export interface SchedulerTasks<I extends HandlerInputMap | null = null> {
    *   schedule: { type: "cron", cron: "0 2 * * *", timezone: "Europe/Berlin" },
    *   target: { kind: "handler", name: "invoices" } });
    */
-  upsert(input: unknown, options?: { version?: number }): Promise<UpsertedTask>;
+  upsert(
+    input: InputFor<I, TaskUpsertInput<I>>,
+    options?: { version?: number },
+  ): Promise<UpsertedTask>;
   /** PATCH semantics; `version` makes it a compare-and-set (the HTTP API's `If-Match`). */
   update(
     id: string,
