@@ -192,7 +192,8 @@ describe("punctual tasks", () => {
           "admitted_count": 0,
           "version": 1,
           "created_at": "2026-03-07T12:00:00Z",
-          "updated_at": "2026-03-07T12:00:00Z"
+          "updated_at": "2026-03-07T12:00:00Z",
+          "defect": null
         },
         "warnings": []
       }
