@@ -151,7 +151,12 @@ export interface SchedulerTasks<I extends HandlerInputMap | null = null> {
     id: string,
     range: { from: string; to: string },
   ): Promise<{ runs: RunView[]; already_backfilled: number }>;
-  delete(id: string, options?: { force?: boolean }): Promise<void>;
+  /**
+   * Deletes the task. A run launching or running refuses it (`task_not_mutable`) unless `force` (the
+   * run is asked to stop) or `after_run` (the run finishes; the task is gone at once and admits
+   * nothing, and its rows go when the run has ended).
+   */
+  delete(id: string, options?: { force?: boolean; after_run?: boolean }): Promise<void>;
   preview(id: string, count?: number): Promise<{ occurrences: OccurrenceView[] }>;
   /** Why the task did or did not fire around `at` (an RFC 3339 instant). */
   explain(id: string, at: string): Promise<ExplanationView>;
@@ -239,7 +244,17 @@ export function schedulerApi<I extends HandlerInputMap | null = null>(
         ),
       backfill: (id, range) => use(({ tasks }, now) => tasks.backfill(actor, id, range, now())),
       delete: (id, options = {}) =>
-        use(({ tasks }, now) => tasks.delete(actor, id, options, now())),
+        use(({ tasks }, now) =>
+          tasks.delete(
+            actor,
+            id,
+            {
+              ...(options.force === undefined ? {} : { force: options.force }),
+              ...(options.after_run === undefined ? {} : { afterRun: options.after_run }),
+            },
+            now(),
+          ),
+        ),
       preview: (id, count = 10) => use(({ tasks }, now) => tasks.preview(actor, id, count, now())),
       explain: (id, at) => use(({ tasks }, now) => tasks.explain(actor, id, at, now())),
       runs: (id, query = {}) => use(({ tasks }) => tasks.listRuns(actor, id, runQueryOf(query))),

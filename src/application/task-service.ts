@@ -286,18 +286,22 @@ export class TaskService {
     );
   }
 
-  /** Deletes (soft until no run is active); refused while a run is launching or running unless `force`. */
+  /**
+   * Deletes (soft until no run is active); refused while a run is launching or running unless `force`
+   * (which asks it to stop) or `afterRun` (which lets it finish and deletes the task when it has ended).
+   */
   async delete(
     actor: Actor,
     id: string,
-    options: { force?: boolean; expectedVersion?: number },
+    options: { force?: boolean; afterRun?: boolean; expectedVersion?: number },
     now: Instant,
   ): Promise<void> {
     const force = options.force ?? false;
+    const afterRun = options.afterRun ?? false;
     await this.#mutate(
       actor,
       id,
-      (l) => deleteTask(l.task, l.activeRuns, { now, force }),
+      (l) => deleteTask(l.task, l.activeRuns, { now, force, afterRun }),
       options.expectedVersion,
     );
   }

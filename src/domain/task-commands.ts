@@ -160,19 +160,25 @@ export function cancelTask(task: Task, activeRuns: readonly Run[], now: Instant)
   };
 }
 
-/** Delete: refused while a run is launching or running unless `force` (which asks it to stop). */
+/**
+ * Delete: refused while a run is launching or running unless `force` (which asks it to stop) or
+ * `afterRun` (which lets it finish: the task is gone from the API and admits nothing from now, its
+ * queued runs are cancelled, and its rows go once no run of it is active).
+ */
 export function deleteTask(
   task: Task,
   activeRuns: readonly Run[],
-  ctx: { readonly now: Instant; readonly force: boolean },
+  ctx: { readonly now: Instant; readonly force: boolean; readonly afterRun?: boolean },
 ): CommandOutcome {
   const launched = activeRuns.filter((r) => holdsSlot(r.status));
-  if (launched.length > 0 && !ctx.force) {
+  if (launched.length > 0 && !ctx.force && ctx.afterRun !== true) {
     throw new TaskNotMutableError(
       "the task has a run launching or running: wait for it, cancel it, or delete with force=true",
     );
   }
-  const running = requestCancelActive(task, activeRuns, ctx.now, "task_deleted");
+  const running = ctx.force
+    ? requestCancelActive(task, activeRuns, ctx.now, "task_deleted")
+    : { updates: [], targets: [] };
   const queued = cancelQueued(task, activeRuns, ctx.now, "task_deleted", () => true);
   return {
     task: { ...task, nextRunAt: null, deletedAt: ctx.now, updatedAt: ctx.now },
