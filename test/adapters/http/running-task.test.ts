@@ -88,7 +88,8 @@ describe("a task with a running run", () => {
     releaseHeld();
     const ended = await waitUntil(async () => {
       const current = await call(t.url, "GET", `/v1/runs/${run.id}`, { token });
-      return current.body.status === "running" ? undefined : current.body;
+      const body = current.body as { status: string };
+      return body.status === "running" ? undefined : body;
     }, "the run to end");
     expect(ended).toMatchObject({ status: "succeeded" });
   });
