@@ -535,6 +535,12 @@ describe("punctual tasks", () => {
     `);
     expect((await cli(["tasks", "show", id])).code).toBe(1);
   });
+
+  it("deletes with --after-run", async () => {
+    const id = await created(["--title", "after", "--cron", "0 6 * * *"]);
+    expect(await ok(["tasks", "delete", id, "--after-run"])).toMatch(/^deleted /);
+    expect((await cli(["tasks", "show", id])).code).toBe(1);
+  });
 });
 
 describe("punctual runs", () => {
