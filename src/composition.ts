@@ -185,7 +185,7 @@ function declaredPort(rt: SchedulerRuntime, actor: Actor): DeclaredSchedulesPort
       return items;
     },
     pause: (id) => rt.tasks.pause(actor, id, {}, now()),
-    delete: (id) => rt.tasks.delete(actor, id, {}, now()),
+    delete: (id) => rt.tasks.delete(actor, id, { afterRun: true }, now()),
   };
 }
 

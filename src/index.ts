@@ -42,6 +42,7 @@ export type {
   TargetInput,
   TaskCreateInput,
   TaskPatchInput,
+  TaskUpsertInput,
 } from "./application/typed-input.js";
 export type {
   SchedulerTasks,
@@ -73,7 +74,6 @@ export type {
   ExplanationView,
 } from "./application/views.js";
 export type { CreatedTask, UpsertedTask } from "./application/task-service.js";
-export type { TaskUpsertInput } from "./application/task-input.js";
 export type { MetricsOptions, SchedulerMetrics } from "./adapters/metrics/scheduler-metrics.js";
 export type { QueueStats } from "./domain/ports.js";
 export type { CoordinatorOptions } from "./runtime/coordinator-options.js";

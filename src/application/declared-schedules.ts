@@ -32,10 +32,11 @@ export interface DeclaredScheduleStep {
   /** For `update`: the fields changed. */
   readonly changed: readonly string[];
   /**
-   * For `prune`: `left` (no prune mode, or already paused or ended), `paused`, `deleted`, or
-   * `delete_deferred` (a run is active: the task is paused now, and a later sync deletes it).
+   * For `prune`: `left` (no prune mode, or already paused or ended), `paused` or `deleted` (a task
+   * whose run is launching or running is deleted at once and its run finishes: the task's rows go
+   * when it has ended, docs/library.md#declared-schedules).
    */
-  readonly prune?: "left" | "paused" | "deleted" | "delete_deferred";
+  readonly prune?: "left" | "paused" | "deleted";
 }
 
 export interface DeclaredSchedulesPlan {
@@ -53,7 +54,7 @@ export interface DeclaredSchedulesPort {
   /** Every task of the caller in `group`. */
   listGroup(group: string): Promise<readonly TaskView[]>;
   pause(id: string): Promise<unknown>;
-  /** @throws an error with `code: "task_not_mutable"` while a run is launching or running */
+  /** Deletes the task, letting a launching or running run finish (`after_run`). */
   delete(id: string): Promise<unknown>;
 }
 
@@ -80,12 +81,6 @@ function declaredKeys(schedules: readonly unknown[]): string[] {
   return [...seen];
 }
 
-function isTaskNotMutable(error: unknown): boolean {
-  return (
-    typeof error === "object" && error !== null && Reflect.get(error, "code") === "task_not_mutable"
-  );
-}
-
 /** Prunes one task no longer declared, as `mode` says. */
 async function pruneOne(
   port: DeclaredSchedulesPort,
@@ -100,16 +95,10 @@ async function pruneOne(
     await port.pause(task.id);
     return "paused";
   }
-  try {
-    await port.delete(task.id);
-    return "deleted";
-  } catch (error) {
-    // docs/semantics.md#task-operations: a task whose run is launching or running is not deleted
-    // under it; it stops admitting now, and a later sync deletes it once the run has ended.
-    if (!isTaskNotMutable(error)) throw error;
-    if (pausable) await port.pause(task.id);
-    return "delete_deferred";
-  }
+  // docs/semantics.md#task-operations: a run launching or running is not stopped by a prune; the
+  // task admits nothing from now and is gone once that run has ended.
+  await port.delete(task.id);
+  return "deleted";
 }
 
 /**

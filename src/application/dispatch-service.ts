@@ -116,6 +116,7 @@ export class DispatchService {
       this.#events.emit("admission:decided", { taskId: task.id, admission });
       return write;
     });
+    for (const task of report.defective) this.#events.emit("task:defective", { task });
     this.#events.emit("admission:batch", { tasks: report.tasks });
     return report;
   }

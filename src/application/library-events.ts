@@ -9,8 +9,8 @@ import type { TaskId } from "../domain/ids.js";
 import type { RunStatus } from "../domain/run.js";
 import type { Instant } from "../domain/time.js";
 import type { SchedulerEvents } from "./scheduler-events.js";
-import { formatInstant, runView } from "./views.js";
-import type { RunView } from "./views.js";
+import { formatInstant, runView, taskView } from "./views.js";
+import type { RunView, TaskView } from "./views.js";
 
 /** An occurrence decided without a run: skipped or missed (a range of nominal times for `missed`). */
 export interface OccurrenceEvent {
@@ -41,6 +41,14 @@ export interface SchedulerEventMap {
   readonly "occurrence:skipped": OccurrenceEvent;
   /** Occurrences were missed (downtime, a pause, the catch-up window). */
   readonly "occurrence:missed": OccurrenceEvent;
+  /**
+   * A due task's stored fields no longer parse (docs/operations.md#a-task-that-does-not-parse): it is out
+   * of the due set until an edit gives each named field anew. Sent once per defect.
+   */
+  readonly "task:defective": {
+    readonly task_id: string;
+    readonly defect: NonNullable<TaskView["defect"]>;
+  };
   /**
    * This replica's sweep found another replica silent for the liveness timeout and settled its work
    * (docs/operations.md#replica-liveness-what-silent-means): `claims` launch claims reconciled, `runs` handler runs
@@ -105,6 +113,12 @@ export class LibraryEvents {
     });
     events.on("replica:lost", ({ replicaId, claims, runs }) => {
       this.#emit("replica:lost", () => ({ replica_id: replicaId, claims, runs }));
+    });
+    events.on("task:defective", ({ task }) => {
+      this.#emit("task:defective", () => {
+        const view = taskView(task);
+        return { task_id: task.id, defect: view.defect ?? { detected_at: null, fields: [] } };
+      });
     });
     events.on("admission:decided", ({ taskId, admission }) => {
       for (const decision of admission.decisions) {

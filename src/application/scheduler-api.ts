@@ -17,7 +17,13 @@ import { DEFAULT_LIMITS, pageSizeOf } from "./limits.js";
 import { runSearchOf } from "./run-operations.js";
 import type { RunSearchQuery } from "./run-operations.js";
 import type { CreatedTask, TaskService, UpsertedTask } from "./task-service.js";
-import type { HandlerInputMap, InputFor, TaskCreateInput, TaskPatchInput } from "./typed-input.js";
+import type {
+  HandlerInputMap,
+  InputFor,
+  TaskCreateInput,
+  TaskPatchInput,
+  TaskUpsertInput,
+} from "./typed-input.js";
 import type {
   CalendarView,
   ExplanationView,
@@ -104,7 +110,8 @@ export function resumeOptionsOf(options: ResumeOptions): { catchUp?: CatchUpPoli
 
 /**
  * Task operations; inputs and outputs have the HTTP API's JSON shapes (snake_case). With typed handlers
- * (`I`, docs/library.md#typed-handlers) `create` and `update` check a handler target at compile time.
+ * (`I`, docs/library.md#typed-handlers) `create`, `upsert` and `update` check a handler target at
+ * compile time.
  */
 export interface SchedulerTasks<I extends HandlerInputMap | null = null> {
   create(input: InputFor<I, TaskCreateInput<I>>): Promise<CreatedTask>;
@@ -130,7 +137,10 @@ export interface SchedulerTasks<I extends HandlerInputMap | null = null> {
    *   schedule: { type: "cron", cron: "0 2 * * *", timezone: "Europe/Berlin" },
    *   target: { kind: "handler", name: "invoices" } });
    */
-  upsert(input: unknown, options?: { version?: number }): Promise<UpsertedTask>;
+  upsert(
+    input: InputFor<I, TaskUpsertInput<I>>,
+    options?: { version?: number },
+  ): Promise<UpsertedTask>;
   /** PATCH semantics; `version` makes it a compare-and-set (the HTTP API's `If-Match`). */
   update(
     id: string,
@@ -146,7 +156,12 @@ export interface SchedulerTasks<I extends HandlerInputMap | null = null> {
     id: string,
     range: { from: string; to: string },
   ): Promise<{ runs: RunView[]; already_backfilled: number }>;
-  delete(id: string, options?: { force?: boolean }): Promise<void>;
+  /**
+   * Deletes the task. A run launching or running refuses it (`task_not_mutable`) unless `force` (the
+   * run is asked to stop) or `after_run` (the run finishes; the task is gone at once and admits
+   * nothing, and its rows go when the run has ended).
+   */
+  delete(id: string, options?: { force?: boolean; after_run?: boolean }): Promise<void>;
   preview(id: string, count?: number): Promise<{ occurrences: OccurrenceView[] }>;
   /** Why the task did or did not fire around `at` (an RFC 3339 instant). */
   explain(id: string, at: string): Promise<ExplanationView>;
@@ -253,7 +268,17 @@ export function schedulerApi<I extends HandlerInputMap | null = null>(
         ),
       backfill: (id, range) => use(({ tasks }, now) => tasks.backfill(actor, id, range, now())),
       delete: (id, options = {}) =>
-        use(({ tasks }, now) => tasks.delete(actor, id, options, now())),
+        use(({ tasks }, now) =>
+          tasks.delete(
+            actor,
+            id,
+            {
+              ...(options.force === undefined ? {} : { force: options.force }),
+              ...(options.after_run === undefined ? {} : { afterRun: options.after_run }),
+            },
+            now(),
+          ),
+        ),
       preview: (id, count = 10) => use(({ tasks }, now) => tasks.preview(actor, id, count, now())),
       explain: (id, at) => use(({ tasks }, now) => tasks.explain(actor, id, at, now())),
       runs: (id, query = {}) => use(({ tasks }) => tasks.listRuns(actor, id, runQueryOf(query))),

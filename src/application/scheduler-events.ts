@@ -9,6 +9,7 @@ import type { Admission } from "../domain/admission.js";
 import type { TaskId } from "../domain/ids.js";
 import type { Run, RunStatus } from "../domain/run.js";
 import type { TargetKind } from "../domain/target.js";
+import type { Task } from "../domain/task.js";
 
 /** Every event and its payload. */
 export interface SchedulerEventMap {
@@ -18,6 +19,12 @@ export interface SchedulerEventMap {
    * decides again.
    */
   readonly "admission:decided": { readonly taskId: TaskId; readonly admission: Admission };
+  /**
+   * Admission met a due task whose stored fields no longer parse, and took it out of the due set
+   * (docs/operations.md#a-task-that-does-not-parse). Sent once per defect: the task is not read again
+   * until an edit repairs it.
+   */
+  readonly "task:defective": { readonly task: Task };
   /** An admission batch was written: how many tasks it admitted. */
   readonly "admission:batch": { readonly tasks: number };
   /** This replica claimed a queued run for launch (the run is `launching`). */
@@ -76,6 +83,7 @@ type ListenerSets = { readonly [E in SchedulerEventName]: Set<SchedulerEventList
 export class SchedulerEvents implements EventSink {
   readonly #listeners: ListenerSets = {
     "admission:decided": new Set(),
+    "task:defective": new Set(),
     "admission:batch": new Set(),
     "run:claimed": new Set(),
     "run:changed": new Set(),

@@ -15,6 +15,7 @@ import { describeOccurrences } from "../domain/schedule/schedule-spec.js";
 import { isTerminalTaskStatus } from "../domain/task.js";
 import { checkPreviewCount, DEFAULT_LIMITS } from "./limits.js";
 import type { Task } from "../domain/task.js";
+import { refuseDefective } from "../domain/task-defect.js";
 import type { Instant } from "../domain/time.js";
 import { scheduleFrom } from "./task-input.js";
 import type { CalendarsByName } from "./task-input.js";
@@ -26,6 +27,7 @@ const EXPLAIN_PAGE_SIZE = DEFAULT_LIMITS.pageSizeMax;
 
 /** The task's next `count` fires (none once it has ended; a paused task shows its schedule). */
 export function previewTask(task: Task, count: number, now: Instant): OccurrenceView[] {
+  refuseDefective(task, "preview");
   // An ended task (completed, failed, cancelled) fires no more; a paused one shows its schedule.
   if (isTerminalTaskStatus(task.status)) return [];
   const from = task.decidedThrough > now ? task.decidedThrough : now;
@@ -60,6 +62,7 @@ export async function explainTask(args: {
   readonly now: Instant;
 }): Promise<ExplanationView> {
   const { task, at } = args;
+  refuseDefective(task, "explain");
   const window = explainWindow(task, at);
   const runs: Run[] = [];
   let cursor: string | undefined;

@@ -1,10 +1,11 @@
 /**
  * The owner's use cases (docs/semantics.md#task-operations): one method per operation, orchestrating
  * the ports. Every decision is a domain call; every method takes `now` explicitly. The references a task
- * names are checked in task-references.ts, manual runs written in manual-runs.ts, previews and
- * explanations made in task-insight.ts, and named calendars kept by `calendars` (calendar-service.ts).
+ * names are checked in task-references.ts, upserts by key run in upsert-task.ts, manual runs written
+ * in manual-runs.ts, previews and explanations made in task-insight.ts, and named calendars kept by
+ * `calendars` (calendar-service.ts).
  */
-import { KeyTakenError, NotFoundError, StaleVersionError } from "../domain/errors.js";
+import { NotFoundError } from "../domain/errors.js";
 import type { FieldError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
@@ -14,6 +15,7 @@ import type { Run } from "../domain/run.js";
 import { requestRunCancel } from "../domain/run-transitions.js";
 import { runTaskContext } from "../domain/run-change.js";
 import { cancelTask, deleteTask, pauseTask, resumeTask } from "../domain/task-commands.js";
+import { isDefectiveField } from "../domain/task-defect.js";
 import { createTask, editTask, taskWarnings } from "../domain/task-fields.js";
 import type { CommandOutcome } from "../domain/task-commands.js";
 import type { Task } from "../domain/task.js";
@@ -38,15 +40,13 @@ import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
 import {
   instantFrom,
-  parseWith,
   taskFieldsFromCreate,
   taskFieldsFromPatch,
   taskIdentityFrom,
-  taskUpsertSchema,
   withStoredSchedule,
 } from "./task-input.js";
-import { upsertEdit } from "./task-upsert.js";
 import type { UpsertField } from "./task-upsert.js";
+import { upsertTask } from "./upsert-task.js";
 import { runView, taskView } from "./views.js";
 import type { ExplanationView, OccurrenceView, PageView, RunView, TaskView } from "./views.js";
 
@@ -97,9 +97,6 @@ export interface UpsertedTask extends CreatedTask {
   readonly changed: readonly UpsertField[];
 }
 
-/** How many times an upsert looks the key up again when a concurrent writer created or deleted it. */
-const UPSERT_ATTEMPTS = 3;
-
 export class TaskService {
   readonly #deps: TaskServiceDeps;
   /** The owner's named calendars, over the same store (their edits refresh this service's tasks). */
@@ -120,6 +117,13 @@ export class TaskService {
    * calendars its schedule names are read first, and read again if one changes before the insert.
    */
   async create(actor: Actor, input: unknown, now: Instant): Promise<CreatedTask> {
+    const task = await this.#createTask(actor, input, now);
+    this.#deps.signals.wake();
+    return { task: this.#view(task), warnings: taskWarnings(task, now) };
+  }
+
+  /** Creates the task (create's whole check and insert), without the wake-up. */
+  async #createTask(actor: Actor, input: unknown, now: Instant): Promise<Task> {
     const id = toTaskId(this.#deps.newId());
     const webhookSecret = this.#deps.newSecret();
     const task = await retryOnCalendarChange(async () => {
@@ -145,8 +149,7 @@ export class TaskService {
       await this.#deps.store.tasks.insertTask(created);
       return created;
     });
-    this.#deps.signals.wake();
-    return { task: this.#view(task), warnings: taskWarnings(task, now) };
+    return task;
   }
 
   /**
@@ -175,8 +178,7 @@ export class TaskService {
   /**
    * Creates the task with `input.key`, or brings the owner's task with that key to exactly this
    * definition (PUT: a field left out takes its default). Identical input writes nothing (no new
-   * `version`). Two callers upserting one key at once end with one task: the store's unique key
-   * refuses the second insert, which then updates (or finds identical) the first one's task.
+   * `version`); `dryRun` writes nothing and answers what would be done (upsert-task.ts).
    * @throws version_conflict when `expectedVersion` is given and is not the task's (or no task has the key)
    */
   async upsert(
@@ -186,21 +188,22 @@ export class TaskService {
     now: Instant,
     options: { readonly dryRun?: boolean } = {},
   ): Promise<UpsertedTask> {
-    const { key } = parseWith(taskUpsertSchema, input);
-    if (options.dryRun === true) return this.#planUpsert(actor, key, input, expectedVersion, now);
-    for (let attempt = 1; ; attempt++) {
-      const found = await this.#deps.store.tasks.findTaskByKey(actor.owner, key);
-      try {
-        if (found !== null) return await this.#replace(actor, found, input, expectedVersion, now);
-        if (expectedVersion !== null) throw new StaleVersionError(expectedVersion, 0);
-        const { task, warnings } = await this.create(actor, input, now);
-        return { task, warnings, created: true, changed: [] };
-      } catch (error) {
-        // Another writer created the key (or deleted its task) meanwhile: look it up again.
-        const raced = error instanceof KeyTakenError || error instanceof NotFoundError;
-        if (!raced || attempt >= UPSERT_ATTEMPTS) throw error;
-      }
-    }
+    const dryRun = options.dryRun === true;
+    const outcome = await upsertTask(this.#deps, {
+      actor,
+      input,
+      expectedVersion,
+      now,
+      dryRun,
+      create: () => this.#createTask(actor, input, now),
+    });
+    if (!dryRun && (outcome.created || outcome.changed.length > 0)) this.#deps.signals.wake();
+    return {
+      task: this.#view(outcome.task),
+      warnings: outcome.warnings,
+      created: outcome.created,
+      changed: outcome.changed,
+    };
   }
 
   async list(actor: Actor, query: TaskQuery): Promise<PageView<TaskView>> {
@@ -218,7 +221,10 @@ export class TaskService {
   ): Promise<CreatedTask> {
     const current = await this.#find(actor, id);
     // docs/semantics.md#task-operations: a patched schedule keeps the stored zone, bounds and exclude.
-    const completed = withStoredSchedule(input, current.schedule);
+    // A stored schedule that does not parse has nothing to keep: the patch gives it whole.
+    const completed = isDefectiveField(current.defect, "schedule")
+      ? input
+      : withStoredSchedule(input, current.schedule);
     const { patch, task } = await retryOnCalendarChange(async () => {
       const calendars = await readCalendars(
         this.#deps.store,
@@ -297,18 +303,22 @@ export class TaskService {
     );
   }
 
-  /** Deletes (soft until no run is active); refused while a run is launching or running unless `force`. */
+  /**
+   * Deletes (soft until no run is active); refused while a run is launching or running unless `force`
+   * (which asks it to stop) or `afterRun` (which lets it finish and deletes the task when it has ended).
+   */
   async delete(
     actor: Actor,
     id: string,
-    options: { force?: boolean; expectedVersion?: number },
+    options: { force?: boolean; afterRun?: boolean; expectedVersion?: number },
     now: Instant,
   ): Promise<void> {
     const force = options.force ?? false;
+    const afterRun = options.afterRun ?? false;
     await this.#mutate(
       actor,
       id,
-      (l) => deleteTask(l.task, l.activeRuns, { now, force }),
+      (l) => deleteTask(l.task, l.activeRuns, { now, force, afterRun }),
       options.expectedVersion,
     );
   }
@@ -416,90 +426,6 @@ export class TaskService {
     const task = await this.#find(actor, id);
     const runs = this.#deps.store.runs;
     return explainTask({ runs, scope: scopeOf(actor), task, at: instant, now });
-  }
-
-  /**
-   * What an upsert would do, checked as it would be (every field, the references, the domain's
-   * invariants) and written nowhere: the task as it would be, `created`, and `changed`.
-   */
-  async #planUpsert(
-    actor: Actor,
-    key: string,
-    input: unknown,
-    expectedVersion: number | null,
-    now: Instant,
-  ): Promise<UpsertedTask> {
-    const policy = this.#deps.policy;
-    const found = await this.#deps.store.tasks.findTaskByKey(actor.owner, key);
-    if (expectedVersion !== null && expectedVersion !== (found?.version ?? 0)) {
-      throw new StaleVersionError(expectedVersion, found?.version ?? 0);
-    }
-    const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
-    const fields = taskFieldsFromCreate(
-      input,
-      now,
-      policy.defaultOptions,
-      calendars,
-      this.#deps.limits,
-    );
-    const { group } = taskIdentityFrom(input);
-    await checkReferences(this.#deps, actor, fields, fields);
-    if (found === null) {
-      const ctx = { id: toTaskId(key), owner: actor.owner, now, policy, webhookSecret: "" };
-      const task = createTask(fields, { ...ctx, key, group });
-      return {
-        task: this.#view(task),
-        warnings: taskWarnings(task, now),
-        created: true,
-        changed: [],
-      };
-    }
-    const edit = upsertEdit(found, fields, group, { now, policy });
-    const task = edit.task ?? found;
-    const warnings = edit.changed.includes("schedule") ? taskWarnings(task, now) : [];
-    return { task: this.#view(task), warnings, created: false, changed: edit.changed };
-  }
-
-  /** The upsert of a task found by its key: an edit of the fields that differ, under its row lock. */
-  async #replace(
-    actor: Actor,
-    found: Task,
-    input: unknown,
-    expectedVersion: number | null,
-    now: Instant,
-  ): Promise<UpsertedTask> {
-    const policy = this.#deps.policy;
-    const outcome = await retryOnCalendarChange(async () => {
-      const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
-      const fields = taskFieldsFromCreate(
-        input,
-        now,
-        policy.defaultOptions,
-        calendars,
-        this.#deps.limits,
-      );
-      const { group } = taskIdentityFrom(input);
-      await checkReferences(this.#deps, actor, fields, fields);
-      // Owner scope, not the actor's: the key is the owner's, and so is the task it names.
-      const scope: OwnerScope = { kind: "owner", owner: actor.owner };
-      return this.#deps.store.tasks.mutateTask(scope, found.id, (locked) => {
-        const edit = upsertEdit(locked.task, fields, group, { now, policy });
-        const task = edit.task ?? locked.task;
-        return {
-          ...(edit.task === null ? {} : { task: edit.task }),
-          ...(expectedVersion === null ? {} : { expectedVersion }),
-          newRuns: edit.newRuns,
-          result: () => ({ task, changed: edit.changed }),
-        };
-      });
-    });
-    if (outcome.changed.length > 0) this.#deps.signals.wake();
-    return {
-      task: this.#view(outcome.task),
-      warnings: outcome.changed.includes("schedule") ? taskWarnings(outcome.task, now) : [],
-      created: false,
-      changed: outcome.changed,
-    };
   }
 
   async #find(actor: Actor, id: string): Promise<Task> {

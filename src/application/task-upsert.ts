@@ -58,7 +58,9 @@ export function changedFields(
 ): UpsertField[] {
   const before = publicFields(task, task.group);
   const after = publicFields(fields, group);
-  return UPSERT_FIELDS.filter((field) => before[field] !== after[field]);
+  // A stored field that does not parse holds a stand-in: the definition always replaces it.
+  const broken = new Set<string>(task.defect?.fields.map((item) => item.field) ?? []);
+  return UPSERT_FIELDS.filter((field) => broken.has(field) || before[field] !== after[field]);
 }
 
 /** What an upsert writes for a task found by its key: nothing when no field changed. */

@@ -1,11 +1,15 @@
 /**
- * The public input types of tasks (docs/library.md#typed-handlers), as the library's `tasks.create` and
- * `tasks.update` take them. `I` maps handler names to their input types: a scheduler made with
+ * The public input types of tasks (docs/library.md#typed-handlers), as the library's `tasks.create`,
+ * `tasks.upsert` and `tasks.update` take them. `I` maps handler names to their input types: a scheduler made with
  * `defineHandler` handlers checks a `handler` target's `name` and `input` against it at compile time;
  * with `null` (no typed handler) a handler target is any name with any JSON input. The shapes are the
  * zod schemas' inputs (task-input.ts), the same the HTTP API takes.
  */
-import type { TaskCreateInput as CreateShape, TaskPatchInput as PatchShape } from "./task-input.js";
+import type {
+  TaskCreateInput as CreateShape,
+  TaskPatchInput as PatchShape,
+  TaskUpsertInput as UpsertShape,
+} from "./task-input.js";
 
 /** Handler names to the types of the input each takes. */
 export type HandlerInputMap = { readonly [name: string]: unknown };
@@ -27,6 +31,12 @@ export type TargetInput<I extends HandlerInputMap | null = null> = [I] extends [
 /** What `tasks.create` takes (`POST /v1/tasks`'s body). */
 export type TaskCreateInput<I extends HandlerInputMap | null = null> = Omit<
   CreateShape,
+  "target"
+> & { readonly target: TargetInput<I> };
+
+/** What `tasks.upsert` takes (`PUT /v1/tasks/by-key/{key}`'s body, with its `key`). */
+export type TaskUpsertInput<I extends HandlerInputMap | null = null> = Omit<
+  UpsertShape,
   "target"
 > & { readonly target: TargetInput<I> };
 

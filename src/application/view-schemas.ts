@@ -4,6 +4,7 @@
  * (and its tests parse every answer with them), and `punctual/client` returns them. Strict objects, so
  * a field a view adds without declaring it here fails those tests.
  */
+import { TASK_DEFECT_FIELDS } from "../domain/task-defect.js";
 import { z } from "zod";
 import { EXPLAIN_VERDICTS } from "../domain/explain.js";
 import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../domain/options.js";
@@ -155,6 +156,20 @@ export const taskViewSchema = z.strictObject({
   version: z.int().meta({ description: "also the task's ETag" }),
   created_at: instant,
   updated_at: instant,
+  defect: z
+    .strictObject({
+      detected_at: nullableInstant.meta({
+        description: "when admission took the task out of the due set; null until it met it",
+      }),
+      fields: z.array(z.strictObject({ field: z.enum(TASK_DEFECT_FIELDS), message: z.string() })),
+    })
+    .nullable()
+    .meta({
+      description:
+        "the stored fields that no longer parse (docs/operations.md#a-task-that-does-not-parse): " +
+        "the task does not run until an edit gives each anew; the fields named show stand-ins. " +
+        "null for a sound task",
+    }),
 });
 
 export const runViewSchema = z.strictObject({

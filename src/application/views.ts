@@ -193,6 +193,13 @@ export function taskView(task: Task, signsWithTaskSecret = true): TaskView {
     version: task.version,
     created_at: formatInstant(task.createdAt),
     updated_at: formatInstant(task.updatedAt),
+    defect:
+      task.defect === null
+        ? null
+        : {
+            detected_at: formatInstant(task.defect.detectedAt),
+            fields: task.defect.fields.map((item) => ({ ...item })),
+          },
   };
 }
 

@@ -199,13 +199,18 @@ export class TaskClient {
     id: string,
     options: CallOptions & {
       readonly force?: boolean | undefined;
+      /** Let a launching or running run finish; the task is deleted at once, its rows after the run. */
+      readonly afterRun?: boolean | undefined;
       readonly version?: number | undefined;
     } = {},
   ): Promise<void> {
     await this.#http.send({
       method: "DELETE",
       path: ["v1", "tasks", id],
-      query: { force: options.force === true ? "true" : undefined },
+      query: {
+        force: options.force === true ? "true" : undefined,
+        after_run: options.afterRun === true ? "true" : undefined,
+      },
       headers: { "if-match": options.version === undefined ? undefined : ifMatch(options.version) },
       signal: options.signal,
     });

@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   "target_unavailable",
   "calendar_in_use",
   "key_taken",
+  "task_defective",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -152,6 +153,25 @@ export class ActiveRunError extends PunctualError {
 export class TaskNotMutableError extends PunctualError {
   readonly code = "task_not_mutable";
   override readonly name = "TaskNotMutableError";
+}
+
+/**
+ * Thrown when a command needs a stored field of the task that no longer parses
+ * (docs/operations.md#a-task-that-does-not-parse): only an edit that repairs it, or a delete, is allowed.
+ */
+export class TaskDefectiveError extends PunctualError {
+  readonly code = "task_defective";
+  override readonly name = "TaskDefectiveError";
+
+  constructor(
+    readonly fields: readonly string[],
+    command: string,
+  ) {
+    super(
+      `the task's stored ${fields.join(", ")} does not parse: ${command} needs it; ` +
+        "edit the task giving it anew, or delete the task",
+    );
+  }
 }
 
 /** Thrown when a run or task transition is not allowed from its current status. */

@@ -117,6 +117,11 @@ export interface AdmissionReport {
   readonly missed: number;
   /** Active runs cancelled or asked to stop by `cancel_other`. */
   readonly cancellations: readonly Run[];
+  /**
+   * Due tasks whose stored fields no longer parse (docs/operations.md#a-task-that-does-not-parse): not
+   * admitted, and marked (`defect.detectedAt`) so that no later batch reads them again until an edit.
+   */
+  readonly defective: readonly Task[];
 }
 
 /** What the claim step hands the launcher: the claimed run and the task it belongs to. */
@@ -184,16 +189,18 @@ export interface TaskRepository {
     options?: { readonly run?: RunId },
   ): Promise<T>;
   /**
-   * Admits up to `limit` enabled tasks with `next_run_at <= now`, skipping rows other replicas hold: for
-   * each, one transaction (or one per batch) that reads its active runs, calls `decide`, and writes what
-   * it returns as it is: the new runs, the rewritten active runs and the task's schedule fields.
+   * Admits up to `limit` enabled tasks with `next_run_at <= now`, skipping rows other replicas hold and
+   * tasks marked defective: for each, one transaction (or one per batch) that reads its active runs,
+   * calls `decide`, and writes what it returns as it is: the new runs, the rewritten active runs and the
+   * task's schedule fields. A due task read with a `defect` is not decided: the store marks it
+   * (`defect_at = now`) and reports it in `defective`.
    */
   admitDueTasks(
     now: Instant,
     limit: number,
     decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
   ): Promise<AdmissionReport>;
-  /** The earliest `next_run_at` of an enabled task, for the coordinator's sleep. */
+  /** The earliest `next_run_at` of an enabled task not marked defective, for the coordinator's sleep. */
   nextDueAt(): Promise<Instant | null>;
 }
 

@@ -26,6 +26,7 @@ import { nextFireAfter } from "./schedule/schedule-spec.js";
 import { isTerminalTaskStatus, TASK_LIMITS } from "./task.js";
 import type { Task } from "./task.js";
 import { threadScopeOf } from "./target.js";
+import { refuseDefective } from "./task-defect.js";
 import type { Instant } from "./time.js";
 
 /** What a command writes: the new task (if it changed), new runs, and rewritten active runs. */
@@ -87,6 +88,7 @@ export function pauseTask(
   activeRuns: readonly Run[],
   ctx: { readonly now: Instant; readonly cancelRunning: boolean },
 ): CommandOutcome {
+  refuseDefective(task, "pause");
   if (task.status !== "enabled" && task.status !== "paused") {
     throw new IllegalTransitionError("task", task.status, "paused");
   }
@@ -115,6 +117,7 @@ export function resumeTask(
   activeRuns: readonly Run[],
   ctx: { readonly now: Instant; readonly catchUp: CatchUpPolicy },
 ): CommandOutcome & { readonly admission: Admission } {
+  refuseDefective(task, "resume");
   if (task.status !== "paused" && task.status !== "enabled") {
     throw new IllegalTransitionError("task", task.status, "enabled");
   }
@@ -144,6 +147,7 @@ export function applyAdmission(
 
 /** Cancel the task: terminal `cancelled`, queued runs cancelled; launched runs finish normally. */
 export function cancelTask(task: Task, activeRuns: readonly Run[], now: Instant): CommandOutcome {
+  refuseDefective(task, "cancel");
   if (isTerminalTaskStatus(task.status)) {
     throw new IllegalTransitionError("task", task.status, "cancelled");
   }
@@ -156,19 +160,25 @@ export function cancelTask(task: Task, activeRuns: readonly Run[], now: Instant)
   };
 }
 
-/** Delete: refused while a run is launching or running unless `force` (which asks it to stop). */
+/**
+ * Delete: refused while a run is launching or running unless `force` (which asks it to stop) or
+ * `afterRun` (which lets it finish: the task is gone from the API and admits nothing from now, its
+ * queued runs are cancelled, and its rows go once no run of it is active).
+ */
 export function deleteTask(
   task: Task,
   activeRuns: readonly Run[],
-  ctx: { readonly now: Instant; readonly force: boolean },
+  ctx: { readonly now: Instant; readonly force: boolean; readonly afterRun?: boolean },
 ): CommandOutcome {
   const launched = activeRuns.filter((r) => holdsSlot(r.status));
-  if (launched.length > 0 && !ctx.force) {
+  if (launched.length > 0 && !ctx.force && ctx.afterRun !== true) {
     throw new TaskNotMutableError(
       "the task has a run launching or running: wait for it, cancel it, or delete with force=true",
     );
   }
-  const running = requestCancelActive(task, activeRuns, ctx.now, "task_deleted");
+  const running = ctx.force
+    ? requestCancelActive(task, activeRuns, ctx.now, "task_deleted")
+    : { updates: [], targets: [] };
   const queued = cancelQueued(task, activeRuns, ctx.now, "task_deleted", () => true);
   return {
     task: { ...task, nextRunAt: null, deletedAt: ctx.now, updatedAt: ctx.now },
@@ -226,6 +236,7 @@ export function triggerTask(
   activeRuns: readonly Run[],
   ctx: { readonly now: Instant; readonly clientKey: string },
 ): NewRun {
+  refuseDefective(task, "trigger");
   validateClientKey(ctx.clientKey);
   if (task.options.overlap === "skip" && activeRuns.length > 0) {
     throw new ActiveRunError(
@@ -298,6 +309,7 @@ export function backfillTask(
   task: Task,
   ctx: { readonly now: Instant; readonly from: Instant; readonly to: Instant },
 ): NewRun[] {
+  refuseDefective(task, "backfill");
   const { now, from, to } = ctx;
   if (!(from < to)) throw ValidationError.of("from", "must be before `to`");
   if (to > now) throw ValidationError.of("to", "must not be in the future");

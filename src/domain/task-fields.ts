@@ -12,6 +12,7 @@ import { dstWarnings, nextAfter, nextDueAfter } from "./schedule/schedule-spec.j
 import type { ScheduleSpec } from "./schedule/schedule-spec.js";
 import { isTerminalTaskStatus, TASK_LIMITS } from "./task.js";
 import type { Task, TaskUserFields } from "./task.js";
+import { missingRepairs } from "./task-defect.js";
 import { THREAD_ID_PATTERN } from "./target.js";
 import { DAY_MS } from "./time.js";
 import type { Instant } from "./time.js";
@@ -154,6 +155,7 @@ export function createTask(fields: TaskUserFields, ctx: CreateContext): Task {
     createdAt: ctx.now,
     updatedAt: ctx.now,
     deletedAt: null,
+    defect: null,
   };
 }
 
@@ -166,6 +168,9 @@ export function editTask(
   patch: Partial<TaskUserFields>,
   ctx: { readonly now: Instant; readonly policy: SchedulePolicy },
 ): Task {
+  // A field that does not parse is repaired by giving it anew; its stand-in is never kept.
+  const unrepaired = missingRepairs(task.defect, new Set(Object.keys(patch)));
+  if (unrepaired.length > 0) throw new ValidationError(unrepaired);
   const schedule =
     patch.schedule === undefined ? task.schedule : keepAnchor(task.schedule, patch.schedule);
   const fields: TaskUserFields = {
@@ -186,6 +191,7 @@ export function editTask(
     title: fields.title.trim(),
     version: task.version + 1,
     updatedAt: ctx.now,
+    defect: null,
   };
   if (!scheduleChanged) return edited;
   if (isTerminalTaskStatus(task.status)) {

@@ -6,6 +6,7 @@ import type { OwnerId, RunId, TaskId } from "./ids.js";
 import type { TaskOptions } from "./options.js";
 import type { ScheduleSpec } from "./schedule/schedule-spec.js";
 import type { ExecutionContext, Target } from "./target.js";
+import type { TaskDefect } from "./task-defect.js";
 import type { Instant } from "./time.js";
 
 export const TASK_STATUSES = ["enabled", "paused", "completed", "failed", "cancelled"] as const;
@@ -88,4 +89,9 @@ export interface Task extends TaskUserFields, TaskScheduleFields, TaskLaunchFiel
   readonly updatedAt: Instant;
   /** Set by delete: the task is gone from the API; its rows go when no run of it is active. */
   readonly deletedAt: Instant | null;
+  /**
+   * What of the stored row no longer parses (docs/operations.md#a-task-that-does-not-parse), or null.
+   * Set by the store when it reads the row; the fields it names hold stand-ins.
+   */
+  readonly defect: TaskDefect | null;
 }

@@ -339,12 +339,21 @@ export class Coordinator {
         tasks: report.tasks,
       });
       for (const run of report.cancellations) this.#cancelTarget(run, null);
+      for (const task of report.defective) this.#reportDefect(task);
       if (this.#stopped()) return;
       await this.#claimAndLaunch();
       if (report.tasks < this.#opts.admissionBatch) return;
     }
     // Every round came back full: more tasks are due; the loop ticks again at once.
     this.#moreDue = true;
+  }
+
+  /** Once per defect: the store has taken the task out of the due set (docs/operations.md#a-task-that-does-not-parse). */
+  #reportDefect(task: Task): void {
+    this.#log.error(
+      { taskId: task.id, owner: task.owner, defect: task.defect?.fields ?? [] },
+      "punctual task's stored fields do not parse: it will not run until edited",
+    );
   }
 
   /**

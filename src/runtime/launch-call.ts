@@ -44,6 +44,12 @@ export function launchTimeoutMs(leaseMs: number): number {
  */
 export async function callLauncher(request: LaunchCallRequest): Promise<LaunchAnswer> {
   const { launcher, clock, run, task, log } = request;
+  if (task.defect !== null) {
+    // The stored target or options did not parse (docs/operations.md#a-task-that-does-not-parse): its
+    // stand-ins are never launched, and nothing started.
+    const fields = task.defect.fields.map((item) => item.field).join(", ");
+    return { outcome: { kind: "failed", message: `the task's stored ${fields} does not parse` } };
+  }
   const stop = new LazyAbort();
   const timeoutMs = launchTimeoutMs(request.leaseMs);
   const timer = startTimer(clock, (clock.now() + timeoutMs) as Instant);

@@ -10,14 +10,15 @@ import { describeCalendars } from "./cases/calendars.js";
 import { describeClaims } from "./cases/claims.js";
 import { describeFairShare } from "./cases/fair-share.js";
 import { describeUntoldCancel } from "./cases/untold-cancel.js";
-import type { ContractContext } from "./cases/contract-context.js";
 import { describeFleetSettings } from "./cases/fleet-settings.js";
+import type { ContractContext, CorruptTaskColumn } from "./cases/contract-context.js";
 import { describeRunBatches } from "./cases/run-batches.js";
 import { describeRunChanges } from "./cases/run-changes.js";
 import { describeRunRows } from "./cases/run-rows.js";
 import { describeRunSearch } from "./cases/run-search.js";
 import { describeSweeps } from "./cases/sweeps.js";
 import { describeTaskBatch } from "./cases/task-batch.js";
+import { describeTaskDefects } from "./cases/task-defects.js";
 import { describeTaskKeys } from "./cases/task-keys.js";
 import { describeTaskMutation } from "./cases/task-mutation.js";
 import { describeTaskRows } from "./cases/task-rows.js";
@@ -36,7 +37,15 @@ export function storeEnabled(name: StoreName): boolean {
   return wanted.length === 0 || wanted.includes(name);
 }
 
-export function describeStoreContract(name: StoreName, open: () => Promise<Store>): void {
+/**
+ * `corruptTaskColumn` writes into a stored task's JSON column behind the store's back, as a hand edit
+ * of the database would (the task-defects cases).
+ */
+export function describeStoreContract(
+  name: StoreName,
+  open: () => Promise<Store>,
+  corruptTaskColumn: CorruptTaskColumn,
+): void {
   describe.skipIf(!storeEnabled(name))(`store contract: ${name}`, () => {
     let current: Store | null = null;
 
@@ -55,6 +64,7 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
         if (current === null) throw new Error("the contract's store is opened per test");
         return current;
       },
+      corruptTaskColumn,
     };
 
     describe("the store", () => {
@@ -73,6 +83,7 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
     describeTaskKeys(context);
     describeTaskMutation(context);
     describeTaskBatch(context);
+    describeTaskDefects(context);
     describeAdmission(context);
     describeClaims(context);
     describeFairShare(context);

@@ -152,6 +152,7 @@ export function buildTask(overrides: Partial<Task> = {}): Task {
     createdAt: T0,
     updatedAt: T0,
     deletedAt: null,
+    defect: null,
     ...fields,
     ...overrides,
   };

@@ -91,6 +91,7 @@ describe("createTask", () => {
       createdAt: T0,
       updatedAt: T0,
       deletedAt: null,
+      defect: null,
     });
   });
 
@@ -714,6 +715,16 @@ describe("deleteTask", () => {
       ["r", "running", "task_deleted"],
     ]);
     expect(outcome.cancelTargets.map((r) => r.id)).toEqual(["r"]);
+  });
+
+  it("after its run, deletes at once, cancels queued runs and leaves launching and running ones be", () => {
+    const runs = [run("q"), claimed(run("l")), running(run("r"))];
+    const outcome = deleteTask(buildTask(), runs, { now, force: false, afterRun: true });
+    expect(outcome.task).toMatchObject({ deletedAt: now, nextRunAt: null });
+    expect(outcome.runUpdates.map((r) => [r.id, r.status, r.reason])).toEqual([
+      ["q", "cancelled", "task_deleted"],
+    ]);
+    expect(outcome.cancelTargets).toEqual([]);
   });
 });
 

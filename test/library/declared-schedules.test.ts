@@ -127,6 +127,42 @@ describe("declared schedules", () => {
     expect((await first.tasks.get(undeclared.task.id)).status).toBe("enabled");
   });
 
+  it("deletes a pruned task whose run is running when that run ends, without stopping it", async () => {
+    let release: () => void = () => undefined;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    const job = { ...weekly, target: { kind: "handler", name: "block" } };
+    const scheduler = await boot(sharedStore(), {
+      schedules: [job],
+      schedulesGroup: "billing",
+      handlers: { block: () => blocked.then(() => ({ done: true })) },
+    });
+    const task = await scheduler.tasks.getByKey("billing:weekly");
+    const triggered = await scheduler.tasks.trigger(task.id);
+    await scheduler.advanceBy(1000);
+    expect((await scheduler.runs.get(triggered.id)).status).toBe("running");
+    const plan = await scheduler.applySchedules({
+      schedules: [],
+      group: "billing",
+      prune: "delete",
+    });
+    expect(plan.steps).toMatchObject([{ action: "prune", prune: "deleted" }]);
+    // Gone at once (and admits nothing), while its run goes on, not asked to stop.
+    await expect(scheduler.tasks.getByKey("billing:weekly")).rejects.toMatchObject({
+      code: "not_found",
+    });
+    expect(await scheduler.runs.get(triggered.id)).toMatchObject({
+      status: "running",
+      cancel_requested_at: null,
+    });
+    release();
+    await scheduler.advanceBy(1000);
+    expect(await scheduler.runs.get(triggered.id)).toMatchObject({ status: "succeeded" });
+    // The key is free again: declaring it anew makes a new task.
+    const again = await scheduler.applySchedules({ schedules: [job], group: "billing" });
+    expect(again.steps).toMatchObject([{ action: "create" }]);
+    expect((await scheduler.tasks.getByKey("billing:weekly")).id).not.toBe(task.id);
+  });
+
   it("writes nothing when one definition is invalid, naming it by index", async () => {
     const store = sharedStore();
     const bad = { ...weekly, schedule: { type: "cron", cron: "61 * * * *" } };

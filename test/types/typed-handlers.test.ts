@@ -92,6 +92,26 @@ function typeChecks(): void {
   });
   // @ts-expect-error a patch's handler target is checked too
   void typed.tasks.update("task-id", { target: { kind: "handler", name: "resize", input: {} } });
+  void typed.tasks.upsert({
+    key: "reminders:a",
+    title: "remind",
+    schedule,
+    target: { kind: "handler", name: "sendReminder", input: { to: "a@example.com" } },
+  });
+  void typed.tasks.upsert({
+    key: "reminders:a",
+    title: "remind",
+    schedule,
+    // @ts-expect-error an upsert's handler target is checked as a create's is
+    target: { kind: "handler", name: "sendReminder", input: { to: 42 } },
+  });
+  void typed.tasks.upsert({
+    key: "reminders:b",
+    title: "unknown",
+    schedule,
+    // @ts-expect-error no handler of that name
+    target: { kind: "handler", name: "sendReminders", input: {} },
+  });
 
   // Handlers by name in a map: the same inference; a plain function keeps taking any JSON.
   const mapped = createScheduler({
@@ -121,6 +141,7 @@ function typeChecks(): void {
     },
   });
   expectTypeOf<Parameters<typeof untyped.tasks.create>[0]>().toBeUnknown();
+  expectTypeOf<Parameters<typeof untyped.tasks.upsert>[0]>().toBeUnknown();
   expectTypeOf(untyped).toBeObject();
 }
 

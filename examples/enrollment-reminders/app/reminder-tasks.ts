@@ -1,12 +1,13 @@
 /**
  * The one place that turns an enrollment's reminder plan into punctual tasks: one task per enrollment
- * and reminder kind, found again by its reminder key (`enrollment:<id>:<kind>`, kept in the task's
- * metadata). When punctual's task keys are available, `schedule` becomes one `tasks.upsert` per
- * reminder with that key, and `#index` goes away.
+ * and reminder kind, under the task key `enrollment:<id>:<kind>`. Scheduling is one `tasks.upsert` per
+ * reminder, so planning an enrollment again (a retried request, a restart half-way) creates only what
+ * is missing and never a second task for a reminder.
  */
-import type { Scheduler, TaskCreateInput, TaskView } from "punctual";
+import { isPunctualError } from "punctual";
+import type { Scheduler, TaskUpsertInput, TaskView } from "punctual";
 import type { Enrollment } from "../domain/enrollment.js";
-import { LATENESS_RULE, reminderPlan } from "../domain/reminder-plan.js";
+import { LATENESS_RULE, REMINDER_KINDS, reminderPlan } from "../domain/reminder-plan.js";
 import type { Reminder, ReminderKind, ReminderTiming } from "../domain/reminder-plan.js";
 
 /** The handler name the scheduler is built with (app/send-reminder.ts). */
@@ -21,7 +22,7 @@ export function reminderKey(enrollmentId: string, kind: ReminderKind): string {
   return `enrollment:${enrollmentId}:${kind}`;
 }
 
-function scheduleOf(timing: ReminderTiming): TaskCreateInput["schedule"] {
+function scheduleOf(timing: ReminderTiming): TaskUpsertInput["schedule"] {
   switch (timing.type) {
     case "once":
       return { type: "once", run_at: timing.at, timezone: timing.timezone };
@@ -42,14 +43,15 @@ export interface ReminderTaskOptions {
   readonly retryInitial?: string;
 }
 
-/** The punctual task of one reminder of one enrollment. */
+/** The punctual task of one reminder of one enrollment, under its reminder key. */
 export function reminderTask(
   enrollment: Enrollment,
   reminder: Reminder,
   options: ReminderTaskOptions = {},
-): TaskCreateInput {
+): TaskUpsertInput {
   const input: ReminderInput = { enrollment_id: enrollment.id, kind: reminder.kind };
   return {
+    key: reminderKey(enrollment.id, reminder.kind),
     title: `${reminder.kind} reminder: ${enrollment.student.email}, ${enrollment.course.title}`,
     schedule: scheduleOf(reminder.timing),
     target: { kind: "handler", name: REMINDER_HANDLER, input: { ...input } },
@@ -59,10 +61,6 @@ export function reminderTask(
       catch_up: { window: LATENESS_RULE.dropAfter, policy: "latest" },
       // A failing mail provider is tried three times, a minute apart and more, with the same key.
       retry: { max_attempts: 3, initial: options.retryInitial ?? "PT1M", max_delay: "PT10M" },
-    },
-    metadata: {
-      reminder_key: reminderKey(enrollment.id, reminder.kind),
-      enrollment_id: enrollment.id,
     },
   };
 }
@@ -76,17 +74,16 @@ export class ReminderTasks {
     this.#options = options;
   }
 
-  /** Creates the enrollment's reminder tasks that do not exist yet; returns them all. */
+  /**
+   * Brings the enrollment's reminder tasks to its plan: the missing ones are created, the others left
+   * as they are (the same plan is the same definition: the upsert changes nothing, and never `status`,
+   * so a reminder already sent or cancelled stays so). Returns them all.
+   */
   async schedule(enrollment: Enrollment, enrolledAt: Date): Promise<TaskView[]> {
-    const existing = await this.#index();
     const tasks: TaskView[] = [];
     for (const reminder of reminderPlan(enrollment, enrolledAt)) {
-      const known = existing.get(reminderKey(enrollment.id, reminder.kind));
-      tasks.push(
-        known ??
-          (await this.#scheduler.tasks.create(reminderTask(enrollment, reminder, this.#options)))
-            .task,
-      );
+      const definition = reminderTask(enrollment, reminder, this.#options);
+      tasks.push((await this.#scheduler.tasks.upsert(definition)).task);
     }
     return tasks;
   }
@@ -100,24 +97,17 @@ export class ReminderTasks {
     }
   }
 
+  /** The enrollment's reminder tasks, by their keys, in the plan's order. */
   async tasksOf(enrollmentId: string): Promise<TaskView[]> {
-    const all = await this.#index();
-    return [...all.values()].filter((task) => task.metadata["enrollment_id"] === enrollmentId);
-  }
-
-  /** Every reminder task by its reminder key. */
-  async #index(): Promise<Map<string, TaskView>> {
-    const byKey = new Map<string, TaskView>();
-    let cursor: string | null = null;
-    do {
-      const page: Awaited<ReturnType<Scheduler["tasks"]["list"]>> =
-        await this.#scheduler.tasks.list(cursor === null ? { limit: 200 } : { limit: 200, cursor });
-      for (const task of page.items) {
-        const key = task.metadata["reminder_key"];
-        if (key !== undefined) byKey.set(key, task);
+    const tasks: TaskView[] = [];
+    for (const kind of REMINDER_KINDS) {
+      try {
+        tasks.push(await this.#scheduler.tasks.getByKey(reminderKey(enrollmentId, kind)));
+      } catch (error) {
+        // A plan without that kind (no weekly reminder for a course already over) has no such task.
+        if (!isPunctualError(error) || error.code !== "not_found") throw error;
       }
-      cursor = page.next_cursor;
-    } while (cursor !== null);
-    return byKey;
+    }
+    return tasks;
   }
 }

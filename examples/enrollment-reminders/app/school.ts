@@ -26,15 +26,21 @@ export class School {
     this.#reminders = new ReminderTasks(scheduler, options);
   }
 
-  /** Enrolls the student (a second call with the same id changes nothing) and plans the reminders. */
+  /**
+   * Enrolls the student (a second call with the same id changes nothing) and plans the reminders from
+   * the first call's instant, so a repeated or retried call upserts the same definitions.
+   */
   async enroll(
     request: { readonly id: string; readonly student: Student; readonly course: Course },
     enrolledAt: Date,
   ): Promise<Enrollment> {
-    this.#enrollments.add({ ...request, status: "active" });
+    this.#enrollments.add({ ...request, status: "active" }, enrolledAt);
     const enrollment = this.#enrollments.find(request.id);
-    if (enrollment === undefined) throw new Error(`enrollment ${request.id} vanished`);
-    if (enrollment.status === "active") await this.#reminders.schedule(enrollment, enrolledAt);
+    const firstEnrolledAt = this.#enrollments.enrolledAt(request.id);
+    if (enrollment === undefined || firstEnrolledAt === undefined) {
+      throw new Error(`enrollment ${request.id} vanished`);
+    }
+    if (enrollment.status === "active") await this.#reminders.schedule(enrollment, firstEnrolledAt);
     return enrollment;
   }
 

@@ -109,12 +109,12 @@ describe("enrollment reminders across a crash", () => {
         async () => {
           const answer = (await (await fetch(`${again}/enrollments/e-ana`)).json()) as {
             reminders: {
-              task: { metadata: Record<string, string> };
+              task: { key: string | null };
               runs: Record<string, unknown>[];
             }[];
           };
           const runs = answer.reminders.find(
-            (r) => r.task.metadata["reminder_key"] === "enrollment:e-ana:welcome",
+            (r) => r.task.key === "enrollment:e-ana:welcome",
           )?.runs;
           return runs?.[0]?.["status"] === "succeeded" ? runs : undefined;
         },

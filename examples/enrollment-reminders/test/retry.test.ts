@@ -32,7 +32,7 @@ async function welcomeWith(trouble: { failures?: number; lostAnswers?: number })
   // The welcome and its retries (one minute, then two) happen within the first quarter hour.
   await s.advanceTo("2026-02-27T10:15:00Z");
   const welcome = (await school.reminders("e-ana")).find(
-    (r) => r.task.metadata["reminder_key"] === "enrollment:e-ana:welcome",
+    (r) => r.task.key === "enrollment:e-ana:welcome",
   );
   return { mailbox, runs: welcome?.runs ?? [] };
 }

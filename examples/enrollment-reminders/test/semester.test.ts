@@ -82,10 +82,7 @@ describe("a semester of enrollment reminders", () => {
     ]);
     const reminders = await school.reminders("e-ben");
     const byKind = Object.fromEntries(
-      reminders.map((r): [string, string] => [
-        r.task.metadata["reminder_key"] ?? "",
-        r.task.status,
-      ]),
+      reminders.map((r): [string, string] => [r.task.key ?? "", r.task.status]),
     );
     expect(byKind).toEqual({
       "enrollment:e-ben:welcome": "completed",
@@ -97,7 +94,7 @@ describe("a semester of enrollment reminders", () => {
 
   it("applies the lateness rule: after a 3-hour outage it is sent and marked late; after an 8-hour one it is recorded missed", async () => {
     const weekly = (await school.reminders("e-ana")).find(
-      (r) => r.task.metadata["reminder_key"] === "enrollment:e-ana:weekly",
+      (r) => r.task.key === "enrollment:e-ana:weekly",
     );
     const runs = weekly?.runs ?? [];
     const onMarch30 = runs.find((run) => run.scheduled_for === "2026-03-30T06:00:00Z");

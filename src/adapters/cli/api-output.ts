@@ -96,11 +96,14 @@ export function pageText<T>(
   return rows(page.items, timeZone) + next;
 }
 
+const OMITTED_WHEN_NULL: ReadonlySet<string> = new Set(["key", "group", "defect"]);
+
 /** Every field on its own line; an instant also in the viewer's zone. */
 export function detail(object: TaskView | RunView, timeZone?: string): string {
-  // A task without a key (most are) is not told so on two lines of its own.
+  // A task without a key (most are), or without a defect (nearly all), is not told so on lines of
+  // their own.
   const shown = Object.entries(object).filter(
-    ([key, value]: [string, unknown]) => !((key === "key" || key === "group") && value === null),
+    ([key, value]: [string, unknown]) => !(OMITTED_WHEN_NULL.has(key) && value === null),
   );
   const lines = shown.map(([key, value]: [string, unknown]) => {
     const text =

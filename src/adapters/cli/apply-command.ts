@@ -49,7 +49,7 @@ function clientPort(client: PunctualClient): DeclaredSchedulesPort {
       return items;
     },
     pause: (id) => client.tasks.pause(id),
-    delete: (id) => client.tasks.delete(id),
+    delete: (id) => client.tasks.delete(id, { afterRun: true }),
   };
 }
 

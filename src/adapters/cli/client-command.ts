@@ -317,10 +317,14 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
   sub("delete", "delete a task")
     .argument("<id>")
     .option("--force", "cancel a launching or running run")
+    .option("--after-run", "let a launching or running run finish; the task goes when it ends")
     .action(
       act(
-        async (c, opts: { force?: boolean }, [id = ""]) => {
-          await c.tasks.delete(id, { force: opts.force === true });
+        async (c, opts: { force?: boolean; afterRun?: boolean }, [id = ""]) => {
+          await c.tasks.delete(id, {
+            force: opts.force === true,
+            afterRun: opts.afterRun === true,
+          });
           return { deleted: id };
         },
         ({ deleted }) => `deleted ${deleted}\n`,

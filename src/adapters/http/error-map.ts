@@ -31,6 +31,7 @@ export const ERROR_PROBLEMS: Readonly<Record<ErrorCode, ProblemKind>> = {
   target_unavailable: { status: 503, title: "The target could not be asked", exposed: true },
   calendar_in_use: { status: 409, title: "A task uses this calendar", exposed: true },
   key_taken: { status: 409, title: "Another task has this key", exposed: true },
+  task_defective: { status: 409, title: "The task's stored fields do not parse", exposed: true },
 };
 
 /** Problems only the HTTP adapter raises. */

@@ -160,6 +160,11 @@ export const upsertQuery = z.strictObject({
 
 export const deleteQuery = z.strictObject({
   force: booleanText.optional().meta({ description: "cancel a launching or running run" }),
+  after_run: booleanText.optional().meta({
+    description:
+      "let a launching or running run finish: the task is deleted at once and admits nothing; " +
+      "its rows go when the run has ended",
+  }),
 });
 
 export const emptyQuery = z.strictObject({});

@@ -252,7 +252,8 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
       method: "DELETE",
       url: "/v1/tasks/:id",
       operationId: "deleteTask",
-      summary: "Delete a task (If-Match optional; ?force=true cancels an active run)",
+      summary:
+        "Delete a task (If-Match optional; ?force=true cancels an active run, ?after_run=true lets it finish)",
       tags: ["tasks"],
       auth: true,
       params: taskIdParams,
@@ -274,6 +275,7 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
           id,
           {
             force: ctx.query.force === "true",
+            afterRun: ctx.query.after_run === "true",
             ...(version === undefined || version === null ? {} : { expectedVersion: version }),
           },
           now(),

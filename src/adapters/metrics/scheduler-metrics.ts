@@ -45,6 +45,7 @@ export class SchedulerMetrics {
   readonly #batch: Histogram;
   readonly #storeErrors: Counter;
   readonly #replicasLost: Counter;
+  readonly #defects: Counter;
   readonly #http: Counter;
   #sources: MetricsSources | null = null;
   #lastHeartbeatAt: number | null = null;
@@ -106,6 +107,11 @@ export class SchedulerMetrics {
       help: "Replicas this replica found silent past the liveness timeout and took work over from",
       registers,
     });
+    this.#defects = new Counter({
+      name: "punctual_task_defects_total",
+      help: "Due tasks whose stored fields did not parse, taken out of the due set (once each)",
+      registers,
+    });
     this.#http = new Counter({
       name: "punctual_http_requests_total",
       help: "HTTP requests by method, route and status",
@@ -163,6 +169,9 @@ export class SchedulerMetrics {
       }),
       events.on("coordinator:heartbeat", ({ at }) => {
         this.#lastHeartbeatAt = at;
+      }),
+      events.on("task:defective", () => {
+        this.#defects.inc();
       }),
       events.on("replica:lost", () => {
         this.#replicasLost.inc();

@@ -193,7 +193,8 @@ describe("punctual tasks", () => {
           "admitted_count": 0,
           "version": 1,
           "created_at": "2026-03-07T12:00:00Z",
-          "updated_at": "2026-03-07T12:00:00Z"
+          "updated_at": "2026-03-07T12:00:00Z",
+          "defect": null
         },
         "warnings": []
       }
@@ -900,5 +901,14 @@ describe("punctual runs across tasks", () => {
     expect(instantFlag("since", "PT30M", now, usage)).toBe("2026-03-07T11:30:00.000Z");
     expect(instantFlag("since", "2026-01-01T00:00:00Z", now, usage)).toBe("2026-01-01T00:00:00Z");
     expect(() => instantFlag("since", "soon", now, usage)).toThrow(/--since/);
+  });
+});
+
+// Last in the file: the snapshots above name the ids the tasks before them were given.
+describe("punctual tasks delete --after-run", () => {
+  it("deletes the task", async () => {
+    const id = await created(["--title", "after", "--cron", "0 6 * * *"]);
+    expect(await ok(["tasks", "delete", id, "--after-run"])).toMatch(/^deleted /);
+    expect((await cli(["tasks", "show", id])).code).toBe(1);
   });
 });

@@ -58,6 +58,7 @@ export function taskRow(task: Task): Task {
     deletedAt: task.deletedAt,
     key: task.key,
     group: task.group,
+    defect: task.defect === null ? null : jsonColumn(task.defect),
   });
 }
 

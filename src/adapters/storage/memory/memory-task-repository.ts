@@ -22,6 +22,9 @@ import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import { threadScopeOf } from "../../../domain/target.js";
 import type { Instant } from "../../../domain/time.js";
+import { encodeSchedule } from "../../../domain/schedule-codec.js";
+import type { TaskDefectField } from "../../../domain/task-defect.js";
+import { decodeTaskFields, defectOf } from "../shared/stored-task-fields.js";
 import { compareKeys, decodeCursor, pageOf } from "../shared/page-cursor.js";
 import type { CursorKey } from "../shared/page-cursor.js";
 import { newRunRow, runRow, taskRow } from "./memory-rows.js";
@@ -62,6 +65,15 @@ function matches(task: Task, query: TaskQuery): boolean {
   );
 }
 
+/** Enabled, not deleted and not marked defective: what the SQL stores' `tasks_due_idx` holds. */
+function isDueCandidate(task: Task): boolean {
+  return (
+    task.status === "enabled" &&
+    task.deletedAt === null &&
+    (task.defect === null || task.defect.detectedAt === null)
+  );
+}
+
 function byQueueOrder(a: Run, b: Run): number {
   return compareKeys([a.queuedAt, a.id], [b.queuedAt, b.id]);
 }
@@ -69,6 +81,8 @@ function byQueueOrder(a: Run, b: Run): number {
 export class MemoryTaskRepository implements TaskRepository {
   readonly #tables: MemoryTables;
   readonly #newId: () => string;
+  /** What `overwriteColumn` wrote, by task: the raw text of each column it broke. */
+  readonly #overwritten = new Map<TaskId, Partial<Record<TaskDefectField, string>>>();
 
   constructor(tables: MemoryTables, newId: () => string) {
     this.#tables = tables;
@@ -173,11 +187,19 @@ export class MemoryTaskRepository implements TaskRepository {
     decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
   ): Promise<AdmissionReport> {
     return this.#tables.atomically(() => {
-      const due = [...this.#tables.tasks()]
-        .filter((task) => task.status === "enabled" && task.deletedAt === null)
+      const read = [...this.#tables.tasks()]
+        .filter((task) => isDueCandidate(task))
         .filter((task) => task.nextRunAt !== null && task.nextRunAt <= now)
         .sort((a, b) => compareKeys([a.nextRunAt ?? 0, a.id], [b.nextRunAt ?? 0, b.id]))
         .slice(0, Math.max(0, limit));
+      const due = read.filter((task) => task.defect === null);
+      const defective = read.flatMap((task) => {
+        if (task.defect === null) return [];
+        // Taken out of the due set, once (the SQL stores' `defect_at`).
+        const marked = taskRow({ ...task, defect: { ...task.defect, detectedAt: now } });
+        this.#tables.putTask(marked);
+        return [marked];
+      });
       const written = { tasks: 0, inserted: [] as Run[], cancellations: [] as Run[] };
       for (const task of due) {
         const activeRuns = this.#activeRunsOf(task.id);
@@ -195,7 +217,7 @@ export class MemoryTaskRepository implements TaskRepository {
           if (!decided) throw error;
         }
       }
-      return admissionReport(written.tasks, written.inserted, written.cancellations);
+      return admissionReport(written.tasks, written.inserted, written.cancellations, defective);
     });
   }
 
@@ -203,8 +225,7 @@ export class MemoryTaskRepository implements TaskRepository {
     return this.#tables.atomically(() => {
       let earliest: Instant | null = null;
       for (const task of this.#tables.tasks()) {
-        if (task.status !== "enabled" || task.deletedAt !== null || task.nextRunAt === null)
-          continue;
+        if (!isDueCandidate(task) || task.nextRunAt === null) continue;
         if (earliest === null || task.nextRunAt < earliest) earliest = task.nextRunAt;
       }
       return earliest;
@@ -227,6 +248,49 @@ export class MemoryTaskRepository implements TaskRepository {
       }),
     );
     return { inserted, cancellations: cancellations.filter((run) => run !== null) };
+  }
+
+  /**
+   * Replaces one stored JSON column of the task with `raw`, as a hand edit of a database row would, and
+   * reads the row back as the SQL stores do (docs/operations.md#a-task-that-does-not-parse). The memory
+   * store keeps decoded rows, so this is the one way one of its tasks can stop parsing: for tests.
+   */
+  overwriteColumn(id: TaskId, column: TaskDefectField, raw: string): Promise<void> {
+    return this.#tables.atomically(() => {
+      const task = this.#tables.task(id);
+      if (task === undefined) throw new NotFoundError("task", id);
+      // Columns overwritten before and still broken stay as they were written.
+      const before = this.#overwritten.get(id) ?? {};
+      const raws: Partial<Record<TaskDefectField, string>> = { [column]: raw };
+      for (const item of task.defect?.fields ?? []) {
+        const kept = before[item.field];
+        if (kept !== undefined) raws[item.field] ??= kept;
+      }
+      this.#overwritten.set(id, raws);
+      const stored = (field: TaskDefectField, value: unknown) => (): unknown =>
+        JSON.parse(raws[field] ?? JSON.stringify(value));
+      const fields = decodeTaskFields(
+        {
+          schedule: stored("schedule", encodeSchedule(task.schedule)),
+          target: stored("target", task.target),
+          context: stored("context", task.context),
+          options: stored("options", task.options),
+          metadata: stored("metadata", task.metadata),
+        },
+        task.createdAt,
+      );
+      this.#tables.putTask(
+        taskRow({
+          ...task,
+          schedule: fields.schedule,
+          target: fields.target,
+          context: fields.context,
+          options: fields.options,
+          metadata: fields.metadata,
+          defect: defectOf(fields, null),
+        }),
+      );
+    });
   }
 
   #visible(scope: OwnerScope, id: TaskId): Task | undefined {

@@ -66,13 +66,14 @@ export class PostgresAdmission {
   readonly #due: PostgresStatement;
   readonly #scheduleFields: PostgresStatement;
   readonly #decided: PostgresStatement;
+  readonly #markDefects: PostgresStatement;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     const tasks = ctx.tasksTable;
     this.#due = prepared(
       `SELECT ${selectList(TASK_COLUMNS, "t")} FROM ${tasks} AS t` +
-        ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL` +
+        ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL AND t.defect_at IS NULL` +
         ` AND t.next_run_at <= ${msToTimestamp("$1::int8")}` +
         ` ORDER BY t.next_run_at, t.id LIMIT $2::int4 FOR UPDATE SKIP LOCKED`,
     );
@@ -83,6 +84,10 @@ export class PostgresAdmission {
         ` admitted_count = u.admitted_count,` +
         ` last_error = CASE WHEN u.sets_last_error THEN u.last_error ELSE t.last_error END` +
         ` ${keyedUnnestFrom(SCHEDULE_FIELD_COLUMNS)}`,
+    );
+    this.#markDefects = prepared(
+      `UPDATE ${tasks} SET defect_at = ${msToTimestamp("$2::int8")}` +
+        ` WHERE id = ANY($1::text[]) AND defect_at IS NULL`,
     );
     this.#decided = prepared(
       `SELECT DISTINCT u.task_id FROM ${unnestSource(OCCURRENCE_COLUMNS)}` +
@@ -110,8 +115,10 @@ export class PostgresAdmission {
     const ctx = this.#ctx;
     return withTransaction(ctx.pool, async (client) => {
       const due = await client.query(this.#due, [args.now, args.limit]);
-      const tasks = due.rows.map(taskFromRow);
-      if (tasks.length === 0) return report([]);
+      const read = due.rows.map(taskFromRow);
+      const defective = await this.#markDefective(client, read, args.now);
+      const tasks = read.filter((task) => task.defect === null);
+      if (tasks.length === 0) return report([], defective);
       const active = await ctx.runSql.lockActive(
         client,
         tasks.map((t) => t.id),
@@ -129,7 +136,7 @@ export class PostgresAdmission {
       if (!careful) {
         try {
           await this.#write(client, admissions);
-          return report(admissions);
+          return report(admissions, defective);
         } catch (error) {
           if (uniqueViolation(error) === SCHEDULED_OCCURRENCE_INDEX) throw new OccurrenceDecided();
           throw error;
@@ -139,7 +146,7 @@ export class PostgresAdmission {
         await client.query("SAVEPOINT admission");
         try {
           await this.#write(client, admissions);
-          return report(admissions);
+          return report(admissions, defective);
         } catch (error) {
           if (uniqueViolation(error) !== SCHEDULED_OCCURRENCE_INDEX) throw error;
           // An occurrence is already decided (docs/semantics.md#guarantees): drop that task's work, keep the others'.
@@ -150,6 +157,20 @@ export class PostgresAdmission {
         }
       }
     });
+  }
+
+  /** Takes the tasks among `read` whose stored fields do not parse out of the due set, once. */
+  async #markDefective(
+    client: PostgresClient,
+    read: readonly Task[],
+    now: Instant,
+  ): Promise<Task[]> {
+    const defective = read.flatMap((task) =>
+      task.defect === null ? [] : [{ ...task, defect: { ...task.defect, detectedAt: now } }],
+    );
+    if (defective.length === 0) return defective;
+    await client.query(this.#markDefects, [defective.map((task) => task.id), now]);
+    return defective;
   }
 
   async #write(client: PostgresClient, admissions: readonly TaskAdmission[]): Promise<void> {
@@ -194,10 +215,11 @@ export class PostgresAdmission {
   }
 }
 
-function report(admissions: readonly TaskAdmission[]): AdmissionReport {
+function report(admissions: readonly TaskAdmission[], defective: readonly Task[]): AdmissionReport {
   return admissionReport(
     admissions.length,
     admissions.flatMap((a) => a.newRuns),
     admissions.flatMap((a) => a.runUpdates),
+    defective,
   );
 }

@@ -4,15 +4,15 @@
  * Rows are checked field by field; a malformed row is a TypeError naming the column.
  */
 import { fencingToken, ownerId, runId, taskId, threadId } from "../../../domain/ids.js";
-import type { TaskOptions } from "../../../domain/options.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../../domain/run.js";
 import type { Run } from "../../../domain/run.js";
 import type { RunTaskContext } from "../../../domain/run-change.js";
-import { decodeSchedule, encodeSchedule } from "../../../domain/schedule-codec.js";
+import { encodeSchedule } from "../../../domain/schedule-codec.js";
+import { decodeTaskFields, decodeTaskOptions, defectOf } from "../shared/stored-task-fields.js";
 import { TASK_STATUSES } from "../../../domain/task.js";
 import type { Task } from "../../../domain/task.js";
 import { threadScopeOf } from "../../../domain/target.js";
-import type { ExecutionContext, JsonValue, Target } from "../../../domain/target.js";
+import type { JsonValue } from "../../../domain/target.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Column } from "./postgres-sql.js";
@@ -47,6 +47,7 @@ export const TASK_COLUMNS: readonly Column[] = [
   { name: "deleted_at", type: "ts" },
   { name: "task_key", type: "text" },
   { name: "task_group", type: "text" },
+  { name: "defect_at", type: "ts" },
 ];
 
 export const RUN_COLUMNS: readonly Column[] = [
@@ -115,6 +116,7 @@ export function taskValues(task: Task): unknown[] {
     task.deletedAt,
     task.key,
     task.group,
+    task.defect?.detectedAt ?? null,
   ];
 }
 
@@ -157,16 +159,27 @@ export function runValues(run: Run): unknown[] {
 /** A task read with `selectList(TASK_COLUMNS, ...)`. */
 export function taskFromRow(value: unknown): Task {
   const row = record(value);
+  const createdAt = instantOf(row, "created_at");
+  const fields = decodeTaskFields(
+    {
+      schedule: () => present(row, "schedule"),
+      target: () => present(row, "target"),
+      context: () => present(row, "context"),
+      options: () => present(row, "options"),
+      metadata: () => present(row, "metadata"),
+    },
+    createdAt,
+  );
   return {
     id: taskId(text(row, "id")),
     owner: ownerId(text(row, "owner")),
     title: text(row, "title"),
     description: textOrNull(row, "description"),
-    schedule: decodeSchedule(present(row, "schedule")),
-    target: present(row, "target") as Target,
-    context: present(row, "context") as ExecutionContext,
-    options: present(row, "options") as TaskOptions,
-    metadata: present(row, "metadata") as Readonly<Record<string, string>>,
+    schedule: fields.schedule,
+    target: fields.target,
+    context: fields.context,
+    options: fields.options,
+    metadata: fields.metadata,
     status: oneOf(TASK_STATUSES, row, "status"),
     nextRunAt: instantOrNull(row, "next_run_at"),
     decidedThrough: instantOf(row, "decided_through"),
@@ -177,11 +190,12 @@ export function taskFromRow(value: unknown): Task {
     lastError: textOrNull(row, "last_error"),
     version: integer(row, "version"),
     webhookSecret: text(row, "webhook_secret"),
-    createdAt: instantOf(row, "created_at"),
+    createdAt,
     updatedAt: instantOf(row, "updated_at"),
     deletedAt: instantOrNull(row, "deleted_at"),
     key: textOrNull(row, "task_key"),
     group: textOrNull(row, "task_group"),
+    defect: defectOf(fields, instantOrNull(row, "defect_at")),
   };
 }
 
@@ -190,7 +204,7 @@ export function runTaskContextFromRow(value: unknown): RunTaskContext {
   const row = record(value);
   return {
     scheduleType: oneOf(SCHEDULE_TYPES, row, "schedule_type"),
-    options: present(row, "options") as TaskOptions,
+    options: decodeTaskOptions(() => present(row, "options")),
     targetKind: oneOf(TARGET_KINDS, row, "target_kind"),
   };
 }

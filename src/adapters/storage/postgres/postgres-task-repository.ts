@@ -119,7 +119,7 @@ export class PostgresTaskRepository implements TaskRepository {
       ` ORDER BY t.created_at, t.id LIMIT $8::int4`;
     this.#nextDue = prepared(
       `SELECT (extract(epoch from min(t.next_run_at)) * 1000)::int8 AS at FROM ${tasks} AS t` +
-        ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL`,
+        ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL AND t.defect_at IS NULL`,
     );
   }
 

@@ -1,11 +1,13 @@
 /** The report every store gives for an admission batch, from what it wrote. */
 import type { AdmissionReport } from "../../../domain/ports.js";
 import type { Run } from "../../../domain/run.js";
+import type { Task } from "../../../domain/task.js";
 
 export function admissionReport(
   tasks: number,
   inserted: readonly Run[],
   cancellations: readonly Run[],
+  defective: readonly Task[] = [],
 ): AdmissionReport {
   return {
     tasks,
@@ -14,5 +16,6 @@ export function admissionReport(
     skipped: inserted.filter((run) => run.status === "skipped").length,
     missed: inserted.filter((run) => run.status === "missed").length,
     cancellations,
+    defective,
   };
 }

@@ -18,6 +18,7 @@ import { SQLITE_MIGRATION_0006 } from "./sqlite-migration-0006.js";
 import { SQLITE_MIGRATION_0007 } from "./sqlite-migration-0007.js";
 import { SQLITE_MIGRATION_0008 } from "./sqlite-migration-0008.js";
 import { SQLITE_MIGRATION_0009 } from "./sqlite-migration-0009.js";
+import { SQLITE_MIGRATION_0010 } from "./sqlite-migration-0010.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -36,6 +37,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 7, name: "runs across tasks", sql: SQLITE_MIGRATION_0007 },
   { version: 8, name: "fleet settings", sql: SQLITE_MIGRATION_0008 },
   { version: 9, name: "queue heads by owner", sql: SQLITE_MIGRATION_0009 },
+  { version: 10, name: "tasks whose stored fields do not parse", sql: SQLITE_MIGRATION_0010 },
 ];
 
 /** Thrown when the database's migrations do not match this code: newer, unknown or edited. */

@@ -6,15 +6,15 @@
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../../domain/ids.js";
 import { threadId as toThreadId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
-import type { TaskOptions } from "../../../domain/options.js";
 import type { RunTaskContext } from "../../../domain/run-change.js";
 import type { Run, RunReason, RunStatus, RunTrigger } from "../../../domain/run.js";
-import { decodeSchedule, encodeSchedule } from "../../../domain/schedule-codec.js";
-import type { ExecutionContext, JsonValue, Target } from "../../../domain/target.js";
+import { encodeSchedule } from "../../../domain/schedule-codec.js";
+import type { JsonValue } from "../../../domain/target.js";
 import { threadScopeOf } from "../../../domain/target.js";
 import type { Task, TaskStatus } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
+import { decodeTaskFields, decodeTaskOptions, defectOf } from "../shared/stored-task-fields.js";
 
 /** A row of `tasks`, as SQLite returns it and as the named parameters of its writes. */
 export interface TaskRow {
@@ -47,6 +47,7 @@ export interface TaskRow {
   readonly deleted_at: number | null;
   readonly task_key: string | null;
   readonly task_group: string | null;
+  readonly defect_at: number | null;
 }
 
 /** A row of `runs`. */
@@ -114,6 +115,7 @@ export const TASK_COLUMNS: readonly (keyof TaskRow)[] = [
   "deleted_at",
   "task_key",
   "task_group",
+  "defect_at",
 ];
 
 export const RUN_COLUMNS: readonly (keyof RunRow)[] = [
@@ -175,16 +177,27 @@ function flag(value: number): boolean {
 }
 
 export function taskFromRow(row: TaskRow): Task {
+  const createdAt = at(row.created_at);
+  const fields = decodeTaskFields(
+    {
+      schedule: (): unknown => JSON.parse(row.schedule),
+      target: (): unknown => JSON.parse(row.target),
+      context: (): unknown => JSON.parse(row.context),
+      options: (): unknown => JSON.parse(row.options),
+      metadata: (): unknown => JSON.parse(row.metadata),
+    },
+    createdAt,
+  );
   return {
     id: row.id as TaskId,
     owner: row.owner as OwnerId,
     title: row.title,
     description: row.description,
-    schedule: decodeSchedule(JSON.parse(row.schedule)),
-    target: JSON.parse(row.target) as Target,
-    context: JSON.parse(row.context) as ExecutionContext,
-    options: JSON.parse(row.options) as TaskOptions,
-    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    schedule: fields.schedule,
+    target: fields.target,
+    context: fields.context,
+    options: fields.options,
+    metadata: fields.metadata,
     status: row.status as TaskStatus,
     nextRunAt: atOrNull(row.next_run_at),
     decidedThrough: at(row.decided_through),
@@ -195,11 +208,12 @@ export function taskFromRow(row: TaskRow): Task {
     lastError: row.last_error,
     version: row.version,
     webhookSecret: row.webhook_secret,
-    createdAt: at(row.created_at),
+    createdAt,
     updatedAt: at(row.updated_at),
     deletedAt: atOrNull(row.deleted_at),
     key: row.task_key,
     group: row.task_group,
+    defect: defectOf(fields, atOrNull(row.defect_at)),
   };
 }
 
@@ -221,7 +235,7 @@ export const TASK_CONTEXT_COLUMNS: readonly (keyof TaskContextRow)[] = [
 export function runTaskContextFromRow(row: TaskContextRow): RunTaskContext {
   return {
     scheduleType: row.schedule_type as RunTaskContext["scheduleType"],
-    options: JSON.parse(row.options) as TaskOptions,
+    options: decodeTaskOptions((): unknown => JSON.parse(row.options)),
     targetKind: row.target_kind as RunTaskContext["targetKind"],
   };
 }
@@ -258,6 +272,7 @@ export function taskToRow(task: Task): TaskRow {
     deleted_at: task.deletedAt,
     task_key: task.key,
     task_group: task.group,
+    defect_at: task.defect?.detectedAt ?? null,
   };
 }
 

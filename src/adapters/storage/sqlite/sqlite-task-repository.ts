@@ -63,6 +63,7 @@ export class SqliteTaskRepository implements TaskRepository {
   readonly #dueTasks: RowReader<[number, number], TaskRow>;
   readonly #writeAdmission: Statement<[ScheduleFieldsRow]>;
   readonly #nextDue: Statement<[], { next_run_at: number }>;
+  readonly #markDefect: Statement<[{ id: string; at: number }]>;
   readonly #lists: StatementCache<[ListParams], TaskRow>;
 
   constructor(options: {
@@ -97,7 +98,8 @@ export class SqliteTaskRepository implements TaskRepository {
     // Matches tasks_due_idx's predicate exactly, so the scan walks that partial index.
     this.#dueTasks = new RowReader(
       db,
-      `${TASK_SELECT} WHERE status = 'enabled' AND deleted_at IS NULL AND next_run_at <= ?
+      `${TASK_SELECT} WHERE status = 'enabled' AND deleted_at IS NULL AND defect_at IS NULL
+         AND next_run_at <= ?
        ORDER BY next_run_at, id LIMIT ?`,
       TASK_COLUMNS,
     );
@@ -107,9 +109,13 @@ export class SqliteTaskRepository implements TaskRepository {
          last_error = CASE WHEN @set_last_error = 1 THEN @last_error ELSE last_error END
        WHERE id = @id`,
     );
+    this.#markDefect = db.prepare<[{ id: string; at: number }]>(
+      "UPDATE tasks SET defect_at = @at WHERE id = @id AND defect_at IS NULL",
+    );
     this.#nextDue = db.prepare<[], { next_run_at: number }>(
       `SELECT next_run_at FROM tasks
-       WHERE status = 'enabled' AND deleted_at IS NULL AND next_run_at IS NOT NULL
+       WHERE status = 'enabled' AND deleted_at IS NULL AND defect_at IS NULL
+         AND next_run_at IS NOT NULL
        ORDER BY next_run_at LIMIT 1`,
     );
   }
@@ -269,7 +275,11 @@ export class SqliteTaskRepository implements TaskRepository {
     decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
     perTaskSavepoints: boolean,
   ): AdmissionReport {
-    const due = this.#dueTasks.all(now, Math.max(0, limit)).map(taskFromRow);
+    const read = this.#dueTasks.all(now, Math.max(0, limit)).map(taskFromRow);
+    const due = read.filter((task) => task.defect === null);
+    const defective = read
+      .filter((task) => task.defect !== null)
+      .map((task) => this.#markDefective(task, now));
     const active = groupByTask(this.#activeRunsOf(due.map((task) => task.id)));
     const written = { tasks: 0, inserted: [] as Run[], cancellations: [] as Run[] };
     for (const task of due) {
@@ -292,7 +302,13 @@ export class SqliteTaskRepository implements TaskRepository {
       written.inserted.push(...outcome.inserted);
       written.cancellations.push(...outcome.cancellations);
     }
-    return admissionReport(written.tasks, written.inserted, written.cancellations);
+    return admissionReport(written.tasks, written.inserted, written.cancellations, defective);
+  }
+
+  /** Takes a task whose stored fields do not parse out of the due set, once. */
+  #markDefective(task: Task, now: Instant): Task {
+    this.#markDefect.run({ id: task.id, at: now });
+    return task.defect === null ? task : { ...task, defect: { ...task.defect, detectedAt: now } };
   }
 
   nextDueAt(): Promise<Instant | null> {

@@ -32,9 +32,12 @@ describe("postgres migration 6 (budget slots)", () => {
     const q = `"${schema}"`;
     await migratePostgres(pool, schemaName(schema), POSTGRES_MIGRATIONS.slice(0, 5));
     // The store's run writes are the same on schema 5: make the rows as it would. Its task insert also
-    // writes migration 7's key columns and its run insert migration 9's target kind, so they exist only
-    // while the rows are made.
-    await pool.query(`ALTER TABLE ${q}.tasks ADD COLUMN task_key text, ADD COLUMN task_group text`);
+    // writes migration 7's key columns, migration 12's defect_at, and its run insert migration 9's target
+    // kind, so they exist only while the rows are made.
+    await pool.query(
+      `ALTER TABLE ${q}.tasks ADD COLUMN task_key text, ADD COLUMN task_group text,` +
+        ` ADD COLUMN defect_at timestamptz`,
+    );
     await pool.query(`ALTER TABLE ${q}.runs ADD COLUMN target_kind text`);
     const before = await openPostgresStore({
       newId: createIdGenerator(),
@@ -53,7 +56,9 @@ describe("postgres migration 6 (budget slots)", () => {
       exclusiveRuns.push((await triggerRun(before, ALL, exclusive.id, key, minute(0, 2)))!.id);
     }
     await before.close();
-    await pool.query(`ALTER TABLE ${q}.tasks DROP COLUMN task_key, DROP COLUMN task_group`);
+    await pool.query(
+      `ALTER TABLE ${q}.tasks DROP COLUMN task_key, DROP COLUMN task_group, DROP COLUMN defect_at`,
+    );
     await pool.query(`ALTER TABLE ${q}.runs DROP COLUMN target_kind`);
     // What an older replica left behind: a running and a launching claim, a finished run, and an
     // exclusive running run with a later one of its task queued.

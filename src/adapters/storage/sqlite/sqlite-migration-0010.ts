@@ -1,0 +1,12 @@
+/**
+ * SQLite migration 10 (issue 15): `defect_at`, when admission found the task's stored fields no longer
+ * parse (docs/operations.md#a-task-that-does-not-parse). Such a task leaves the due index, so it is not
+ * read again every tick; an edit that repairs it clears the column.
+ */
+export const SQLITE_MIGRATION_0010 = `
+ALTER TABLE tasks ADD COLUMN defect_at INTEGER;
+
+DROP INDEX tasks_due_idx;
+CREATE INDEX tasks_due_idx ON tasks (next_run_at, id)
+  WHERE status = 'enabled' AND deleted_at IS NULL AND defect_at IS NULL;
+`;
