@@ -240,9 +240,12 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     const route = request.routeOptions.url ?? "unmatched";
     metrics.observeRequest(request.method, route, reply.statusCode);
     const quiet = route === "/healthz" || route === "/readyz" || route === "/metrics";
+    // The route and the path only: a query string may carry a callback's token (`?token=`), and a
+    // log reader must not be able to post verdicts (docs/security.md#log-readers). No header either.
     const fields = {
       method: request.method,
-      url: request.url,
+      route,
+      path: request.url.split("?")[0] ?? "",
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime),
     };
