@@ -29,6 +29,7 @@ import type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 import { RunWatcher } from "./runtime/run-watcher.js";
 import type { RunWatcherOptions } from "./runtime/run-watcher.js";
 import { WakeSignal } from "./runtime/wake-signal.js";
+import { secretSealerFromEnv } from "./adapters/storage/shared/secret-keyring.js";
 
 export interface SchedulerOptions extends TargetOptions {
   readonly store: StoreFactory;
@@ -49,6 +50,12 @@ export interface SchedulerOptions extends TargetOptions {
   readonly replicaId?: string;
   /** Who the library acts as. @default owner `local` */
   readonly actor?: Actor;
+  /**
+   * The operator key that seals webhook signing secrets at rest (docs/security.md#secrets-at-rest):
+   * 32 bytes in base64 or hex, and older keys that only open. @default `PUNCTUAL_SECRET_KEY` and
+   * `PUNCTUAL_SECRET_KEY_PREVIOUS` from the environment; neither: secrets in clear
+   */
+  readonly secretKeys?: { readonly current?: string; readonly previous?: readonly string[] };
 }
 
 /** The running parts of a scheduler, built once its store is open. */
@@ -88,8 +95,21 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
   const logger = options.logger ?? silentLogger;
   const policy = buildPolicy(options.policy);
   const newId = createIdGenerator(() => clock.now());
-  const store = await options.store.open({ newId });
+  const secrets = secretSealerFromEnv(
+    options.secretKeys === undefined
+      ? process.env
+      : {
+          PUNCTUAL_SECRET_KEY: options.secretKeys.current,
+          PUNCTUAL_SECRET_KEY_PREVIOUS: options.secretKeys.previous?.join(","),
+        },
+  );
+  const store = await options.store.open({ newId, secrets });
   await store.migrate();
+  // A key added, changed or removed since the last start: every stored secret is brought to the
+  // current form before anything reads one (docs/security.md#rotating-the-operator-key).
+  const resealed = (await store.resealSecrets?.()) ?? 0;
+  if (resealed > 0)
+    logger.info({ tasks: resealed }, "signing secrets resealed under the current key");
   const events = new SchedulerEvents({
     onListenerError: (error, event) => {
       logger.error({ err: error, event }, "an event listener threw; the scheduler carries on");

@@ -110,7 +110,7 @@ export class PostgresAdmission {
     const ctx = this.#ctx;
     return withTransaction(ctx.pool, async (client) => {
       const due = await client.query(this.#due, [args.now, args.limit]);
-      const tasks = due.rows.map(taskFromRow);
+      const tasks = due.rows.map((row) => taskFromRow(row, this.#ctx.secrets));
       if (tasks.length === 0) return report([]);
       const active = await ctx.runSql.lockActive(
         client,

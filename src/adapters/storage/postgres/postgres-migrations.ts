@@ -14,6 +14,7 @@ import { POSTGRES_MIGRATION_0005 } from "./postgres-migration-0005.js";
 import { POSTGRES_MIGRATION_0006 } from "./postgres-migration-0006.js";
 import { POSTGRES_MIGRATION_0007 } from "./postgres-migration-0007.js";
 import { POSTGRES_MIGRATION_0008 } from "./postgres-migration-0008.js";
+import { POSTGRES_MIGRATION_0009 } from "./postgres-migration-0009.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { integer, record, text } from "./postgres-rows.js";
 import { MIGRATION_LOCK_KIND } from "./postgres-schema-name.js";
@@ -36,6 +37,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 6, name: "budget slots for parallel claims", sql: POSTGRES_MIGRATION_0006 },
   { version: 7, name: "task keys and declared groups", sql: POSTGRES_MIGRATION_0007 },
   { version: 8, name: "runs failed without retry", sql: POSTGRES_MIGRATION_0008 },
+  { version: 9, name: "quotas and secret rotation", sql: POSTGRES_MIGRATION_0009 },
 ];
 
 /** The sha256 recorded for a migration (of its SQL text exactly as shipped). */

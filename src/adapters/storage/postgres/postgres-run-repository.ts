@@ -121,7 +121,7 @@ export class PostgresRunRepository implements RunRepository {
       // Task first, then run: the order admission and owner commands lock in (no deadlock).
       const taskRow = await client.query(this.#sql.lockTaskOfRun, [id]);
       if (taskRow.rows[0] === undefined) throw new NotFoundError("run", id);
-      const task = taskFromRow(taskRow.rows[0]);
+      const task = taskFromRow(taskRow.rows[0], this.#ctx.secrets);
       const runRow = await client.query(this.#sql.lockRun, [id]);
       if (runRow.rows[0] === undefined) throw new NotFoundError("run", id);
       const run = runFromRow(runRow.rows[0]);
@@ -213,7 +213,7 @@ export class PostgresRunRepository implements RunRepository {
 
   async findExpiredClaims(now: Instant, limit: number): Promise<readonly ClaimedRun[]> {
     const result = await this.#ctx.pool.query(this.#sql.expiredClaims, [now, limit]);
-    return result.rows.map(claimedRunFromRow);
+    return result.rows.map((row) => claimedRunFromRow(row, this.#ctx.secrets));
   }
 
   async findRunningRuns(
@@ -222,7 +222,7 @@ export class PostgresRunRepository implements RunRepository {
     limit: number,
   ): Promise<readonly ClaimedRun[]> {
     const result = await this.#ctx.pool.query(this.#sql.runningRuns, [targetKind, after, limit]);
-    return result.rows.map(claimedRunFromRow);
+    return result.rows.map((row) => claimedRunFromRow(row, this.#ctx.secrets));
   }
 
   findPastDeadline(now: Instant, limit: number): Promise<readonly RunId[]> {

@@ -15,6 +15,7 @@ import { SQLITE_MIGRATION_0003 } from "./sqlite-migration-0003.js";
 import { SQLITE_MIGRATION_0004 } from "./sqlite-migration-0004.js";
 import { SQLITE_MIGRATION_0005 } from "./sqlite-migration-0005.js";
 import { SQLITE_MIGRATION_0006 } from "./sqlite-migration-0006.js";
+import { SQLITE_MIGRATION_0007 } from "./sqlite-migration-0007.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -30,6 +31,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 4, name: "excluded runs and calendars", sql: SQLITE_MIGRATION_0004 },
   { version: 5, name: "task keys and declared groups", sql: SQLITE_MIGRATION_0005 },
   { version: 6, name: "runs failed without retry", sql: SQLITE_MIGRATION_0006 },
+  { version: 7, name: "quotas and secret rotation", sql: SQLITE_MIGRATION_0007 },
 ];
 
 /** Thrown when the database's migrations do not match this code: newer, unknown or edited. */

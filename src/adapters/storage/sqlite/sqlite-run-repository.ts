@@ -342,7 +342,7 @@ export class SqliteRunRepository implements RunRepository {
     const row = this.#shared.taskById.get(id);
     // The foreign key keeps a task row for every run (purge deletes a task's runs with it).
     if (row === undefined) throw new Error(`sqlite store: no task ${id} for its run`);
-    const task = taskFromRow(row);
+    const task = taskFromRow(row, this.#shared.secrets);
     cache.set(id, task);
     return task;
   }
@@ -352,7 +352,7 @@ export class SqliteRunRepository implements RunRepository {
     const tasks = new Map<string, Task>();
     if (ids.length === 0) return tasks;
     for (const row of this.#shared.tasksByIds.all(JSON.stringify(ids))) {
-      const task = taskFromRow(row);
+      const task = taskFromRow(row, this.#shared.secrets);
       tasks.set(task.id, task);
     }
     return tasks;

@@ -118,7 +118,7 @@ export class SqliteTaskRepository implements TaskRepository {
     const stamps = calendarStamps(task.schedule);
     const insert = (): void => {
       try {
-        this.#insertTask.run(taskToRow(task));
+        this.#insertTask.run(taskToRow(task, this.#shared.secrets));
       } catch (error) {
         if (task.key !== null && isTaskKeyTaken(error)) {
           throw new KeyTakenError(task.key, { cause: error });
@@ -145,7 +145,7 @@ export class SqliteTaskRepository implements TaskRepository {
         for (const [owner, stamps] of stampsByOwner(tasks)) this.#stamps.check(owner, stamps);
         for (const task of tasks) {
           try {
-            this.#insertTask.run(taskToRow(task));
+            this.#insertTask.run(taskToRow(task, this.#shared.secrets));
           } catch (error) {
             if (task.key !== null && isTaskKeyTaken(error)) {
               throw new KeyTakenError(task.key, { cause: error });
@@ -164,7 +164,7 @@ export class SqliteTaskRepository implements TaskRepository {
   findTaskByKey(owner: OwnerId, key: string): Promise<Task | null> {
     return settle(() => {
       const row = this.#taskByKey.get({ owner, key });
-      return row === undefined ? null : taskFromRow(row);
+      return row === undefined ? null : taskFromRow(row, this.#shared.secrets);
     });
   }
 
@@ -197,7 +197,10 @@ export class SqliteTaskRepository implements TaskRepository {
         params["after_id"] = id;
       }
       const sql = `${TASK_SELECT} WHERE ${where.join(" AND ")} ORDER BY created_at, id LIMIT @limit`;
-      const rows = this.#lists.get(sql).all(params).map(taskFromRow);
+      const rows = this.#lists
+        .get(sql)
+        .all(params)
+        .map((row) => taskFromRow(row, this.#shared.secrets));
       return pageOf(rows, query.limit, (task) => [task.createdAt, task.id]);
     });
   }
@@ -215,7 +218,7 @@ export class SqliteTaskRepository implements TaskRepository {
         const mutation = decideMutation({ task, activeRuns }, decide);
         if (mutation.task !== undefined) {
           this.#stamps.check(task.owner, changedStamps(task.schedule, mutation.task.schedule));
-          this.#updateTask.run(taskToRow({ ...mutation.task, id }));
+          this.#updateTask.run(taskToRow({ ...mutation.task, id }, this.#shared.secrets));
         }
         const inserted = (mutation.newRuns ?? []).map((newRun) =>
           this.#insertUnlessRepeated(newRun),
@@ -255,7 +258,9 @@ export class SqliteTaskRepository implements TaskRepository {
     decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
     perTaskSavepoints: boolean,
   ): AdmissionReport {
-    const due = this.#dueTasks.all(now, Math.max(0, limit)).map(taskFromRow);
+    const due = this.#dueTasks
+      .all(now, Math.max(0, limit))
+      .map((row) => taskFromRow(row, this.#shared.secrets));
     const active = groupByTask(this.#activeRunsOf(due.map((task) => task.id)));
     const written = { tasks: 0, inserted: [] as Run[], cancellations: [] as Run[] };
     for (const task of due) {
@@ -330,7 +335,7 @@ export class SqliteTaskRepository implements TaskRepository {
   #visible(scope: OwnerScope, id: TaskId): Task | null {
     const owner = scope.kind === "owner" ? scope.owner : null;
     const row = this.#visibleTask.get({ id, owner });
-    return row === undefined ? null : taskFromRow(row);
+    return row === undefined ? null : taskFromRow(row, this.#shared.secrets);
   }
 
   #activeRunsOf(taskIds: readonly string[]): Run[] {

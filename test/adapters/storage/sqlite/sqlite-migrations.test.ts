@@ -197,6 +197,7 @@ describe("the SQLite schema", () => {
         "runs_deadline_idx",
         "runs_history_idx",
         "runs_manual_key_uq",
+        "runs_owner_queued_idx",
         "runs_queue_idx",
         "runs_retention_idx",
         "runs_scheduled_occurrence_uq",
