@@ -4,6 +4,8 @@
  * the library's `scheduler.tasks`, `scheduler.runs` and `scheduler.calendars` are this module, and the
  * HTTP routes map their query strings and bodies through the same functions.
  */
+import type { RotateSecretInput } from "./command-input.js";
+import type { RotatedSecretView } from "./view-schemas.js";
 import { threadId } from "../domain/ids.js";
 import type { CatchUpPolicy } from "../domain/options.js";
 import type { RunQuery, TaskQuery } from "../domain/ports.js";
@@ -141,6 +143,13 @@ export interface SchedulerTasks<I extends HandlerInputMap | null = null> {
     id: string,
     range: { from: string; to: string },
   ): Promise<{ runs: RunView[]; already_backfilled: number }>;
+  /**
+   * A new signing secret for the task, answered once; the replaced one still signs (beside it) and
+   * opens callbacks for `grace` (docs/security.md#rotating-a-tasks-signing-secret).
+   * @default grace PT24H (at most P7D)
+   * @throws validation_failed naming `grace`
+   */
+  rotateSecret(id: string, options?: RotateSecretInput): Promise<RotatedSecretView>;
   delete(id: string, options?: { force?: boolean }): Promise<void>;
   preview(id: string, count?: number): Promise<{ occurrences: OccurrenceView[] }>;
   /** Why the task did or did not fire around `at` (an RFC 3339 instant). */
@@ -228,6 +237,8 @@ export function schedulerApi<I extends HandlerInputMap | null = null>(
           ),
         ),
       backfill: (id, range) => use(({ tasks }, now) => tasks.backfill(actor, id, range, now())),
+      rotateSecret: (id, options = {}) =>
+        use(({ tasks }, now) => tasks.rotateSecret(actor, id, options, now())),
       delete: (id, options = {}) =>
         use(({ tasks }, now) => tasks.delete(actor, id, options, now())),
       preview: (id, count = 10) => use(({ tasks }, now) => tasks.preview(actor, id, count, now())),

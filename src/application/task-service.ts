@@ -4,7 +4,12 @@
  * names are checked in task-references.ts, manual runs written in manual-runs.ts, previews and
  * explanations made in task-insight.ts, and named calendars kept by `calendars` (calendar-service.ts).
  */
-import { KeyTakenError, NotFoundError, StaleVersionError } from "../domain/errors.js";
+import {
+  KeyTakenError,
+  NotFoundError,
+  StaleVersionError,
+  ValidationError,
+} from "../domain/errors.js";
 import type { FieldError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
@@ -17,6 +22,8 @@ import { cancelTask, deleteTask, pauseTask, resumeTask } from "../domain/task-co
 import { createTask, editTask, taskWarnings } from "../domain/task-fields.js";
 import type { CommandOutcome } from "../domain/task-commands.js";
 import type { Task } from "../domain/task.js";
+import { rotateTaskSecret, SECRET_GRACE_DEFAULT_MS } from "../domain/task-secret.js";
+import { parseDuration } from "../domain/schedule/iso-text.js";
 import type { AgentTarget, JsonValue } from "../domain/target.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
@@ -33,6 +40,7 @@ import { backfillRuns, triggerRun } from "./manual-runs.js";
 import { NO_EVENTS } from "./scheduler-events.js";
 import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
+import type { RotatedSecretView } from "./view-schemas.js";
 import {
   instantFrom,
   parseWith,
@@ -44,7 +52,7 @@ import {
 } from "./task-input.js";
 import { upsertEdit } from "./task-upsert.js";
 import type { UpsertField } from "./task-upsert.js";
-import { runView, taskView } from "./views.js";
+import { formatInstant, runView, taskView } from "./views.js";
 import type { ExplanationView, OccurrenceView, PageView, RunView, TaskView } from "./views.js";
 
 /** Signals the service raises for the runtime (in-process wake-ups and cancel hooks). */
@@ -307,6 +315,30 @@ export class TaskService {
     return triggerRun(this.#deps, actor, task, options, now);
   }
 
+  /**
+   * A new signing secret, answered once; the replaced one keeps signing and opening callbacks for
+   * `grace` (docs/security.md#rotating-a-tasks-signing-secret).
+   * @throws validation_failed naming `grace` (an ISO-8601 duration up to P7D; default PT24H)
+   */
+  async rotateSecret(
+    actor: Actor,
+    id: string,
+    input: { grace?: unknown },
+    now: Instant,
+  ): Promise<RotatedSecretView> {
+    const graceMs = graceOf(input.grace);
+    const secret = this.#deps.newSecret();
+    const task = await this.#mutate(actor, id, (l) =>
+      rotateTaskSecret(l.task, { secret, now, graceMs }),
+    );
+    const view = this.#view(task);
+    return {
+      task: view,
+      webhook_secret: view.webhook_secret,
+      previous_valid_until: formatInstant(task.retiringSecret?.until ?? null),
+    };
+  }
+
   /** Replays nominal times in [from, to) as `backfill` runs; times already backfilled are not repeated. */
   backfill(
     actor: Actor,
@@ -495,4 +527,12 @@ export class TaskService {
   #view(task: Task): TaskView {
     return taskView(task, this.#deps.signsWithTaskSecret ?? true);
   }
+}
+
+/** A rotation's grace: absent is the default; else an ISO-8601 duration (or seconds). */
+function graceOf(grace: unknown): number {
+  if (grace === undefined) return SECRET_GRACE_DEFAULT_MS;
+  const parsed = parseDuration(grace, 0);
+  if (!parsed.ok) throw ValidationError.of("grace", parsed.problem);
+  return parsed.value;
 }

@@ -72,6 +72,7 @@ export type { PostgresPooler } from "./postgres-pooler.js";
 
 export interface PostgresStore extends Store {
   readonly kind: "postgres";
+  resealSecrets(): Promise<number>;
   readonly calendars: PostgresCalendarRepository;
   /** Absent behind a transaction pooler without a `listenUrl`: replicas then poll. */
   readonly wakes?: WakeSource;
