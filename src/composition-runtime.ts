@@ -29,6 +29,9 @@ import type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 import { RunWatcher } from "./runtime/run-watcher.js";
 import type { RunWatcherOptions } from "./runtime/run-watcher.js";
 import { WakeSignal } from "./runtime/wake-signal.js";
+import { AdmissionWindow } from "./application/admission-window.js";
+import { Quotas } from "./application/quotas.js";
+import type { OwnerQuotas } from "./application/quotas.js";
 import { secretSealerFromEnv } from "./adapters/storage/shared/secret-keyring.js";
 
 export interface SchedulerOptions extends TargetOptions {
@@ -87,6 +90,8 @@ export interface RuntimeThresholds {
   readonly shutdownTimeoutMs: number;
   /** Accepted and checked; replica liveness is not in this build yet. */
   readonly livenessTimeoutMs: number | null;
+  /** Every owner's quotas, and the owners whose differ (docs/operations.md#quotas). */
+  readonly quotas: OwnerQuotas & { readonly overrides: Readonly<Record<string, OwnerQuotas>> };
 }
 
 /** Opens the store and builds the services and the coordinator around it. */
@@ -119,7 +124,10 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
   const targets = buildTargets(options, handlers, logger);
   const launcher = targets.launcher;
   const wake = new WakeSignal();
-  const dispatch = new DispatchService({ store, policy, events });
+  // One window for scheduled admissions and triggers: both count against runs_per_minute.
+  const quotas = new Quotas(options.policy?.quotas);
+  const admissions = new AdmissionWindow();
+  const dispatch = new DispatchService({ store, policy, events, quotas, admissions });
   const watcher = new RunWatcher({
     dispatch,
     launcher,
@@ -165,6 +173,8 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     },
   });
   const tasks = new TaskService({
+    quotas,
+    admissions,
     store,
     threads: targets.threads,
     policy,
@@ -206,6 +216,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
         options.policy?.livenessTimeoutSeconds === undefined
           ? null
           : options.policy.livenessTimeoutSeconds * 1000,
+      quotas: quotas.summary(),
     },
   };
 }

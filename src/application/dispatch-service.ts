@@ -4,6 +4,9 @@
  * including "this run has moved on: no change", is a domain call run inside the store's transaction
  * (docs/architecture.md#where-each-decision-lives).
  */
+import { withinAdmissionQuota } from "../domain/admission-quota.js";
+import { AdmissionWindow } from "./admission-window.js";
+import { Quotas } from "./quotas.js";
 import { admitTask } from "../domain/admit-task.js";
 import { selectClaimable } from "../domain/claim.js";
 import type { FencingToken, RunId } from "../domain/ids.js";
@@ -64,17 +67,25 @@ export interface DispatchServiceDeps {
   readonly policy: SchedulePolicy;
   /** Receives admissions, claims and run status changes. @default none */
   readonly events?: EventSink;
+  /** Per-owner quotas (docs/security.md#quotas). @default the defaults for every owner */
+  readonly quotas?: Quotas;
+  /** What this replica admitted per owner in the last minute, shared with manual triggers. */
+  readonly admissions?: AdmissionWindow;
 }
 
 export class DispatchService {
   readonly #store: Store;
   readonly #policy: SchedulePolicy;
   readonly #events: EventSink;
+  readonly #quotas: Quotas;
+  readonly #admissions: AdmissionWindow;
 
   constructor(deps: DispatchServiceDeps) {
     this.#store = deps.store;
     this.#policy = deps.policy;
     this.#events = deps.events ?? NO_EVENTS;
+    this.#quotas = deps.quotas ?? new Quotas();
+    this.#admissions = deps.admissions ?? new AdmissionWindow();
   }
 
   get policy(): SchedulePolicy {
@@ -83,10 +94,17 @@ export class DispatchService {
 
   /** Admits up to `limit` due tasks in one batch (docs/semantics.md#the-life-of-an-occurrence). */
   async admitDue(now: Instant, limit: number): Promise<AdmissionReport> {
+    // Counted as decided; a batch the store then fails to write over-counts, never under-counts.
     const report = await this.#store.tasks.admitDueTasks(now, limit, (task, activeRuns) => {
       const { admission, write } = admitTask(task, activeRuns, now);
       this.#events.emit("admission:decided", { taskId: task.id, admission });
-      return write;
+      const allowance = Math.max(
+        0,
+        this.#quotas.of(task.owner).runsPerMinute - this.#admissions.count(task.owner, now),
+      );
+      const limited = withinAdmissionQuota(write, allowance, now);
+      this.#admissions.add(task.owner, now, limited.queued);
+      return limited.write;
     });
     this.#events.emit("admission:batch", { tasks: report.tasks });
     return report;

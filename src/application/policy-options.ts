@@ -2,6 +2,7 @@
  * The operator's thresholds as the library and the CLI take them (seconds, docs/library.md), checked and
  * turned into the domain's `SchedulePolicy` (milliseconds).
  */
+import type { QuotaOptions } from "./quotas.js";
 import { DEFAULT_POLICY } from "../domain/options.js";
 import type { SchedulePolicy } from "../domain/options.js";
 import type { DurationMs } from "../domain/time.js";
@@ -19,6 +20,11 @@ export interface PolicyOptions {
    * the replica liveness that applies it is not in this build yet, so the lease still decides.
    */
   readonly livenessTimeoutSeconds?: number;
+  /**
+   * Per-owner quotas and their overrides by owner (docs/operations.md#quotas).
+   * @default 10,000 tasks, 1 s least period, 6,000 runs per minute, 10,000 backfilled runs per hour
+   */
+  readonly quotas?: QuotaOptions;
 }
 
 /** The policy for `options`. @throws RangeError when a threshold is out of range */

@@ -23,12 +23,15 @@ import type { KnownReferences } from "./task-references.js";
 import { taskFieldsFromCreate, taskIdentityFrom } from "./task-input.js";
 import type { SchedulePolicy } from "../domain/options.js";
 import type { Store } from "./store.js";
+import { checkMinPeriod, checkTaskCount, Quotas } from "./quotas.js";
 
 export interface TaskBatchDeps extends KnownReferences {
   readonly store: Store;
   readonly policy: SchedulePolicy;
   readonly newId: () => string;
   readonly newSecret: () => string;
+  /** Per-owner quotas (docs/security.md#quotas). @default the defaults */
+  readonly quotas?: Quotas;
 }
 
 /** The field path of item `index` of a batch: `tasks[3].schedule.cron` (or `tasks[3]` for the item). */
@@ -65,6 +68,8 @@ export async function createTasks(
   now: Instant,
 ): Promise<Task[]> {
   const items = batchItems(inputs);
+  const quotas = (deps.quotas ?? new Quotas()).of(actor.owner);
+  checkTaskCount(quotas, await deps.store.tasks.countTasks(actor.owner), items.length);
   const minted = items.map(() => ({ id: toTaskId(deps.newId()), secret: deps.newSecret() }));
   return retryOnCalendarChange(async () => {
     const errors: FieldError[] = [];
@@ -78,6 +83,7 @@ export async function createTasks(
         errors.push(...itemErrors(error, index));
       }
     }
+    for (const task of tasks) checkMinPeriod(quotas, task.schedule, now);
     errors.push(...(await keyErrors(deps, actor, tasks, errors.length === 0)));
     if (errors.length > 0) throw new ValidationError(errors);
     try {

@@ -40,6 +40,19 @@ import { backfillRuns, triggerRun } from "./manual-runs.js";
 import { NO_EVENTS } from "./scheduler-events.js";
 import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
+import type { AdmissionWindow } from "./admission-window.js";
+import {
+  checkMinPeriod,
+  checkRate,
+  checkTaskCount,
+  HOUR_MS,
+  MINUTE_MS,
+  QUOTA_NAMES,
+  Quotas,
+} from "./quotas.js";
+import type { OwnerQuotas } from "./quotas.js";
+
+const DEFAULT_QUOTA_SET = new Quotas();
 import type { RotatedSecretView } from "./view-schemas.js";
 import {
   instantFrom,
@@ -85,6 +98,10 @@ export interface TaskServiceDeps {
   readonly signals: ServiceSignals;
   /** Receives the status changes of runs the owner cancels. @default none */
   readonly events?: EventSink;
+  /** Per-owner quotas (docs/security.md#quotas). @default the defaults for every owner */
+  readonly quotas?: Quotas;
+  /** Runs admitted per owner in the last minute on this replica, shared with the dispatcher. */
+  readonly admissions?: AdmissionWindow;
 }
 
 export interface CreatedTask {
@@ -125,9 +142,12 @@ export class TaskService {
   async create(actor: Actor, input: unknown, now: Instant): Promise<CreatedTask> {
     const id = toTaskId(this.#deps.newId());
     const webhookSecret = this.#deps.newSecret();
+    const quotas = this.#quotasOf(actor);
     const task = await retryOnCalendarChange(async () => {
       const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
       const fields = taskFieldsFromCreate(input, now, this.#deps.policy.defaultOptions, calendars);
+      checkMinPeriod(quotas, fields.schedule, now);
+      checkTaskCount(quotas, await this.#deps.store.tasks.countTasks(actor.owner), 1);
       const { key, group } = taskIdentityFrom(input);
       await checkReferences(this.#deps, actor, fields, fields);
       const created = createTask(fields, {
@@ -223,6 +243,8 @@ export class TaskService {
         scheduleOfInput(completed),
       );
       const fields = taskFieldsFromPatch(completed, now, current.options, calendars);
+      if (fields.schedule !== undefined)
+        checkMinPeriod(this.#quotasOf(actor), fields.schedule, now);
       await checkReferences(this.#deps, actor, fields, { ...current, ...fields });
       const edited = await this.#mutate(
         actor,
@@ -312,7 +334,19 @@ export class TaskService {
     now: Instant,
   ): Promise<RunView> {
     const task = await this.#find(actor, id);
-    return triggerRun(this.#deps, actor, task, options, now);
+    const admissions = this.#deps.admissions;
+    if (admissions !== undefined) {
+      const quotas = this.#quotasOf(actor);
+      const limit = {
+        limit: QUOTA_NAMES.runsPerMinute,
+        max: quotas.runsPerMinute,
+        windowMs: MINUTE_MS,
+      };
+      checkRate(limit, admissions.count(actor.owner, now), 1);
+    }
+    const run = await triggerRun(this.#deps, actor, task, options, now);
+    admissions?.add(actor.owner, now, 1);
+    return run;
   }
 
   /**
@@ -339,14 +373,30 @@ export class TaskService {
     };
   }
 
-  /** Replays nominal times in [from, to) as `backfill` runs; times already backfilled are not repeated. */
-  backfill(
+  /**
+   * Replays nominal times in [from, to) as `backfill` runs; times already backfilled are not repeated.
+   * @throws quota_exceeded (`backfill_runs_per_hour`) when the owner would pass its hourly quota
+   */
+  async backfill(
     actor: Actor,
     id: string,
     input: { from: unknown; to: unknown },
     now: Instant,
   ): Promise<{ runs: RunView[]; already_backfilled: number }> {
-    return backfillRuns(this.#deps, actor, id, input, now);
+    const quotas = this.#quotasOf(actor);
+    const recent = await this.#deps.store.runs.countRecentRuns(
+      actor.owner,
+      "backfill",
+      (now - HOUR_MS) as Instant,
+    );
+    const limit = {
+      limit: QUOTA_NAMES.backfillRunsPerHour,
+      max: quotas.backfillRunsPerHour,
+      windowMs: HOUR_MS,
+    };
+    return backfillRuns(this.#deps, actor, id, input, now, (adding) => {
+      checkRate(limit, recent, adding);
+    });
   }
 
   async listRuns(actor: Actor, id: string, query: RunQuery): Promise<PageView<RunView>> {
@@ -463,6 +513,7 @@ export class TaskService {
     const outcome = await retryOnCalendarChange(async () => {
       const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
       const fields = taskFieldsFromCreate(input, now, policy.defaultOptions, calendars);
+      checkMinPeriod(this.#quotasOf(actor), fields.schedule, now);
       const { group } = taskIdentityFrom(input);
       await checkReferences(this.#deps, actor, fields, fields);
       // Owner scope, not the actor's: the key is the owner's, and so is the task it names.
@@ -522,6 +573,10 @@ export class TaskService {
     );
     for (const run of cancelTargets) this.#deps.signals.cancelRequested(run, task);
     return task;
+  }
+
+  #quotasOf(actor: Actor): OwnerQuotas {
+    return (this.#deps.quotas ?? DEFAULT_QUOTA_SET).of(actor.owner);
   }
 
   #view(task: Task): TaskView {

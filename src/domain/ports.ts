@@ -131,6 +131,8 @@ export interface TaskRepository {
   findTask(scope: OwnerScope, id: TaskId): Promise<Task | null>;
   /** The owner's task (not deleted) with this key, or null. */
   findTaskByKey(owner: OwnerId, key: string): Promise<Task | null>;
+  /** How many tasks `owner` has, deleted ones left out (the `tasks_per_owner` quota). */
+  countTasks(owner: OwnerId): Promise<number>;
   listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>>;
   /**
    * Runs an owner command (edit, pause, resume, cancel, trigger, backfill, delete) under the task's row
@@ -187,6 +189,8 @@ export interface CalendarRepository {
 export interface RunRepository {
   findRun(scope: OwnerScope, id: RunId): Promise<Run | null>;
   findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null>;
+  /** How many runs of `trigger` `owner`'s tasks got at or after `since` (by `queued_at`): rate quotas. */
+  countRecentRuns(owner: OwnerId, trigger: RunTrigger, since: Instant): Promise<number>;
   listRuns(scope: OwnerScope, taskId: TaskId, query: RunQuery): Promise<Page<Run>>;
   /**
    * Claims queued runs within the global budget, serialised in the database: reads the candidates and the

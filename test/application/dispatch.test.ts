@@ -661,6 +661,7 @@ function interleavingStore(store: Store, between: () => Promise<void>): Store {
   const wrapped: RunRepository = {
     findRun: (scope, id) => runs.findRun(scope, id),
     findManualRun: (taskId, key) => runs.findManualRun(taskId, key),
+    countRecentRuns: (owner, trigger, since) => runs.countRecentRuns(owner, trigger, since),
     listRuns: (scope, taskId, query) => runs.listRuns(scope, taskId, query),
     claimRuns: (request, select, claimOne) => runs.claimRuns(request, select, claimOne),
     changeRun,

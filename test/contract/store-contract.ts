@@ -9,6 +9,7 @@ import { describeAdmission } from "./cases/admission.js";
 import { describeCalendars } from "./cases/calendars.js";
 import { describeClaims } from "./cases/claims.js";
 import type { ContractContext } from "./cases/contract-context.js";
+import { describeQuotaCounts } from "./cases/quota-counts.js";
 import { describeRunBatches } from "./cases/run-batches.js";
 import { describeRunChanges } from "./cases/run-changes.js";
 import { describeRunRows } from "./cases/run-rows.js";
@@ -77,5 +78,6 @@ export function describeStoreContract(name: StoreName, open: () => Promise<Store
     describeSweeps(context);
     describeUniqueRules(context);
     describeCalendars(context);
+    describeQuotaCounts(context);
   });
 }

@@ -31,6 +31,8 @@ export const ERROR_PROBLEMS: Readonly<Record<ErrorCode, ProblemKind>> = {
   target_unavailable: { status: 503, title: "The target could not be asked", exposed: true },
   calendar_in_use: { status: 409, title: "A task uses this calendar", exposed: true },
   key_taken: { status: 409, title: "Another task has this key", exposed: true },
+  /** With `Retry-After`: the owner's rate quota has room again then. */
+  quota_exceeded: { status: 429, title: "A quota is exceeded", exposed: true },
 };
 
 /** Problems only the HTTP adapter raises. */

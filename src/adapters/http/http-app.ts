@@ -4,6 +4,7 @@
  * document is generated from the same declarations. Every error answers `application/problem+json` from
  * the one error map; nothing a client sends can cause a 500.
  */
+import { QuotaExceededError } from "../../domain/errors.js";
 import Fastify, { LogController } from "fastify";
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Actor } from "../../application/actor.js";
@@ -194,6 +195,9 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     }
     let headers = error instanceof HttpProblem ? { ...error.extra.headers } : {};
     if (problem.status === 401) headers = { ...headers, "www-authenticate": "Bearer" };
+    if (error instanceof QuotaExceededError) {
+      headers = { ...headers, "retry-after": String(error.retryAfterSeconds) };
+    }
     if (isMediaTypeError(error)) {
       return sendProblem(
         reply,

@@ -4,7 +4,7 @@
  * requeues a run notifies the wake channel at commit.
  */
 import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
-import type { FencingToken, RunId, TaskId } from "../../../domain/ids.js";
+import type { FencingToken, OwnerId, RunId, TaskId } from "../../../domain/ids.js";
 import { runId, taskId } from "../../../domain/ids.js";
 import type {
   ClaimRequest,
@@ -18,7 +18,7 @@ import type {
 } from "../../../domain/ports.js";
 import type { TargetKind } from "../../../domain/target.js";
 import { holdsSlot, TERMINAL_RUN_STATUSES } from "../../../domain/run.js";
-import type { Run } from "../../../domain/run.js";
+import type { Run, RunTrigger } from "../../../domain/run.js";
 import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
@@ -82,6 +82,16 @@ export class PostgresRunRepository implements RunRepository {
   async findRun(scope: OwnerScope, id: RunId): Promise<Run | null> {
     const result = await this.#ctx.pool.query(this.#sql.find, [id, ownerOf(scope)]);
     return result.rows[0] === undefined ? null : runFromRow(result.rows[0]);
+  }
+
+  async countRecentRuns(owner: OwnerId, trigger: RunTrigger, since: Instant): Promise<number> {
+    const result = await this.#ctx.pool.query(
+      `SELECT count(*)::int8 AS n FROM ${this.#ctx.runSql.table}
+        WHERE owner = $1::text AND queued_at >= ${msToTimestamp("$2::int8")}
+          AND "trigger" = $3::text`,
+      [owner, since, trigger],
+    );
+    return integer(record(result.rows[0]), "n");
   }
 
   async findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null> {

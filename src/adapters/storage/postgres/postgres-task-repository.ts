@@ -27,7 +27,14 @@ import { WAKE_CHANNEL, wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { decodeCursor, pageOf } from "../shared/page-cursor.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
-import { TASK_COLUMNS, instantOrNull, record, taskFromRow, taskValues } from "./postgres-rows.js";
+import {
+  TASK_COLUMNS,
+  instantOrNull,
+  integer,
+  record,
+  taskFromRow,
+  taskValues,
+} from "./postgres-rows.js";
 import { materializeRun } from "./postgres-run-writes.js";
 import type { InsertConflict } from "./postgres-run-writes.js";
 import {
@@ -117,6 +124,15 @@ export class PostgresTaskRepository implements TaskRepository {
       }
       throw error;
     }
+  }
+
+  async countTasks(owner: OwnerId): Promise<number> {
+    const result = await this.#ctx.pool.query(
+      `SELECT count(*)::int8 AS n FROM ${this.#ctx.tasksTable}
+        WHERE owner = $1::text AND deleted_at IS NULL`,
+      [owner],
+    );
+    return integer(record(result.rows[0]), "n");
   }
 
   async findTaskByKey(owner: OwnerId, key: string): Promise<Task | null> {

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { ClaimCandidate, ClaimSelectionInput } from "../../../domain/claim.js";
 import { threadKey } from "../../../domain/claim.js";
 import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
-import type { FencingToken, RunId, TaskId, ThreadId } from "../../../domain/ids.js";
+import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../../domain/ids.js";
 import { fencingToken } from "../../../domain/ids.js";
 import type {
   ClaimedRun,
@@ -20,7 +20,7 @@ import type {
   RunRepository,
 } from "../../../domain/ports.js";
 import type { TargetKind } from "../../../domain/target.js";
-import type { Run } from "../../../domain/run.js";
+import type { Run, RunTrigger } from "../../../domain/run.js";
 import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
@@ -62,6 +62,7 @@ export class SqliteRunRepository implements RunRepository {
   readonly #shared: SqliteStatements;
   readonly #visibleRun: Statement<[{ id: string; owner: string | null }], RunRow>;
   readonly #manualRun: Statement<[string, string], RunRow>;
+  readonly #recentRuns: Statement<[string, number, string], number>;
   readonly #slotsHeld: Statement<[], number>;
   readonly #candidates: Statement<[number], CandidateRow>;
   readonly #recordLaunch: Statement<[{ id: string; at: number; run: string; add: number }]>;
@@ -82,6 +83,12 @@ export class SqliteRunRepository implements RunRepository {
     this.#visibleRun = db.prepare(
       `${RUN_SELECT} WHERE id = @id AND (@owner IS NULL OR owner = @owner)`,
     );
+    // Walks runs_owner_queued_idx's range for the owner.
+    this.#recentRuns = db
+      .prepare<[string, number, string], number>(
+        `SELECT count(*) FROM runs WHERE owner = ? AND queued_at >= ? AND "trigger" = ?`,
+      )
+      .pluck();
     this.#manualRun = db.prepare<[string, string], RunRow>(
       `${RUN_SELECT} WHERE task_id = ? AND idempotency_key = ? AND "trigger" = 'manual'`,
     );
@@ -119,6 +126,10 @@ export class SqliteRunRepository implements RunRepository {
       const row = this.#visibleRun.get({ id, owner: scope.kind === "owner" ? scope.owner : null });
       return row === undefined ? null : runFromRow(row);
     });
+  }
+
+  countRecentRuns(owner: OwnerId, trigger: RunTrigger, since: Instant): Promise<number> {
+    return settle(() => this.#recentRuns.get(owner, since, trigger) ?? 0);
   }
 
   findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null> {

@@ -58,6 +58,7 @@ export class SqliteTaskRepository implements TaskRepository {
   readonly #stamps: SqliteCalendarStamps;
   readonly #insertTask: Statement<[TaskRow]>;
   readonly #updateTask: Statement<[TaskRow]>;
+  readonly #countTasks: Statement<[string], number>;
   readonly #visibleTask: Statement<[{ id: string; owner: string | null }], TaskRow>;
   readonly #taskByKey: Statement<[{ owner: string; key: string }], TaskRow>;
   readonly #dueTasks: RowReader<[number, number], TaskRow>;
@@ -77,6 +78,11 @@ export class SqliteTaskRepository implements TaskRepository {
     this.#shared = options.statements;
     this.#newId = options.newId;
     this.#stamps = new SqliteCalendarStamps(db);
+    this.#countTasks = db
+      .prepare<[string], number>(
+        "SELECT count(*) FROM tasks WHERE owner = ? AND deleted_at IS NULL",
+      )
+      .pluck();
     this.#insertTask = db.prepare<[TaskRow]>(
       `INSERT INTO tasks (${columnList(TASK_COLUMNS)})
        VALUES (${TASK_COLUMNS.map((name) => `@${name}`).join(", ")})`,
@@ -159,6 +165,10 @@ export class SqliteTaskRepository implements TaskRepository {
 
   findTask(scope: OwnerScope, id: TaskId): Promise<Task | null> {
     return settle(() => this.#visible(scope, id));
+  }
+
+  countTasks(owner: OwnerId): Promise<number> {
+    return settle(() => this.#countTasks.get(owner) ?? 0);
   }
 
   findTaskByKey(owner: OwnerId, key: string): Promise<Task | null> {
