@@ -58,10 +58,7 @@ async function fire(taskId: string): Promise<{ request: ReceivedRequest; complet
 
 function verifiesWith(request: ReceivedRequest, secret: string): boolean {
   try {
-    verifyWebhook(
-      { headers: request.headers as Record<string, string>, body: request.body },
-      secret,
-    );
+    verifyWebhook({ headers: request.headers, body: request.body }, secret);
     return true;
   } catch {
     return false;
