@@ -32,8 +32,12 @@ describe("postgres migration 6 (budget slots)", () => {
     const q = `"${schema}"`;
     await migratePostgres(pool, schemaName(schema), POSTGRES_MIGRATIONS.slice(0, 5));
     // The store's run writes are the same on schema 5: make the rows as it would. Its task insert also
-    // writes migration 7's key columns, so they exist only while the rows are made.
-    await pool.query(`ALTER TABLE ${q}.tasks ADD COLUMN task_key text, ADD COLUMN task_group text`);
+    // writes migration 7's key columns and migration 9's retiring secret, so they exist only while the
+    // rows are made.
+    await pool.query(
+      `ALTER TABLE ${q}.tasks ADD COLUMN task_key text, ADD COLUMN task_group text,` +
+        ` ADD COLUMN retiring_secret text, ADD COLUMN retiring_until timestamptz`,
+    );
     const before = await openPostgresStore({
       newId: createIdGenerator(),
       pool,
@@ -51,7 +55,10 @@ describe("postgres migration 6 (budget slots)", () => {
       exclusiveRuns.push((await triggerRun(before, ALL, exclusive.id, key, minute(0, 2)))!.id);
     }
     await before.close();
-    await pool.query(`ALTER TABLE ${q}.tasks DROP COLUMN task_key, DROP COLUMN task_group`);
+    await pool.query(
+      `ALTER TABLE ${q}.tasks DROP COLUMN task_key, DROP COLUMN task_group,` +
+        ` DROP COLUMN retiring_secret, DROP COLUMN retiring_until`,
+    );
     // What an older replica left behind: a running and a launching claim, a finished run, and an
     // exclusive running run with a later one of its task queued.
     const claimed = (id: string, status: string) =>
