@@ -69,7 +69,6 @@ export async function createTasks(
 ): Promise<Task[]> {
   const items = batchItems(inputs);
   const quotas = (deps.quotas ?? new Quotas()).of(actor.owner);
-  checkTaskCount(quotas, await deps.store.tasks.countTasks(actor.owner), items.length);
   const minted = items.map(() => ({ id: toTaskId(deps.newId()), secret: deps.newSecret() }));
   return retryOnCalendarChange(async () => {
     const errors: FieldError[] = [];
@@ -86,6 +85,8 @@ export async function createTasks(
     for (const task of tasks) checkMinPeriod(quotas, task.schedule, now);
     errors.push(...(await keyErrors(deps, actor, tasks, errors.length === 0)));
     if (errors.length > 0) throw new ValidationError(errors);
+    // After validation: a bad batch is told what is wrong with it, whatever the owner's count.
+    checkTaskCount(quotas, await deps.store.tasks.countTasks(actor.owner), tasks.length);
     try {
       await deps.store.tasks.insertTasks(tasks);
     } catch (error) {
