@@ -4,7 +4,6 @@
  * including "this run has moved on: no change", is a domain call run inside the store's transaction
  * (docs/architecture.md#where-each-decision-lives).
  */
-import { withinAdmissionQuota } from "../domain/admission-quota.js";
 import { AdmissionWindow } from "./admission-window.js";
 import { Quotas } from "./quotas.js";
 import { admitTask } from "../domain/admit-task.js";
@@ -96,15 +95,14 @@ export class DispatchService {
   async admitDue(now: Instant, limit: number): Promise<AdmissionReport> {
     // Counted as decided; a batch the store then fails to write over-counts, never under-counts.
     const report = await this.#store.tasks.admitDueTasks(now, limit, (task, activeRuns) => {
-      const { admission, write } = admitTask(task, activeRuns, now);
-      this.#events.emit("admission:decided", { taskId: task.id, admission });
       const allowance = Math.max(
         0,
         this.#quotas.of(task.owner).runsPerMinute - this.#admissions.count(task.owner, now),
       );
-      const limited = withinAdmissionQuota(write, allowance, now);
-      this.#admissions.add(task.owner, now, limited.queued);
-      return limited.write;
+      const { admission, write, queued } = admitTask(task, activeRuns, now, undefined, allowance);
+      this.#events.emit("admission:decided", { taskId: task.id, admission });
+      this.#admissions.add(task.owner, now, queued);
+      return write;
     });
     this.#events.emit("admission:batch", { tasks: report.tasks });
     return report;

@@ -1,44 +1,36 @@
 /**
  * The admission rate quota (docs/security.md#quotas): of the runs an admission queues, those past the
- * owner's allowance are recorded `skipped` with reason `quota` instead (never silently absent). The
+ * owner's allowance are decided `skipped` with reason `quota` instead (never silently absent). The
  * allowance is given: the caller counts what the owner was admitted in the last minute.
  */
-import type { AdmissionWrite } from "./admit-task.js";
-import type { NewRun } from "./new-run.js";
-import type { Instant } from "./time.js";
-
-/** A queued scheduled run as the record of an occurrence skipped for its owner's quota. */
-function skippedForQuota(run: NewRun, now: Instant): NewRun {
-  return {
-    ...run,
-    status: "skipped",
-    reason: "quota",
-    threadId: null,
-    exclusive: false,
-    finishedAt: now,
-  };
-}
+import type { Admission, Decision } from "./admission.js";
 
 /**
- * `write` with at most `allowance` queued runs (in nominal order); the rest become `quota` skips.
- * Returns the write and how many runs it still queues.
+ * `admission` with at most `allowance` queued runs (in nominal order); the rest become `quota` skips.
+ * Returns the admission and how many runs it still queues.
  */
 export function withinAdmissionQuota(
-  write: AdmissionWrite,
+  admission: Admission,
   allowance: number,
-  now: Instant,
-): { readonly write: AdmissionWrite; readonly queued: number } {
+): { readonly admission: Admission; readonly queued: number } {
   let queued = 0;
   let skipped = 0;
-  const newRuns: NewRun[] = [];
-  for (const run of write.newRuns) {
-    if (run.status === "queued" && queued >= allowance) {
+  const decisions: Decision[] = [];
+  for (const decision of admission.decisions) {
+    if (decision.kind !== "queue") {
+      decisions.push(decision);
+    } else if (queued < allowance) {
+      queued++;
+      decisions.push(decision);
+    } else {
       skipped++;
-      newRuns.push(skippedForQuota(run, now));
-      continue;
+      decisions.push({
+        kind: "skip",
+        scheduledFor: decision.scheduledFor,
+        fireAt: decision.fireAt,
+        reason: "quota",
+      });
     }
-    if (run.status === "queued") queued++;
-    newRuns.push(run);
   }
-  return { write: skipped > 0 ? { ...write, newRuns } : write, queued };
+  return { admission: skipped > 0 ? { ...admission, decisions } : admission, queued };
 }
