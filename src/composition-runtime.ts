@@ -125,7 +125,8 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
   const launcher = targets.launcher;
   const wake = new WakeSignal();
   // One window for scheduled admissions and triggers: both count against runs_per_minute.
-  const quotas = new Quotas(options.policy?.quotas);
+  const quotas =
+    options.policy?.quotas === undefined ? Quotas.UNLIMITED : new Quotas(options.policy.quotas);
   const admissions = new AdmissionWindow();
   const dispatch = new DispatchService({ store, policy, events, quotas, admissions });
   const watcher = new RunWatcher({

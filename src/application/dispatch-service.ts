@@ -66,7 +66,7 @@ export interface DispatchServiceDeps {
   readonly policy: SchedulePolicy;
   /** Receives admissions, claims and run status changes. @default none */
   readonly events?: EventSink;
-  /** Per-owner quotas (docs/security.md#quotas). @default the defaults for every owner */
+  /** Per-owner quotas (docs/security.md#quotas). @default none */
   readonly quotas?: Quotas;
   /** What this replica admitted per owner in the last minute, shared with manual triggers. */
   readonly admissions?: AdmissionWindow;
@@ -83,7 +83,7 @@ export class DispatchService {
     this.#store = deps.store;
     this.#policy = deps.policy;
     this.#events = deps.events ?? NO_EVENTS;
-    this.#quotas = deps.quotas ?? new Quotas();
+    this.#quotas = deps.quotas ?? Quotas.UNLIMITED;
     this.#admissions = deps.admissions ?? new AdmissionWindow();
   }
 

@@ -21,8 +21,9 @@ export interface PolicyOptions {
    */
   readonly livenessTimeoutSeconds?: number;
   /**
-   * Per-owner quotas and their overrides by owner (docs/operations.md#quotas).
-   * @default 10,000 tasks, 1 s least period, 6,000 runs per minute, 10,000 backfilled runs per hour
+   * Per-owner quotas and their overrides by owner (docs/operations.md#quotas); any value left out is
+   * the default (10,000 tasks, 1 s least period, 6,000 runs per minute, 10,000 backfilled runs per hour).
+   * @default no quota in the library (one owner is the rule); `serve` and `worker` pass `{}`: the defaults
    */
   readonly quotas?: QuotaOptions;
 }

@@ -56,6 +56,17 @@ function checked(values: Partial<OwnerQuotas>, where: string): Partial<OwnerQuot
 
 /** The quotas in force: each owner's are the defaults under its overrides. */
 export class Quotas {
+  /**
+   * No quota at all: the library's default, where one owner is the rule (docs/operations.md#quotas);
+   * `serve` and `worker` apply `DEFAULT_QUOTAS`.
+   */
+  static readonly UNLIMITED = new Quotas({
+    tasksPerOwner: Number.MAX_SAFE_INTEGER,
+    minPeriodMs: 0,
+    runsPerMinute: Number.MAX_SAFE_INTEGER,
+    backfillRunsPerHour: Number.MAX_SAFE_INTEGER,
+  });
+
   readonly #defaults: OwnerQuotas;
   readonly #overrides: ReadonlyMap<string, OwnerQuotas>;
 

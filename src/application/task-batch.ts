@@ -30,7 +30,7 @@ export interface TaskBatchDeps extends KnownReferences {
   readonly policy: SchedulePolicy;
   readonly newId: () => string;
   readonly newSecret: () => string;
-  /** Per-owner quotas (docs/security.md#quotas). @default the defaults */
+  /** Per-owner quotas (docs/security.md#quotas). @default none */
   readonly quotas?: Quotas;
 }
 
@@ -68,7 +68,7 @@ export async function createTasks(
   now: Instant,
 ): Promise<Task[]> {
   const items = batchItems(inputs);
-  const quotas = (deps.quotas ?? new Quotas()).of(actor.owner);
+  const quotas = (deps.quotas ?? Quotas.UNLIMITED).of(actor.owner);
   const minted = items.map(() => ({ id: toTaskId(deps.newId()), secret: deps.newSecret() }));
   return retryOnCalendarChange(async () => {
     const errors: FieldError[] = [];

@@ -52,7 +52,7 @@ import {
 } from "./quotas.js";
 import type { OwnerQuotas } from "./quotas.js";
 
-const DEFAULT_QUOTA_SET = new Quotas();
+const DEFAULT_QUOTA_SET = Quotas.UNLIMITED;
 import type { RotatedSecretView } from "./view-schemas.js";
 import {
   instantFrom,
@@ -98,7 +98,7 @@ export interface TaskServiceDeps {
   readonly signals: ServiceSignals;
   /** Receives the status changes of runs the owner cancels. @default none */
   readonly events?: EventSink;
-  /** Per-owner quotas (docs/security.md#quotas). @default the defaults for every owner */
+  /** Per-owner quotas (docs/security.md#quotas). @default none */
   readonly quotas?: Quotas;
   /** Runs admitted per owner in the last minute on this replica, shared with the dispatcher. */
   readonly admissions?: AdmissionWindow;

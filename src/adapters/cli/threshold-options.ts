@@ -279,7 +279,8 @@ export function thresholdsOf(
       ...(livenessTimeoutMs === undefined
         ? {}
         : { livenessTimeoutSeconds: livenessTimeoutMs / 1000 }),
-      ...(Object.keys(quotas).length === 0 ? {} : { quotas }),
+      // serve and worker always apply quotas: the defaults under what was given (docs/operations.md#quotas).
+      quotas,
     },
     coordinator: {
       ...(retention === undefined

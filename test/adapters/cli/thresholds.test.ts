@@ -108,6 +108,23 @@ describe.each(["worker", "serve"] as const)("punctual %s", (command) => {
     );
   });
 
+  it(
+    "applies the default quotas when none is given (docs/operations.md#quotas)",
+    { timeout: 40_000 },
+    async () => {
+      const line = await startLine(command, [], {}, n++);
+      expect(line.thresholds).toMatchObject({
+        quotas: {
+          tasksPerOwner: 10_000,
+          minPeriodMs: 1_000,
+          runsPerMinute: 6_000,
+          backfillRunsPerHour: 10_000,
+          overrides: {},
+        },
+      });
+    },
+  );
+
   it.each(settings.map((s) => [s.flag, s.env] as const))(
     "takes --%s and $%s",
     { timeout: 40_000 },
