@@ -39,6 +39,7 @@ export type {
   BackfillInput,
   PauseInput,
   ResumeInput,
+  RotateSecretInput,
   RunListFilters,
   TaskListFilters,
 } from "./application/command-input.js";
@@ -49,6 +50,7 @@ export type {
   DstNoteView,
   OptionsView,
   PreviewView,
+  RotatedSecretView,
   ScheduleView,
   TargetView,
 } from "./application/view-schemas.js";

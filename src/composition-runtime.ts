@@ -33,6 +33,10 @@ import type { RunWatcherOptions } from "./runtime/run-watcher.js";
 import { WakeSignal } from "./runtime/wake-signal.js";
 import type { TracerProvider } from "@opentelemetry/api";
 import { openTelemetryTracer } from "./adapters/tracing/otel-tracer.js";
+import { AdmissionWindow } from "./application/admission-window.js";
+import { Quotas } from "./application/quotas.js";
+import type { OwnerQuotas } from "./application/quotas.js";
+import { secretSealerFromEnv } from "./adapters/storage/shared/secret-keyring.js";
 
 export interface SchedulerOptions extends TargetOptions {
   readonly store: StoreFactory;
@@ -58,6 +62,12 @@ export interface SchedulerOptions extends TargetOptions {
    * `@opentelemetry/api` (an OpenTelemetry SDK's), else none
    */
   readonly tracerProvider?: TracerProvider;
+  /**
+   * The operator key that seals webhook signing secrets at rest (docs/security.md#secrets-at-rest):
+   * 32 bytes in base64 or hex, and older keys that only open. @default `PUNCTUAL_SECRET_KEY` and
+   * `PUNCTUAL_SECRET_KEY_PREVIOUS` from the environment; neither: secrets in clear
+   */
+  readonly secretKeys?: { readonly current?: string; readonly previous?: readonly string[] };
 }
 
 /** The running parts of a scheduler, built once its store is open. */
@@ -95,6 +105,8 @@ export interface RuntimeThresholds {
   readonly ownerMaxActiveRuns: Readonly<Record<string, number>>;
   /** The longest `options.run_timeout` at create and edit. */
   readonly maxRunTimeoutMs: number;
+  /** Every owner's quotas, and the owners whose differ (docs/operations.md#quotas). */
+  readonly quotas: OwnerQuotas & { readonly overrides: Readonly<Record<string, OwnerQuotas>> };
 }
 
 /** Opens the store and builds the services and the coordinator around it. */
@@ -104,8 +116,21 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
   const requested = buildPolicy(options.policy);
   const limits = limitsOf(options.policy);
   const newId = createIdGenerator(() => clock.now());
-  const store = await options.store.open({ newId });
+  const secrets = secretSealerFromEnv(
+    options.secretKeys === undefined
+      ? process.env
+      : {
+          PUNCTUAL_SECRET_KEY: options.secretKeys.current,
+          PUNCTUAL_SECRET_KEY_PREVIOUS: options.secretKeys.previous?.join(","),
+        },
+  );
+  const store = await options.store.open({ newId, secrets });
   await store.migrate();
+  // A key added, changed or removed since the last start: every stored secret is brought to the
+  // current form before anything reads one (docs/security.md#rotating-the-operator-key).
+  const resealed = (await store.resealSecrets?.()) ?? 0;
+  if (resealed > 0)
+    logger.info({ tasks: resealed }, "signing secrets resealed under the current key");
   const policy = {
     ...requested,
     maxConcurrentRuns: await agreeBudget({
@@ -125,7 +150,11 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
   const targets = buildTargets(options, handlers, logger);
   const launcher = targets.launcher;
   const wake = new WakeSignal();
-  const dispatch = new DispatchService({ store, policy, events });
+  // One window for scheduled admissions and triggers: both count against runs_per_minute.
+  const quotas =
+    options.policy?.quotas === undefined ? Quotas.UNLIMITED : new Quotas(options.policy.quotas);
+  const admissions = new AdmissionWindow();
+  const dispatch = new DispatchService({ store, policy, events, quotas, admissions });
   const watcher = new RunWatcher({
     dispatch,
     launcher,
@@ -172,6 +201,8 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     },
   });
   const tasks = new TaskService({
+    quotas,
+    admissions,
     store,
     threads: targets.threads,
     policy,
@@ -214,6 +245,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
       maxActiveRunsPerOwner: policy.ownerShare?.maxActiveRuns ?? policy.maxConcurrentRuns,
       ownerMaxActiveRuns: Object.fromEntries(policy.ownerShare?.overrides ?? []),
       maxRunTimeoutMs: limits.runTimeoutMaxMs,
+      quotas: quotas.summary(),
     },
   };
 }

@@ -302,7 +302,12 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
     perTaskLabels: options.metricsPerTask ?? false,
   });
   // docs/schedules.md#once: a once task must be at least 1 s ahead in the server (0 in the library's domain).
-  const policy = { minOnceDelaySeconds: SERVER_MIN_ONCE_DELAY_SECONDS, ...options.policy };
+  // docs/operations.md#quotas: the server applies the default quotas unless `policy.quotas` says otherwise.
+  const policy = {
+    minOnceDelaySeconds: SERVER_MIN_ONCE_DELAY_SECONDS,
+    quotas: {},
+    ...options.policy,
+  };
   const runtime = await buildRuntime({ ...options, policy });
   metrics.listenTo(runtime.events, metricsSources(runtime));
   const tokens = tokenServiceFor(runtime.store);

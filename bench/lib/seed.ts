@@ -25,6 +25,7 @@ import {
   TASK_COLUMNS as SQLITE_TASK_COLUMNS,
   taskToRow,
 } from "../../src/adapters/storage/sqlite/sqlite-rows.js";
+import { CLEAR_SECRETS } from "../../src/adapters/storage/shared/secret-keyring.js";
 import type { TaskRow } from "../../src/adapters/storage/sqlite/sqlite-rows.js";
 import { taskId } from "../../src/domain/ids.js";
 import { createTask } from "../../src/domain/task-fields.js";
@@ -130,7 +131,7 @@ function seedSqlite(
     const rows = batches(
       variants,
       options.now,
-      taskToRow,
+      (task) => taskToRow(task, CLEAR_SECRETS),
       (row, id, secret) => ({ ...row, id, webhook_secret: secret }),
       seeded,
       options.keepIds,
@@ -163,7 +164,7 @@ async function seedPostgres(
     const rows = batches(
       variants,
       options.now,
-      taskValues,
+      (task) => taskValues(task, CLEAR_SECRETS),
       (row, id, secret) => {
         const copy = [...row];
         copy[idAt] = id;

@@ -28,6 +28,15 @@ export type ResumeInput = z.input<typeof resumeInputSchema>;
 export const backfillInputSchema = z.strictObject({ from: instantSchema, to: instantSchema });
 export type BackfillInput = z.input<typeof backfillInputSchema>;
 
+/** A signing-secret rotation (docs/security.md#rotating-a-tasks-signing-secret). */
+export const rotateSecretInputSchema = z.strictObject({
+  grace: z.string().optional().meta({
+    description:
+      "how long the replaced secret still signs and opens callbacks: an ISO-8601 duration up to P7D (default PT24H)",
+  }),
+});
+export type RotateSecretInput = z.input<typeof rotateSecretInputSchema>;
+
 /** The filters of a task list (the HTTP API reads them from its query string). */
 export const taskListFiltersSchema = z.strictObject({
   status: z.enum(TASK_STATUSES).optional(),

@@ -4,6 +4,8 @@
  * including "this run has moved on: no change", is a domain call run inside the store's transaction
  * (docs/architecture.md#where-each-decision-lives).
  */
+import { AdmissionWindow } from "./admission-window.js";
+import { Quotas } from "./quotas.js";
 import { admitTask } from "../domain/admit-task.js";
 import { LeaseLostError } from "../domain/errors.js";
 import { selectClaimable } from "../domain/claim.js";
@@ -71,6 +73,10 @@ export interface DispatchServiceDeps {
   readonly policy: SchedulePolicy;
   /** Receives admissions, claims and run status changes. @default none */
   readonly events?: EventSink;
+  /** Per-owner quotas (docs/security.md#quotas). @default none */
+  readonly quotas?: Quotas;
+  /** What this replica admitted per owner in the last minute, shared with manual triggers. */
+  readonly admissions?: AdmissionWindow;
 }
 
 export class DispatchService {
@@ -78,11 +84,15 @@ export class DispatchService {
   /** Replaced only when the fleet's stored budget changes (`refreshBudget`). */
   #policy: SchedulePolicy;
   readonly #events: EventSink;
+  readonly #quotas: Quotas;
+  readonly #admissions: AdmissionWindow;
 
   constructor(deps: DispatchServiceDeps) {
     this.#store = deps.store;
     this.#policy = deps.policy;
     this.#events = deps.events ?? NO_EVENTS;
+    this.#quotas = deps.quotas ?? Quotas.UNLIMITED;
+    this.#admissions = deps.admissions ?? new AdmissionWindow();
   }
 
   /**
@@ -111,9 +121,15 @@ export class DispatchService {
 
   /** Admits up to `limit` due tasks in one batch (docs/semantics.md#the-life-of-an-occurrence). */
   async admitDue(now: Instant, limit: number): Promise<AdmissionReport> {
+    // Counted as decided; a batch the store then fails to write over-counts, never under-counts.
     const report = await this.#store.tasks.admitDueTasks(now, limit, (task, activeRuns) => {
-      const { admission, write } = admitTask(task, activeRuns, now);
+      const allowance = Math.max(
+        0,
+        this.#quotas.of(task.owner).runsPerMinute - this.#admissions.count(task.owner, now),
+      );
+      const { admission, write, queued } = admitTask(task, activeRuns, now, undefined, allowance);
       this.#events.emit("admission:decided", { taskId: task.id, admission });
+      this.#admissions.add(task.owner, now, queued);
       return write;
     });
     for (const task of report.defective) this.#events.emit("task:defective", { task });

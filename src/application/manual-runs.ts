@@ -84,13 +84,16 @@ export async function backfillRuns(
   id: string,
   input: { from: unknown; to: unknown },
   now: Instant,
+  checkRate: (adding: number) => void = () => undefined,
 ): Promise<{ runs: RunView[]; already_backfilled: number }> {
   const from = instantFrom(input.from, "from");
   const to = instantFrom(input.to, "to");
-  const result = await deps.store.tasks.mutateTask(scopeOf(actor), toTaskId(id), (locked) => ({
-    newRuns: backfillTask(locked.task, { now, from, to }),
-    result: (inserted) => inserted,
-  }));
+  const result = await deps.store.tasks.mutateTask(scopeOf(actor), toTaskId(id), (locked) => {
+    const newRuns = backfillTask(locked.task, { now, from, to });
+    // Refused inside the transaction: nothing is written (docs/security.md#quotas).
+    checkRate(newRuns.length);
+    return { newRuns, result: (inserted) => inserted };
+  });
   deps.signals.wake();
   const runs = result.filter((r): r is Run => r !== null);
   return { runs: runs.map(runView), already_backfilled: result.length - runs.length };

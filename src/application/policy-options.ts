@@ -4,6 +4,7 @@
  */
 import { shareLimitsOwners } from "../domain/claim.js";
 import type { OwnerShare } from "../domain/claim.js";
+import type { QuotaOptions } from "./quotas.js";
 import { DEFAULT_POLICY } from "../domain/options.js";
 import type { SchedulePolicy } from "../domain/options.js";
 import type { DurationMs } from "../domain/time.js";
@@ -33,6 +34,12 @@ export interface PolicyOptions {
    * a stored task over it keeps working. @default 86,400 (24 hours)
    */
   readonly maxRunTimeoutSeconds?: number;
+  /**
+   * Per-owner quotas and their overrides by owner (docs/operations.md#quotas); any value left out is
+   * the default (10,000 tasks, 1 s least period, 6,000 runs per minute, 10,000 backfilled runs per hour).
+   * @default no quota in the library (one owner is the rule); `serve` and `worker` pass `{}`: the defaults
+   */
+  readonly quotas?: QuotaOptions;
 }
 
 /** The policy for `options`. @throws RangeError when a threshold is out of range */

@@ -4,6 +4,8 @@
  * the library's `scheduler.tasks`, `scheduler.runs` and `scheduler.calendars` are this module, and the
  * HTTP routes map their query strings and bodies through the same functions.
  */
+import type { RotateSecretInput } from "./command-input.js";
+import type { RotatedSecretView } from "./view-schemas.js";
 import { threadId } from "../domain/ids.js";
 import type { CatchUpPolicy } from "../domain/options.js";
 import type { RunQuery, TaskQuery } from "../domain/ports.js";
@@ -157,6 +159,13 @@ export interface SchedulerTasks<I extends HandlerInputMap | null = null> {
     range: { from: string; to: string },
   ): Promise<{ runs: RunView[]; already_backfilled: number }>;
   /**
+   * A new signing secret for the task, answered once; the replaced one still signs (beside it) and
+   * opens callbacks for `grace` (docs/security.md#rotating-a-tasks-signing-secret).
+   * @default grace PT24H (at most P7D)
+   * @throws validation_failed naming `grace`
+   */
+  rotateSecret(id: string, options?: RotateSecretInput): Promise<RotatedSecretView>;
+  /**
    * Deletes the task. A run launching or running refuses it (`task_not_mutable`) unless `force` (the
    * run is asked to stop) or `after_run` (the run finishes; the task is gone at once and admits
    * nothing, and its rows go when the run has ended).
@@ -267,6 +276,8 @@ export function schedulerApi<I extends HandlerInputMap | null = null>(
           ),
         ),
       backfill: (id, range) => use(({ tasks }, now) => tasks.backfill(actor, id, range, now())),
+      rotateSecret: (id, options = {}) =>
+        use(({ tasks }, now) => tasks.rotateSecret(actor, id, options, now())),
       delete: (id, options = {}) =>
         use(({ tasks }, now) =>
           tasks.delete(

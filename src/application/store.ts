@@ -78,6 +78,13 @@ export interface Store {
   readonly fleet?: FleetSettings;
   /** Applies pending migrations (under a lock); refuses a database newer than the code. */
   migrate(): Promise<MigrationStatus>;
+  /**
+   * Rewrites every stored signing secret not in the sealer's current form (sealed under an older key,
+   * or in clear when a key is now configured); returns how many tasks it rewrote. Absent where
+   * nothing is stored on disk (the memory store).
+   * @throws when a secret was sealed under a key the sealer does not have
+   */
+  resealSecrets?(): Promise<number>;
   migrationStatus(): Promise<MigrationStatus>;
   /** Checks the database answers (for `/readyz`). */
   ping(): Promise<void>;
@@ -90,10 +97,28 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/**
+ * How a database store keeps the tasks' signing secrets (docs/security.md#secrets-at-rest): in clear, or
+ * sealed under the operator's key. Synchronous: a store seals and opens as it maps rows.
+ */
+export interface SecretSealer {
+  /** The stored form of a secret (the secret itself when no key is configured). */
+  seal(secret: string): string;
+  /**
+   * The secret a stored value holds.
+   * @throws when it was sealed under a key this sealer does not have
+   */
+  open(stored: string): string;
+  /** Whether a stored value is in the form `seal` gives now (else a reseal rewrites it). */
+  isCurrent(stored: string): boolean;
+}
+
 /** Options every store factory takes. */
 export interface StoreOptions {
   /** Mints time-ordered ids (later calls sort after earlier ones). */
   readonly newId: () => string;
+  /** How signing secrets are stored. @default in clear */
+  readonly secrets?: SecretSealer;
 }
 
 /** How to open a store; made by `sqlite()`, `postgres()` or `memoryStore()`. */

@@ -24,6 +24,7 @@ import { taskFieldsFromCreate, taskIdentityFrom } from "./task-input.js";
 import type { SchedulePolicy } from "../domain/options.js";
 import type { Store } from "./store.js";
 import type { Limits } from "./limits.js";
+import { checkMinPeriod, checkTaskCount, Quotas } from "./quotas.js";
 
 export interface TaskBatchDeps extends KnownReferences {
   readonly store: Store;
@@ -31,6 +32,8 @@ export interface TaskBatchDeps extends KnownReferences {
   readonly newId: () => string;
   readonly newSecret: () => string;
   readonly limits?: Limits;
+  /** Per-owner quotas (docs/security.md#quotas). @default none */
+  readonly quotas?: Quotas;
 }
 
 /** The field path of item `index` of a batch: `tasks[3].schedule.cron` (or `tasks[3]` for the item). */
@@ -67,6 +70,7 @@ export async function createTasks(
   now: Instant,
 ): Promise<Task[]> {
   const items = batchItems(inputs);
+  const quotas = (deps.quotas ?? Quotas.UNLIMITED).of(actor.owner);
   const minted = items.map(() => ({ id: toTaskId(deps.newId()), secret: deps.newSecret() }));
   return retryOnCalendarChange(async () => {
     const errors: FieldError[] = [];
@@ -80,8 +84,11 @@ export async function createTasks(
         errors.push(...itemErrors(error, index));
       }
     }
+    for (const task of tasks) checkMinPeriod(quotas, task.schedule, now);
     errors.push(...(await keyErrors(deps, actor, tasks, errors.length === 0)));
     if (errors.length > 0) throw new ValidationError(errors);
+    // After validation: a bad batch is told what is wrong with it, whatever the owner's count.
+    checkTaskCount(quotas, await deps.store.tasks.countTasks(actor.owner), tasks.length);
     try {
       await deps.store.tasks.insertTasks(tasks);
     } catch (error) {

@@ -5,7 +5,12 @@
  * in manual-runs.ts, previews and explanations made in task-insight.ts, and named calendars kept by
  * `calendars` (calendar-service.ts).
  */
-import { NotFoundError } from "../domain/errors.js";
+import {
+  KeyTakenError,
+  NotFoundError,
+  StaleVersionError,
+  ValidationError,
+} from "../domain/errors.js";
 import type { FieldError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
@@ -19,6 +24,8 @@ import { isDefectiveField } from "../domain/task-defect.js";
 import { createTask, editTask, taskWarnings } from "../domain/task-fields.js";
 import type { CommandOutcome } from "../domain/task-commands.js";
 import type { Task } from "../domain/task.js";
+import { rotateTaskSecret, SECRET_GRACE_DEFAULT_MS } from "../domain/task-secret.js";
+import { parseDuration } from "../domain/schedule/iso-text.js";
 import type { AgentTarget, JsonValue } from "../domain/target.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
@@ -38,6 +45,20 @@ import type { RunOperationDeps } from "./run-operations.js";
 import { NO_EVENTS } from "./scheduler-events.js";
 import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
+import type { AdmissionWindow } from "./admission-window.js";
+import {
+  checkMinPeriod,
+  checkRate,
+  checkTaskCount,
+  HOUR_MS,
+  MINUTE_MS,
+  QUOTA_NAMES,
+  Quotas,
+} from "./quotas.js";
+import type { OwnerQuotas } from "./quotas.js";
+
+const DEFAULT_QUOTA_SET = Quotas.UNLIMITED;
+import type { RotatedSecretView } from "./view-schemas.js";
 import {
   instantFrom,
   taskFieldsFromCreate,
@@ -47,7 +68,7 @@ import {
 } from "./task-input.js";
 import type { UpsertField } from "./task-upsert.js";
 import { upsertTask } from "./upsert-task.js";
-import { runView, taskView } from "./views.js";
+import { formatInstant, runView, taskView } from "./views.js";
 import type { ExplanationView, OccurrenceView, PageView, RunView, TaskView } from "./views.js";
 
 /** Signals the service raises for the runtime (in-process wake-ups and cancel hooks). */
@@ -82,6 +103,10 @@ export interface TaskServiceDeps {
   readonly events?: EventSink;
   /** The input limits, with the operator's settings (limits.ts). @default DEFAULT_LIMITS */
   readonly limits?: Limits;
+  /** Per-owner quotas (docs/security.md#quotas). @default none */
+  readonly quotas?: Quotas;
+  /** Runs admitted per owner in the last minute on this replica, shared with the dispatcher. */
+  readonly admissions?: AdmissionWindow;
 }
 
 export interface CreatedTask {
@@ -126,6 +151,7 @@ export class TaskService {
   async #createTask(actor: Actor, input: unknown, now: Instant): Promise<Task> {
     const id = toTaskId(this.#deps.newId());
     const webhookSecret = this.#deps.newSecret();
+    const quotas = this.#quotasOf(actor);
     const task = await retryOnCalendarChange(async () => {
       const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
       const fields = taskFieldsFromCreate(
@@ -135,6 +161,8 @@ export class TaskService {
         calendars,
         this.#deps.limits,
       );
+      checkMinPeriod(quotas, fields.schedule, now);
+      checkTaskCount(quotas, await this.#deps.store.tasks.countTasks(actor.owner), 1);
       const { key, group } = taskIdentityFrom(input);
       await checkReferences(this.#deps, actor, fields, fields);
       const created = createTask(fields, {
@@ -238,6 +266,8 @@ export class TaskService {
         calendars,
         this.#deps.limits,
       );
+      if (fields.schedule !== undefined)
+        checkMinPeriod(this.#quotasOf(actor), fields.schedule, now);
       await checkReferences(this.#deps, actor, fields, { ...current, ...fields });
       const edited = await this.#mutate(
         actor,
@@ -331,17 +361,69 @@ export class TaskService {
     now: Instant,
   ): Promise<RunView> {
     const task = await this.#find(actor, id);
-    return triggerRun(this.#deps, actor, task, options, now);
+    const admissions = this.#deps.admissions;
+    if (admissions !== undefined) {
+      const quotas = this.#quotasOf(actor);
+      const limit = {
+        limit: QUOTA_NAMES.runsPerMinute,
+        max: quotas.runsPerMinute,
+        windowMs: MINUTE_MS,
+      };
+      checkRate(limit, admissions.count(actor.owner, now), 1);
+    }
+    const run = await triggerRun(this.#deps, actor, task, options, now);
+    admissions?.add(actor.owner, now, 1);
+    return run;
   }
 
-  /** Replays nominal times in [from, to) as `backfill` runs; times already backfilled are not repeated. */
-  backfill(
+  /**
+   * A new signing secret, answered once; the replaced one keeps signing and opening callbacks for
+   * `grace` (docs/security.md#rotating-a-tasks-signing-secret).
+   * @throws validation_failed naming `grace` (an ISO-8601 duration up to P7D; default PT24H)
+   */
+  async rotateSecret(
+    actor: Actor,
+    id: string,
+    input: { grace?: unknown },
+    now: Instant,
+  ): Promise<RotatedSecretView> {
+    const graceMs = graceOf(input.grace);
+    const secret = this.#deps.newSecret();
+    const task = await this.#mutate(actor, id, (l) =>
+      rotateTaskSecret(l.task, { secret, now, graceMs }),
+    );
+    const view = this.#view(task);
+    return {
+      task: view,
+      webhook_secret: view.webhook_secret,
+      previous_valid_until: formatInstant(task.retiringSecret?.until ?? null),
+    };
+  }
+
+  /**
+   * Replays nominal times in [from, to) as `backfill` runs; times already backfilled are not repeated.
+   * @throws quota_exceeded (`backfill_runs_per_hour`) when the owner would pass its hourly quota
+   */
+  async backfill(
     actor: Actor,
     id: string,
     input: { from: unknown; to: unknown },
     now: Instant,
   ): Promise<{ runs: RunView[]; already_backfilled: number }> {
-    return backfillRuns(this.#deps, actor, id, input, now);
+    const quotas = this.#quotasOf(actor);
+    const recent = await this.#deps.store.runs.countRecentRuns(
+      actor.owner,
+      "backfill",
+      (now - HOUR_MS) as Instant,
+    );
+    const limit = {
+      limit: QUOTA_NAMES.backfillRunsPerHour,
+      max: quotas.backfillRunsPerHour,
+      windowMs: HOUR_MS,
+    };
+    return backfillRuns(this.#deps, actor, id, input, now, (adding) => {
+      checkRate(limit, recent, adding);
+    });
   }
 
   async listRuns(actor: Actor, id: string, query: RunQuery): Promise<PageView<RunView>> {
@@ -465,7 +547,19 @@ export class TaskService {
     return task;
   }
 
+  #quotasOf(actor: Actor): OwnerQuotas {
+    return (this.#deps.quotas ?? DEFAULT_QUOTA_SET).of(actor.owner);
+  }
+
   #view(task: Task): TaskView {
     return taskView(task, this.#deps.signsWithTaskSecret ?? true);
   }
+}
+
+/** A rotation's grace: absent is the default; else an ISO-8601 duration (or seconds). */
+function graceOf(grace: unknown): number {
+  if (grace === undefined) return SECRET_GRACE_DEFAULT_MS;
+  const parsed = parseDuration(grace, 0);
+  if (!parsed.ok) throw ValidationError.of("grace", parsed.problem);
+  return parsed.value;
 }

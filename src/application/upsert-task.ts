@@ -23,6 +23,7 @@ import {
 } from "./task-input.js";
 import { upsertEdit } from "./task-upsert.js";
 import type { Limits } from "./limits.js";
+import { checkMinPeriod, Quotas } from "./quotas.js";
 import type { UpsertField } from "./task-upsert.js";
 
 /** How many times an upsert looks the key up again when a concurrent writer created or deleted it. */
@@ -33,6 +34,8 @@ export interface TaskUpsertDeps extends KnownReferences {
   readonly policy: SchedulePolicy;
   /** The input limits, with the operator's settings (limits.ts). @default DEFAULT_LIMITS */
   readonly limits?: Limits;
+  /** Per-owner quotas (docs/security.md#quotas): the least period applies to a replaced schedule. @default none */
+  readonly quotas?: Quotas;
 }
 
 export interface TaskUpsertRequest {
@@ -123,6 +126,7 @@ async function replaceTask(
   const outcome = await retryOnCalendarChange(async () => {
     const calendars = await readCalendars(deps.store, actor.owner, scheduleOfInput(input));
     const fields = taskFieldsFromCreate(input, now, policy.defaultOptions, calendars, deps.limits);
+    checkMinPeriod((deps.quotas ?? Quotas.UNLIMITED).of(actor.owner), fields.schedule, now);
     const { group } = taskIdentityFrom(input);
     await checkReferences(deps, actor, fields, fields);
     // Owner scope, not the actor's: the key is the owner's, and so is the task it names.

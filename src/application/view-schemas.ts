@@ -233,6 +233,17 @@ export const runPageSchema = z.strictObject({
   next_cursor: z.string().nullable().meta({ description: "null on the last page" }),
 });
 
+export const rotatedSecretSchema = z.strictObject({
+  task: taskViewSchema,
+  webhook_secret: z.string().nullable().meta({
+    description:
+      "the new signing secret, shown once here (as `webhook_secret` is shown); null where the task's own secret signs nothing",
+  }),
+  previous_valid_until: nullableInstant.meta({
+    description: "until when the replaced secret still signs and opens callbacks; null if at once",
+  }),
+});
+
 export const backfillResultSchema = z.strictObject({
   runs: z.array(runViewSchema),
   already_backfilled: z.int(),
@@ -344,6 +355,7 @@ export type AgentRunConfigView = z.output<typeof agentRunConfigViewSchema>;
 export type ContextView = z.output<typeof contextViewSchema>;
 export type OptionsView = z.output<typeof optionsViewSchema>;
 export type BackfillResultView = z.output<typeof backfillResultSchema>;
+export type RotatedSecretView = z.output<typeof rotatedSecretSchema>;
 export type PreviewView = z.output<typeof previewSchema>;
 export type DstNoteView = z.output<typeof dstNoteSchema>;
 export type ExclusionHitView = z.output<typeof exclusionHitSchema>;

@@ -7,6 +7,7 @@ import type {
   BackfillInput,
   PauseInput,
   ResumeInput,
+  RotateSecretInput,
   RunListFilters,
   TaskListFilters,
 } from "../application/command-input.js";
@@ -15,7 +16,11 @@ import type {
   TaskPatchInput,
   TaskUpsertInput,
 } from "../application/task-input.js";
-import type { BackfillResultView, PreviewView } from "../application/view-schemas.js";
+import type {
+  BackfillResultView,
+  PreviewView,
+  RotatedSecretView,
+} from "../application/view-schemas.js";
 import type { ExplanationView, PageView, RunView, TaskView } from "../application/views.js";
 import { ifMatch } from "./http-transport.js";
 import type { CallOptions, HttpTransport } from "./http-transport.js";
@@ -192,6 +197,18 @@ export class TaskClient {
   }
 
   /**
+   * A new signing secret, answered once; the replaced one still signs and opens callbacks for `grace`
+   * (docs/security.md#rotating-a-tasks-signing-secret). @default grace PT24H (at most P7D)
+   */
+  rotateSecret(
+    id: string,
+    input: RotateSecretInput = {},
+    options: CallOptions = {},
+  ): Promise<RotatedSecretView> {
+    return this.#command(id, "rotate-secret", input, options.signal);
+  }
+
+  /**
    * Deletes the task (with `version`, only that version of it).
    * @throws PunctualApiError `task_not_mutable` (409) while a run is launching or running, unless `force`
    */
@@ -261,7 +278,7 @@ export class TaskClient {
 
   #command<T>(
     id: string,
-    command: "pause" | "resume" | "cancel" | "backfill",
+    command: "pause" | "resume" | "cancel" | "backfill" | "rotate-secret",
     body: unknown,
     signal: AbortSignal | undefined,
   ): Promise<T> {

@@ -42,6 +42,7 @@ export const SKIP_REASONS = [
   "buffer_full",
   "superseded",
   "excluded",
+  "quota",
 ] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 

@@ -4,6 +4,7 @@
  * task's schedule fields). A store runs `decide` under the task's row lock and writes what it is handed;
  * it never decides anything itself, and never imports the task commands.
  */
+import { withinAdmissionQuota } from "./admission-quota.js";
 import { admit } from "./admission.js";
 import type { ActiveRunView, Admission, AdmissionMode, AdmissionTaskFields } from "./admission.js";
 import { IllegalTransitionError } from "./errors.js";
@@ -73,16 +74,22 @@ export function admitTask(
   activeRuns: readonly Run[],
   now: Instant,
   mode?: AdmissionMode,
-): AdmittedTask {
-  const admission = admit({
-    task,
-    now,
-    activeRuns: activeRuns.map(activeView),
-    ...(mode === undefined ? {} : { mode }),
-  });
+  queueAllowance = Number.POSITIVE_INFINITY,
+): AdmittedTask & { readonly queued: number } {
+  // docs/security.md#quotas: runs past the owner's allowance are decided skipped, reason quota.
+  const { admission, queued } = withinAdmissionQuota(
+    admit({
+      task,
+      now,
+      activeRuns: activeRuns.map(activeView),
+      ...(mode === undefined ? {} : { mode }),
+    }),
+    queueAllowance,
+  );
   const rows = admissionRows(task, activeRuns, admission, now);
   return {
     admission,
+    queued,
     write: { fields: admission.task, newRuns: rows.newRuns, runUpdates: rows.runUpdates },
   };
 }

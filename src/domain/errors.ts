@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   "calendar_in_use",
   "key_taken",
   "task_defective",
+  "quota_exceeded",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -70,6 +71,24 @@ export class LimitExceededError extends PunctualError {
     message?: string,
   ) {
     super(message ?? `${limit} exceeds the limit of ${max}`);
+  }
+}
+
+/**
+ * Thrown when a command would take its owner over a rate quota (docs/security.md#quotas): runs
+ * triggered per minute, backfilled runs per hour. `retryAfterSeconds` is when the window has room again.
+ */
+export class QuotaExceededError extends PunctualError {
+  readonly code = "quota_exceeded";
+  override readonly name = "QuotaExceededError";
+
+  constructor(
+    readonly limit: string,
+    readonly max: number,
+    readonly retryAfterSeconds: number,
+    message?: string,
+  ) {
+    super(message ?? `${limit} is over its quota of ${max}`);
   }
 }
 

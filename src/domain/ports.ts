@@ -172,6 +172,8 @@ export interface TaskRepository {
   findTask(scope: OwnerScope, id: TaskId): Promise<Task | null>;
   /** The owner's task (not deleted) with this key, or null. */
   findTaskByKey(owner: OwnerId, key: string): Promise<Task | null>;
+  /** How many tasks `owner` has, deleted ones left out (the `tasks_per_owner` quota). */
+  countTasks(owner: OwnerId): Promise<number>;
   listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>>;
   /**
    * Runs an owner command (edit, pause, resume, cancel, trigger, backfill, delete) under the task's row
@@ -239,6 +241,8 @@ export interface RunRepository {
    * (docs/semantics.md#cancellation). Null when the run does not exist.
    */
   findRunWithTask(id: RunId): Promise<ClaimedRun | null>;
+  /** How many runs of `trigger` `owner`'s tasks got at or after `since` (by `queued_at`): rate quotas. */
+  countRecentRuns(owner: OwnerId, trigger: RunTrigger, since: Instant): Promise<number>;
   listRuns(scope: OwnerScope, taskId: TaskId, query: RunQuery): Promise<Page<Run>>;
   /**
    * Runs across the tasks in `scope` matching `search`, newest first (docs/storage.md#runs-across-tasks):

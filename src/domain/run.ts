@@ -72,6 +72,7 @@ export const RUN_REASONS = [
   "excluded",
   "non_retryable",
   "invalid_input",
+  "quota",
 ] as const;
 export type RunReason = (typeof RUN_REASONS)[number];
 

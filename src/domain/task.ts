@@ -73,6 +73,12 @@ export interface TaskLaunchFields {
   readonly runCount: number;
 }
 
+/** A replaced signing secret, still honoured until `until`. */
+export interface RetiringSecret {
+  readonly secret: string;
+  readonly until: Instant;
+}
+
 export interface Task extends TaskUserFields, TaskScheduleFields, TaskLaunchFields {
   readonly id: TaskId;
   readonly owner: OwnerId;
@@ -85,6 +91,11 @@ export interface Task extends TaskUserFields, TaskScheduleFields, TaskLaunchFiel
   readonly version: number;
   /** The secret webhook requests are signed with (docs/semantics.md#launch). */
   readonly webhookSecret: string;
+  /**
+   * The secret a rotation replaced (docs/security.md#rotating-a-tasks-signing-secret): requests are
+   * signed with it too, and callbacks accept it, until `until`. @default null
+   */
+  readonly retiringSecret?: RetiringSecret | null;
   readonly createdAt: Instant;
   readonly updatedAt: Instant;
   /** Set by delete: the task is gone from the API; its rows go when no run of it is active. */

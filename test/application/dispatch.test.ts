@@ -662,6 +662,7 @@ function interleavingStore(store: Store, between: () => Promise<void>): Store {
     findRun: (scope, id) => runs.findRun(scope, id),
     findManualRun: (taskId, key) => runs.findManualRun(taskId, key),
     findRunWithTask: (id) => runs.findRunWithTask(id),
+    countRecentRuns: (owner, trigger, since) => runs.countRecentRuns(owner, trigger, since),
     listRuns: (scope, taskId, query) => runs.listRuns(scope, taskId, query),
     searchRuns: (scope, search) => runs.searchRuns(scope, search),
     claimRuns: (request, select, claimOne) => runs.claimRuns(request, select, claimOne),

@@ -177,6 +177,20 @@ describe("client.tasks", () => {
     expect(explanation.occurrence?.scheduled_for).toBe("2026-03-08T08:00:00Z");
   });
 
+  it("rotates a task's signing secret, showing the new one once", async () => {
+    const { task } = await client.tasks.create({
+      ...DAILY,
+      target: { kind: "webhook", url: "https://hooks.example.com/run" },
+    });
+    const rotated = await client.tasks.rotateSecret(task.id, { grace: "PT10M" });
+    expect(rotated.webhook_secret).not.toBeNull();
+    expect(rotated.webhook_secret).not.toBe(task.webhook_secret);
+    expect(rotated.task.webhook_secret).toBe(rotated.webhook_secret);
+    expect(rotated.previous_valid_until).not.toBeNull();
+    const refused = await apiError(client.tasks.rotateSecret(task.id, { grace: "P30D" }));
+    expect(refused).toMatchObject({ status: 422, code: "validation_failed" });
+  });
+
   it("lists a task's runs by pages and filters", async () => {
     const { task } = await client.tasks.create(DAILY);
     for (let i = 0; i < 3; i++) await client.tasks.trigger(task.id);

@@ -12,6 +12,7 @@ import { describeFairShare } from "./cases/fair-share.js";
 import { describeUntoldCancel } from "./cases/untold-cancel.js";
 import { describeFleetSettings } from "./cases/fleet-settings.js";
 import type { ContractContext, CorruptTaskColumn } from "./cases/contract-context.js";
+import { describeQuotaCounts } from "./cases/quota-counts.js";
 import { describeRunBatches } from "./cases/run-batches.js";
 import { describeRunChanges } from "./cases/run-changes.js";
 import { describeRunRows } from "./cases/run-rows.js";
@@ -96,5 +97,6 @@ export function describeStoreContract(
     describeSweeps(context);
     describeUniqueRules(context);
     describeCalendars(context);
+    describeQuotaCounts(context);
   });
 }

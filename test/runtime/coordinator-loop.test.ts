@@ -30,6 +30,7 @@ function flakyStore(clock: VirtualClock) {
       insertTasks: (list) => tasks.insertTasks(list),
       findTask: (scope, id) => tasks.findTask(scope, id),
       findTaskByKey: (owner, key) => tasks.findTaskByKey(owner, key),
+      countTasks: (owner) => tasks.countTasks(owner),
       listTasks: (scope, query) => tasks.listTasks(scope, query),
       mutateTask: (scope, id, decide) => tasks.mutateTask(scope, id, decide),
       nextDueAt: () => tasks.nextDueAt(),

@@ -7,6 +7,7 @@ import type { Command } from "commander";
 import { parseDuration } from "../../domain/schedule/iso-text.js";
 import type { PolicyOptions } from "../../application/policy-options.js";
 import { DEFAULT_POLICY } from "../../domain/options.js";
+import type { OwnerQuotas, QuotaOptions } from "../../application/quotas.js";
 import type { CoordinatorOptions } from "../../runtime/coordinator-options.js";
 import type { RateLimitOptions } from "../http/rate-limit.js";
 import type { ProcessIo } from "./process-io.js";
@@ -24,6 +25,11 @@ export interface ThresholdFlags {
   readonly maxActiveRunsPerOwner?: string;
   readonly ownerMaxActiveRuns?: string;
   readonly maxRunTimeout?: string;
+  readonly maxTasksPerOwner?: string;
+  readonly minPeriod?: string;
+  readonly runsPerMinute?: string;
+  readonly backfillRunsPerHour?: string;
+  readonly quotaOverrides?: string;
 }
 
 /** What the flags come to. */
@@ -192,7 +198,71 @@ export const THRESHOLD_SETTINGS: readonly Setting[] = [
     help: "requests per API token: a burst and a refill per second, or off (default 100/20)",
     only: "serve",
   },
+  {
+    flag: "max-tasks-per-owner",
+    key: "maxTasksPerOwner",
+    env: "PUNCTUAL_MAX_TASKS_PER_OWNER",
+    value: "<n>",
+    help: "tasks an owner may have (default 10000)",
+  },
+  {
+    flag: "min-period",
+    key: "minPeriod",
+    env: "PUNCTUAL_MIN_PERIOD",
+    value: "<duration>",
+    help: "the least interval, or least gap between cron fires, a task may have (default 1 s)",
+  },
+  {
+    flag: "runs-per-minute",
+    key: "runsPerMinute",
+    env: "PUNCTUAL_RUNS_PER_MINUTE",
+    value: "<n>",
+    help: "runs an owner's tasks are admitted per minute per replica; more are skipped, reason quota (default 6000)",
+  },
+  {
+    flag: "backfill-runs-per-hour",
+    key: "backfillRunsPerHour",
+    env: "PUNCTUAL_BACKFILL_RUNS_PER_HOUR",
+    value: "<n>",
+    help: "backfilled runs an owner may make per hour (default 10000)",
+  },
+  {
+    flag: "quota-overrides",
+    key: "quotaOverrides",
+    env: "PUNCTUAL_QUOTA_OVERRIDES",
+    value: "<owner:limit=value,...>",
+    help: "per-owner quotas, such as alice:runs_per_minute=20000,ci:tasks_per_owner=50000",
+  },
 ];
+
+const QUOTA_KEYS: Readonly<Record<string, keyof OwnerQuotas>> = {
+  tasks_per_owner: "tasksPerOwner",
+  min_period: "minPeriodMs",
+  runs_per_minute: "runsPerMinute",
+  backfill_runs_per_hour: "backfillRunsPerHour",
+};
+
+/** `owner:limit=value,...`: `min_period` takes a duration, the others a count. */
+function quotaOverrides(text: string, usage: Usage): Record<string, Partial<OwnerQuotas>> {
+  const overrides: Record<string, Record<string, number>> = {};
+  for (const item of text
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "")) {
+    const match = /^([^:=]+):([a-z_]+)=(\S+)$/.exec(item);
+    const key = match === null ? undefined : QUOTA_KEYS[match[2] ?? ""];
+    if (match === null || key === undefined) {
+      throw usage(
+        `--quota-overrides takes owner:limit=value items (limits: ${Object.keys(QUOTA_KEYS).join(", ")}), not "${item}"`,
+      );
+    }
+    const [, owner = "", name = "", value = ""] = match;
+    const flag = `quota-overrides ${owner}:${name}`;
+    (overrides[owner] ??= {})[key] =
+      key === "minPeriodMs" ? milliseconds(flag, value, 0, usage) : integer(flag, value, 0, usage);
+  }
+  return overrides;
+}
 
 /** Adds the thresholds' options to `command` (`serve` or `worker`). */
 export function withThresholdOptions(command: Command, name: "serve" | "worker"): Command {
@@ -232,6 +302,26 @@ export function thresholdsOf(
     budget === undefined
       ? DEFAULT_POLICY.maxConcurrentRuns
       : integer("max-concurrent-runs", budget, 1, usage);
+  const tasksPerOwner = text("maxTasksPerOwner");
+  const minPeriod = text("minPeriod");
+  const runsPerMinute = text("runsPerMinute");
+  const backfillPerHour = text("backfillRunsPerHour");
+  const overrides = text("quotaOverrides");
+  const quotas: QuotaOptions = {
+    ...(tasksPerOwner === undefined
+      ? {}
+      : { tasksPerOwner: integer("max-tasks-per-owner", tasksPerOwner, 0, usage) }),
+    ...(minPeriod === undefined
+      ? {}
+      : { minPeriodMs: milliseconds("min-period", minPeriod, 0, usage) }),
+    ...(runsPerMinute === undefined
+      ? {}
+      : { runsPerMinute: integer("runs-per-minute", runsPerMinute, 0, usage) }),
+    ...(backfillPerHour === undefined
+      ? {}
+      : { backfillRunsPerHour: integer("backfill-runs-per-hour", backfillPerHour, 0, usage) }),
+    ...(overrides === undefined ? {} : { overrides: quotaOverrides(overrides, usage) }),
+  };
   const shutdownGraceMs =
     grace === undefined
       ? DEFAULT_SHUTDOWN_GRACE_MS
@@ -257,6 +347,8 @@ export function thresholdsOf(
         : {
             maxRunTimeoutSeconds: milliseconds("max-run-timeout", runTimeout, 1000, usage) / 1000,
           }),
+      // serve and worker always apply quotas: the defaults under what was given (docs/operations.md#quotas).
+      quotas,
     },
     coordinator: {
       ...(retention === undefined

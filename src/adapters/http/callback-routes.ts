@@ -25,6 +25,7 @@ import type { Instant } from "../../domain/time.js";
 import { callbackTokenMatches } from "../callbacks/callback-tokens.js";
 import type { CallbackPurpose } from "../callbacks/callback-tokens.js";
 import { checkId } from "./route-helpers.js";
+import { validSecrets } from "../../domain/task-secret.js";
 import { defineRoute } from "./route-spec.js";
 import type { ResponseSpec, RouteSpec } from "./route-spec.js";
 import { problemSchema, runIdParams } from "./schemas.js";
@@ -102,7 +103,10 @@ export function callbackRoutes(deps: CallbackRouteDeps): RouteSpec[] {
     if (
       item === null ||
       !accepts(item) ||
-      !callbackTokenMatches(item.task.webhookSecret, purpose, runId, token)
+      // During a rotation's grace, a token made under the replaced secret still opens its run.
+      !validSecrets(item.task, deps.now()).some((secret) =>
+        callbackTokenMatches(secret, purpose, runId, token),
+      )
     ) {
       throw new NotFoundError("run", runId);
     }

@@ -32,6 +32,8 @@ export const ERROR_PROBLEMS: Readonly<Record<ErrorCode, ProblemKind>> = {
   calendar_in_use: { status: 409, title: "A task uses this calendar", exposed: true },
   key_taken: { status: 409, title: "Another task has this key", exposed: true },
   task_defective: { status: 409, title: "The task's stored fields do not parse", exposed: true },
+  /** With `Retry-After`: the owner's rate quota has room again then. */
+  quota_exceeded: { status: 429, title: "A quota is exceeded", exposed: true },
 };
 
 /** Problems only the HTTP adapter raises. */

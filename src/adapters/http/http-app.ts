@@ -4,6 +4,7 @@
  * document is generated from the same declarations. Every error answers `application/problem+json` from
  * the one error map; nothing a client sends can cause a 500.
  */
+import { QuotaExceededError } from "../../domain/errors.js";
 import Fastify, { LogController } from "fastify";
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Actor } from "../../application/actor.js";
@@ -226,6 +227,9 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     }
     let headers = error instanceof HttpProblem ? { ...error.extra.headers } : {};
     if (problem.status === 401) headers = { ...headers, "www-authenticate": "Bearer" };
+    if (error instanceof QuotaExceededError) {
+      headers = { ...headers, "retry-after": String(error.retryAfterSeconds) };
+    }
     if (isMediaTypeError(error)) {
       return sendProblem(
         reply,
@@ -303,9 +307,12 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     }
     metrics.observeRequest(request.method, route, reply.statusCode);
     const quiet = route === "/healthz" || route === "/readyz" || route === "/metrics";
+    // The route and the path only: a query string may carry a callback's token (`?token=`), and a
+    // log reader must not be able to post verdicts (docs/security.md#log-readers). No header either.
     const fields = {
       method: request.method,
-      url: request.url,
+      route,
+      path: request.url.split("?")[0] ?? "",
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime),
     };

@@ -1,7 +1,9 @@
 /**
  * `Idempotency-Key` on create and trigger: the first answer is stored by owner, route and key, and a
  * repeat gets it back (`Idempotent-Replayed: true`); the same key with a different body is refused (422).
- * A failed first request releases its key, so the client may retry it.
+ * A failed first request releases its key, so the client may retry it. A stored answer never holds a
+ * signing secret: every `webhook_secret` is stored as null, and a replay asks `restore` for the task's
+ * current one (docs/security.md#secrets-at-rest).
  */
 import { createHash } from "node:crypto";
 import type { Actor } from "../../application/actor.js";
@@ -35,11 +37,27 @@ function canonical(value: unknown): string {
   return value === undefined ? "null" : JSON.stringify(value);
 }
 
-/** Runs `act` once per key: a repeat answers what the first request answered. */
+/** `value` with every `webhook_secret` that holds a secret set to null, at any depth. */
+export function withoutSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSecrets);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([name, field]) => [
+      name,
+      name === "webhook_secret" && typeof field === "string" ? null : withoutSecrets(field),
+    ]),
+  );
+}
+
+/**
+ * Runs `act` once per key: a repeat answers what the first request answered, its secrets filled in by
+ * `restore` (the stored answer has none).
+ */
 export async function idempotent(
   records: IdempotencyRepository,
   args: { actor: Actor; route: string; key: string | undefined; body: unknown; now: Instant },
   act: () => Promise<Answer>,
+  restore: (stored: unknown) => Promise<unknown> = (stored) => Promise.resolve(stored),
 ): Promise<Answer> {
   if (args.key === undefined) return act();
   const scope = { owner: args.actor.owner, route: args.route, key: args.key };
@@ -62,7 +80,7 @@ export async function idempotent(
     }
     return {
       status: existing.statusCode,
-      body: existing.response,
+      body: await restore(existing.response),
       headers: { "idempotent-replayed": "true" },
     };
   }
@@ -73,6 +91,6 @@ export async function idempotent(
     await records.release(scope);
     throw error;
   }
-  await records.complete(scope, answer.status, (answer.body ?? null) as JsonValue);
+  await records.complete(scope, answer.status, withoutSecrets(answer.body ?? null) as JsonValue);
   return answer;
 }

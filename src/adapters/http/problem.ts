@@ -80,6 +80,11 @@ export function problemFromError(error: unknown): Problem | null {
           ...(limit === "request_body" ? { status: 413 } : {}),
         });
       }
+      case "quota_exceeded": {
+        const limit = "limit" in error ? String(error.limit) : "unknown";
+        const max = "max" in error ? Number(error.max) : 0;
+        return problemOf(error.code, error.message, { limit, max });
+      }
       case "calendar_in_use":
         return problemOf(error.code, error.message, {
           ...("taskId" in error ? { task_id: String(error.taskId) } : {}),

@@ -9,6 +9,7 @@ import {
   backfillInputSchema,
   pauseInputSchema,
   resumeInputSchema,
+  rotateSecretInputSchema,
   runListFiltersSchema,
   taskListFiltersSchema,
 } from "../../application/command-input.js";
@@ -42,6 +43,7 @@ import {
 import {
   agentTargetViewSchema,
   backfillResultSchema,
+  rotatedSecretSchema,
   calendarListSchema,
   calendarPutResultSchema,
   calendarViewSchema,
@@ -174,6 +176,7 @@ export const emptyBody = z.strictObject({}).optional();
 export const pauseBody = pauseInputSchema.optional();
 export const resumeBody = resumeInputSchema.optional();
 export const backfillBody = backfillInputSchema;
+export const rotateSecretBody = rotateSecretInputSchema.optional();
 export const schedulePreviewBody = z.strictObject({ schedule: scheduleInputSchema });
 export const calendarPutBody = calendarPutInputSchema;
 
@@ -205,6 +208,7 @@ export const NAMED_SCHEMAS: readonly (readonly [string, z.ZodType])[] = [
   ["TaskPage", taskPageSchema],
   ["RunPage", runPageSchema],
   ["BackfillResult", backfillResultSchema],
+  ["RotatedSecret", rotatedSecretSchema],
   ["Preview", previewSchema],
   ["Occurrence", occurrenceViewSchema],
   ["DstNote", dstNoteSchema],
@@ -229,6 +233,7 @@ export const NAMED_SCHEMAS: readonly (readonly [string, z.ZodType])[] = [
   ["PauseInput", pauseInputSchema],
   ["ResumeInput", resumeInputSchema],
   ["BackfillInput", backfillInputSchema],
+  ["RotateSecretInput", rotateSecretInputSchema],
   ["SchedulePreviewInput", schedulePreviewBody],
   ["Calendar", calendarViewSchema],
   ["CalendarList", calendarListSchema],

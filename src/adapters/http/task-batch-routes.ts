@@ -12,7 +12,7 @@ import { actorOf } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";
 import type { RouteSpec } from "./route-spec.js";
 import { emptyQuery } from "./schemas.js";
-import { COMMON, IDEMPOTENCY, INVALID, problem } from "./task-route-shared.js";
+import { COMMON, IDEMPOTENCY, INVALID, problem, restoreTaskSecrets } from "./task-route-shared.js";
 import type { TaskRouteDeps } from "./task-route-shared.js";
 
 /** `tasks.17.schedule.cron` (zod's path) as the batch names it: `tasks[17].schedule.cron`. */
@@ -84,6 +84,7 @@ export function taskBatchRoutes(deps: TaskRouteDeps): RouteSpec[] {
             const created = await tasks.createMany(actor, items, now());
             return { status: 201, body: { tasks: created } };
           },
+          restoreTaskSecrets(tasks, actor),
         );
       },
     }),

@@ -4,6 +4,7 @@
  */
 import {
   backfillResultSchema,
+  rotatedSecretSchema,
   runViewSchema,
   taskViewSchema,
 } from "../../application/view-schemas.js";
@@ -21,6 +22,7 @@ import {
   emptyQuery,
   pauseBody,
   resumeBody,
+  rotateSecretBody,
   taskIdParams,
 } from "./schemas.js";
 import { COMMON, IDEMPOTENCY, INVALID, NOT_FOUND, problem, withEtag } from "./task-route-shared.js";
@@ -109,6 +111,39 @@ export function taskCommandRoutes(deps: TaskRouteDeps): RouteSpec[] {
         status: 202,
         body: await tasks.backfill(actorOf(ctx), checkId("task", ctx.params.id), ctx.body, now()),
       }),
+    }),
+    defineRoute({
+      method: "POST",
+      url: "/v1/tasks/:id/rotate-secret",
+      operationId: "rotateTaskSecret",
+      summary:
+        "A new signing secret, shown once; the old one stays valid for `grace` (default 24 h)",
+      tags: ["tasks"],
+      auth: true,
+      params: taskIdParams,
+      query: emptyQuery,
+      body: rotateSecretBody,
+      responses: {
+        200: { description: "the task and its new secret", schema: rotatedSecretSchema },
+        400: problem("malformed request"),
+        ...COMMON,
+        404: NOT_FOUND,
+        422: INVALID,
+      },
+      handler: async (ctx) => {
+        const rotated = await tasks.rotateSecret(
+          actorOf(ctx),
+          checkId("task", ctx.params.id),
+          ctx.body ?? {},
+          now(),
+        );
+        // Shown once: never cached by a proxy or the browser (docs/security.md#rotating-a-tasks-signing-secret).
+        return {
+          status: 200,
+          body: rotated,
+          headers: { ...withEtag(rotated.task), "cache-control": "no-store" },
+        };
+      },
     }),
   ];
 }

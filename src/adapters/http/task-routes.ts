@@ -32,7 +32,15 @@ import {
 import { taskBatchRoutes } from "./task-batch-routes.js";
 import { taskCommandRoutes } from "./task-command-routes.js";
 import { taskReadRoutes } from "./task-read-routes.js";
-import { COMMON, IDEMPOTENCY, INVALID, NOT_FOUND, problem, withEtag } from "./task-route-shared.js";
+import {
+  COMMON,
+  IDEMPOTENCY,
+  INVALID,
+  NOT_FOUND,
+  problem,
+  restoreTaskSecrets,
+  withEtag,
+} from "./task-route-shared.js";
 import type { TaskRouteDeps } from "./task-route-shared.js";
 
 export function taskRoutes(deps: TaskRouteDeps): RouteSpec[] {
@@ -82,6 +90,7 @@ function taskRecordRoutes(deps: TaskRouteDeps): RouteSpec[] {
             const created = await tasks.create(actor, raw, now());
             return { status: 201, body: created };
           },
+          restoreTaskSecrets(tasks, actor),
         );
         const task = (answer.body as { task: TaskView }).task;
         return {

@@ -37,6 +37,19 @@ const CASES: Readonly<Record<string, { value: string; shows: Record<string, unkn
   "shutdown-grace": { value: "3s", shows: { shutdownTimeoutMs: 3000 } },
   "liveness-timeout": { value: "PT15S", shows: { livenessTimeoutMs: 15_000 } },
   "rate-limit": { value: "50/5", shows: { rateLimit: { burst: 50, perSecond: 5 } } },
+  "max-tasks-per-owner": { value: "50", shows: { quotas: { tasksPerOwner: 50 } } },
+  "min-period": { value: "PT5S", shows: { quotas: { minPeriodMs: 5000 } } },
+  "runs-per-minute": { value: "120", shows: { quotas: { runsPerMinute: 120 } } },
+  "backfill-runs-per-hour": { value: "300", shows: { quotas: { backfillRunsPerHour: 300 } } },
+  "quota-overrides": {
+    value: "alice:runs_per_minute=9000,ci:min_period=PT10S",
+    shows: {
+      quotas: {
+        runsPerMinute: 6000,
+        overrides: { alice: { runsPerMinute: 9000 }, ci: { minPeriodMs: 10_000 } },
+      },
+    },
+  },
 };
 
 /** Starts `command` with `args` and `env`, waits for its start line, stops it; returns the line. */
@@ -100,6 +113,23 @@ describe.each(["worker", "serve"] as const)("punctual %s", (command) => {
       settings.map((s) => s.flag),
     );
   });
+
+  it(
+    "applies the default quotas when none is given (docs/operations.md#quotas)",
+    { timeout: 40_000 },
+    async () => {
+      const line = await startLine(command, [], {}, n++);
+      expect(line.thresholds).toMatchObject({
+        quotas: {
+          tasksPerOwner: 10_000,
+          minPeriodMs: 1_000,
+          runsPerMinute: 6_000,
+          backfillRunsPerHour: 10_000,
+          overrides: {},
+        },
+      });
+    },
+  );
 
   it.each(settings.map((s) => [s.flag, s.env] as const))(
     "takes --%s and $%s",

@@ -688,6 +688,32 @@ describe("system routes", () => {
   });
 });
 
+describe("a rate quota", () => {
+  it("answers 429 quota_exceeded naming it, with Retry-After (docs/security.md#quotas)", async () => {
+    const quota = await startTestServer({ policy: { quotas: { runsPerMinute: 1 } } });
+    try {
+      const token = await quota.token("eve");
+      const created = await call(quota.url, "POST", "/v1/tasks", {
+        token,
+        body: {
+          title: "triggered",
+          schedule: { type: "cron", cron: "0 0 1 1 *", timezone: "UTC" },
+          target: { kind: "handler", name: "log" },
+          options: { overlap: "allow_all" },
+        },
+      });
+      const path = `/v1/tasks/${created.body.task.id}/trigger`;
+      expect((await call(quota.url, "POST", path, { token })).status).toBe(202);
+      const over = await call(quota.url, "POST", path, { token });
+      expectProblem(over, 429, "quota_exceeded");
+      expect(over.body).toMatchObject({ limit: "runs_per_minute", max: 1 });
+      expect(over.headers.get("retry-after")).toBe("60");
+    } finally {
+      await quota.stop();
+    }
+  });
+});
+
 describe("an agent server that cannot be asked", () => {
   it("answers 503 target_unavailable for a reuse_thread task, and writes nothing", async () => {
     const port = await closedPort();

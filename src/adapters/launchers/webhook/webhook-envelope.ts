@@ -45,11 +45,21 @@ export function webhookEnvelope(
   };
 }
 
-/** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
-export function signatureHeader(secret: string, body: string, nowMs: number): string {
+/**
+ * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, one `v1` per secret (two while a rotation's
+ * grace lasts: docs/security.md#rotating-a-tasks-signing-secret).
+ */
+export function signatureHeader(
+  secret: string | readonly string[],
+  body: string,
+  nowMs: number,
+): string {
   const t = Math.floor(nowMs / 1000);
-  const v1 = createHmac("sha256", secret).update(`${t}.${body}`, "utf8").digest("hex");
-  return `t=${t},v1=${v1}`;
+  const secrets = typeof secret === "string" ? [secret] : secret;
+  const v1 = secrets.map(
+    (one) => `v1=${createHmac("sha256", one).update(`${t}.${body}`, "utf8").digest("hex")}`,
+  );
+  return `t=${t},${v1.join(",")}`;
 }
 
 /**
@@ -79,7 +89,7 @@ export function standardWebhooksSignature(
  */
 export function signatureHeaders(
   format: WebhookSignature,
-  secret: string,
+  secret: string | readonly string[],
   request: { readonly idempotencyKey: string; readonly body: string; readonly nowMs: number },
 ): Record<string, string> {
   switch (format) {
@@ -91,11 +101,10 @@ export function signatureHeaders(
       return {
         "webhook-id": id,
         "webhook-timestamp": String(timestamp),
-        "webhook-signature": standardWebhooksSignature(secret, {
-          id,
-          timestamp,
-          body: request.body,
-        }),
+        // Several signatures are space-separated (Standard Webhooks): one per valid secret.
+        "webhook-signature": (typeof secret === "string" ? [secret] : secret)
+          .map((one) => standardWebhooksSignature(one, { id, timestamp, body: request.body }))
+          .join(" "),
       };
     }
   }

@@ -13,6 +13,8 @@ import type { Run } from "../../../domain/run.js";
 import type { ReconcileFinding } from "../../../domain/run-change.js";
 import type { WebhookTarget } from "../../../domain/target.js";
 import type { Task } from "../../../domain/task.js";
+import { validSecrets } from "../../../domain/task-secret.js";
+import { instant } from "../../../domain/time.js";
 import type { HostResolver, ResolvedAddress } from "./address-guard.js";
 import { AddressGuard, SsrfRefusal, UnresolvedHost } from "./address-guard.js";
 import type { HttpReply } from "./pinned-request.js";
@@ -170,7 +172,7 @@ export class WebhookLauncher implements RunLauncher {
     }, this.#timeoutMs);
     try {
       const address = await abortable(this.#guard.check(url), controller.signal);
-      const secret = this.#secret ?? exchange.task.webhookSecret;
+      const secret = this.#secret ?? validSecrets(exchange.task, instant(Math.floor(this.#now())));
       const headers = webhookHeaders(exchange.target, {
         idempotencyKey: exchange.run.idempotencyKey,
         signature: signatureHeaders(exchange.target.signature ?? "punctual", secret, {

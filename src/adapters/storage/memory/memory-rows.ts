@@ -53,6 +53,7 @@ export function taskRow(task: Task): Task {
     lastError: task.lastError,
     version: task.version,
     webhookSecret: task.webhookSecret,
+    ...(task.retiringSecret == null ? {} : { retiringSecret: task.retiringSecret }),
     createdAt: task.createdAt,
     updatedAt: task.updatedAt,
     deletedAt: task.deletedAt,

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import type { ClaimCandidate, ClaimSelectionInput } from "../../../domain/claim.js";
 import { ownerMaxActiveRuns, threadKey } from "../../../domain/claim.js";
 import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
-import type { FencingToken, RunId, TaskId } from "../../../domain/ids.js";
+import type { FencingToken, OwnerId, RunId, TaskId } from "../../../domain/ids.js";
 import { fencingToken } from "../../../domain/ids.js";
 import type {
   ClaimedRun,
@@ -21,7 +21,7 @@ import type {
   RunSearch,
 } from "../../../domain/ports.js";
 import type { TargetKind } from "../../../domain/target.js";
-import type { Run } from "../../../domain/run.js";
+import type { Run, RunTrigger } from "../../../domain/run.js";
 import { holdsSlot, isTerminalRunStatus } from "../../../domain/run.js";
 import type { RunChange } from "../../../domain/run-change.js";
 import { runTaskContext, withTaskPatches } from "../../../domain/run-change.js";
@@ -82,6 +82,15 @@ export class MemoryRunRepository implements RunRepository {
       const run = this.#tables.run(id);
       return run !== undefined && isVisibleTo(scope, run.owner) ? run : null;
     });
+  }
+
+  countRecentRuns(owner: OwnerId, trigger: RunTrigger, since: Instant): Promise<number> {
+    return this.#tables.atomically(
+      () =>
+        [...this.#tables.runs()].filter(
+          (run) => run.owner === owner && run.trigger === trigger && run.queuedAt >= since,
+        ).length,
+    );
   }
 
   findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null> {

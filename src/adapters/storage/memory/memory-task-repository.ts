@@ -133,6 +133,14 @@ export class MemoryTaskRepository implements TaskRepository {
     return this.#tables.atomically(() => this.#visible(scope, id) ?? null);
   }
 
+  countTasks(owner: OwnerId): Promise<number> {
+    return this.#tables.atomically(
+      () =>
+        [...this.#tables.tasks()].filter((task) => task.owner === owner && task.deletedAt === null)
+          .length,
+    );
+  }
+
   findTaskByKey(owner: OwnerId, key: string): Promise<Task | null> {
     return this.#tables.atomically(() => this.#tables.taskByKey(owner, key) ?? null);
   }

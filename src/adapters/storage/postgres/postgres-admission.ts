@@ -115,7 +115,7 @@ export class PostgresAdmission {
     const ctx = this.#ctx;
     return withTransaction(ctx.pool, async (client) => {
       const due = await client.query(this.#due, [args.now, args.limit]);
-      const read = due.rows.map(taskFromRow);
+      const read = due.rows.map((row) => taskFromRow(row, this.#ctx.secrets));
       const defective = await this.#markDefective(client, read, args.now);
       const tasks = read.filter((task) => task.defect === null);
       if (tasks.length === 0) return report([], defective);

@@ -322,7 +322,9 @@ export class PostgresClaim {
     if (slots.length === 0) return { claimed: [], taken: [] };
     const locked = await client.query(this.#lockChosen, [chosen.map((c) => c.id)]);
     const fresh = new Map(
-      locked.rows.map(claimedRunFromRow).map((found) => [found.run.id, found] as const),
+      locked.rows
+        .map((row) => claimedRunFromRow(row, this.#ctx.secrets))
+        .map((found) => [found.run.id, found] as const),
     );
     const taken = chosen.filter((c) => !fresh.has(c.id));
     const claimed: ClaimedRun[] = [];

@@ -2,6 +2,7 @@
  * A run read together with its task in one statement (claims, expired claims): the task's columns travel
  * under a `task__` prefix and are split off when the row is read.
  */
+import type { SecretSealer } from "../../../application/store.js";
 import type { ClaimedRun } from "../../../domain/ports.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { TASK_COLUMNS, record, runFromRow, taskFromRow } from "./postgres-rows.js";
@@ -41,10 +42,10 @@ export function claimedRunSelect(ctx: PostgresContext, runs = `${ctx.runSql.tabl
   );
 }
 
-export function claimedRunFromRow(value: unknown): ClaimedRun {
+export function claimedRunFromRow(value: unknown, secrets: SecretSealer): ClaimedRun {
   const row = record(value);
   // The run's columns are unprefixed: read from the row itself (the task__ columns are not looked at).
   const taskRow: Record<string, unknown> = {};
   for (const [name, prefixed] of PREFIXED_TASK_COLUMNS) taskRow[name] = row[prefixed];
-  return { run: runFromRow(row), task: taskFromRow(taskRow) };
+  return { run: runFromRow(row), task: taskFromRow(taskRow, secrets) };
 }

@@ -2,6 +2,7 @@
  * What every repository of one store shares: the pool, the schema, the id minter and the SQL built once
  * for that schema.
  */
+import type { SecretSealer } from "../../../application/store.js";
 import type { PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { RunSql } from "./postgres-run-writes.js";
 import type { SchemaName } from "./postgres-schema-name.js";
@@ -18,6 +19,8 @@ export interface PostgresContext {
   readonly tasksTable: string;
   /** Whether writes that create work `NOTIFY` the wake channel. */
   readonly notifies: boolean;
+  /** How the tasks' signing secrets are stored (docs/security.md#secrets-at-rest). */
+  readonly secrets: SecretSealer;
 }
 
 export function postgresContext(args: {
@@ -25,6 +28,7 @@ export function postgresContext(args: {
   schema: SchemaName;
   newId: () => string;
   notifies: boolean;
+  secrets: SecretSealer;
 }): PostgresContext {
   return {
     ...args,

@@ -3,6 +3,7 @@
  * wire values (epoch ms for timestamps, JSON text for `jsonb`), and a row read back as a domain object.
  * Rows are checked field by field; a malformed row is a TypeError naming the column.
  */
+import type { SecretSealer } from "../../../application/store.js";
 import { fencingToken, ownerId, runId, taskId, threadId } from "../../../domain/ids.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../../domain/run.js";
 import type { Run } from "../../../domain/run.js";
@@ -42,6 +43,8 @@ export const TASK_COLUMNS: readonly Column[] = [
   { name: "run_count", type: "int8" },
   { name: "version", type: "int4" },
   { name: "webhook_secret", type: "text" },
+  { name: "retiring_secret", type: "text" },
+  { name: "retiring_until", type: "ts" },
   { name: "created_at", type: "ts" },
   { name: "updated_at", type: "ts" },
   { name: "deleted_at", type: "ts" },
@@ -83,8 +86,8 @@ export const RUN_COLUMNS: readonly Column[] = [
   { name: "result", type: "jsonb" },
 ];
 
-/** The task as one row of wire values, in `TASK_COLUMNS` order. */
-export function taskValues(task: Task): unknown[] {
+/** The task as one row of wire values, in `TASK_COLUMNS` order; `secrets` seals its signing secrets. */
+export function taskValues(task: Task, secrets: SecretSealer): unknown[] {
   const context = task.context;
   return [
     task.id,
@@ -110,7 +113,9 @@ export function taskValues(task: Task): unknown[] {
     task.lastError,
     task.runCount,
     task.version,
-    task.webhookSecret,
+    secrets.seal(task.webhookSecret),
+    task.retiringSecret == null ? null : secrets.seal(task.retiringSecret.secret),
+    task.retiringSecret?.until ?? null,
     task.createdAt,
     task.updatedAt,
     task.deletedAt,
@@ -156,8 +161,8 @@ export function runValues(run: Run): unknown[] {
   ];
 }
 
-/** A task read with `selectList(TASK_COLUMNS, ...)`. */
-export function taskFromRow(value: unknown): Task {
+/** A task read with `selectList(TASK_COLUMNS, ...)`; `secrets` opens its signing secrets. */
+export function taskFromRow(value: unknown, secrets: SecretSealer): Task {
   const row = record(value);
   const createdAt = instantOf(row, "created_at");
   const fields = decodeTaskFields(
@@ -170,6 +175,8 @@ export function taskFromRow(value: unknown): Task {
     },
     createdAt,
   );
+  const retiring = textOrNull(row, "retiring_secret");
+  const retiringUntil = instantOrNull(row, "retiring_until");
   return {
     id: taskId(text(row, "id")),
     owner: ownerId(text(row, "owner")),
@@ -189,7 +196,10 @@ export function taskFromRow(value: unknown): Task {
     runCount: integer(row, "run_count"),
     lastError: textOrNull(row, "last_error"),
     version: integer(row, "version"),
-    webhookSecret: text(row, "webhook_secret"),
+    webhookSecret: secrets.open(text(row, "webhook_secret")),
+    ...(retiring === null || retiringUntil === null
+      ? {}
+      : { retiringSecret: { secret: secrets.open(retiring), until: retiringUntil } }),
     createdAt,
     updatedAt: instantOf(row, "updated_at"),
     deletedAt: instantOrNull(row, "deleted_at"),

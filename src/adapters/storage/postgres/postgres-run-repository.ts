@@ -4,7 +4,7 @@
  * requeues a run notifies the wake channel at commit.
  */
 import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
-import type { FencingToken, RunId, TaskId } from "../../../domain/ids.js";
+import type { FencingToken, OwnerId, RunId, TaskId } from "../../../domain/ids.js";
 import { runId, taskId } from "../../../domain/ids.js";
 import type {
   ClaimRequest,
@@ -20,7 +20,7 @@ import type {
 } from "../../../domain/ports.js";
 import type { TargetKind } from "../../../domain/target.js";
 import { holdsSlot, TERMINAL_RUN_STATUSES } from "../../../domain/run.js";
-import type { Run } from "../../../domain/run.js";
+import type { Run, RunTrigger } from "../../../domain/run.js";
 import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
@@ -89,7 +89,17 @@ export class PostgresRunRepository implements RunRepository {
 
   async findRunWithTask(id: RunId): Promise<ClaimedRun | null> {
     const result = await this.#ctx.pool.query(this.#sql.runWithTask, [id]);
-    return result.rows[0] === undefined ? null : claimedRunFromRow(result.rows[0]);
+    return result.rows[0] === undefined ? null : claimedRunFromRow(result.rows[0], this.#ctx.secrets);
+  }
+
+  async countRecentRuns(owner: OwnerId, trigger: RunTrigger, since: Instant): Promise<number> {
+    const result = await this.#ctx.pool.query(
+      `SELECT count(*)::int8 AS n FROM ${this.#ctx.runSql.table}
+        WHERE owner = $1::text AND queued_at >= ${msToTimestamp("$2::int8")}
+          AND "trigger" = $3::text`,
+      [owner, since, trigger],
+    );
+    return integer(record(result.rows[0]), "n");
   }
 
   async findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null> {
@@ -133,7 +143,7 @@ export class PostgresRunRepository implements RunRepository {
       // Task first, then run: the order admission and owner commands lock in (no deadlock).
       const taskRow = await client.query(this.#sql.lockTaskOfRun, [id]);
       if (taskRow.rows[0] === undefined) throw new NotFoundError("run", id);
-      const task = taskFromRow(taskRow.rows[0]);
+      const task = taskFromRow(taskRow.rows[0], this.#ctx.secrets);
       const runRow = await client.query(this.#sql.lockRun, [id]);
       if (runRow.rows[0] === undefined) throw new NotFoundError("run", id);
       const run = runFromRow(runRow.rows[0]);
@@ -229,11 +239,11 @@ export class PostgresRunRepository implements RunRepository {
     silentSince?: Instant,
   ): Promise<readonly ClaimedRun[]> {
     const result = await this.#ctx.pool.query(this.#sql.expiredClaims, [now, limit]);
-    const found = result.rows.map(claimedRunFromRow);
+    const found = result.rows.map((row) => claimedRunFromRow(row, this.#ctx.secrets));
     const room = limit - found.length;
     if (silentSince === undefined || room <= 0) return found;
     const silent = await this.#ctx.pool.query(this.#sql.claimsOfSilent, [now, silentSince, room]);
-    return [...found, ...silent.rows.map(claimedRunFromRow)];
+    return [...found, ...silent.rows.map((row) => claimedRunFromRow(row, this.#ctx.secrets))];
   }
 
   async findRunningRuns(
@@ -242,7 +252,7 @@ export class PostgresRunRepository implements RunRepository {
     limit: number,
   ): Promise<readonly ClaimedRun[]> {
     const result = await this.#ctx.pool.query(this.#sql.runningRuns, [targetKind, after, limit]);
-    return result.rows.map(claimedRunFromRow);
+    return result.rows.map((row) => claimedRunFromRow(row, this.#ctx.secrets));
   }
 
   findPastDeadline(now: Instant, limit: number): Promise<readonly RunId[]> {

@@ -5,6 +5,8 @@
  * correction) and wake-ups over LISTEN/NOTIFY on the wake channel (`wakes`).
  */
 import { isPostgresRefusal } from "./postgres-errors.js";
+import { CLEAR_SECRETS, resealed } from "../shared/secret-keyring.js";
+import type { StoredSecrets } from "../shared/secret-keyring.js";
 import type { PostgresPooler } from "./postgres-pooler.js";
 import pg from "pg";
 import type {
@@ -18,6 +20,7 @@ import type {
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import { WAKE_CHANNEL, postgresContext } from "./postgres-context.js";
+import type { PostgresContext } from "./postgres-context.js";
 import { migratePostgres, postgresMigrationStatus } from "./postgres-migrations.js";
 import { listen, notify } from "./postgres-notifications.js";
 import type { ListenOptions, PostgresListener } from "./postgres-notifications.js";
@@ -71,6 +74,7 @@ export type { PostgresPooler } from "./postgres-pooler.js";
 
 export interface PostgresStore extends Store {
   readonly kind: "postgres";
+  resealSecrets(): Promise<number>;
   readonly calendars: PostgresCalendarRepository;
   /** Absent behind a transaction pooler without a `listenUrl`: replicas then poll. */
   readonly wakes?: WakeSource;
@@ -108,6 +112,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     schema,
     newId: options.newId,
     notifies: options.notifications ?? true,
+    secrets: options.secrets ?? CLEAR_SECRETS,
   });
   const listeners = new Set<PostgresListener>();
   let closing: Promise<void> | null = null;
@@ -143,6 +148,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     fleet: new PostgresFleetSettings(ctx),
     migrate: (): Promise<MigrationStatus> => migratePostgres(pool, schema),
     migrationStatus: () => postgresMigrationStatus(pool, schema),
+    resealSecrets: () => resealPostgresSecrets(ctx),
     ping: async () => {
       await pool.query("SELECT 1");
     },
@@ -196,9 +202,10 @@ export function postgres(
   options: PostgresOptions = {},
 ): StoreFactory {
   return {
-    open: ({ newId }) =>
+    open: ({ newId, secrets }) =>
       openPostgresStore({
         newId,
+        ...(secrets === undefined ? {} : { secrets }),
         ...(typeof target === "string" ? { url: target } : { pool: target }),
         ...(options.schema === undefined ? {} : { schema: options.schema }),
         ...(options.pooler === undefined ? {} : { pooler: options.pooler }),
@@ -246,4 +253,33 @@ export function postgresTypeParser(oid: number, format?: string): (value: string
 function parseInt8(value: string): number | string {
   const number = Number(value);
   return Number.isSafeInteger(number) ? number : value;
+}
+
+/**
+ * Rewrites the secrets not in the current form. Each row is written only if its secrets are still the
+ * ones read (a rotation in between wins), so no task row is locked while the rest are read.
+ */
+async function resealPostgresSecrets(ctx: PostgresContext): Promise<number> {
+  const result = await ctx.pool.query(
+    `SELECT id, webhook_secret, retiring_secret FROM ${ctx.tasksTable}`,
+  );
+  const stored = result.rows as StoredSecrets[];
+  const rows = resealed(stored, ctx.secrets);
+  if (rows.length === 0) return 0;
+  const before = new Map(stored.map((row) => [row.id, row]));
+  const written = await ctx.pool.query(
+    `UPDATE ${ctx.tasksTable} AS t SET webhook_secret = u.secret, retiring_secret = u.retiring
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
+         AS u(id, secret, retiring, old_secret, old_retiring)
+      WHERE t.id = u.id AND t.webhook_secret = u.old_secret
+        AND t.retiring_secret IS NOT DISTINCT FROM u.old_retiring`,
+    [
+      rows.map((row) => row.id),
+      rows.map((row) => row.webhook_secret),
+      rows.map((row) => row.retiring_secret),
+      rows.map((row) => before.get(row.id)?.webhook_secret ?? null),
+      rows.map((row) => before.get(row.id)?.retiring_secret ?? null),
+    ],
+  );
+  return written.rowCount ?? 0;
 }

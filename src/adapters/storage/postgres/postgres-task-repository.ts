@@ -31,6 +31,7 @@ import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import {
   TASK_COLUMNS,
   instantOrNull,
+  integer,
   record,
   runFromRow,
   taskFromRow,
@@ -134,14 +135,23 @@ export class PostgresTaskRepository implements TaskRepository {
     }
   }
 
+  async countTasks(owner: OwnerId): Promise<number> {
+    const result = await this.#ctx.pool.query(
+      `SELECT count(*)::int8 AS n FROM ${this.#ctx.tasksTable}
+        WHERE owner = $1::text AND deleted_at IS NULL`,
+      [owner],
+    );
+    return integer(record(result.rows[0]), "n");
+  }
+
   async findTaskByKey(owner: OwnerId, key: string): Promise<Task | null> {
     const result = await this.#ctx.pool.query(this.#findByKey, [owner, key]);
     const row = result.rows[0];
-    return row === undefined ? null : taskFromRow(row);
+    return row === undefined ? null : taskFromRow(row, this.#ctx.secrets);
   }
 
   async #insertTask(task: Task): Promise<void> {
-    const values = columnArrays(TASK_COLUMNS, [taskValues(task)]);
+    const values = columnArrays(TASK_COLUMNS, [taskValues(task, this.#ctx.secrets)]);
     const stamps = calendarStamps(task.schedule);
     if (stamps.length > 0) {
       // Its calendars' rows stay share-locked until the task is in: see postgres-calendar-repository.ts.
@@ -180,7 +190,9 @@ export class PostgresTaskRepository implements TaskRepository {
       }
       // One unnest per chunk: the arrays travel as text parameters, so a chunk bounds their size.
       for (let start = 0; start < tasks.length; start += INSERT_CHUNK) {
-        const rows = tasks.slice(start, start + INSERT_CHUNK).map(taskValues);
+        const rows = tasks
+          .slice(start, start + INSERT_CHUNK)
+          .map((task) => taskValues(task, this.#ctx.secrets));
         await client.query(this.#insert, columnArrays(TASK_COLUMNS, rows));
       }
       await wake(this.#ctx, client, `tasks:${String(tasks.length)}`);
@@ -190,7 +202,7 @@ export class PostgresTaskRepository implements TaskRepository {
   async findTask(scope: OwnerScope, id: TaskId): Promise<Task | null> {
     const result = await this.#ctx.pool.query(this.#find, [id, ownerOf(scope)]);
     const row = result.rows[0];
-    return row === undefined ? null : taskFromRow(row);
+    return row === undefined ? null : taskFromRow(row, this.#ctx.secrets);
   }
 
   async listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>> {
@@ -208,7 +220,7 @@ export class PostgresTaskRepository implements TaskRepository {
       query.group ?? null,
       query.search ?? null,
     ]);
-    const tasks = result.rows.map(taskFromRow);
+    const tasks = result.rows.map((row) => taskFromRow(row, this.#ctx.secrets));
     return pageOf(tasks, query.limit, (item) => [item.createdAt, item.id]);
   }
 
@@ -221,7 +233,7 @@ export class PostgresTaskRepository implements TaskRepository {
     return withTransaction(this.#ctx.pool, async (client) => {
       const found = await client.query(this.#lock, [id, ownerOf(scope)]);
       if (found.rows[0] === undefined) throw new NotFoundError("task", id);
-      const task = taskFromRow(found.rows[0]);
+      const task = taskFromRow(found.rows[0], this.#ctx.secrets);
       // The active runs are locked too, so a concurrent claim cannot launch a run this command cancels.
       const activeRuns = await this.#ctx.runSql.lockActive(client, [task.id]);
       const locked: LockedTask =
@@ -232,7 +244,10 @@ export class PostgresTaskRepository implements TaskRepository {
       if (mutation.task !== undefined) {
         const stamps = changedStamps(task.schedule, mutation.task.schedule);
         await checkPostgresStamps(this.#ctx, client, task.owner, stamps);
-        await client.query(this.#rewrite, columnArrays(TASK_COLUMNS, [taskValues(mutation.task)]));
+        await client.query(
+          this.#rewrite,
+          columnArrays(TASK_COLUMNS, [taskValues(mutation.task, this.#ctx.secrets)]),
+        );
       }
       const kind = (mutation.task ?? task).target.kind;
       const inserted = await this.#insertNewRuns(client, mutation.newRuns ?? [], kind);

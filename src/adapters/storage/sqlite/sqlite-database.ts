@@ -4,6 +4,7 @@
  * transaction wrapper, never across an `await`.
  */
 import Database from "better-sqlite3";
+import { createPrivateFile, restrictFileModes } from "./sqlite-file-mode.js";
 
 export type SqliteDatabase = Database.Database;
 
@@ -35,6 +36,7 @@ function enableWal(db: Database.Database): void {
 
 /** Opens `path` (a file, created if missing, or `:memory:`) and applies the connection settings. */
 export function openSqliteDatabase(path: string): SqliteDatabase {
+  createPrivateFile(path);
   const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
   try {
     // WAL: readers never block the writer; NORMAL is durable across application crashes in WAL mode
@@ -47,6 +49,8 @@ export function openSqliteDatabase(path: string): SqliteDatabase {
     db.pragma("journal_size_limit = 67108864");
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.pragma("foreign_keys = ON");
+    // WAL mode has made the -wal and -shm files by now: check all three (docs/security.md#secrets-at-rest).
+    restrictFileModes(path);
     return db;
   } catch (error) {
     db.close();

@@ -3,6 +3,7 @@
  * 0/1 booleans and JSON text (the schedule through its codec). Reading a row is a parse at the edge, so
  * the brands are applied here and nowhere else.
  */
+import type { SecretSealer } from "../../../application/store.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../../domain/ids.js";
 import { threadId as toThreadId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
@@ -42,6 +43,8 @@ export interface TaskRow {
   readonly run_count: number;
   readonly version: number;
   readonly webhook_secret: string;
+  readonly retiring_secret: string | null;
+  readonly retiring_until: number | null;
   readonly created_at: number;
   readonly updated_at: number;
   readonly deleted_at: number | null;
@@ -110,6 +113,8 @@ export const TASK_COLUMNS: readonly (keyof TaskRow)[] = [
   "run_count",
   "version",
   "webhook_secret",
+  "retiring_secret",
+  "retiring_until",
   "created_at",
   "updated_at",
   "deleted_at",
@@ -176,7 +181,8 @@ function flag(value: number): boolean {
   return value === 1;
 }
 
-export function taskFromRow(row: TaskRow): Task {
+/** A task row as read; `secrets` opens its signing secrets (docs/security.md#secrets-at-rest). */
+export function taskFromRow(row: TaskRow, secrets: SecretSealer): Task {
   const createdAt = at(row.created_at);
   const fields = decodeTaskFields(
     {
@@ -207,7 +213,15 @@ export function taskFromRow(row: TaskRow): Task {
     runCount: row.run_count,
     lastError: row.last_error,
     version: row.version,
-    webhookSecret: row.webhook_secret,
+    webhookSecret: secrets.open(row.webhook_secret),
+    ...(row.retiring_secret === null || row.retiring_until === null
+      ? {}
+      : {
+          retiringSecret: {
+            secret: secrets.open(row.retiring_secret),
+            until: at(row.retiring_until),
+          },
+        }),
     createdAt,
     updatedAt: at(row.updated_at),
     deletedAt: atOrNull(row.deleted_at),
@@ -240,7 +254,8 @@ export function runTaskContextFromRow(row: TaskContextRow): RunTaskContext {
   };
 }
 
-export function taskToRow(task: Task): TaskRow {
+/** A task as a row; `secrets` seals its signing secrets. */
+export function taskToRow(task: Task, secrets: SecretSealer): TaskRow {
   const target = task.target;
   return {
     id: task.id,
@@ -266,7 +281,9 @@ export function taskToRow(task: Task): TaskRow {
     last_error: task.lastError,
     run_count: task.runCount,
     version: task.version,
-    webhook_secret: task.webhookSecret,
+    webhook_secret: secrets.seal(task.webhookSecret),
+    retiring_secret: task.retiringSecret == null ? null : secrets.seal(task.retiringSecret.secret),
+    retiring_until: task.retiringSecret?.until ?? null,
     created_at: task.createdAt,
     updated_at: task.updatedAt,
     deleted_at: task.deletedAt,

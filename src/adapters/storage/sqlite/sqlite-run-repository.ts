@@ -22,7 +22,7 @@ import type {
   RunSearch,
 } from "../../../domain/ports.js";
 import type { TargetKind } from "../../../domain/target.js";
-import type { Run } from "../../../domain/run.js";
+import type { Run, RunTrigger } from "../../../domain/run.js";
 import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
@@ -68,6 +68,7 @@ export class SqliteRunRepository implements RunRepository {
   readonly #shared: SqliteStatements;
   readonly #visibleRun: Statement<[{ id: string; owner: string | null }], RunRow>;
   readonly #manualRun: Statement<[string, string], RunRow>;
+  readonly #recentRuns: Statement<[string, number, string], number>;
   readonly #slotsHeld: Statement<[], number>;
   readonly #candidates: Statement<[{ owner: string; window: number; now: number }], CandidateRow>;
   readonly #queuedOwners: Statement<[], string>;
@@ -90,6 +91,12 @@ export class SqliteRunRepository implements RunRepository {
     this.#visibleRun = db.prepare(
       `${RUN_SELECT} WHERE id = @id AND (@owner IS NULL OR owner = @owner)`,
     );
+    // Walks runs_owner_queued_idx's range for the owner.
+    this.#recentRuns = db
+      .prepare<[string, number, string], number>(
+        `SELECT count(*) FROM runs WHERE owner = ? AND queued_at >= ? AND "trigger" = ?`,
+      )
+      .pluck();
     this.#manualRun = db.prepare<[string, string], RunRow>(
       `${RUN_SELECT} WHERE task_id = ? AND idempotency_key = ? AND "trigger" = 'manual'`,
     );
@@ -155,6 +162,10 @@ export class SqliteRunRepository implements RunRepository {
       const row = this.#visibleRun.get({ id, owner: scope.kind === "owner" ? scope.owner : null });
       return row === undefined ? null : runFromRow(row);
     });
+  }
+
+  countRecentRuns(owner: OwnerId, trigger: RunTrigger, since: Instant): Promise<number> {
+    return settle(() => this.#recentRuns.get(owner, since, trigger) ?? 0);
   }
 
   findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null> {
@@ -427,7 +438,7 @@ export class SqliteRunRepository implements RunRepository {
     const row = this.#shared.taskById.get(id);
     // The foreign key keeps a task row for every run (purge deletes a task's runs with it).
     if (row === undefined) throw new Error(`sqlite store: no task ${id} for its run`);
-    const task = taskFromRow(row);
+    const task = taskFromRow(row, this.#shared.secrets);
     cache.set(id, task);
     return task;
   }
@@ -437,7 +448,7 @@ export class SqliteRunRepository implements RunRepository {
     const tasks = new Map<string, Task>();
     if (ids.length === 0) return tasks;
     for (const row of this.#shared.tasksByIds.all(JSON.stringify(ids))) {
-      const task = taskFromRow(row);
+      const task = taskFromRow(row, this.#shared.secrets);
       tasks.set(task.id, task);
     }
     return tasks;

@@ -127,7 +127,9 @@ export class SqliteRunSweeps {
     if (runs.length === 0) return [];
     const ids = JSON.stringify([...new Set(runs.map((run) => run.taskId))]);
     const tasks = new Map<string, Task>(
-      this.#shared.tasksByIds.all(ids).map((row) => [row.id, taskFromRow(row)]),
+      this.#shared.tasksByIds
+        .all(ids)
+        .map((row) => [row.id, taskFromRow(row, this.#shared.secrets)]),
     );
     return runs.flatMap((run) => {
       const task = tasks.get(run.taskId);

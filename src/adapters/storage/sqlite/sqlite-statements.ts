@@ -4,6 +4,7 @@
  * is one statement whatever its size.
  */
 import type { Statement } from "better-sqlite3";
+import type { SecretSealer } from "../../../application/store.js";
 import type { SqliteDatabase } from "./sqlite-database.js";
 import {
   column,
@@ -81,8 +82,12 @@ export class SqliteStatements {
   /** UPDATE statements by the set of columns they write (a bit per RUN_FIELDS index; `QUEUED_GUARD`). */
   readonly #updates = new Map<number, Statement<[RunRow]>>();
 
-  constructor(db: SqliteDatabase) {
+  /** How the tasks' signing secrets are stored (docs/security.md#secrets-at-rest). */
+  readonly secrets: SecretSealer;
+
+  constructor(db: SqliteDatabase, secrets: SecretSealer) {
     this.#db = db;
+    this.secrets = secrets;
     this.insertRun = db.prepare<[RunRow]>(
       // The task's target kind is copied onto the run, for the listing across tasks
       // (docs/storage.md#runs-across-tasks): one primary-key probe.

@@ -7,8 +7,11 @@ import type {
   MigrationStatus,
   Store,
   StoreFactory,
+  SecretSealer,
   StoreOptions,
 } from "../../../application/store.js";
+import { CLEAR_SECRETS, resealed } from "../shared/secret-keyring.js";
+import type { StoredSecrets } from "../shared/secret-keyring.js";
 import { openSqliteDatabase, settle, SqliteTransactions } from "./sqlite-database.js";
 import type { SqliteDatabase } from "./sqlite-database.js";
 import { migrateSqlite, sqliteMigrationStatus } from "./sqlite-migrations.js";
@@ -37,12 +40,14 @@ export class SqliteStore implements Store {
   readonly idempotency: SqliteIdempotencyRepository;
   readonly fleet: SqliteFleetSettings;
   readonly #db: SqliteDatabase;
+  readonly #secrets: SecretSealer;
 
   /** Takes a connection whose schema is already current (see `openSqliteStore`). */
   constructor(db: SqliteDatabase, options: StoreOptions) {
     this.#db = db;
+    this.#secrets = options.secrets ?? CLEAR_SECRETS;
     const tx = new SqliteTransactions(db);
-    const statements = new SqliteStatements(db);
+    const statements = new SqliteStatements(db, this.#secrets);
     this.tasks = new SqliteTaskRepository({ db, tx, statements, newId: options.newId });
     this.runs = new SqliteRunRepository({ db, tx, statements });
     this.replicas = new SqliteReplicaRegistry(db);
@@ -54,6 +59,25 @@ export class SqliteStore implements Store {
 
   migrate(): Promise<MigrationStatus> {
     return settle(() => migrateSqlite(this.#db));
+  }
+
+  /** Rewrites the secrets not in the current form, in one write transaction. */
+  resealSecrets(): Promise<number> {
+    return settle(() => {
+      const db = this.#db;
+      const read = db.prepare<[], StoredSecrets>(
+        "SELECT id, webhook_secret, retiring_secret FROM tasks",
+      );
+      const write = db.prepare<[StoredSecrets]>(
+        `UPDATE tasks SET webhook_secret = @webhook_secret, retiring_secret = @retiring_secret
+         WHERE id = @id`,
+      );
+      return new SqliteTransactions(db).write(() => {
+        const rows = resealed(read.all(), this.#secrets);
+        for (const row of rows) write.run(row);
+        return rows.length;
+      });
+    });
   }
 
   migrationStatus(): Promise<MigrationStatus> {
@@ -102,5 +126,5 @@ export function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStor
 
 /** An embedded SQLite database file (created if missing), or `":memory:"`. @default "punctual.db" */
 export function sqlite(path = "punctual.db"): StoreFactory {
-  return { open: ({ newId }) => openSqliteStore({ path, newId }) };
+  return { open: (options) => openSqliteStore({ ...options, path }) };
 }

@@ -58,6 +58,7 @@ export class SqliteTaskRepository implements TaskRepository {
   readonly #stamps: SqliteCalendarStamps;
   readonly #insertTask: Statement<[TaskRow]>;
   readonly #updateTask: Statement<[TaskRow]>;
+  readonly #countTasks: Statement<[string], number>;
   readonly #visibleTask: Statement<[{ id: string; owner: string | null }], TaskRow>;
   readonly #taskByKey: Statement<[{ owner: string; key: string }], TaskRow>;
   readonly #dueTasks: RowReader<[number, number], TaskRow>;
@@ -78,6 +79,11 @@ export class SqliteTaskRepository implements TaskRepository {
     this.#shared = options.statements;
     this.#newId = options.newId;
     this.#stamps = new SqliteCalendarStamps(db);
+    this.#countTasks = db
+      .prepare<[string], number>(
+        "SELECT count(*) FROM tasks WHERE owner = ? AND deleted_at IS NULL",
+      )
+      .pluck();
     this.#insertTask = db.prepare<[TaskRow]>(
       `INSERT INTO tasks (${columnList(TASK_COLUMNS)})
        VALUES (${TASK_COLUMNS.map((name) => `@${name}`).join(", ")})`,
@@ -124,7 +130,7 @@ export class SqliteTaskRepository implements TaskRepository {
     const stamps = calendarStamps(task.schedule);
     const insert = (): void => {
       try {
-        this.#insertTask.run(taskToRow(task));
+        this.#insertTask.run(taskToRow(task, this.#shared.secrets));
       } catch (error) {
         if (task.key !== null && isTaskKeyTaken(error)) {
           throw new KeyTakenError(task.key, { cause: error });
@@ -151,7 +157,7 @@ export class SqliteTaskRepository implements TaskRepository {
         for (const [owner, stamps] of stampsByOwner(tasks)) this.#stamps.check(owner, stamps);
         for (const task of tasks) {
           try {
-            this.#insertTask.run(taskToRow(task));
+            this.#insertTask.run(taskToRow(task, this.#shared.secrets));
           } catch (error) {
             if (task.key !== null && isTaskKeyTaken(error)) {
               throw new KeyTakenError(task.key, { cause: error });
@@ -167,10 +173,14 @@ export class SqliteTaskRepository implements TaskRepository {
     return settle(() => this.#visible(scope, id));
   }
 
+  countTasks(owner: OwnerId): Promise<number> {
+    return settle(() => this.#countTasks.get(owner) ?? 0);
+  }
+
   findTaskByKey(owner: OwnerId, key: string): Promise<Task | null> {
     return settle(() => {
       const row = this.#taskByKey.get({ owner, key });
-      return row === undefined ? null : taskFromRow(row);
+      return row === undefined ? null : taskFromRow(row, this.#shared.secrets);
     });
   }
 
@@ -211,7 +221,10 @@ export class SqliteTaskRepository implements TaskRepository {
         params["after_id"] = id;
       }
       const sql = `${TASK_SELECT} WHERE ${where.join(" AND ")} ORDER BY created_at, id LIMIT @limit`;
-      const rows = this.#lists.get(sql).all(params).map(taskFromRow);
+      const rows = this.#lists
+        .get(sql)
+        .all(params)
+        .map((row) => taskFromRow(row, this.#shared.secrets));
       return pageOf(rows, query.limit, (task) => [task.createdAt, task.id]);
     });
   }
@@ -234,7 +247,7 @@ export class SqliteTaskRepository implements TaskRepository {
         const mutation = decideMutation(locked, decide);
         if (mutation.task !== undefined) {
           this.#stamps.check(task.owner, changedStamps(task.schedule, mutation.task.schedule));
-          this.#updateTask.run(taskToRow({ ...mutation.task, id }));
+          this.#updateTask.run(taskToRow({ ...mutation.task, id }, this.#shared.secrets));
         }
         const inserted = (mutation.newRuns ?? []).map((newRun) =>
           this.#insertUnlessRepeated(newRun),
@@ -275,7 +288,7 @@ export class SqliteTaskRepository implements TaskRepository {
     decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
     perTaskSavepoints: boolean,
   ): AdmissionReport {
-    const read = this.#dueTasks.all(now, Math.max(0, limit)).map(taskFromRow);
+    const read = this.#dueTasks.all(now, Math.max(0, limit)).map((row) => taskFromRow(row, this.#shared.secrets));
     const due = read.filter((task) => task.defect === null);
     const defective = read
       .filter((task) => task.defect !== null)
@@ -360,7 +373,7 @@ export class SqliteTaskRepository implements TaskRepository {
   #visible(scope: OwnerScope, id: TaskId): Task | null {
     const owner = scope.kind === "owner" ? scope.owner : null;
     const row = this.#visibleTask.get({ id, owner });
-    return row === undefined ? null : taskFromRow(row);
+    return row === undefined ? null : taskFromRow(row, this.#shared.secrets);
   }
 
   #activeRunsOf(taskIds: readonly string[]): Run[] {

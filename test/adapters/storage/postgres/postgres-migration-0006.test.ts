@@ -32,11 +32,12 @@ describe("postgres migration 6 (budget slots)", () => {
     const q = `"${schema}"`;
     await migratePostgres(pool, schemaName(schema), POSTGRES_MIGRATIONS.slice(0, 5));
     // The store's run writes are the same on schema 5: make the rows as it would. Its task insert also
-    // writes migration 7's key columns, migration 12's defect_at, and its run insert migration 9's target
-    // kind, so they exist only while the rows are made.
+    // writes migration 7's key columns, migration 12's defect_at, migration 13's retiring secret, and its
+    // run insert migration 9's target kind, so they exist only while the rows are made.
     await pool.query(
       `ALTER TABLE ${q}.tasks ADD COLUMN task_key text, ADD COLUMN task_group text,` +
-        ` ADD COLUMN defect_at timestamptz`,
+        ` ADD COLUMN defect_at timestamptz, ADD COLUMN retiring_secret text,` +
+        ` ADD COLUMN retiring_until timestamptz`,
     );
     await pool.query(`ALTER TABLE ${q}.runs ADD COLUMN target_kind text`);
     const before = await openPostgresStore({
@@ -57,7 +58,8 @@ describe("postgres migration 6 (budget slots)", () => {
     }
     await before.close();
     await pool.query(
-      `ALTER TABLE ${q}.tasks DROP COLUMN task_key, DROP COLUMN task_group, DROP COLUMN defect_at`,
+      `ALTER TABLE ${q}.tasks DROP COLUMN task_key, DROP COLUMN task_group, DROP COLUMN defect_at,` +
+        ` DROP COLUMN retiring_secret, DROP COLUMN retiring_until`,
     );
     await pool.query(`ALTER TABLE ${q}.runs DROP COLUMN target_kind`);
     // What an older replica left behind: a running and a launching claim, a finished run, and an

@@ -199,6 +199,7 @@ describe("the SQLite schema", () => {
         "runs_manual_key_uq",
         "runs_owner_listing_idx",
         "runs_owner_queue_idx",
+        "runs_owner_queued_idx",
         "runs_owner_rare_idx",
         "runs_queue_idx",
         "runs_retention_idx",

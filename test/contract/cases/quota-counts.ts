@@ -1,0 +1,60 @@
+/**
+ * Contract: the counts the quotas read (docs/security.md#quotas): an owner's tasks, deleted ones left out,
+ * and an owner's recent runs of one trigger since an instant (by `queued_at`); plus a task's retiring
+ * signing secret, which every store keeps as written.
+ */
+import { describe, expect, it } from "vitest";
+import { ALICE, ALICE_SCOPE, ALL, BOB, buildTask, minute, webhookTarget } from "../fixtures.js";
+import {
+  backfillRuns,
+  insertTask,
+  insertTasks,
+  reload,
+  remove,
+  triggerRun,
+} from "../store-steps.js";
+import type { ContractContext } from "./contract-context.js";
+
+export function describeQuotaCounts(ctx: ContractContext): void {
+  describe("quota counts", () => {
+    it("counts an owner's tasks, leaving deleted ones and other owners' out", async () => {
+      const store = ctx.store();
+      const [first] = await insertTasks(store, {}, {}, {}, { owner: BOB });
+      expect(await store.tasks.countTasks(ALICE)).toBe(3);
+      expect(await store.tasks.countTasks(BOB)).toBe(1);
+      await remove(store, first!.id, minute(1));
+      expect(await store.tasks.countTasks(ALICE)).toBe(2);
+    });
+
+    it("counts an owner's runs of one trigger queued since an instant", async () => {
+      const store = ctx.store();
+      const task = await insertTask(store, { options: { overlap: "allow_all" } });
+      const other = await insertTask(store, { owner: BOB });
+      await triggerRun(store, ALICE_SCOPE, task.id, "a", minute(1));
+      await triggerRun(store, ALICE_SCOPE, task.id, "b", minute(3));
+      await triggerRun(store, ALL, other.id, "c", minute(3));
+      await backfillRuns(
+        store,
+        ALICE_SCOPE,
+        task.id,
+        { from: minute(-10), to: minute(-5) },
+        minute(4),
+      );
+      expect(await store.runs.countRecentRuns(ALICE, "manual", minute(0))).toBe(2);
+      expect(await store.runs.countRecentRuns(ALICE, "manual", minute(2))).toBe(1);
+      expect(await store.runs.countRecentRuns(ALICE, "manual", minute(3))).toBe(1);
+      expect(await store.runs.countRecentRuns(ALICE, "backfill", minute(0))).toBe(5);
+      expect(await store.runs.countRecentRuns(BOB, "manual", minute(0))).toBe(1);
+    });
+
+    it("keeps a task's retiring signing secret as written", async () => {
+      const store = ctx.store();
+      const task = {
+        ...buildTask({ target: webhookTarget() }),
+        retiringSecret: { secret: "the-old-one", until: minute(30) },
+      };
+      await store.tasks.insertTask(task);
+      expect((await reload(store, task.id)).retiringSecret).toEqual(task.retiringSecret);
+    });
+  });
+}
