@@ -5,12 +5,7 @@
  * in manual-runs.ts, previews and explanations made in task-insight.ts, and named calendars kept by
  * `calendars` (calendar-service.ts).
  */
-import {
-  KeyTakenError,
-  NotFoundError,
-  StaleVersionError,
-  ValidationError,
-} from "../domain/errors.js";
+import { NotFoundError, ValidationError } from "../domain/errors.js";
 import type { FieldError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";

@@ -89,7 +89,9 @@ export class PostgresRunRepository implements RunRepository {
 
   async findRunWithTask(id: RunId): Promise<ClaimedRun | null> {
     const result = await this.#ctx.pool.query(this.#sql.runWithTask, [id]);
-    return result.rows[0] === undefined ? null : claimedRunFromRow(result.rows[0], this.#ctx.secrets);
+    return result.rows[0] === undefined
+      ? null
+      : claimedRunFromRow(result.rows[0], this.#ctx.secrets);
   }
 
   async countRecentRuns(owner: OwnerId, trigger: RunTrigger, since: Instant): Promise<number> {

@@ -288,7 +288,9 @@ export class SqliteTaskRepository implements TaskRepository {
     decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
     perTaskSavepoints: boolean,
   ): AdmissionReport {
-    const read = this.#dueTasks.all(now, Math.max(0, limit)).map((row) => taskFromRow(row, this.#shared.secrets));
+    const read = this.#dueTasks
+      .all(now, Math.max(0, limit))
+      .map((row) => taskFromRow(row, this.#shared.secrets));
     const due = read.filter((task) => task.defect === null);
     const defective = read
       .filter((task) => task.defect !== null)
