@@ -129,6 +129,21 @@ export async function runFailoverScenario(options: FailoverOptions): Promise<Fai
       },
     );
     const recoveryMs = Math.max(...firstPerRun(elsewhere).map((e) => e.at - killedAt));
+    // Nothing lost: the rest of the burst drains on the survivor too (within its owner's share of the
+    // budget, so it may take a few handler lengths) before the fleet stops.
+    await waitFor(
+      async () => {
+        const runs = (await options.ledger.read()).runs;
+        return runs.length >= options.tasks && runs.every((run) => run.status === "succeeded")
+          ? true
+          : undefined;
+      },
+      {
+        timeoutMs: LEASE_MS / 2,
+        what: `${options.title}: every run of the burst to succeed`,
+        describe: () => fleet.tails(),
+      },
+    );
     const exits = await fleet.stop();
     const ledger = await options.ledger.read();
     const all = readExecutions(options.dir);
