@@ -401,25 +401,3 @@ export function metricsSources(rt: SchedulerRuntime): MetricsSources {
     now: () => rt.clock.now(),
   };
 }
-
-/**
- * Why a replica is not ready (null: ready), as `/readyz` answers it (docs/operations.md#metrics-and-probes): not
- * started yet, shutting down, the database unreachable, or migrations not current.
- */
-export async function notReadyReason(
-  rt: SchedulerRuntime,
-  state: { readonly started: boolean; readonly stopping: boolean },
-): Promise<string | null> {
-  if (state.stopping) return "shutting down";
-  if (!state.started) return "starting";
-  try {
-    await rt.store.ping();
-  } catch (error) {
-    return `the database is unreachable: ${error instanceof Error ? error.message : String(error)}`;
-  }
-  const status = await rt.store.migrationStatus();
-  if (!status.current) {
-    return `migrations are not current (pending: ${status.pending.join(", ") || "none"})`;
-  }
-  return null;
-}

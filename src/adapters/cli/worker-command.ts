@@ -20,6 +20,7 @@ import type { HandlersOption } from "../launchers/handler/handler-definition.js"
 import { stopDeadlineMs, thresholdsOf, withThresholdOptions } from "./threshold-options.js";
 import type { ThresholdFlags } from "./threshold-options.js";
 import type { ProbeServer } from "../metrics/probe-server.js";
+import { notReadyReason } from "../../application/readiness.js";
 
 /** The process around the command (injected in tests). */
 export type WorkerIo = ProcessIo;
@@ -69,8 +70,7 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
   const logger = io.logger(options.logLevel ?? io.env.PUNCTUAL_LOG_LEVEL ?? "info");
   const targets = targetOptionsOf(io.env, (message) => usage(io, message));
   // Loaded only now, after the flags are checked: the least a worker parses before it listens for signals.
-  const { createScheduler, notReadyReason, storeFromDatabaseUrl } =
-    await import("../../composition.js");
+  const { createScheduler, storeFromDatabaseUrl } = await import("../../composition.js");
   const scheduler = createScheduler({
     store: storeFromDatabaseUrl(url, pooler),
     handlers,
@@ -93,7 +93,7 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
         scheduler.runtime(),
         import("../metrics/probe-server.js"),
       ]);
-      probes = createProbeServer({ metrics, notReady: () => notReadyReason(rt, state) });
+      probes = createProbeServer({ metrics, notReady: () => notReadyReason(rt.store, state) });
       const at = await probes.listen(probeAddress.port, probeAddress.host);
       logger.info({ url: at }, "metrics and probes listening (/metrics, /healthz, /readyz)");
     },

@@ -7,6 +7,7 @@ import type { MigrationStatus } from "../../application/store.js";
 import { DOCS_PAGE } from "./docs-page.js";
 import type { SchedulerMetrics } from "../metrics/scheduler-metrics.js";
 import { inlinePageCsp, PAGE_HEADERS } from "./security-headers.js";
+import { notReadyReason } from "../../application/readiness.js";
 import { HttpProblem } from "./problem.js";
 import { defineRoute } from "./route-spec.js";
 import type { RouteSpec } from "./route-spec.js";
@@ -54,22 +55,11 @@ export function systemRoutes(deps: SystemRouteDeps): RouteSpec[] {
         503: { description: "not ready", schema: problemSchema },
       },
       handler: async () => {
-        if (deps.isShuttingDown()) throw new HttpProblem("not_ready", "shutting down");
-        try {
-          await deps.health.ping();
-        } catch (error) {
-          throw new HttpProblem(
-            "not_ready",
-            `the database is unreachable: ${error instanceof Error ? error.message : String(error)}`,
-          );
-        }
-        const status = await deps.health.migrationStatus();
-        if (!status.current) {
-          throw new HttpProblem(
-            "not_ready",
-            `migrations are not current (pending: ${status.pending.join(", ") || "none"})`,
-          );
-        }
+        const reason = await notReadyReason(deps.health, {
+          started: true,
+          stopping: deps.isShuttingDown(),
+        });
+        if (reason !== null) throw new HttpProblem("not_ready", reason);
         return { status: 200, body: { status: "ready" } };
       },
     }),
