@@ -45,6 +45,8 @@ export function describeQuotaCounts(ctx: ContractContext): void {
       expect(await store.runs.countRecentRuns(ALICE, "manual", minute(3))).toBe(1);
       expect(await store.runs.countRecentRuns(ALICE, "backfill", minute(0))).toBe(5);
       expect(await store.runs.countRecentRuns(BOB, "manual", minute(0))).toBe(1);
+      // Requested runs are never counted as scheduled ones (they are read from different indexes).
+      expect(await store.runs.countRecentRuns(ALICE, "scheduled", minute(0))).toBe(0);
     });
 
     it("keeps a task's retiring signing secret as written", async () => {

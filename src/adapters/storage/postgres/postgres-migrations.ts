@@ -19,6 +19,7 @@ import { POSTGRES_MIGRATION_0010 } from "./postgres-migration-0010.js";
 import { POSTGRES_MIGRATION_0011 } from "./postgres-migration-0011.js";
 import { POSTGRES_MIGRATION_0012 } from "./postgres-migration-0012.js";
 import { POSTGRES_MIGRATION_0013 } from "./postgres-migration-0013.js";
+import { POSTGRES_MIGRATION_0014 } from "./postgres-migration-0014.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { integer, record, text } from "./postgres-rows.js";
 import { MIGRATION_LOCK_KIND } from "./postgres-schema-name.js";
@@ -46,6 +47,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 11, name: "queue heads by owner", sql: POSTGRES_MIGRATION_0011 },
   { version: 12, name: "tasks whose stored fields do not parse", sql: POSTGRES_MIGRATION_0012 },
   { version: 13, name: "quotas and secret rotation", sql: POSTGRES_MIGRATION_0013 },
+  { version: 14, name: "recent requested runs index", sql: POSTGRES_MIGRATION_0014 },
 ];
 
 /** The sha256 recorded for a migration (of its SQL text exactly as shipped). */

@@ -95,10 +95,13 @@ export class PostgresRunRepository implements RunRepository {
   }
 
   async countRecentRuns(owner: OwnerId, trigger: RunTrigger, since: Instant): Promise<number> {
+    // Requested runs (backfill, manual) are counted over runs_owner_requested_idx, whose predicate the
+    // literal names; scheduled ones, which no quota counts, over the owner's listing index.
+    const requested = trigger === "scheduled" ? "" : ` AND "trigger" <> 'scheduled'`;
     const result = await this.#ctx.pool.query(
       `SELECT count(*)::int8 AS n FROM ${this.#ctx.runSql.table}
         WHERE owner = $1::text AND queued_at >= ${msToTimestamp("$2::int8")}
-          AND "trigger" = $3::text`,
+          AND "trigger" = $3::text${requested}`,
       [owner, since, trigger],
     );
     return integer(record(result.rows[0]), "n");

@@ -20,6 +20,7 @@ import { SQLITE_MIGRATION_0008 } from "./sqlite-migration-0008.js";
 import { SQLITE_MIGRATION_0009 } from "./sqlite-migration-0009.js";
 import { SQLITE_MIGRATION_0010 } from "./sqlite-migration-0010.js";
 import { SQLITE_MIGRATION_0011 } from "./sqlite-migration-0011.js";
+import { SQLITE_MIGRATION_0012 } from "./sqlite-migration-0012.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -40,6 +41,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 9, name: "queue heads by owner", sql: SQLITE_MIGRATION_0009 },
   { version: 10, name: "tasks whose stored fields do not parse", sql: SQLITE_MIGRATION_0010 },
   { version: 11, name: "quotas and secret rotation", sql: SQLITE_MIGRATION_0011 },
+  { version: 12, name: "recent requested runs index", sql: SQLITE_MIGRATION_0012 },
 ];
 
 /** Thrown when the database's migrations do not match this code: newer, unknown or edited. */

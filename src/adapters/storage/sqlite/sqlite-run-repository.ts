@@ -69,6 +69,7 @@ export class SqliteRunRepository implements RunRepository {
   readonly #visibleRun: Statement<[{ id: string; owner: string | null }], RunRow>;
   readonly #manualRun: Statement<[string, string], RunRow>;
   readonly #recentRuns: Statement<[string, number, string], number>;
+  readonly #recentScheduledRuns: Statement<[string, number], number>;
   readonly #slotsHeld: Statement<[], number>;
   readonly #candidates: Statement<[{ owner: string; window: number; now: number }], CandidateRow>;
   readonly #queuedOwners: Statement<[], string>;
@@ -91,10 +92,17 @@ export class SqliteRunRepository implements RunRepository {
     this.#visibleRun = db.prepare(
       `${RUN_SELECT} WHERE id = @id AND (@owner IS NULL OR owner = @owner)`,
     );
-    // Walks runs_owner_queued_idx's range for the owner.
+    // Requested runs walk runs_owner_requested_idx's range for the owner (its predicate is written out);
+    // scheduled ones, which no quota counts, the owner's listing index.
     this.#recentRuns = db
       .prepare<[string, number, string], number>(
-        `SELECT count(*) FROM runs WHERE owner = ? AND queued_at >= ? AND "trigger" = ?`,
+        `SELECT count(*) FROM runs WHERE owner = ? AND queued_at >= ? AND "trigger" = ?` +
+          ` AND "trigger" <> 'scheduled'`,
+      )
+      .pluck();
+    this.#recentScheduledRuns = db
+      .prepare<[string, number], number>(
+        `SELECT count(*) FROM runs WHERE owner = ? AND queued_at >= ? AND "trigger" = 'scheduled'`,
       )
       .pluck();
     this.#manualRun = db.prepare<[string, string], RunRow>(
@@ -165,7 +173,11 @@ export class SqliteRunRepository implements RunRepository {
   }
 
   countRecentRuns(owner: OwnerId, trigger: RunTrigger, since: Instant): Promise<number> {
-    return settle(() => this.#recentRuns.get(owner, since, trigger) ?? 0);
+    return settle(() =>
+      trigger === "scheduled"
+        ? (this.#recentScheduledRuns.get(owner, since) ?? 0)
+        : (this.#recentRuns.get(owner, since, trigger) ?? 0),
+    );
   }
 
   findManualRun(taskId: TaskId, idempotencyKey: string): Promise<Run | null> {

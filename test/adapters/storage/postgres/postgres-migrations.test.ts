@@ -69,7 +69,7 @@ describe("postgres migrations", () => {
         "runs_deadline_idx",
         "runs_history_idx",
         "runs_retention_idx",
-        "runs_owner_queued_idx",
+        "runs_owner_requested_idx",
         "api_tokens_token_hash_uq",
         "idempotency_records_pkey",
       ]),
