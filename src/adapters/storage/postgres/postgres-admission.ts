@@ -13,14 +13,13 @@ import type { Instant } from "../../../domain/time.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { SCHEDULED_OCCURRENCE_INDEX, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
-import { TASK_COLUMNS, record, taskFromRow, text } from "./postgres-rows.js";
+import { record, taskFromRow, text, taskSelectList } from "./postgres-rows.js";
 import { materializeRun } from "./postgres-run-writes.js";
 import type { Column } from "./postgres-sql.js";
 import {
   columnArrays,
   msToTimestamp,
   prepared,
-  selectList,
   keyedUnnestFrom,
   unnestSource,
   unnestValue,
@@ -72,7 +71,7 @@ export class PostgresAdmission {
     this.#ctx = ctx;
     const tasks = ctx.tasksTable;
     this.#due = prepared(
-      `SELECT ${selectList(TASK_COLUMNS, "t")} FROM ${tasks} AS t` +
+      `SELECT ${taskSelectList("t")} FROM ${tasks} AS t` +
         ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL AND t.defect_at IS NULL` +
         ` AND t.next_run_at <= ${msToTimestamp("$1::int8")}` +
         ` ORDER BY t.next_run_at, t.id LIMIT $2::int4 FOR UPDATE SKIP LOCKED`,

@@ -5,8 +5,7 @@
 import type { SecretSealer } from "../../../application/store.js";
 import type { ClaimedRun } from "../../../domain/ports.js";
 import type { PostgresContext } from "./postgres-context.js";
-import { TASK_COLUMNS, record, runFromRow, taskFromRow } from "./postgres-rows.js";
-import { timestampToMs } from "./postgres-sql.js";
+import { TASK_COLUMNS, record, runFromRow, taskFromRow, taskSelectList } from "./postgres-rows.js";
 
 const PREFIX = "task__";
 const PREFIXED_TASK_COLUMNS = TASK_COLUMNS.map((c) => [c.name, `${PREFIX}${c.name}`] as const);
@@ -31,11 +30,7 @@ export function lockedClaimedRunSelect(ctx: PostgresContext, ids: string): strin
  * planner hashed all 10,000 tasks of a burst to lock 200 runs).
  */
 export function claimedRunSelect(ctx: PostgresContext, runs = `${ctx.runSql.table} AS r`): string {
-  const taskColumns = TASK_COLUMNS.map((c) =>
-    c.type === "ts"
-      ? `${timestampToMs(`t.${c.name}`)} AS ${PREFIX}${c.name}`
-      : `t.${c.name} AS ${PREFIX}${c.name}`,
-  ).join(", ");
+  const taskColumns = taskSelectList("t", PREFIX);
   return (
     `SELECT ${ctx.runSql.columns}, ${taskColumns} FROM ${runs}` +
     ` JOIN LATERAL (SELECT * FROM ${ctx.tasksTable} AS k WHERE k.id = r.task_id OFFSET 0) AS t ON true`

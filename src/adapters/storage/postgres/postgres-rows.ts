@@ -10,6 +10,7 @@ import type { Run } from "../../../domain/run.js";
 import type { RunTaskContext } from "../../../domain/run-change.js";
 import { encodeSchedule } from "../../../domain/schedule-codec.js";
 import { decodeTaskFields, decodeTaskOptions, defectOf } from "../shared/stored-task-fields.js";
+import type { StoredColumn } from "../shared/stored-task-fields.js";
 import { TASK_STATUSES } from "../../../domain/task.js";
 import type { Task } from "../../../domain/task.js";
 import { threadScopeOf } from "../../../domain/target.js";
@@ -17,6 +18,7 @@ import type { JsonValue } from "../../../domain/target.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Column } from "./postgres-sql.js";
+import { timestampToMs } from "./postgres-sql.js";
 
 export const TASK_COLUMNS: readonly Column[] = [
   { name: "id", type: "text" },
@@ -161,17 +163,37 @@ export function runValues(run: Run): unknown[] {
   ];
 }
 
-/** A task read with `selectList(TASK_COLUMNS, ...)`; `secrets` opens its signing secrets. */
+/**
+ * The task columns to select from `alias`, each named `prefix` + its name: instants as epoch
+ * milliseconds, and the JSON columns as their text, which `taskFromRow` decodes through the stored-fields
+ * memo (a task row is read by admission and again by its claim; see stored-task-fields.ts).
+ */
+export function taskSelectList(alias: string, prefix = ""): string {
+  return TASK_COLUMNS.map((c) => {
+    const column = `${alias}.${c.name}`;
+    if (c.type === "ts") return `${timestampToMs(column)} AS ${prefix}${c.name}`;
+    if (c.type === "jsonb") return `${column}::text AS ${prefix}${c.name}`;
+    return `${column} AS ${prefix}${c.name}`;
+  }).join(", ");
+}
+
+/** A JSON column as read: its text (`taskSelectList`), or its value where a statement returned jsonb. */
+function stored(row: Row, column: string): StoredColumn {
+  const value = row[column];
+  return typeof value === "string" ? value : () => present(row, column);
+}
+
+/** A task read with `taskSelectList`; `secrets` opens its signing secrets. */
 export function taskFromRow(value: unknown, secrets: SecretSealer): Task {
   const row = record(value);
   const createdAt = instantOf(row, "created_at");
   const fields = decodeTaskFields(
     {
-      schedule: () => present(row, "schedule"),
-      target: () => present(row, "target"),
-      context: () => present(row, "context"),
-      options: () => present(row, "options"),
-      metadata: () => present(row, "metadata"),
+      schedule: stored(row, "schedule"),
+      target: stored(row, "target"),
+      context: stored(row, "context"),
+      options: stored(row, "options"),
+      metadata: stored(row, "metadata"),
     },
     createdAt,
   );
@@ -214,7 +236,7 @@ export function runTaskContextFromRow(value: unknown): RunTaskContext {
   const row = record(value);
   return {
     scheduleType: oneOf(SCHEDULE_TYPES, row, "schedule_type"),
-    options: decodeTaskOptions(() => present(row, "options")),
+    options: decodeTaskOptions(stored(row, "options")),
     targetKind: oneOf(TARGET_KINDS, row, "target_kind"),
   };
 }

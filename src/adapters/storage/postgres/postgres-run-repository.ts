@@ -34,7 +34,6 @@ import type { PostgresContext } from "./postgres-context.js";
 import { decodeCursor, pageOf } from "../shared/page-cursor.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import {
-  TASK_COLUMNS,
   instantOrNull,
   integer,
   record,
@@ -42,6 +41,7 @@ import {
   runTaskContextFromRow,
   taskFromRow,
   text,
+  taskSelectList,
 } from "./postgres-rows.js";
 import {
   columnArrays,
@@ -49,7 +49,6 @@ import {
   msToTimestamp,
   prepared,
   preparedAll,
-  selectList,
   timestampToMs,
   keyedUnnestFrom,
   unnestValue,
@@ -315,7 +314,7 @@ function buildStatements(ctx: PostgresContext) {
       ` AND ($5::int8 IS NULL OR (r.scheduled_for, r.id) < (${at("$5")}, $6::text))` +
       ` ORDER BY r.scheduled_for DESC, r.id DESC LIMIT $7::int4`,
     lockTaskOfRun:
-      `SELECT ${selectList(TASK_COLUMNS, "t")} FROM ${tasks} AS t` +
+      `SELECT ${taskSelectList("t")} FROM ${tasks} AS t` +
       ` WHERE t.id = (SELECT task_id FROM ${runs} WHERE id = $1::text) FOR UPDATE`,
     lockRun: `${select} WHERE r.id = $1::text FOR UPDATE`,
     // Both by primary key from the unnested ids, each probe a lateral subquery the planner cannot
@@ -323,7 +322,7 @@ function buildStatements(ctx: PostgresContext) {
     // task of a 10,000-task burst, or every run of a table never analyzed, to lock 200). The ids are
     // locked in id order: tasks first, then runs.
     lockTasksOfRuns: prepared(
-      `SELECT t.id, t.schedule_type, t.options, t.target_kind FROM (SELECT DISTINCT k.task_id` +
+      `SELECT t.id, t.schedule_type, t.options::text AS options, t.target_kind FROM (SELECT DISTINCT k.task_id` +
         ` FROM unnest($1::text[]) AS w(id)` +
         ` CROSS JOIN LATERAL (SELECT task_id FROM ${runs} AS p WHERE p.id = w.id OFFSET 0) AS k` +
         ` ORDER BY k.task_id) AS w CROSS JOIN LATERAL (SELECT id, schedule_type, options, target_kind` +

@@ -36,6 +36,7 @@ import {
   runFromRow,
   taskFromRow,
   taskValues,
+  taskSelectList,
 } from "./postgres-rows.js";
 import { materializeRun } from "./postgres-run-writes.js";
 import type { InsertConflict } from "./postgres-run-writes.js";
@@ -43,7 +44,6 @@ import {
   columnArrays,
   msToTimestamp,
   prepared,
-  selectList,
   unnestInsert,
   unnestUpdate,
 } from "./postgres-sql.js";
@@ -86,7 +86,7 @@ export class PostgresTaskRepository implements TaskRepository {
     this.#ctx = ctx;
     this.#admission = new PostgresAdmission(ctx);
     const tasks = ctx.tasksTable;
-    const columns = selectList(TASK_COLUMNS, "t");
+    const columns = taskSelectList("t");
     this.#insert = unnestInsert(tasks, TASK_COLUMNS);
     this.#rewrite = unnestUpdate(tasks, TASK_COLUMNS);
     // One statement: the row and its wake-up commit together.

@@ -152,13 +152,19 @@ const storedOptions = z.looseObject({
 
 const storedMetadata = z.record(z.string(), z.string());
 
-/** The JSON columns of a task row, each as a function that reads it (and may throw: not JSON). */
+/**
+ * A JSON column as stored: its text, decoded through the memo below, or a function that reads its value
+ * (and may throw: not JSON).
+ */
+export type StoredColumn = string | (() => unknown);
+
+/** The JSON columns of a task row. */
 export interface StoredTaskColumns {
-  readonly schedule: () => unknown;
-  readonly target: () => unknown;
-  readonly context: () => unknown;
-  readonly options: () => unknown;
-  readonly metadata: () => unknown;
+  readonly schedule: StoredColumn;
+  readonly target: StoredColumn;
+  readonly context: StoredColumn;
+  readonly options: StoredColumn;
+  readonly metadata: StoredColumn;
 }
 
 export interface DecodedTaskFields {
@@ -205,25 +211,83 @@ function describeIssues(error: z.ZodError): string {
   return text.length > MESSAGE_MAX ? `${text.slice(0, MESSAGE_MAX - 3)}...` : text;
 }
 
-/** The column's value when it has the stored shape, else null with its defect item pushed. */
-function check(
-  field: TaskDefectField,
+/** What checking one column gave: its value, or why it has none. */
+type Checked = { readonly value: unknown } | { readonly message: string };
+
+/** Checks one column's value (read and restored) against its stored shape. */
+function checkValue(
   read: () => unknown,
   schema: z.ZodType,
   restore: (value: unknown) => unknown,
-  defects: TaskDefectItem[],
-): unknown {
+): Checked {
   let value: unknown;
   try {
     value = restore(read());
   } catch (error) {
-    const message = error instanceof SyntaxError ? "not JSON" : errorMessage(error);
-    defects.push({ field, message });
-    return null;
+    return { message: error instanceof SyntaxError ? "not JSON" : errorMessage(error) };
   }
   const parsed = schema.safeParse(value);
-  if (parsed.success) return value;
-  defects.push({ field, message: describeIssues(parsed.error) });
+  return parsed.success ? { value } : { message: describeIssues(parsed.error) };
+}
+
+/**
+ * Checked columns by their stored text, per column: a task row is read by admission and again by its
+ * claim, and many tasks share a target, options or a cron schedule, so the same text would otherwise be
+ * parsed and checked again on every fire (docs/storage.md#the-claim-path-on-postgresql). The key is the
+ * text itself, so an edited or hand-corrupted row is checked afresh. Values are frozen, being shared by
+ * every task read from the same text. Bounded: at most MEMO_ENTRIES texts per column, the oldest
+ * forgotten first, and none longer than MEMO_TEXT_MAX (a large webhook body is checked each time instead).
+ */
+const MEMO_ENTRIES = 4096;
+const MEMO_TEXT_MAX = 16 * 1024;
+const memos = new Map<TaskDefectField, Map<string, Checked>>();
+
+function memoOf(field: TaskDefectField): Map<string, Checked> {
+  let memo = memos.get(field);
+  if (memo === undefined) {
+    memo = new Map();
+    memos.set(field, memo);
+  }
+  return memo;
+}
+
+/** Freezes a parsed JSON value and everything in it (it is shared through the memo). */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
+/** The column's value when it has the stored shape, else null with its defect item pushed. */
+function check(
+  field: TaskDefectField,
+  column: StoredColumn,
+  schema: z.ZodType,
+  restore: (value: unknown) => unknown,
+  defects: TaskDefectItem[],
+): unknown {
+  let checked: Checked;
+  if (typeof column === "string") {
+    const text = column;
+    const memo = memoOf(field);
+    const known = memo.get(text);
+    if (known === undefined) {
+      checked = checkValue(() => JSON.parse(text), schema, restore);
+      if ("value" in checked) deepFreeze(checked.value);
+      if (text.length <= MEMO_TEXT_MAX) {
+        if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value as string);
+        memo.set(text, checked);
+      }
+    } else {
+      checked = known;
+    }
+  } else {
+    checked = checkValue(column, schema, restore);
+  }
+  if ("value" in checked) return checked.value;
+  defects.push({ field, message: checked.message });
   return null;
 }
 
@@ -305,7 +369,7 @@ export function defectOf(fields: DecodedTaskFields, detectedAt: Instant | null):
 }
 
 /** The options of a task row for run transitions: the defaults when the stored ones do not parse. */
-export function decodeTaskOptions(read: () => unknown): TaskOptions {
-  const options = check("options", read, storedOptions, asIs, []) as TaskOptions | null;
+export function decodeTaskOptions(column: StoredColumn): TaskOptions {
+  const options = check("options", column, storedOptions, asIs, []) as TaskOptions | null;
   return options ?? DEFAULT_TASK_OPTIONS;
 }

@@ -186,11 +186,11 @@ export function taskFromRow(row: TaskRow, secrets: SecretSealer): Task {
   const createdAt = at(row.created_at);
   const fields = decodeTaskFields(
     {
-      schedule: (): unknown => JSON.parse(row.schedule),
-      target: (): unknown => JSON.parse(row.target),
-      context: (): unknown => JSON.parse(row.context),
-      options: (): unknown => JSON.parse(row.options),
-      metadata: (): unknown => JSON.parse(row.metadata),
+      schedule: row.schedule,
+      target: row.target,
+      context: row.context,
+      options: row.options,
+      metadata: row.metadata,
     },
     createdAt,
   );
@@ -249,7 +249,7 @@ export const TASK_CONTEXT_COLUMNS: readonly (keyof TaskContextRow)[] = [
 export function runTaskContextFromRow(row: TaskContextRow): RunTaskContext {
   return {
     scheduleType: row.schedule_type as RunTaskContext["scheduleType"],
-    options: decodeTaskOptions((): unknown => JSON.parse(row.options)),
+    options: decodeTaskOptions(row.options),
     targetKind: row.target_kind as RunTaskContext["targetKind"],
   };
 }
