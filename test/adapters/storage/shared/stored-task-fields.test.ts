@@ -37,11 +37,11 @@ describe("stored task fields, decoded from their text", () => {
     // The memo returns what parsing the value itself gives.
     const parsed = decodeTaskFields(
       {
-        schedule: () => JSON.parse(columns.schedule as string),
-        target: () => JSON.parse(columns.target as string),
-        context: () => JSON.parse(columns.context as string),
-        options: () => JSON.parse(columns.options as string),
-        metadata: () => JSON.parse(columns.metadata as string),
+        schedule: (): unknown => JSON.parse(columns.schedule as string),
+        target: (): unknown => JSON.parse(columns.target as string),
+        context: (): unknown => JSON.parse(columns.context as string),
+        options: (): unknown => JSON.parse(columns.options as string),
+        metadata: (): unknown => JSON.parse(columns.metadata as string),
       },
       CREATED,
     );
