@@ -1,14 +1,15 @@
 /**
- * The coordinator (docs/architecture.md#cadence): the one loop per replica that owns cadence. Each tick sweeps (expired claims,
- * deadlines, queue timeouts, lost replicas, retention), then admits due tasks batch by batch, claiming
- * queued runs within the budget after each batch (admission-rounds.ts) and launching them outside any
- * transaction (launches.ts); launch answers and verdicts are written behind, in batches (run-write-queue.ts). The
- * sweeps are sweeps.ts. It sleeps until the next thing is due, a wake-up, or the tick, and never spins.
+ * The coordinator (docs/architecture.md#cadence): the one loop per replica that owns cadence. Each tick
+ * sweeps (expired claims, deadlines, queue timeouts, lost replicas, retention), then admits due tasks
+ * batch by batch, claiming queued runs within the budget after each batch (admission-rounds.ts) and
+ * launching them outside any transaction (launches.ts); launch answers and verdicts are written behind,
+ * in batches (run-write-queue.ts). The sweeps are sweeps.ts. It sleeps until the next thing is due, a
+ * wake-up, or the tick, and never spins.
  *
  * Lifecycle: idle -> running (start) -> stopping (stop: no new claims or admissions; in-flight launches
  * and running handlers finish within the shutdown timeout, claims are never released early; handlers
- * still running then are aborted and recorded lost) -> stopped. The replica heartbeats from start until
- * its shutdown has drained (replica-heartbeat.ts), as well as at every pass.
+ * still running then are aborted and recorded lost, shutdown-drain.ts) -> stopped. The replica
+ * heartbeats from start until its shutdown has drained (replica-heartbeat.ts), as well as at every pass.
  */
 import type { DispatchService } from "../application/dispatch-service.js";
 import { NO_EVENTS } from "../application/scheduler-events.js";
@@ -33,6 +34,7 @@ import { BackgroundWork } from "./background-work.js";
 import { ClockCorrection } from "./clock-correction.js";
 import { ReplicaHeartbeat } from "./replica-heartbeat.js";
 import { sweep, sweepOrphans } from "./sweeps.js";
+import { drainForShutdown } from "./shutdown-drain.js";
 import { withDefaults } from "./coordinator-options.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 
@@ -73,9 +75,6 @@ export interface InProcessRuns {
   /** Whether the run is executing in this process. */
   runsHere(runId: RunId): boolean;
 }
-
-/** How long handlers aborted at shutdown get to stop and have their verdicts recorded. */
-const HAND_BACK_MS = 2000;
 
 export class Coordinator {
   readonly #deps: CoordinatorDeps;
@@ -349,28 +348,16 @@ export class Coordinator {
   }
 
   async #shutdown(): Promise<void> {
-    const { clock, inProcess } = this.#deps;
     this.#stopController.abort();
     await Promise.all([this.#loop?.catch(() => undefined), this.#deps.watcher?.stop()]);
-    // Launches in flight and handlers running here get the shutdown timeout to finish.
-    const deadline = (clock.now() + this.#opts.shutdownTimeoutMs) as Instant;
-    await this.#until(deadline, Promise.all([this.settle(), inProcess?.settled()]));
-    if (inProcess !== undefined && inProcess.running > 0) {
-      // docs/architecture.md#cadence: handed back per their signal; a handler that stops is recorded lost with this replica.
-      this.#log.warn(
-        { handlers: inProcess.running },
-        "handing back handler runs still running at the shutdown timeout",
-      );
-      inProcess.abandon();
-      const handBack = inProcess.settled().then(() => this.settle());
-      await this.#until((clock.now() + HAND_BACK_MS) as Instant, handBack);
-    }
-    if (this.#launches.size > 0) {
-      this.#log.warn(
-        { launches: this.#launches.size },
-        "stopped with launches in flight; their claims will expire and be reconciled",
-      );
-    }
+    await drainForShutdown({
+      clock: this.#deps.clock,
+      log: this.#log,
+      inProcess: this.#deps.inProcess,
+      timeoutMs: this.#opts.shutdownTimeoutMs,
+      settle: () => this.settle(),
+      inFlight: () => this.#launches.size,
+    });
     // Writes still retrying give up now: their claims expire and runs are reconciled or time out.
     this.#drainDeadline.abort();
     // Silent from here: what is left of this replica's work is the other replicas' to take over.
@@ -378,12 +365,5 @@ export class Coordinator {
     // A subscription that never listened has nothing to end.
     const stopListening = await this.#listening?.catch(() => null);
     await stopListening?.();
-  }
-
-  /** Waits for `work`, or until `deadline` on the clock, whichever comes first. */
-  async #until(deadline: Instant, work: Promise<unknown>): Promise<void> {
-    const timeout = new AbortController();
-    await Promise.race([work, this.#deps.clock.sleepUntil(deadline, timeout.signal)]);
-    timeout.abort();
   }
 }
