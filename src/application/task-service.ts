@@ -1,26 +1,23 @@
 /**
  * The owner's use cases (docs/semantics.md#task-operations): one method per operation, orchestrating
  * the ports. Every decision is a domain call; every method takes `now` explicitly. The references a task
- * names are checked in task-references.ts, upserts by key run in upsert-task.ts, manual runs written
- * in manual-runs.ts, previews and explanations made in task-insight.ts, and named calendars kept by
- * `calendars` (calendar-service.ts).
+ * names are checked in task-references.ts, upserts by key run in upsert-task.ts, edits under the task's
+ * row lock (PATCH, secret rotation) made in task-edits.ts, manual runs written in manual-runs.ts,
+ * previews and explanations made in task-insight.ts, and named calendars kept by `calendars`
+ * (calendar-service.ts).
  */
-import { NotFoundError, ValidationError } from "../domain/errors.js";
+import { NotFoundError } from "../domain/errors.js";
 import type { FieldError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
-import type { OwnerScope, RunQuery, RunSearch, TaskQuery, ThreadLookup } from "../domain/ports.js";
+import type { RunQuery, RunSearch, TaskQuery, ThreadLookup } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
 import { requestRunCancel } from "../domain/run-transitions.js";
 import { runTaskContext } from "../domain/run-change.js";
 import { cancelTask, deleteTask, pauseTask, resumeTask } from "../domain/task-commands.js";
-import { isDefectiveField } from "../domain/task-defect.js";
-import { createTask, editTask, taskWarnings } from "../domain/task-fields.js";
-import type { CommandOutcome } from "../domain/task-commands.js";
+import { createTask, taskWarnings } from "../domain/task-fields.js";
 import type { Task } from "../domain/task.js";
-import { rotateTaskSecret, SECRET_GRACE_DEFAULT_MS } from "../domain/task-secret.js";
-import { parseDuration } from "../domain/schedule/iso-text.js";
 import type { AgentTarget, JsonValue } from "../domain/target.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
@@ -54,15 +51,10 @@ import type { OwnerQuotas } from "./quotas.js";
 
 const DEFAULT_QUOTA_SET = Quotas.UNLIMITED;
 import type { RotatedSecretView } from "./view-schemas.js";
-import {
-  instantFrom,
-  taskFieldsFromCreate,
-  taskFieldsFromPatch,
-  taskIdentityFrom,
-  withStoredSchedule,
-} from "./task-input.js";
+import { instantFrom, taskFieldsFromCreate, taskIdentityFrom } from "./task-input.js";
 import type { UpsertField } from "./task-upsert.js";
 import { upsertTask } from "./upsert-task.js";
+import { mutateTask, patchTask, rotateSecret } from "./task-edits.js";
 import { formatInstant, runView, taskView } from "./views.js";
 import type { ExplanationView, OccurrenceView, PageView, RunView, TaskView } from "./views.js";
 
@@ -243,52 +235,17 @@ export class TaskService {
     now: Instant,
   ): Promise<CreatedTask> {
     const current = await this.#find(actor, id);
-    // docs/semantics.md#task-operations: a patched schedule keeps the stored zone, bounds and exclude.
-    // A stored schedule that does not parse has nothing to keep: the patch gives it whole.
-    const completed = isDefectiveField(current.defect, "schedule")
-      ? input
-      : withStoredSchedule(input, current.schedule);
-    const { patch, task } = await retryOnCalendarChange(async () => {
-      const calendars = await readCalendars(
-        this.#deps.store,
-        actor.owner,
-        scheduleOfInput(completed),
-      );
-      const fields = taskFieldsFromPatch(
-        completed,
-        now,
-        current.options,
-        calendars,
-        this.#deps.limits,
-      );
-      if (fields.schedule !== undefined)
-        checkMinPeriod(this.#quotasOf(actor), fields.schedule, now);
-      await checkReferences(this.#deps, actor, fields, { ...current, ...fields });
-      const edited = await this.#mutate(
-        actor,
-        id,
-        (locked) => {
-          // The old schedule's excluded occurrences already due stay excluded: recorded first.
-          const settled =
-            fields.schedule === undefined
-              ? { task: locked.task, newRuns: [] }
-              : settleExcluded(locked.task, now);
-          return {
-            task: editTask(settled.task, fields, { now, policy: this.#deps.policy }),
-            newRuns: settled.newRuns,
-            runUpdates: [],
-            cancelTargets: [],
-          };
-        },
-        expectedVersion ?? undefined,
-      );
-      return { patch: fields, task: edited };
-    });
+    const { task, scheduleEdited } = await patchTask(
+      this.#deps,
+      actor,
+      current,
+      id,
+      input,
+      expectedVersion,
+      now,
+    );
     this.#deps.signals.wake();
-    return {
-      task: this.#view(task),
-      warnings: patch.schedule === undefined ? [] : taskWarnings(task, now),
-    };
+    return { task: this.#view(task), warnings: scheduleEdited ? taskWarnings(task, now) : [] };
   }
 
   async pause(
@@ -299,7 +256,9 @@ export class TaskService {
   ): Promise<TaskView> {
     const cancelRunning = options.cancelRunning ?? false;
     return this.#view(
-      await this.#mutate(actor, id, (l) => pauseTask(l.task, l.activeRuns, { now, cancelRunning })),
+      await mutateTask(this.#deps, actor, id, (l) =>
+        pauseTask(l.task, l.activeRuns, { now, cancelRunning }),
+      ),
     );
   }
 
@@ -310,7 +269,7 @@ export class TaskService {
     now: Instant,
   ): Promise<TaskView> {
     const catchUp = options.catchUp ?? "none";
-    const task = await this.#mutate(actor, id, (l) =>
+    const task = await mutateTask(this.#deps, actor, id, (l) =>
       resumeTask(l.task, l.activeRuns, { now, catchUp }),
     );
     this.#deps.signals.wake();
@@ -319,7 +278,7 @@ export class TaskService {
 
   async cancel(actor: Actor, id: string, now: Instant): Promise<TaskView> {
     return this.#view(
-      await this.#mutate(actor, id, (l) => {
+      await mutateTask(this.#deps, actor, id, (l) => {
         // Excluded occurrences already due are recorded before the task ends (never silently absent).
         const settled = settleExcluded(l.task, now);
         const outcome = cancelTask(settled.task, l.activeRuns, now);
@@ -340,7 +299,8 @@ export class TaskService {
   ): Promise<void> {
     const force = options.force ?? false;
     const afterRun = options.afterRun ?? false;
-    await this.#mutate(
+    await mutateTask(
+      this.#deps,
       actor,
       id,
       (l) => deleteTask(l.task, l.activeRuns, { now, force, afterRun }),
@@ -382,11 +342,7 @@ export class TaskService {
     input: { grace?: unknown },
     now: Instant,
   ): Promise<RotatedSecretView> {
-    const graceMs = graceOf(input.grace);
-    const secret = this.#deps.newSecret();
-    const task = await this.#mutate(actor, id, (l) =>
-      rotateTaskSecret(l.task, { secret, now, graceMs }),
-    );
+    const task = await rotateSecret(this.#deps, actor, id, input.grace, now);
     const view = this.#view(task);
     return {
       task: view,
@@ -517,31 +473,6 @@ export class TaskService {
     return run;
   }
 
-  async #mutate(
-    actor: Actor,
-    id: string,
-    decide: (locked: { task: Task; activeRuns: readonly Run[] }) => CommandOutcome,
-    expectedVersion?: number,
-  ): Promise<Task> {
-    const scope: OwnerScope = scopeOf(actor);
-    const { task, cancelTargets } = await this.#deps.store.tasks.mutateTask(
-      scope,
-      toTaskId(id),
-      (locked) => {
-        const outcome = decide(locked);
-        return {
-          task: outcome.task,
-          ...(expectedVersion === undefined ? {} : { expectedVersion }),
-          newRuns: outcome.newRuns,
-          runUpdates: outcome.runUpdates,
-          result: () => outcome,
-        };
-      },
-    );
-    for (const run of cancelTargets) this.#deps.signals.cancelRequested(run, task);
-    return task;
-  }
-
   #quotasOf(actor: Actor): OwnerQuotas {
     return (this.#deps.quotas ?? DEFAULT_QUOTA_SET).of(actor.owner);
   }
@@ -549,12 +480,4 @@ export class TaskService {
   #view(task: Task): TaskView {
     return taskView(task, this.#deps.signsWithTaskSecret ?? true);
   }
-}
-
-/** A rotation's grace: absent is the default; else an ISO-8601 duration (or seconds). */
-function graceOf(grace: unknown): number {
-  if (grace === undefined) return SECRET_GRACE_DEFAULT_MS;
-  const parsed = parseDuration(grace, 0);
-  if (!parsed.ok) throw ValidationError.of("grace", parsed.problem);
-  return parsed.value;
 }
