@@ -2,9 +2,9 @@
  * The owner's use cases (docs/semantics.md#task-operations): one method per operation, orchestrating
  * the ports. Every decision is a domain call; every method takes `now` explicitly. The references a task
  * names are checked in task-references.ts, upserts by key run in upsert-task.ts, edits under the task's
- * row lock (PATCH, secret rotation) made in task-edits.ts, manual runs written in manual-runs.ts,
- * previews and explanations made in task-insight.ts, and named calendars kept by `calendars`
- * (calendar-service.ts).
+ * row lock (PATCH, secret rotation) made in task-edits.ts, manual runs within the rate quotas and a
+ * run's cancel in task-runs.ts (written in manual-runs.ts), previews and explanations made in
+ * task-insight.ts, and named calendars kept by `calendars` (calendar-service.ts).
  */
 import { NotFoundError } from "../domain/errors.js";
 import type { FieldError } from "../domain/errors.js";
@@ -13,8 +13,6 @@ import { taskId as toTaskId } from "../domain/ids.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
 import type { RunQuery, RunSearch, TaskQuery, ThreadLookup } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
-import { requestRunCancel } from "../domain/run-transitions.js";
-import { runTaskContext } from "../domain/run-change.js";
 import { cancelTask, deleteTask, pauseTask, resumeTask } from "../domain/task-commands.js";
 import { createTask, taskWarnings } from "../domain/task-fields.js";
 import type { Task } from "../domain/task.js";
@@ -25,28 +23,18 @@ import { readCalendars, retryOnCalendarChange, scheduleOfInput } from "./calenda
 import { CalendarService } from "./calendar-service.js";
 import { settleExcluded } from "../domain/calendar-commands.js";
 import { scopeOf } from "./actor.js";
-import { changeRunReported } from "./reported-change.js";
 import { checkPreviewCount } from "./limits.js";
 import type { Limits } from "./limits.js";
 import { explainTask, previewSchedule, previewTask } from "./task-insight.js";
 import { checkReferences } from "./task-references.js";
 import { createTasks } from "./task-batch.js";
-import { backfillRuns, triggerRun } from "./manual-runs.js";
 import { redriveRun, searchRuns } from "./run-operations.js";
 import type { RunOperationDeps } from "./run-operations.js";
 import { NO_EVENTS } from "./scheduler-events.js";
 import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
 import type { AdmissionWindow } from "./admission-window.js";
-import {
-  checkMinPeriod,
-  checkRate,
-  checkTaskCount,
-  HOUR_MS,
-  MINUTE_MS,
-  QUOTA_NAMES,
-  Quotas,
-} from "./quotas.js";
+import { checkMinPeriod, checkTaskCount, Quotas } from "./quotas.js";
 import type { OwnerQuotas } from "./quotas.js";
 
 const DEFAULT_QUOTA_SET = Quotas.UNLIMITED;
@@ -54,6 +42,13 @@ import type { RotatedSecretView } from "./view-schemas.js";
 import { instantFrom, taskFieldsFromCreate, taskIdentityFrom } from "./task-input.js";
 import type { UpsertField } from "./task-upsert.js";
 import { upsertTask } from "./upsert-task.js";
+import {
+  backfillWithinQuota,
+  cancelRun,
+  findRun,
+  listTaskRuns,
+  triggerWithinQuota,
+} from "./task-runs.js";
 import { mutateTask, patchTask, rotateSecret } from "./task-edits.js";
 import { formatInstant, runView, taskView } from "./views.js";
 import type { ExplanationView, OccurrenceView, PageView, RunView, TaskView } from "./views.js";
@@ -316,19 +311,7 @@ export class TaskService {
     now: Instant,
   ): Promise<RunView> {
     const task = await this.#find(actor, id);
-    const admissions = this.#deps.admissions;
-    if (admissions !== undefined) {
-      const quotas = this.#quotasOf(actor);
-      const limit = {
-        limit: QUOTA_NAMES.runsPerMinute,
-        max: quotas.runsPerMinute,
-        windowMs: MINUTE_MS,
-      };
-      checkRate(limit, admissions.count(actor.owner, now), 1);
-    }
-    const run = await triggerRun(this.#deps, actor, task, options, now);
-    admissions?.add(actor.owner, now, 1);
-    return run;
+    return triggerWithinQuota(this.#deps, actor, task, options, now);
   }
 
   /**
@@ -361,30 +344,15 @@ export class TaskService {
     input: { from: unknown; to: unknown },
     now: Instant,
   ): Promise<{ runs: RunView[]; already_backfilled: number }> {
-    const quotas = this.#quotasOf(actor);
-    const recent = await this.#deps.store.runs.countRecentRuns(
-      actor.owner,
-      "backfill",
-      (now - HOUR_MS) as Instant,
-    );
-    const limit = {
-      limit: QUOTA_NAMES.backfillRunsPerHour,
-      max: quotas.backfillRunsPerHour,
-      windowMs: HOUR_MS,
-    };
-    return backfillRuns(this.#deps, actor, id, input, now, (adding) => {
-      checkRate(limit, recent, adding);
-    });
+    return backfillWithinQuota(this.#deps, actor, id, input, now);
   }
 
   async listRuns(actor: Actor, id: string, query: RunQuery): Promise<PageView<RunView>> {
-    const task = await this.#find(actor, id);
-    const page = await this.#deps.store.runs.listRuns(scopeOf(actor), task.id, query);
-    return { items: page.items.map(runView), next_cursor: page.nextCursor };
+    return listTaskRuns(this.#deps, actor, await this.#find(actor, id), query);
   }
 
   async getRun(actor: Actor, id: string): Promise<RunView> {
-    return runView(await this.#findRun(actor, id));
+    return runView(await findRun(this.#deps, actor, id));
   }
 
   /** Runs across the actor's tasks, newest first (docs/api.md `GET /v1/runs`). */
@@ -407,19 +375,7 @@ export class TaskService {
 
   /** Cancels a run: a queued run at once; a launched one is asked to stop (docs/semantics.md#cancellation). */
   async cancelRun(actor: Actor, id: string, now: Instant): Promise<RunView> {
-    const found = await this.#findRun(actor, id);
-    const changed = await changeRunReported(
-      this.#deps.store.runs,
-      this.#deps.events ?? NO_EVENTS,
-      found.id,
-      {},
-      (run, task) => requestRunCancel(run, now, runTaskContext(task)),
-    );
-    const run = changed?.change.run ?? found;
-    if (changed?.change.cancelTarget === true) {
-      this.#deps.signals.cancelRequested(run, changed.task);
-    }
-    return runView(run);
+    return cancelRun(this.#deps, actor, id, now);
   }
 
   /** The next `count` fires with local wall times and what DST does to them. */
@@ -465,12 +421,6 @@ export class TaskService {
     const task = await this.#deps.store.tasks.findTask(scopeOf(actor), toTaskId(id));
     if (task === null) throw new NotFoundError("task", id);
     return task;
-  }
-
-  async #findRun(actor: Actor, id: string): Promise<Run> {
-    const run = await this.#deps.store.runs.findRun(scopeOf(actor), id as RunId);
-    if (run === null) throw new NotFoundError("run", id);
-    return run;
   }
 
   #quotasOf(actor: Actor): OwnerQuotas {
