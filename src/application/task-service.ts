@@ -1,10 +1,11 @@
 /**
  * The owner's use cases (docs/semantics.md#task-operations): one method per operation, orchestrating
- * the ports. Every decision is a domain call; every method takes `now` explicitly. The references a task
- * names are checked in task-references.ts, upserts by key run in upsert-task.ts, edits under the task's
- * row lock (PATCH, secret rotation) made in task-edits.ts, manual runs within the rate quotas and a
- * run's cancel in task-runs.ts (written in manual-runs.ts), previews and explanations made in
- * task-insight.ts, and named calendars kept by `calendars` (calendar-service.ts).
+ * the ports. Every decision is a domain call; every method takes `now` explicitly. One task is created
+ * in create-one-task.ts (many in task-batch.ts), the references a task names are checked in
+ * task-references.ts, upserts by key run in upsert-task.ts, edits under the task's row lock (PATCH,
+ * secret rotation) made in task-edits.ts, manual runs within the rate quotas and a run's cancel in
+ * task-runs.ts (written in manual-runs.ts), previews and explanations made in task-insight.ts, and
+ * named calendars kept by `calendars` (calendar-service.ts).
  */
 import { NotFoundError } from "../domain/errors.js";
 import type { FieldError } from "../domain/errors.js";
@@ -14,19 +15,18 @@ import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
 import type { RunQuery, RunSearch, TaskQuery, ThreadLookup } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
 import { cancelTask, deleteTask, pauseTask, resumeTask } from "../domain/task-commands.js";
-import { createTask, taskWarnings } from "../domain/task-fields.js";
+import { taskWarnings } from "../domain/task-fields.js";
 import type { Task } from "../domain/task.js";
 import type { AgentTarget, JsonValue } from "../domain/target.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
-import { readCalendars, retryOnCalendarChange, scheduleOfInput } from "./calendar-lookup.js";
+import { readCalendars } from "./calendar-lookup.js";
 import { CalendarService } from "./calendar-service.js";
 import { settleExcluded } from "../domain/calendar-commands.js";
 import { scopeOf } from "./actor.js";
 import { checkPreviewCount } from "./limits.js";
 import type { Limits } from "./limits.js";
 import { explainTask, previewSchedule, previewTask } from "./task-insight.js";
-import { checkReferences } from "./task-references.js";
 import { createTasks } from "./task-batch.js";
 import { redriveRun, searchRuns } from "./run-operations.js";
 import type { RunOperationDeps } from "./run-operations.js";
@@ -34,14 +34,12 @@ import { NO_EVENTS } from "./scheduler-events.js";
 import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
 import type { AdmissionWindow } from "./admission-window.js";
-import { checkMinPeriod, checkTaskCount, Quotas } from "./quotas.js";
-import type { OwnerQuotas } from "./quotas.js";
-
-const DEFAULT_QUOTA_SET = Quotas.UNLIMITED;
+import type { Quotas } from "./quotas.js";
 import type { RotatedSecretView } from "./view-schemas.js";
-import { instantFrom, taskFieldsFromCreate, taskIdentityFrom } from "./task-input.js";
+import { instantFrom } from "./task-input.js";
 import type { UpsertField } from "./task-upsert.js";
 import { upsertTask } from "./upsert-task.js";
+import { createOneTask } from "./create-one-task.js";
 import {
   backfillWithinQuota,
   cancelRun,
@@ -124,42 +122,9 @@ export class TaskService {
    * calendars its schedule names are read first, and read again if one changes before the insert.
    */
   async create(actor: Actor, input: unknown, now: Instant): Promise<CreatedTask> {
-    const task = await this.#createTask(actor, input, now);
+    const task = await createOneTask(this.#deps, actor, input, now);
     this.#deps.signals.wake();
     return { task: this.#view(task), warnings: taskWarnings(task, now) };
-  }
-
-  /** Creates the task (create's whole check and insert), without the wake-up. */
-  async #createTask(actor: Actor, input: unknown, now: Instant): Promise<Task> {
-    const id = toTaskId(this.#deps.newId());
-    const webhookSecret = this.#deps.newSecret();
-    const quotas = this.#quotasOf(actor);
-    const task = await retryOnCalendarChange(async () => {
-      const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
-      const fields = taskFieldsFromCreate(
-        input,
-        now,
-        this.#deps.policy.defaultOptions,
-        calendars,
-        this.#deps.limits,
-      );
-      checkMinPeriod(quotas, fields.schedule, now);
-      checkTaskCount(quotas, await this.#deps.store.tasks.countTasks(actor.owner), 1);
-      const { key, group } = taskIdentityFrom(input);
-      await checkReferences(this.#deps, actor, fields, fields);
-      const created = createTask(fields, {
-        id,
-        owner: actor.owner,
-        now,
-        policy: this.#deps.policy,
-        webhookSecret,
-        key,
-        group,
-      });
-      await this.#deps.store.tasks.insertTask(created);
-      return created;
-    });
-    return task;
   }
 
   /**
@@ -205,7 +170,7 @@ export class TaskService {
       expectedVersion,
       now,
       dryRun,
-      create: () => this.#createTask(actor, input, now),
+      create: () => createOneTask(this.#deps, actor, input, now),
     });
     if (!dryRun && (outcome.created || outcome.changed.length > 0)) this.#deps.signals.wake();
     return {
@@ -421,10 +386,6 @@ export class TaskService {
     const task = await this.#deps.store.tasks.findTask(scopeOf(actor), toTaskId(id));
     if (task === null) throw new NotFoundError("task", id);
     return task;
-  }
-
-  #quotasOf(actor: Actor): OwnerQuotas {
-    return (this.#deps.quotas ?? DEFAULT_QUOTA_SET).of(actor.owner);
   }
 
   #view(task: Task): TaskView {
