@@ -1,16 +1,18 @@
 /**
- * An owner's edits to one task under its row lock (docs/semantics.md#task-operations): the lock-decide-
- * write step every command shares (the runs a decision asks to stop go to the cancel hook), the PATCH
- * (its calendars read, and read again if one changes, the owner's least period, the references checked
- * before any write) and the signing-secret rotation (docs/security.md#rotating-a-tasks-signing-secret).
- * Every decision is a domain call; the service adds the wake-up and the view.
+ * An owner's edits to one task under its row lock (docs/semantics.md#task-operations): the PATCH (its
+ * calendars read, and read again if one changes, the owner's least period, the references checked
+ * before any write), pause, resume, cancel, delete, and the signing-secret rotation
+ * (docs/security.md#rotating-a-tasks-signing-secret). Each locks the task, has the domain decide, and
+ * writes the decision in one step; the runs it asks to stop go to the cancel hook. The service adds the
+ * wake-up and the view.
  */
 import { ValidationError } from "../domain/errors.js";
 import { taskId as toTaskId } from "../domain/ids.js";
-import type { SchedulePolicy } from "../domain/options.js";
+import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
 import type { OwnerScope } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
 import { settleExcluded } from "../domain/calendar-commands.js";
+import { cancelTask, deleteTask, pauseTask, resumeTask } from "../domain/task-commands.js";
 import type { CommandOutcome } from "../domain/task-commands.js";
 import { isDefectiveField } from "../domain/task-defect.js";
 import { editTask } from "../domain/task-fields.js";
@@ -37,7 +39,7 @@ export interface TaskEditDeps extends KnownReferences {
   readonly signals: { cancelRequested(run: Run, task: Task): void };
   /** The input limits, with the operator's settings (limits.ts). @default DEFAULT_LIMITS */
   readonly limits?: Limits;
-  /** Per-owner quotas (docs/security.md#quotas): the least period applies to a patched schedule. @default none */
+  /** Per-owner quotas (docs/security.md#quotas): the least period applies to a patch. @default none */
   readonly quotas?: Quotas;
 }
 
@@ -51,7 +53,7 @@ export interface PatchedTask {
  * Locks the owner's task `id`, writes what `decide` makes of it (a compare-and-set on `version` when
  * `expectedVersion` is given), and asks the targets of the runs it stopped to cancel.
  */
-export async function mutateTask(
+async function mutateTask(
   deps: TaskEditDeps,
   actor: Actor,
   id: string,
@@ -120,6 +122,66 @@ export async function patchTask(
     return { patch: fields, task: edited };
   });
   return { task, scheduleEdited: patch.schedule !== undefined };
+}
+
+/** Pauses the owner's task `id`; `cancelRunning` also asks its running runs to stop. */
+export function pauseOwnedTask(
+  deps: TaskEditDeps,
+  actor: Actor,
+  id: string,
+  options: { cancelRunning?: boolean },
+  now: Instant,
+): Promise<Task> {
+  const cancelRunning = options.cancelRunning ?? false;
+  return mutateTask(deps, actor, id, (l) =>
+    pauseTask(l.task, l.activeRuns, { now, cancelRunning }),
+  );
+}
+
+/** Resumes the owner's task `id`, catching up as `catchUp` says (default `none`). */
+export function resumeOwnedTask(
+  deps: TaskEditDeps,
+  actor: Actor,
+  id: string,
+  options: { catchUp?: CatchUpPolicy },
+  now: Instant,
+): Promise<Task> {
+  const catchUp = options.catchUp ?? "none";
+  return mutateTask(deps, actor, id, (l) => resumeTask(l.task, l.activeRuns, { now, catchUp }));
+}
+
+/** Cancels the owner's task `id`. */
+export function cancelOwnedTask(
+  deps: TaskEditDeps,
+  actor: Actor,
+  id: string,
+  now: Instant,
+): Promise<Task> {
+  return mutateTask(deps, actor, id, (l) => {
+    // Excluded occurrences already due are recorded before the task ends (never silently absent).
+    const settled = settleExcluded(l.task, now);
+    const outcome = cancelTask(settled.task, l.activeRuns, now);
+    return { ...outcome, newRuns: [...settled.newRuns, ...outcome.newRuns] };
+  });
+}
+
+/** Deletes the owner's task `id`: soft until no run is active; `force` and `afterRun` as `delete` says. */
+export async function deleteOwnedTask(
+  deps: TaskEditDeps,
+  actor: Actor,
+  id: string,
+  options: { force?: boolean; afterRun?: boolean; expectedVersion?: number },
+  now: Instant,
+): Promise<void> {
+  const force = options.force ?? false;
+  const afterRun = options.afterRun ?? false;
+  await mutateTask(
+    deps,
+    actor,
+    id,
+    (l) => deleteTask(l.task, l.activeRuns, { now, force, afterRun }),
+    options.expectedVersion,
+  );
 }
 
 /**

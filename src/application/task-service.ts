@@ -3,9 +3,9 @@
  * the ports. Every decision is a domain call; every method takes `now` explicitly. One task is created
  * in create-one-task.ts (many in task-batch.ts), the references a task names are checked in
  * task-references.ts, upserts by key run in upsert-task.ts, edits under the task's row lock (PATCH,
- * secret rotation) made in task-edits.ts, manual runs within the rate quotas and a run's cancel in
- * task-runs.ts (written in manual-runs.ts), previews and explanations made in task-insight.ts, and
- * named calendars kept by `calendars` (calendar-service.ts).
+ * pause, resume, cancel, delete, secret rotation) made in task-edits.ts, manual runs within the rate
+ * quotas and a run's cancel in task-runs.ts (written in manual-runs.ts), previews and explanations made
+ * in task-insight.ts, and named calendars kept by `calendars` (calendar-service.ts).
  */
 import { NotFoundError } from "../domain/errors.js";
 import type { FieldError } from "../domain/errors.js";
@@ -14,7 +14,6 @@ import { taskId as toTaskId } from "../domain/ids.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
 import type { RunQuery, RunSearch, TaskQuery, ThreadLookup } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
-import { cancelTask, deleteTask, pauseTask, resumeTask } from "../domain/task-commands.js";
 import { taskWarnings } from "../domain/task-fields.js";
 import type { Task } from "../domain/task.js";
 import type { AgentTarget, JsonValue } from "../domain/target.js";
@@ -22,7 +21,6 @@ import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
 import { readCalendars } from "./calendar-lookup.js";
 import { CalendarService } from "./calendar-service.js";
-import { settleExcluded } from "../domain/calendar-commands.js";
 import { scopeOf } from "./actor.js";
 import { checkPreviewCount } from "./limits.js";
 import type { Limits } from "./limits.js";
@@ -47,7 +45,14 @@ import {
   listTaskRuns,
   triggerWithinQuota,
 } from "./task-runs.js";
-import { mutateTask, patchTask, rotateSecret } from "./task-edits.js";
+import {
+  cancelOwnedTask,
+  deleteOwnedTask,
+  patchTask,
+  pauseOwnedTask,
+  resumeOwnedTask,
+  rotateSecret,
+} from "./task-edits.js";
 import { formatInstant, runView, taskView } from "./views.js";
 import type { ExplanationView, OccurrenceView, PageView, RunView, TaskView } from "./views.js";
 
@@ -214,12 +219,7 @@ export class TaskService {
     options: { cancelRunning?: boolean },
     now: Instant,
   ): Promise<TaskView> {
-    const cancelRunning = options.cancelRunning ?? false;
-    return this.#view(
-      await mutateTask(this.#deps, actor, id, (l) =>
-        pauseTask(l.task, l.activeRuns, { now, cancelRunning }),
-      ),
-    );
+    return this.#view(await pauseOwnedTask(this.#deps, actor, id, options, now));
   }
 
   async resume(
@@ -228,23 +228,13 @@ export class TaskService {
     options: { catchUp?: CatchUpPolicy },
     now: Instant,
   ): Promise<TaskView> {
-    const catchUp = options.catchUp ?? "none";
-    const task = await mutateTask(this.#deps, actor, id, (l) =>
-      resumeTask(l.task, l.activeRuns, { now, catchUp }),
-    );
+    const task = await resumeOwnedTask(this.#deps, actor, id, options, now);
     this.#deps.signals.wake();
     return this.#view(task);
   }
 
   async cancel(actor: Actor, id: string, now: Instant): Promise<TaskView> {
-    return this.#view(
-      await mutateTask(this.#deps, actor, id, (l) => {
-        // Excluded occurrences already due are recorded before the task ends (never silently absent).
-        const settled = settleExcluded(l.task, now);
-        const outcome = cancelTask(settled.task, l.activeRuns, now);
-        return { ...outcome, newRuns: [...settled.newRuns, ...outcome.newRuns] };
-      }),
-    );
+    return this.#view(await cancelOwnedTask(this.#deps, actor, id, now));
   }
 
   /**
@@ -257,15 +247,7 @@ export class TaskService {
     options: { force?: boolean; afterRun?: boolean; expectedVersion?: number },
     now: Instant,
   ): Promise<void> {
-    const force = options.force ?? false;
-    const afterRun = options.afterRun ?? false;
-    await mutateTask(
-      this.#deps,
-      actor,
-      id,
-      (l) => deleteTask(l.task, l.activeRuns, { now, force, afterRun }),
-      options.expectedVersion,
-    );
+    await deleteOwnedTask(this.#deps, actor, id, options, now);
   }
 
   /** Run now: a manual occurrence; a repeat with the same key returns the first run. */
