@@ -1,68 +1,58 @@
 /**
  * The owner's use cases (docs/semantics.md#task-operations): one method per operation, orchestrating
- * the ports. Every decision is a domain call; every method takes `now` explicitly. The references a task
- * names are checked in task-references.ts, upserts by key run in upsert-task.ts, manual runs written
- * in manual-runs.ts, previews and explanations made in task-insight.ts, and named calendars kept by
- * `calendars` (calendar-service.ts).
+ * the ports. Every decision is a domain call; every method takes `now` explicitly. One task is created
+ * in create-one-task.ts (many in task-batch.ts), the references a task names are checked in
+ * task-references.ts, upserts by key run in upsert-task.ts, edits under the task's row lock (PATCH,
+ * pause, resume, cancel, delete, secret rotation) made in task-edits.ts, manual runs within the rate
+ * quotas and a run's cancel in task-runs.ts (written in manual-runs.ts), previews and explanations made
+ * in task-insight.ts, and named calendars kept by `calendars` (calendar-service.ts).
  */
-import { NotFoundError, ValidationError } from "../domain/errors.js";
+import { NotFoundError } from "../domain/errors.js";
 import type { FieldError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import { taskId as toTaskId } from "../domain/ids.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
-import type { OwnerScope, RunQuery, RunSearch, TaskQuery, ThreadLookup } from "../domain/ports.js";
+import type { RunQuery, RunSearch, TaskQuery, ThreadLookup } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
-import { requestRunCancel } from "../domain/run-transitions.js";
-import { runTaskContext } from "../domain/run-change.js";
-import { cancelTask, deleteTask, pauseTask, resumeTask } from "../domain/task-commands.js";
-import { isDefectiveField } from "../domain/task-defect.js";
-import { createTask, editTask, taskWarnings } from "../domain/task-fields.js";
-import type { CommandOutcome } from "../domain/task-commands.js";
+import { taskWarnings } from "../domain/task-fields.js";
 import type { Task } from "../domain/task.js";
-import { rotateTaskSecret, SECRET_GRACE_DEFAULT_MS } from "../domain/task-secret.js";
-import { parseDuration } from "../domain/schedule/iso-text.js";
 import type { AgentTarget, JsonValue } from "../domain/target.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
-import { readCalendars, retryOnCalendarChange, scheduleOfInput } from "./calendar-lookup.js";
+import { readCalendars } from "./calendar-lookup.js";
 import { CalendarService } from "./calendar-service.js";
-import { settleExcluded } from "../domain/calendar-commands.js";
 import { scopeOf } from "./actor.js";
-import { changeRunReported } from "./reported-change.js";
 import { checkPreviewCount } from "./limits.js";
 import type { Limits } from "./limits.js";
 import { explainTask, previewSchedule, previewTask } from "./task-insight.js";
-import { checkReferences } from "./task-references.js";
 import { createTasks } from "./task-batch.js";
-import { backfillRuns, triggerRun } from "./manual-runs.js";
 import { redriveRun, searchRuns } from "./run-operations.js";
 import type { RunOperationDeps } from "./run-operations.js";
 import { NO_EVENTS } from "./scheduler-events.js";
 import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
 import type { AdmissionWindow } from "./admission-window.js";
-import {
-  checkMinPeriod,
-  checkRate,
-  checkTaskCount,
-  HOUR_MS,
-  MINUTE_MS,
-  QUOTA_NAMES,
-  Quotas,
-} from "./quotas.js";
-import type { OwnerQuotas } from "./quotas.js";
-
-const DEFAULT_QUOTA_SET = Quotas.UNLIMITED;
+import type { Quotas } from "./quotas.js";
 import type { RotatedSecretView } from "./view-schemas.js";
-import {
-  instantFrom,
-  taskFieldsFromCreate,
-  taskFieldsFromPatch,
-  taskIdentityFrom,
-  withStoredSchedule,
-} from "./task-input.js";
+import { instantFrom } from "./task-input.js";
 import type { UpsertField } from "./task-upsert.js";
 import { upsertTask } from "./upsert-task.js";
+import { createOneTask } from "./create-one-task.js";
+import {
+  backfillWithinQuota,
+  cancelRun,
+  findRun,
+  listTaskRuns,
+  triggerWithinQuota,
+} from "./task-runs.js";
+import {
+  cancelOwnedTask,
+  deleteOwnedTask,
+  patchTask,
+  pauseOwnedTask,
+  resumeOwnedTask,
+  rotateSecret,
+} from "./task-edits.js";
 import { formatInstant, runView, taskView } from "./views.js";
 import type { ExplanationView, OccurrenceView, PageView, RunView, TaskView } from "./views.js";
 
@@ -137,42 +127,9 @@ export class TaskService {
    * calendars its schedule names are read first, and read again if one changes before the insert.
    */
   async create(actor: Actor, input: unknown, now: Instant): Promise<CreatedTask> {
-    const task = await this.#createTask(actor, input, now);
+    const task = await createOneTask(this.#deps, actor, input, now);
     this.#deps.signals.wake();
     return { task: this.#view(task), warnings: taskWarnings(task, now) };
-  }
-
-  /** Creates the task (create's whole check and insert), without the wake-up. */
-  async #createTask(actor: Actor, input: unknown, now: Instant): Promise<Task> {
-    const id = toTaskId(this.#deps.newId());
-    const webhookSecret = this.#deps.newSecret();
-    const quotas = this.#quotasOf(actor);
-    const task = await retryOnCalendarChange(async () => {
-      const calendars = await readCalendars(this.#deps.store, actor.owner, scheduleOfInput(input));
-      const fields = taskFieldsFromCreate(
-        input,
-        now,
-        this.#deps.policy.defaultOptions,
-        calendars,
-        this.#deps.limits,
-      );
-      checkMinPeriod(quotas, fields.schedule, now);
-      checkTaskCount(quotas, await this.#deps.store.tasks.countTasks(actor.owner), 1);
-      const { key, group } = taskIdentityFrom(input);
-      await checkReferences(this.#deps, actor, fields, fields);
-      const created = createTask(fields, {
-        id,
-        owner: actor.owner,
-        now,
-        policy: this.#deps.policy,
-        webhookSecret,
-        key,
-        group,
-      });
-      await this.#deps.store.tasks.insertTask(created);
-      return created;
-    });
-    return task;
   }
 
   /**
@@ -218,7 +175,7 @@ export class TaskService {
       expectedVersion,
       now,
       dryRun,
-      create: () => this.#createTask(actor, input, now),
+      create: () => createOneTask(this.#deps, actor, input, now),
     });
     if (!dryRun && (outcome.created || outcome.changed.length > 0)) this.#deps.signals.wake();
     return {
@@ -243,52 +200,17 @@ export class TaskService {
     now: Instant,
   ): Promise<CreatedTask> {
     const current = await this.#find(actor, id);
-    // docs/semantics.md#task-operations: a patched schedule keeps the stored zone, bounds and exclude.
-    // A stored schedule that does not parse has nothing to keep: the patch gives it whole.
-    const completed = isDefectiveField(current.defect, "schedule")
-      ? input
-      : withStoredSchedule(input, current.schedule);
-    const { patch, task } = await retryOnCalendarChange(async () => {
-      const calendars = await readCalendars(
-        this.#deps.store,
-        actor.owner,
-        scheduleOfInput(completed),
-      );
-      const fields = taskFieldsFromPatch(
-        completed,
-        now,
-        current.options,
-        calendars,
-        this.#deps.limits,
-      );
-      if (fields.schedule !== undefined)
-        checkMinPeriod(this.#quotasOf(actor), fields.schedule, now);
-      await checkReferences(this.#deps, actor, fields, { ...current, ...fields });
-      const edited = await this.#mutate(
-        actor,
-        id,
-        (locked) => {
-          // The old schedule's excluded occurrences already due stay excluded: recorded first.
-          const settled =
-            fields.schedule === undefined
-              ? { task: locked.task, newRuns: [] }
-              : settleExcluded(locked.task, now);
-          return {
-            task: editTask(settled.task, fields, { now, policy: this.#deps.policy }),
-            newRuns: settled.newRuns,
-            runUpdates: [],
-            cancelTargets: [],
-          };
-        },
-        expectedVersion ?? undefined,
-      );
-      return { patch: fields, task: edited };
-    });
+    const { task, scheduleEdited } = await patchTask(
+      this.#deps,
+      actor,
+      current,
+      id,
+      input,
+      expectedVersion,
+      now,
+    );
     this.#deps.signals.wake();
-    return {
-      task: this.#view(task),
-      warnings: patch.schedule === undefined ? [] : taskWarnings(task, now),
-    };
+    return { task: this.#view(task), warnings: scheduleEdited ? taskWarnings(task, now) : [] };
   }
 
   async pause(
@@ -297,10 +219,7 @@ export class TaskService {
     options: { cancelRunning?: boolean },
     now: Instant,
   ): Promise<TaskView> {
-    const cancelRunning = options.cancelRunning ?? false;
-    return this.#view(
-      await this.#mutate(actor, id, (l) => pauseTask(l.task, l.activeRuns, { now, cancelRunning })),
-    );
+    return this.#view(await pauseOwnedTask(this.#deps, actor, id, options, now));
   }
 
   async resume(
@@ -309,23 +228,13 @@ export class TaskService {
     options: { catchUp?: CatchUpPolicy },
     now: Instant,
   ): Promise<TaskView> {
-    const catchUp = options.catchUp ?? "none";
-    const task = await this.#mutate(actor, id, (l) =>
-      resumeTask(l.task, l.activeRuns, { now, catchUp }),
-    );
+    const task = await resumeOwnedTask(this.#deps, actor, id, options, now);
     this.#deps.signals.wake();
     return this.#view(task);
   }
 
   async cancel(actor: Actor, id: string, now: Instant): Promise<TaskView> {
-    return this.#view(
-      await this.#mutate(actor, id, (l) => {
-        // Excluded occurrences already due are recorded before the task ends (never silently absent).
-        const settled = settleExcluded(l.task, now);
-        const outcome = cancelTask(settled.task, l.activeRuns, now);
-        return { ...outcome, newRuns: [...settled.newRuns, ...outcome.newRuns] };
-      }),
-    );
+    return this.#view(await cancelOwnedTask(this.#deps, actor, id, now));
   }
 
   /**
@@ -338,14 +247,7 @@ export class TaskService {
     options: { force?: boolean; afterRun?: boolean; expectedVersion?: number },
     now: Instant,
   ): Promise<void> {
-    const force = options.force ?? false;
-    const afterRun = options.afterRun ?? false;
-    await this.#mutate(
-      actor,
-      id,
-      (l) => deleteTask(l.task, l.activeRuns, { now, force, afterRun }),
-      options.expectedVersion,
-    );
+    await deleteOwnedTask(this.#deps, actor, id, options, now);
   }
 
   /** Run now: a manual occurrence; a repeat with the same key returns the first run. */
@@ -356,19 +258,7 @@ export class TaskService {
     now: Instant,
   ): Promise<RunView> {
     const task = await this.#find(actor, id);
-    const admissions = this.#deps.admissions;
-    if (admissions !== undefined) {
-      const quotas = this.#quotasOf(actor);
-      const limit = {
-        limit: QUOTA_NAMES.runsPerMinute,
-        max: quotas.runsPerMinute,
-        windowMs: MINUTE_MS,
-      };
-      checkRate(limit, admissions.count(actor.owner, now), 1);
-    }
-    const run = await triggerRun(this.#deps, actor, task, options, now);
-    admissions?.add(actor.owner, now, 1);
-    return run;
+    return triggerWithinQuota(this.#deps, actor, task, options, now);
   }
 
   /**
@@ -382,11 +272,7 @@ export class TaskService {
     input: { grace?: unknown },
     now: Instant,
   ): Promise<RotatedSecretView> {
-    const graceMs = graceOf(input.grace);
-    const secret = this.#deps.newSecret();
-    const task = await this.#mutate(actor, id, (l) =>
-      rotateTaskSecret(l.task, { secret, now, graceMs }),
-    );
+    const task = await rotateSecret(this.#deps, actor, id, input.grace, now);
     const view = this.#view(task);
     return {
       task: view,
@@ -405,30 +291,15 @@ export class TaskService {
     input: { from: unknown; to: unknown },
     now: Instant,
   ): Promise<{ runs: RunView[]; already_backfilled: number }> {
-    const quotas = this.#quotasOf(actor);
-    const recent = await this.#deps.store.runs.countRecentRuns(
-      actor.owner,
-      "backfill",
-      (now - HOUR_MS) as Instant,
-    );
-    const limit = {
-      limit: QUOTA_NAMES.backfillRunsPerHour,
-      max: quotas.backfillRunsPerHour,
-      windowMs: HOUR_MS,
-    };
-    return backfillRuns(this.#deps, actor, id, input, now, (adding) => {
-      checkRate(limit, recent, adding);
-    });
+    return backfillWithinQuota(this.#deps, actor, id, input, now);
   }
 
   async listRuns(actor: Actor, id: string, query: RunQuery): Promise<PageView<RunView>> {
-    const task = await this.#find(actor, id);
-    const page = await this.#deps.store.runs.listRuns(scopeOf(actor), task.id, query);
-    return { items: page.items.map(runView), next_cursor: page.nextCursor };
+    return listTaskRuns(this.#deps, actor, await this.#find(actor, id), query);
   }
 
   async getRun(actor: Actor, id: string): Promise<RunView> {
-    return runView(await this.#findRun(actor, id));
+    return runView(await findRun(this.#deps, actor, id));
   }
 
   /** Runs across the actor's tasks, newest first (docs/api.md `GET /v1/runs`). */
@@ -451,19 +322,7 @@ export class TaskService {
 
   /** Cancels a run: a queued run at once; a launched one is asked to stop (docs/semantics.md#cancellation). */
   async cancelRun(actor: Actor, id: string, now: Instant): Promise<RunView> {
-    const found = await this.#findRun(actor, id);
-    const changed = await changeRunReported(
-      this.#deps.store.runs,
-      this.#deps.events ?? NO_EVENTS,
-      found.id,
-      {},
-      (run, task) => requestRunCancel(run, now, runTaskContext(task)),
-    );
-    const run = changed?.change.run ?? found;
-    if (changed?.change.cancelTarget === true) {
-      this.#deps.signals.cancelRequested(run, changed.task);
-    }
-    return runView(run);
+    return cancelRun(this.#deps, actor, id, now);
   }
 
   /** The next `count` fires with local wall times and what DST does to them. */
@@ -511,50 +370,7 @@ export class TaskService {
     return task;
   }
 
-  async #findRun(actor: Actor, id: string): Promise<Run> {
-    const run = await this.#deps.store.runs.findRun(scopeOf(actor), id as RunId);
-    if (run === null) throw new NotFoundError("run", id);
-    return run;
-  }
-
-  async #mutate(
-    actor: Actor,
-    id: string,
-    decide: (locked: { task: Task; activeRuns: readonly Run[] }) => CommandOutcome,
-    expectedVersion?: number,
-  ): Promise<Task> {
-    const scope: OwnerScope = scopeOf(actor);
-    const { task, cancelTargets } = await this.#deps.store.tasks.mutateTask(
-      scope,
-      toTaskId(id),
-      (locked) => {
-        const outcome = decide(locked);
-        return {
-          task: outcome.task,
-          ...(expectedVersion === undefined ? {} : { expectedVersion }),
-          newRuns: outcome.newRuns,
-          runUpdates: outcome.runUpdates,
-          result: () => outcome,
-        };
-      },
-    );
-    for (const run of cancelTargets) this.#deps.signals.cancelRequested(run, task);
-    return task;
-  }
-
-  #quotasOf(actor: Actor): OwnerQuotas {
-    return (this.#deps.quotas ?? DEFAULT_QUOTA_SET).of(actor.owner);
-  }
-
   #view(task: Task): TaskView {
     return taskView(task, this.#deps.signsWithTaskSecret ?? true);
   }
-}
-
-/** A rotation's grace: absent is the default; else an ISO-8601 duration (or seconds). */
-function graceOf(grace: unknown): number {
-  if (grace === undefined) return SECRET_GRACE_DEFAULT_MS;
-  const parsed = parseDuration(grace, 0);
-  if (!parsed.ok) throw ValidationError.of("grace", parsed.problem);
-  return parsed.value;
 }

@@ -1,14 +1,15 @@
 /**
- * The coordinator (docs/architecture.md#cadence): the one loop per replica that owns cadence. Each tick sweeps (expired claims,
- * deadlines, queue timeouts, lost replicas, retention), then admits due tasks batch by batch, claiming
- * queued runs within the budget after each batch and launching them outside any transaction
- * (launches.ts); launch answers and verdicts are written behind, in batches (run-write-queue.ts). The
- * sweeps are sweeps.ts. It sleeps until the next thing is due, a wake-up, or the tick, and never spins.
+ * The coordinator (docs/architecture.md#cadence): the one loop per replica that owns cadence. Each tick
+ * sweeps (expired claims, deadlines, queue timeouts, lost replicas, retention), then admits due tasks
+ * batch by batch, claiming queued runs within the budget after each batch (admission-rounds.ts) and
+ * launching them outside any transaction (launches.ts); launch answers and verdicts are written behind,
+ * in batches (run-write-queue.ts). The sweeps are sweeps.ts. It sleeps until the next thing is due, a
+ * wake-up, or the tick, and never spins.
  *
  * Lifecycle: idle -> running (start) -> stopping (stop: no new claims or admissions; in-flight launches
  * and running handlers finish within the shutdown timeout, claims are never released early; handlers
- * still running then are aborted and recorded lost) -> stopped. The replica heartbeats from start until
- * its shutdown has drained (replica-heartbeat.ts), as well as at every pass.
+ * still running then are aborted and recorded lost, shutdown-drain.ts) -> stopped. The replica
+ * heartbeats from start until its shutdown has drained (replica-heartbeat.ts), as well as at every pass.
  */
 import type { DispatchService } from "../application/dispatch-service.js";
 import { NO_EVENTS } from "../application/scheduler-events.js";
@@ -27,12 +28,13 @@ import type { Clock } from "./clock.js";
 import type { Logger } from "../application/logger.js";
 import { silentLogger } from "../application/logger.js";
 import { WakeSignal } from "./wake-signal.js";
-import { inSpan } from "./in-span.js";
+import { AdmissionRounds, yieldToEventLoop } from "./admission-rounds.js";
 import { Launches } from "./launches.js";
 import { BackgroundWork } from "./background-work.js";
 import { ClockCorrection } from "./clock-correction.js";
 import { ReplicaHeartbeat } from "./replica-heartbeat.js";
 import { sweep, sweepOrphans } from "./sweeps.js";
+import { drainForShutdown } from "./shutdown-drain.js";
 import { withDefaults } from "./coordinator-options.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 
@@ -74,9 +76,6 @@ export interface InProcessRuns {
   runsHere(runId: RunId): boolean;
 }
 
-/** How long handlers aborted at shutdown get to stop and have their verdicts recorded. */
-const HAND_BACK_MS = 2000;
-
 export class Coordinator {
   readonly #deps: CoordinatorDeps;
   readonly #log: Logger;
@@ -89,6 +88,7 @@ export class Coordinator {
   readonly #background: BackgroundWork;
   readonly #clockCorrection: ClockCorrection | null;
   readonly #heartbeat: ReplicaHeartbeat;
+  readonly #rounds: AdmissionRounds;
   #loop: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
   /** The wake-up subscription `listen()` made: resolves with the function that ends it. */
@@ -97,8 +97,6 @@ export class Coordinator {
   #errorStreak = 0;
   /** Aborted when shutdown stops waiting for in-flight work: pending retries give up. */
   readonly #drainDeadline = new AbortController();
-  /** The last admission stopped at its round limit with tasks still due. */
-  #moreDue = false;
   /** Whether the handler runs an earlier process left under this replica id were swept. */
   #orphansSwept = false;
 
@@ -145,6 +143,22 @@ export class Coordinator {
       ...(deps.tracer === undefined ? {} : { tracer: deps.tracer }),
       writeFailed: () => {
         this.#events.emit("store:failed", { operation: "write" });
+      },
+    });
+    this.#rounds = new AdmissionRounds({
+      dispatch: deps.dispatch,
+      clock: deps.clock,
+      replicaId: deps.replicaId,
+      handlerNames: deps.handlerNames,
+      log: this.#log,
+      events: this.#events,
+      tracer: this.#tracer,
+      settings: this.#opts,
+      options: deps.options,
+      launches: this.#launches,
+      stopped: () => this.#stopped(),
+      cancelTarget: (run, task) => {
+        this.#cancelTarget(run, task);
       },
     });
   }
@@ -238,7 +252,7 @@ export class Coordinator {
         },
       });
     }
-    await this.#admitAndClaim();
+    await this.#rounds.admitAndClaim();
   }
 
   /** Waits until every launch in flight and every background write has settled. */
@@ -307,91 +321,13 @@ export class Coordinator {
   async #nextWakeAt(tickedAt: Instant): Promise<Instant> {
     const now = this.#deps.clock.now();
     const tickAt = (now + this.#opts.tickMs) as Instant;
-    if (this.#moreDue) return now;
+    if (this.#rounds.moreDue) return now;
     const next = await this.#deps.dispatch.nextWakeAt();
     if (next === null || next >= tickAt) return tickAt;
     if (next > now) return next;
     // Due already. If it came due after the tick looked, tick again at once; if it was due when the
     // tick looked, it is waiting for something (the budget, a busy thread): the tick bounds the retry.
     return next > tickedAt ? now : tickAt;
-  }
-
-  /**
-   * Admits due tasks batch by batch and claims after each batch, so a burst starts launching once its
-   * first batch is decided rather than once every batch is (the claim also takes runs queued earlier).
-   */
-  async #admitAndClaim(): Promise<void> {
-    this.#moreDue = false;
-    for (let round = 0; round < this.#opts.admissionRounds; round++) {
-      if (this.#stopped()) return;
-      if (round > 0) await yieldToEventLoop();
-      const admitStarted = performance.now();
-      const admitSpan = this.#tracer.startSpan("punctual.admission", {
-        "punctual.admission.limit": this.#opts.admissionBatch,
-      });
-      const report = await inSpan(
-        admitSpan,
-        () => this.#deps.dispatch.admitDue(this.#deps.clock.now(), this.#opts.admissionBatch),
-        (admitted) => ({ "punctual.admission.tasks": admitted.tasks }),
-      );
-      this.#events.emit("coordinator:admission", {
-        durationMs: performance.now() - admitStarted,
-        tasks: report.tasks,
-      });
-      for (const run of report.cancellations) this.#cancelTarget(run, null);
-      for (const task of report.defective) this.#reportDefect(task);
-      if (this.#stopped()) return;
-      await this.#claimAndLaunch();
-      if (report.tasks < this.#opts.admissionBatch) return;
-    }
-    // Every round came back full: more tasks are due; the loop ticks again at once.
-    this.#moreDue = true;
-  }
-
-  /** Once per defect: the store has taken the task out of the due set (docs/operations.md#a-task-that-does-not-parse). */
-  #reportDefect(task: Task): void {
-    this.#log.error(
-      { taskId: task.id, owner: task.owner, defect: task.defect?.fields ?? [] },
-      "punctual task's stored fields do not parse: it will not run until edited",
-    );
-  }
-
-  /**
-   * Claims and launches up to `claimBatch` runs at a time while there is room: the next claim overlaps
-   * the previous batch's launches and their writes instead of waiting for them.
-   */
-  async #claimAndLaunch(): Promise<void> {
-    for (;;) {
-      // Unless set, the cap follows the budget in force, which the fleet's stored value may change.
-      const maxInFlight =
-        this.#deps.options?.maxInFlight ?? this.#deps.dispatch.policy.maxConcurrentRuns;
-      const room = Math.min(maxInFlight - this.#launches.size, this.#opts.claimBatch);
-      if (room <= 0 || this.#stopped()) return;
-      const claimStarted = performance.now();
-      const claimSpan = this.#tracer.startSpan("punctual.claim", {
-        "punctual.claim.limit": room,
-        "punctual.replica.id": this.#deps.replicaId,
-      });
-      const claimed = await inSpan(
-        claimSpan,
-        () =>
-          this.#deps.dispatch.claim({
-            now: this.#deps.clock.now(),
-            replicaId: this.#deps.replicaId,
-            limit: room,
-            handlerNames: this.#deps.handlerNames,
-          }),
-        (runs) => ({ "punctual.claim.runs": runs.length }),
-      );
-      this.#events.emit("coordinator:claim", {
-        durationMs: performance.now() - claimStarted,
-        claimed: claimed.length,
-      });
-      for (const item of claimed) this.#launches.start(item, claimSpan);
-      if (claimed.length < room) return;
-      // Let the launches just started answer and queue their writes before claiming more.
-      await yieldToEventLoop();
-    }
   }
 
   /** Asks a run's target to stop (a cancel requested through the service, or by a sweep). */
@@ -412,28 +348,16 @@ export class Coordinator {
   }
 
   async #shutdown(): Promise<void> {
-    const { clock, inProcess } = this.#deps;
     this.#stopController.abort();
     await Promise.all([this.#loop?.catch(() => undefined), this.#deps.watcher?.stop()]);
-    // Launches in flight and handlers running here get the shutdown timeout to finish.
-    const deadline = (clock.now() + this.#opts.shutdownTimeoutMs) as Instant;
-    await this.#until(deadline, Promise.all([this.settle(), inProcess?.settled()]));
-    if (inProcess !== undefined && inProcess.running > 0) {
-      // docs/architecture.md#cadence: handed back per their signal; a handler that stops is recorded lost with this replica.
-      this.#log.warn(
-        { handlers: inProcess.running },
-        "handing back handler runs still running at the shutdown timeout",
-      );
-      inProcess.abandon();
-      const handBack = inProcess.settled().then(() => this.settle());
-      await this.#until((clock.now() + HAND_BACK_MS) as Instant, handBack);
-    }
-    if (this.#launches.size > 0) {
-      this.#log.warn(
-        { launches: this.#launches.size },
-        "stopped with launches in flight; their claims will expire and be reconciled",
-      );
-    }
+    await drainForShutdown({
+      clock: this.#deps.clock,
+      log: this.#log,
+      inProcess: this.#deps.inProcess,
+      timeoutMs: this.#opts.shutdownTimeoutMs,
+      settle: () => this.settle(),
+      inFlight: () => this.#launches.size,
+    });
     // Writes still retrying give up now: their claims expire and runs are reconciled or time out.
     this.#drainDeadline.abort();
     // Silent from here: what is left of this replica's work is the other replicas' to take over.
@@ -442,16 +366,4 @@ export class Coordinator {
     const stopListening = await this.#listening?.catch(() => null);
     await stopListening?.();
   }
-
-  /** Waits for `work`, or until `deadline` on the clock, whichever comes first. */
-  async #until(deadline: Instant, work: Promise<unknown>): Promise<void> {
-    const timeout = new AbortController();
-    await Promise.race([work, this.#deps.clock.sleepUntil(deadline, timeout.signal)]);
-    timeout.abort();
-  }
-}
-
-/** Lets I/O callbacks and timers run before the loop continues. */
-function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

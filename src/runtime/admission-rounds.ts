@@ -1,0 +1,137 @@
+/**
+ * The coordinator's admit-and-claim rounds (docs/architecture.md#cadence): due tasks are admitted batch
+ * by batch, and after each batch queued runs are claimed within the budget and handed to the launches
+ * in flight (launches.ts), so a burst starts launching once its first batch is decided. A task whose
+ * stored fields do not parse is reported once, and the runs an admission cancels are handed on for
+ * their targets to be told. It remembers whether the last admission stopped with tasks still due.
+ */
+import type { DispatchService } from "../application/dispatch-service.js";
+import type { Logger } from "../application/logger.js";
+import type { EventSink } from "../application/scheduler-events.js";
+import type { Tracer } from "../application/tracing.js";
+import type { Run } from "../domain/run.js";
+import type { Task } from "../domain/task.js";
+import type { Clock } from "./clock.js";
+import type { CoordinatorOptions } from "./coordinator-options.js";
+import { inSpan } from "./in-span.js";
+import type { Launches } from "./launches.js";
+
+export interface AdmissionRoundsDeps {
+  readonly dispatch: DispatchService;
+  readonly clock: Clock;
+  readonly replicaId: string;
+  /** Handler names this replica can run. */
+  readonly handlerNames: ReadonlySet<string>;
+  readonly log: Logger;
+  /** Receives `coordinator:admission` and `coordinator:claim`. */
+  readonly events: EventSink;
+  readonly tracer: Tracer;
+  /** The tuning in force, every default filled in. */
+  readonly settings: Required<CoordinatorOptions>;
+  /** The tuning as given: an unset `maxInFlight` follows the budget in force. */
+  readonly options: CoordinatorOptions | undefined;
+  readonly launches: Launches;
+  /** Whether the coordinator is stopping: no new claims or admissions. */
+  readonly stopped: () => boolean;
+  /** Asks a run's target to stop (the task, when the caller has it). */
+  readonly cancelTarget: (run: Run, task: Task | null) => void;
+}
+
+export class AdmissionRounds {
+  readonly #deps: AdmissionRoundsDeps;
+  /** The last admission stopped at its round limit with tasks still due. */
+  #moreDue = false;
+
+  constructor(deps: AdmissionRoundsDeps) {
+    this.#deps = deps;
+  }
+
+  /** Whether the last admission stopped at its round limit with tasks still due. */
+  get moreDue(): boolean {
+    return this.#moreDue;
+  }
+
+  /**
+   * Admits due tasks batch by batch and claims after each batch, so a burst starts launching once its
+   * first batch is decided rather than once every batch is (the claim also takes runs queued earlier).
+   */
+  async admitAndClaim(): Promise<void> {
+    const { dispatch, clock, settings, events } = this.#deps;
+    this.#moreDue = false;
+    for (let round = 0; round < settings.admissionRounds; round++) {
+      if (this.#deps.stopped()) return;
+      if (round > 0) await yieldToEventLoop();
+      const admitStarted = performance.now();
+      const admitSpan = this.#deps.tracer.startSpan("punctual.admission", {
+        "punctual.admission.limit": settings.admissionBatch,
+      });
+      const report = await inSpan(
+        admitSpan,
+        () => dispatch.admitDue(clock.now(), settings.admissionBatch),
+        (admitted) => ({ "punctual.admission.tasks": admitted.tasks }),
+      );
+      events.emit("coordinator:admission", {
+        durationMs: performance.now() - admitStarted,
+        tasks: report.tasks,
+      });
+      for (const run of report.cancellations) this.#deps.cancelTarget(run, null);
+      for (const task of report.defective) this.#reportDefect(task);
+      if (this.#deps.stopped()) return;
+      await this.#claimAndLaunch();
+      if (report.tasks < settings.admissionBatch) return;
+    }
+    // Every round came back full: more tasks are due; the loop ticks again at once.
+    this.#moreDue = true;
+  }
+
+  /** Once per defect: the store has taken the task out of the due set (docs/operations.md#a-task-that-does-not-parse). */
+  #reportDefect(task: Task): void {
+    this.#deps.log.error(
+      { taskId: task.id, owner: task.owner, defect: task.defect?.fields ?? [] },
+      "punctual task's stored fields do not parse: it will not run until edited",
+    );
+  }
+
+  /**
+   * Claims and launches up to `claimBatch` runs at a time while there is room: the next claim overlaps
+   * the previous batch's launches and their writes instead of waiting for them.
+   */
+  async #claimAndLaunch(): Promise<void> {
+    const { dispatch, clock, replicaId, launches } = this.#deps;
+    for (;;) {
+      // Unless set, the cap follows the budget in force, which the fleet's stored value may change.
+      const maxInFlight = this.#deps.options?.maxInFlight ?? dispatch.policy.maxConcurrentRuns;
+      const room = Math.min(maxInFlight - launches.size, this.#deps.settings.claimBatch);
+      if (room <= 0 || this.#deps.stopped()) return;
+      const claimStarted = performance.now();
+      const claimSpan = this.#deps.tracer.startSpan("punctual.claim", {
+        "punctual.claim.limit": room,
+        "punctual.replica.id": replicaId,
+      });
+      const claimed = await inSpan(
+        claimSpan,
+        () =>
+          dispatch.claim({
+            now: clock.now(),
+            replicaId,
+            limit: room,
+            handlerNames: this.#deps.handlerNames,
+          }),
+        (runs) => ({ "punctual.claim.runs": runs.length }),
+      );
+      this.#deps.events.emit("coordinator:claim", {
+        durationMs: performance.now() - claimStarted,
+        claimed: claimed.length,
+      });
+      for (const item of claimed) launches.start(item, claimSpan);
+      if (claimed.length < room) return;
+      // Let the launches just started answer and queue their writes before claiming more.
+      await yieldToEventLoop();
+    }
+  }
+}
+
+/** Lets I/O callbacks and timers run before the loop continues. */
+export function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
