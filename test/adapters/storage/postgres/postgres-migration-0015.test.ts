@@ -1,0 +1,124 @@
+/**
+ * Migration 15 (docs/storage.md#the-claim-path-on-postgresql) upgrades a database of schema 14 holding
+ * queued, launching, running and terminal runs: every run keeps its row and every taken slot its binding;
+ * afterwards the statement-level trigger frees a slot whenever its run leaves launching/running, one run
+ * or many in one statement, and only then, and the slots' unique keys still refuse a second holder.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  POSTGRES_MIGRATIONS,
+  migratePostgres,
+} from "../../../../src/adapters/storage/postgres/postgres-migrations.js";
+import { schemaName } from "../../../../src/adapters/storage/postgres/postgres-schema-name.js";
+import { openPostgresStore } from "../../../../src/adapters/storage/postgres/postgres-store.js";
+import { createIdGenerator } from "../../../../src/adapters/storage/shared/time-ordered-id.js";
+import type { RunId } from "../../../../src/domain/ids.js";
+import { ALL, minute } from "../../../contract/fixtures.js";
+import {
+  claimDue,
+  insertTask,
+  recordCompletion,
+  recordLaunch,
+  triggerRun,
+} from "../../../contract/store-steps.js";
+import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
+
+const database = await createPostgresTestDatabase();
+afterAll(() => database.drop());
+
+describe("postgres migration 15 (cheaper budget slots)", () => {
+  it("keeps every run and slot, then frees slots by statement, one run or many", async () => {
+    const pool = database.pool(2);
+    const schema = database.freshSchema();
+    const q = `"${schema}"`;
+    await migratePostgres(
+      pool,
+      schemaName(schema),
+      POSTGRES_MIGRATIONS.filter((m) => m.version <= 14),
+    );
+    // The store's writes are the same on schema 14: make the rows as it would.
+    const before = await openPostgresStore({
+      newId: createIdGenerator(),
+      pool,
+      schema,
+      migrate: false,
+    });
+    const task = await insertTask(before, { options: { overlap: "allow_all" } });
+    const runs: RunId[] = [];
+    for (const key of ["a", "b", "c", "d", "e"]) {
+      runs.push((await triggerRun(before, ALL, task.id, key, minute(0, 1)))!.id);
+    }
+    const claimed = await claimDue(before, minute(1), { limit: 4 });
+    expect(claimed).toHaveLength(4);
+    await recordLaunch(before, claimed[0]!, minute(1, 1));
+    await recordCompletion(before, claimed[1]!.run.id, { status: "succeeded" }, minute(1, 2));
+    await before.close();
+    const rows = async () =>
+      (await pool.query(`SELECT to_jsonb(r) AS row FROM ${q}.runs AS r ORDER BY id`)).rows;
+    const slotRows = async () =>
+      (
+        await pool.query(
+          `SELECT run_id, thread_scope, thread_id, task_id, owner, claimed_by FROM ${q}.claim_slots` +
+            ` WHERE run_id IS NOT NULL ORDER BY run_id`,
+        )
+      ).rows as { run_id: string }[];
+    const stored = await rows();
+    const slots = await slotRows();
+    // One running, two launching: three slots taken; one succeeded, one still queued.
+    expect(slots.map((s) => s.run_id)).toEqual(
+      [claimed[0]!.run.id, claimed[2]!.run.id, claimed[3]!.run.id].sort(),
+    );
+
+    await migratePostgres(pool, schemaName(schema));
+    expect(await rows()).toEqual(stored);
+    expect(await slotRows()).toEqual(slots);
+    // The keys index taken slots only.
+    const keys = await pool.query(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1::text` +
+        ` AND indexname IN ('claim_slots_run_uq', 'claim_slots_thread_uq', 'claim_slots_task_uq')`,
+      [schema],
+    );
+    expect(keys.rows).toHaveLength(3);
+    for (const key of keys.rows as { indexdef: string }[]) {
+      expect(key.indexdef).toMatch(/^CREATE UNIQUE INDEX .* WHERE \(\w+ IS NOT NULL\)$/);
+    }
+
+    const after = await openPostgresStore({ newId: createIdGenerator(), pool, schema });
+    // A budget of 3 is full.
+    expect(await claimDue(after, minute(2), { maxConcurrentRuns: 3 })).toEqual([]);
+    // Launching -> running keeps its slot.
+    await recordLaunch(after, claimed[2]!, minute(2, 1));
+    expect((await slotRows()).map((s) => s.run_id)).toContain(claimed[2]!.run.id);
+    // A verdict frees one slot.
+    await recordCompletion(after, claimed[0]!.run.id, { status: "succeeded" }, minute(2, 2));
+    expect((await slotRows()).map((s) => s.run_id)).not.toContain(claimed[0]!.run.id);
+    // One statement moving two runs out of launching/running frees both; the queued run it also
+    // touches holds no slot and takes none.
+    await pool.query(
+      `UPDATE ${q}.runs SET status = 'failed', reason = 'replica_lost', finished_at = now()` +
+        ` WHERE id = ANY($1::text[])`,
+      [[claimed[2]!.run.id, claimed[3]!.run.id]],
+    );
+    await pool.query(`UPDATE ${q}.runs SET error = NULL WHERE id = $1::text`, [runs[4]]);
+    expect(await slotRows()).toEqual([]);
+    // A freed slot keeps nothing of its run.
+    const stale = await pool.query(
+      `SELECT count(*)::int4 AS n FROM ${q}.claim_slots WHERE run_id IS NULL` +
+        ` AND num_nonnulls(thread_scope, thread_id, task_id, owner, claimed_by) > 0`,
+    );
+    expect(stale.rows[0]).toEqual({ n: 0 });
+    // The freed slots are used again, and a slot's key still refuses a second run in one thread.
+    const next = await claimDue(after, minute(3), { maxConcurrentRuns: 3 });
+    expect(next.map((c) => c.run.id)).toEqual([runs[4]]);
+    const bound = (await slotRows())[0] as { thread_scope: string; thread_id: string };
+    await expect(
+      pool.query(
+        `UPDATE ${q}.claim_slots SET run_id = 'other', thread_scope = $1::text, thread_id = $2::text,` +
+          ` owner = 'someone' WHERE run_id IS NULL AND slot = (SELECT min(slot) FROM ${q}.claim_slots` +
+          ` WHERE run_id IS NULL)`,
+        [bound.thread_scope, bound.thread_id],
+      ),
+    ).rejects.toMatchObject({ constraint: "claim_slots_thread_uq" });
+    await after.close();
+  });
+});
