@@ -1,11 +1,12 @@
 /**
  * Claiming queued runs on PostgreSQL (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch;
  * the design is docs/storage.md#the-claim-path-on-postgresql). No lock serialises the replicas: a claim
- * reads the head of the queue with the busy flags of its threads and tasks and the free budget, all from
- * `claim_slots` (one row per slot of the global budget, a few hundred rows at most) in one statement;
- * `select` chooses; the claim then takes that many free slots and the chosen runs, both with
- * `FOR UPDATE SKIP LOCKED`, and writes the runs' state and the slots' bindings in one statement. A run
- * another replica holds is left to it, its thread counted busy; the slots' unique keys and `runs`'s
+ * reads and locks (`SKIP LOCKED`) the head of the queue, with the busy flags of its threads and tasks and
+ * the free budget, all from `claim_slots` (one row per slot of the global budget, a few hundred rows at
+ * most) in one statement, so a concurrent claim reads past the runs this one holds; `select` chooses; the
+ * claim then takes that many free slots with `FOR UPDATE SKIP LOCKED`, fetches the chosen runs with their
+ * tasks, and writes the runs' state and the slots' bindings in one statement. The busy flags are plain
+ * reads, so a run another replica holds still heads its thread; the slots' unique keys and `runs`'s
  * partial indexes refuse a second active run in a thread or exclusive task if two claimers ever chose one.
  */
 import { randomUUID } from "node:crypto";
@@ -204,9 +205,10 @@ export class PostgresClaim {
     request: ClaimRequest,
     window: number,
   ): Promise<QueueHead> {
-    const owners = (await client.query(this.#queuedOwners)).rows.map((row) =>
+    const queued = (await client.query(this.#queuedOwners)).rows.map((row) =>
       text(record(row), "owner"),
     );
+    const owners = await this.#ownersToRead(client, request, queued);
     // The owners' count, rounded up to a power of two, and each one's window are written into the
     // statement's text (a handful of statements): the planner then knows how many rows it reads.
     const bucket = 2 ** Math.ceil(Math.log2(Math.max(1, owners.length)));
@@ -247,7 +249,7 @@ export class PostgresClaim {
   /**
    * Each owner's head of the queue in claim order (docs/storage.md#fair-share-across-owners), for the
    * owners the skip scan listed (`$2`): each owner's first `window` queued runs by
-   * `runs_owner_queue_idx`; each run with whether its thread (and, exclusive, its task) holds a slot or
+   * `runs_owner_queue_idx`, locked, skipping runs another claim holds; each run with whether its thread (and, exclusive, its task) holds a slot or
    * a not-told cancelled run's hold, whether an earlier queued run of its thread exists (another
    * owner's: `runs_thread_queue_idx`, one probe), its task's handler, the slots its owner holds and the
    * budget's room. The owners' count, the window, budget and limit are written into the text (checked
@@ -291,7 +293,10 @@ export class PostgresClaim {
         ` FROM (SELECT w.owner FROM unnest($2::text[]) AS w(owner) LIMIT ${int4(owners)}) AS u` +
         ` OFFSET 0) AS o` +
         ` CROSS JOIN LATERAL (SELECT * FROM ${runs} AS q WHERE (q.status || '') = 'queued' AND q.owner = o.owner` +
-        ` ORDER BY q.queued_at, q.id LIMIT ${int4(window)}) AS r` +
+        ` ORDER BY q.queued_at, q.id LIMIT ${int4(window)} FOR UPDATE SKIP LOCKED) AS r` +
+        // Uncorrelated, so evaluated once before anything else: with no room (the budget taken, as it
+        // is for much of a burst) the queue is not read at all.
+        ` WHERE ${room} > 0` +
         ` ORDER BY r.queued_at, r.id`,
     );
     // Bounded: a few windows per limit, one budget per fleet.
@@ -347,6 +352,34 @@ export class PostgresClaim {
       }
     }
     return { claimed: await this.#writeCarefully(client, claimed, slots), taken };
+  }
+
+  /**
+   * The queued owners whose heads this claim reads. The head read locks the runs it returns (`SKIP
+   * LOCKED`), so an owner capped below the budget is read only once this claim holds its share lock
+   * (tried, never waited for; the same lock `#withinShares` takes): a claim that could not claim that
+   * owner's runs would otherwise hold them locked, hidden from the claim that can. Its slots are counted
+   * in the head read, after the lock, so they are exact.
+   */
+  async #ownersToRead(
+    client: PostgresClient,
+    request: ClaimRequest,
+    queued: readonly string[],
+  ): Promise<readonly string[]> {
+    const share = request.share;
+    if (share === undefined || !shareLimitsOwners(share, request.maxConcurrentRuns)) return queued;
+    const capped = queued.filter(
+      (owner) => ownerMaxActiveRuns(share, owner) < request.maxConcurrentRuns,
+    );
+    if (capped.length === 0) return queued;
+    const locks = await client.query(this.#lockOwners, [[...capped].sort(), `${this.#slots}/`]);
+    const refused = new Set(
+      locks.rows
+        .map(record)
+        .filter((row) => row["locked"] !== true)
+        .map((row) => text(row, "owner")),
+    );
+    return queued.filter((owner) => !refused.has(owner));
   }
 
   /**

@@ -110,7 +110,7 @@ describe("postgres migration 15 (cheaper budget slots)", () => {
     // The freed slots are used again, and a slot's key still refuses a second run in one thread.
     const next = await claimDue(after, minute(3), { maxConcurrentRuns: 3 });
     expect(next.map((c) => c.run.id)).toEqual([runs[4]]);
-    const bound = (await slotRows())[0] as { thread_scope: string; thread_id: string };
+    const bound = (await slotRows())[0] as unknown as { thread_scope: string; thread_id: string };
     await expect(
       pool.query(
         `UPDATE ${q}.claim_slots SET run_id = 'other', thread_scope = $1::text, thread_id = $2::text,` +
