@@ -448,16 +448,21 @@ export class PostgresClaim {
     return claimed.filter((c) => written.has(c.run.id));
   }
 
-  /** The slot binding, as a data-modifying `WITH` in front of the runs' write (parameters after its). */
+  /**
+   * The slot binding, as a data-modifying `WITH` in front of the runs' write (parameters after its).
+   * The bindings are materialized first: joined to the slots directly, a generic plan that expected one
+   * free slot and ten bindings ran the `unnest` again for every slot it bound (250 times for a claim of
+   * 250, 40 of the statement's 64 ms). Read from a materialized CTE, the worst plan rescans a tuplestore.
+   */
   #bindSlots(): string {
     const first = this.#ctx.runSql.stateParameterCount + 1;
     const sets = SLOT_BIND_COLUMNS.slice(1)
       .map((c) => `${c.name} = u.${c.name}`)
       .join(", ");
     return (
-      `WITH bound AS (UPDATE ${this.#slots} AS s SET ${sets}` +
-      ` FROM ${unnestSource(SLOT_BIND_COLUMNS, first)}` +
-      ` WHERE s.slot = u.slot AND s.slot = ANY($${first}::int4[]) AND s.run_id IS NULL)`
+      `WITH bindings AS MATERIALIZED (SELECT * FROM ${unnestSource(SLOT_BIND_COLUMNS, first)}),` +
+      ` bound AS (UPDATE ${this.#slots} AS s SET ${sets} FROM bindings AS u` +
+      ` WHERE s.slot = u.slot AND s.run_id IS NULL)`
     );
   }
 
