@@ -22,6 +22,7 @@ import { POSTGRES_MIGRATION_0013 } from "./postgres-migration-0013.js";
 import { POSTGRES_MIGRATION_0014 } from "./postgres-migration-0014.js";
 import { POSTGRES_MIGRATION_0015 } from "./postgres-migration-0015.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
+import { uniqueViolation } from "./postgres-errors.js";
 import { integer, record, text } from "./postgres-rows.js";
 import { MIGRATION_LOCK_KIND } from "./postgres-schema-name.js";
 import type { SchemaName } from "./postgres-schema-name.js";
@@ -82,9 +83,34 @@ export async function migratePostgres(
   if (before.current) return before;
   // One transaction per migration, each under the lock: a failing one leaves those before it applied.
   let more = true;
-  while (more)
-    more = await withTransaction(pool, (client) => applyNext(client, schema, migrations));
+  while (more) more = await applyNextRetryingCatalogRace(pool, schema, migrations);
   return postgresMigrationStatus(pool, schema, migrations);
+}
+
+/** How many times a migration transaction is retried after losing a catalog race. */
+const CATALOG_RACE_RETRIES = 3;
+
+/**
+ * `applyNext` in its own transaction, tried again when it lost a race on a system catalog's unique key
+ * (`pg_namespace_nspname_index` on `CREATE SCHEMA IF NOT EXISTS`, or `pg_type`/`pg_class` on
+ * `CREATE TABLE IF NOT EXISTS`). The advisory lock orders the runners, but a transaction that began before
+ * the first runner committed can still miss the schema it created: an advisory lock does not make the
+ * backend read the catalog changes committed while it waited, as a table lock would. Two replicas started
+ * at once on an empty database through PgBouncer hit it in CI. A new transaction sees them.
+ */
+async function applyNextRetryingCatalogRace(
+  pool: PostgresPool,
+  schema: SchemaName,
+  migrations: readonly PostgresMigration[],
+): Promise<boolean> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await withTransaction(pool, (client) => applyNext(client, schema, migrations));
+    } catch (error) {
+      const key = uniqueViolation(error);
+      if (key === null || !key.startsWith("pg_") || attempt >= CATALOG_RACE_RETRIES) throw error;
+    }
+  }
 }
 
 /** What is applied and pending; `current` when the database matches this code exactly. */

@@ -6,6 +6,10 @@ import {
   postgresMigrationStatus,
 } from "../../../../src/adapters/storage/postgres/postgres-migrations.js";
 import { POSTGRES_MIGRATION_0001 } from "../../../../src/adapters/storage/postgres/postgres-migration-0001.js";
+import type {
+  PostgresClient,
+  PostgresPool,
+} from "../../../../src/adapters/storage/postgres/postgres-pool.js";
 import { schemaName } from "../../../../src/adapters/storage/postgres/postgres-schema-name.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../../../src/domain/run.js";
 import { SCHEDULE_TYPES } from "../../../../src/domain/schedule/schedule-types.js";
@@ -106,6 +110,55 @@ describe("postgres migrations", () => {
       .pool()
       .query(`SELECT count(*)::int4 AS n FROM ${schema.quoted}.schema_migrations`);
     expect(rows.rows[0]).toEqual({ n: ALL.length });
+  });
+
+  it("retries a migration transaction that lost a catalog race, and no other unique violation", async () => {
+    // What the server raised in CI when two replicas started at once on an empty database through
+    // PgBouncer: the second runner's CREATE SCHEMA IF NOT EXISTS, run after it waited for the lock,
+    // missed the schema the first had just committed.
+    const failing = (constraint: string, match: string, times: number): PostgresPool => {
+      const pool = database.pool(1);
+      let left = times;
+      const fail = (text: string): void => {
+        if (left > 0 && text.startsWith(match)) {
+          left--;
+          throw Object.assign(new Error("duplicate key value violates unique constraint"), {
+            code: "23505",
+            constraint,
+          });
+        }
+      };
+      return {
+        query: (statement, values) => pool.query(statement, values),
+        end: () => pool.end(),
+        connect: async () => {
+          const client = await pool.connect();
+          return {
+            query: async (statement, values) => {
+              fail(typeof statement === "string" ? statement : statement.text);
+              return client.query(statement, values);
+            },
+            release: (destroy) => {
+              client.release(destroy);
+            },
+            on: (event: "error", listener: (error: Error) => void) => client.on(event, listener),
+            off: (event, listener) => client.off(event, listener),
+          } as PostgresClient;
+        },
+      };
+    };
+    const raced = schemaName(database.freshSchema());
+    const racing = failing("pg_namespace_nspname_index", "CREATE SCHEMA IF NOT EXISTS", 2);
+    await expect(migratePostgres(racing, raced)).resolves.toEqual({
+      applied: ALL,
+      pending: [],
+      current: true,
+    });
+    const other = schemaName(database.freshSchema());
+    const clash = failing("schema_migrations_pkey", "INSERT INTO", 1);
+    await expect(migratePostgres(clash, other)).rejects.toMatchObject({
+      constraint: "schema_migrations_pkey",
+    });
   });
 
   it("refuses a database that holds a migration newer than the code knows", async () => {
