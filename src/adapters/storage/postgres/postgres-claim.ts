@@ -366,20 +366,34 @@ export class PostgresClaim {
     request: ClaimRequest,
     queued: readonly string[],
   ): Promise<readonly string[]> {
+    const guard = await this.#lockCappedOwners(client, request, queued);
+    if (guard === null) return queued;
+    return queued.filter((owner) => !guard.capped.has(owner) || guard.locked.has(owner));
+  }
+
+  /**
+   * Tries the share lock of each of `owners` capped below the budget (in name order; never waited for,
+   * held to the end of the transaction, re-entrant): the capped owners and those whose lock this claim
+   * holds, or null when no owner is capped.
+   */
+  async #lockCappedOwners(
+    client: PostgresClient,
+    request: ClaimRequest,
+    owners: readonly string[],
+  ): Promise<{ capped: Set<string>; locked: Set<string> } | null> {
     const share = request.share;
-    if (share === undefined || !shareLimitsOwners(share, request.maxConcurrentRuns)) return queued;
-    const capped = queued.filter(
+    if (share === undefined || !shareLimitsOwners(share, request.maxConcurrentRuns)) return null;
+    const capped = [...new Set(owners)].filter(
       (owner) => ownerMaxActiveRuns(share, owner) < request.maxConcurrentRuns,
     );
-    if (capped.length === 0) return queued;
-    const locks = await client.query(this.#lockOwners, [[...capped].sort(), `${this.#slots}/`]);
-    const refused = new Set(
-      locks.rows
-        .map(record)
-        .filter((row) => row["locked"] !== true)
-        .map((row) => text(row, "owner")),
-    );
-    return queued.filter((owner) => !refused.has(owner));
+    if (capped.length === 0) return null;
+    capped.sort();
+    const locks = await client.query(this.#lockOwners, [capped, `${this.#slots}/`]);
+    const locked = locks.rows
+      .map(record)
+      .filter((row) => row["locked"] === true)
+      .map((row) => text(row, "owner"));
+    return { capped: new Set(capped), locked: new Set(locked) };
   }
 
   /**
@@ -395,28 +409,20 @@ export class PostgresClaim {
     chosen: readonly ClaimCandidate[],
   ): Promise<readonly ClaimCandidate[]> {
     const share = request.share;
-    if (share === undefined || !shareLimitsOwners(share, request.maxConcurrentRuns)) return chosen;
-    const capped = [...new Set(chosen.map((c) => c.owner))].filter(
-      (owner) => ownerMaxActiveRuns(share, owner) < request.maxConcurrentRuns,
+    const guard = await this.#lockCappedOwners(
+      client,
+      request,
+      chosen.map((c) => c.owner),
     );
-    if (capped.length === 0) return chosen;
-    capped.sort();
-    const locks = await client.query(this.#lockOwners, [capped, `${this.#slots}/`]);
-    const locked = locks.rows
-      .map(record)
-      .filter((row) => row["locked"] === true)
-      .map((row) => text(row, "owner"));
+    if (share === undefined || guard === null) return chosen;
     const held = new Map<string, number>();
-    if (locked.length > 0) {
-      for (const row of (await client.query(this.#ownerSlots, [locked])).rows.map(record)) {
-        held.set(text(row, "owner"), integer(row, "held"));
-      }
+    if (guard.locked.size > 0) {
+      const rows = await client.query(this.#ownerSlots, [[...guard.locked]]);
+      for (const row of rows.rows.map(record)) held.set(text(row, "owner"), integer(row, "held"));
     }
-    const guarded = new Set(capped);
-    const mine = new Set(locked);
     return chosen.filter((c) => {
-      if (!guarded.has(c.owner)) return true;
-      if (!mine.has(c.owner)) return false;
+      if (!guard.capped.has(c.owner)) return true;
+      if (!guard.locked.has(c.owner)) return false;
       const count = held.get(c.owner) ?? 0;
       if (count >= ownerMaxActiveRuns(share, c.owner)) return false;
       held.set(c.owner, count + 1);
