@@ -51,6 +51,14 @@ interface QueueHead {
   readonly busyTasks: Set<TaskId>;
   /** Budget slots this claim may take: free, numbered within the budget, at most the claim's limit. */
   readonly room: number;
+  /** The owners capped below the budget, and those whose share lock this claim holds; null: none capped. */
+  readonly guard: OwnerGuard | null;
+}
+
+/** Owners capped below the budget, and those of them whose share lock the claim holds. */
+interface OwnerGuard {
+  readonly capped: ReadonlySet<string>;
+  readonly locked: ReadonlySet<string>;
 }
 
 /** What binding a slot to a claimed run writes, after the slot's number. */
@@ -75,7 +83,6 @@ export class PostgresClaim {
   readonly #ensureSlots: PostgresStatement;
   readonly #lockOwners: PostgresStatement;
   readonly #queuedOwners: PostgresStatement;
-  readonly #ownerSlots: PostgresStatement;
   readonly #statements = new Map<string, PostgresStatement>();
   /** The highest budget whose slots this store has made sure exist. */
   #ensured = 0;
@@ -95,10 +102,6 @@ export class PostgresClaim {
     this.#lockOwners = prepared(
       `SELECT u.owner, pg_try_advisory_xact_lock(hashtextextended($2::text || u.owner, 0)) AS locked` +
         ` FROM unnest($1::text[]) AS u(owner)`,
-    );
-    this.#ownerSlots = prepared(
-      `SELECT owner, count(*)::int4 AS held FROM ${this.#slots}` +
-        ` WHERE owner = ANY($1::text[]) GROUP BY owner`,
     );
     // The owners with queued runs: a skip scan of runs_owner_queue_idx, one probe per owner.
     this.#queuedOwners = prepared(
@@ -188,7 +191,13 @@ export class PostgresClaim {
           continue;
         }
         if (chosen.length === 0) return [];
-        const outcome = await this.#claimChosen(client, request, chosen, claim, careful);
+        const outcome = await this.#claimChosen(
+          client,
+          request,
+          this.#withinShares(request, head, chosen),
+          claim,
+          careful,
+        );
         if (outcome.claimed !== null) return outcome.claimed;
         inFlight.push(...outcome.taken);
       }
@@ -208,7 +217,12 @@ export class PostgresClaim {
     const queued = (await client.query(this.#queuedOwners)).rows.map((row) =>
       text(record(row), "owner"),
     );
-    const owners = await this.#ownersToRead(client, request, queued);
+    const guard = await this.#lockCappedOwners(client, request, queued);
+    // A capped owner is read only under its share lock (#lockCappedOwners).
+    const owners =
+      guard === null
+        ? queued
+        : queued.filter((owner) => !guard.capped.has(owner) || guard.locked.has(owner));
     // The owners' count, rounded up to a power of two, and each one's window are written into the
     // statement's text (a handful of statements): the planner then knows how many rows it reads.
     const bucket = 2 ** Math.ceil(Math.log2(Math.max(1, owners.length)));
@@ -243,6 +257,7 @@ export class PostgresClaim {
       busyThreads,
       busyTasks,
       room: first === undefined ? 0 : integer(first, "room"),
+      guard,
     };
   }
 
@@ -313,11 +328,10 @@ export class PostgresClaim {
   async #claimChosen(
     client: PostgresClient,
     request: ClaimRequest,
-    chosenRuns: readonly ClaimCandidate[],
+    chosen: readonly ClaimCandidate[],
     claim: Claim,
     careful: boolean,
   ): Promise<{ claimed: readonly ClaimedRun[] | null; taken: readonly ClaimCandidate[] }> {
-    const chosen = await this.#withinShares(client, request, chosenRuns);
     if (chosen.length === 0) return { claimed: [], taken: [] };
     const slotRows = await client.query(this.#lockSlots, [
       request.maxConcurrentRuns,
@@ -355,32 +369,18 @@ export class PostgresClaim {
   }
 
   /**
-   * The queued owners whose heads this claim reads. The head read locks the runs it returns (`SKIP
-   * LOCKED`), so an owner capped below the budget is read only once this claim holds its share lock
-   * (tried, never waited for; the same lock `#withinShares` takes): a claim that could not claim that
-   * owner's runs would otherwise hold them locked, hidden from the claim that can. Its slots are counted
-   * in the head read, after the lock, so they are exact.
-   */
-  async #ownersToRead(
-    client: PostgresClient,
-    request: ClaimRequest,
-    queued: readonly string[],
-  ): Promise<readonly string[]> {
-    const guard = await this.#lockCappedOwners(client, request, queued);
-    if (guard === null) return queued;
-    return queued.filter((owner) => !guard.capped.has(owner) || guard.locked.has(owner));
-  }
-
-  /**
    * Tries the share lock of each of `owners` capped below the budget (in name order; never waited for,
-   * held to the end of the transaction, re-entrant): the capped owners and those whose lock this claim
-   * holds, or null when no owner is capped.
+   * held to the end of the transaction): the capped owners and those whose lock this claim holds, or
+   * null when no owner is capped. The head read locks the runs it returns (`SKIP LOCKED`), so a capped
+   * owner is read only once this claim holds its lock: a claim that could not claim that owner's runs
+   * would otherwise hold them locked, hidden from the claim that can. Its slots are counted in the head
+   * read, after the lock, so they are exact for the rest of the transaction.
    */
   async #lockCappedOwners(
     client: PostgresClient,
     request: ClaimRequest,
     owners: readonly string[],
-  ): Promise<{ capped: Set<string>; locked: Set<string> } | null> {
+  ): Promise<OwnerGuard | null> {
     const share = request.share;
     if (share === undefined || !shareLimitsOwners(share, request.maxConcurrentRuns)) return null;
     const capped = [...new Set(owners)].filter(
@@ -398,28 +398,20 @@ export class PostgresClaim {
 
   /**
    * The chosen runs whose owners stay within their share (docs/semantics.md#fair-share). Only owners
-   * capped below the budget are guarded (otherwise the budget's slots bound them): for each, a lock is
-   * tried (never waited for; held to the end of this transaction), and the slots it holds are counted
-   * after the lock, so two replicas' claims together never put an owner over its share. An owner whose
-   * lock another claim holds is left to that claim this round.
+   * capped below the budget are guarded (otherwise the budget's slots bound them); their runs were read
+   * under their share locks, with the slots they hold counted after the locks, so two replicas' claims
+   * together never put an owner over its share. An owner whose lock another claim holds is left to that
+   * claim this round.
    */
-  async #withinShares(
-    client: PostgresClient,
+  #withinShares(
     request: ClaimRequest,
+    head: QueueHead,
     chosen: readonly ClaimCandidate[],
-  ): Promise<readonly ClaimCandidate[]> {
+  ): readonly ClaimCandidate[] {
     const share = request.share;
-    const guard = await this.#lockCappedOwners(
-      client,
-      request,
-      chosen.map((c) => c.owner),
-    );
+    const guard = head.guard;
     if (share === undefined || guard === null) return chosen;
-    const held = new Map<string, number>();
-    if (guard.locked.size > 0) {
-      const rows = await client.query(this.#ownerSlots, [[...guard.locked]]);
-      for (const row of rows.rows.map(record)) held.set(text(row, "owner"), integer(row, "held"));
-    }
+    const held = new Map(head.ownerActive);
     return chosen.filter((c) => {
       if (!guard.capped.has(c.owner)) return true;
       if (!guard.locked.has(c.owner)) return false;
