@@ -1,7 +1,7 @@
 /**
  * `scheduler.tasks.createMany` through the public library (docs/semantics.md#bulk-create) on a
- * SQLite file and on PostgreSQL (the server, or PGlite where none runs): 10,000 reminders in chunks of 1,000 land exactly once, in
- * input order, and a chunk with one bad item writes none of its tasks. The time is printed, never
+ * SQLite file and on PostgreSQL (the server, or PGlite where none runs): 10,000 reminders in chunks of
+ * 1,000 land exactly once, in input order, and a chunk with one bad item writes none of its tasks. The time is printed, never
  * asserted (bench/ measures speed).
  */
 import { mkdtempSync, rmSync } from "node:fs";
