@@ -1,12 +1,13 @@
 /**
  * One pass of the hot path through a store, as a replica takes it in a burst: `count` once tasks due at
- * `now` (after the fixtures' T0) are admitted, claimed, launched and completed in batches, and the wake-up and sweep reads run.
+ * `now` (after the fixtures' T0) are admitted, claimed, launched and completed in batches; then runs
+ * queued in one thread are claimed (the claim's wider read); and the wake-up and sweep reads run.
  * The structural plan tests and `bench/explain-hot-path.ts` run it to see every hot statement execute.
  */
 import type { Store } from "../../src/application/store.js";
 import type { Instant } from "../../src/domain/time.js";
 import { applyLaunchOutcome, completeRun } from "../../src/domain/run-transitions.js";
-import { agentTarget, onceAt } from "../contract/fixtures.js";
+import { agentTarget, onceAt, reuseThread } from "../contract/fixtures.js";
 import { POLICY, admitDue, claimDue, insertTask } from "../contract/store-steps.js";
 
 export async function runHotPath(store: Store, now: Instant, count: number): Promise<void> {
@@ -38,6 +39,14 @@ export async function runHotPath(store: Store, now: Instant, count: number): Pro
       decide: (run, task) => completeRun(run, { status: "succeeded" }, { now, task }),
     })),
   );
+  // Runs queued in one thread: the first read (as many runs as the claim may take) holds one claimable
+  // run, its thread's head, so the claim reads the wider window and then locks the runs it chose.
+  const thread = reuseThread(`hot-path-${now}`);
+  for (let i = 0; i < 4; i++) {
+    await insertTask(store, { schedule: onceAt(now), target: agentTarget(), context: thread });
+  }
+  await admitDue(store, now, count);
+  await claimDue(store, now, { limit: 2, maxConcurrentRuns: 4 * count });
   await store.runs.nextRunWakeAt();
   await store.runs.findExpiredClaims(now, 100);
   await store.runs.findPastDeadline(now, 100);

@@ -29,7 +29,11 @@ import {
   timestampToMs,
   unnestSource,
 } from "./postgres-sql.js";
-import { claimedRunFromRow, lockedClaimedRunSelect } from "./postgres-claimed-run.js";
+import {
+  claimedRunFromRow,
+  claimedTaskColumns,
+  lockedClaimedRunSelect,
+} from "./postgres-claimed-run.js";
 import { withTransaction } from "./with-transaction.js";
 import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
 
@@ -53,6 +57,8 @@ interface QueueHead {
   readonly room: number;
   /** The owners capped below the budget, and those whose share lock this claim holds; null: none capped. */
   readonly guard: OwnerGuard | null;
+  /** The candidates' whole rows (run and task) by run id, when the read returned them; else null. */
+  readonly rows: ReadonlyMap<string, Record<string, unknown>> | null;
 }
 
 /** Owners capped below the budget, and those of them whose share lock the claim holds. */
@@ -160,7 +166,12 @@ export class PostgresClaim {
       const inFlight: ClaimCandidate[] = [];
       let window = firstClaimWindow(request.limit);
       for (let read = 0; read < CONTENDED_READS; read++) {
-        const head = await this.#readQueueHead(client, request, window + inFlight.length);
+        const head = await this.#readQueueHead(
+          client,
+          request,
+          window + inFlight.length,
+          window === firstClaimWindow(request.limit),
+        );
         if (head.room <= 0 || head.candidates.length === 0) return [];
         for (const run of inFlight) {
           head.busyThreads.add(threadKey(run.threadScope, run.threadId));
@@ -195,6 +206,7 @@ export class PostgresClaim {
           client,
           request,
           this.#withinShares(request, head, chosen),
+          head.rows,
           claim,
           careful,
         );
@@ -207,12 +219,13 @@ export class PostgresClaim {
 
   /**
    * Each owner's first queued runs, `window` in all (at least one per owner), with the slots their
-   * threads and tasks hold, and the room.
+   * threads and tasks hold, and the room; `full`: with their whole rows.
    */
   async #readQueueHead(
     client: PostgresClient,
     request: ClaimRequest,
     window: number,
+    full: boolean,
   ): Promise<QueueHead> {
     const queued = (await client.query(this.#queuedOwners)).rows.map((row) =>
       text(record(row), "owner"),
@@ -227,7 +240,13 @@ export class PostgresClaim {
     // statement's text (a handful of statements): the planner then knows how many rows it reads.
     const bucket = 2 ** Math.ceil(Math.log2(Math.max(1, owners.length)));
     const perOwner = Math.max(1, Math.ceil(window / bucket));
-    const statement = this.#queueHead(bucket, perOwner, request.maxConcurrentRuns, request.limit);
+    const statement = this.#queueHead(
+      bucket,
+      perOwner,
+      request.maxConcurrentRuns,
+      request.limit,
+      full,
+    );
     const rows =
       owners.length === 0
         ? []
@@ -258,6 +277,7 @@ export class PostgresClaim {
       busyTasks,
       room: first === undefined ? 0 : integer(first, "room"),
       guard,
+      rows: full ? new Map(rows.map((row) => [text(row, "id"), row])) : null,
     };
   }
 
@@ -274,8 +294,14 @@ export class PostgresClaim {
    * `claim_slots`, whose rows are the budget's slots, and the first entries of small partial indexes
    * (never a walk of `runs`).
    */
-  #queueHead(owners: number, window: number, budget: number, limit: number): PostgresStatement {
-    const key = `${owners}/${window}/${budget}/${limit}`;
+  #queueHead(
+    owners: number,
+    window: number,
+    budget: number,
+    limit: number,
+    full: boolean,
+  ): PostgresStatement {
+    const key = `${owners}/${window}/${budget}/${limit}/${full ? "full" : "light"}`;
     let statement = this.#statements.get(key);
     if (statement !== undefined) return statement;
     const ctx = this.#ctx;
@@ -287,10 +313,19 @@ export class PostgresClaim {
     const room =
       `(SELECT LEAST(count(*) FILTER (WHERE run_id IS NULL AND slot <= ${int4(budget)}),` +
       ` ${int4(budget)} - count(run_id), ${int4(limit)}) FROM ${slots})::int4`;
-    statement = prepared(
-      `SELECT r.id, r.task_id, r.owner, r.thread_scope, r.thread_id, r.exclusive,` +
+    // The narrow read returns the whole run and task (what `#claimChosen` claims from): its runs are
+    // locked here already, and nearly all of them are chosen. The wide read, a few times the limit,
+    // returns what choosing needs; the chosen runs are fetched after.
+    const columns = full
+      ? `${ctx.runSql.columns}, ${claimedTaskColumns("t")}, t.handler_name AS handler_name`
+      : `r.id, r.task_id, r.owner, r.thread_scope, r.thread_id, r.exclusive,` +
         ` ${timestampToMs("r.not_before")} AS not_before, ${timestampToMs("r.queued_at")} AS queued_at,` +
-        ` (SELECT t.handler_name FROM ${ctx.tasksTable} AS t WHERE t.id = r.task_id) AS handler_name,` +
+        ` (SELECT t.handler_name FROM ${ctx.tasksTable} AS t WHERE t.id = r.task_id) AS handler_name`;
+    const task = full
+      ? ` JOIN LATERAL (SELECT * FROM ${ctx.tasksTable} AS k WHERE k.id = r.task_id OFFSET 0) AS t ON true`
+      : "";
+    statement = prepared(
+      `SELECT ${columns},` +
         ` (EXISTS (SELECT 1 FROM ${slots} AS s` +
         ` WHERE s.thread_scope = r.thread_scope AND s.thread_id = r.thread_id)` +
         ` OR EXISTS (SELECT 1 FROM ${runs} AS h WHERE (h.status || '') = 'cancelled'` +
@@ -309,6 +344,7 @@ export class PostgresClaim {
         ` OFFSET 0) AS o` +
         ` CROSS JOIN LATERAL (SELECT * FROM ${runs} AS q WHERE (q.status || '') = 'queued' AND q.owner = o.owner` +
         ` ORDER BY q.queued_at, q.id LIMIT ${int4(window)} FOR UPDATE SKIP LOCKED) AS r` +
+        task +
         // Uncorrelated, so evaluated once before anything else: with no room (the budget taken, as it
         // is for much of a burst) the queue is not read at all.
         ` WHERE ${room} > 0` +
@@ -320,15 +356,17 @@ export class PostgresClaim {
   }
 
   /**
-   * Takes as many free slots as there are chosen runs and locks the chosen runs, skipping any another
-   * transaction holds (another claimer, an owner command), then claims and writes as many as it holds
-   * slots for, in claim order. `claimed` is null when another replica held every chosen run (`taken`):
-   * the caller reads the queue again with those counted busy.
+   * Takes as many free slots as there are chosen runs and, unless the queue-head read returned their
+   * rows (`rows`: it locked them), locks the chosen runs, skipping any another transaction holds
+   * (another claimer, an owner command); then claims and writes as many as it holds slots for, in claim
+   * order. `claimed` is null when another replica held every chosen run (`taken`): the caller reads the
+   * queue again with those counted busy.
    */
   async #claimChosen(
     client: PostgresClient,
     request: ClaimRequest,
     chosen: readonly ClaimCandidate[],
+    rows: ReadonlyMap<string, Record<string, unknown>> | null,
     claim: Claim,
     careful: boolean,
   ): Promise<{ claimed: readonly ClaimedRun[] | null; taken: readonly ClaimCandidate[] }> {
@@ -339,12 +377,7 @@ export class PostgresClaim {
     ]);
     const slots = slotRows.rows.map((row) => integer(record(row), "slot"));
     if (slots.length === 0) return { claimed: [], taken: [] };
-    const locked = await client.query(this.#lockChosen, [chosen.map((c) => c.id)]);
-    const fresh = new Map(
-      locked.rows
-        .map((row) => claimedRunFromRow(row, this.#ctx.secrets))
-        .map((found) => [found.run.id, found] as const),
-    );
+    const fresh = await this.#chosenRows(client, chosen, rows);
     const taken = chosen.filter((c) => !fresh.has(c.id));
     const claimed: ClaimedRun[] = [];
     for (const candidate of chosen) {
@@ -366,6 +399,26 @@ export class PostgresClaim {
       }
     }
     return { claimed: await this.#writeCarefully(client, claimed, slots), taken };
+  }
+
+  /**
+   * The chosen runs with their tasks, by run id: parsed from the queue-head read's rows when it returned
+   * them (locked by this transaction and seen queued there), else locked and read by primary key.
+   */
+  async #chosenRows(
+    client: PostgresClient,
+    chosen: readonly ClaimCandidate[],
+    rows: ReadonlyMap<string, Record<string, unknown>> | null,
+  ): Promise<Map<string, ClaimedRun>> {
+    const found =
+      rows === null
+        ? (await client.query(this.#lockChosen, [chosen.map((c) => c.id)])).rows
+        : chosen.map((c) => rows.get(c.id)).filter((row) => row !== undefined);
+    return new Map(
+      found
+        .map((row) => claimedRunFromRow(row, this.#ctx.secrets))
+        .map((one) => [one.run.id, one] as const),
+    );
   }
 
   /**

@@ -30,11 +30,15 @@ export function lockedClaimedRunSelect(ctx: PostgresContext, ids: string): strin
  * planner hashed all 10,000 tasks of a burst to lock 200 runs).
  */
 export function claimedRunSelect(ctx: PostgresContext, runs = `${ctx.runSql.table} AS r`): string {
-  const taskColumns = taskSelectList("t", PREFIX);
   return (
-    `SELECT ${ctx.runSql.columns}, ${taskColumns} FROM ${runs}` +
+    `SELECT ${ctx.runSql.columns}, ${claimedTaskColumns("t")} FROM ${runs}` +
     ` JOIN LATERAL (SELECT * FROM ${ctx.tasksTable} AS k WHERE k.id = r.task_id OFFSET 0) AS t ON true`
   );
+}
+
+/** The task's columns of a claimed-run row, from the task aliased `alias`: what `claimedRunFromRow` reads. */
+export function claimedTaskColumns(alias: string): string {
+  return taskSelectList(alias, PREFIX);
 }
 
 export function claimedRunFromRow(value: unknown, secrets: SecretSealer): ClaimedRun {
