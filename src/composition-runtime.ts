@@ -12,7 +12,7 @@ import { DispatchService } from "./application/dispatch-service.js";
 import type { Logger } from "./application/logger.js";
 import { silentLogger } from "./application/logger.js";
 import { agreeBudget } from "./application/fleet-budget.js";
-import { buildPolicy } from "./application/policy-options.js";
+import { buildPolicy, withBudget } from "./application/policy-options.js";
 import { limitsOf } from "./application/limits.js";
 import type { PolicyOptions } from "./application/policy-options.js";
 import { SchedulerEvents } from "./application/scheduler-events.js";
@@ -131,16 +131,17 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
   const resealed = (await store.resealSecrets?.()) ?? 0;
   if (resealed > 0)
     logger.info({ tasks: resealed }, "signing secrets resealed under the current key");
-  const policy = {
-    ...requested,
-    maxConcurrentRuns: await agreeBudget({
+  // The budget in force is the fleet's stored one; a share given as a part of it follows it.
+  const policy = withBudget(
+    requested,
+    await agreeBudget({
       store,
       requested: requested.maxConcurrentRuns,
       explicit: options.policy?.maxConcurrentRuns !== undefined,
       now: clock.now(),
       log: logger,
     }),
-  };
+  );
   const events = new SchedulerEvents({
     onListenerError: (error, event) => {
       logger.error({ err: error, event }, "an event listener threw; the scheduler carries on");
@@ -242,8 +243,9 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
       retentionMs: coordinator.settings.retentionMs,
       shutdownTimeoutMs: coordinator.settings.shutdownTimeoutMs,
       livenessTimeoutMs: dispatch.policy.livenessMs,
-      maxActiveRunsPerOwner: policy.ownerShare?.maxActiveRuns ?? policy.maxConcurrentRuns,
-      ownerMaxActiveRuns: Object.fromEntries(policy.ownerShare?.overrides ?? []),
+      maxActiveRunsPerOwner:
+        dispatch.policy.ownerShare?.maxActiveRuns ?? dispatch.policy.maxConcurrentRuns,
+      ownerMaxActiveRuns: Object.fromEntries(dispatch.policy.ownerShare?.overrides ?? []),
       maxRunTimeoutMs: limits.runTimeoutMaxMs,
       quotas: quotas.summary(),
     },

@@ -8,7 +8,7 @@ import { AdmissionWindow } from "./admission-window.js";
 import { Quotas } from "./quotas.js";
 import { admitTask } from "../domain/admit-task.js";
 import { LeaseLostError } from "../domain/errors.js";
-import { selectClaimable } from "../domain/claim.js";
+import { selectClaimable, shareLimitsOwners } from "../domain/claim.js";
 import type { FencingToken, RunId } from "../domain/ids.js";
 import type { SchedulePolicy } from "../domain/options.js";
 import type {
@@ -49,6 +49,7 @@ import { changeRunReported } from "./reported-change.js";
 import type { ChangedRun } from "./reported-change.js";
 import { NO_EVENTS } from "./scheduler-events.js";
 import type { EventSink } from "./scheduler-events.js";
+import { withBudget } from "./policy-options.js";
 import { isRefusal } from "./store.js";
 import type { Store } from "./store.js";
 
@@ -108,15 +109,25 @@ export class DispatchService {
   }
 
   /**
-   * Applies the global budget stored in the database when it changed (docs/operations.md#sizing-the-budget);
-   * answers the change, or null when there is none (or the store keeps no budget).
+   * Applies the global budget stored in the database when it changed (docs/operations.md#sizing-the-budget),
+   * and an owner's share with it when the share is a part of the budget; answers the change (with the
+   * share in force when there is one), or null when there is none (or the store keeps no budget).
    */
-  async refreshBudget(): Promise<{ readonly from: number; readonly to: number } | null> {
+  async refreshBudget(): Promise<{
+    readonly from: number;
+    readonly to: number;
+    readonly maxActiveRunsPerOwner?: number;
+  } | null> {
     const stored = (await this.#store.fleet?.storedBudget()) ?? null;
     const from = this.#policy.maxConcurrentRuns;
     if (stored === null || stored === from) return null;
-    this.#policy = { ...this.#policy, maxConcurrentRuns: stored };
-    return { from, to: stored };
+    this.#policy = withBudget(this.#policy, stored);
+    const share = this.#policy.ownerShare;
+    return {
+      from,
+      to: stored,
+      ...(share === undefined ? {} : { maxActiveRunsPerOwner: share.maxActiveRuns }),
+    };
   }
 
   /** Admits up to `limit` due tasks in one batch (docs/semantics.md#the-life-of-an-occurrence). */
@@ -146,7 +157,12 @@ export class DispatchService {
   }): Promise<readonly ClaimedRun[]> {
     const { now, replicaId, handlerNames } = args;
     const leaseMs = this.#policy.leaseMs;
-    const share = this.#policy.ownerShare;
+    // No share when nobody is capped below the budget in force: the claim then counts nothing per owner.
+    const share =
+      this.#policy.ownerShare !== undefined &&
+      shareLimitsOwners(this.#policy.ownerShare, this.#policy.maxConcurrentRuns)
+        ? this.#policy.ownerShare
+        : undefined;
     const claimed = await this.#store.runs.claimRuns(
       {
         now,

@@ -2,7 +2,7 @@
  * The operator's thresholds as the library and the CLI take them (seconds, docs/library.md), checked and
  * turned into the domain's `SchedulePolicy` (milliseconds).
  */
-import { shareLimitsOwners } from "../domain/claim.js";
+import { shareForBudget } from "../domain/claim.js";
 import type { OwnerShare } from "../domain/claim.js";
 import type { QuotaOptions } from "./quotas.js";
 import { DEFAULT_POLICY } from "../domain/options.js";
@@ -24,9 +24,11 @@ export interface PolicyOptions {
   readonly livenessTimeoutSeconds?: number;
   /**
    * Launching or running runs one owner may hold at most (docs/semantics.md#fair-share), even when no
-   * other owner is waiting. @default the whole budget (`maxConcurrentRuns`; `punctual serve`: half of it)
+   * other owner is waiting: a number, or `{ fractionOfBudget }` (in (0, 1]) for that part of the budget
+   * in force, at least 1, which follows the budget when it changes.
+   * @default the whole budget in force (`punctual serve` and `worker`: half of it)
    */
-  readonly maxActiveRunsPerOwner?: number;
+  readonly maxActiveRunsPerOwner?: number | { readonly fractionOfBudget: number };
   /** Owners with their own maximum, by owner name (over `maxActiveRunsPerOwner`). @default none */
   readonly maxActiveRunsByOwner?: Readonly<Record<string, number>>;
   /**
@@ -69,15 +71,24 @@ export function buildPolicy(options: PolicyOptions = {}): SchedulePolicy {
       throw new RangeError(`${name} must be a positive integer`);
     return value;
   };
-  const perOwner = ownerCap(
-    options.maxActiveRunsPerOwner ?? maxConcurrentRuns,
-    "maxActiveRunsPerOwner",
-  );
   const overrides = new Map<string, number>();
   for (const [owner, cap] of Object.entries(options.maxActiveRunsByOwner ?? {})) {
     overrides.set(owner, ownerCap(cap, `maxActiveRunsByOwner.${owner}`));
   }
-  const ownerShare: OwnerShare = { maxActiveRuns: perOwner, overrides };
+  const perOwner = options.maxActiveRunsPerOwner;
+  // Unless a number is given, the share is a part of the budget in force (the whole of it by default),
+  // so it follows the budget the fleet stores (docs/operations.md#sizing-the-budget).
+  const fractionOfBudget =
+    typeof perOwner === "number" ? undefined : shareFraction(perOwner?.fractionOfBudget ?? 1);
+  const ownerShare: OwnerShare | null =
+    perOwner === undefined && overrides.size === 0
+      ? null
+      : shareForBudget(
+          fractionOfBudget === undefined
+            ? { maxActiveRuns: ownerCap(perOwner as number, "maxActiveRunsPerOwner"), overrides }
+            : { maxActiveRuns: maxConcurrentRuns, overrides, fractionOfBudget },
+          maxConcurrentRuns,
+        );
   return {
     ...DEFAULT_POLICY,
     maxConcurrentRuns,
@@ -86,7 +97,24 @@ export function buildPolicy(options: PolicyOptions = {}): SchedulePolicy {
     livenessMs: (livenessSeconds * 1000) as DurationMs,
     minOnceDelayMs: (positive(options.minOnceDelaySeconds, 0, "minOnceDelaySeconds") *
       1000) as DurationMs,
-    // No share at all when nobody is capped below the budget: the claim then counts nothing per owner.
-    ...(shareLimitsOwners(ownerShare, maxConcurrentRuns) ? { ownerShare } : {}),
+    // No share when none was asked for: every owner may take the whole budget in force.
+    ...(ownerShare === null ? {} : { ownerShare }),
   };
+}
+
+/** `policy` under the global budget in force (`budget`): a share given as a fraction follows it. */
+export function withBudget(policy: SchedulePolicy, budget: number): SchedulePolicy {
+  const share = policy.ownerShare;
+  return {
+    ...policy,
+    maxConcurrentRuns: budget,
+    ...(share === undefined ? {} : { ownerShare: shareForBudget(share, budget) }),
+  };
+}
+
+function shareFraction(value: number): number {
+  if (!Number.isFinite(value) || value <= 0 || value > 1) {
+    throw new RangeError("maxActiveRunsPerOwner.fractionOfBudget must be in (0, 1]");
+  }
+  return value;
 }

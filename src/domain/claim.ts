@@ -36,6 +36,19 @@ export interface OwnerShare {
   readonly maxActiveRuns: number;
   /** Owners with their own maximum. */
   readonly overrides: ReadonlyMap<string, number>;
+  /**
+   * When set, `maxActiveRuns` is this fraction of the budget in force (at least 1), and follows it when
+   * the budget changes (`shareForBudget`). @default none: `maxActiveRuns` is fixed
+   */
+  readonly fractionOfBudget?: number;
+}
+
+/** `share` under a budget of `budget` runs: a share given as a fraction of the budget follows it. */
+export function shareForBudget(share: OwnerShare, budget: number): OwnerShare {
+  const fraction = share.fractionOfBudget;
+  if (fraction === undefined) return share;
+  const maxActiveRuns = Math.max(1, Math.floor(budget * fraction));
+  return maxActiveRuns === share.maxActiveRuns ? share : { ...share, maxActiveRuns };
 }
 
 /** The share that leaves every owner the whole budget (`budget` runs): no per-owner cap. */

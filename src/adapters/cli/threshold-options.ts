@@ -6,7 +6,6 @@
 import type { Command } from "commander";
 import { parseDuration } from "../../domain/schedule/iso-text.js";
 import type { PolicyOptions } from "../../application/policy-options.js";
-import { DEFAULT_POLICY } from "../../domain/options.js";
 import type { OwnerQuotas, QuotaOptions } from "../../application/quotas.js";
 import type { CoordinatorOptions } from "../../runtime/coordinator-options.js";
 import type { RateLimitOptions } from "../http/rate-limit.js";
@@ -103,10 +102,11 @@ function ownerMaxima(text: string, usage: Usage): Record<string, number> {
   return maxima;
 }
 
-/** The CLI's default share of one owner: half the budget, at least 1 (docs/semantics.md#fair-share). */
-export function defaultOwnerShare(budget: number): number {
-  return Math.max(1, Math.floor(budget / 2));
-}
+/**
+ * The CLI's default share of one owner: half the global budget in force, at least 1, following it when
+ * the fleet's budget changes (docs/semantics.md#fair-share).
+ */
+const DEFAULT_OWNER_SHARE = 0.5;
 
 interface Setting {
   readonly flag: string;
@@ -298,10 +298,6 @@ export function thresholdsOf(
   const perOwner = text("maxActiveRunsPerOwner");
   const owners = text("ownerMaxActiveRuns");
   const runTimeout = text("maxRunTimeout");
-  const budgetRuns =
-    budget === undefined
-      ? DEFAULT_POLICY.maxConcurrentRuns
-      : integer("max-concurrent-runs", budget, 1, usage);
   const tasksPerOwner = text("maxTasksPerOwner");
   const minPeriod = text("minPeriod");
   const runsPerMinute = text("runsPerMinute");
@@ -337,9 +333,10 @@ export function thresholdsOf(
       ...(livenessTimeoutMs === undefined
         ? {}
         : { livenessTimeoutSeconds: livenessTimeoutMs / 1000 }),
+      // Unless given, half the budget in force: the fleet's stored budget, which may differ from the flag.
       maxActiveRunsPerOwner:
         perOwner === undefined
-          ? defaultOwnerShare(budgetRuns)
+          ? { fractionOfBudget: DEFAULT_OWNER_SHARE }
           : integer("max-active-runs-per-owner", perOwner, 1, usage),
       ...(owners === undefined ? {} : { maxActiveRunsByOwner: ownerMaxima(owners, usage) }),
       ...(runTimeout === undefined

@@ -106,13 +106,20 @@ async function oneBudgetPerFleet(database: string): Promise<void> {
   const worker = await start("worker", database, ["--max-concurrent-runs", "4"]);
   let serve: Running | null = null;
   try {
-    expect(thresholdsOf(worker, "punctual worker started")).toMatchObject({ maxConcurrentRuns: 4 });
+    expect(thresholdsOf(worker, "punctual worker started")).toMatchObject({
+      maxConcurrentRuns: 4,
+      maxActiveRunsPerOwner: 2,
+    });
     serve = await start("serve", database, ["--max-concurrent-runs", "9"]);
     const differs = serve.lines.find((l) =>
       String(l.msg).startsWith("max_concurrent_runs differs from the global budget"),
     );
     expect(differs).toMatchObject({ level: 40, requested: 9, inForce: 4 });
-    expect(thresholdsOf(serve, "punctual serving")).toMatchObject({ maxConcurrentRuns: 4 });
+    // The default share is half the budget in force, not of the flag's: one share across the fleet.
+    expect(thresholdsOf(serve, "punctual serving")).toMatchObject({
+      maxConcurrentRuns: 4,
+      maxActiveRunsPerOwner: 2,
+    });
 
     expect(await migrateWithBudget(database, "6")).toContain(
       "global budget (max_concurrent_runs): 6 (was 4)",
@@ -123,7 +130,7 @@ async function oneBudgetPerFleet(database: string): Promise<void> {
         () => replica.lines.find((l) => l.msg === "the global budget in force changed"),
         { timeoutMs: 10_000, what: "the budget change to be applied" },
       );
-      expect(changed).toMatchObject({ from: 4, to: 6 });
+      expect(changed).toMatchObject({ from: 4, to: 6, maxActiveRunsPerOwner: 3 });
     }
   } finally {
     await serve?.stop();
@@ -132,7 +139,10 @@ async function oneBudgetPerFleet(database: string): Promise<void> {
   // A replica started later with no flag takes the stored value without a warning.
   const later = await start("worker", database, []);
   await later.stop();
-  expect(thresholdsOf(later, "punctual worker started")).toMatchObject({ maxConcurrentRuns: 6 });
+  expect(thresholdsOf(later, "punctual worker started")).toMatchObject({
+    maxConcurrentRuns: 6,
+    maxActiveRunsPerOwner: 3,
+  });
   expect(later.lines.filter((l) => l.level === 40)).toEqual([]);
 }
 
