@@ -8,6 +8,7 @@
  */
 import { ValidationError } from "../domain/errors.js";
 import { taskId as toTaskId } from "../domain/ids.js";
+import type { Admission } from "../domain/admission.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
 import type { OwnerScope } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
@@ -25,6 +26,7 @@ import { scopeOf } from "./actor.js";
 import { readCalendars, retryOnCalendarChange, scheduleOfInput } from "./calendar-lookup.js";
 import type { Limits } from "./limits.js";
 import { checkMinPeriod, Quotas } from "./quotas.js";
+import type { EventSink } from "./scheduler-events.js";
 import type { Store } from "./store.js";
 import { taskFieldsFromPatch, withStoredSchedule } from "./task-input.js";
 import { checkReferences } from "./task-references.js";
@@ -41,6 +43,8 @@ export interface TaskEditDeps extends KnownReferences {
   readonly limits?: Limits;
   /** Per-owner quotas (docs/security.md#quotas): the least period applies to a patch. @default none */
   readonly quotas?: Quotas;
+  /** Receives the occurrences a resume decides (`admission:decided`), as admission's. @default none */
+  readonly events?: EventSink;
 }
 
 /** What a PATCH wrote: the task afterwards, and whether the patch gave a schedule. */
@@ -139,7 +143,7 @@ export function pauseOwnedTask(
 }
 
 /** Resumes the owner's task `id`, catching up as `catchUp` says (default `none`). */
-export function resumeOwnedTask(
+export async function resumeOwnedTask(
   deps: TaskEditDeps,
   actor: Actor,
   id: string,
@@ -147,7 +151,18 @@ export function resumeOwnedTask(
   now: Instant,
 ): Promise<Task> {
   const catchUp = options.catchUp ?? "none";
-  return mutateTask(deps, actor, id, (l) => resumeTask(l.task, l.activeRuns, { now, catchUp }));
+  // The decision written is the last one made (the store may call `decide` again after a retry).
+  const decided: { admission?: Admission } = {};
+  const task = await mutateTask(deps, actor, id, (l) => {
+    const outcome = resumeTask(l.task, l.activeRuns, { now, catchUp });
+    decided.admission = outcome.admission;
+    return outcome;
+  });
+  // What the resume decided (a missed range, a queued catch-up) is reported like admission's decisions.
+  const admission = decided.admission;
+  if (admission !== undefined)
+    deps.events?.emit("admission:decided", { taskId: task.id, admission });
+  return task;
 }
 
 /** Cancels the owner's task `id`. */

@@ -81,6 +81,27 @@ describe("scheduler.on", () => {
   });
 });
 
+describe("scheduler.on for a resume", () => {
+  it("reports the occurrences a resume decides, as admission does", async () => {
+    const scheduler = createTestScheduler({ start: T0, handlers: { ok: () => "ok" } });
+    const missed: unknown[] = [];
+    scheduler.on("occurrence:missed", (payload) => missed.push(payload));
+    const created = await scheduler.tasks.create({
+      title: "every minute",
+      schedule: { type: "cron", cron: "* * * * *" },
+      target: { kind: "handler", name: "ok" },
+    });
+    const id = created.task.id;
+    await scheduler.tasks.pause(id);
+    await scheduler.advanceBy(5 * MINUTE + SECOND);
+    expect(missed).toEqual([]);
+    // Paused through five fires: resumed without catch-up, they are one missed range, reason paused.
+    await scheduler.tasks.resume(id, { catch_up: "none" });
+    expect(missed).toEqual([expect.objectContaining({ task_id: id, count: 5, reason: "paused" })]);
+    await scheduler.stop();
+  });
+});
+
 describe("scheduler.on('replica:lost')", () => {
   it("is sent by the replica whose sweep finds another silent, with what it settled", async () => {
     const events = new SchedulerEvents();
