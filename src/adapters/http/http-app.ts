@@ -125,7 +125,8 @@ function patternOf(route: RegisteredRoute): RegExp {
             : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
       )
       .join("/");
-    pattern = new RegExp(`^${source}/?$`);
+    // No optional trailing slash: the router does not serve one, so it must not be offered in Allow.
+    pattern = new RegExp(`^${source}$`);
     routePatterns.set(route, pattern);
   }
   return pattern;
