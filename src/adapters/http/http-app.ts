@@ -14,6 +14,7 @@ import type { TaskService } from "../../application/task-service.js";
 import type { TokenService } from "../../application/token-service.js";
 import type { Instant } from "../../domain/time.js";
 import { SchedulerMetrics } from "../metrics/scheduler-metrics.js";
+import { answerClientError } from "./client-error.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import {
   BODY_LIMIT_BYTES,
@@ -168,6 +169,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     bodyLimit: BODY_LIMIT_BYTES,
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    clientErrorHandler: answerClientError,
     // Path parameters up to this length reach the routes (a thread id may have 128 characters).
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     // Errors the router raises before any route runs answer problems like every other error.
