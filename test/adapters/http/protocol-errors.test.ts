@@ -65,6 +65,37 @@ describe("a path with a trailing slash", () => {
   });
 });
 
+describe("a path parameter longer than any id", () => {
+  const long = "a".repeat(1000);
+
+  it("still needs a token (401), like every other path of the API", async () => {
+    for (const path of [`/v1/tasks/${long}`, `/v1/runs/${long}`, `/v1/threads/${long}/tasks`]) {
+      const answer = await call(t.url, "GET", path);
+      expect(answer.status, path).toBe(401);
+    }
+  });
+
+  it("reads as the route says: no such task or run, and a thread with no tasks", async () => {
+    const task = await call(t.url, "GET", `/v1/tasks/${long}`, { token: alice });
+    expect(task.status).toBe(404);
+    expect(task.body.type).toBe("https://punctual.dev/problems/not_found");
+    const run = await call(t.url, "GET", `/v1/runs/${long}`, { token: alice });
+    expect(run.status).toBe(404);
+    for (const path of [
+      `/v1/tasks/by-key/${long}`,
+      `/v1/calendars/${long}`,
+      `/dashboard/${long}`,
+    ]) {
+      const answer = await call(t.url, "GET", path, { token: alice });
+      expect(answer.status, path).toBe(404);
+      expect(answer.body.detail.length, path).toBeLessThan(300);
+    }
+    const thread = await call(t.url, "GET", `/v1/threads/${long}/tasks`, { token: alice });
+    expect(thread.status).toBe(200);
+    expect(thread.body).toEqual({ items: [], next_cursor: null });
+  });
+});
+
 describe("a request Node's HTTP parser refuses", () => {
   it("answers a problem document, not Fastify's own JSON", async () => {
     const auth = `Authorization: Bearer ${alice}\r\n`;
