@@ -84,7 +84,13 @@ export async function createTasks(
         errors.push(...itemErrors(error, index));
       }
     }
-    for (const task of tasks) checkMinPeriod(quotas, task.schedule, now);
+    for (const [index, task] of tasks.entries()) {
+      try {
+        checkMinPeriod(quotas, task.schedule, now);
+      } catch (error) {
+        throw itemLimit(error, index);
+      }
+    }
     errors.push(...(await keyErrors(deps, actor, tasks, errors.length === 0)));
     if (errors.length > 0) throw new ValidationError(errors);
     // After validation: a bad batch is told what is wrong with it, whatever the owner's count.
@@ -172,5 +178,11 @@ function itemErrors(error: unknown, index: number): FieldError[] {
   if (error instanceof NotFoundError && error.resource === "thread") {
     return [{ field: batchField(index, "context.thread_id"), message: error.message }];
   }
-  throw error;
+  throw itemLimit(error, index);
+}
+
+/** A limit one item exceeds (`run_timeout`, `min_period`), its message naming the item; else `error`. */
+function itemLimit(error: unknown, index: number): unknown {
+  if (!(error instanceof LimitExceededError)) return error;
+  return new LimitExceededError(error.limit, error.max, `${batchField(index)}: ${error.message}`);
 }

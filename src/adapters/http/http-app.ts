@@ -14,6 +14,7 @@ import type { TaskService } from "../../application/task-service.js";
 import type { TokenService } from "../../application/token-service.js";
 import type { Instant } from "../../domain/time.js";
 import { SchedulerMetrics } from "../metrics/scheduler-metrics.js";
+import { answerClientError } from "./client-error.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import {
   BODY_LIMIT_BYTES,
@@ -125,7 +126,8 @@ function patternOf(route: RegisteredRoute): RegExp {
             : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
       )
       .join("/");
-    pattern = new RegExp(`^${source}/?$`);
+    // No optional trailing slash: the router does not serve one, so it must not be offered in Allow.
+    pattern = new RegExp(`^${source}$`);
     routePatterns.set(route, pattern);
   }
   return pattern;
@@ -148,8 +150,13 @@ const CALLBACK_LIMIT: RateLimitOptions = { burst: 300, perSecond: 100 };
 /** Per client address, failed attempts (401, a callback's 404): then 429 until one is back. */
 const FAILURE_LIMIT: RateLimitOptions = { burst: 30, perSecond: 1 };
 
-/** The longest path parameter routed; a longer one names nothing (404). */
-const MAX_PATH_PARAM_LENGTH = 256;
+/**
+ * The longest path parameter routed: Node's header limit (16 KiB, which bounds the request line), so
+ * every parameter a request can carry reaches its route, behind the token check, and the route judges
+ * it (no such task or run, a thread with no tasks). Only a server started with a larger
+ * `--max-http-header-size` can see a longer one, answered 404 by the router.
+ */
+const MAX_PATH_PARAM_LENGTH = 16 * 1024;
 
 /** Builds the app (not listening): `await app.listen({ host, port })` serves it. */
 export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInstance> {
@@ -167,7 +174,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     bodyLimit: BODY_LIMIT_BYTES,
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
-    // Path parameters up to this length reach the routes (a thread id may have 128 characters).
+    clientErrorHandler: answerClientError,
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     // Errors the router raises before any route runs answer problems like every other error.
     frameworkErrors: (error, request, reply) => {

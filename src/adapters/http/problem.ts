@@ -1,7 +1,7 @@
 /**
  * RFC 9457 problem documents: the one shape of every error the API answers, built from the error map.
  */
-import { isPunctualError } from "../../domain/errors.js";
+import { isPunctualError, NotFoundError } from "../../domain/errors.js";
 import type { FieldError } from "../../domain/errors.js";
 import { HTTP_PROBLEMS, PROBLEM_TYPE_BASE, problemKind } from "./error-map.js";
 import type { HttpProblemCode, ProblemCode } from "./error-map.js";
@@ -85,6 +85,8 @@ export function problemFromError(error: unknown): Problem | null {
         const max = "max" in error ? Number(error.max) : 0;
         return problemOf(error.code, error.message, { limit, max });
       }
+      case "not_found":
+        return problemOf(error.code, notFoundDetail(error));
       case "calendar_in_use":
         return problemOf(error.code, error.message, {
           ...("taskId" in error ? { task_id: String(error.taskId) } : {}),
@@ -94,6 +96,14 @@ export function problemFromError(error: unknown): Problem | null {
     }
   }
   return fastifyProblem(error);
+}
+
+/** The longest id a not-found detail repeats: a path may carry 16 KiB, the answer need not. */
+const DETAIL_ID_MAX = 200;
+
+function notFoundDetail(error: Error): string {
+  if (!(error instanceof NotFoundError) || error.id.length <= DETAIL_ID_MAX) return error.message;
+  return `${error.resource} ${error.id.slice(0, DETAIL_ID_MAX)}... not found`;
 }
 
 /** Fastify's own client errors (bad JSON, media type, body size...) are the caller's fault: 4xx. */

@@ -98,6 +98,36 @@ describe("POST /v1/tasks/batch", () => {
     expect(other.status).toBe(422);
   });
 
+  it("names the item a limit refuses (run_timeout, min_period), writing nothing", async () => {
+    const before = await taskTitles();
+    const timeout = await call(t.url, "POST", "/v1/tasks/batch", {
+      token,
+      body: { tasks: [titled("fine"), { ...titled("long"), options: { run_timeout: "P2D" } }] },
+    });
+    expect(timeout.status).toBe(422);
+    expect(timeout.body).toMatchObject({ limit: "run_timeout", max: 86400 });
+    expect(timeout.body.detail).toMatch(/^tasks\[1\]: /);
+    const strict = await startTestServer({ policy: { quotas: { minPeriodMs: 60_000 } } });
+    try {
+      const often = await call(strict.url, "POST", "/v1/tasks/batch", {
+        token: await strict.token("alice"),
+        body: {
+          tasks: [
+            titled("fine"),
+            titled("fine too"),
+            { ...titled("often"), schedule: { type: "interval", every: "PT5S" } },
+          ],
+        },
+      });
+      expect(often.status).toBe(422);
+      expect(often.body).toMatchObject({ limit: "min_period", max: 60_000 });
+      expect(often.body.detail).toMatch(/^tasks\[2\]: /);
+    } finally {
+      await strict.stop();
+    }
+    expect(await taskTitles()).toEqual(before);
+  });
+
   it("needs a token", async () => {
     const answer = await call(t.url, "POST", "/v1/tasks/batch", { body: { tasks: [] } });
     expect(answer.status).toBe(401);

@@ -97,7 +97,8 @@ function modulesRoute(modules: ReadonlyMap<string, string>): RouteSpec {
     handler: ({ params }) => {
       const body = modules.get(params.file);
       if (body === undefined) {
-        throw new HttpProblem("route_not_found", `the dashboard has no module ${params.file}`);
+        const name = params.file.slice(0, 100);
+        throw new HttpProblem("route_not_found", `the dashboard has no module ${name}`);
       }
       return Promise.resolve(answer("text/javascript", body));
     },
