@@ -1,6 +1,7 @@
 /**
- * Summarises a V8 `.cpuprofile` (from `npm run bench -- --profile`): self time by function and by
- * source file, and inclusive time of punctual's own functions, so a profile can be read in a terminal
+ * Summarises a V8 `.cpuprofile` (from `npm run bench -- --profile`): self time by layer (the garbage
+ * collector, the database driver, each of punctual's layers...), by function and by source file, and
+ * inclusive time of punctual's own functions, so a profile can be read in a terminal
  * or pasted into a note. Usage: `tsx bench/profile-summary.ts <file.cpuprofile> [top]`.
  */
 import { readFileSync } from "node:fs";
@@ -32,6 +33,43 @@ function frameName(node: ProfileNode): string {
   return `${functionName || "(anonymous)"} ${url === "" ? "" : `${shortUrl(url)}:${lineNumber + 1}`}`.trim();
 }
 
+/** Where a frame's self time belongs, by the layer of its code (docs/benchmarks.md#profiling). */
+const LAYERS: readonly (readonly [string, (url: string, fn: string) => boolean])[] = [
+  ["garbage collector", (_, fn) => fn === "(garbage collector)"],
+  [
+    "module loading",
+    (url, fn) =>
+      /node:internal\/(modules|bootstrap)|tsx\/dist/.test(url) || fn === "compileSourceTextModule",
+  ],
+  [
+    "pg driver (pg, pg-protocol, pg-pool)",
+    (url) => /node_modules\/(pg|pg-protocol|pg-pool)\//.test(url),
+  ],
+  ["punctual: PostgreSQL adapter", (url) => url.includes("src/adapters/storage/postgres/")],
+  // better-sqlite3 runs SQLite synchronously inside the adapter's frames: its work shows there.
+  [
+    "punctual: SQLite adapter, with SQLite's own work",
+    (url) =>
+      url.includes("src/adapters/storage/sqlite/") || url.includes("node_modules/better-sqlite3/"),
+  ],
+  ["punctual: memory store", (url) => url.includes("src/adapters/storage/memory/")],
+  ["punctual: storage, shared", (url) => url.includes("src/adapters/storage/shared/")],
+  ["punctual: launchers", (url) => url.includes("src/adapters/launchers/")],
+  ["punctual: domain", (url) => url.includes("src/domain/")],
+  ["punctual: application", (url) => url.includes("src/application/")],
+  ["punctual: runtime", (url) => url.includes("src/runtime/")],
+  ["punctual: other", (url) => url.includes("/src/")],
+  ["bench harness", (url) => url.includes("/bench/")],
+  ["other packages", (url) => url.includes("node_modules/")],
+  ["native (socket writes, buffers, microtasks)", (url) => url === ""],
+  ["Node internals", () => true],
+];
+
+function layerOf(node: ProfileNode): string {
+  const { url, functionName } = node.callFrame;
+  return LAYERS.find(([, test]) => test(url, functionName))?.[0] ?? "Node internals";
+}
+
 function main(): void {
   const [file, topText] = process.argv.slice(2);
   if (file === undefined)
@@ -53,6 +91,7 @@ function main(): void {
   const busy = total - idle;
   const selfByName = new Map<string, number>();
   const selfByFile = new Map<string, number>();
+  const selfByLayer = new Map<string, number>();
   const inclusive = new Map<string, number>();
   for (const [id, time] of self) {
     const node = byId.get(id);
@@ -61,6 +100,8 @@ function main(): void {
     const fileKey =
       node.callFrame.url === "" ? `(${node.callFrame.functionName})` : shortUrl(node.callFrame.url);
     selfByFile.set(fileKey, (selfByFile.get(fileKey) ?? 0) + time);
+    const layer = layerOf(node);
+    selfByLayer.set(layer, (selfByLayer.get(layer) ?? 0) + time);
     // Inclusive: once per distinct frame on the stack.
     const seen = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
@@ -89,6 +130,7 @@ function main(): void {
   process.stdout.write(
     `${file}: ${(total / 1e6).toFixed(2)} s sampled, ${(busy / 1e6).toFixed(2)} s busy (percentages of busy time)\n`,
   );
+  show("self time by layer", selfByLayer);
   show("self time by function", selfByName);
   show("self time by file", selfByFile);
   show("inclusive time, punctual's code (src/)", inclusive, (k) => k.includes(" src/"));
