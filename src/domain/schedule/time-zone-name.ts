@@ -3,6 +3,8 @@
  * included. Never falls back to the machine's zone: an unusable name is an error, not a default.
  */
 
+import { TZ_NAMES_BEYOND_INTL } from "./tz-names-beyond-intl.js";
+
 /** The zone used when a schedule names none. */
 export const DEFAULT_TIME_ZONE = "UTC";
 
@@ -16,6 +18,10 @@ function canonicalNames(): Map<string, string> {
   }
   return canonicalByLowerCase;
 }
+
+const beyondIntlByLowerCase = new Map(
+  TZ_NAMES_BEYOND_INTL.map((name) => [name.toLowerCase(), name]),
+);
 
 /** `GMT+0`, `GMT-0` and `GMT0` are tz database links; any other `UTC+1`-style text is an offset. */
 const OFFSET_LIKE = /^(?:[+-]|(?:utc|gmt|ut|z)\s*[+-]\s*\d)/i;
@@ -46,7 +52,8 @@ function intlAccepts(name: string): boolean {
  * Checks a zone name. Returns `null` when it is usable, else a message saying why not.
  * Intl accepts names case-insensitively (`europe/berlin`), so the spelling is checked here: a name Intl
  * lists must match exactly, and any other (a link such as `US/Eastern`) must start each segment with an
- * upper-case letter or digit, as the tz database does.
+ * upper-case letter or digit, as the tz database does, and match exactly the tz database's spelling when
+ * tz-names-beyond-intl.ts holds it (`US/EASTERN` is refused).
  */
 export function timeZoneProblem(name: string): string | null {
   if (name.length === 0) return "must not be empty";
@@ -66,6 +73,10 @@ export function timeZoneProblem(name: string): string | null {
   }
   if (listed === undefined && !name.split("/").every((segment) => /^[A-Z]/.test(segment))) {
     return `"${name}" is not an IANA time zone name (names are case-sensitive, e.g. America/New_York)`;
+  }
+  const known = beyondIntlByLowerCase.get(name.toLowerCase());
+  if (known !== undefined && known !== name) {
+    return `"${name}" is misspelt: the time zone is "${known}"`;
   }
   if (!intlAccepts(name)) return `"${name}" is not a known IANA time zone`;
   return null;

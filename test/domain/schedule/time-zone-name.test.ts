@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { timeZoneProblem } from "../../../src/domain/schedule/time-zone-name.js";
+import { TZ_NAMES_BEYOND_INTL } from "../../../src/domain/schedule/tz-names-beyond-intl.js";
 
 describe("timeZoneProblem", () => {
   it.each([
@@ -24,6 +25,11 @@ describe("timeZoneProblem", () => {
     "America/Port-au-Prince",
     "Antarctica/DumontDUrville",
     "Pacific/Chatham",
+    "GB-Eire",
+    "Iran",
+    "America/Fort_Wayne",
+    "Etc/GMT0",
+    "Etc/Zulu",
   ])("accepts %s", (name) => {
     expect(timeZoneProblem(name)).toBeNull();
   });
@@ -35,6 +41,14 @@ describe("timeZoneProblem", () => {
     ["EUROPE/BERLIN", /misspelt/],
     ["utc", /not an IANA time zone name/],
     ["us/eastern", /not an IANA time zone name/],
+    ["US/EASTERN", /misspelt: the time zone is "US\/Eastern"/],
+    ["Asia/CALCUTTA", /misspelt: the time zone is "Asia\/Calcutta"/],
+    ["ETC/GMT+12", /misspelt: the time zone is "Etc\/GMT\+12"/],
+    ["Etc/Utc", /misspelt: the time zone is "Etc\/UTC"/],
+    ["Est5edt", /misspelt: the time zone is "EST5EDT"/],
+    ["GB-EIRE", /misspelt: the time zone is "GB-Eire"/],
+    ["IRAN", /misspelt: the time zone is "Iran"/],
+    ["America/Fort_wayne", /misspelt: the time zone is "America\/Fort_Wayne"/],
     ["Europe/Berln", /not a known IANA time zone/],
     ["Mars/Olympus_Mons", /not a known IANA time zone/],
     ["+05:30", /is an offset, not a time zone/],
@@ -54,5 +68,10 @@ describe("timeZoneProblem", () => {
     ["local", /not an IANA time zone name/],
   ])("rejects %j", (name, message) => {
     expect(timeZoneProblem(name)).toMatch(message);
+  });
+
+  it("accepts every zone and link as Intl or the tz database spells it", () => {
+    const names = [...Intl.supportedValuesOf("timeZone"), ...TZ_NAMES_BEYOND_INTL];
+    expect(names.filter((name) => timeZoneProblem(name) !== null)).toEqual([]);
   });
 });
