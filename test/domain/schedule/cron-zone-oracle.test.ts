@@ -776,27 +776,30 @@ describe("a once schedule's local run_at against a literal reading of SPEC 3.2",
  * Opt-in sweep (`ORACLE_ALL_ZONES=1`, minutes to run): every zone Intl knows, every offset change of
  * `ORACLE_FROM_YEAR` to `ORACLE_TO_YEAR` (default 2010 to 2030), a subset of the expressions above.
  */
-describe.runIf(process.env.ORACLE_ALL_ZONES === "1")("the oracle sweep over every zone", () => {
-  const fromYear = Number(process.env.ORACLE_FROM_YEAR ?? 2010);
-  const toYear = Number(process.env.ORACLE_TO_YEAR ?? 2030);
-  const expressions = (
-    process.env.ORACLE_EXPRESSIONS ??
-    "30 2 * * *|0 1-3 * * *|*/15 * * * *|0 0 * * *|30 1 * * *|0,30 23 * * *|0 * * * *|30 0 * * 0|0 0 L * *|45 2 * * *"
-  ).split("|");
-  it.each(Intl.supportedValuesOf("timeZone"))("agrees around every transition of %s", (zone) => {
-    const changes = changesBetween(zone, Date.UTC(fromYear, 0, 1), Date.UTC(toYear + 1, 0, 1));
-    const failures: unknown[] = [];
-    for (const { at: t } of changes) {
-      for (const cron of expressions) {
-        const after = t - 30 * HOUR;
-        const until = t + 30 * HOUR;
-        const engine = iso(engineFires([cron], zone, after, until));
-        const oracle = iso(oracleFires([cron], zone, after, until));
-        if (JSON.stringify(engine) !== JSON.stringify(oracle)) {
-          failures.push({ cron, transition: iso([t])[0], engine, oracle });
+// Registered only when asked for, so the default run neither runs nor lists it as skipped.
+if (process.env.ORACLE_ALL_ZONES === "1") {
+  describe("the oracle sweep over every zone", () => {
+    const fromYear = Number(process.env.ORACLE_FROM_YEAR ?? 2010);
+    const toYear = Number(process.env.ORACLE_TO_YEAR ?? 2030);
+    const expressions = (
+      process.env.ORACLE_EXPRESSIONS ??
+      "30 2 * * *|0 1-3 * * *|*/15 * * * *|0 0 * * *|30 1 * * *|0,30 23 * * *|0 * * * *|30 0 * * 0|0 0 L * *|45 2 * * *"
+    ).split("|");
+    it.each(Intl.supportedValuesOf("timeZone"))("agrees around every transition of %s", (zone) => {
+      const changes = changesBetween(zone, Date.UTC(fromYear, 0, 1), Date.UTC(toYear + 1, 0, 1));
+      const failures: unknown[] = [];
+      for (const { at: t } of changes) {
+        for (const cron of expressions) {
+          const after = t - 30 * HOUR;
+          const until = t + 30 * HOUR;
+          const engine = iso(engineFires([cron], zone, after, until));
+          const oracle = iso(oracleFires([cron], zone, after, until));
+          if (JSON.stringify(engine) !== JSON.stringify(oracle)) {
+            failures.push({ cron, transition: iso([t])[0], engine, oracle });
+          }
         }
       }
-    }
-    expect(failures).toEqual([]);
+      expect(failures).toEqual([]);
+    });
   });
-});
+}
