@@ -14,7 +14,7 @@ import type { ScheduleSpec } from "./schedule-types.js";
 import { resolveWall, wallOf } from "./wall-clock.js";
 
 /** Excluded days are skipped at most this far ahead: one Gregorian cycle, as cron searches. */
-const HORIZON_DAYS = 146_097;
+export const EXCLUSION_HORIZON_DAYS = 146_097;
 
 /** The schedule's exclusions (a once schedule has none). */
 export function exclusionsOf(spec: ScheduleSpec): readonly Exclusion[] {
@@ -59,15 +59,21 @@ function startOfLocalDay(zone: string, day: number): number {
 }
 
 /**
- * The schedule's next nominal time strictly after `after` that is not excluded (the next fire), or null.
+ * The schedule's next nominal time strictly after `after` that is not excluded (the next fire), or null
+ * when none is found within `horizonDays` local days (validation asks for 30 years only: each excluded
+ * occurrence costs a search, and exclusions that leave nothing would walk the whole horizon).
  * Excluded dates are jumped over (a range whole), so a long holiday costs one search per stretch.
  */
-export function nextFireAfter(spec: ScheduleSpec, after: Instant): Instant | null {
+export function nextFireAfter(
+  spec: ScheduleSpec,
+  after: Instant,
+  horizonDays = EXCLUSION_HORIZON_DAYS,
+): Instant | null {
   const exclusions = exclusionsOf(spec);
   let next = nextAfter(spec, after);
   if (exclusions.length === 0) return next;
   const zone = exclusionZoneOf(spec);
-  const lastDay = localDayOf(wallOf(zone, after)) + HORIZON_DAYS;
+  const lastDay = localDayOf(wallOf(zone, after)) + horizonDays;
   while (next !== null) {
     const day = localDayOf(wallOf(zone, next));
     if (exclusionOn(exclusions, day) === null) return next;

@@ -320,7 +320,8 @@ function checkReachable(
 
 /** A schedule whose exclusions leave no fire (within 30 years, or before `end_at`) is refused. */
 function checkNotAllExcluded(spec: ScheduleSpec, from: number, problems: Problems): void {
-  const fire = nextFireAfter(spec, instant(from));
+  // Searched over the 30 years only (plus a day for the zone's offset), not the stored task's horizon.
+  const fire = nextFireAfter(spec, instant(from), Math.ceil(THIRTY_YEARS_MS / MS_PER_DAY) + 1);
   if (fire !== null && fire <= from + THIRTY_YEARS_MS) return;
   problems.add(
     "exclude",

@@ -30,7 +30,12 @@ interface YearTable {
 /** Transitions in `(start, end]` and, without one, the year's single offset. */
 const yearTables = new Map<string, Map<number, YearTable>>();
 const formatters = new Map<string, Intl.DateTimeFormat>();
-const MAX_CACHED_YEARS_PER_ZONE = 400;
+/**
+ * More than a search's horizon (400 years, and the year on each side): a search that fills the cache
+ * clears it, and the next search would build every year again (seconds for a schedule whose exclusions
+ * leave no fire).
+ */
+const MAX_CACHED_YEARS_PER_ZONE = 1024;
 /** Years searched by schedules: Intl and the calendar arithmetic are exact over this range. */
 export const MIN_YEAR = 1;
 export const MAX_YEAR = 9999;

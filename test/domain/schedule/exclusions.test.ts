@@ -3,7 +3,7 @@
  * of the schedule's zone; excluded nominal times do not fire, previews list them as suppressed, and every
  * malformed item is refused naming its field. Expected instants are worked out by hand.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ValidationError } from "../../../src/domain/errors.js";
 import type { FieldError } from "../../../src/domain/errors.js";
 import { nextOccurrences } from "../../../src/domain/schedule/next-occurrences.js";
@@ -286,5 +286,47 @@ describe("exclude", () => {
     expect(
       parseCalendarItems(["2026-12-25", { calendar: "other" }], "items", TODAY).errors,
     ).toEqual([{ field: "items.1", message: "a calendar cannot name another calendar" }]);
+  });
+});
+
+describe("exclusions that leave no fire (the work of the search, counted in zone probes)", () => {
+  // Every weekday excluded from a weekday schedule: nothing ever fires.
+  const input = (timezone: string) => ({
+    type: "cron",
+    cron: "0 9 * * 1-5",
+    timezone,
+    exclude: [{ days: "* * mon-fri" }],
+  });
+  /** Intl probes (one per offset read while a year's table is built) made by `run`. */
+  function probes(run: () => unknown): number {
+    const spy = vi.spyOn(Intl.DateTimeFormat.prototype, "formatToParts");
+    try {
+      run();
+      return spy.mock.calls.length;
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it("are refused after searching the 30 years the check asks for, not the 400 a task may search", () => {
+    const validated = probes(() => {
+      expect(() => parseSchedule(input("Europe/Vilnius"), { referenceAt: REFERENCE })).toThrow(
+        ValidationError,
+      );
+    });
+    const spec = parseSchedule(input("Europe/Riga"), {
+      referenceAt: REFERENCE,
+      checkReachable: false,
+    });
+    const stored = probes(() => {
+      expect(nextDueAfter(spec, REFERENCE)).toBeNull();
+    });
+    expect(validated).toBeGreaterThan(0);
+    expect(validated * 5).toBeLessThan(stored);
+    // The years a task's search built stay cached for its next search: none is built again.
+    const again = probes(() => {
+      expect(nextDueAfter(spec, REFERENCE)).toBeNull();
+    });
+    expect(again).toBe(0);
   });
 });
