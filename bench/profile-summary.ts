@@ -39,7 +39,8 @@ const LAYERS: readonly (readonly [string, (url: string, fn: string) => boolean])
   [
     "module loading",
     (url, fn) =>
-      /node:internal\/(modules|bootstrap)|tsx\/dist/.test(url) || fn === "compileSourceTextModule",
+      /node:internal\/(modules|bootstrap|deps\/cjs-module-lexer|source_map)|tsx\/dist/.test(url) ||
+      fn === "compileSourceTextModule",
   ],
   [
     "pg driver (pg, pg-protocol, pg-pool)",
