@@ -194,9 +194,12 @@ export interface TaskIdentity {
   readonly group: string | null;
 }
 
+/** A create input's `key` and `group`, the rest let through: built once (zod compiles a schema on its first use). */
+const identitySchema = z.looseObject(identity);
+
 /** Reads `key` and `group` of a create input. @throws validation_failed for a bad key or a group without one */
 export function taskIdentityFrom(value: unknown): TaskIdentity {
-  const input = parseWith(z.looseObject(identity), value);
+  const input = parseWith(identitySchema, value);
   const key = input.key ?? null;
   const group = input.group ?? null;
   if (group !== null && key === null) {
