@@ -15,6 +15,8 @@ import {
 } from "../../src/domain/run.js";
 import type { RunStatus } from "../../src/domain/run.js";
 import { buildRun, T0 } from "./builders.js";
+import { runId, threadId } from "../../src/domain/ids.js";
+import { newRunWithId } from "../../src/domain/new-run.js";
 
 /**
  * The legal moves, written from docs/semantics.md#run-statuses's diagram (plus the retry edge running -> queued of
@@ -108,5 +110,21 @@ describe("run status groups", () => {
     expect(isActiveRunStatus(status)).toBe(active);
     expect(isTerminalRunStatus(status)).toBe(!active);
     expect(holdsSlot(status)).toBe(status === "launching" || status === "running");
+  });
+});
+
+describe("newRunWithId", () => {
+  const newRun = {
+    ...(({ id: _id, ...rest }) => rest)(
+      buildRun({ status: "queued", threadId: threadId("t-bound"), result: { a: [1] } }),
+    ),
+  };
+  it("is the new run with every field as written and its id", () => {
+    const run = newRunWithId(newRun, runId("r-9"));
+    expect(run).toEqual({ ...newRun, id: runId("r-9") });
+  });
+  it("names a fresh thread (null) after the run", () => {
+    const run = newRunWithId({ ...newRun, threadId: null }, runId("r-10"));
+    expect(run.threadId).toBe("r-10");
   });
 });

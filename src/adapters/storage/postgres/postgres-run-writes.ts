@@ -2,8 +2,9 @@
  * Batch reads and writes of run rows shared by the task and run repositories: many rows per statement,
  * through arrays and `unnest`.
  */
-import { runId, threadId } from "../../../domain/ids.js";
+import { runId } from "../../../domain/ids.js";
 import type { TaskId } from "../../../domain/ids.js";
+import { newRunWithId } from "../../../domain/new-run.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import { ACTIVE_RUN_STATUSES } from "../../../domain/run.js";
 import type { Run } from "../../../domain/run.js";
@@ -36,7 +37,7 @@ const ON_CONFLICT: Readonly<Record<InsertConflict, string>> = {
 
 /** The run a new row becomes: its minted id, and a fresh thread (its own id) when none was bound. */
 export function materializeRun(newRun: NewRun, id: string): Run {
-  return { ...newRun, id: runId(id), threadId: newRun.threadId ?? threadId(id) };
+  return newRunWithId(newRun, runId(id));
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import type { SecretSealer } from "../../../application/store.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../../domain/ids.js";
-import { threadId as toThreadId } from "../../../domain/ids.js";
+import { newRunWithId } from "../../../domain/new-run.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type { RunTaskContext } from "../../../domain/run-change.js";
 import type { Run, RunReason, RunStatus, RunTrigger } from "../../../domain/run.js";
@@ -365,5 +365,5 @@ export function runToRow(run: Run): RunRow {
 
 /** The run a `NewRun` becomes under `id`; a run with no thread gets a fresh one named after itself. */
 export function runFromNewRun(newRun: NewRun, id: RunId): Run {
-  return { ...newRun, id, threadId: newRun.threadId ?? toThreadId(id) };
+  return newRunWithId(newRun, id);
 }
