@@ -79,7 +79,11 @@ export function buildPolicy(options: PolicyOptions = {}): SchedulePolicy {
   // Unless a number is given, the share is a part of the budget in force (the whole of it by default),
   // so it follows the budget the fleet stores (docs/operations.md#sizing-the-budget).
   const fractionOfBudget =
-    typeof perOwner === "number" ? undefined : shareFraction(perOwner?.fractionOfBudget ?? 1);
+    typeof perOwner === "number"
+      ? undefined
+      : perOwner === undefined
+        ? 1
+        : shareFraction((perOwner as { fractionOfBudget?: unknown } | null)?.fractionOfBudget);
   const ownerShare: OwnerShare | null =
     perOwner === undefined && overrides.size === 0
       ? null
@@ -112,9 +116,12 @@ export function withBudget(policy: SchedulePolicy, budget: number): SchedulePoli
   };
 }
 
-function shareFraction(value: number): number {
-  if (!Number.isFinite(value) || value <= 0 || value > 1) {
-    throw new RangeError("maxActiveRunsPerOwner.fractionOfBudget must be in (0, 1]");
+/** A share given as a part of the budget; anything else given (a string, null) is refused. */
+function shareFraction(value: unknown): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || value > 1) {
+    throw new RangeError(
+      "maxActiveRunsPerOwner must be a positive integer or { fractionOfBudget } in (0, 1]",
+    );
   }
   return value;
 }

@@ -45,8 +45,17 @@ describe("buildPolicy's owner share", () => {
   it.each([0, -0.5, 1.5, Number.NaN])("refuses a fraction of %s", (fraction) => {
     expect(() =>
       buildPolicy({ maxConcurrentRuns: 4, maxActiveRunsPerOwner: { fractionOfBudget: fraction } }),
-    ).toThrow(/fractionOfBudget must be in \(0, 1\]/);
+    ).toThrow(/fractionOfBudget \} in \(0, 1\]/);
   });
+
+  it.each([["8"], [null], [{}], [{ fractionOfBudget: "0.5" }]])(
+    "refuses a share of %j rather than leaving owners uncapped",
+    (value) => {
+      expect(() =>
+        buildPolicy({ maxConcurrentRuns: 4, maxActiveRunsPerOwner: value as never }),
+      ).toThrow(RangeError);
+    },
+  );
 
   it("refuses a share that is not a positive integer", () => {
     expect(() => buildPolicy({ maxActiveRunsPerOwner: 0 })).toThrow(/positive integer/);
