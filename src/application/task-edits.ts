@@ -8,7 +8,6 @@
  */
 import { ValidationError } from "../domain/errors.js";
 import { taskId as toTaskId } from "../domain/ids.js";
-import type { Admission } from "../domain/admission.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
 import type { OwnerScope } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
@@ -64,23 +63,30 @@ async function mutateTask(
   decide: (locked: { task: Task; activeRuns: readonly Run[] }) => CommandOutcome,
   expectedVersion?: number,
 ): Promise<Task> {
+  return (await mutateTaskOutcome(deps, actor, id, decide, expectedVersion)).task;
+}
+
+/** `mutateTask`, answering the whole outcome the store wrote (the decision made last, after a retry). */
+async function mutateTaskOutcome<O extends CommandOutcome>(
+  deps: TaskEditDeps,
+  actor: Actor,
+  id: string,
+  decide: (locked: { task: Task; activeRuns: readonly Run[] }) => O,
+  expectedVersion?: number,
+): Promise<O> {
   const scope: OwnerScope = scopeOf(actor);
-  const { task, cancelTargets } = await deps.store.tasks.mutateTask(
-    scope,
-    toTaskId(id),
-    (locked) => {
-      const outcome = decide(locked);
-      return {
-        task: outcome.task,
-        ...(expectedVersion === undefined ? {} : { expectedVersion }),
-        newRuns: outcome.newRuns,
-        runUpdates: outcome.runUpdates,
-        result: () => outcome,
-      };
-    },
-  );
-  for (const run of cancelTargets) deps.signals.cancelRequested(run, task);
-  return task;
+  const written = await deps.store.tasks.mutateTask(scope, toTaskId(id), (locked) => {
+    const outcome = decide(locked);
+    return {
+      task: outcome.task,
+      ...(expectedVersion === undefined ? {} : { expectedVersion }),
+      newRuns: outcome.newRuns,
+      runUpdates: outcome.runUpdates,
+      result: () => outcome,
+    };
+  });
+  for (const run of written.cancelTargets) deps.signals.cancelRequested(run, written.task);
+  return written;
 }
 
 /** PATCH `current` (the owner's task `id`) with a compare-and-set on `version` (null: no check). */
@@ -151,17 +157,11 @@ export async function resumeOwnedTask(
   now: Instant,
 ): Promise<Task> {
   const catchUp = options.catchUp ?? "none";
-  // The decision written is the last one made (the store may call `decide` again after a retry).
-  const decided: { admission?: Admission } = {};
-  const task = await mutateTask(deps, actor, id, (l) => {
-    const outcome = resumeTask(l.task, l.activeRuns, { now, catchUp });
-    decided.admission = outcome.admission;
-    return outcome;
-  });
+  const { task, admission } = await mutateTaskOutcome(deps, actor, id, (l) =>
+    resumeTask(l.task, l.activeRuns, { now, catchUp }),
+  );
   // What the resume decided (a missed range, a queued catch-up) is reported like admission's decisions.
-  const admission = decided.admission;
-  if (admission !== undefined)
-    deps.events?.emit("admission:decided", { taskId: task.id, admission });
+  deps.events?.emit("admission:decided", { taskId: task.id, admission });
   return task;
 }
 
