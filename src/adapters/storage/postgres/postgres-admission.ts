@@ -4,6 +4,8 @@
  * domain decides, and the decisions, cancellations and schedule fields are written in three statements.
  * Writes only the task's schedule fields (and `last_error` when the admission sets it).
  */
+import { runId } from "../../../domain/ids.js";
+import { newRunWithId } from "../../../domain/new-run.js";
 import type { AdmissionTaskFields } from "../../../domain/admission.js";
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import type { AdmissionReport } from "../../../domain/ports.js";
@@ -14,7 +16,6 @@ import type { PostgresContext } from "./postgres-context.js";
 import { SCHEDULED_OCCURRENCE_INDEX, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import { record, taskFromRow, text, taskSelectList } from "./postgres-rows.js";
-import { materializeRun } from "./postgres-run-writes.js";
 import type { Column } from "./postgres-sql.js";
 import {
   columnArrays,
@@ -128,7 +129,7 @@ export class PostgresAdmission {
         return {
           task,
           fields: write.fields,
-          newRuns: write.newRuns.map((newRun) => materializeRun(newRun, ctx.newId())),
+          newRuns: write.newRuns.map((newRun) => newRunWithId(newRun, runId(ctx.newId()))),
           runUpdates: write.runUpdates,
         };
       });

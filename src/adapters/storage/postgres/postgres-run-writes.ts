@@ -2,10 +2,7 @@
  * Batch reads and writes of run rows shared by the task and run repositories: many rows per statement,
  * through arrays and `unnest`.
  */
-import { runId } from "../../../domain/ids.js";
 import type { TaskId } from "../../../domain/ids.js";
-import { newRunWithId } from "../../../domain/new-run.js";
-import type { NewRun } from "../../../domain/new-run.js";
 import { ACTIVE_RUN_STATUSES } from "../../../domain/run.js";
 import type { Run } from "../../../domain/run.js";
 import type { TargetKind } from "../../../domain/target.js";
@@ -34,11 +31,6 @@ const ON_CONFLICT: Readonly<Record<InsertConflict, string>> = {
   scheduled_occurrence:
     " ON CONFLICT (task_id, scheduled_for) WHERE trigger = 'scheduled' DO NOTHING",
 };
-
-/** The run a new row becomes: its minted id, and a fresh thread (its own id) when none was bound. */
-export function materializeRun(newRun: NewRun, id: string): Run {
-  return newRunWithId(newRun, runId(id));
-}
 
 /**
  * A new run's columns: the run's, and its task's target kind, copied from the task the writer holds (for

@@ -8,6 +8,8 @@ import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/ca
 import { KeyTakenError, NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
 import type { OwnerId, RunId, TaskId } from "../../../domain/ids.js";
+import { runId } from "../../../domain/ids.js";
+import { newRunWithId } from "../../../domain/new-run.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
   AdmissionReport,
@@ -38,7 +40,6 @@ import {
   taskValues,
   taskSelectList,
 } from "./postgres-rows.js";
-import { materializeRun } from "./postgres-run-writes.js";
 import type { InsertConflict } from "./postgres-run-writes.js";
 import {
   columnArrays,
@@ -272,7 +273,7 @@ export class PostgresTaskRepository implements TaskRepository {
     newRuns: readonly NewRun[],
     kind: TargetKind,
   ): Promise<(Run | null)[]> {
-    const runs = newRuns.map((newRun) => materializeRun(newRun, this.#ctx.newId()));
+    const runs = newRuns.map((newRun) => newRunWithId(newRun, runId(this.#ctx.newId())));
     const written = new Set<string>();
     let start = 0;
     while (start < runs.length) {

@@ -5,8 +5,6 @@
  */
 import type { SecretSealer } from "../../../application/store.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../../domain/ids.js";
-import { newRunWithId } from "../../../domain/new-run.js";
-import type { NewRun } from "../../../domain/new-run.js";
 import type { RunTaskContext } from "../../../domain/run-change.js";
 import type { Run, RunReason, RunStatus, RunTrigger } from "../../../domain/run.js";
 import { encodeSchedule } from "../../../domain/schedule-codec.js";
@@ -361,9 +359,4 @@ export function runToRow(run: Run): RunRow {
     error: run.error,
     result: run.result === null ? null : JSON.stringify(run.result),
   };
-}
-
-/** The run a `NewRun` becomes under `id`; a run with no thread gets a fresh one named after itself. */
-export function runFromNewRun(newRun: NewRun, id: RunId): Run {
-  return newRunWithId(newRun, id);
 }

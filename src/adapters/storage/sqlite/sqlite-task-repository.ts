@@ -9,6 +9,7 @@ import { KeyTakenError, NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
 import type { OwnerId, RunId, TaskId } from "../../../domain/ids.js";
 import { runId as toRunId } from "../../../domain/ids.js";
+import { newRunWithId } from "../../../domain/new-run.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
   AdmissionReport,
@@ -30,7 +31,7 @@ import { settle, StatementCache } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { SqliteCalendarStamps } from "./sqlite-calendar-repository.js";
 import { brokenRunKey, isTaskKeyTaken } from "./sqlite-errors.js";
-import { columnList, runFromNewRun, runFromRow, runToRow, TASK_COLUMNS } from "./sqlite-rows.js";
+import { columnList, runFromRow, runToRow, TASK_COLUMNS } from "./sqlite-rows.js";
 import { taskFromRow, taskToRow } from "./sqlite-rows.js";
 import type { TaskRow } from "./sqlite-rows.js";
 import { RowReader, TASK_SELECT } from "./sqlite-statements.js";
@@ -384,7 +385,7 @@ export class SqliteTaskRepository implements TaskRepository {
   }
 
   #insert(newRun: NewRun): Run {
-    const run = runFromNewRun(newRun, toRunId(this.#newId()));
+    const run = newRunWithId(newRun, toRunId(this.#newId()));
     this.#shared.insertRun.run(runToRow(run));
     return run;
   }
