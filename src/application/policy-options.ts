@@ -66,33 +66,15 @@ export function buildPolicy(options: PolicyOptions = {}): SchedulePolicy {
     "livenessTimeoutSeconds",
   );
   if (livenessSeconds <= 0) throw new RangeError("livenessTimeoutSeconds must be positive");
-  const ownerCap = (value: number, name: string): number => {
-    if (!Number.isInteger(value) || value < 1)
-      throw new RangeError(`${name} must be a positive integer`);
-    return value;
-  };
   const overrides = new Map<string, number>();
   for (const [owner, cap] of Object.entries(options.maxActiveRunsByOwner ?? {})) {
     overrides.set(owner, ownerCap(cap, `maxActiveRunsByOwner.${owner}`));
   }
   const perOwner = options.maxActiveRunsPerOwner;
-  // Unless a number is given, the share is a part of the budget in force (the whole of it by default),
-  // so it follows the budget the fleet stores (docs/operations.md#sizing-the-budget).
-  const fractionOfBudget =
-    typeof perOwner === "number"
-      ? undefined
-      : perOwner === undefined
-        ? 1
-        : shareFraction((perOwner as { fractionOfBudget?: unknown } | null)?.fractionOfBudget);
-  const ownerShare: OwnerShare | null =
+  const ownerShare =
     perOwner === undefined && overrides.size === 0
       ? null
-      : shareForBudget(
-          fractionOfBudget === undefined
-            ? { maxActiveRuns: ownerCap(perOwner as number, "maxActiveRunsPerOwner"), overrides }
-            : { maxActiveRuns: maxConcurrentRuns, overrides, fractionOfBudget },
-          maxConcurrentRuns,
-        );
+      : ownerShareOf(perOwner, overrides, maxConcurrentRuns);
   return {
     ...DEFAULT_POLICY,
     maxConcurrentRuns,
@@ -114,6 +96,32 @@ export function withBudget(policy: SchedulePolicy, budget: number): SchedulePoli
     maxConcurrentRuns: budget,
     ...(share === undefined ? {} : { ownerShare: shareForBudget(share, budget) }),
   };
+}
+
+/**
+ * The owners' share as given: a number stays that number; otherwise it is a part of the budget in force
+ * (the whole of it when only overrides were given), so it follows the budget the fleet stores
+ * (docs/operations.md#sizing-the-budget).
+ */
+function ownerShareOf(
+  perOwner: PolicyOptions["maxActiveRunsPerOwner"],
+  overrides: ReadonlyMap<string, number>,
+  budget: number,
+): OwnerShare {
+  if (typeof perOwner === "number") {
+    return { maxActiveRuns: ownerCap(perOwner, "maxActiveRunsPerOwner"), overrides };
+  }
+  const fractionOfBudget =
+    perOwner === undefined
+      ? 1
+      : shareFraction((perOwner as { fractionOfBudget?: unknown } | null)?.fractionOfBudget);
+  return shareForBudget({ maxActiveRuns: budget, overrides, fractionOfBudget }, budget);
+}
+
+function ownerCap(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1)
+    throw new RangeError(`${name} must be a positive integer`);
+  return value;
 }
 
 /** A share given as a part of the budget; anything else given (a string, null) is refused. */
