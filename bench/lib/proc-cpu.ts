@@ -2,7 +2,9 @@
  * CPU time of PostgreSQL backends, read from /proc: the server runs on this machine, so each backend
  * connected to a bench database is a process whose utime + stime we can sample. A sampler polls
  * `pg_stat_activity` for the database's backends and keeps the first and last reading of each pid, so
- * backends that come and go during a phase are counted up to their last sample.
+ * backends that come and go during a phase are counted up to their last sample. It also reads the
+ * server's WAL position at start and stop: the bytes of write-ahead log written in between are a
+ * measure of the database's write work that, unlike CPU time, does not move with the machine's load.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -50,6 +52,8 @@ export class BackendCpuSampler {
   #timer: NodeJS.Timeout | null = null;
   #sampling: Promise<void> = Promise.resolve();
   #readable = true;
+  #walStart: bigint | null = null;
+  #walBytes: number | null = null;
 
   constructor(adminUrl: string, database: string) {
     this.#adminUrl = adminUrl;
@@ -65,6 +69,7 @@ export class BackendCpuSampler {
     const own = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
     const pid = own.rows[0]?.pid;
     this.#readable = pid !== undefined && processCpuSeconds(pid) !== null;
+    this.#walStart = await walPosition(client);
     await this.#sample(true);
     this.#timer = setInterval(() => {
       this.#sampling = this.#sampling.then(() => this.#sample(false));
@@ -76,12 +81,25 @@ export class BackendCpuSampler {
     if (this.#timer !== null) clearInterval(this.#timer);
     await this.#sampling;
     await this.#sample(false);
+    if (this.#client !== null && this.#walStart !== null) {
+      const end = await settledWalPosition(this.#client);
+      this.#walBytes = end === null ? null : Number(end - this.#walStart);
+    }
     await this.#client?.end();
     this.#client = null;
     if (!this.#readable) return null;
     let total = 0;
     for (const reading of this.#readings.values()) total += reading.last - reading.first;
     return total;
+  }
+
+  /**
+   * Bytes of WAL the whole server wrote between `start()` and `stop()` (null before `stop()`, or when
+   * the position could not be read). The server is shared by nothing else during a bench phase, so this
+   * is the scheduler's writes, plus whatever autovacuum did meanwhile.
+   */
+  get walBytes(): number | null {
+    return this.#walBytes;
   }
 
   async #sample(baseline: boolean): Promise<void> {
@@ -114,6 +132,36 @@ export class BackendCpuSampler {
   }
 }
 
+/** The server's current WAL insert position, in bytes from the start of the log; null when unreadable. */
+async function walPosition(client: pg.Client): Promise<bigint | null> {
+  try {
+    const result = await client.query<{ at: string }>(
+      "SELECT (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::text AS at",
+    );
+    const at = result.rows[0]?.at;
+    return at === undefined ? null : BigInt(at.split(".")[0] ?? "0");
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The WAL position once writing has stopped: a system may still be recording completions when its last
+ * handler has started (graphile-worker and pg-boss batch them), so the position is read until it holds
+ * still for 300 ms, for at most 5 s. Every system is measured by the same rule.
+ */
+async function settledWalPosition(client: pg.Client): Promise<bigint | null> {
+  let last = await walPosition(client);
+  const until = Date.now() + 5000;
+  while (last !== null && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const now = await walPosition(client);
+    if (now === last) break;
+    last = now;
+  }
+  return last;
+}
+
 /** The CPU of one server process (Redis) from `start()` to `stop()`; null when /proc cannot tell. */
 export class PidCpuSampler {
   readonly #pid: number | null;
@@ -127,6 +175,9 @@ export class PidCpuSampler {
     this.#first = this.#pid === null ? null : processCpuSeconds(this.#pid);
     return Promise.resolve();
   }
+
+  /** Redis writes no WAL. */
+  readonly walBytes = null;
 
   stop(): Promise<number | null> {
     const last = this.#pid === null ? null : processCpuSeconds(this.#pid);

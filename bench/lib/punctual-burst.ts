@@ -309,7 +309,12 @@ export async function punctualBurst(
       unexpected: check.unexpected,
       statuses: statusCounts(runs),
       perWorker,
-      cpu: cpuFigures(cpuSecondsBetween(before, after), databaseSeconds, ledger.length),
+      cpu: cpuFigures(
+        cpuSecondsBetween(before, after),
+        databaseSeconds,
+        ledger.length,
+        sampler?.walBytes ?? null,
+      ),
       loopDelay: loopDelayOf(final),
       settings: { ...REPLICA_SETTINGS, replicas: REPLICAS_OF[target] },
       timedOut: !done,

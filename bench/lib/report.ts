@@ -55,11 +55,12 @@ function burstTable(rows: readonly BurstFigures[]): string {
       "duplicates",
       "losses",
       "CPU s per 1,000 (workers + db)",
+      "WAL per fire (bytes)",
       "event loop delay max (ms)",
     ],
     rows.map((r) =>
       r.unavailable !== undefined
-        ? [rowLabel(r), num(r.tasks), ...Array.from({ length: 10 }, () => MISSING)]
+        ? [rowLabel(r), num(r.tasks), ...Array.from({ length: 11 }, () => MISSING)]
         : [
             rowLabel(r),
             num(r.tasks),
@@ -72,6 +73,7 @@ function burstTable(rows: readonly BurstFigures[]): string {
             num(r.duplicates),
             lost(r),
             cpu(r.cpu),
+            num(r.cpu.walBytesPerFire),
             num(r.loopDelay.maxMs),
           ],
     ),
@@ -138,7 +140,10 @@ function peerRatios(rows: readonly BurstFigures[]): string {
     return [
       `${other.system}: fires/s ${times(ratio(punctual.firesPerSecond, other.firesPerSecond))}, ` +
         `p99 lateness ${times(ratio(punctual.lateness.p99, other.lateness.p99))}, ` +
-        `CPU per 1,000 ${times(ratio(punctual.cpu.perThousand.total, other.cpu.perThousand.total))}`,
+        `CPU per 1,000 ${times(ratio(punctual.cpu.perThousand.total, other.cpu.perThousand.total))}` +
+        (other.cpu.walBytesPerFire === null
+          ? ""
+          : `, WAL per fire ${times(ratio(punctual.cpu.walBytesPerFire, other.cpu.walBytesPerFire))}`),
     ];
   });
   return ratios.length === 0

@@ -16,6 +16,12 @@ export interface CpuFigures {
   readonly processSeconds: number;
   /** CPU seconds of the PostgreSQL backends serving the scenario's database (null: not PostgreSQL). */
   readonly databaseSeconds: number | null;
+  /**
+   * Bytes of WAL the PostgreSQL server wrote over the window, and per fire (null: not PostgreSQL, or
+   * unreadable). The database's write work, independent of the machine's load (docs/benchmarks.md).
+   */
+  readonly walBytes: number | null;
+  readonly walBytesPerFire: number | null;
   /** Per 1,000 fires: processes, database, and both. */
   readonly perThousand: {
     readonly process: number | null;
@@ -154,12 +160,15 @@ export function cpuFigures(
   processSeconds: number,
   databaseSeconds: number | null,
   fires: number,
+  walBytes: number | null = null,
 ): CpuFigures {
   const per = (seconds: number | null): number | null =>
     seconds === null || fires === 0 ? null : Math.round((seconds / fires) * 1000 * 1000) / 1000;
   return {
     processSeconds: Math.round(processSeconds * 1000) / 1000,
     databaseSeconds: databaseSeconds === null ? null : Math.round(databaseSeconds * 1000) / 1000,
+    walBytes,
+    walBytesPerFire: walBytes === null || fires === 0 ? null : Math.round(walBytes / fires),
     perThousand: {
       process: per(processSeconds),
       database: per(databaseSeconds),

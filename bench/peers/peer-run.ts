@@ -179,7 +179,12 @@ export async function peerBurst(
       ledger,
       expected,
       enqueue: { how: ENQUEUE_HOW[peer], ms: enqueueMs },
-      cpu: cpuFigures(cpuSecondsBetween(before, after), databaseSeconds, ledger.length),
+      cpu: cpuFigures(
+        cpuSecondsBetween(before, after),
+        databaseSeconds,
+        ledger.length,
+        sampler.walBytes,
+      ),
       loopDelay: loopDelayOf(final),
       settings: {
         ...(settingsOf(peer, "burst", config.peerWorkers) as object),
@@ -341,7 +346,12 @@ export async function peerCron(
       stoppedAt,
       ledger,
       expected,
-      cpu: cpuFigures(cpuSecondsBetween(before, after), databaseSeconds, ledger.length),
+      cpu: cpuFigures(
+        cpuSecondsBetween(before, after),
+        databaseSeconds,
+        ledger.length,
+        sampler.walBytes,
+      ),
       loopDelay: loopDelayOf(final),
       settings: settingsOf(peer, "cron", config.peerWorkers),
       timedOut: !done,
