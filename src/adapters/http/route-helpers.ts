@@ -26,19 +26,33 @@ export function etagOf(version: number): string {
 }
 
 /**
+ * An entity tag (RFC 9110 section 8.8.3): a quoted string of visible characters other than `"`, weak
+ * (`W/`) or strong. Ours are the task's version in decimal.
+ */
+const ENTITY_TAG = /^(?:W\/)?"([\x21\x23-\x7e\x80-\xff]*)"$/;
+
+/** What `If-Match` names when its tag is well formed but not one this server issues: matches nothing. */
+const NO_VERSION = 0;
+
+/**
  * The version an `If-Match` names: a number, `null` for `*` (any version), `undefined` when absent.
- * @throws malformed_request when it names no version
+ * A well-formed entity tag this server never issued (`"abc"`, a number past any version) names no
+ * version at all, so the write is refused as stale (409), as RFC 9110 has it for a tag that does not
+ * match; a bare number (`3`) is accepted as the tag `"3"`.
+ * @throws malformed_request when it is not an entity tag
  */
 export function ifMatchVersion(header: unknown): number | null | undefined {
   if (header === undefined) return undefined;
   if (typeof header !== "string") throw new HttpProblem("malformed_request", "bad If-Match");
   const value = header.trim();
   if (value === "*") return null;
-  const match = /^(?:W\/)?"?(\d{1,9})"?$/.exec(value);
-  if (match?.[1] === undefined) {
+  const opaque = /^\d+$/.test(value) ? value : ENTITY_TAG.exec(value)?.[1];
+  if (opaque === undefined) {
     throw new HttpProblem("malformed_request", 'If-Match must be an ETag such as "3", or *');
   }
-  return Number(match[1]);
+  if (!/^\d{1,15}$/.test(opaque)) return NO_VERSION;
+  const version = Number(opaque);
+  return version >= 1 ? version : NO_VERSION;
 }
 
 /** How many fires a preview lists when `?count=` is absent. */

@@ -400,6 +400,45 @@ describe("update", () => {
     );
   });
 
+  it("answers 409, not 400, to a well-formed entity tag that is not the task's version", async () => {
+    const task = await createTask(alice);
+    const path = `/v1/tasks/${task.id}`;
+    // RFC 9110: an entity tag is any quoted string (weak or strong); one this server never issued
+    // cannot match, which is a stale precondition, not a malformed request.
+    for (const tag of ['"1234567890"', '"99999999999999999999"', '"abc"', 'W/"x-1"', '""']) {
+      expectProblem(
+        await api("PATCH", path, {
+          token: alice,
+          body: { title: "x" },
+          headers: { "if-match": tag },
+        }),
+        409,
+        "version_conflict",
+      );
+      expectProblem(
+        await api("DELETE", path, { token: alice, headers: { "if-match": tag } }),
+        409,
+        "version_conflict",
+      );
+    }
+    // Still malformed: no quotes around a non-number, an unterminated tag, a bare W/.
+    for (const tag of ["abc", '"1', "W/", 'W/"1" x']) {
+      expectProblem(
+        await api("PATCH", path, {
+          token: alice,
+          body: { title: "x" },
+          headers: { "if-match": tag },
+        }),
+        400,
+        "malformed_request",
+      );
+    }
+    // The task was never touched.
+    const read = await api("GET", path, { token: alice });
+    expect(read.body.version).toBe(task.version);
+    expect(read.headers.get("etag")).toBe(`"${task.version}"`);
+  });
+
   it("refuses a malformed schedule with 422 and another owner's task with 404", async () => {
     const task = await createTask(alice);
     const headers = { "if-match": '"1"' };
