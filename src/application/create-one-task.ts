@@ -52,7 +52,7 @@ export async function createOneTask(
       deps.limits,
     );
     checkMinPeriod(quotas, fields.schedule, now);
-    checkTaskCount(quotas, await deps.store.tasks.countTasks(actor.owner), 1);
+    await checkTaskCount(quotas, () => deps.store.tasks.countTasks(actor.owner), 1);
     const { key, group } = taskIdentityFrom(input);
     await checkReferences(deps, actor, fields, fields);
     const created = createTask(fields, {

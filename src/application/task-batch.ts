@@ -94,7 +94,7 @@ export async function createTasks(
     errors.push(...(await keyErrors(deps, actor, tasks, errors.length === 0)));
     if (errors.length > 0) throw new ValidationError(errors);
     // After validation: a bad batch is told what is wrong with it, whatever the owner's count.
-    checkTaskCount(quotas, await deps.store.tasks.countTasks(actor.owner), tasks.length);
+    await checkTaskCount(quotas, () => deps.store.tasks.countTasks(actor.owner), tasks.length);
     try {
       await deps.store.tasks.insertTasks(tasks);
     } catch (error) {

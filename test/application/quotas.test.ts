@@ -5,7 +5,8 @@
  * per-owner override that lifts one owner's quota only.
  */
 import { describe, expect, it } from "vitest";
-import { createTestScheduler } from "../../src/testing.js";
+import type { StoreFactory } from "../../src/index.js";
+import { createTestScheduler, memoryStore } from "../../src/testing.js";
 
 const EVERY_SECOND = {
   title: "every second",
@@ -36,6 +37,36 @@ describe("quotas", () => {
     const batch = await refusal(scheduler.tasks.createMany([EVERY_SECOND]));
     expect(batch).toMatchObject({ code: "limit_exceeded", limit: "tasks_per_owner" });
     await scheduler.stop();
+  });
+
+  it("counts an owner's tasks only when a task quota applies", async () => {
+    // Counting reads every task of the owner: done per create, it made creating n tasks cost n².
+    let counts = 0;
+    const counting: StoreFactory = {
+      open: async (options) => {
+        const store = await memoryStore().open(options);
+        const count = store.tasks.countTasks.bind(store.tasks);
+        (store.tasks as { countTasks: typeof count }).countTasks = (owner) => {
+          counts += 1;
+          return count(owner);
+        };
+        return store;
+      },
+    };
+    const unlimited = createTestScheduler({ start: "2026-01-01T00:00:00Z", store: counting });
+    await unlimited.tasks.create(EVERY_SECOND);
+    await unlimited.tasks.createMany([EVERY_SECOND, EVERY_SECOND]);
+    expect(counts).toBe(0);
+    await unlimited.stop();
+    const limited = createTestScheduler({
+      start: "2026-01-01T00:00:00Z",
+      store: counting,
+      policy: { quotas: { tasksPerOwner: 10 } },
+    });
+    await limited.tasks.create(EVERY_SECOND);
+    await limited.tasks.createMany([EVERY_SECOND, EVERY_SECOND]);
+    expect(counts).toBe(2);
+    await limited.stop();
   });
 
   it("refuses a schedule denser than min_period at create and at edit", async () => {
