@@ -15,6 +15,11 @@ import type {
   PostgresQueryResult,
   PostgresStatement,
 } from "../../src/adapters/storage/postgres/postgres-pool.js";
+import {
+  POSTGRES_MIGRATIONS,
+  migratePostgres,
+} from "../../src/adapters/storage/postgres/postgres-migrations.js";
+import { schemaName } from "../../src/adapters/storage/postgres/postgres-schema-name.js";
 import { openPostgresStore } from "../../src/adapters/storage/postgres/postgres-store.js";
 import type {
   PostgresStore,
@@ -111,6 +116,45 @@ function recycler(
 let pgliteNoticeShown = false;
 
 /** A fresh database for one test file (PGlite when no server is reachable and `CI` is unset). */
+/** A database left at an older schema, for a migration's upgrade test. */
+export interface OlderSchema {
+  readonly pool: PostgresPool;
+  readonly schema: string;
+  /** The schema's name, quoted for SQL text. */
+  readonly quoted: string;
+  /** A store on it that applies no migration: the rows it writes are the older code's. */
+  readonly store: PostgresStore;
+  /** Applies every migration up to the newest. */
+  readonly migrate: () => Promise<unknown>;
+}
+
+/** A fresh schema migrated up to `version` only, with a store on it that migrates nothing. */
+export async function schemaAtVersion(
+  database: PostgresTestDatabase,
+  version: number,
+): Promise<OlderSchema> {
+  const pool = database.pool(2);
+  const schema = database.freshSchema();
+  await migratePostgres(
+    pool,
+    schemaName(schema),
+    POSTGRES_MIGRATIONS.filter((m) => m.version <= version),
+  );
+  const store = await openPostgresStore({
+    newId: createIdGenerator(),
+    pool,
+    schema,
+    migrate: false,
+  });
+  return {
+    pool,
+    schema,
+    quoted: `"${schema}"`,
+    store,
+    migrate: () => migratePostgres(pool, schemaName(schema)),
+  };
+}
+
 export async function createPostgresTestDatabase(): Promise<PostgresTestDatabase> {
   if (await postgresServerReachable()) return createServerDatabase();
   if (!pgliteNoticeShown) {

@@ -5,11 +5,6 @@
  * or many in one statement, and only then, and the slots' unique keys still refuse a second holder.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  POSTGRES_MIGRATIONS,
-  migratePostgres,
-} from "../../../../src/adapters/storage/postgres/postgres-migrations.js";
-import { schemaName } from "../../../../src/adapters/storage/postgres/postgres-schema-name.js";
 import { openPostgresStore } from "../../../../src/adapters/storage/postgres/postgres-store.js";
 import { createIdGenerator } from "../../../../src/adapters/storage/shared/time-ordered-id.js";
 import type { RunId } from "../../../../src/domain/ids.js";
@@ -21,28 +16,15 @@ import {
   recordLaunch,
   triggerRun,
 } from "../../../contract/store-steps.js";
-import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
+import { createPostgresTestDatabase, schemaAtVersion } from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
 
 describe("postgres migration 15 (cheaper budget slots)", () => {
   it("keeps every run and slot, then frees slots by statement, one run or many", async () => {
-    const pool = database.pool(2);
-    const schema = database.freshSchema();
-    const q = `"${schema}"`;
-    await migratePostgres(
-      pool,
-      schemaName(schema),
-      POSTGRES_MIGRATIONS.filter((m) => m.version <= 14),
-    );
     // The store's writes are the same on schema 14: make the rows as it would.
-    const before = await openPostgresStore({
-      newId: createIdGenerator(),
-      pool,
-      schema,
-      migrate: false,
-    });
+    const { pool, schema, quoted: q, store: before, migrate } = await schemaAtVersion(database, 14);
     const task = await insertTask(before, { options: { overlap: "allow_all" } });
     const runs: RunId[] = [];
     for (const key of ["a", "b", "c", "d", "e"]) {
@@ -69,7 +51,7 @@ describe("postgres migration 15 (cheaper budget slots)", () => {
       [claimed[0]!.run.id, claimed[2]!.run.id, claimed[3]!.run.id].sort(),
     );
 
-    await migratePostgres(pool, schemaName(schema));
+    await migrate();
     expect(await rows()).toEqual(stored);
     expect(await slotRows()).toEqual(slots);
     // The keys index taken slots only.

@@ -6,10 +6,7 @@
  * claims, launches and completes as before.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  POSTGRES_MIGRATIONS,
-  migratePostgres,
-} from "../../../../src/adapters/storage/postgres/postgres-migrations.js";
+import { migratePostgres } from "../../../../src/adapters/storage/postgres/postgres-migrations.js";
 import { schemaName } from "../../../../src/adapters/storage/postgres/postgres-schema-name.js";
 import { openPostgresStore } from "../../../../src/adapters/storage/postgres/postgres-store.js";
 import { createIdGenerator } from "../../../../src/adapters/storage/shared/time-ordered-id.js";
@@ -22,27 +19,14 @@ import {
   recordLaunch,
   triggerRun,
 } from "../../../contract/store-steps.js";
-import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
+import { createPostgresTestDatabase, schemaAtVersion } from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
 
 describe("postgres migration 16 (less write-ahead log per fire)", () => {
   it("keeps every run, task and slot, and leaves room on the tasks' pages", async () => {
-    const pool = database.pool(2);
-    const schema = database.freshSchema();
-    const q = `"${schema}"`;
-    await migratePostgres(
-      pool,
-      schemaName(schema),
-      POSTGRES_MIGRATIONS.filter((m) => m.version <= 15),
-    );
-    const before = await openPostgresStore({
-      newId: createIdGenerator(),
-      pool,
-      schema,
-      migrate: false,
-    });
+    const { pool, schema, quoted: q, store: before, migrate } = await schemaAtVersion(database, 15);
     const task = await insertTask(before, { options: { overlap: "allow_all" } });
     const runs: RunId[] = [];
     for (const key of ["a", "b", "c", "d"]) {
@@ -65,7 +49,7 @@ describe("postgres migration 16 (less write-ahead log per fire)", () => {
       "succeeded",
     ]);
 
-    await migratePostgres(pool, schemaName(schema));
+    await migrate();
     expect(await rows("runs")).toEqual(stored.runs);
     expect(await rows("tasks")).toEqual(stored.tasks);
     expect(await rows("claim_slots")).toEqual(slots);
