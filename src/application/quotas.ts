@@ -54,6 +54,9 @@ function checked(values: Partial<OwnerQuotas>, where: string): Partial<OwnerQuot
   return values;
 }
 
+/** A quota value that limits nothing (`Quotas.UNLIMITED`'s). */
+const NO_LIMIT = Number.MAX_SAFE_INTEGER;
+
 /** The quotas in force: each owner's are the defaults under its overrides. */
 export class Quotas {
   /**
@@ -61,10 +64,10 @@ export class Quotas {
    * `serve` and `worker` apply `DEFAULT_QUOTAS`.
    */
   static readonly UNLIMITED = new Quotas({
-    tasksPerOwner: Number.MAX_SAFE_INTEGER,
+    tasksPerOwner: NO_LIMIT,
     minPeriodMs: 0,
-    runsPerMinute: Number.MAX_SAFE_INTEGER,
-    backfillRunsPerHour: Number.MAX_SAFE_INTEGER,
+    runsPerMinute: NO_LIMIT,
+    backfillRunsPerHour: NO_LIMIT,
   });
 
   readonly #defaults: OwnerQuotas;
@@ -103,7 +106,7 @@ export async function checkTaskCount(
   count: () => Promise<number>,
   adding: number,
 ): Promise<void> {
-  if (quotas.tasksPerOwner >= Number.MAX_SAFE_INTEGER) return;
+  if (quotas.tasksPerOwner >= NO_LIMIT) return;
   const existing = await count();
   if (existing + adding > quotas.tasksPerOwner) {
     throw new LimitExceededError(

@@ -115,7 +115,6 @@ function recycler(
 
 let pgliteNoticeShown = false;
 
-/** A fresh database for one test file (PGlite when no server is reachable and `CI` is unset). */
 /** A database left at an older schema, for a migration's upgrade test. */
 export interface OlderSchema {
   readonly pool: PostgresPool;
@@ -155,6 +154,7 @@ export async function schemaAtVersion(
   };
 }
 
+/** A fresh database for one test file (PGlite when no server is reachable and `CI` is unset). */
 export async function createPostgresTestDatabase(): Promise<PostgresTestDatabase> {
   if (await postgresServerReachable()) return createServerDatabase();
   if (!pgliteNoticeShown) {

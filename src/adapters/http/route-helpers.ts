@@ -50,9 +50,8 @@ export function ifMatchVersion(header: unknown): number | null | undefined {
   if (opaque === undefined) {
     throw new HttpProblem("malformed_request", 'If-Match must be an ETag such as "3", or *');
   }
-  if (!/^\d{1,15}$/.test(opaque)) return NO_VERSION;
-  const version = Number(opaque);
-  return version >= 1 ? version : NO_VERSION;
+  // Versions start at 1: "0" is NO_VERSION itself; past 15 digits no version can reach.
+  return /^\d{1,15}$/.test(opaque) ? Number(opaque) : NO_VERSION;
 }
 
 /** How many fires a preview lists when `?count=` is absent. */
