@@ -23,6 +23,7 @@ import { POSTGRES_MIGRATION_0014 } from "./postgres-migration-0014.js";
 import { POSTGRES_MIGRATION_0015 } from "./postgres-migration-0015.js";
 import { POSTGRES_MIGRATION_0016 } from "./postgres-migration-0016.js";
 import { POSTGRES_MIGRATION_0017 } from "./postgres-migration-0017.js";
+import { POSTGRES_MIGRATION_0018 } from "./postgres-migration-0018.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { uniqueViolation } from "./postgres-errors.js";
 import { integer, record, text } from "./postgres-rows.js";
@@ -58,6 +59,11 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     version: 17,
     name: "no task key lock per run, no self thread key",
     sql: POSTGRES_MIGRATION_0017,
+  },
+  {
+    version: 18,
+    name: "room on every page for a fire's next versions",
+    sql: POSTGRES_MIGRATION_0018,
   },
 ];
 
