@@ -24,6 +24,7 @@ import { POSTGRES_MIGRATION_0015 } from "./postgres-migration-0015.js";
 import { POSTGRES_MIGRATION_0016 } from "./postgres-migration-0016.js";
 import { POSTGRES_MIGRATION_0017 } from "./postgres-migration-0017.js";
 import { POSTGRES_MIGRATION_0018 } from "./postgres-migration-0018.js";
+import { POSTGRES_MIGRATION_0019 } from "./postgres-migration-0019.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { uniqueViolation } from "./postgres-errors.js";
 import { integer, record, text } from "./postgres-rows.js";
@@ -65,6 +66,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     name: "room on every page for a fire's next versions",
     sql: POSTGRES_MIGRATION_0018,
   },
+  { version: 19, name: "no queue thread key for a run's own thread", sql: POSTGRES_MIGRATION_0019 },
 ];
 
 /** The sha256 recorded for a migration (of its SQL text exactly as shipped). */

@@ -1,9 +1,10 @@
 /**
- * Migration 17 (docs/storage.md#write-ahead-log-per-fire) upgrades a database of schema 16 holding
+ * Migrations 17 to 19 (docs/storage.md#write-ahead-log-per-fire) upgrade a database of schema 16 holding
  * queued, launching, running and terminal runs: every run, task and slot keeps its row; afterwards no
  * run insert locks its task (the foreign key is gone, and purge still takes a deleted task's runs with
- * it), the thread key of `runs` holds only runs on a shared thread, one active run per thread stays
- * enforced by the database for both kinds of thread, and the store goes on where it stopped.
+ * it), the thread keys of `runs` (active and queued) hold only runs on a shared thread, one active
+ * run per thread stays enforced by the database for both kinds of thread, and the store goes on where
+ * it stopped.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { openPostgresStore } from "../../../../src/adapters/storage/postgres/postgres-store.js";
@@ -23,7 +24,7 @@ import { createPostgresTestDatabase, schemaAtVersion } from "../../../helpers/po
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
 
-describe("postgres migration 17 (no task key lock per run, no self thread key)", () => {
+describe("postgres migrations 17 and 19 (no task key lock per run, no key for a run's own thread)", () => {
   it("keeps every run, task and slot, and goes on enforcing one active run per thread", async () => {
     const { pool, schema, quoted: q, store: before, migrate } = await schemaAtVersion(database, 16);
     const fresh = await insertTask(before, { options: { overlap: "allow_all" } });
@@ -78,6 +79,20 @@ describe("postgres migration 17 (no task key lock per run, no self thread key)",
       [schema],
     );
     expect((predicate.rows[0] as { predicate: string }).predicate).toContain("thread_id <> id");
+    // Migration 19: the queue's thread index likewise holds only runs on a shared thread.
+    const queued = await pool.query(
+      `SELECT count(*)::int AS n FROM ${q}.runs WHERE (status || '') = 'queued' AND thread_id <> id`,
+    );
+    expect(queued.rows[0]).toEqual({ n: 1 });
+    const queuePredicate = await pool.query(
+      `SELECT pg_get_expr(i.indpred, i.indrelid) AS predicate FROM pg_index AS i` +
+        ` JOIN pg_class AS c ON c.oid = i.indexrelid JOIN pg_namespace AS n ON n.oid = c.relnamespace` +
+        ` WHERE n.nspname = $1::text AND c.relname = 'runs_thread_queue_idx'`,
+      [schema],
+    );
+    expect((queuePredicate.rows[0] as { predicate: string }).predicate).toContain(
+      "thread_id <> id",
+    );
 
     // A second active run on a run's own thread is refused by the slots' key...
     const launching = claimed[2]!.run.id;
