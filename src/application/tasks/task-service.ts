@@ -36,7 +36,7 @@ import type { AdmissionWindow } from "../policy/admission-window.js";
 import type { Quotas } from "../policy/quotas.js";
 import type { RotatedSecretView } from "../shapes/view-schemas.js";
 import { instantFrom } from "../shapes/task-input.js";
-import type { UpsertField } from "./upsert-fields.js";
+import type { UpsertField } from "./upsert-task.js";
 import { upsertTask } from "./upsert-task.js";
 import { createOneTask } from "./create-task.js";
 import {
