@@ -341,8 +341,11 @@ export class PostgresClaim {
         ` (EXISTS (SELECT 1 FROM ${runs} AS b WHERE (b.status || '') = 'queued' AND b.thread_id <> b.id` +
         ` AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id` +
         ` AND (b.queued_at, b.id) < (r.queued_at, r.id))` +
-        ` OR (r.thread_id <> r.id AND EXISTS (SELECT 1 FROM ${runs} AS p WHERE p.id = r.thread_id` +
-        ` AND p.thread_id = p.id AND p.thread_scope = r.thread_scope AND (p.status || '') = 'queued'` +
+        // (the row is fetched by primary key alone, OFFSET 0 keeping the other conditions out of the
+        // probe: with them in it the planner chose runs_owner_queue_idx without its owner, a walk).
+        ` OR (r.thread_id <> r.id AND EXISTS (SELECT 1 FROM (SELECT p.id, p.thread_id, p.thread_scope,` +
+        ` p.status, p.queued_at FROM ${runs} AS p WHERE p.id = r.thread_id OFFSET 0) AS p` +
+        ` WHERE p.thread_id = p.id AND p.thread_scope = r.thread_scope AND p.status = 'queued'` +
         ` AND (p.queued_at, p.id) < (r.queued_at, r.id)))) AS queued_behind,` +
         ` o.held AS owner_active, ${room} AS room` +
         ` FROM (SELECT u.owner, (SELECT count(*) FROM ${slots} AS s WHERE s.owner = u.owner)::int4 AS held` +
