@@ -374,11 +374,14 @@ function buildStatements(ctx: PostgresContext) {
       ` (t.options ->> 'queueTimeoutMs')::int8 * interval '1 millisecond' < ${at("$1")}` +
       ` ORDER BY r.queued_at, r.id LIMIT $2::int4`,
     // The task's kind by primary key for each running run (a budget's worth at most): joined, the
-    // planner without statistics hashed every task at each sweep.
+    // planner without statistics hashed every task at each sweep. The running runs are read from
+    // runs_deadline_idx (its predicate, then `running` as an expression no index serves): with
+    // `status = 'running'` alone the planner without statistics also walked runs_owner_listing_idx
+    // (owner-led) for every running entry, 8,000 pages of 1,000,000 terminal runs.
     lostHandlerRuns:
       `SELECT r.id FROM ${runs} AS r` +
       ` LEFT JOIN ${ctx.schema.quoted}.replicas AS p ON p.id = r.claimed_by` +
-      ` WHERE r.status = 'running'` +
+      ` WHERE r.status IN ('launching', 'running') AND (r.status || '') = 'running'` +
       ` AND (SELECT t.target_kind FROM ${tasks} AS t WHERE t.id = r.task_id) = 'handler'` +
       ` AND (p.id IS NULL OR p.heartbeat_at < ${at("$1")})` +
       ` ORDER BY r.launched_at, r.id LIMIT $2::int4`,
