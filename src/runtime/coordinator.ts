@@ -160,6 +160,7 @@ export class Coordinator {
       cancelTarget: (run, task) => {
         this.#cancelTarget(run, task);
       },
+      cover: this.#heartbeat,
     });
   }
 
@@ -198,9 +199,17 @@ export class Coordinator {
   async listen(): Promise<void> {
     const wakes = this.#deps.wakes;
     if (wakes === undefined || this.#stopping !== null) return;
-    this.#listening ??= wakes.subscribe(() => {
-      this.#wake.wake();
-    });
+    this.#listening ??= wakes.subscribe(
+      () => {
+        this.#wake.wake();
+      },
+      (error) => {
+        this.#log.warn(
+          { err: error },
+          "the wake-up connection was lost; listening again (the tick's polling covers the gap)",
+        );
+      },
+    );
     await this.#listening;
   }
 

@@ -12,6 +12,10 @@ export interface FleetOptions {
   readonly args: readonly string[];
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
+  /** Arguments for one slot only, after the shared ones (a replica behind a proxy, say). */
+  readonly slotArgs?: (slot: number) => readonly string[];
+  /** Environment for one slot only, over the shared one (a replica under faketime, say). */
+  readonly slotEnv?: (slot: number) => Readonly<Record<string, string>>;
   /** How long a worker may take to start. @default 30000 */
   readonly startTimeoutMs?: number;
   /**
@@ -57,6 +61,11 @@ export class ReplicaFleet {
     await Promise.all(this.#members.map((_, slot) => this.#startSlot(slot)));
   }
 
+  /** The worker in `slot` now, if one is running there. */
+  member(slot: number): Member | null {
+    return this.#members[slot] ?? null;
+  }
+
   /** The workers running now (one per slot, unless a restart is under way). */
   get live(): readonly Member[] {
     return this.#members.filter((member): member is Member => member !== null);
@@ -64,10 +73,13 @@ export class ReplicaFleet {
 
   async #startSlot(slot: number): Promise<Member> {
     const label = `r${slot + 1}.${++this.#generations[slot]!}`;
-    const cli = startCli(["worker", ...this.#options.args], {
-      cwd: this.#options.cwd,
-      env: { ...this.#options.env, CRASH_REPLICA: label },
-    });
+    const cli = startCli(
+      ["worker", ...this.#options.args, ...(this.#options.slotArgs?.(slot) ?? [])],
+      {
+        cwd: this.#options.cwd,
+        env: { ...this.#options.env, ...this.#options.slotEnv?.(slot), CRASH_REPLICA: label },
+      },
+    );
     this.#all.push({ label, cli });
     const replicaId = await waitFor(
       () => {
