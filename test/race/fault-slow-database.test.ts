@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access -- API answers are untyped JSON, checked by the assertions */
 /**
  * A slow database (issue 33 item 5, docs/operations.md#faults-and-recovery): two `punctual worker`
  * processes and one `punctual serve` reach PostgreSQL through a TCP proxy the test controls, which
