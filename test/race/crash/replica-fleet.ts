@@ -46,7 +46,7 @@ export class ReplicaFleet {
   readonly #members: (Member | null)[];
   readonly #generations: number[];
   /** Every process ever started, for cleanup and diagnostics. */
-  readonly #all: { label: string; cli: CliProcess }[] = [];
+  readonly #all: { label: string; slot: number; cli: CliProcess }[] = [];
   readonly killed = new Set<string>();
   kills = 0;
 
@@ -80,7 +80,7 @@ export class ReplicaFleet {
         env: { ...this.#options.env, ...this.#options.slotEnv?.(slot), CRASH_REPLICA: label },
       },
     );
-    this.#all.push({ label, cli });
+    this.#all.push({ label, slot, cli });
     const replicaId = await waitFor(
       () => {
         const id = startedReplica(cli.output());
@@ -177,6 +177,19 @@ export class ReplicaFleet {
     );
     for (const { cli } of running) cli.child.kill("SIGKILL");
     await Promise.all(running.map(({ cli }) => cli.exited));
+  }
+
+  /** Every process's label with its slot. */
+  labels(): [string, number][] {
+    return this.#all.map(({ label, slot }) => [label, slot]);
+  }
+
+  /** The whole output of every process that ran in `slot`. */
+  tailsOf(slot: number): string {
+    return this.#all
+      .filter((entry) => entry.slot === slot)
+      .map(({ cli }) => cli.output())
+      .join("\n");
   }
 
   /** The last `lines` lines of every process's output, for a failure message. */
