@@ -4,8 +4,8 @@
  * and again at once when the machine's wall clock stepped by more than a second since (with a warning
  * saying by how much).
  */
-import type { Logger } from "../application/logger.js";
-import type { ReferenceClock } from "../application/store.js";
+import type { Logger } from "../application/events/logger.js";
+import type { ReferenceClock } from "../domain/ports/store.js";
 import type { Clock } from "./clock.js";
 
 const CHECK_EVERY_MS = 10 * 60_000;

@@ -11,8 +11,8 @@
  * others may have taken its work over in between. A claim answered outside the cover it was made in is
  * not launched (docs/operations.md#a-partitioned-replica).
  */
-import type { DispatchService } from "../application/dispatch-service.js";
-import type { Logger } from "../application/logger.js";
+import type { DispatchService } from "../application/dispatch/dispatch-service.js";
+import type { Logger } from "../application/events/logger.js";
 import type { Instant } from "../domain/time.js";
 import type { Clock } from "./clock.js";
 
