@@ -8,8 +8,8 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
-import { LOCAL_ACTOR } from "../../src/application/actor.js";
-import type { Store } from "../../src/application/store.js";
+import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
+import type { Store } from "../../src/domain/ports/store.js";
 import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
 import { SECOND, createHarness, withRunMethods } from "./harness.js";
 
