@@ -11,13 +11,14 @@
  * others may have taken its work over in between. A claim answered outside the cover it was made in is
  * not launched (docs/operations.md#a-partitioned-replica).
  */
-import type { DispatchService } from "../application/dispatch/dispatch-service.js";
+import type { ReplicaRegistry } from "../domain/ports/replica-registry.js";
 import type { Logger } from "../application/events/logger.js";
 import type { Instant } from "../domain/time.js";
 import type { Clock } from "./clock.js";
 
 export interface ReplicaHeartbeatDeps {
-  readonly dispatch: DispatchService;
+  /** Where the beats are written. */
+  readonly replicas: ReplicaRegistry;
   readonly clock: Clock;
   readonly replicaId: string;
   readonly log: Logger;
@@ -59,11 +60,11 @@ export class ReplicaHeartbeat {
 
   /** A pass's beat: its failure is the pass's (it rejects). The loop then waits a whole interval. */
   async beat(): Promise<void> {
-    const { dispatch, clock, replicaId } = this.#deps;
+    const { replicas, clock, replicaId } = this.#deps;
     const at = clock.now();
     this.#lastTriedAt = at;
     try {
-      await dispatch.heartbeat(replicaId, at);
+      await replicas.heartbeat(replicaId, at);
     } catch (error) {
       this.#healthySince = null;
       throw error;
