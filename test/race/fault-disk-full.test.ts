@@ -75,9 +75,10 @@ describe.skipIf(!root)("two SQLite processes on a disk that fills up", () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "punctual-disk-full-"));
-    mount = join(dir, "db");
-    mkdirSync(mount);
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64m", "tmpfs", mount]);
+    const folder = join(dir, "db");
+    mkdirSync(folder);
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64m", "tmpfs", folder]);
+    mount = folder;
     await ensureBuilt();
   }, 240_000);
 
