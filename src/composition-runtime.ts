@@ -194,6 +194,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
           applyClockOffset: (ms: number) => {
             clock.setOffset(ms);
           },
+          wallStepMs: () => clock.wallStepMs(),
         }),
   });
   handlers.connect({
