@@ -39,7 +39,7 @@ import type {
 } from "./adapters/metrics/scheduler-metrics.js";
 import type { AddressLimitOptions, RateLimitOptions } from "./adapters/http/rate-limit.js";
 import type { PostgresOptions } from "./adapters/storage/postgres/postgres-store.js";
-import { deerflowApiTarget } from "./adapters/launchers/agent/agent-servers.js";
+import { deerflowApiTarget, langGraphApiTarget } from "./adapters/launchers/agent/agent-servers.js";
 import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
 import { buildRuntime } from "./composition-runtime.js";
 import type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
@@ -248,6 +248,8 @@ export interface ServerOptions extends SchedulerOptions {
   readonly runCoordinator?: boolean;
   /** Also serve DeerFlow's scheduled-task routes over this agent server (`--deerflow-api`). */
   readonly deerflowApi?: string;
+  /** Also serve LangGraph's crons routes under `/langgraph/SERVER` for these agent servers (`--langgraph-api`). */
+  readonly langGraphApi?: readonly string[];
   /** Per-token rate limit; false turns it off. */
   readonly rateLimit?: RateLimitOptions | false;
   /** Per client address: the callback routes' rate and the failed-attempt throttle (docs/security.md#callback-routes). */
@@ -339,6 +341,13 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
     ...(options.deerflowApi === undefined
       ? {}
       : { deerflow: deerflowApiTarget(options.deerflowApi, runtime.agentServers) }),
+    ...(options.langGraphApi === undefined
+      ? {}
+      : {
+          langGraph: [...new Set(options.langGraphApi)].map((name) =>
+            langGraphApiTarget(name, runtime.agentServers),
+          ),
+        }),
   });
   let stopping: Promise<void> | null = null;
   const purger = new IdempotencyPurger(

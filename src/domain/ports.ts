@@ -405,6 +405,11 @@ export interface RunLauncher {
    * request's own timeout, after which it can no longer be in flight.
    */
   reconcileDelayMs?(task: Task): number | undefined;
+  /**
+   * A launched run of `task` has ended (its terminal status is recorded): the target may tidy up after
+   * it (an agent server deletes a fresh thread whose target asks for it). Never throws.
+   */
+  ended?(run: Run, task: Task): Promise<void>;
 }
 
 /** Whether a thread exists and is usable by an owner (one answer, so foreign threads cannot be probed). */

@@ -2,7 +2,8 @@
  * `punctual serve` (docs/operations.md): the HTTP API and, unless `--no-coordinator`, the coordinator in the same
  * process, with the built-in `log` handler plus those of `--handlers MODULE`. With `--init-token` (what
  * `npm start` passes) a database without any token gets an admin token, printed once with a working curl.
- * `--deerflow-api SERVER` also mounts DeerFlow's scheduled-task routes over that DeerFlow server.
+ * `--deerflow-api SERVER` also mounts DeerFlow's scheduled-task routes over that DeerFlow server;
+ * `--langgraph-api SERVER` (repeatable) LangGraph's crons API under `/langgraph/SERVER`.
  * SIGTERM or SIGINT stops gracefully (docs/operations.md#what-happens-on-shutdown): `/readyz` 503 at
  * once, every other route answering until the coordinator has drained, then the listener closed; a
  * second signal exits at once.
@@ -12,7 +13,7 @@ import { processIo, runUntilSignal } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
 import { ValidationError } from "../../domain/errors.js";
 import type { Instant } from "../../domain/time.js";
-import { deerflowApiTarget } from "../launchers/agent/agent-servers.js";
+import { deerflowApiTarget, langGraphApiTarget } from "../launchers/agent/agent-servers.js";
 import { registerHandlers } from "../launchers/handler/handler-definition.js";
 import type { HandlersOption } from "../launchers/handler/handler-definition.js";
 import {
@@ -39,6 +40,7 @@ interface ServeOptions extends PoolerFlags, ThresholdFlags {
   readonly initToken?: boolean;
   readonly logLevel?: string;
   readonly deerflowApi?: string;
+  readonly langgraphApi?: string[];
 }
 
 function usage(io: ServeIo, message: string): CommanderError {
@@ -92,17 +94,20 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
   const logger = io.logger(options.logLevel ?? io.env["PUNCTUAL_LOG_LEVEL"] ?? "info");
   const targets = targetOptionsOf(io.env, (message) => usage(io, message));
   const pooler = poolerSettingsOf(options, io.env, (message) => usage(io, message));
-  if (options.deerflowApi !== undefined) {
-    try {
+  try {
+    if (options.deerflowApi !== undefined) {
       deerflowApiTarget(options.deerflowApi, targets.agentServers);
-    } catch (error) {
-      throw usage(
-        io,
-        error instanceof ValidationError
-          ? (error.errors[0]?.message ?? error.message)
-          : String(error),
-      );
     }
+    for (const name of options.langgraphApi ?? []) {
+      langGraphApiTarget(name, targets.agentServers);
+    }
+  } catch (error) {
+    throw usage(
+      io,
+      error instanceof ValidationError
+        ? (error.errors[0]?.message ?? error.message)
+        : String(error),
+    );
   }
   const { createServer, storeFromDatabaseUrl } = await import("../../composition.js");
   const server = await createServer({
@@ -117,6 +122,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     coordinator: thresholds.coordinator,
     ...(thresholds.rateLimit === undefined ? {} : { rateLimit: thresholds.rateLimit }),
     ...(options.deerflowApi === undefined ? {} : { deerflowApi: options.deerflowApi }),
+    ...(options.langgraphApi === undefined ? {} : { langGraphApi: options.langgraphApi }),
     ...targets,
   });
   return runUntilSignal({
@@ -170,6 +176,11 @@ export function serveCommand(io: ServeIo = processIo): Command {
     .option(
       "--deerflow-api <server>",
       "also serve DeerFlow's /api/scheduled-tasks routes over this agent server (flavor deerflow)",
+    )
+    .option(
+      "--langgraph-api <server>",
+      "also serve LangGraph's crons API under /langgraph/<server> for this agent server (flavor langgraph; repeatable)",
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     );
   return withThresholdOptions(command, "serve")
     .exitOverride()

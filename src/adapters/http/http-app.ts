@@ -39,6 +39,8 @@ import { callbackRoutes } from "./callback-routes.js";
 import type { CallbackRouteDeps } from "./callback-routes.js";
 import { registerDeerflowRoutes } from "./deerflow-routes.js";
 import type { DeerflowTarget } from "./deerflow-routes.js";
+import { registerLangGraphCronRoutes } from "./langgraph-crons-routes.js";
+import type { LangGraphTarget } from "./langgraph-crons-routes.js";
 
 export interface HttpAppOptions {
   readonly tasks: TaskService;
@@ -66,6 +68,8 @@ export interface HttpAppOptions {
   readonly callbacks?: CallbackRouteDeps;
   /** DeerFlow's scheduled-task routes over this DeerFlow server (`serve --deerflow-api`); absent: off. */
   readonly deerflow?: DeerflowTarget;
+  /** LangGraph's crons routes under `/langgraph/SERVER`, one set per server (`serve --langgraph-api`). */
+  readonly langGraph?: readonly LangGraphTarget[];
 }
 
 /** A route as Fastify registered it. */
@@ -82,6 +86,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     auth?: boolean;
     callback?: boolean;
+    /** The token may also come in `x-api-key` (what LangGraph's SDK sends). */
+    apiKey?: boolean;
   }
 }
 
@@ -92,6 +98,14 @@ function bearerOf(request: FastifyRequest): string | null {
   if (typeof header !== "string") return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match?.[1] ?? null;
+}
+
+/** The token of a request: `Authorization: Bearer`, or `x-api-key` on the routes that take it. */
+function tokenOf(request: FastifyRequest): string | null {
+  const bearer = bearerOf(request);
+  if (bearer !== null || request.routeOptions.config.apiKey !== true) return bearer;
+  const key = request.headers["x-api-key"];
+  return typeof key === "string" && key.trim() !== "" ? key.trim() : null;
 }
 
 function sendProblem(reply: FastifyReply, problem: Problem, headers: Record<string, string> = {}) {
@@ -287,7 +301,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
   });
   app.addHook("onRequest", async (request) => {
     if (request.routeOptions.config.auth !== true) return;
-    const secret = bearerOf(request);
+    const secret = tokenOf(request);
     if (secret === null) {
       throw new HttpProblem("unauthorized", "send Authorization: Bearer <token>");
     }
@@ -404,6 +418,14 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
       tasks: options.tasks,
       now: options.now,
       target: options.deerflow,
+      actorOf: (request) => actors.get(request) ?? null,
+    });
+  }
+  for (const target of options.langGraph ?? []) {
+    await registerLangGraphCronRoutes(app, {
+      tasks: options.tasks,
+      now: options.now,
+      target,
       actorOf: (request) => actors.get(request) ?? null,
     });
   }
