@@ -39,6 +39,7 @@ import type {
 } from "./adapters/metrics/scheduler-metrics.js";
 import type { AddressLimitOptions, RateLimitOptions } from "./adapters/http/rate-limit.js";
 import type { PostgresOptions } from "./adapters/storage/postgres/postgres-store.js";
+import type { AuthProxyOptions } from "./adapters/http/auth-proxy.js";
 import { deerflowApiTarget, langGraphApiTarget } from "./adapters/launchers/agent/agent-servers.js";
 import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
 import { buildRuntime } from "./composition-runtime.js";
@@ -248,6 +249,8 @@ export interface ServerOptions extends SchedulerOptions {
   readonly runCoordinator?: boolean;
   /** Also serve DeerFlow's scheduled-task routes over this agent server (`--deerflow-api`). */
   readonly deerflowApi?: string;
+  /** Identity from a trusted authenticating proxy (docs/security.md#auth-proxy). @default off */
+  readonly authProxy?: AuthProxyOptions;
   /** Also serve LangGraph's crons routes under `/langgraph/SERVER` for these agent servers (`--langgraph-api`). */
   readonly langGraphApi?: readonly string[];
   /** Per-token rate limit; false turns it off. */
@@ -338,6 +341,7 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
     ...(options.addressLimits === undefined ? {} : { addressLimits: options.addressLimits }),
     ...(options.httpLogger === undefined ? {} : { logger: options.httpLogger }),
     ...(options.version === undefined ? {} : { version: options.version }),
+    ...(options.authProxy === undefined ? {} : { authProxy: options.authProxy }),
     ...(options.deerflowApi === undefined
       ? {}
       : { deerflow: deerflowApiTarget(options.deerflowApi, runtime.agentServers) }),

@@ -12,6 +12,8 @@ import { Command, CommanderError } from "commander";
 import { processIo, runUntilSignal } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
 import { ValidationError } from "../../domain/errors.js";
+import { checkedAuthProxy } from "../http/auth-proxy.js";
+import type { AuthProxyOptions } from "../http/auth-proxy.js";
 import type { Instant } from "../../domain/time.js";
 import { deerflowApiTarget, langGraphApiTarget } from "../launchers/agent/agent-servers.js";
 import { registerHandlers } from "../launchers/handler/handler-definition.js";
@@ -41,6 +43,38 @@ interface ServeOptions extends PoolerFlags, ThresholdFlags {
   readonly logLevel?: string;
   readonly deerflowApi?: string;
   readonly langgraphApi?: string[];
+  readonly authProxyHeader?: string;
+  readonly authProxySecretHeader?: string;
+  readonly authProxyFrom?: string[];
+}
+
+/** `--auth-proxy-*` as the server's option (docs/security.md#auth-proxy); undefined when off. */
+function authProxyOf(
+  options: ServeOptions,
+  env: Readonly<Record<string, string | undefined>>,
+): AuthProxyOptions | undefined {
+  const {
+    authProxyHeader: header,
+    authProxySecretHeader: secretName,
+    authProxyFrom: from,
+  } = options;
+  if (header === undefined) {
+    if (secretName !== undefined || from !== undefined) {
+      throw new Error("--auth-proxy-secret-header and --auth-proxy-from need --auth-proxy-header");
+    }
+    return undefined;
+  }
+  const secret = env["PUNCTUAL_AUTH_PROXY_SECRET"];
+  if (secretName !== undefined && (secret === undefined || secret === "")) {
+    throw new Error("--auth-proxy-secret-header needs the secret in $PUNCTUAL_AUTH_PROXY_SECRET");
+  }
+  return checkedAuthProxy({
+    header,
+    ...(secretName === undefined || secret === undefined
+      ? {}
+      : { secretHeader: { name: secretName, secret } }),
+    ...(from === undefined ? {} : { from }),
+  });
 }
 
 function usage(io: ServeIo, message: string): CommanderError {
@@ -109,6 +143,12 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
         : String(error),
     );
   }
+  let authProxy: AuthProxyOptions | undefined;
+  try {
+    authProxy = authProxyOf(options, io.env);
+  } catch (error) {
+    throw usage(io, error instanceof Error ? error.message : String(error));
+  }
   const { createServer, storeFromDatabaseUrl } = await import("../../composition.js");
   const server = await createServer({
     store: storeFromDatabaseUrl(url, pooler),
@@ -123,6 +163,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     ...(thresholds.rateLimit === undefined ? {} : { rateLimit: thresholds.rateLimit }),
     ...(options.deerflowApi === undefined ? {} : { deerflowApi: options.deerflowApi }),
     ...(options.langgraphApi === undefined ? {} : { langGraphApi: options.langgraphApi }),
+    ...(authProxy === undefined ? {} : { authProxy }),
     ...targets,
   });
   return runUntilSignal({
@@ -180,6 +221,19 @@ export function serveCommand(io: ServeIo = processIo): Command {
     .option(
       "--langgraph-api <server>",
       "also serve LangGraph's crons API under /langgraph/<server> for this agent server (flavor langgraph; repeatable)",
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
+    .option(
+      "--auth-proxy-header <name>",
+      "take the owner from this header when a trusted authenticating proxy sets it (docs/security.md#auth-proxy)",
+    )
+    .option(
+      "--auth-proxy-secret-header <name>",
+      "the proxy proves itself with $PUNCTUAL_AUTH_PROXY_SECRET in this header",
+    )
+    .option(
+      "--auth-proxy-from <address>",
+      "the proxy connects from this IP address or IP/prefix (repeatable)",
       (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     );
   return withThresholdOptions(command, "serve")
