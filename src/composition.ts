@@ -253,6 +253,8 @@ export interface ServerOptions extends SchedulerOptions {
   readonly authProxy?: AuthProxyOptions;
   /** Also serve LangGraph's crons routes under `/langgraph/SERVER` for these agent servers (`--langgraph-api`). */
   readonly langGraphApi?: readonly string[];
+  /** Pass every other path under `/langgraph/SERVER` through to the server (`--langgraph-proxy`). */
+  readonly langGraphProxy?: boolean;
   /** Per-token rate limit; false turns it off. */
   readonly rateLimit?: RateLimitOptions | false;
   /** Per client address: the callback routes' rate and the failed-attempt throttle (docs/security.md#callback-routes). */
@@ -351,6 +353,13 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
           langGraph: [...new Set(options.langGraphApi)].map((name) =>
             langGraphApiTarget(name, runtime.agentServers),
           ),
+          ...(options.langGraphProxy === true
+            ? {
+                langGraphProxy: runtime.agentServers.filter((server) =>
+                  options.langGraphApi?.includes(server.name),
+                ),
+              }
+            : {}),
         }),
   });
   let stopping: Promise<void> | null = null;

@@ -4,7 +4,9 @@
  * (`@langchain/langgraph-sdk`'s `client.crons`, unchanged) against `punctual serve --langgraph-api js`
  * launching on the real open-source LangGraph JS server (test/e2e/langgraph-server.ts, the deterministic
  * graph of test/e2e/langgraph/). Thread and stateless crons, `on_run_completed`, search, count, update,
- * pause, delete and owner isolation. Every wait polls observable state with a bounded timeout.
+ * pause, delete and owner isolation; and `--langgraph-proxy`: one SDK client for threads and a streamed
+ * run as well, each owner reaching only its own threads. Every wait polls observable state with a
+ * bounded timeout.
  */
 import { Client } from "@langchain/langgraph-sdk";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -74,7 +76,10 @@ beforeAll(async () => {
     { name: "js", url: server.url, request_timeout_ms: 5000, poll_interval_ms: 200 },
   ];
   serve = startCli(
-    ["serve", "--database", db, "--port", "0", "--log-level", "info", "--langgraph-api", "js"],
+    [
+      ...["serve", "--database", db, "--port", "0", "--log-level", "info"],
+      ...["--langgraph-api", "js", "--langgraph-proxy"],
+    ],
     { cwd: dir, env: { PUNCTUAL_AGENT_SERVERS: JSON.stringify(servers) } },
   );
   const cli = serve;
@@ -282,5 +287,48 @@ describe("LangGraph's crons API through the official SDK", () => {
       }),
     ).rejects.toThrow(/404/);
     await expect(alice.crons.update("no-such-cron", { enabled: false })).rejects.toThrow(/404/);
+  }, 30_000);
+});
+
+describe("one SDK client for everything through --langgraph-proxy", () => {
+  it("streams a run on a thread the owner made through the proxy", async () => {
+    const thread = await alice.threads.create({ metadata: { purpose: "proxy" } });
+    expect(thread.metadata).toMatchObject({ purpose: "proxy", punctual_owner: "alice" });
+    const events: string[] = [];
+    let last: any = null;
+    for await (const chunk of alice.runs.stream(thread.thread_id, "echo", {
+      input: { label: "streamed" },
+      streamMode: "values",
+    })) {
+      events.push(chunk.event);
+      if (chunk.event === "values") last = chunk.data;
+    }
+    expect(events).toContain("metadata");
+    expect(last?.log).toEqual(["streamed"]);
+    expect((await alice.threads.get(thread.thread_id)).thread_id).toBe(thread.thread_id);
+    const assistants = await alice.assistants.search({ graphId: "echo" });
+    expect(assistants.length).toBeGreaterThan(0);
+    // Crons are still punctual's, under the same client.
+    expect(await alice.crons.count({ threadId: thread.thread_id })).toBe(0);
+  }, 60_000);
+
+  it("keeps each owner to its own threads and refuses what is not listed", async () => {
+    const mine = await alice.threads.create();
+    const outside = await direct.threads.create();
+    for (const id of [mine.thread_id, outside.thread_id]) {
+      await expect(bob.threads.get(id)).rejects.toThrow(/404/);
+      await expect(bob.runs.create(id, "echo", { input: { label: "x" } })).rejects.toThrow(/404/);
+    }
+    const found = await bob.threads.search({ limit: 100 });
+    expect(found.map((t) => t.thread_id)).not.toContain(mine.thread_id);
+    expect(found.map((t) => t.thread_id)).not.toContain(outside.thread_id);
+    // Naming another owner's thread at create does not hand it over.
+    await expect(
+      bob.threads.create({ threadId: mine.thread_id, ifExists: "do_nothing" }),
+    ).rejects.toThrow(/409/);
+    await expect(alice.assistants.create({ graphId: "echo" })).rejects.toThrow(/403/);
+    await expect(alice.store.listNamespaces()).rejects.toThrow(/403/);
+    const anonymous = await fetch(`${base}/langgraph/js/threads/${mine.thread_id}`);
+    expect(anonymous.status).toBe(401);
   }, 30_000);
 });

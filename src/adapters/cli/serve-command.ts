@@ -43,6 +43,7 @@ interface ServeOptions extends PoolerFlags, ThresholdFlags {
   readonly logLevel?: string;
   readonly deerflowApi?: string;
   readonly langgraphApi?: string[];
+  readonly langgraphProxy?: boolean;
   readonly authProxyHeader?: string;
   readonly authProxySecretHeader?: string;
   readonly authProxyFrom?: string[];
@@ -143,6 +144,9 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
         : String(error),
     );
   }
+  if (options.langgraphProxy === true && (options.langgraphApi ?? []).length === 0) {
+    throw usage(io, "--langgraph-proxy needs --langgraph-api SERVER");
+  }
   let authProxy: AuthProxyOptions | undefined;
   try {
     authProxy = authProxyOf(options, io.env);
@@ -163,6 +167,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     ...(thresholds.rateLimit === undefined ? {} : { rateLimit: thresholds.rateLimit }),
     ...(options.deerflowApi === undefined ? {} : { deerflowApi: options.deerflowApi }),
     ...(options.langgraphApi === undefined ? {} : { langGraphApi: options.langgraphApi }),
+    ...(options.langgraphProxy === true ? { langGraphProxy: true } : {}),
     ...(authProxy === undefined ? {} : { authProxy }),
     ...targets,
   });
@@ -222,6 +227,10 @@ export function serveCommand(io: ServeIo = processIo): Command {
       "--langgraph-api <server>",
       "also serve LangGraph's crons API under /langgraph/<server> for this agent server (flavor langgraph; repeatable)",
       (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
+    .option(
+      "--langgraph-proxy",
+      "also pass every other path under /langgraph/<server> through to that server, as docs/security.md#langgraph-proxy allows",
     )
     .option(
       "--auth-proxy-header <name>",

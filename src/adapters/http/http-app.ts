@@ -42,6 +42,8 @@ import type { DeerflowTarget } from "./deerflow-routes.js";
 import { AuthProxy } from "./auth-proxy.js";
 import type { AuthProxyOptions } from "./auth-proxy.js";
 import type { OwnerId } from "../../domain/ids.js";
+import { registerLangGraphProxy } from "./langgraph-proxy.js";
+import type { AgentServerConfig } from "../launchers/agent/agent-servers.js";
 import { registerLangGraphCronRoutes } from "./langgraph-crons-routes.js";
 import type { LangGraphTarget } from "./langgraph-crons-routes.js";
 
@@ -75,6 +77,8 @@ export interface HttpAppOptions {
   readonly authProxy?: AuthProxyOptions;
   /** LangGraph's crons routes under `/langgraph/SERVER`, one set per server (`serve --langgraph-api`). */
   readonly langGraph?: readonly LangGraphTarget[];
+  /** Agent servers whose other paths pass through under `/langgraph/SERVER` (`--langgraph-proxy`). */
+  readonly langGraphProxy?: readonly AgentServerConfig[];
 }
 
 /** A route as Fastify registered it. */
@@ -442,6 +446,12 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
       tasks: options.tasks,
       now: options.now,
       target,
+      actorOf: (request) => actors.get(request) ?? null,
+    });
+  }
+  for (const server of options.langGraphProxy ?? []) {
+    await registerLangGraphProxy(app, {
+      server,
       actorOf: (request) => actors.get(request) ?? null,
     });
   }
