@@ -5,10 +5,10 @@
  * that emitted them, so a store transaction never waits on an agent server. Best effort: a failed
  * clean-up is logged and never changes the run.
  */
-import type { Logger } from "../application/logger.js";
-import type { SchedulerEvents } from "../application/scheduler-events.js";
-import type { Store } from "../application/store.js";
-import type { RunLauncher } from "../domain/ports.js";
+import type { Logger } from "../application/events/logger.js";
+import type { SchedulerEvents } from "../application/events/internal-events.js";
+import type { Store } from "../domain/ports/store.js";
+import type { RunLauncher } from "../domain/ports/run-launcher.js";
 import { isTerminalRunStatus } from "../domain/run.js";
 
 export interface EndedRunsDeps {

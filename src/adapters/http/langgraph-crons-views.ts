@@ -6,7 +6,7 @@
  * `multitask_strategy` is punctual's overlap policy; `end_time` the schedule's `end_at`.
  */
 import { z } from "zod";
-import type { TaskView } from "../../application/views.js";
+import type { TaskView } from "../../application/shapes/view-mappers.js";
 
 /** The server the routes serve. */
 export interface LangGraphTarget {

@@ -9,7 +9,7 @@
  */
 import replyFrom from "@fastify/reply-from";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Actor } from "../../application/actor.js";
+import type { Actor } from "../../application/access/actor.js";
 import type { AgentServerConfig } from "../launchers/agent/agent-servers.js";
 import { langGraphPrefix } from "./langgraph-crons-routes.js";
 import { problemFromError } from "./problem.js";
