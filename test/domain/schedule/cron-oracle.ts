@@ -301,3 +301,15 @@ export function oracleFires(
   }
   return [...fires].sort((a, b) => a - b);
 }
+
+/** Whether the day rule of `expression` matches some local date in `[fromDay, fromDay + days)`. */
+export function oracleMatchesADate(expression: string, fromDay: number, days: number): boolean {
+  const rule = readOracleRule(expression);
+  for (let d = 0; d < days; d++) {
+    const date = new Date(fromDay + d * DAY);
+    if (dateMatches(rule, date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate())) {
+      return true;
+    }
+  }
+  return false;
+}

@@ -19,7 +19,7 @@ import {
   MINUTE,
   SECOND,
   changesBetween,
-  dateMatches,
+  oracleMatchesADate,
   offsetAt,
   oracleFires,
   readOracleRule,
@@ -245,18 +245,6 @@ function parsed(input: Record<string, unknown>, after: number): Parsed {
     }
     throw error;
   }
-}
-
-/** Whether the oracle's day rule of `expression` matches some local date in `[fromDay, fromDay + days)`. */
-function oracleMatchesADate(expression: string, fromDay: number, days: number): boolean {
-  const rule = readOracleRule(expression);
-  for (let d = 0; d < days; d++) {
-    const date = new Date(fromDay + d * DAY);
-    if (dateMatches(rule, date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate())) {
-      return true;
-    }
-  }
-  return false;
 }
 
 const THIRTY_YEARS_DAYS = 30 * 365;
