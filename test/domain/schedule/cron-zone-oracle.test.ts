@@ -22,7 +22,6 @@ import {
   oracleMatchesADate,
   offsetAt,
   oracleFires,
-  readOracleRule,
   wallAt,
 } from "./cron-oracle.js";
 
