@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildHttpApp } from "../../../src/adapters/http/http-app.js";
 import { exposedProblems } from "../../../src/adapters/http/error-map.js";
 import type { ProblemCode } from "../../../src/adapters/http/error-map.js";
-import type { TaskService } from "../../../src/application/task-service.js";
+import type { TaskService } from "../../../src/application/tasks/task-service.js";
 import type { Instant } from "../../../src/domain/time.js";
 import { closedPort } from "../../helpers/webhook-receiver.js";
 import { CRON_TASK, call, startTestServer } from "./http-harness.js";
