@@ -389,7 +389,7 @@ describe("the cron engine against a literal reading of SPEC 3.1", () => {
     );
     // docs/schedules.md#cron: the cases that matter most cross an offset change; keep them common.
     expect(tally.crossing / tally.total).toBeGreaterThanOrEqual(1 / 3);
-  });
+  }, 120_000);
 
   it("answers nextOccurrences with the oracle's first fires", () => {
     fc.assert(

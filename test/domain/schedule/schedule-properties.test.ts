@@ -160,7 +160,8 @@ function wallMatches(rule: OracleRule, wall: number): boolean {
 
 /** A fixed-time job's fire at a forward jump of at most 3 hours whose skipped wall times hold a match. */
 function isGapFire(rule: OracleRule, timezone: string, at: number): boolean {
-  const change = changesBetween(timezone, at, at + 1).find((c) => c.at === at);
+  // The probe starts an hour early: a change found from `at` itself would already be behind it.
+  const change = changesBetween(timezone, at - 3_600_000, at + 1).find((c) => c.at === at);
   if (!rule.fixed || change === undefined) return false;
   const shift = change.after - change.before;
   if (shift <= 0 || shift > DST_LIMIT) return false;
