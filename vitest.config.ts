@@ -11,7 +11,7 @@ export default defineConfig({
       include: ["src/**/*.ts"],
       // The dashboard's browser script runs in chromium, where V8 coverage of the test process is blind.
       exclude: ["src/adapters/http/dashboard/browser/**"],
-      reporter: [["json-summary", { file: "coverage-summary.json" }], "json"],
+      reporter: [["json-summary", { file: "coverage-summary.json" }]],
       reportsDirectory: "coverage",
       // The figures are printed even when a test failed, beside the failure.
       reportOnFailure: true,
