@@ -6,6 +6,7 @@
  * each checks the run is still what the sweep found and returns null ("no change") when it has moved on,
  * so the application only orchestrates and the store only writes.
  */
+import { IllegalTransitionError } from "./errors.js";
 import { moveRun } from "./run.js";
 import type { Run } from "./run.js";
 import {
@@ -53,8 +54,13 @@ export function expireQueuedRun(run: Run, now: Instant, task: RunTaskContext): R
   };
 }
 
-/** A `running` handler run whose replica went silent: failed attempt, reason `replica_lost` (docs/semantics.md#run-statuses). */
+/**
+ * A `running` handler run whose replica went silent: failed attempt, reason `replica_lost`
+ * (docs/semantics.md#run-statuses). Only a running run: a launching one is the expired-claim sweep's to
+ * reconcile (`reconcileExpiredClaim`), which never consumes the retry budget.
+ */
 export function loseRunWithReplica(run: Run, now: Instant, task: RunTaskContext): RunChange {
+  if (run.status !== "running") throw new IllegalTransitionError("run", run.status, "replica_lost");
   return failAttempt(run, now, task, "replica_lost", "the replica running this handler stopped");
 }
 

@@ -28,14 +28,33 @@ import { describeUniqueRules } from "./cases/unique-rules.js";
 export const STORE_NAMES = ["memory", "sqlite", "postgres"] as const;
 export type StoreName = (typeof STORE_NAMES)[number];
 
-/** Whether `PUNCTUAL_TEST_STORES` (unset or empty: every store) asks for the store called `name`. */
-export function storeEnabled(name: StoreName): boolean {
-  const list = process.env.PUNCTUAL_TEST_STORES ?? "";
-  const wanted = list
+/**
+ * The stores `PUNCTUAL_TEST_STORES` asks for (unset or empty: every store). A name that is no store is
+ * refused, and under `CI` the variable may not leave a store out: a typo must not turn suites off.
+ */
+export function storesWanted(env: Readonly<Record<string, string | undefined>>): Set<StoreName> {
+  const wanted = (env.PUNCTUAL_TEST_STORES ?? "")
     .split(",")
     .map((entry) => entry.trim().toLowerCase())
     .filter((entry) => entry !== "");
-  return wanted.length === 0 || wanted.includes(name);
+  const unknown = wanted.filter((entry) => !(STORE_NAMES as readonly string[]).includes(entry));
+  if (unknown.length > 0) {
+    throw new Error(
+      `PUNCTUAL_TEST_STORES names no store: ${unknown.join(", ")} (known: ${STORE_NAMES.join(", ")})`,
+    );
+  }
+  const stores = new Set<StoreName>(wanted.length === 0 ? STORE_NAMES : (wanted as StoreName[]));
+  if ((env.CI ?? "") !== "" && stores.size < STORE_NAMES.length) {
+    throw new Error(
+      `PUNCTUAL_TEST_STORES=${env.PUNCTUAL_TEST_STORES ?? ""} leaves store suites out, which CI never does: unset it`,
+    );
+  }
+  return stores;
+}
+
+/** Whether the store called `name` runs its contract suite in this process (`storesWanted`). */
+export function storeEnabled(name: StoreName): boolean {
+  return storesWanted(process.env).has(name);
 }
 
 /**

@@ -788,11 +788,14 @@ describe("loseRunWithReplica", () => {
     });
   });
 
-  it.each(["queued", "launching", "succeeded"] as const)("refuses a %s run", (status) => {
-    // launching -> failed is legal for a launch failure, so only check the statuses it cannot reach.
-    if (status === "launching") return;
-    expectIllegal(() => loseRunWithReplica(inStatus(status), NOW, RECURRING));
-  });
+  it.each(["queued", "launching", "succeeded", "failed", "cancelled"] as const)(
+    "refuses a %s run",
+    (status) => {
+      // A launching run is the expired-claim sweep's (reconcileExpiredClaim, no failure counted): failing
+      // it here would spend a retry on a launch that may well have started.
+      expectIllegal(() => loseRunWithReplica(inStatus(status), NOW, RECURRING));
+    },
+  );
 });
 
 describe("reconcileExpiredClaim", () => {

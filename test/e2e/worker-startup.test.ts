@@ -67,10 +67,9 @@ describe("punctual worker startup", () => {
     await waitForOutput(cli, `${module}\n`);
     // On a loaded host the store may be open by the time the signal lands: then it is a plain stop.
     const startedBefore = cli.output().includes("punctual worker started");
-    const sentAt = Date.now();
+    // stopCli fails when the process has not exited 15 s after the signal: the bound, not a timing.
     const exit = await stopCli(cli, "SIGTERM", 15_000);
     expect(exit, cli.output()).toEqual({ code: 0, signal: null });
-    expect(Date.now() - sentAt).toBeLessThan(10_000);
     if (!startedBefore && !cli.output().includes("punctual worker started")) {
       expect(cli.output()).toContain("(during startup)");
     }

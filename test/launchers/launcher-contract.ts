@@ -58,6 +58,18 @@ const CONTRACT_CODES: readonly ErrorCode[] = [
   "launch_failed",
   "launch_indeterminate",
 ];
+/** What each scenario (but `hangs`, which waits for an abort) must end in: launched, or one of these codes. */
+const SCENARIO_OUTCOMES: Record<
+  Exclude<ContractScenario, "hangs">,
+  "launched" | readonly ErrorCode[]
+> = {
+  succeeds: "launched",
+  other_thread: "launched",
+  busy: ["thread_busy"],
+  refused: ["launch_failed"],
+  uncertain: ["launch_indeterminate"],
+  unreachable: ["launch_failed", "launch_indeterminate"],
+};
 /** How long an aborted launch may take to end: "promptly", with room for a loaded CI machine. */
 const PROMPT_MS = 2000;
 
@@ -235,12 +247,25 @@ export function describeLauncherContract(
     it("lets only the three launch errors escape, whatever the target does", async () => {
       const fixture = await factory();
       try {
-        for (const scenario of CONTRACT_SCENARIOS) {
+        const judged: string[] = [];
+        for (const scenario of scenarios) {
+          if (scenario === "hangs") continue;
           const request = fixture.request(scenario);
-          if (request === null || scenario === "hangs") continue;
+          if (request === null)
+            throw new Error(`${name} declares "${scenario}" but cannot produce it`);
           const outcome = await attempt(fixture.launcher, request);
-          if ("error" in outcome) expectContractError(outcome.error);
+          const expected = SCENARIO_OUTCOMES[scenario];
+          if (expected === "launched") {
+            expect(outcome, scenario).toHaveProperty("launched");
+          } else {
+            expect(outcome, scenario).toHaveProperty("error");
+            const error = "error" in outcome ? outcome.error : null;
+            expectContractError(error);
+            expect(expected, scenario).toContain((error as { code: ErrorCode }).code);
+          }
+          judged.push(scenario);
         }
+        expect(judged).toEqual(scenarios.filter((s) => s !== "hangs"));
       } finally {
         await fixture.close();
       }

@@ -20,6 +20,7 @@ import {
   raceTestsRunnable,
 } from "../helpers/postgres.js";
 import type { PostgresTestDatabase } from "../helpers/postgres.js";
+import { holdLock } from "../helpers/postgres-barrier.js";
 
 const runnable = await raceTestsRunnable("test/race/postgres-dispatch-race.test.ts");
 
@@ -61,6 +62,34 @@ describe.skipIf(!runnable)("postgres dispatch races (reference 6.4)", () => {
     ]);
     expect(settled.map(outcome).sort()).toEqual(["duplicate", "queued"]);
     expect((await ledger(a!, task.id)).filter((r) => r.trigger === "manual")).toHaveLength(1);
+  });
+
+  it("forced: two triggers of an exclusive skip task both wait at its row lock, then one queues and one is refused", async () => {
+    for (let round = 0; round < 3; round++) {
+      const [a, b] = replicas;
+      const task = await insertTask(a!);
+      // The coordinating connection holds the task's row: both triggers are seen waiting on it, so
+      // their transactions overlap for certain when it lets go (isolation-tester style).
+      const barrier = await holdLock(
+        database.url!,
+        `SELECT 1 FROM "${schema}".tasks WHERE id = $1::text FOR UPDATE`,
+        [task.id],
+      );
+      try {
+        const racing = Promise.allSettled([
+          triggerRun(a!, ALL, task.id, `forced-a-${round}`, minute(0, 1)),
+          triggerRun(b!, ALL, task.id, `forced-b-${round}`, minute(0, 1)),
+        ]);
+        await barrier.waitForWaiters(2, "row");
+        await barrier.release();
+        const settled = await racing;
+        expect(settled.map(outcome).sort()).toEqual(["queued", "refused"]);
+      } finally {
+        await barrier.close();
+      }
+      const runs = await ledger(a!, task.id);
+      expect(runs.map((r) => [r.trigger, r.status])).toEqual([["manual", "queued"]]);
+    }
   });
 
   it("natural timing x5: concurrent triggers of an exclusive skip task launch exactly once", async () => {

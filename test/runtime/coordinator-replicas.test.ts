@@ -374,9 +374,19 @@ describe("Coordinator shutdown", () => {
     expect(await h.runs(task.id)).toHaveLength(1);
   });
 
-  it("stop() before start() resolves at once", async () => {
+  it("stop() before start() resolves at once, and a start() after it starts nothing", async () => {
     const h = createHarness({ start: T0 });
-    await h.coordinator.stop();
-    await h.coordinator.stop();
+    const task = await h.create({ schedule: hourly });
+    let done = false;
+    const first = h.coordinator.stop();
+    void first.then(() => (done = true));
+    // At once: without the virtual clock moving, so no drain timeout is being waited out.
+    await flushPromises();
+    expect(done).toBe(true);
+    expect(h.coordinator.stop()).toBe(first);
+    h.coordinator.start();
+    await h.clock.advance(2 * HOUR);
+    expect(h.launcher.calls).toHaveLength(0);
+    expect(await h.runs(task.id)).toHaveLength(0);
   });
 });

@@ -76,6 +76,6 @@ export function exposedProblems(): { code: ProblemCode; type: string; status: nu
     ...(Object.entries(HTTP_PROBLEMS) as [HttpProblemCode, ProblemKind][]),
   ];
   return all
-    .filter(([code, kind]) => kind.exposed && code !== "internal_error")
+    .filter(([, kind]) => kind.exposed)
     .map(([code, kind]) => ({ code, type: `${PROBLEM_TYPE_BASE}${code}`, status: kind.status }));
 }

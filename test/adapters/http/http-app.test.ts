@@ -2,18 +2,17 @@
 /**
  * The HTTP API against a real server on port 0: the router scenarios of the reference (section 6.5)
  * ported to our routes, HTTP semantics (ETag, If-Match, Idempotency-Key, pages, limits), owner isolation
- * and auth on every route, and finally that every documented problem type was reached by this file.
+ * and auth on every route (problem-types.test.ts reaches every documented problem type on its own).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildHttpApp } from "../../../src/adapters/http/http-app.js";
-import { exposedProblems } from "../../../src/adapters/http/error-map.js";
 import {
   explanationViewSchema as explanationSchema,
   runViewSchema as runSchema,
   taskViewSchema as taskSchema,
 } from "../../../src/application/shapes/view-schemas.js";
 import type { Instant } from "../../../src/domain/time.js";
-import { CRON_TASK, call, seenProblemTypes, startTestServer } from "./http-harness.js";
+import { CRON_TASK, call, startTestServer } from "./http-harness.js";
 import type { TestServer } from "./http-harness.js";
 import { closedPort } from "../../helpers/webhook-receiver.js";
 
@@ -888,16 +887,5 @@ describe("task keys", () => {
       body: CRON_TASK,
     });
     expectProblem(badKey, 422, "validation_failed");
-  });
-});
-
-describe("problem types", () => {
-  it("reached every documented problem type with its status in this file", () => {
-    const expected = exposedProblems()
-      .filter((p) => p.code !== "task_not_mutable") // reached with a running run: running-task.test.ts
-      .filter((p) => p.code !== "task_defective") // reached with a corrupted row: task-defect-routes.test.ts
-      .map((p) => `${p.type} ${p.status}`);
-    expected.push("https://punctual.dev/problems/limit_exceeded 413");
-    for (const entry of expected) expect([...seenProblemTypes], entry).toContain(entry);
   });
 });

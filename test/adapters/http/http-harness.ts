@@ -1,8 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- API answers are untyped JSON, checked by the assertions */
 /**
  * A real server on port 0, built by the same `buildHttpApp()` that `serve` uses (through
- * `createServer`), on a memory store with the coordinator off unless asked; plus a small fetch helper
- * that records every problem `type` it sees, so a test can check that each documented one is reachable.
+ * `createServer`), on a memory store with the coordinator off unless asked; plus a small fetch helper.
  */
 import { createServer } from "../../../src/composition.js";
 import { memoryStore } from "../../../src/adapters/storage/memory/memory-store.js";
@@ -42,9 +41,6 @@ export interface Answer {
   readonly body: any;
 }
 
-/** Every problem `type` answered in this process, for the reachability test. */
-export const seenProblemTypes = new Set<string>();
-
 export async function call(
   base: string,
   method: string,
@@ -70,9 +66,6 @@ export async function call(
     body = text === "" ? null : JSON.parse(text);
   } catch {
     // not JSON (docs page, metrics)
-  }
-  if ((response.headers.get("content-type") ?? "").startsWith("application/problem+json")) {
-    seenProblemTypes.add(`${(body as { type: string }).type} ${response.status}`);
   }
   return { status: response.status, headers: response.headers, body };
 }

@@ -52,8 +52,8 @@ export interface ScenarioOptions {
    */
   readonly settleTimeoutMs?: number;
   /**
-   * Give the workers a short lease when the CLI can (`--lease-seconds`), so killed replicas' claims
-   * expire within the test. A test that silences every replica longer than that (a database outage)
+   * Give the workers a short lease (`--lease-seconds`), so killed replicas' claims expire within the
+   * test; the scenario fails when the worker no longer takes the flag, rather than judge more leniently. A test that silences every replica longer than that (a database outage)
    * keeps the default, or live replicas would be declared lost. @default true
    */
   readonly shortLease?: boolean;
@@ -72,7 +72,7 @@ export interface ScenarioResult {
 let leaseFlag: Promise<boolean> | null = null;
 
 /** Whether `punctual worker` takes `--lease-seconds` (asked once). */
-export function workerHasLeaseFlag(): Promise<boolean> {
+function workerHasLeaseFlag(): Promise<boolean> {
   leaseFlag ??= promisify(execFile)(process.execPath, [
     join(ROOT, "bin", "punctual.js"),
     "worker",
@@ -170,7 +170,14 @@ export async function runCrashScenario(given: ScenarioOptions): Promise<Scenario
     timings[name] = Date.now() - mark;
     mark = Date.now();
   };
-  const shortLease = (options.shortLease ?? true) && (await workerHasLeaseFlag());
+  const shortLease = options.shortLease ?? true;
+  // Without the flag the ledger check would have to allow claims left in doubt: a weaker proof, never
+  // taken silently.
+  if (shortLease && !(await workerHasLeaseFlag())) {
+    throw new Error(
+      "`punctual worker --help` lists no --lease-seconds: the crash scenario needs it",
+    );
+  }
   const handlers = writeRecordingHandlers(options.dir);
   const fleet = new ReplicaFleet({
     size: options.replicas,

@@ -220,11 +220,10 @@ describe("WebhookLauncher.launch", () => {
 
   it("gives up after the request timeout, as uncertain, and closes the connection", async () => {
     const r = await receive({ "/hook": hang });
-    const started = performance.now();
     const failure = launch(launcher({ requestTimeoutMs: 200 }), webhookTask(r.url("/hook")));
     await expect(failure).rejects.toBeInstanceOf(LaunchIndeterminateError);
+    // Only the request timer's abort says this (the receiver never answers); how soon is the bench's.
     await expect(failure).rejects.toThrow(/did not answer within 200 ms/);
-    expect(performance.now() - started).toBeLessThan(2000);
     await expect.poll(() => r.abandoned).toEqual(["/hook"]);
   });
 

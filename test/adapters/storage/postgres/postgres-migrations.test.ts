@@ -10,12 +10,16 @@ import type {
   PostgresClient,
   PostgresPool,
 } from "../../../../src/adapters/storage/postgres/postgres-pool.js";
-import { schemaName } from "../../../../src/adapters/storage/postgres/postgres-schema-name.js";
+import {
+  MIGRATION_LOCK_KIND,
+  schemaName,
+} from "../../../../src/adapters/storage/postgres/postgres-schema-name.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../../../src/domain/run.js";
 import { SCHEDULE_TYPES } from "../../../../src/domain/schedule/schedule-types.js";
 import { TARGET_KINDS } from "../../../../src/domain/target.js";
 import { TASK_STATUSES } from "../../../../src/domain/task.js";
 import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
+import { holdLock } from "../../../helpers/postgres-barrier.js";
 
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
@@ -110,6 +114,32 @@ describe("postgres migrations", () => {
       .pool()
       .query(`SELECT count(*)::int4 AS n FROM ${schema.quoted}.schema_migrations`);
     expect(rows.rows[0]).toEqual({ n: ALL.length });
+  });
+
+  it("forced: two real migrators both wait at the migration lock of an empty schema, then each migration is applied once", async () => {
+    const schema = schemaName(database.freshSchema());
+    const pools = [database.pool(1), database.pool(1)];
+    // The coordinating connection holds the schema's migration lock: both migrators are seen waiting
+    // on it before their first step, so they contend for every migration from the same start.
+    const barrier = await holdLock(
+      database.url!,
+      "SELECT pg_advisory_xact_lock($1::int4, $2::int4)",
+      [MIGRATION_LOCK_KIND, schema.lockKey],
+    );
+    try {
+      const racing = Promise.all(pools.map((pool) => migratePostgres(pool, schema)));
+      await barrier.waitForWaiters(2, "advisory");
+      await barrier.release();
+      for (const status of await racing) {
+        expect(status).toEqual({ applied: ALL, pending: [], current: true });
+      }
+    } finally {
+      await barrier.close();
+    }
+    const rows = await database
+      .pool()
+      .query(`SELECT version FROM ${schema.quoted}.schema_migrations ORDER BY version`);
+    expect(rows.rows.map((r) => (r as { version: number }).version)).toEqual(ALL);
   });
 
   it("retries a migration transaction that lost a catalog race, and no other unique violation", async () => {
