@@ -20,7 +20,9 @@ import { firstMatchingWall } from "./cron-matcher.js";
 import { nextCronFire } from "./cron-next.js";
 import { parseDateTime, parseDuration, parseInstantText } from "./iso-text.js";
 import type { ScheduleBounds, ScheduleSpec, ScheduleType } from "./schedule-types.js";
-import { nextAfter } from "./next-after.js";
+import { nextAfter, nextRRuleInstanceOf } from "./next-after.js";
+import type { RecurrenceParts } from "./rrule-next.js";
+import { resolveRecurrence } from "./rrule-next.js";
 import { exclusionsOf, nextFireAfter } from "./next-fire.js";
 import type { CalendarSnapshot, Exclusion } from "./exclusions.js";
 import { parseExclusions } from "./exclusions.js";
@@ -54,6 +56,7 @@ const KEYS: Readonly<Record<ScheduleType, readonly string[]>> = {
   cron: [...COMMON_KEYS, "cron", "timezone", "start_at", "end_at", "max_runs", "exclude"],
   once: [...COMMON_KEYS, "run_at", "timezone"],
   interval: [...COMMON_KEYS, "every", "start_at", "end_at", "max_runs", "exclude", "timezone"],
+  rrule: [...COMMON_KEYS, "rrule", "start_at", "end_at", "max_runs", "exclude"],
 };
 const THIRTY_YEARS_MS = Math.round(30 * 365.2425 * MS_PER_DAY);
 
@@ -241,6 +244,29 @@ function readExclude(input: Fields, problems: Problems, ctx: ParseScheduleContex
   return exclusions;
 }
 
+/** `rrule`: the RFC 5545 text (docs/schedules.md#rrule); each problem names its line, part and rule. */
+function readRecurrence(input: Fields, problems: Problems): RecurrenceParts | null {
+  const value = valueOf(input, "rrule");
+  if (typeof value !== "string") {
+    problems.add(
+      "rrule",
+      'is required: RFC 5545 text such as "DTSTART;TZID=Europe/Berlin:20260105T093000\\nRRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO"',
+    );
+    return null;
+  }
+  if (value.length > MAX_RRULE_TEXT) {
+    problems.add("rrule", `must be at most ${MAX_RRULE_TEXT} characters`);
+    return null;
+  }
+  const resolved = resolveRecurrence(value);
+  if (resolved.ok) return resolved.value;
+  for (const problem of resolved.problems) problems.add("rrule", problem);
+  return null;
+}
+
+/** The longest recurrence text accepted. */
+export const MAX_RRULE_TEXT = 32_768;
+
 function build(
   input: Fields,
   type: ScheduleType,
@@ -272,6 +298,13 @@ function build(
       if (everyMs === null) return null;
       const anchorAt = bounds.startAt ?? instant(floorSecond(ctx.anchorAt ?? ctx.referenceAt));
       return { type, everyMs, anchorAt, ...bounds, timezone, exclude };
+    }
+    case "rrule": {
+      const recurrence = readRecurrence(input, problems);
+      const bounds = readBounds(input, problems);
+      const exclude = readExclude(input, problems, ctx);
+      if (recurrence === null) return null;
+      return { type, ...recurrence, ...bounds, exclude };
     }
     default:
       return assertNever(type);
@@ -310,6 +343,16 @@ function checkReachable(
     });
     if (problems.list.length > 0) return;
   }
+  if (spec.type === "rrule") {
+    const first = nextRRuleInstanceOf({ ...spec, endAt: null }, from);
+    if (first === null || first.at > from + THIRTY_YEARS_MS) {
+      problems.add(
+        "rrule",
+        `the recurrence has no instance in ${spec.timezone} within 30 years of ${formatInstant(from)}`,
+      );
+      return;
+    }
+  }
   if (spec.endAt !== null && nextAfter(spec, referenceAt) === null) {
     const since = spec.startAt === null ? "now" : "start_at";
     problems.add("end_at", `the schedule has no occurrence between ${since} and end_at`);
@@ -344,7 +387,7 @@ export function parseSchedule(input: unknown, ctx: ParseScheduleContext): Schedu
   if (!isFields(input)) {
     throw ValidationError.of(
       ctx.field ?? "schedule",
-      "must be an object with a type: cron, once or interval",
+      "must be an object with a type: cron, once, interval or rrule",
     );
   }
   const type = SCHEDULE_TYPES.find((t) => t === input.type);
@@ -352,8 +395,8 @@ export function parseSchedule(input: unknown, ctx: ParseScheduleContext): Schedu
     problems.add(
       "type",
       input.type === undefined
-        ? "is required: cron, once or interval"
-        : `unknown schedule type ${JSON.stringify(input.type)}: expected cron, once or interval`,
+        ? "is required: cron, once, interval or rrule"
+        : `unknown schedule type ${JSON.stringify(input.type)}: expected cron, once, interval or rrule`,
     );
     throw new ValidationError(problems.list);
   }

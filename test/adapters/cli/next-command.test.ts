@@ -268,7 +268,7 @@ describe("main with next", () => {
   it("exits 2 for a usage error", async () => {
     const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     expect(await main(["node", "punctual", "next"])).toBe(2);
-    expect(stderr.mock.calls.join("")).toMatch(/missing required argument 'expr'/);
+    expect(stderr.mock.calls.join("")).toMatch(/give cron expressions or --rrule/);
   });
 
   it("prints to standard output and exits 0", async () => {
