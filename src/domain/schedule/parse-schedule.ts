@@ -19,10 +19,15 @@ import { parseCron } from "./cron-expression.js";
 import { firstMatchingWall } from "./cron-matcher.js";
 import { nextCronFire } from "./cron-next.js";
 import { parseDateTime, parseDuration, parseInstantText } from "./iso-text.js";
-import type { ScheduleBounds, ScheduleSpec, ScheduleType } from "./schedule-types.js";
+import type {
+  RRuleSchedule,
+  ScheduleBounds,
+  ScheduleSpec,
+  ScheduleType,
+} from "./schedule-types.js";
 import { nextAfter, nextRRuleInstanceOf } from "./next-after.js";
 import type { RecurrenceParts } from "./rrule-next.js";
-import { resolveRecurrence } from "./rrule-next.js";
+import { instantOfWall, nextRRuleInstance, resolveRecurrence } from "./rrule-next.js";
 import { exclusionsOf, nextFireAfter } from "./next-fire.js";
 import type { CalendarSnapshot, Exclusion } from "./exclusions.js";
 import { parseExclusions } from "./exclusions.js";
@@ -49,6 +54,11 @@ export interface ParseScheduleContext {
    * calendar reference is refused (nothing can resolve it, as in `nextOccurrences`).
    */
   readonly calendars?: ReadonlyMap<string, CalendarSnapshot>;
+  /**
+   * A recurrence whose instances all lie before `referenceAt` is accepted (a preview lists nothing)
+   * instead of refused (a task would never fire). @default false
+   */
+  readonly acceptEnded?: boolean;
 }
 
 const COMMON_KEYS = ["type", "jitter"];
@@ -319,9 +329,10 @@ function build(
 function checkReachable(
   spec: ScheduleSpec,
   input: Fields,
-  referenceAt: Instant,
+  ctx: ParseScheduleContext,
   problems: Problems,
 ): void {
+  const referenceAt = ctx.referenceAt;
   const from = spec.startAt === null ? referenceAt : Math.max(referenceAt, spec.startAt - 1);
   if (spec.type === "cron" && (from < wallMs(MIN_YEAR, 1, 2) || from > wallMs(MAX_YEAR, 1, 1))) {
     problems.add("cron", "cron schedules are evaluated only between the years 1 and 9999");
@@ -343,15 +354,8 @@ function checkReachable(
     });
     if (problems.list.length > 0) return;
   }
-  if (spec.type === "rrule") {
-    const first = nextRRuleInstanceOf({ ...spec, endAt: null }, from);
-    if (first === null || first.at > from + THIRTY_YEARS_MS) {
-      problems.add(
-        "rrule",
-        `the recurrence has no instance in ${spec.timezone} within 30 years of ${formatInstant(from)}`,
-      );
-      return;
-    }
+  if (spec.type === "rrule" && !rruleReachable(spec, from, problems, ctx.acceptEnded === true)) {
+    return;
   }
   if (spec.endAt !== null && nextAfter(spec, referenceAt) === null) {
     const since = spec.startAt === null ? "now" : "start_at";
@@ -359,6 +363,38 @@ function checkReachable(
     return;
   }
   if (exclusionsOf(spec).length > 0) checkNotAllExcluded(spec, from, problems);
+}
+
+/**
+ * docs/schedules.md#rrule: each RRULE must have an instance within 30 years of DTSTART (a rule that never
+ * fires would cost every later search its whole horizon), and the recurrence one within 30 years of
+ * `from` or of DTSTART when that is later.
+ */
+function rruleReachable(
+  spec: RRuleSchedule,
+  from: number,
+  problems: Problems,
+  acceptEnded: boolean,
+): boolean {
+  const start = instantOfWall(spec.timezone, spec.dtstartWall);
+  spec.rules.forEach((rule, i) => {
+    const alone = { ...spec, rules: [rule], rdates: [], exdates: [], startAt: null, endAt: null };
+    const first = nextRRuleInstance(alone, start - 1, start + THIRTY_YEARS_MS);
+    if (first === null) {
+      const line = spec.rules.length > 1 ? `RRULE ${i + 1} (${rule.text})` : "the RRULE";
+      problems.add("rrule", `${line} has no instance within 30 years of DTSTART`);
+    }
+  });
+  if (problems.list.length > 0) return false;
+  const since = Math.max(from, start - 1);
+  const first = nextRRuleInstanceOf({ ...spec, endAt: null }, since);
+  if (first !== null && first.at <= since + THIRTY_YEARS_MS) return true;
+  if (first === null && acceptEnded) return true;
+  problems.add(
+    "rrule",
+    `the recurrence has no instance in ${spec.timezone} within 30 years of ${formatInstant(since)}`,
+  );
+  return false;
 }
 
 /** A schedule whose exclusions leave no fire (within 30 years, or before `end_at`) is refused. */
@@ -405,7 +441,7 @@ export function parseSchedule(input: unknown, ctx: ParseScheduleContext): Schedu
   }
   const spec = build(input, type, problems, ctx);
   if (spec !== null && problems.list.length === 0 && ctx.checkReachable !== false) {
-    checkReachable(spec, input, ctx.referenceAt, problems);
+    checkReachable(spec, input, ctx, problems);
   }
   if (spec === null || problems.list.length > 0) throw new ValidationError(problems.list);
   return spec;

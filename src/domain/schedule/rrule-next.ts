@@ -69,7 +69,12 @@ function nextRuleCandidate(
 ): number | null {
   const walk: RuleWalk = { rule, dtstartWall: spec.dtstartWall };
   if (rule.untilAt === null) return nextRuleWall(walk, w, limitWall);
-  const bound = Math.min(limitWall, rule.untilAt + WALL_SLACK_MS);
+  // A wall time past UNTIL's own (or, in an overlap, past the repeated hour) has a later instant.
+  const zone = spec.timezone;
+  const untilWall =
+    rule.untilAt +
+    Math.max(offsetAt(zone, rule.untilAt), offsetAt(zone, rule.untilAt - WALL_SLACK_MS));
+  const bound = Math.min(limitWall, untilWall);
   let wall = nextRuleWall(walk, w, bound);
   while (wall !== null && instantOfWall(spec.timezone, wall) > rule.untilAt) {
     wall = nextRuleWall(walk, wall, bound);
