@@ -7,17 +7,18 @@
 import type { AgentServerConfig } from "./adapters/launchers/agent/agent-servers.js";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import type { Actor } from "./application/actor.js";
-import { DispatchService } from "./application/dispatch-service.js";
-import type { Logger } from "./application/logger.js";
-import { silentLogger } from "./application/logger.js";
-import { agreeBudget } from "./application/fleet-budget.js";
-import { buildPolicy, withBudget } from "./application/policy-options.js";
-import { limitsOf } from "./application/limits.js";
-import type { PolicyOptions } from "./application/policy-options.js";
-import { SchedulerEvents } from "./application/scheduler-events.js";
-import type { Store, StoreFactory } from "./application/store.js";
-import { TaskService } from "./application/task-service.js";
+import type { Actor } from "./application/access/actor.js";
+import { createDispatch } from "./application/dispatch/dispatch.js";
+import type { Dispatch } from "./application/dispatch/dispatch.js";
+import type { Logger } from "./application/events/logger.js";
+import { silentLogger } from "./application/events/logger.js";
+import { agreeBudget } from "./application/policy/fleet-budget.js";
+import { buildPolicy, withBudget } from "./application/policy/policy-options.js";
+import { limitsOf } from "./application/policy/limits.js";
+import type { PolicyOptions } from "./application/policy/policy-options.js";
+import { SchedulerEvents } from "./application/events/internal-events.js";
+import type { Store, StoreFactory } from "./domain/ports/store.js";
+import { TaskService } from "./application/tasks/task-service.js";
 import { HandlerLauncher } from "./adapters/launchers/handler/handler-launcher.js";
 import type { HandlersOption } from "./adapters/launchers/handler/handler-definition.js";
 import { createLogHandler } from "./adapters/launchers/handler/log-handler.js";
@@ -33,9 +34,9 @@ import type { RunWatcherOptions } from "./runtime/run-watcher.js";
 import { WakeSignal } from "./runtime/wake-signal.js";
 import type { TracerProvider } from "@opentelemetry/api";
 import { openTelemetryTracer } from "./adapters/tracing/otel-tracer.js";
-import { AdmissionWindow } from "./application/admission-window.js";
-import { Quotas } from "./application/quotas.js";
-import type { OwnerQuotas } from "./application/quotas.js";
+import { AdmissionWindow } from "./application/policy/admission-window.js";
+import { Quotas } from "./application/policy/quotas.js";
+import type { OwnerQuotas } from "./application/policy/quotas.js";
 import { secretSealerFromEnv } from "./adapters/storage/shared/secret-keyring.js";
 
 export interface SchedulerOptions extends TargetOptions {
@@ -74,7 +75,7 @@ export interface SchedulerOptions extends TargetOptions {
 export interface SchedulerRuntime {
   readonly store: Store;
   readonly tasks: TaskService;
-  readonly dispatch: DispatchService;
+  readonly dispatch: Dispatch;
   readonly coordinator: Coordinator;
   /** Polls running runs on targets that must be asked (started and stopped with the coordinator). */
   readonly watcher: RunWatcher;
@@ -155,9 +156,10 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
   const quotas =
     options.policy?.quotas === undefined ? Quotas.UNLIMITED : new Quotas(options.policy.quotas);
   const admissions = new AdmissionWindow();
-  const dispatch = new DispatchService({ store, policy, events, quotas, admissions });
+  const dispatch = createDispatch({ store, policy, events, quotas, admissions });
   const watcher = new RunWatcher({
-    dispatch,
+    recovery: dispatch.recovery,
+    runWrites: dispatch.runWrites,
     launcher,
     clock,
     targetKinds: targets.watched,
@@ -198,7 +200,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     completed: (runId, verdict, attempt) => coordinator.reportCompletion(runId, verdict, attempt),
     lost: (runId, attempt) => coordinator.reportLost(runId, attempt),
     heartbeat: async (runId) => {
-      await dispatch.recordHeartbeat(runId, clock.now());
+      await dispatch.runWrites.recordHeartbeat(runId, clock.now());
     },
   });
   const tasks = new TaskService({
@@ -236,16 +238,17 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     callbackBase: targets.callbackBase,
     agentServers: targets.agentServerConfigs,
     thresholds: {
-      maxConcurrentRuns: dispatch.policy.maxConcurrentRuns,
-      leaseMs: dispatch.policy.leaseMs,
+      maxConcurrentRuns: dispatch.budget.policy.maxConcurrentRuns,
+      leaseMs: dispatch.budget.policy.leaseMs,
       tickMs: coordinator.settings.tickMs,
       sweepMs: coordinator.settings.sweepMs,
       retentionMs: coordinator.settings.retentionMs,
       shutdownTimeoutMs: coordinator.settings.shutdownTimeoutMs,
-      livenessTimeoutMs: dispatch.policy.livenessMs,
+      livenessTimeoutMs: dispatch.budget.policy.livenessMs,
       maxActiveRunsPerOwner:
-        dispatch.policy.ownerShare?.maxActiveRuns ?? dispatch.policy.maxConcurrentRuns,
-      ownerMaxActiveRuns: Object.fromEntries(dispatch.policy.ownerShare?.overrides ?? []),
+        dispatch.budget.policy.ownerShare?.maxActiveRuns ??
+        dispatch.budget.policy.maxConcurrentRuns,
+      ownerMaxActiveRuns: Object.fromEntries(dispatch.budget.policy.ownerShare?.overrides ?? []),
       maxRunTimeoutMs: limits.runTimeoutMaxMs,
       quotas: quotas.summary(),
     },

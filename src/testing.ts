@@ -15,13 +15,13 @@
 import { createScheduler } from "./composition.js";
 import type { Scheduler } from "./composition.js";
 import type { CreateSchedulerOptions } from "./composition.js";
-import type { StoreFactory } from "./application/store.js";
-import type { HandlerInputMap } from "./application/typed-input.js";
+import type { StoreFactory } from "./domain/ports/store.js";
+import type { HandlerInputMap } from "./application/shapes/handler-input-types.js";
 import type {
   HandlerInputsOf,
   HandlersOption,
 } from "./adapters/launchers/handler/handler-definition.js";
-import type { RunView } from "./application/views.js";
+import type { RunView } from "./application/shapes/view-mappers.js";
 import { memoryStore } from "./adapters/storage/memory/memory-store.js";
 import type { Instant } from "./domain/time.js";
 import { VirtualClock } from "./runtime/clock.js";
@@ -77,7 +77,7 @@ export function createTestScheduler<const H extends HandlersOption = HandlersOpt
       const now = clock.now();
       if (now >= target) return;
       // Nothing happens between wake-ups in a replay, so jump straight to the next one.
-      const next = await rt.dispatch.nextWakeAt();
+      const next = await rt.dispatch.wakeUps.nextWakeAt();
       const wakeAt = next !== null && next > now ? next : now + TICK_MS;
       await clock.set(Math.min(target, wakeAt) as Instant);
     }
