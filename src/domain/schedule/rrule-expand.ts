@@ -20,8 +20,13 @@ import {
 import type { RecurrenceRule } from "./rrule-rule.js";
 import { DAILY, HOURLY, MINUTELY, MONTHLY, SECONDLY, WEEKLY, YEARLY } from "./rrule-rule.js";
 
-/** Periods (or skips) one search may visit before it gives up: a few milliseconds at most. */
-export const RRULE_SEARCH_BUDGET = 200_000;
+/**
+ * Steps (a lattice period, or a jump over what the limits refuse) one search of a DAILY or finer rule may
+ * take before it gives up: tens of milliseconds at worst, for a lattice that keeps missing its limits
+ * (`FREQ=SECONDLY;INTERVAL=2;BYSECOND=1` never fires). Coarser rules visit at most the 400 years of the
+ * search horizon, one period (at most 366 days) at a time.
+ */
+export const RRULE_SEARCH_BUDGET = 100_000;
 
 /** A rule ready to expand: its parts, DTSTART's wall time, and a wall time past which nothing is looked for. */
 export interface RuleWalk {
@@ -281,17 +286,14 @@ function nextInCalendarPeriods(walk: RuleWalk, lo: number, limit: number): numbe
   const offsets = periodOffsets(rule);
   const fromDay = Math.floor((lo + 1) / MS_PER_DAY);
   let k = Math.max(0, calendarPeriodIndex(rule, dtstartDay, fromDay));
-  let visited = 0;
-  while (visited < RRULE_SEARCH_BUDGET) {
+  for (;;) {
     const [first, length] = calendarPeriod(rule, dtstartDay, k);
     if (first * MS_PER_DAY > limit) return null;
-    visited += length;
     const days = periodDays(rule, first, length).map((d) => d * MS_PER_DAY);
     const wall = firstInSet(rule, days, offsets, lo);
     if (wall !== null) return wall;
     k++;
   }
-  return null;
 }
 
 /**
