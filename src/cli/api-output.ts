@@ -55,6 +55,13 @@ function scheduleText(schedule: ScheduleView): string {
       return `once ${schedule.run_at}`;
     case "interval":
       return `every ${schedule.every}`;
+    case "rrule":
+      // The rule lines after DTSTART, on one line: `rrule FREQ=WEEKLY;INTERVAL=2;BYDAY=MO`.
+      return `rrule ${schedule.rrule
+        .split("\n")
+        .filter((line) => !/^DTSTART/i.test(line))
+        .map((line) => line.replace(/^RRULE:/i, ""))
+        .join(" ")}`;
   }
 }
 
@@ -160,7 +167,7 @@ export function occurrenceRows(
       o.note === null
         ? ""
         : o.note.kind === "gap_shifted"
-          ? `${o.note.nominal_wall.slice(11)} does not exist; fired at the transition`
+          ? `${o.note.nominal_wall.slice(11)} does not exist; fired at ${o.wall.slice(11)}`
           : o.note.kind === "overlap_first"
             ? "repeated wall time, first pass"
             : "repeated wall time, second pass",
@@ -181,7 +188,7 @@ export function explanationText(explanation: ExplanationView, timeZone?: string)
       note === null
         ? ""
         : note.kind === "gap_shifted"
-          ? ` (${note.nominal_wall.slice(11)} did not exist; fired at the transition)`
+          ? ` (${note.nominal_wall.slice(11)} did not exist; fired at ${o.local_wall.slice(11)})`
           : note.kind === "overlap_first"
             ? " (repeated wall time, first pass)"
             : " (repeated wall time, second pass)";

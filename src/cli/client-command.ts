@@ -124,7 +124,8 @@ function taskBody(flags: TaskFlags, io: ClientIo, creating: boolean, current?: u
   }
   if (creating) {
     if (body["title"] === undefined) throw usage(io, "--title is required (or give --body)");
-    if (body["schedule"] === undefined) throw usage(io, "one of --cron, --every, --at is required");
+    if (body["schedule"] === undefined)
+      throw usage(io, "one of --cron, --every, --at, --rrule is required");
     body["target"] ??= { kind: "handler", name: "log", ...(input === undefined ? {} : { input }) };
   }
   return body;
@@ -138,6 +139,10 @@ function withTaskFlags(command: Command): Command {
     .option("--tz <zone>", "IANA time zone of --cron or --at (of --every: where --exclude is read)")
     .option("--every <duration>", "an interval schedule, e.g. PT5M")
     .option("--at <instant>", "a once schedule")
+    .option(
+      "--rrule <text>",
+      'an RFC 5545 recurrence: "DTSTART;TZID=Europe/Berlin:20260105T093000 RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO"',
+    )
     .option(
       "--exclude <item>",
       "a day to skip, repeatable: 2026-12-25, 2026-12-24..2026-12-26, days:25 12 *, calendar:NAME",

@@ -1,7 +1,8 @@
 /**
- * `punctual next <expr...> [--tz ZONE] [--from INSTANT] [--count N] [--exclude ITEM]... [--json]`
- * (docs/operations.md): previews the fires of one or several cron expressions (their union) with what
- * DST and the days to skip do to them. Reads the clock only for the default `--from`.
+ * `punctual next <expr...> [--tz ZONE] [--from INSTANT] [--count N] [--exclude ITEM]... [--json]`, or
+ * `punctual next --rrule TEXT ...` (docs/operations.md): previews the fires of one or several cron
+ * expressions (their union), or of an RFC 5545 recurrence, with what DST and the days to skip do to
+ * them. Reads the clock only for the default `--from`.
  */
 import { Command, CommanderError } from "commander";
 import { ValidationError, assertNever } from "../domain/errors.js";
@@ -19,6 +20,7 @@ import type {
   SuppressedFire,
 } from "../domain/schedule/schedule-spec.js";
 import { exclusionArgument } from "./exclude-argument.js";
+import { rruleArgument } from "./schedule-flags.js";
 import { notFiredLines } from "./not-fired.js";
 import type { NotFired } from "./not-fired.js";
 
@@ -36,7 +38,8 @@ const processIo: NextCommandIo = {
 };
 
 interface NextOptions {
-  readonly tz: string;
+  readonly tz?: string;
+  readonly rrule?: string;
   readonly from?: string;
   readonly count: string;
   readonly exclude?: readonly string[];
@@ -46,6 +49,7 @@ interface NextOptions {
 /** How each input is named on the command line, for error messages. */
 const LABELS: Readonly<Record<string, string>> = {
   cron: "invalid cron expression",
+  rrule: "invalid --rrule",
   timezone: "invalid --tz",
   from: "invalid --from",
   count: "invalid --count",
@@ -82,13 +86,16 @@ function clock(wall: string): string {
   return wall.endsWith(":00") ? wall.slice(11, 16) : wall.slice(11);
 }
 
-function noteText(note: DstNote | null): string {
+/** `readBefore`: a recurrence's gap time, read with the offset before the gap (RFC 5545 3.3.5). */
+function noteText(note: DstNote | null, readBefore: boolean): string {
   if (note === null) return "";
   switch (note.kind) {
     case "gap_shifted": {
       const also =
         note.collapsed > 0 ? `; ${note.collapsed} more in the gap collapsed into it` : "";
-      return `  DST: ${clock(note.nominalWall)} does not exist (clocks jump forward), fired at the transition${also}`;
+      return readBefore
+        ? `  DST: ${clock(note.nominalWall)} does not exist (clocks jump forward), read with the offset before the gap (RFC 5545 3.3.5)`
+        : `  DST: ${clock(note.nominalWall)} does not exist (clocks jump forward), fired at the transition${also}`;
     }
     case "overlap_first":
       return "  DST: this wall time happens twice; first pass";
@@ -109,10 +116,14 @@ function notFired(fire: SuppressedFire): NotFired {
   };
 }
 
-function humanLines(fires: readonly DescribedOccurrence[], namesRule: boolean): string[] {
+function humanLines(
+  fires: readonly DescribedOccurrence[],
+  namesRule: boolean,
+  readBefore: boolean,
+): string[] {
   return fires.flatMap((fire) => [
     ...notFiredLines(fire.suppressedBefore.map(notFired)),
-    `${formatInstant(fire.at)}  ${fire.wall.replace("T", " ")} ${fire.offset}${noteText(fire.note)}` +
+    `${formatInstant(fire.at)}  ${fire.wall.replace("T", " ")} ${fire.offset}${noteText(fire.note, readBefore)}` +
       (namesRule && fire.rule !== null ? `  (${fire.rule})` : ""),
   ]);
 }
@@ -126,14 +137,25 @@ export function runNext(
   const { from, count, problems } = parseArguments(options, io);
   const list = typeof exprs === "string" ? [exprs] : exprs;
   const excludes = options.exclude ?? [];
+  const exclude = excludes.length === 0 ? {} : { exclude: excludes.map(exclusionArgument) };
+  if (options.rrule !== undefined && (list.length > 0 || options.tz !== undefined)) {
+    io.stderr("punctual next: give cron expressions (with --tz) or --rrule, not both\n");
+    return 2;
+  }
+  if (options.rrule === undefined && list.length === 0) {
+    io.stderr("punctual next: give cron expressions or --rrule\n");
+    return 2;
+  }
   try {
     const spec = parseSchedule(
-      {
-        type: "cron",
-        cron: list.length === 1 ? list[0] : list,
-        timezone: options.tz,
-        ...(excludes.length === 0 ? {} : { exclude: excludes.map(exclusionArgument) }),
-      },
+      options.rrule === undefined
+        ? {
+            type: "cron",
+            cron: list.length === 1 ? list[0] : list,
+            timezone: options.tz ?? "UTC",
+            ...exclude,
+          }
+        : { type: "rrule", rrule: rruleArgument(options.rrule), ...exclude },
       { referenceAt: from, field: "" },
     );
     if (problems.length > 0) throw new ValidationError(problems);
@@ -141,11 +163,15 @@ export function runNext(
     if (options.json === true) {
       io.stdout(`${JSON.stringify(fires.map((fire) => formatInstant(fire.at)))}\n`);
     } else {
-      const rules = spec.type === "cron" ? spec.rules.map((rule) => rule.text) : list;
-      const what = `${rules.map((rule) => `"${rule}"`).join(", ")} in ${options.tz}`;
+      const rules =
+        spec.type === "cron" || spec.type === "rrule" ? spec.rules.map((rule) => rule.text) : list;
+      const zone = spec.type === "rrule" ? spec.timezone : (options.tz ?? "UTC");
+      const what = `${rules.map((rule) => `"${rule}"`).join(", ")} in ${zone}`;
       const skipping = excludes.length === 0 ? "" : `, skipping ${excludes.join(", ")}`;
       const header = `next ${fires.length} fires of ${what}${skipping} after ${formatInstant(from)}:`;
-      io.stdout(`${[header, ...humanLines(fires, rules.length > 1)].join("\n")}\n`);
+      io.stdout(
+        `${[header, ...humanLines(fires, rules.length > 1, spec.type === "rrule")].join("\n")}\n`,
+      );
     }
     return 0;
   } catch (error) {
@@ -161,13 +187,17 @@ export function runNext(
 export function nextCommand(io: NextCommandIo = processIo): Command {
   return new Command("next")
     .description(
-      "print the next fire times of cron expressions (their union), with what DST and the days to skip do to them",
+      "print the next fire times of cron expressions (their union) or of an RFC 5545 recurrence, with what DST and the days to skip do to them",
     )
     .argument(
-      "<expr...>",
+      "[expr...]",
       'cron expressions, e.g. "30 2 * * *", "0 17 LW * *", "0 0 9 * * 1-5" or @daily',
     )
-    .option("--tz <zone>", "IANA time zone the expressions run in", "UTC")
+    .option("--tz <zone>", "IANA time zone the expressions run in (default UTC)")
+    .option(
+      "--rrule <text>",
+      'an RFC 5545 recurrence instead of cron: "DTSTART;TZID=Europe/Berlin:20260105T093000 RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO"',
+    )
     .option("--from <instant>", "list fires after this RFC 3339 instant (default: now)")
     .option("--count <n>", `how many fires (1-${MAX_OCCURRENCES})`, "5")
     .option(

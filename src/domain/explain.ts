@@ -247,7 +247,7 @@ export function explainAt(input: ExplainInput): Explanation {
   const gapText =
     gap === null
       ? ""
-      : `The wall time ${gap.nominalWall.replace("T", " ")} did not exist (clocks jumped forward), so the fire moved to the transition, ${local(occ.scheduledFor)}; it `;
+      : `The wall time ${gap.nominalWall.replace("T", " ")} did not exist (clocks jumped forward), so the fire moved ${task.schedule.type === "rrule" ? "later by the gap's length (read with the offset before the gap, RFC 5545 3.3.5)" : "to the transition"}, ${local(occ.scheduledFor)}; it `;
 
   if (decision !== null) {
     const { verdict, clause } = outcomeOf(decision, ctx);

@@ -6,6 +6,7 @@
  * in run-transitions.ts (claim, launch, completion, cancellation) and run-recovery.ts (sweeps,
  * reconciliation, hand-back).
  */
+import type { ScheduleType } from "./schedule/schedule-types.js";
 import { exponentialBackoffMs } from "./backoff.js";
 import type { RunId } from "./ids.js";
 import { hashFraction } from "./occurrence.js";
@@ -39,7 +40,7 @@ export interface RunChange {
 
 /** The facts about the task that run transitions need. */
 export interface RunTaskContext {
-  readonly scheduleType: "cron" | "once" | "interval";
+  readonly scheduleType: ScheduleType;
   readonly options: TaskOptions;
   /** The task's target kind, for the `run:changed` event's label (docs/operations.md#metrics-and-probes). */
   readonly targetKind: TargetKind;

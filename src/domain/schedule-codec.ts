@@ -48,6 +48,7 @@ export function decodeSchedule(value: unknown): ScheduleSpec {
   const spec = value as ScheduleSpec;
   switch (spec.type) {
     case "once":
+    case "rrule":
       return spec;
     case "interval": {
       const stored = spec as Partial<IntervalSchedule>;

@@ -242,7 +242,7 @@ describe("punctual tasks", () => {
 
   it.each([
     [["tasks", "create", "--cron", "* * * * *"], "--title is required"],
-    [["tasks", "create", "--title", "x"], "one of --cron, --every, --at is required"],
+    [["tasks", "create", "--title", "x"], "one of --cron, --every, --at, --rrule is required"],
     [["tasks", "create", "--title", "x", "--cron", "* * * * *", "--every", "PT1M"], "give one of"],
     [["tasks", "create", "--body", "{not json"], "--body must be a JSON object"],
     [["tasks", "create", "--body", "[1]"], "--body must be a JSON object"],
@@ -429,7 +429,7 @@ describe("punctual tasks", () => {
     ]);
     expect(await ok(["tasks", "preview", id, "--count", "3"])).toMatchInlineSnapshot(`
       "UTC                   WALL TIME            OFFSET  LOCAL                      DST
-      2026-03-08T07:00:00Z  2026-03-08 03:00:00  -04:00  2026-03-08 08:00:00 GMT+1  02:30:00 does not exist; fired at the transition
+      2026-03-08T07:00:00Z  2026-03-08 03:00:00  -04:00  2026-03-08 08:00:00 GMT+1  02:30:00 does not exist; fired at 03:00:00
       2026-03-09T06:30:00Z  2026-03-09 02:30:00  -04:00  2026-03-09 07:30:00 GMT+1
       2026-03-10T06:30:00Z  2026-03-10 02:30:00  -04:00  2026-03-10 07:30:00 GMT+1
       "
@@ -722,7 +722,7 @@ describe("punctual tasks with several rules and days to skip", () => {
         "--exclude",
         "2026-03-09",
       ],
-      "--exclude applies to --cron and --every",
+      "--exclude applies to --cron, --every and --rrule",
     ],
     [["tasks", "create", "--title", "x", "--tz", "UTC"], "--tz and --exclude change a schedule"],
     [["tasks", "create", "--title", "x", "--cron", "0 9 * * *", "--every", "PT1H"], "give one of"],

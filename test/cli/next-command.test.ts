@@ -31,6 +31,31 @@ async function run(args: readonly string[], now = "2026-06-01T12:00:00Z"): Promi
 }
 
 describe("punctual next", () => {
+  it("previews an RFC 5545 recurrence with --rrule, its lines on one argument", async () => {
+    const result = await run([
+      "--rrule",
+      "DTSTART;TZID=America/New_York:20240309T023000 RRULE:FREQ=DAILY",
+      "--from",
+      "2024-03-09T00:00:00Z",
+      "--count",
+      "3",
+    ]);
+    expect(result.code).toBe(0);
+    expect(result.stdout.split("\n")).toEqual([
+      'next 3 fires of "FREQ=DAILY" in America/New_York after 2024-03-09T00:00:00Z:',
+      "2024-03-09T07:30:00Z  2024-03-09 02:30:00 -05:00",
+      "2024-03-10T07:30:00Z  2024-03-10 03:30:00 -04:00  DST: 02:30 does not exist (clocks jump forward), read with the offset before the gap (RFC 5545 3.3.5)",
+      "2024-03-11T06:30:00Z  2024-03-11 02:30:00 -04:00",
+      "",
+    ]);
+    const both = await run(["0 9 * * *", "--rrule", "DTSTART:20260101T000000Z\\nRRULE:FREQ=DAILY"]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/not both/);
+    const broken = await run(["--rrule", "DTSTART:20260101T000000Z\\nRRULE:FREQ=WEEKLY;BYDAY=1MO"]);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/invalid --rrule: line 2: RRULE: BYDAY: an ordinal weekday/);
+  });
+
   it("prints the issue's acceptance example as JSON", async () => {
     const result = await run([
       "30 2 * * *",
@@ -268,7 +293,7 @@ describe("main with next", () => {
   it("exits 2 for a usage error", async () => {
     const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     expect(await main(["node", "punctual", "next"])).toBe(2);
-    expect(stderr.mock.calls.join("")).toMatch(/missing required argument 'expr'/);
+    expect(stderr.mock.calls.join("")).toMatch(/give cron expressions or --rrule/);
   });
 
   it("prints to standard output and exits 0", async () => {

@@ -1,5 +1,5 @@
 /**
- * The shape of a schedule as users write it (docs/schedules.md), one of three types on `type`, with the
+ * The shape of a schedule as users write it (docs/schedules.md), one of four types on `type`, with the
  * days to skip its `exclude` names and the items of a named calendar. It types and documents `schedule`
  * in the task inputs and the body of a calendar put; `parseSchedule` and `parseCalendarItems` in the
  * domain check their fields.
@@ -116,7 +116,22 @@ export const intervalScheduleInputSchema = z.strictObject({
 });
 
 /**
- * A schedule as users write it, one of three types (docs/schedules.md). This is its documented shape;
+ * `{ type: "rrule", rrule: "DTSTART;TZID=Europe/Berlin:20260105T093000\nRRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO" }`:
+ * an RFC 5545 recurrence in DTSTART's zone (docs/schedules.md#rrule), and the days to skip.
+ */
+export const rruleScheduleInputSchema = z.strictObject({
+  type: z.literal("rrule"),
+  rrule: z.string().meta({
+    description:
+      "RFC 5545 text: a DTSTART line (TZID=<zone>, or UTC ending in Z), one or more RRULE lines, " +
+      "optional RDATE and EXDATE lines, separated by newlines",
+  }),
+  ...scheduleBounds,
+  exclude,
+});
+
+/**
+ * A schedule as users write it, one of four types (docs/schedules.md). This is its documented shape;
  * the fields are checked by `parseSchedule`, see `scheduleInputSchema`.
  */
 export const scheduleShapeSchema = z
@@ -124,6 +139,7 @@ export const scheduleShapeSchema = z
     cronScheduleInputSchema,
     onceScheduleInputSchema,
     intervalScheduleInputSchema,
+    rruleScheduleInputSchema,
   ])
   .meta({
     examples: [
@@ -133,6 +149,10 @@ export const scheduleShapeSchema = z
         cron: ["0 9 * * 1-5", "0 10 * * sat"],
         timezone: "Europe/Berlin",
         exclude: ["2026-12-25", { from: "2026-12-24", to: "2026-12-26" }, { calendar: "holidays" }],
+      },
+      {
+        type: "rrule",
+        rrule: "DTSTART;TZID=Europe/Berlin:20260105T093000\nRRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO",
       },
     ],
   });

@@ -413,6 +413,8 @@ const KEPT_SCHEDULE_FIELDS: Readonly<Record<string, readonly string[]>> = {
   cron: ["timezone", "start_at", "end_at", "max_runs", "jitter", "exclude"],
   interval: ["timezone", "start_at", "end_at", "max_runs", "jitter", "exclude"],
   once: ["timezone", "jitter"],
+  // A recurrence's zone is its DTSTART's: nothing to keep there.
+  rrule: ["start_at", "end_at", "max_runs", "jitter", "exclude"],
 };
 
 /**

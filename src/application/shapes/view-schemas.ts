@@ -65,11 +65,19 @@ export const intervalScheduleViewSchema = z.strictObject({
   exclude: excludeView,
 });
 
+export const rruleScheduleViewSchema = z.strictObject({
+  type: z.literal("rrule"),
+  rrule: z.string().meta({ description: "the RFC 5545 recurrence text as written" }),
+  ...boundsView,
+  exclude: excludeView,
+});
+
 /** A task's schedule as read back: normalised, every default explicit (docs/schedules.md). */
 export const scheduleViewSchema = z.discriminatedUnion("type", [
   cronScheduleViewSchema,
   onceScheduleViewSchema,
   intervalScheduleViewSchema,
+  rruleScheduleViewSchema,
 ]);
 
 /** An agent target's run config (LangGraph's RunnableConfig fields), as given at create or edit. */

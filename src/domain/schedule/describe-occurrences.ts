@@ -8,13 +8,14 @@ import { formatOffset, formatWall } from "./civil-time.js";
 import { matchingWalls } from "./cron-matcher.js";
 import type { CronExpression } from "./cron-expression.js";
 import type { CronFire } from "./cron-next.js";
-import { nextAfter, nextCronFireOf } from "./next-after.js";
+import { nextAfter, nextCronFireOf, nextRRuleInstanceOf } from "./next-after.js";
 import type { ExclusionHit } from "./exclusions.js";
 import { excludedAt, exclusionZoneOf, nextFireAfter } from "./next-fire.js";
 import type {
   CronSchedule,
   IntervalSchedule,
   OnceSchedule,
+  RRuleSchedule,
   ScheduleSpec,
 } from "./schedule-types.js";
 import { MAX_DST_SHIFT_MS, isDstGap, isDstOverlap, resolveWall, wallOf } from "./wall-clock.js";
@@ -22,7 +23,10 @@ import { offsetAt, transitionsBetween } from "./zone-offsets.js";
 
 /** What DST did to one fire. */
 export type DstNote =
-  /** The wall time did not exist (a gap); the fire moved to the transition instant. */
+  /**
+   * The wall time did not exist (a gap); the fire moved to the transition instant (cron, once), or, for
+   * a recurrence, to the wall time read with the offset before the gap (RFC 5545 3.3.5).
+   */
   | {
       readonly kind: "gap_shifted";
       /** The first nominal wall time inside the gap (`YYYY-MM-DDTHH:MM:SS`). */
@@ -194,11 +198,26 @@ function described(zone: string, fields: Described): DescribedOccurrence {
   };
 }
 
+/** A recurrence's instance whose wall time did not exist (RFC 5545 3.3.5: read with the offset before the gap). */
+function rruleNote(zone: string, at: number, wall: number | null): DstNote | null {
+  if (wall === null) return null;
+  if (wallOf(zone, at) !== wall) {
+    return { kind: "gap_shifted", nominalWall: formatWall(wall), collapsed: 0 };
+  }
+  return overlapNote(zone, at, wall);
+}
+
 /** The next nominal time after `previous`, with the cron fire's DST details when it is one. */
 function nextNominal(
-  spec: CronSchedule | IntervalSchedule,
+  spec: CronSchedule | IntervalSchedule | RRuleSchedule,
   previous: Instant,
-): { at: Instant; fire: CronFire | null } | null {
+): { at: Instant; fire: CronFire | null; note?: DstNote | null } | null {
+  if (spec.type === "rrule") {
+    const found = nextRRuleInstanceOf(spec, previous);
+    return found === null
+      ? null
+      : { at: found.at, fire: null, note: rruleNote(spec.timezone, found.at, found.wall) };
+  }
   if (spec.type === "interval") {
     const at = nextAfter(spec, previous);
     return at === null ? null : { at, fire: null };
@@ -261,7 +280,7 @@ export function describeOccurrences(
     const note =
       spec.type === "cron" && fire !== null
         ? (gapNote(spec, fire) ?? overlapNote(zone, at, fire.wall))
-        : null;
+        : (next.note ?? null);
     const rule =
       spec.type === "cron" && fire !== null ? (spec.rules[fire.rule]?.text ?? null) : null;
     list.push(described(zone, { at, note, suppressed, rule, exclusion }));

@@ -7,7 +7,8 @@ import type { Instant } from "../time.js";
 import { formatInstant, formatWall } from "./civil-time.js";
 import type { CronExpression } from "./cron-expression.js";
 import { matchingWalls } from "./cron-matcher.js";
-import type { CronSchedule, OnceSchedule, ScheduleSpec } from "./schedule-types.js";
+import { rruleWallsBetween } from "./rrule-next.js";
+import type { CronSchedule, OnceSchedule, RRuleSchedule, ScheduleSpec } from "./schedule-types.js";
 import type { WallResolution } from "./wall-clock.js";
 import { MAX_DST_SHIFT_MS, resolveWall, wallOf } from "./wall-clock.js";
 import type { Transition } from "./zone-offsets.js";
@@ -94,6 +95,45 @@ function cronWarnings(spec: CronSchedule, from: number, to: number): string[] {
   return warnings;
 }
 
+/** `1 hour`, `30 minutes`, `1 day`: the length of a gap. */
+function lengthText(ms: number): string {
+  const minutes = Math.round(ms / 60_000);
+  if (minutes % 1440 === 0) return minutes === 1440 ? "1 day" : `${minutes / 1440} days`;
+  if (minutes % 60 === 0) return minutes === 60 ? "1 hour" : `${minutes / 60} hours`;
+  return `${minutes} minutes`;
+}
+
+/** docs/schedules.md#rrule: a gap's instances run later by the gap's length; a repeated one runs once. */
+function rruleWarnings(spec: RRuleSchedule, from: number, to: number): string[] {
+  const low = spec.startAt === null ? from : Math.max(from, spec.startAt);
+  const high = spec.endAt === null ? to : Math.min(to, spec.endAt);
+  const warnings: string[] = [];
+  for (const t of transitionsBetween(spec.timezone, low, high)) {
+    const forward = t.offsetAfter > t.offsetBefore;
+    const [a, b] = forward
+      ? [t.at + t.offsetBefore, t.at + t.offsetAfter]
+      : [t.at + t.offsetAfter, t.at + t.offsetBefore];
+    const walls = rruleWallsBetween(spec, a, b, MAX_COUNTED);
+    const [first] = walls;
+    if (first === undefined) continue;
+    const n = walls.length;
+    if (forward) {
+      const shift = lengthText(b - a);
+      const where = change("jump", a, b);
+      warnings.push(
+        n === 1
+          ? `In ${spec.timezone}, ${where}: the instance at ${wallText(first).slice(11)} does not exist and runs at ${wallText(first + b - a).slice(11)} (${formatInstant(first - t.offsetBefore)}) instead, read with the offset before the gap (RFC 5545 3.3.5).`
+          : `In ${spec.timezone}, ${where}: ${fires(n)} from ${wallText(first).slice(11)} do not exist and run ${shift} later, read with the offset before the gap (RFC 5545 3.3.5); one that meets another instance runs once.`,
+      );
+    } else {
+      warnings.push(
+        `In ${spec.timezone}, ${change("go back", b, a)}: ${fires(n)} in the repeated time ${verb(n, "runs", "run")} once, on the first pass (RFC 5545 3.3.5).`,
+      );
+    }
+  }
+  return warnings;
+}
+
 function onceWarnings(spec: OnceSchedule, from: number, to: number): string[] {
   if (spec.localRunAt === null || spec.runAt <= from || spec.runAt > to) return [];
   const wall = wallOf(spec.timezone, spec.runAt);
@@ -125,6 +165,8 @@ export function dstWarnings(spec: ScheduleSpec, from: Instant, horizonMs: number
       return onceWarnings(spec, from, to);
     case "interval":
       return [];
+    case "rrule":
+      return rruleWarnings(spec, from, to);
     default:
       return assertNever(spec);
   }

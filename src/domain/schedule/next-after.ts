@@ -8,7 +8,14 @@ import { instant } from "../time.js";
 import { MS_PER_DAY } from "./civil-time.js";
 import type { CronFire } from "./cron-next.js";
 import { nextCronFire } from "./cron-next.js";
-import type { CronSchedule, IntervalSchedule, ScheduleSpec } from "./schedule-types.js";
+import type { RRuleInstance } from "./rrule-next.js";
+import { RRULE_SEARCH_HORIZON_MS, nextRRuleInstance } from "./rrule-next.js";
+import type {
+  CronSchedule,
+  IntervalSchedule,
+  RRuleSchedule,
+  ScheduleSpec,
+} from "./schedule-types.js";
 
 const MAX_DATE_MS = 8.64e15;
 
@@ -32,6 +39,17 @@ export function nextCronFireOf(spec: CronSchedule, after: number): CronFire | nu
   }
   if (best === null || (spec.endAt !== null && best.at > spec.endAt)) return null;
   return best;
+}
+
+/** The next instance of a recurrence strictly after `after` inside the schedule's bounds, with its nominal wall time. */
+export function nextRRuleInstanceOf(spec: RRuleSchedule, after: number): RRuleInstance | null {
+  const from = spec.startAt === null ? after : Math.max(after, spec.startAt - 1);
+  const horizon = from + RRULE_SEARCH_HORIZON_MS;
+  return nextRRuleInstance(
+    spec,
+    from,
+    spec.endAt === null ? horizon : Math.min(horizon, spec.endAt),
+  );
 }
 
 function nextIntervalAfter(spec: IntervalSchedule, after: Instant): Instant | null {
@@ -63,6 +81,8 @@ export function nextAfter(spec: ScheduleSpec, after: Instant): Instant | null {
       return spec.runAt > after ? spec.runAt : null;
     case "interval":
       return nextIntervalAfter(spec, after);
+    case "rrule":
+      return nextRRuleInstanceOf(spec, after)?.at ?? null;
     default:
       return assertNever(spec);
   }

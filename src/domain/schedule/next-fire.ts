@@ -21,6 +21,7 @@ export function exclusionsOf(spec: ScheduleSpec): readonly Exclusion[] {
   switch (spec.type) {
     case "cron":
     case "interval":
+    case "rrule":
       return spec.exclude;
     case "once":
       return [];
@@ -34,6 +35,7 @@ export function exclusionZoneOf(spec: ScheduleSpec): string {
   switch (spec.type) {
     case "cron":
     case "once":
+    case "rrule":
       return spec.timezone;
     case "interval":
       return spec.timezone ?? "UTC";

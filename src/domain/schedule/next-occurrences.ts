@@ -64,6 +64,7 @@ export function nextOccurrences(
       referenceAt: after,
       anchorAt: after,
       checkReachable: afterIsValid,
+      acceptEnded: true,
     });
   } catch (error) {
     // Report the schedule's problems together with those of the options.

@@ -19,8 +19,15 @@ import { parseCron } from "./cron-expression.js";
 import { firstMatchingWall } from "./cron-matcher.js";
 import { nextCronFire } from "./cron-next.js";
 import { parseDateTime, parseDuration, parseInstantText } from "./iso-text.js";
-import type { ScheduleBounds, ScheduleSpec, ScheduleType } from "./schedule-types.js";
-import { nextAfter } from "./next-after.js";
+import type {
+  RRuleSchedule,
+  ScheduleBounds,
+  ScheduleSpec,
+  ScheduleType,
+} from "./schedule-types.js";
+import { nextAfter, nextRRuleInstanceOf } from "./next-after.js";
+import type { RecurrenceParts } from "./rrule-next.js";
+import { instantOfWall, nextRRuleInstance, resolveRecurrence } from "./rrule-next.js";
 import { exclusionsOf, nextFireAfter } from "./next-fire.js";
 import type { CalendarSnapshot, Exclusion } from "./exclusions.js";
 import { parseExclusions } from "./exclusions.js";
@@ -47,6 +54,11 @@ export interface ParseScheduleContext {
    * calendar reference is refused (nothing can resolve it, as in `nextOccurrences`).
    */
   readonly calendars?: ReadonlyMap<string, CalendarSnapshot>;
+  /**
+   * A recurrence whose instances all lie before `referenceAt` is accepted (a preview lists nothing)
+   * instead of refused (a task would never fire). @default false
+   */
+  readonly acceptEnded?: boolean;
 }
 
 const COMMON_KEYS = ["type", "jitter"];
@@ -54,6 +66,7 @@ const KEYS: Readonly<Record<ScheduleType, readonly string[]>> = {
   cron: [...COMMON_KEYS, "cron", "timezone", "start_at", "end_at", "max_runs", "exclude"],
   once: [...COMMON_KEYS, "run_at", "timezone"],
   interval: [...COMMON_KEYS, "every", "start_at", "end_at", "max_runs", "exclude", "timezone"],
+  rrule: [...COMMON_KEYS, "rrule", "start_at", "end_at", "max_runs", "exclude"],
 };
 const THIRTY_YEARS_MS = Math.round(30 * 365.2425 * MS_PER_DAY);
 
@@ -241,6 +254,29 @@ function readExclude(input: Fields, problems: Problems, ctx: ParseScheduleContex
   return exclusions;
 }
 
+/** `rrule`: the RFC 5545 text (docs/schedules.md#rrule); each problem names its line, part and rule. */
+function readRecurrence(input: Fields, problems: Problems): RecurrenceParts | null {
+  const value = valueOf(input, "rrule");
+  if (typeof value !== "string") {
+    problems.add(
+      "rrule",
+      'is required: RFC 5545 text such as "DTSTART;TZID=Europe/Berlin:20260105T093000\\nRRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO"',
+    );
+    return null;
+  }
+  if (value.length > MAX_RRULE_TEXT) {
+    problems.add("rrule", `must be at most ${MAX_RRULE_TEXT} characters`);
+    return null;
+  }
+  const resolved = resolveRecurrence(value);
+  if (resolved.ok) return resolved.value;
+  for (const problem of resolved.problems) problems.add("rrule", problem);
+  return null;
+}
+
+/** The longest recurrence text accepted. */
+export const MAX_RRULE_TEXT = 32_768;
+
 function build(
   input: Fields,
   type: ScheduleType,
@@ -273,6 +309,13 @@ function build(
       const anchorAt = bounds.startAt ?? instant(floorSecond(ctx.anchorAt ?? ctx.referenceAt));
       return { type, everyMs, anchorAt, ...bounds, timezone, exclude };
     }
+    case "rrule": {
+      const recurrence = readRecurrence(input, problems);
+      const bounds = readBounds(input, problems);
+      const exclude = readExclude(input, problems, ctx);
+      if (recurrence === null) return null;
+      return { type, ...recurrence, ...bounds, exclude };
+    }
     default:
       return assertNever(type);
   }
@@ -286,9 +329,10 @@ function build(
 function checkReachable(
   spec: ScheduleSpec,
   input: Fields,
-  referenceAt: Instant,
+  ctx: ParseScheduleContext,
   problems: Problems,
 ): void {
+  const referenceAt = ctx.referenceAt;
   const from = spec.startAt === null ? referenceAt : Math.max(referenceAt, spec.startAt - 1);
   if (spec.type === "cron" && (from < wallMs(MIN_YEAR, 1, 2) || from > wallMs(MAX_YEAR, 1, 1))) {
     problems.add("cron", "cron schedules are evaluated only between the years 1 and 9999");
@@ -310,12 +354,47 @@ function checkReachable(
     });
     if (problems.list.length > 0) return;
   }
+  if (spec.type === "rrule" && !rruleReachable(spec, from, problems, ctx.acceptEnded === true)) {
+    return;
+  }
   if (spec.endAt !== null && nextAfter(spec, referenceAt) === null) {
     const since = spec.startAt === null ? "now" : "start_at";
     problems.add("end_at", `the schedule has no occurrence between ${since} and end_at`);
     return;
   }
   if (exclusionsOf(spec).length > 0) checkNotAllExcluded(spec, from, problems);
+}
+
+/**
+ * docs/schedules.md#rrule: each RRULE must have an instance within 30 years of DTSTART (a rule that never
+ * fires would cost every later search its whole horizon), and the recurrence one within 30 years of
+ * `from` or of DTSTART when that is later.
+ */
+function rruleReachable(
+  spec: RRuleSchedule,
+  from: number,
+  problems: Problems,
+  acceptEnded: boolean,
+): boolean {
+  const start = instantOfWall(spec.timezone, spec.dtstartWall);
+  spec.rules.forEach((rule, i) => {
+    const alone = { ...spec, rules: [rule], rdates: [], exdates: [], startAt: null, endAt: null };
+    const first = nextRRuleInstance(alone, start - 1, start + THIRTY_YEARS_MS);
+    if (first === null) {
+      const line = spec.rules.length > 1 ? `RRULE ${i + 1} (${rule.text})` : "the RRULE";
+      problems.add("rrule", `${line} has no instance within 30 years of DTSTART`);
+    }
+  });
+  if (problems.list.length > 0) return false;
+  const since = Math.max(from, start - 1);
+  const first = nextRRuleInstanceOf({ ...spec, endAt: null }, since);
+  if (first !== null && first.at <= since + THIRTY_YEARS_MS) return true;
+  if (first === null && acceptEnded) return true;
+  problems.add(
+    "rrule",
+    `the recurrence has no instance in ${spec.timezone} within 30 years of ${formatInstant(since)}`,
+  );
+  return false;
 }
 
 /** A schedule whose exclusions leave no fire (within 30 years, or before `end_at`) is refused. */
@@ -344,7 +423,7 @@ export function parseSchedule(input: unknown, ctx: ParseScheduleContext): Schedu
   if (!isFields(input)) {
     throw ValidationError.of(
       ctx.field ?? "schedule",
-      "must be an object with a type: cron, once or interval",
+      "must be an object with a type: cron, once, interval or rrule",
     );
   }
   const type = SCHEDULE_TYPES.find((t) => t === input.type);
@@ -352,8 +431,8 @@ export function parseSchedule(input: unknown, ctx: ParseScheduleContext): Schedu
     problems.add(
       "type",
       input.type === undefined
-        ? "is required: cron, once or interval"
-        : `unknown schedule type ${JSON.stringify(input.type)}: expected cron, once or interval`,
+        ? "is required: cron, once, interval or rrule"
+        : `unknown schedule type ${JSON.stringify(input.type)}: expected cron, once, interval or rrule`,
     );
     throw new ValidationError(problems.list);
   }
@@ -362,7 +441,7 @@ export function parseSchedule(input: unknown, ctx: ParseScheduleContext): Schedu
   }
   const spec = build(input, type, problems, ctx);
   if (spec !== null && problems.list.length === 0 && ctx.checkReachable !== false) {
-    checkReachable(spec, input, ctx.referenceAt, problems);
+    checkReachable(spec, input, ctx, problems);
   }
   if (spec === null || problems.list.length > 0) throw new ValidationError(problems.list);
   return spec;

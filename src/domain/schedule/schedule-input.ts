@@ -58,8 +58,21 @@ export interface IntervalScheduleInput extends BoundsInput {
   readonly exclude?: ExclusionInput[] | null | undefined;
 }
 
+/**
+ * `{ type: "rrule", rrule: "DTSTART;TZID=Europe/Berlin:20260105T093000\nRRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO" }`
+ * (docs/schedules.md#rrule): RFC 5545 recurrence text, evaluated in DTSTART's zone.
+ */
+export interface RRuleScheduleInput extends BoundsInput {
+  readonly type: "rrule";
+  /** A DTSTART line (with TZID, or UTC ending in Z), one or more RRULE lines, optional RDATE and EXDATE lines. */
+  readonly rrule: string;
+  /** Local dates (in DTSTART's zone) on which nothing fires: dates, ranges, day rules, named calendars. */
+  readonly exclude?: ExclusionInput[] | null | undefined;
+}
+
 /** A schedule as users write it. */
-export type ScheduleInput = CronScheduleInput | OnceScheduleInput | IntervalScheduleInput;
+export type ScheduleInput =
+  CronScheduleInput | OnceScheduleInput | IntervalScheduleInput | RRuleScheduleInput;
 
 function boundsOf(spec: ScheduleSpec): {
   start_at?: string;
@@ -110,6 +123,13 @@ export function scheduleToInput(spec: ScheduleSpec) {
         ...(spec.timezone === null ? {} : { timezone: spec.timezone }),
         ...excludeOf(spec.exclude),
       } satisfies IntervalScheduleInput;
+    case "rrule":
+      return {
+        type: "rrule",
+        rrule: spec.text,
+        ...boundsOf(spec),
+        ...excludeOf(spec.exclude),
+      } satisfies RRuleScheduleInput;
     default:
       return assertNever(spec);
   }

@@ -6,6 +6,7 @@ export type {
   CronSchedule,
   IntervalSchedule,
   OnceSchedule,
+  RRuleSchedule,
   ScheduleBounds,
   ScheduleSpec,
   ScheduleType,
@@ -19,6 +20,7 @@ export type {
   CronScheduleInput,
   IntervalScheduleInput,
   OnceScheduleInput,
+  RRuleScheduleInput,
   ScheduleInput,
 } from "./schedule-input.js";
 export { describeOccurrences } from "./describe-occurrences.js";

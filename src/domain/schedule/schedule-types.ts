@@ -5,9 +5,10 @@
 import type { DurationMs, Instant } from "../time.js";
 import type { CronExpression } from "./cron-expression.js";
 import type { Exclusion } from "./exclusions.js";
+import type { RecurrenceRule } from "./rrule-rule.js";
 
 /** The schedule types, as a runtime list (docs/semantics.md#words). */
-export const SCHEDULE_TYPES = ["cron", "once", "interval"] as const;
+export const SCHEDULE_TYPES = ["cron", "once", "interval", "rrule"] as const;
 export type ScheduleType = (typeof SCHEDULE_TYPES)[number];
 
 /** Bounds and jitter shared by every schedule type (docs/schedules.md#bounds-and-jitter). */
@@ -53,5 +54,27 @@ export interface IntervalSchedule extends ScheduleBounds {
   readonly exclude: readonly Exclusion[];
 }
 
+/**
+ * An RFC 5545 recurrence (DTSTART, RRULE, RDATE, EXDATE) expanded on the wall clock of DTSTART's zone
+ * (docs/schedules.md#rrule).
+ */
+export interface RRuleSchedule extends ScheduleBounds {
+  readonly type: "rrule";
+  /** The recurrence text as written (line ends normalised to `\n`). */
+  readonly text: string;
+  /** DTSTART's TZID, or UTC for a DTSTART ending in Z. */
+  readonly timezone: string;
+  /** DTSTART as a wall time of `timezone`. */
+  readonly dtstartWall: number;
+  /** The RRULE lines in the order written (at least one); the instances are their union. */
+  readonly rules: readonly RecurrenceRule[];
+  /** RDATE instants, sorted, without duplicates. */
+  readonly rdates: readonly Instant[];
+  /** EXDATE instants, sorted, without duplicates: no instance at these instants. */
+  readonly exdates: readonly Instant[];
+  /** Local dates on which instances do not fire (recorded `skipped`, reason `excluded`). */
+  readonly exclude: readonly Exclusion[];
+}
+
 /** A validated schedule; make one with `parseSchedule`. */
-export type ScheduleSpec = CronSchedule | OnceSchedule | IntervalSchedule;
+export type ScheduleSpec = CronSchedule | OnceSchedule | IntervalSchedule | RRuleSchedule;

@@ -1,6 +1,6 @@
 /**
  * The least time between two fires of a schedule, for the `min_period` quota (docs/security.md#quotas):
- * an interval's `every`; a cron's least gap among its next fires; none for a once schedule.
+ * an interval's `every`; a cron's or a recurrence's least gap among its next fires; none for a once schedule.
  */
 import { nextFireAfter } from "./next-fire.js";
 import type { ScheduleSpec } from "./schedule-types.js";
@@ -19,7 +19,8 @@ export function smallestPeriodMs(spec: ScheduleSpec, from: Instant): number | nu
       return null;
     case "interval":
       return spec.everyMs;
-    case "cron": {
+    case "cron":
+    case "rrule": {
       let least: number | null = null;
       let previous = nextFireAfter(spec, from);
       for (let i = 1; i < CRON_SAMPLES && previous !== null; i++) {

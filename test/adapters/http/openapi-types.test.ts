@@ -44,6 +44,8 @@ export function scheduleText(schedule: Schemas["Schedule"]): string {
       return "once at " + schedule.run_at;
     case "interval":
       return "every " + schedule.every + (schedule.start_at === undefined ? "" : " from " + schedule.start_at);
+    case "rrule":
+      return "rrule " + schedule.rrule;
   }
 }
 
@@ -152,6 +154,7 @@ describe("the OpenAPI document's generated types", () => {
         cron: "#/components/schemas/CronSchedule",
         once: "#/components/schemas/OnceSchedule",
         interval: "#/components/schemas/IntervalSchedule",
+        rrule: "#/components/schemas/RRuleSchedule",
       },
     });
     expect(schemas["ScheduleInput"]?.discriminator).toMatchObject({ propertyName: "type" });

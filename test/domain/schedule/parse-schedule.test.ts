@@ -120,7 +120,7 @@ describe("parseSchedule", () => {
     it.each([{ type: "weekly" }, { type: 5 }, { cron: "0 9 * * *" }])(
       "rejects the type of %j",
       (input) => {
-        expectProblems(errorsOf(input), [["schedule.type", /cron, once or interval/]]);
+        expectProblems(errorsOf(input), [["schedule.type", /cron, once, interval or rrule/]]);
       },
     );
 

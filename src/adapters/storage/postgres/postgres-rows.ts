@@ -243,7 +243,7 @@ export function runTaskContextFromRow(value: unknown): RunTaskContext {
 
 const TARGET_KINDS = ["agent", "webhook", "handler"] as const;
 
-const SCHEDULE_TYPES = ["cron", "once", "interval"] as const;
+const SCHEDULE_TYPES = ["cron", "once", "interval", "rrule"] as const;
 
 /** A run read with `selectList(RUN_COLUMNS, ...)`. */
 export function runFromRow(value: unknown): Run {

@@ -84,6 +84,27 @@ const exclusion = z.union([
   }),
 ]);
 
+const numbers = z.array(z.int()).nullable();
+const recurrenceRule = z.looseObject({
+  text: z.string(),
+  freq: z.int().min(0).max(6),
+  interval: z.int().min(1),
+  count: z.int().nullable(),
+  untilAt: ms.nullable(),
+  byMonth: numbers,
+  byWeekNo: numbers,
+  byYearDay: numbers,
+  byMonthDay: numbers,
+  byWeekday: numbers,
+  byNthWeekday: z.array(z.looseObject({ weekday: z.int(), n: z.int() })).nullable(),
+  byHour: numbers,
+  byMinute: numbers,
+  bySecond: numbers,
+  bySetPos: numbers,
+  wkst: z.int().min(0).max(6),
+  lastWall: ms.nullable(),
+});
+
 const bounds = {
   startAt: ms.nullable(),
   endAt: ms.nullable(),
@@ -112,6 +133,17 @@ const storedSchedule = z.discriminatedUnion("type", [
     everyMs: ms.positive(),
     anchorAt: ms,
     timezone: zone.nullable(),
+    exclude: z.array(exclusion),
+  }),
+  z.looseObject({
+    type: z.literal("rrule"),
+    ...bounds,
+    text: z.string(),
+    timezone: zone,
+    dtstartWall: ms,
+    rules: z.array(recurrenceRule).min(1),
+    rdates: z.array(ms),
+    exdates: z.array(ms),
     exclude: z.array(exclusion),
   }),
 ]);

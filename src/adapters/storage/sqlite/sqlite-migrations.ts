@@ -21,6 +21,7 @@ import { SQLITE_MIGRATION_0009 } from "./sqlite-migration-0009.js";
 import { SQLITE_MIGRATION_0010 } from "./sqlite-migration-0010.js";
 import { SQLITE_MIGRATION_0011 } from "./sqlite-migration-0011.js";
 import { SQLITE_MIGRATION_0012 } from "./sqlite-migration-0012.js";
+import { SQLITE_MIGRATION_0013 } from "./sqlite-migration-0013.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -42,6 +43,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 10, name: "tasks whose stored fields do not parse", sql: SQLITE_MIGRATION_0010 },
   { version: 11, name: "quotas and secret rotation", sql: SQLITE_MIGRATION_0011 },
   { version: 12, name: "recent requested runs index", sql: SQLITE_MIGRATION_0012 },
+  { version: 13, name: "recurrence schedules", sql: SQLITE_MIGRATION_0013 },
 ];
 
 /** Thrown when the database's migrations do not match this code: newer, unknown or edited. */

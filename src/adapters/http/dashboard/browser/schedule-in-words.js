@@ -209,6 +209,63 @@ function intervalWords(schedule) {
   return words + (start === "" ? "" : ` from ${start}`) + bounds(schedule) + except + zone;
 }
 
+/** RFC 5545 weekday codes in words. */
+const RRULE_DAYS = /** @type {Readonly<Record<string, string>>} */ ({
+  MO: "Monday",
+  TU: "Tuesday",
+  WE: "Wednesday",
+  TH: "Thursday",
+  FR: "Friday",
+  SA: "Saturday",
+  SU: "Sunday",
+});
+const RRULE_UNITS = /** @type {Readonly<Record<string, string>>} */ ({
+  YEARLY: "year",
+  MONTHLY: "month",
+  WEEKLY: "week",
+  DAILY: "day",
+  HOURLY: "hour",
+  MINUTELY: "minute",
+  SECONDLY: "second",
+});
+
+/**
+ * `every 2 weeks on Monday from 2026-01-05 09:30 (Europe/Berlin)`: the common rules in words; any other
+ * part makes it the rule text as written.
+ * @param {Readonly<Record<string, unknown>>} schedule
+ */
+function rruleWords(schedule) {
+  const lines = text(schedule["rrule"])
+    .split("\n")
+    .map((line) => line.trim());
+  const start = lines.find((line) => /^DTSTART/i.test(line)) ?? "";
+  const zone = /TZID=([^:;]+)/i.exec(start)?.[1] ?? "UTC";
+  const when = /:(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z?$/.exec(start);
+  const from = when ? ` from ${when[1]}-${when[2]}-${when[3]} ${when[4]}:${when[5]}` : "";
+  const rules = lines.filter((line) => /^(RRULE:|FREQ=)/i.test(line));
+  const extra = lines.length - rules.length - 1 > 0 ? " (with extra and excluded dates)" : "";
+  const words = rules.map((line) => {
+    const parts = new Map(
+      line
+        .replace(/^RRULE:/i, "")
+        .split(";")
+        .map((p) => /** @type {[string, string]} */ (p.toUpperCase().split("=", 2))),
+    );
+    const unit = RRULE_UNITS[parts.get("FREQ") ?? ""];
+    const known = ["FREQ", "INTERVAL", "BYDAY", "COUNT", "UNTIL", "WKST"];
+    const days = (parts.get("BYDAY") ?? "").split(",").filter((d) => d !== "");
+    const plainDays = days.every((d) => RRULE_DAYS[d] !== undefined);
+    if (unit === undefined || [...parts.keys()].some((k) => !known.includes(k)) || !plainDays) {
+      return `rule "${line.replace(/^RRULE:/i, "")}"`;
+    }
+    const n = Number(parts.get("INTERVAL") ?? "1");
+    const on = days.length > 0 ? ` on ${joined(days.map((d) => RRULE_DAYS[d] ?? d))}` : "";
+    const times = parts.has("COUNT") ? `, ${count(Number(parts.get("COUNT")), "time")}` : "";
+    return `every ${n === 1 ? unit : count(n, unit)}${on}${times}`;
+  });
+  return `${joined(words)}${from} (${zone})${extra}${bounds(schedule)}${exceptWords(schedule)}`;
+}
+
 /**
  * A schedule, as the API writes it (`{type: "cron", cron, timezone}`, `{type: "once", run_at}`,
  * `{type: "interval", every}`, with their bounds and `exclude`), in plain words.
@@ -234,6 +291,8 @@ export function scheduleInWords(schedule) {
     }
     case "interval":
       return intervalWords(schedule);
+    case "rrule":
+      return rruleWords(schedule);
     default:
       return "an unknown schedule";
   }

@@ -26,7 +26,7 @@ import { BROWSER_ZONE, firesTable, zoneOf } from "./views.js";
  */
 
 /**
- * @typedef {"title" | "description" | "type" | "cron" | "timezone" | "run_at" | "every" | "start_at"
+ * @typedef {"title" | "description" | "type" | "cron" | "timezone" | "run_at" | "every" | "rrule" | "start_at"
  *   | "end_at" | "max_runs" | "jitter" | "exclude" | "kind" | "name" | "url" | "server"
  *   | "assistant_id" | "input"
  * } FieldName
@@ -40,6 +40,7 @@ const FIELDS_BY_TYPE = {
   cron: ["cron", "timezone", "start_at", "end_at", "max_runs", "jitter", "exclude"],
   once: ["run_at", "timezone", "jitter"],
   interval: ["every", "timezone", "start_at", "end_at", "max_runs", "jitter", "exclude"],
+  rrule: ["rrule", "start_at", "end_at", "max_runs", "jitter", "exclude"],
 };
 /** @type {Readonly<Record<string, readonly FieldName[]>>} */
 const TARGET_FIELDS = { handler: ["name"], webhook: ["url"], agent: ["server", "assistant_id"] };
@@ -92,7 +93,7 @@ function formFields(task) {
   return {
     title: textInput("title", task && task.title, { required: true, maxLength: 200 }),
     description: h("textarea", { name: "description", value: (task && task.description) || "" }),
-    type: choice("type", ["cron", "once", "interval"], s["type"]),
+    type: choice("type", ["cron", "once", "interval", "rrule"], s["type"]),
     // One expression per line: several are the rules of one zone, their fires the union.
     cron: h("textarea", {
       name: "cron",
@@ -104,6 +105,15 @@ function formFields(task) {
     timezone: textInput("timezone", s["timezone"] || "UTC", { list: "zones" }),
     run_at: textInput("run_at", s["run_at"], { class: "mono", placeholder: "2026-12-01T09:00:00" }),
     every: textInput("every", s["every"], { class: "mono", placeholder: "PT15M" }),
+    // RFC 5545 text, one property per line (docs/schedules.md#rrule).
+    rrule: h("textarea", {
+      name: "rrule",
+      class: "mono",
+      rows: 3,
+      value: textValue(s["rrule"]),
+      placeholder:
+        "DTSTART;TZID=Europe/Berlin:20260105T093000\nRRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO",
+    }),
     start_at: textInput("start_at", s["start_at"], {
       class: "mono",
       placeholder: "2026-12-01T00:00:00Z",
@@ -393,6 +403,7 @@ export function renderForm(ticket, task) {
         field("Time zone", "timezone"),
         field("Run at (local wall time, or an instant with offset)", "run_at"),
         field("Every (PT15M, P1D or seconds)", "every"),
+        field("Recurrence (RFC 5545: DTSTART, RRULE, RDATE, EXDATE lines)", "rrule"),
         field("Start at", "start_at"),
         field("End at", "end_at"),
         field("Max runs", "max_runs"),
@@ -435,6 +446,7 @@ export function renderForm(ticket, task) {
     fieldsFor(FIELDS_BY_TYPE, "cron"),
     fieldsFor(FIELDS_BY_TYPE, "once"),
     fieldsFor(FIELDS_BY_TYPE, "interval"),
+    fieldsFor(FIELDS_BY_TYPE, "rrule"),
   )) {
     f[name].addEventListener("input", preview.schedule);
   }

@@ -203,7 +203,8 @@ function fireNotes(fire) {
     dst(
       "DST gap: " +
         wallText(note.nominal_wall) +
-        " does not exist; fires at the transition" +
+        " does not exist; fires at " +
+        wallText(fire.wall) +
         (note.collapsed ? " (" + String(note.collapsed) + " more matches collapsed into it)" : ""),
     );
   }
