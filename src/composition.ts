@@ -212,7 +212,7 @@ export function storeFromDatabaseUrl(
   else if (url.startsWith("sqlite:")) path = url.slice("sqlite:".length);
   return {
     open: async (context) =>
-      (await import("./adapters/storage/sqlite/sqlite-store.js")).sqlite(path).open(context),
+      (await import("./adapters/storage/sqlite/sqlite.js")).sqlite(path).open(context),
   };
 }
 

@@ -23,7 +23,7 @@ export type {
   ScheduleDeclaration,
 } from "./application/declared-schedules.js";
 export type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
-export { sqlite } from "./adapters/storage/sqlite/sqlite-store.js";
+export { sqlite } from "./adapters/storage/sqlite/sqlite.js";
 export { postgres } from "./adapters/storage/postgres/postgres-store.js";
 export type { StoreFactory } from "./application/store.js";
 export { buildPolicy } from "./application/policy-options.js";
