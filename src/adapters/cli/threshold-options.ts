@@ -125,7 +125,7 @@ export const THRESHOLD_SETTINGS: readonly Setting[] = [
     key: "maxConcurrentRuns",
     env: "PUNCTUAL_MAX_CONCURRENT_RUNS",
     value: "<n>",
-    help: "runs launching or running across all replicas at most (default 16), stored by the first replica; change it with punctual migrate",
+    help: "runs launching or running across all replicas at most (default 16), sets the budget stored for the whole fleet (left out: the stored one applies)",
   },
   {
     flag: "max-active-runs-per-owner",
