@@ -26,6 +26,7 @@ import type {
   SchedulerTasks,
 } from "./application/scheduler-api.js";
 import type { Store, StoreFactory } from "./application/store.js";
+import { unknownPolicyOptions } from "./application/policy-options.js";
 import type { HandlerInputMap } from "./application/typed-input.js";
 import type {
   HandlerInputsOf,
@@ -42,6 +43,9 @@ import type { PostgresOptions } from "./adapters/storage/postgres/postgres-store
 import { deerflowApiTarget } from "./adapters/launchers/agent/agent-servers.js";
 import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
 import { buildRuntime } from "./composition-runtime.js";
+import { optionKeys, refuseUnknownOptions, unknownOptions } from "./application/known-options.js";
+import type { CoordinatorOptions } from "./runtime/coordinator-options.js";
+import type { RunWatcherOptions } from "./runtime/run-watcher.js";
 import type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
 
 /** `createScheduler`'s options: the scheduler's, and the schedules it declares (docs/library.md#declared-schedules). */
@@ -103,10 +107,74 @@ export interface Scheduler<I extends HandlerInputMap | null = null> {
   runtime(): Promise<SchedulerRuntime>;
 }
 
-/** Creates a scheduler; nothing happens until `start()` or the first call. */
+/** Every key the options of both `createScheduler` and `createServer` take. */
+const SCHEDULER_KEYS = optionKeys<SchedulerOptions>()([
+  "store",
+  "handlers",
+  "policy",
+  "logger",
+  "clock",
+  "coordinator",
+  "watcher",
+  "replicaId",
+  "actor",
+  "tracerProvider",
+  "secretKeys",
+  "launchers",
+  "agentServers",
+  "webhookAllow",
+  "webhookSecret",
+  "publicUrl",
+  "threads",
+]);
+const CREATE_SCHEDULER_KEYS = [
+  ...SCHEDULER_KEYS,
+  ...optionKeys<Omit<CreateSchedulerOptions, keyof SchedulerOptions>>()([
+    "schedules",
+    "schedulesGroup",
+    "prune",
+  ]),
+];
+const COORDINATOR_KEYS = optionKeys<CoordinatorOptions>()([
+  "tickMs",
+  "admissionBatch",
+  "admissionRounds",
+  "maxInFlight",
+  "sweepMs",
+  "retentionMs",
+  "shutdownTimeoutMs",
+  "claimBatch",
+  "writeBatch",
+]);
+const WATCHER_KEYS = optionKeys<RunWatcherOptions>()([
+  "intervalMs",
+  "reconcileDelayMs",
+  "concurrency",
+]);
+
+/**
+ * Refuses options a scheduler or server does not know, at any level it documents
+ * (docs/library.md#options-are-checked).
+ * @throws validation_failed naming each unknown key and the closest known one
+ */
+function checkOptionKeys(options: SchedulerOptions, known: readonly string[]): void {
+  refuseUnknownOptions([
+    ...unknownOptions(options, known),
+    ...unknownOptions(options.coordinator, COORDINATOR_KEYS, "coordinator"),
+    ...unknownOptions(options.watcher, WATCHER_KEYS, "watcher"),
+    ...unknownPolicyOptions(options.policy ?? {}),
+  ]);
+}
+
+/**
+ * Creates a scheduler; nothing happens until `start()` or the first call.
+ * @throws validation_failed when an option's name is unknown ("did you mean maxConcurrentRuns?"),
+ * checked at once, and when the policy's values are invalid
+ */
 export function createScheduler<const H extends HandlersOption = HandlersOption>(
   options: CreateSchedulerOptions & { readonly handlers?: H },
 ): Scheduler<HandlerInputsOf<H>> {
+  checkOptionKeys(options, CREATE_SCHEDULER_KEYS);
   let built: Promise<SchedulerRuntime> | null = null;
   let stopping: Promise<void> | null = null;
   const logger = options.logger ?? silentLogger;
@@ -282,7 +350,28 @@ export interface PunctualServer {
 /** The least delay of a once task in `punctual serve` (docs/schedules.md#once), unless `policy` says otherwise. */
 export const SERVER_MIN_ONCE_DELAY_SECONDS = 1;
 
+const SERVER_KEYS = [
+  ...SCHEDULER_KEYS,
+  ...optionKeys<Omit<ServerOptions, keyof SchedulerOptions>>()([
+    "host",
+    "port",
+    "runCoordinator",
+    "deerflowApi",
+    "rateLimit",
+    "addressLimits",
+    "metricsPerTask",
+    "idempotencyRetentionMs",
+    "httpLogger",
+    "version",
+  ]),
+];
+
+/**
+ * The HTTP API and (unless `runCoordinator` is false) the coordinator, as `punctual serve` runs them.
+ * @throws validation_failed when an option's name is unknown ("did you mean maxConcurrentRuns?")
+ */
 export async function createServer(options: ServerOptions): Promise<PunctualServer> {
+  checkOptionKeys(options, SERVER_KEYS);
   // The HTTP stack is loaded only by the server: `punctual worker` never parses Fastify or prom-client.
   const [
     { buildHttpApp },
