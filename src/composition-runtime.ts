@@ -12,6 +12,7 @@ import { DispatchService } from "./application/dispatch-service.js";
 import type { Logger } from "./application/logger.js";
 import { silentLogger } from "./application/logger.js";
 import { agreeBudget } from "./application/fleet-budget.js";
+import { logRunFailures } from "./application/run-failure-log.js";
 import { buildPolicy, withBudget } from "./application/policy-options.js";
 import { limitsOf } from "./application/limits.js";
 import type { PolicyOptions } from "./application/policy-options.js";
@@ -147,6 +148,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
       logger.error({ err: error, event }, "an event listener threw; the scheduler carries on");
     },
   });
+  logRunFailures(events, logger);
   const handlers = new HandlerLauncher(options.handlers ?? {}, { log: createLogHandler(logger) });
   const targets = buildTargets(options, handlers, logger);
   const launcher = targets.launcher;
@@ -213,6 +215,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     handlerInputProblems: (name, input) => handlers.inputProblems(name, input),
     agentServers: targets.agentServers,
     agentTargetProblems: targets.agentTargetProblems,
+    webhookTargetProblems: targets.webhookTargetProblems,
     signsWithTaskSecret: targets.signsWithTaskSecret,
     limits,
     signals: {

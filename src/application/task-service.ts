@@ -16,7 +16,7 @@ import type { RunQuery, RunSearch, TaskQuery, ThreadLookup } from "../domain/por
 import type { Run } from "../domain/run.js";
 import { taskWarnings } from "../domain/task-fields.js";
 import type { Task } from "../domain/task.js";
-import type { AgentTarget, JsonValue } from "../domain/target.js";
+import type { AgentTarget, JsonValue, WebhookTarget } from "../domain/target.js";
 import type { Instant } from "../domain/time.js";
 import type { Actor } from "./actor.js";
 import { readCalendars } from "./calendar-lookup.js";
@@ -81,6 +81,8 @@ export interface TaskServiceDeps {
   readonly agentServers: ReadonlySet<string> | null;
   /** What an agent target would send that its server refuses (its run config, context, input). */
   readonly agentTargetProblems?: ((target: AgentTarget) => readonly FieldError[]) | null;
+  /** What the SSRF guard refuses in a webhook target before any DNS lookup. */
+  readonly webhookTargetProblems?: ((target: WebhookTarget) => readonly FieldError[]) | null;
   /** False when the operator signs every webhook with one server-wide secret. @default true */
   readonly signsWithTaskSecret?: boolean;
   readonly signals: ServiceSignals;
