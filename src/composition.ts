@@ -7,32 +7,35 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
-import { LOCAL_ACTOR } from "./application/actor.js";
-import { silentLogger } from "./application/logger.js";
-import { LibraryEvents } from "./application/library-events.js";
-import type { SchedulerEventListener, SchedulerEventName } from "./application/library-events.js";
+import { LOCAL_ACTOR } from "./application/access/actor.js";
+import { silentLogger } from "./application/events/logger.js";
+import { LibraryEvents } from "./application/events/library-notifications.js";
+import type {
+  SchedulerEventListener,
+  SchedulerEventName,
+} from "./application/events/library-notifications.js";
 import { schedulerApi } from "./application/scheduler-api.js";
-import { planLines, syncDeclaredSchedules } from "./application/declared-schedules.js";
+import { planLines, syncDeclaredSchedules } from "./application/tasks/declared-schedules.js";
 import type {
   DeclaredSchedulesPlan,
   DeclaredSchedulesPort,
   PruneMode,
   ScheduleDeclaration,
-} from "./application/declared-schedules.js";
-import type { Actor } from "./application/actor.js";
+} from "./application/tasks/declared-schedules.js";
+import type { Actor } from "./application/access/actor.js";
 import type {
   SchedulerCalendars,
   SchedulerRuns,
   SchedulerTasks,
 } from "./application/scheduler-api.js";
-import type { Store, StoreFactory } from "./application/store.js";
-import { unknownPolicyOptions } from "./application/policy-options.js";
-import type { HandlerInputMap } from "./application/typed-input.js";
+import type { Store, StoreFactory } from "./domain/ports/store.js";
+import { unknownPolicyOptions } from "./application/policy/policy-options.js";
+import type { HandlerInputMap } from "./application/shapes/handler-input-types.js";
 import type {
   HandlerInputsOf,
   HandlersOption,
 } from "./adapters/launchers/handler/handler-definition.js";
-import { TokenService } from "./application/token-service.js";
+import { TokenService } from "./application/access/token-service.js";
 import type {
   MetricsOptions,
   MetricsSources,
@@ -43,7 +46,7 @@ import type { PostgresOptions } from "./adapters/storage/postgres/postgres-store
 import { deerflowApiTarget } from "./adapters/launchers/agent/agent-servers.js";
 import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
 import { buildRuntime } from "./composition-runtime.js";
-import { optionKeys, refuseUnknownOptions, unknownOptions } from "./application/known-options.js";
+import { optionKeys, refuseUnknownOptions, unknownOptions } from "./application/policy/known-options.js";
 import type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 import type { RunWatcherOptions } from "./runtime/run-watcher.js";
 import type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";

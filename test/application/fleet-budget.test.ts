@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { agreeBudget } from "../../src/application/fleet-budget.js";
-import type { Store } from "../../src/application/store.js";
+import { agreeBudget } from "../../src/application/policy/fleet-budget.js";
+import type { Store } from "../../src/domain/ports/store.js";
 import { MemoryFleetSettings } from "../../src/adapters/storage/memory/memory-fleet-settings.js";
 import { instant } from "../../src/domain/time.js";
 

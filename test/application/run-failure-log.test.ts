@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { NonRetryableError } from "../../src/adapters/launchers/handler/handler-errors.js";
-import { redactedError } from "../../src/application/run-failure-log.js";
-import type { Logger } from "../../src/application/logger.js";
+import { redactedError } from "../../src/application/events/run-failure-log.js";
+import type { Logger } from "../../src/application/events/logger.js";
 import { createTestScheduler } from "../../src/testing.js";
 
 interface Line {

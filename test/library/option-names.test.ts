@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { createScheduler, createServer } from "../../src/composition.js";
-import { buildPolicy } from "../../src/application/policy-options.js";
-import type { PolicyOptions } from "../../src/application/policy-options.js";
-import { closestKey } from "../../src/application/known-options.js";
+import { buildPolicy } from "../../src/application/policy/policy-options.js";
+import type { PolicyOptions } from "../../src/application/policy/policy-options.js";
+import { closestKey } from "../../src/application/policy/known-options.js";
 import { memoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { ValidationError } from "../../src/domain/errors.js";
 import type { CreateSchedulerOptions, ServerOptions } from "../../src/composition.js";

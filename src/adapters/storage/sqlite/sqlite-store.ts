@@ -8,7 +8,7 @@ import type {
   Store,
   SecretSealer,
   StoreOptions,
-} from "../../../application/store.js";
+} from "../../../domain/ports/store.js";
 import { CLEAR_SECRETS, resealed } from "../shared/secret-keyring.js";
 import type { StoredSecrets } from "../shared/secret-keyring.js";
 import { openSqliteDatabase, settle, SqliteTransactions } from "./sqlite-database.js";

@@ -4,7 +4,7 @@
  * `@types/better-sqlite3`, docs/decisions.md#the-packages-declarations-name-no-driver-types), and so that the native module loads only when a
  * SQLite store is opened.
  */
-import type { StoreFactory } from "../../../application/store.js";
+import type { StoreFactory } from "../../../domain/ports/store.js";
 
 /** An embedded SQLite database file (created if missing), or `":memory:"`. @default "punctual.db" */
 export function sqlite(path = "punctual.db"): StoreFactory {

@@ -1,0 +1,100 @@
+/**
+ * The runs an owner asks for outside the schedule (docs/semantics.md#task-operations): a manual trigger
+ * (one run now, idempotent on its key, superseding the active runs under `cancel_other`) and a backfill
+ * (the nominal times of a past range, each at most once). Both are written under the task's row lock.
+ */
+import { NotFoundError } from "../../domain/errors.js";
+import { taskId as toTaskId } from "../../domain/ids.js";
+import { idempotencyKeyFor } from "../../domain/occurrence.js";
+import type { Run } from "../../domain/run.js";
+import {
+  backfillTask,
+  supersededByTrigger,
+  triggerTask,
+  validateClientKey,
+} from "../../domain/task-commands.js";
+import type { Task } from "../../domain/task.js";
+import type { Instant } from "../../domain/time.js";
+import type { Actor } from "../access/actor.js";
+import { scopeOf } from "../access/actor.js";
+import type { Store } from "../../domain/ports/store.js";
+import { instantFrom } from "../shapes/task-input.js";
+import { runView } from "../shapes/view-mappers.js";
+import type { RunView } from "../shapes/view-mappers.js";
+
+/** What the manual runs need of the service. */
+export interface ManualRunDeps {
+  readonly store: Store;
+  /** Mints default trigger keys. */
+  readonly newId: () => string;
+  readonly signals: {
+    wake(): void;
+    cancelRequested(run: Run, task: Task): void;
+  };
+}
+
+/** Run `task` now: a manual occurrence; a repeat with the same key returns the first run. */
+export async function triggerRun(
+  deps: ManualRunDeps,
+  actor: Actor,
+  task: Task,
+  options: { idempotencyKey?: string },
+  now: Instant,
+): Promise<RunView> {
+  const clientKey = options.idempotencyKey ?? deps.newId();
+  validateClientKey(clientKey);
+  const key = idempotencyKeyFor(task.id, "manual", clientKey);
+  const existing = await deps.store.runs.findManualRun(task.id, key);
+  if (existing !== null) return runView(existing);
+  const { run, superseded } = await deps.store.tasks.mutateTask(
+    scopeOf(actor),
+    task.id,
+    (locked) => {
+      const newRun = triggerTask(locked.task, locked.activeRuns, { now, clientKey });
+      // A repeat of a trigger still active is that trigger: it supersedes nothing (and not itself).
+      const repeat = locked.activeRuns.some((r) => r.idempotencyKey === newRun.idempotencyKey);
+      const others = repeat
+        ? { task: locked.task, runUpdates: [], cancelTargets: [] }
+        : supersededByTrigger(locked.task, locked.activeRuns, now);
+      return {
+        ...(others.task === locked.task ? {} : { task: others.task }),
+        newRuns: [newRun],
+        runUpdates: others.runUpdates,
+        result: (inserted) => ({
+          run: inserted[0] ?? null,
+          // A trigger that lost the race on its key changed nothing (the store wrote nothing).
+          superseded: inserted[0] === null ? [] : others.cancelTargets,
+        }),
+      };
+    },
+  );
+  for (const stopped of superseded) deps.signals.cancelRequested(stopped, task);
+  deps.signals.wake();
+  if (run !== null) return runView(run);
+  // Another request with the same key won the race: answer with its run.
+  const winner = await deps.store.runs.findManualRun(task.id, key);
+  if (winner === null) throw new NotFoundError("run", key);
+  return runView(winner);
+}
+
+/** Replays nominal times in [from, to) as `backfill` runs; times already backfilled are not repeated. */
+export async function backfillRuns(
+  deps: ManualRunDeps,
+  actor: Actor,
+  id: string,
+  input: { from: unknown; to: unknown },
+  now: Instant,
+  checkRate: (adding: number) => void = () => undefined,
+): Promise<{ runs: RunView[]; already_backfilled: number }> {
+  const from = instantFrom(input.from, "from");
+  const to = instantFrom(input.to, "to");
+  const result = await deps.store.tasks.mutateTask(scopeOf(actor), toTaskId(id), (locked) => {
+    const newRuns = backfillTask(locked.task, { now, from, to });
+    // Refused inside the transaction: nothing is written (docs/security.md#quotas).
+    checkRate(newRuns.length);
+    return { newRuns, result: (inserted) => inserted };
+  });
+  deps.signals.wake();
+  const runs = result.filter((r): r is Run => r !== null);
+  return { runs: runs.map(runView), already_backfilled: result.length - runs.length };
+}
