@@ -218,8 +218,12 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
           c.tasks.create(checkedByServer<TaskCreateInput>(taskBody(opts, io, true)), {
             idempotency_key: opts.idempotencyKey,
           }),
-        ({ task, warnings }) =>
-          detail(task, zone) + warnings.map((w) => `warning: ${w}\n`).join(""),
+        ({ task, warnings, replayed }) =>
+          (replayed
+            ? "replayed: this --idempotency-key was used before; no new task. The first answer:\n"
+            : "") +
+          detail(task, zone) +
+          warnings.map((w) => `warning: ${w}\n`).join(""),
       ),
     );
   sub("list", "list tasks")
@@ -297,9 +301,15 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     .option("--idempotency-key <key>", "a retry-safe key")
     .action(
       act(
-        (c, opts: { idempotencyKey?: string }, [id = ""]) =>
-          c.tasks.trigger(id, { idempotency_key: opts.idempotencyKey }),
-        showRun,
+        async (c, opts: { idempotencyKey?: string }, [id = ""]) => {
+          const run = await c.tasks.trigger(id, { idempotency_key: opts.idempotencyKey });
+          // A replay answers the run as it was when first queued: show it as it is now.
+          return run.replayed ? { ...(await c.runs.get(run.id)), replayed: true } : run;
+        },
+        ({ replayed, ...run }) =>
+          (replayed
+            ? "replayed: this --idempotency-key was used before; no new run. That run as it is now:\n"
+            : "") + showRun(run),
       ),
     );
   sub("backfill", "replay nominal times in [from, to)")
