@@ -46,6 +46,12 @@ export interface SchedulerOptions extends TargetOptions {
    * definitions (docs/library.md#typed-handlers); `log` is built in.
    */
   readonly handlers?: HandlersOption;
+  /**
+   * Handler names tasks may name beyond `handlers`: those that other processes (`punctual worker`) run,
+   * so that an API-only process accepts their tasks without loading their code (docs/deploy.md). This
+   * replica never claims their runs. @default $PUNCTUAL_HANDLER_NAMES in `serve` (comma-separated), else none
+   */
+  readonly handlerNames?: readonly string[];
   readonly policy?: PolicyOptions;
   /** A pino logger or anything with the same methods. */
   readonly logger?: Logger;
@@ -211,7 +217,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     policy,
     newId,
     newSecret: () => randomBytes(32).toString("base64url"),
-    handlerNames: handlers.names,
+    handlerNames: new Set([...handlers.names, ...(options.handlerNames ?? [])]),
     handlerInputProblems: (name, input) => handlers.inputProblems(name, input),
     agentServers: targets.agentServers,
     agentTargetProblems: targets.agentTargetProblems,

@@ -46,7 +46,11 @@ import type { PostgresOptions } from "./adapters/storage/postgres/postgres-store
 import { deerflowApiTarget } from "./adapters/launchers/agent/agent-servers.js";
 import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
 import { buildRuntime } from "./composition-runtime.js";
-import { optionKeys, refuseUnknownOptions, unknownOptions } from "./application/policy/known-options.js";
+import {
+  optionKeys,
+  refuseUnknownOptions,
+  unknownOptions,
+} from "./application/policy/known-options.js";
 import type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 import type { RunWatcherOptions } from "./runtime/run-watcher.js";
 import type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
@@ -114,6 +118,7 @@ export interface Scheduler<I extends HandlerInputMap | null = null> {
 const SCHEDULER_KEYS = optionKeys<SchedulerOptions>()([
   "store",
   "handlers",
+  "handlerNames",
   "policy",
   "logger",
   "clock",

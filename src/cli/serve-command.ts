@@ -35,10 +35,19 @@ interface ServeOptions extends PoolerFlags, ThresholdFlags {
   readonly port?: string;
   readonly host?: string;
   readonly handlers?: string;
+  readonly handlerNames?: string;
   readonly coordinator: boolean;
   readonly initToken?: boolean;
   readonly logLevel?: string;
   readonly deerflowApi?: string;
+}
+
+/** `a, b,c` as names; blanks dropped. */
+function handlerNamesOf(text: string | undefined): string[] {
+  return (text ?? "")
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
 }
 
 function usage(io: ServeIo, message: string): CommanderError {
@@ -108,6 +117,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
   const server = await createServer({
     store: storeFromDatabaseUrl(url, pooler),
     handlers,
+    handlerNames: handlerNamesOf(options.handlerNames ?? io.env["PUNCTUAL_HANDLER_NAMES"]),
     logger,
     httpLogger: logger,
     host,
@@ -130,6 +140,9 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
           database: redactUrl(url),
           coordinator: options.coordinator,
           handlers: [...new Set(["log", ...registerHandlers(handlers).keys()])],
+          acceptedHandlerNames: handlerNamesOf(
+            options.handlerNames ?? io.env["PUNCTUAL_HANDLER_NAMES"],
+          ),
           thresholds: { ...server.runtime.thresholds, rateLimit: server.rateLimit },
         },
         "punctual serving",
@@ -165,6 +178,10 @@ export function serveCommand(io: ServeIo = processIo): Command {
       "a module exporting a { name: handler } map or a list of defineHandler handlers (`log` is built in)",
     )
     .option("--no-coordinator", "serve the API only (another process runs `punctual worker`)")
+    .option(
+      "--handler-names <a,b>",
+      "handler names the workers run, accepted in tasks without loading their code (default: $PUNCTUAL_HANDLER_NAMES)",
+    )
     .option("--init-token", "when the database has no token, create an admin token and print it")
     .option("--log-level <level>", "pino log level (default: $PUNCTUAL_LOG_LEVEL, else info)")
     .option(

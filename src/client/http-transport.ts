@@ -99,7 +99,7 @@ export class HttpTransport {
 
   /**
    * `json` for a call that takes an `Idempotency-Key`: the answer says whether it is the first
-   * request's answer replayed (docs/api.md#idempotency), as the `Idempotent-Replayed` header does.
+   * request's answer replayed (docs/client.md), as the `Idempotent-Replayed` header does.
    */
   async replayable<T extends object>(call: Call): Promise<T & Replayable> {
     const { body, headers } = await this.exchange(call);

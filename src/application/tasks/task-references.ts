@@ -42,7 +42,11 @@ export async function checkReferences(
     known.handlerNames !== null &&
     !known.handlerNames.has(target.name)
   ) {
-    throw ValidationError.of("target.name", `no handler named "${target.name}" is registered`);
+    throw ValidationError.of(
+      "target.name",
+      `no handler named "${target.name}" is registered (an API-only process names the workers' ` +
+        "handlers with --handler-names or PUNCTUAL_HANDLER_NAMES)",
+    );
   }
   if (target?.kind === "handler" && known.handlerInputProblems) {
     const problems = await known.handlerInputProblems(target.name, target.input);
