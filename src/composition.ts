@@ -6,6 +6,9 @@
  * entry points and the CLI imports this file.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { ValidationError } from "./domain/errors.js";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { LOCAL_ACTOR } from "./application/access/actor.js";
 import { silentLogger } from "./application/events/logger.js";
@@ -283,12 +286,27 @@ export function storeFromDatabaseUrl(
           .open(context),
     };
   }
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1];
+  if (scheme !== undefined && !/^sqlite$/i.test(scheme)) {
+    throw ValidationError.of(
+      "database",
+      `${scheme}:// is not a database punctual runs on: give a postgres:// URL, a sqlite: URL or a file path`,
+    );
+  }
   let path = url;
   if (url.startsWith("sqlite://")) path = url.slice("sqlite://".length);
   else if (url.startsWith("sqlite:")) path = url.slice("sqlite:".length);
   return {
-    open: async (context) =>
-      (await import("./adapters/storage/sqlite/sqlite.js")).sqlite(path).open(context),
+    open: async (context) => {
+      const folder = dirname(resolve(path));
+      if (path !== ":memory:" && !existsSync(folder)) {
+        throw ValidationError.of(
+          "database",
+          `the folder of the SQLite database ${path} does not exist (${folder}): create it first`,
+        );
+      }
+      return (await import("./adapters/storage/sqlite/sqlite.js")).sqlite(path).open(context);
+    },
   };
 }
 

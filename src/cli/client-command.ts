@@ -189,7 +189,10 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
           io.stdout(options.json === true ? `${JSON.stringify(answer, null, 2)}\n` : human(answer));
         } catch (error) {
           if (error instanceof PunctualApiError) {
-            const message = problemText(error);
+            const message =
+              error.status === 401
+                ? `${problemText(error)} (give a token with --token or PUNCTUAL_TOKEN; punctual token create makes one)`
+                : problemText(error);
             // 400, 422 and 428: the request itself was refused as invalid (docs/errors.md).
             if ([400, 422, 428].includes(error.status)) throw usage(io, message);
             throw new Error(message, { cause: error });
@@ -359,7 +362,10 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     );
   sub("explain", "why a task did or did not fire around an instant")
     .argument("<id>")
-    .requiredOption("--at <instant>")
+    .requiredOption(
+      "--at <instant>",
+      "the RFC 3339 instant to explain (2026-03-29T01:30:00Z): the fires around it and what became of each",
+    )
     .action(
       act(
         (c, opts: { at: string }, [id = ""]) => c.tasks.explain(id, opts.at),

@@ -153,6 +153,12 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
           Date.now() as Instant,
         );
         io.stdout(firstRunMessage(baseUrl, secret));
+      } else if (options.initToken === true) {
+        // A second `npm start`: the first run's token was printed once and is not stored in clear.
+        logger.info(
+          "the database has a token already, so none is printed; lost it? " +
+            `punctual token create --owner local --admin --database ${redactUrl(url)}`,
+        );
       }
     },
     stop: () => server.stop(),

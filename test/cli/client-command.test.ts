@@ -292,7 +292,7 @@ describe("punctual tasks", () => {
     expect(await cli(["tasks", "list"], { PUNCTUAL_TOKEN: "" })).toMatchInlineSnapshot(`
       {
         "code": 1,
-        "stderr": "punctual: Missing or invalid bearer token (401): send Authorization: Bearer <token>
+        "stderr": "punctual: Missing or invalid bearer token (401): send Authorization: Bearer <token> (give a token with --token or PUNCTUAL_TOKEN; punctual token create makes one)
       ",
         "stdout": "",
       }
