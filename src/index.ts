@@ -53,7 +53,7 @@ export type {
   PauseOptions,
   ResumeOptions,
 } from "./application/scheduler-api.js";
-export type { RunSearchQuery } from "./application/runs/search-runs.js";
+export type { RunSearchQuery } from "./application/runs/find-runs.js";
 export type {
   SchedulerEventMap,
   SchedulerEventName,

@@ -16,8 +16,8 @@ import type { Instant } from "../domain/time.js";
 import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
 import type { Actor } from "./access/actor.js";
 import { DEFAULT_LIMITS, pageSizeOf } from "./policy/limits.js";
-import { runSearchOf } from "./runs/search-runs.js";
-import type { RunSearchQuery } from "./runs/search-runs.js";
+import { runSearchOf } from "./runs/find-runs.js";
+import type { RunSearchQuery } from "./runs/find-runs.js";
 import type { CreatedTask, TaskService, UpsertedTask } from "./tasks/task-service.js";
 import type {
   HandlerInputMap,

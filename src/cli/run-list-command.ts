@@ -4,7 +4,7 @@
  * back from now (`90s`, `15m`, `1h`, `2d`, `1w`, or ISO 8601 `PT1H`) or an RFC 3339 instant.
  */
 import type { Command } from "commander";
-import type { RunSearchQuery } from "../application/runs/search-runs.js";
+import type { RunSearchQuery } from "../application/runs/find-runs.js";
 import type { PageView, RunView } from "../application/shapes/view-mappers.js";
 import type { RunStatus, RunTrigger } from "../domain/run.js";
 import { parseDuration } from "../domain/schedule/iso-text.js";

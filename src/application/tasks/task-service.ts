@@ -3,9 +3,10 @@
  * the ports. Every decision is a domain call; every method takes `now` explicitly. One task is created
  * in create-task.ts (many in create-task-batch.ts), the references a task names are checked in
  * task-references.ts, upserts by key run in upsert-task.ts, edits under the task's row lock (PATCH,
- * pause, resume, cancel, delete, secret rotation) made in task-edits.ts, manual runs within the rate
- * quotas and a run's cancel in task-runs.ts (written in manual-runs.ts), previews and explanations made
- * in task-insight.ts, and named calendars kept by `calendars` (calendar-service.ts).
+ * pause, resume, cancel, delete, secret rotation) made in task-edits.ts; the runs side lives in runs/:
+ * manual runs within the rate quotas (manual-runs.ts), a run's cancel (cancel-run.ts), run reads
+ * (find-runs.ts) and redrive (redrive-run.ts); previews and explanations are made in task-insight.ts, and
+ * named calendars kept by `calendars` (calendar-service.ts).
  */
 import { NotFoundError } from "../../domain/errors.js";
 import type { FieldError } from "../../domain/errors.js";
@@ -27,8 +28,9 @@ import { checkPreviewCount } from "../policy/limits.js";
 import type { Limits } from "../policy/limits.js";
 import { explainTask, previewSchedule, previewTask } from "./task-insight.js";
 import { createTasks } from "./create-task-batch.js";
-import { redriveRun, searchRuns } from "../runs/search-runs.js";
-import type { RunOperationDeps } from "../runs/search-runs.js";
+import { redriveRun } from "../runs/redrive-run.js";
+import { searchRuns } from "../runs/find-runs.js";
+import type { RunOperationDeps } from "../runs/redrive-run.js";
 import { NO_EVENTS } from "../events/internal-events.js";
 import type { EventSink } from "../events/internal-events.js";
 import type { Store } from "../../domain/ports/store.js";
@@ -39,13 +41,9 @@ import { instantFrom } from "../shapes/task-input.js";
 import type { UpsertField } from "./upsert-task.js";
 import { upsertTask } from "./upsert-task.js";
 import { createOneTask } from "./create-task.js";
-import {
-  backfillWithinQuota,
-  cancelRun,
-  findRun,
-  listTaskRuns,
-  triggerWithinQuota,
-} from "../runs/task-runs.js";
+import { backfillWithinQuota, triggerWithinQuota } from "../runs/manual-runs.js";
+import { cancelRun } from "../runs/cancel-run.js";
+import { findRun, listTaskRuns } from "../runs/find-runs.js";
 import {
   cancelOwnedTask,
   deleteOwnedTask,

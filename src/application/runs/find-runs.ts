@@ -1,29 +1,27 @@
 /**
- * Runs across tasks and redrive (docs/semantics.md#redrive, docs/api.md `GET /v1/runs`,
- * `POST /v1/runs/{id}/retry`): the listing's filters in their public (snake_case) shape mapped to the
- * store's search once, here, for the library and the HTTP API alike; and the redrive of an ended run,
- * decided by the domain under its task's row lock.
+ * Reading runs: one run of the owner's, one task's runs, and runs across tasks (docs/api.md
+ * `GET /v1/runs`), whose filters in their public (snake_case) shape are mapped to the store's search
+ * once, here, for the library and the HTTP API alike.
  */
-import { NotFoundError, RunNotRedrivableError, ValidationError } from "../../domain/errors.js";
+import { NotFoundError, ValidationError } from "../../domain/errors.js";
 import type { FieldError } from "../../domain/errors.js";
 import type { RunId } from "../../domain/ids.js";
 import { taskId as toTaskId } from "../../domain/ids.js";
-import type { RunSearch } from "../../domain/ports/queries.js";
+import type { RunQuery, RunSearch } from "../../domain/ports/queries.js";
 import { RUN_STATUSES, RUN_TRIGGERS } from "../../domain/run.js";
 import type { Run, RunStatus, RunTrigger } from "../../domain/run.js";
 import { parseInstantText } from "../../domain/schedule/iso-text.js";
-import { redriveTaskRun } from "../../domain/task-commands.js";
 import { TARGET_KINDS } from "../../domain/target.js";
 import type { TargetKind } from "../../domain/target.js";
 import type { Task } from "../../domain/task.js";
 import type { Instant } from "../../domain/time.js";
-import type { Actor } from "../access/actor.js";
 import { scopeOf } from "../access/actor.js";
+import type { Actor } from "../access/actor.js";
 import { pageSizeOf } from "../policy/limits.js";
-import type { EventSink } from "../events/internal-events.js";
-import type { Store } from "../../domain/ports/store.js";
 import { runView } from "../shapes/view-mappers.js";
 import type { PageView, RunView } from "../shapes/view-mappers.js";
+import type { TaskRunDeps } from "./manual-runs.js";
+import type { RunOperationDeps } from "./redrive-run.js";
 
 /**
  * Filters of `runs.list` (`GET /v1/runs`), as the HTTP API's query string; every one optional, all of
@@ -123,16 +121,6 @@ export function runSearchOf(query: RunSearchQuery): RunSearch {
   };
 }
 
-/** What the run operations need of the service. */
-export interface RunOperationDeps {
-  readonly store: Store;
-  readonly signals: {
-    wake(): void;
-    cancelRequested(run: Run, task: Task): void;
-  };
-  readonly events: EventSink;
-}
-
 /** One page of the runs `actor` sees, across tasks, newest first. */
 export async function searchRuns(
   deps: RunOperationDeps,
@@ -143,52 +131,20 @@ export async function searchRuns(
   return { items: page.items.map(runView), next_cursor: page.nextCursor };
 }
 
-/**
- * Redrive: puts a failed, timed-out or cancelled run back in the queue as its next attempt, under its
- * task's row lock (docs/semantics.md#redrive).
- * @throws not_found for a missing run or another owner's
- * @throws illegal_transition (saying why) when the run is not failed, timed_out or cancelled, or its
- * task was deleted
- * @throws run_active under overlap `skip` while the task has an active run
- */
-export async function redriveRun(
-  deps: RunOperationDeps,
+/** One page of `task`'s runs (the caller found the task in the actor's scope). */
+export async function listTaskRuns(
+  deps: TaskRunDeps,
   actor: Actor,
-  id: RunId,
-  now: Instant,
-): Promise<RunView> {
-  const found = await deps.store.runs.findRun(scopeOf(actor), id);
-  if (found === null) throw new NotFoundError("run", id);
-  const outcome = await deps.store.tasks
-    .mutateTask(
-      scopeOf(actor),
-      found.taskId,
-      (locked) => {
-        // Purged between the read and the lock: gone.
-        const run = locked.run;
-        if (run === undefined || run === null) throw new NotFoundError("run", id);
-        const decided = redriveTaskRun(locked.task, locked.activeRuns, run, now);
-        return {
-          ...(decided.task === locked.task ? {} : { task: decided.task }),
-          runUpdates: decided.runUpdates,
-          result: () => ({ ...decided, from: run.status, task: locked.task }),
-        };
-      },
-      { run: found.id },
-    )
-    .catch((error: unknown) => {
-      // The run is still there (it was just read) but its task is gone: a deleted task's run stays ended.
-      if (error instanceof NotFoundError && error.resource === "task") {
-        throw new RunNotRedrivableError(found.id, found.status, "its task was deleted");
-      }
-      throw error;
-    });
-  deps.events.emit("run:changed", {
-    run: outcome.run,
-    from: outcome.from,
-    targetKind: outcome.task.target.kind,
-  });
-  for (const stopped of outcome.cancelTargets) deps.signals.cancelRequested(stopped, outcome.task);
-  deps.signals.wake();
-  return runView(outcome.run);
+  task: Task,
+  query: RunQuery,
+): Promise<PageView<RunView>> {
+  const page = await deps.store.runs.listRuns(scopeOf(actor), task.id, query);
+  return { items: page.items.map(runView), next_cursor: page.nextCursor };
+}
+
+/** The actor's run `id`. @throws not_found for a missing run or another owner's */
+export async function findRun(deps: TaskRunDeps, actor: Actor, id: string): Promise<Run> {
+  const run = await deps.store.runs.findRun(scopeOf(actor), id as RunId);
+  if (run === null) throw new NotFoundError("run", id);
+  return run;
 }
