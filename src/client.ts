@@ -23,7 +23,7 @@
  */
 export { PunctualClient } from "./client/punctual-client.js";
 export { PunctualApiError, PunctualConnectionError } from "./client/client-errors.js";
-export type { CallOptions, ClientOptions } from "./client/http-transport.js";
+export type { CallOptions, ClientOptions, Replayable } from "./client/http-transport.js";
 export type { PageQuery } from "./client/pages.js";
 export type {
   TaskClient,

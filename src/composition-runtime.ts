@@ -13,6 +13,7 @@ import type { Dispatch } from "./application/dispatch/dispatch.js";
 import type { Logger } from "./application/events/logger.js";
 import { silentLogger } from "./application/events/logger.js";
 import { agreeBudget } from "./application/policy/fleet-budget.js";
+import { logRunFailures } from "./application/events/run-failure-log.js";
 import { buildPolicy, withBudget } from "./application/policy/policy-options.js";
 import { limitsOf } from "./application/policy/limits.js";
 import type { PolicyOptions } from "./application/policy/policy-options.js";
@@ -47,6 +48,12 @@ export interface SchedulerOptions extends TargetOptions {
    * definitions (docs/library.md#typed-handlers); `log` is built in.
    */
   readonly handlers?: HandlersOption;
+  /**
+   * Handler names tasks may name beyond `handlers`: those that other processes (`punctual worker`) run,
+   * so that an API-only process accepts their tasks without loading their code (docs/deploy.md). This
+   * replica never claims their runs. @default $PUNCTUAL_HANDLER_NAMES in `serve` (comma-separated), else none
+   */
+  readonly handlerNames?: readonly string[];
   readonly policy?: PolicyOptions;
   /** A pino logger or anything with the same methods. */
   readonly logger?: Logger;
@@ -149,6 +156,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
       logger.error({ err: error, event }, "an event listener threw; the scheduler carries on");
     },
   });
+  logRunFailures(events, logger);
   const handlers = new HandlerLauncher(options.handlers ?? {}, { log: createLogHandler(logger) });
   const targets = buildTargets(options, handlers, logger);
   const launcher = targets.launcher;
@@ -215,10 +223,11 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     policy,
     newId,
     newSecret: () => randomBytes(32).toString("base64url"),
-    handlerNames: handlers.names,
+    handlerNames: new Set([...handlers.names, ...(options.handlerNames ?? [])]),
     handlerInputProblems: (name, input) => handlers.inputProblems(name, input),
     agentServers: targets.agentServers,
     agentTargetProblems: targets.agentTargetProblems,
+    webhookTargetProblems: targets.webhookTargetProblems,
     signsWithTaskSecret: targets.signsWithTaskSecret,
     limits,
     signals: {

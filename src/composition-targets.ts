@@ -19,7 +19,7 @@ import type { Logger } from "./application/events/logger.js";
 import type { RunLauncher } from "./domain/ports/run-launcher.js";
 import type { ThreadLookup } from "./domain/ports/thread-lookup.js";
 import type { FieldError } from "./domain/errors.js";
-import type { AgentTarget, TargetKind } from "./domain/target.js";
+import type { AgentTarget, TargetKind, WebhookTarget } from "./domain/target.js";
 import type { Task } from "./domain/task.js";
 
 export interface TargetOptions {
@@ -67,6 +67,8 @@ export interface Targets {
   readonly agentServers: ReadonlySet<string> | null;
   /** What an agent target would send that its server refuses; null when a custom launcher decides. */
   readonly agentTargetProblems: ((target: AgentTarget) => readonly FieldError[]) | null;
+  /** What the SSRF guard refuses in a webhook target before any lookup; null with a custom launcher. */
+  readonly webhookTargetProblems: ((target: WebhookTarget) => readonly FieldError[]) | null;
   /** The configured agent servers. */
   readonly agentServerConfigs: readonly AgentServerConfig[];
   /** Target kinds whose running runs are polled, and how often. */
@@ -125,6 +127,8 @@ export function buildTargets(
       options.launchers?.agent === undefined ? new Set(servers.map((s) => s.name)) : null,
     agentTargetProblems:
       agent instanceof AgentLauncher ? (target) => agent.targetProblems(target) : null,
+    webhookTargetProblems:
+      webhook instanceof WebhookLauncher ? (target) => webhook.targetProblems(target) : null,
     agentServerConfigs: servers,
     watched: agent === undefined ? [] : ["agent"],
     pollIntervalMs: polls.length === 0 ? null : Math.min(...polls),

@@ -6,6 +6,9 @@
  * entry points and the CLI imports this file.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { ValidationError } from "./domain/errors.js";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { LOCAL_ACTOR } from "./application/access/actor.js";
 import { silentLogger } from "./application/events/logger.js";
@@ -29,6 +32,7 @@ import type {
   SchedulerTasks,
 } from "./application/scheduler-api.js";
 import type { Store, StoreFactory } from "./domain/ports/store.js";
+import { unknownPolicyOptions } from "./application/policy/policy-options.js";
 import type { HandlerInputMap } from "./application/shapes/handler-input-types.js";
 import type {
   HandlerInputsOf,
@@ -46,6 +50,13 @@ import type { AuthProxyOptions } from "./adapters/http/auth-proxy.js";
 import { deerflowApiTarget, langGraphApiTarget } from "./adapters/launchers/agent/agent-servers.js";
 import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
 import { buildRuntime } from "./composition-runtime.js";
+import {
+  optionKeys,
+  refuseUnknownOptions,
+  unknownOptions,
+} from "./application/policy/known-options.js";
+import type { CoordinatorOptions } from "./runtime/coordinator-options.js";
+import type { RunWatcherOptions } from "./runtime/run-watcher.js";
 import type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
 
 /** `createScheduler`'s options: the scheduler's, and the schedules it declares (docs/library.md#declared-schedules). */
@@ -107,10 +118,75 @@ export interface Scheduler<I extends HandlerInputMap | null = null> {
   runtime(): Promise<SchedulerRuntime>;
 }
 
-/** Creates a scheduler; nothing happens until `start()` or the first call. */
+/** Every key the options of both `createScheduler` and `createServer` take. */
+const SCHEDULER_KEYS = optionKeys<SchedulerOptions>()([
+  "store",
+  "handlers",
+  "handlerNames",
+  "policy",
+  "logger",
+  "clock",
+  "coordinator",
+  "watcher",
+  "replicaId",
+  "actor",
+  "tracerProvider",
+  "secretKeys",
+  "launchers",
+  "agentServers",
+  "webhookAllow",
+  "webhookSecret",
+  "publicUrl",
+  "threads",
+]);
+const CREATE_SCHEDULER_KEYS = [
+  ...SCHEDULER_KEYS,
+  ...optionKeys<Omit<CreateSchedulerOptions, keyof SchedulerOptions>>()([
+    "schedules",
+    "schedulesGroup",
+    "prune",
+  ]),
+];
+const COORDINATOR_KEYS = optionKeys<CoordinatorOptions>()([
+  "tickMs",
+  "admissionBatch",
+  "admissionRounds",
+  "maxInFlight",
+  "sweepMs",
+  "retentionMs",
+  "shutdownTimeoutMs",
+  "claimBatch",
+  "writeBatch",
+]);
+const WATCHER_KEYS = optionKeys<RunWatcherOptions>()([
+  "intervalMs",
+  "reconcileDelayMs",
+  "concurrency",
+]);
+
+/**
+ * Refuses options a scheduler or server does not know, at any level it documents
+ * (docs/library.md#options-are-checked).
+ * @throws validation_failed naming each unknown key and the closest known one
+ */
+function checkOptionKeys(options: SchedulerOptions, known: readonly string[]): void {
+  refuseUnknownOptions([
+    ...unknownOptions(options, known),
+    ...unknownOptions(options.coordinator, COORDINATOR_KEYS, "coordinator"),
+    ...unknownOptions(options.watcher, WATCHER_KEYS, "watcher"),
+    ...unknownPolicyOptions(options.policy ?? {}),
+  ]);
+}
+
+/**
+ * Creates a scheduler; nothing happens until `start()` or the first call.
+ * @throws validation_failed when an option's name is unknown ("did you mean maxConcurrentRuns?"),
+ * checked at once, and when the policy's values are invalid
+ */
 export function createScheduler<const H extends HandlersOption = HandlersOption>(
   options: CreateSchedulerOptions & { readonly handlers?: H },
 ): Scheduler<HandlerInputsOf<H>> {
+  checkOptionKeys(options, CREATE_SCHEDULER_KEYS);
   let built: Promise<SchedulerRuntime> | null = null;
   let stopping: Promise<void> | null = null;
   const logger = options.logger ?? silentLogger;
@@ -211,12 +287,27 @@ export function storeFromDatabaseUrl(
           .open(context),
     };
   }
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1];
+  if (scheme !== undefined && !/^sqlite$/i.test(scheme)) {
+    throw ValidationError.of(
+      "database",
+      `${scheme}:// is not a database punctual runs on: give a postgres:// URL, a sqlite: URL or a file path`,
+    );
+  }
   let path = url;
   if (url.startsWith("sqlite://")) path = url.slice("sqlite://".length);
   else if (url.startsWith("sqlite:")) path = url.slice("sqlite:".length);
   return {
-    open: async (context) =>
-      (await import("./adapters/storage/sqlite/sqlite-store.js")).sqlite(path).open(context),
+    open: async (context) => {
+      const folder = dirname(resolve(path));
+      if (path !== ":memory:" && !existsSync(folder)) {
+        throw ValidationError.of(
+          "database",
+          `the folder of the SQLite database ${path} does not exist (${folder}): create it first`,
+        );
+      }
+      return (await import("./adapters/storage/sqlite/sqlite.js")).sqlite(path).open(context);
+    },
   };
 }
 
@@ -292,7 +383,28 @@ export interface PunctualServer {
 /** The least delay of a once task in `punctual serve` (docs/schedules.md#once), unless `policy` says otherwise. */
 export const SERVER_MIN_ONCE_DELAY_SECONDS = 1;
 
+const SERVER_KEYS = [
+  ...SCHEDULER_KEYS,
+  ...optionKeys<Omit<ServerOptions, keyof SchedulerOptions>>()([
+    "host",
+    "port",
+    "runCoordinator",
+    "deerflowApi",
+    "rateLimit",
+    "addressLimits",
+    "metricsPerTask",
+    "idempotencyRetentionMs",
+    "httpLogger",
+    "version",
+  ]),
+];
+
+/**
+ * The HTTP API and (unless `runCoordinator` is false) the coordinator, as `punctual serve` runs them.
+ * @throws validation_failed when an option's name is unknown ("did you mean maxConcurrentRuns?")
+ */
 export async function createServer(options: ServerOptions): Promise<PunctualServer> {
+  checkOptionKeys(options, SERVER_KEYS);
   // The HTTP stack is loaded only by the server: `punctual worker` never parses Fastify or prom-client.
   const [
     { buildHttpApp },

@@ -23,7 +23,7 @@ export type {
   ScheduleDeclaration,
 } from "./application/tasks/declared-schedules.js";
 export type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
-export { sqlite } from "./adapters/storage/sqlite/sqlite-store.js";
+export { sqlite } from "./adapters/storage/sqlite/sqlite.js";
 export { postgres } from "./adapters/storage/postgres/postgres-store.js";
 export type { StoreFactory } from "./domain/ports/store.js";
 export { buildPolicy } from "./application/policy/policy-options.js";

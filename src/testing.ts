@@ -59,9 +59,10 @@ function toMs(value: Date | string | number): number {
 export function createTestScheduler<const H extends HandlersOption = HandlersOption>(
   options: TestSchedulerOptions & { readonly handlers?: H },
 ): TestScheduler<HandlerInputsOf<H>> {
-  const clock = new VirtualClock(toMs(options.start));
+  const { start, ...schedulerOptions } = options;
+  const clock = new VirtualClock(toMs(start));
   const scheduler = createScheduler<H>({
-    ...options,
+    ...schedulerOptions,
     store: options.store ?? memoryStore(),
     clock,
     // A replay keeps the whole ledger unless told otherwise: retention is for long-running servers.

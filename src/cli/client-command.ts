@@ -194,7 +194,10 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
           io.stdout(options.json === true ? `${JSON.stringify(answer, null, 2)}\n` : human(answer));
         } catch (error) {
           if (error instanceof PunctualApiError) {
-            const message = problemText(error);
+            const message =
+              error.status === 401
+                ? `${problemText(error)} (give a token with --token or PUNCTUAL_TOKEN; punctual token create makes one)`
+                : problemText(error);
             // 400, 422 and 428: the request itself was refused as invalid (docs/errors.md).
             if ([400, 422, 428].includes(error.status)) throw usage(io, message);
             throw new Error(message, { cause: error });
@@ -223,8 +226,12 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
           c.tasks.create(checkedByServer<TaskCreateInput>(taskBody(opts, io, true)), {
             idempotency_key: opts.idempotencyKey,
           }),
-        ({ task, warnings }) =>
-          detail(task, zone) + warnings.map((w) => `warning: ${w}\n`).join(""),
+        ({ task, warnings, replayed }) =>
+          (replayed
+            ? "replayed: this --idempotency-key was used before; no new task. The first answer:\n"
+            : "") +
+          detail(task, zone) +
+          warnings.map((w) => `warning: ${w}\n`).join(""),
       ),
     );
   sub("list", "list tasks")
@@ -302,9 +309,15 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     .option("--idempotency-key <key>", "a retry-safe key")
     .action(
       act(
-        (c, opts: { idempotencyKey?: string }, [id = ""]) =>
-          c.tasks.trigger(id, { idempotency_key: opts.idempotencyKey }),
-        showRun,
+        async (c, opts: { idempotencyKey?: string }, [id = ""]) => {
+          const run = await c.tasks.trigger(id, { idempotency_key: opts.idempotencyKey });
+          // A replay answers the run as it was when first queued: show it as it is now.
+          return run.replayed ? { ...(await c.runs.get(run.id)), replayed: true } : run;
+        },
+        ({ replayed, ...run }) =>
+          (replayed
+            ? "replayed: this --idempotency-key was used before; no new run. That run as it is now:\n"
+            : "") + showRun(run),
       ),
     );
   sub("backfill", "replay nominal times in [from, to)")
@@ -354,7 +367,10 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     );
   sub("explain", "why a task did or did not fire around an instant")
     .argument("<id>")
-    .requiredOption("--at <instant>")
+    .requiredOption(
+      "--at <instant>",
+      "the RFC 3339 instant to explain (2026-03-29T01:30:00Z): the fires around it and what became of each",
+    )
     .action(
       act(
         (c, opts: { at: string }, [id = ""]) => c.tasks.explain(id, opts.at),

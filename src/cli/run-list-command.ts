@@ -27,15 +27,6 @@ export interface RunListFlags {
   readonly cursor?: string;
 }
 
-const SPAN = /^(\d{1,9})(s|m|h|d|w)$/;
-const UNIT_MS: Readonly<Record<string, number>> = {
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-  w: 604_800_000,
-};
-
 /**
  * The instant a time flag names: a span back from `now` as RFC 3339, or the text itself (an instant,
  * checked by the server).
@@ -48,18 +39,14 @@ export function instantFlag(
   usage: (message: string) => Error,
 ): string | undefined {
   if (text === undefined) return undefined;
-  const span = SPAN.exec(text);
-  if (span !== null) {
-    return new Date(now - Number(span[1]) * (UNIT_MS[span[2] ?? "s"] ?? 1000)).toISOString();
-  }
-  if (/^P/i.test(text)) {
-    const parsed = parseDuration(text, 0);
-    if (!parsed.ok) throw usage(`--${flag}: ${parsed.problem}`);
-    return new Date(now - parsed.value).toISOString();
-  }
+  if (/^\d{4}-\d{2}-\d{2}T/.test(text)) return text;
+  // A span in the one duration syntax (docs/semantics.md#durations): 90s, 1h30m, 2d, PT1H.
+  const parsed = /^\d+$/.test(text) ? null : parseDuration(text, 0, { wholeSeconds: false });
+  if (parsed?.ok === true) return new Date(now - parsed.value).toISOString();
+  if (parsed !== null && /^P/i.test(text)) throw usage(`--${flag}: ${parsed.problem}`);
   if (/^\d{4}-\d{2}-\d{2}T/.test(text)) return text;
   throw usage(
-    `--${flag} takes a span back from now (90s, 15m, 1h, 2d, PT1H) or an RFC 3339 instant`,
+    `--${flag} takes a span back from now (90s, 15m, 1h30m, 2d, PT1H) or an RFC 3339 instant`,
   );
 }
 

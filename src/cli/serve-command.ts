@@ -41,6 +41,7 @@ interface ServeOptions extends PoolerFlags, ThresholdFlags {
   readonly port?: string;
   readonly host?: string;
   readonly handlers?: string;
+  readonly handlerNames?: string;
   readonly coordinator: boolean;
   readonly initToken?: boolean;
   readonly logLevel?: string;
@@ -79,6 +80,14 @@ function authProxyOf(
       : { secretHeader: { name: secretName, secret } }),
     ...(from === undefined ? {} : { from }),
   });
+}
+
+/** `a, b,c` as names; blanks dropped. */
+function handlerNamesOf(text: string | undefined): string[] {
+  return (text ?? "")
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
 }
 
 function usage(io: ServeIo, message: string): CommanderError {
@@ -160,6 +169,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
   const server = await createServer({
     store: storeFromDatabaseUrl(url, pooler),
     handlers,
+    handlerNames: handlerNamesOf(options.handlerNames ?? io.env["PUNCTUAL_HANDLER_NAMES"]),
     logger,
     httpLogger: logger,
     host,
@@ -185,6 +195,9 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
           database: redactUrl(url),
           coordinator: options.coordinator,
           handlers: [...new Set(["log", ...registerHandlers(handlers).keys()])],
+          acceptedHandlerNames: handlerNamesOf(
+            options.handlerNames ?? io.env["PUNCTUAL_HANDLER_NAMES"],
+          ),
           thresholds: { ...server.runtime.thresholds, rateLimit: server.rateLimit },
         },
         "punctual serving",
@@ -195,6 +208,12 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
           Date.now() as Instant,
         );
         io.stdout(firstRunMessage(baseUrl, secret));
+      } else if (options.initToken === true) {
+        // A second `npm start`: the first run's token was printed once and is not stored in clear.
+        logger.info(
+          "the database has a token already, so none is printed; lost it? " +
+            `punctual token create --owner local --admin --database ${redactUrl(url)}`,
+        );
       }
     },
     stop: () => server.stop(),
@@ -220,6 +239,10 @@ export function serveCommand(io: ServeIo = processIo): Command {
       "a module exporting a { name: handler } map or a list of defineHandler handlers (`log` is built in)",
     )
     .option("--no-coordinator", "serve the API only (another process runs `punctual worker`)")
+    .option(
+      "--handler-names <a,b>",
+      "handler names the workers run, accepted in tasks without loading their code (default: $PUNCTUAL_HANDLER_NAMES)",
+    )
     .option("--init-token", "when the database has no token, create an admin token and print it")
     .option("--log-level <level>", "pino log level (default: $PUNCTUAL_LOG_LEVEL, else info)")
     .option(

@@ -46,18 +46,9 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 type Usage = (message: string) => Error;
 
-/** `500ms`, `5s`, a whole number of seconds, or an ISO-8601 duration (`PT0.5S`, `PT5M`), in ms. */
+/** A duration in ms: `500ms`, `5s`, `1h30m`, a whole number of seconds, or ISO-8601 (`PT0.5S`, `PT5M`). */
 export function milliseconds(flag: string, text: string, minMs: number, usage: Usage): number {
-  const ms = /^\d+ms$/.test(text)
-    ? Number(text.slice(0, -2))
-    : /^\d+s$/.test(text)
-      ? Number(text.slice(0, -1)) * 1000
-      : undefined;
-  if (ms !== undefined) {
-    if (ms < minMs) throw usage(`--${flag} must be at least ${minMs} ms, not "${text}"`);
-    return ms;
-  }
-  const parsed = parseDuration(text, minMs);
+  const parsed = parseDuration(text, minMs, { wholeSeconds: false });
   if (!parsed.ok) throw usage(`--${flag}: ${parsed.problem}`);
   return parsed.value;
 }
@@ -125,7 +116,7 @@ export const THRESHOLD_SETTINGS: readonly Setting[] = [
     key: "maxConcurrentRuns",
     env: "PUNCTUAL_MAX_CONCURRENT_RUNS",
     value: "<n>",
-    help: "runs launching or running across all replicas at most (default 16), stored by the first replica; change it with punctual migrate",
+    help: "runs launching or running across all replicas at most (default 16), sets the budget stored for the whole fleet (left out: the stored one applies)",
   },
   {
     flag: "max-active-runs-per-owner",

@@ -103,7 +103,7 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
       logger.info(
         {
           database: redactUrl(url),
-          handlers: [...registerHandlers(handlers).keys()],
+          handlers: [...new Set(["log", ...registerHandlers(handlers).keys()])],
           replica: rt.coordinator.replicaId,
           thresholds: rt.thresholds,
         },

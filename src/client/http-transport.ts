@@ -38,6 +38,15 @@ export interface Call {
   readonly signal?: AbortSignal | undefined;
 }
 
+/** What an idempotent call's answer adds to the view. */
+export interface Replayable {
+  /**
+   * True when the server answered a repeat of an earlier request with the same `Idempotency-Key`: the
+   * answer is the first one, as it was then (a run may have moved on since: read it again).
+   */
+  readonly replayed: boolean;
+}
+
 export class HttpTransport {
   readonly #base: URL;
   readonly #label: string;
@@ -57,6 +66,15 @@ export class HttpTransport {
    * @throws PunctualConnectionError when nothing answered
    */
   async send(call: Call): Promise<unknown> {
+    return (await this.exchange(call)).body;
+  }
+
+  /**
+   * `send`, with the answer's headers (`Idempotent-Replayed` says a repeat got the first answer back).
+   * @throws PunctualApiError for a 4xx or 5xx answer
+   * @throws PunctualConnectionError when nothing answered
+   */
+  async exchange(call: Call): Promise<{ readonly body: unknown; readonly headers: Headers }> {
     const url = this.#url(call);
     const signal = combined(this.#options.signal, call.signal);
     let response: Response;
@@ -76,7 +94,16 @@ export class HttpTransport {
     }
     const body = parsed(await response.text());
     if (response.status >= 400) throw new PunctualApiError(response.status, body, response.headers);
-    return body;
+    return { body, headers: response.headers };
+  }
+
+  /**
+   * `json` for a call that takes an `Idempotency-Key`: the answer says whether it is the first
+   * request's answer replayed (docs/client.md), as the `Idempotent-Replayed` header does.
+   */
+  async replayable<T extends object>(call: Call): Promise<T & Replayable> {
+    const { body, headers } = await this.exchange(call);
+    return { ...(body as T), replayed: headers.get("idempotent-replayed") === "true" };
   }
 
   /**

@@ -28,7 +28,7 @@ import type {
   TaskView,
 } from "../application/shapes/view-mappers.js";
 import { ifMatch } from "./http-transport.js";
-import type { CallOptions, HttpTransport } from "./http-transport.js";
+import type { CallOptions, HttpTransport, Replayable } from "./http-transport.js";
 import { pagesOf } from "./pages.js";
 import type { PageQuery } from "./pages.js";
 
@@ -54,8 +54,11 @@ export class TaskClient {
    * Creates a task; `warnings` says what DST or jitter will do to it.
    * @throws PunctualApiError `validation_failed` (422) naming each bad field
    */
-  create(input: TaskCreateInput, options: IdempotentCallOptions = {}): Promise<CreatedTask> {
-    return this.#http.json({
+  create(
+    input: TaskCreateInput,
+    options: IdempotentCallOptions = {},
+  ): Promise<CreatedTask & Replayable> {
+    return this.#http.replayable({
       method: "POST",
       path: ["v1", "tasks"],
       body: input,
@@ -180,11 +183,12 @@ export class TaskClient {
   }
 
   /**
-   * Runs the task now: the manual run is queued and the call answers at once.
+   * Runs the task now: the manual run is queued and the call answers at once. A repeat with the same
+   * `idempotency_key` answers the first call's run as it was then, with `replayed: true`.
    * @throws PunctualApiError `run_active` (409) when a run is active under overlap `skip`
    */
-  trigger(id: string, options: IdempotentCallOptions = {}): Promise<RunView> {
-    return this.#http.json({
+  trigger(id: string, options: IdempotentCallOptions = {}): Promise<RunView & Replayable> {
+    return this.#http.replayable({
       method: "POST",
       path: ["v1", "tasks", id, "trigger"],
       headers: { "idempotency-key": options.idempotency_key },

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sqlite } from "../../src/adapters/storage/sqlite/sqlite-store.js";
+import { sqlite } from "../../src/adapters/storage/sqlite/sqlite.js";
 import { createScheduler } from "../../src/composition.js";
 import type { Scheduler } from "../../src/composition.js";
 import { memoryStore } from "../../src/adapters/storage/memory/memory-store.js";

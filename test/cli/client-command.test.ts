@@ -196,7 +196,8 @@ describe("punctual tasks", () => {
           "updated_at": "2026-03-07T12:00:00Z",
           "defect": null
         },
-        "warnings": []
+        "warnings": [],
+        "replayed": false
       }
       "
     `);
@@ -291,7 +292,7 @@ describe("punctual tasks", () => {
     expect(await cli(["tasks", "list"], { PUNCTUAL_TOKEN: "" })).toMatchInlineSnapshot(`
       {
         "code": 1,
-        "stderr": "punctual: Missing or invalid bearer token (401): send Authorization: Bearer <token>
+        "stderr": "punctual: Missing or invalid bearer token (401): send Authorization: Bearer <token> (give a token with --token or PUNCTUAL_TOKEN; punctual token create makes one)
       ",
         "stdout": "",
       }
@@ -497,7 +498,15 @@ describe("punctual tasks", () => {
       result               null
       "
     `);
-    expect(await ok(["tasks", "trigger", id, "--idempotency-key", "k-1"])).toBe(first);
+    // A repeat says it is one, and shows the run as it is now, not as the first answer had it.
+    expect(await ok(["tasks", "trigger", id, "--idempotency-key", "k-1"])).toBe(
+      "replayed: this --idempotency-key was used before; no new run. That run as it is now:\n" +
+        first,
+    );
+    const replayed = JSON.parse(
+      await ok(["tasks", "trigger", id, "--idempotency-key", "k-1", "--json"]),
+    ) as { replayed: boolean; status: string };
+    expect(replayed).toMatchObject({ replayed: true, status: "queued" });
     expect(
       await ok([
         "tasks",

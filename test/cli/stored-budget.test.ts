@@ -1,8 +1,9 @@
 /**
  * One global budget per fleet (docs/operations.md#sizing-the-budget), on SQLite and PostgreSQL: the first
- * replica stores its `--max-concurrent-runs`; a replica started with another value (here a `serve` beside
- * a `worker`) says so and applies the stored one; `punctual migrate --max-concurrent-runs` changes it,
- * and every running replica applies the change at its next sweep. Commands run in-process (their
+ * replica stores its `--max-concurrent-runs`; a replica started later with another value given explicitly
+ * (here a `serve` beside a `worker`) sets it for the fleet, logged with the value it replaces; one given
+ * none adopts the stored one; `punctual migrate --max-concurrent-runs` changes it too, and every running
+ * replica applies a change at its next sweep. Commands run in-process (their
  * commander definitions, a fake process around each) and are watched through their log lines.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -111,26 +112,33 @@ async function oneBudgetPerFleet(database: string): Promise<void> {
       maxActiveRunsPerOwner: 2,
     });
     serve = await start("serve", database, ["--max-concurrent-runs", "9"]);
-    const differs = serve.lines.find((l) =>
-      String(l.msg).startsWith("max_concurrent_runs differs from the global budget"),
+    // A budget given explicitly sets the fleet's, logged with the one it replaces.
+    const changes = serve.lines.find((l) =>
+      String(l.msg).startsWith("max_concurrent_runs given explicitly"),
     );
-    expect(differs).toMatchObject({ level: 40, requested: 9, inForce: 4 });
-    // The default share is half the budget in force, not of the flag's: one share across the fleet.
+    expect(changes).toMatchObject({ level: 40, from: 4, to: 9 });
     expect(thresholdsOf(serve, "punctual serving")).toMatchObject({
-      maxConcurrentRuns: 4,
-      maxActiveRunsPerOwner: 2,
+      maxConcurrentRuns: 9,
+      maxActiveRunsPerOwner: 4,
     });
+    // The worker started earlier applies it at its next sweep: one share across the fleet.
+    const followed = await waitFor(
+      () => worker.lines.find((l) => l.msg === "the global budget in force changed"),
+      { timeoutMs: 10_000, what: "the worker to apply the serve's budget" },
+    );
+    expect(followed).toMatchObject({ from: 4, to: 9, maxActiveRunsPerOwner: 4 });
 
     expect(await migrateWithBudget(database, "6")).toContain(
-      "global budget (max_concurrent_runs): 6 (was 4)",
+      "global budget (max_concurrent_runs): 6 (was 9)",
     );
     // Each running replica applies it at its next sweep, and logs it.
     for (const replica of [worker, serve]) {
       const changed = await waitFor(
-        () => replica.lines.find((l) => l.msg === "the global budget in force changed"),
+        () =>
+          replica.lines.find((l) => l.msg === "the global budget in force changed" && l.to === 6),
         { timeoutMs: 10_000, what: "the budget change to be applied" },
       );
-      expect(changed).toMatchObject({ from: 4, to: 6, maxActiveRunsPerOwner: 3 });
+      expect(changed).toMatchObject({ from: 9, to: 6, maxActiveRunsPerOwner: 3 });
     }
   } finally {
     await serve?.stop();

@@ -69,6 +69,7 @@ describe("client.tasks", () => {
     const first = await client.tasks.create(DAILY, { idempotency_key: "create-1" });
     const again = await client.tasks.create(DAILY, { idempotency_key: "create-1" });
     expect(again.task.id).toBe(first.task.id);
+    expect([first.replayed, again.replayed]).toEqual([false, true]);
     const reused = await apiError(
       client.tasks.create({ ...DAILY, title: "other" }, { idempotency_key: "create-1" }),
     );
@@ -219,7 +220,8 @@ describe("client.tasks", () => {
 describe("client.runs", () => {
   it("reads and cancels a run once", async () => {
     const { task } = await client.tasks.create(DAILY);
-    const run = await client.tasks.trigger(task.id);
+    const { replayed, ...run } = await client.tasks.trigger(task.id);
+    expect(replayed).toBe(false);
     expect(await client.runs.get(run.id)).toEqual(run);
     expect((await client.runs.cancel(run.id)).status).toBe("cancelled");
     const again = await apiError(client.runs.cancel(run.id));

@@ -84,7 +84,7 @@ describe("docs/client.md", () => {
     expect(stdout).toMatch(/^warning: In America\/New_York, on \d{4}-03-\d\d clocks jump/m);
     expect(stdout).toContain("cron 30 2 * * * in America/New_York\n");
     expect(stdout).toContain("stale edit refused: 409 The task has changed\n");
-    expect(stdout).toContain("one manual run: true\n");
+    expect(stdout).toContain("one manual run: true, replayed: true\n");
     expect(stdout).toContain("1 task(s)\n");
     expect(stdout).toContain(
       "validation_failed: schedule.cron: minute field: 61 is out of range 0-59\n",

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createScheduler } from "../../src/composition.js";
-import { sqlite } from "../../src/adapters/storage/sqlite/sqlite-store.js";
+import { sqlite } from "../../src/adapters/storage/sqlite/sqlite.js";
 import { ensureBuilt } from "./build.js";
 import { startCli, waitFor, waitForOutput } from "./process.js";
 import type { CliProcess } from "./process.js";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createScheduler } from "../../src/composition.js";
 import { postgres } from "../../src/adapters/storage/postgres/postgres-store.js";
-import { sqlite } from "../../src/adapters/storage/sqlite/sqlite-store.js";
+import { sqlite } from "../../src/adapters/storage/sqlite/sqlite.js";
 import type { StoreFactory } from "../../src/domain/ports/store.js";
 import type { RunView } from "../../src/application/shapes/view-mappers.js";
 import { createPostgresTestDatabase, postgresServerReachable } from "../helpers/postgres.js";

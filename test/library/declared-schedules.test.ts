@@ -5,7 +5,7 @@
  * deleted; another group's and undeclared tasks are never touched; a bad definition writes nothing.
  */
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { sqlite } from "../../src/adapters/storage/sqlite/sqlite-store.js";
+import { sqlite } from "../../src/adapters/storage/sqlite/sqlite.js";
 import { tempFiles } from "../adapters/storage/sqlite/sqlite-temp.js";
 import type { StoreFactory } from "../../src/domain/ports/store.js";
 import { ValidationError } from "../../src/domain/errors.js";

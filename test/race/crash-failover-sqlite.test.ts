@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sqlite } from "../../src/adapters/storage/sqlite/sqlite-store.js";
+import { sqlite } from "../../src/adapters/storage/sqlite/sqlite.js";
 import { ensureBuilt } from "../e2e/build.js";
 import { runFailoverScenario } from "./crash/failover-scenario.js";
 import { sqliteLedger } from "./crash/ledger-source.js";

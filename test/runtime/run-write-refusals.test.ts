@@ -14,7 +14,7 @@ import type { RunChangeResult } from "../../src/domain/ports/run-repository.js";
 import type { JsonValue } from "../../src/domain/target.js";
 import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
 import { RunWriteQueue } from "../../src/runtime/run-write-queue.js";
-import { sqlite } from "../../src/adapters/storage/sqlite/sqlite-store.js";
+import { sqlite } from "../../src/adapters/storage/sqlite/sqlite.js";
 import { createTestScheduler } from "../../src/testing.js";
 import { json, startReceiver } from "../helpers/webhook-receiver.js";
 import { createHarness } from "./harness.js";

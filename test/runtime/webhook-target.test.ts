@@ -76,17 +76,36 @@ describe("webhook target", () => {
     expect(receiver.requests[0]!.headers["idempotency-key"]).toBe(run!.idempotency_key);
   });
 
-  it("refuses a webhook at 127.0.0.1 that is not allow-listed: launch_failed, naming SSRF", async () => {
+  it("refuses a webhook at 127.0.0.1 that is not allow-listed at create and at edit, naming SSRF", async () => {
     const { receiver, scheduler } = await setUp({ "/hook": json(200) }, []);
-    const { task } = await scheduler.tasks.create({
-      title: "internal",
-      schedule: inOneMinute,
-      target: { kind: "webhook", url: receiver.url("/hook") },
+    await expect(
+      scheduler.tasks.create({
+        title: "internal",
+        schedule: inOneMinute,
+        target: { kind: "webhook", url: receiver.url("/hook") },
+      }),
+    ).rejects.toMatchObject({
+      code: "validation_failed",
+      errors: [{ field: "target.url", message: expect.stringMatching(/SSRF/) as unknown }],
     });
-    await scheduler.advanceBy(2 * MINUTE);
-    const [run] = await scheduler.ledger(task.id);
-    expect(run).toMatchObject({ status: "failed", reason: "launch_failed" });
-    expect(run!.error).toMatch(/SSRF/);
+    const { task } = await scheduler.tasks.create({
+      title: "public",
+      schedule: inOneMinute,
+      target: { kind: "webhook", url: "https://hooks.example/x" },
+    });
+    await expect(
+      scheduler.tasks.update(task.id, {
+        target: { kind: "webhook", url: "https://[::1]/x", cancel_url: "http://hooks.example/c" },
+      }),
+    ).rejects.toMatchObject({
+      errors: [
+        {
+          field: "target.url",
+          message: expect.stringMatching(/\[::1\] is a loopback address/) as unknown,
+        },
+        { field: "target.cancel_url", message: expect.stringMatching(/neither https/) as unknown },
+      ],
+    });
     expect(receiver.requests).toHaveLength(0);
   });
 

@@ -12,6 +12,13 @@ import type { QueueStats } from "../../domain/ports/run-repository.js";
 import type { Run, RunStatus } from "../../domain/run.js";
 import type { TargetKind } from "../../domain/target.js";
 
+/** prom-client's default gauges whose names `promtool check metrics` refuses (docs/operations.md#metrics-and-probes). */
+const UNCHECKED_DEFAULT_METRICS = [
+  "nodejs_active_handles_total",
+  "nodejs_active_requests_total",
+  "nodejs_active_resources_total",
+];
+
 export interface MetricsOptions {
   /** Label decisions with `task_id` (unbounded cardinality: off by default). */
   readonly perTaskLabels?: boolean;
@@ -135,7 +142,12 @@ export class SchedulerMetrics {
         this.#lastHeartbeatAt === null ? -1 : Math.max(0, s.now() - this.#lastHeartbeatAt) / 1000,
     );
     this.#queueGauges(registers);
-    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    if (options.processMetrics ?? true) {
+      collectDefaultMetrics({ register: this.registry });
+      // prom-client names these gauges `_total`, which promtool refuses for anything but a counter;
+      // `nodejs_active_handles` (and the others without the suffix), by type, carry the same counts.
+      for (const name of UNCHECKED_DEFAULT_METRICS) this.registry.removeSingleMetric(name);
+    }
   }
 
   /**

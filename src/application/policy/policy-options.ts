@@ -5,6 +5,8 @@
 import { shareForBudget } from "../../domain/claim.js";
 import type { OwnerShare } from "../../domain/claim.js";
 import type { QuotaOptions } from "./quotas.js";
+import type { FieldError } from "../../domain/errors.js";
+import { optionKeys, refuseUnknownOptions, unknownOptions } from "./known-options.js";
 import { DEFAULT_POLICY } from "../../domain/options.js";
 import type { SchedulePolicy } from "../../domain/options.js";
 import type { DurationMs } from "../../domain/time.js";
@@ -44,8 +46,33 @@ export interface PolicyOptions {
   readonly quotas?: QuotaOptions;
 }
 
-/** The policy for `options`. @throws RangeError when a threshold is out of range */
+/** Every key `policy` takes. */
+export const POLICY_KEYS = optionKeys<PolicyOptions>()([
+  "maxConcurrentRuns",
+  "leaseSeconds",
+  "minOnceDelaySeconds",
+  "livenessTimeoutSeconds",
+  "maxActiveRunsPerOwner",
+  "maxActiveRunsByOwner",
+  "maxRunTimeoutSeconds",
+  "quotas",
+]);
+
+const QUOTA_KEYS = optionKeys<QuotaOptions>()([
+  "tasksPerOwner",
+  "minPeriodMs",
+  "runsPerMinute",
+  "backfillRunsPerHour",
+  "overrides",
+]);
+
+/**
+ * The policy for `options`.
+ * @throws validation_failed when a key is unknown (`policy.max_concurrent_runs`: did you mean
+ * maxConcurrentRuns?), RangeError when a threshold is out of range
+ */
 export function buildPolicy(options: PolicyOptions = {}): SchedulePolicy {
+  refuseUnknownOptions(unknownPolicyOptions(options));
   const positive = (value: number | undefined, fallback: number, name: string): number => {
     if (value === undefined) return fallback;
     if (!Number.isFinite(value) || value < 0)
@@ -132,4 +159,22 @@ function shareFraction(value: unknown): number {
     );
   }
   return value;
+}
+
+/** The unknown keys of a policy, its quotas and their overrides, as field errors. */
+export function unknownPolicyOptions(options: PolicyOptions): FieldError[] {
+  const quotas: unknown = options.quotas;
+  const overrides = (quotas as { overrides?: unknown } | undefined)?.overrides;
+  return [
+    ...unknownOptions(options, POLICY_KEYS, "policy"),
+    ...unknownOptions(quotas, QUOTA_KEYS, "policy.quotas"),
+    ...Object.entries(typeof overrides === "object" && overrides !== null ? overrides : {}).flatMap(
+      ([owner, quota]) =>
+        unknownOptions(
+          quota,
+          QUOTA_KEYS.filter((k) => k !== "overrides"),
+          `policy.quotas.overrides.${owner}`,
+        ),
+    ),
+  ];
 }

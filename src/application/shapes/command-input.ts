@@ -32,7 +32,7 @@ export type BackfillInput = z.input<typeof backfillInputSchema>;
 export const rotateSecretInputSchema = z.strictObject({
   grace: z.string().optional().meta({
     description:
-      "how long the replaced secret still signs and opens callbacks: an ISO-8601 duration up to P7D (default PT24H)",
+      "how long the replaced secret still signs and opens callbacks: a duration (ISO-8601 or short, such as 12h) up to P7D (default PT24H)",
   }),
 });
 export type RotateSecretInput = z.input<typeof rotateSecretInputSchema>;

@@ -15,9 +15,10 @@ export const jsonValueSchema: z.ZodType<JsonValue> = documentedAs(
   z.unknown().meta({ description: "any JSON value" }),
 );
 /** A duration as users write it: ISO-8601 of fixed length (`PT5M`, `P1D`) or a number of seconds. */
-export const durationInputSchema = z
-  .union([z.string(), z.number()])
-  .meta({ description: "an ISO-8601 duration of fixed length (`PT5M`, `P1D`) or seconds" });
+export const durationInputSchema = z.union([z.string(), z.number()]).meta({
+  description:
+    "a duration of fixed length: ISO-8601 (`PT5M`, `P1DT2H`), short (`5m`, `1h30m`, `90s`, `2d`) or seconds",
+});
 /** An instant as the API writes it. */
 export const instantSchema = z
   .string()

@@ -7,7 +7,7 @@ import { NotFoundError, ValidationError } from "../../domain/errors.js";
 import type { FieldError } from "../../domain/errors.js";
 import type { ThreadLookup } from "../../domain/ports/thread-lookup.js";
 import { threadScopeOf } from "../../domain/target.js";
-import type { AgentTarget, JsonValue } from "../../domain/target.js";
+import type { AgentTarget, JsonValue, WebhookTarget } from "../../domain/target.js";
 import type { TaskUserFields } from "../../domain/task.js";
 import type { Actor } from "../access/actor.js";
 
@@ -20,6 +20,8 @@ export interface KnownReferences {
     ((name: string, input: JsonValue) => Promise<readonly FieldError[]>) | null;
   readonly agentServers: ReadonlySet<string> | null;
   readonly agentTargetProblems?: ((target: AgentTarget) => readonly FieldError[]) | null;
+  /** What the SSRF guard refuses in a webhook target before any DNS lookup (docs/targets.md#ssrf-protection). */
+  readonly webhookTargetProblems?: ((target: WebhookTarget) => readonly FieldError[]) | null;
 }
 
 /**
@@ -40,7 +42,11 @@ export async function checkReferences(
     known.handlerNames !== null &&
     !known.handlerNames.has(target.name)
   ) {
-    throw ValidationError.of("target.name", `no handler named "${target.name}" is registered`);
+    throw ValidationError.of(
+      "target.name",
+      `no handler named "${target.name}" is registered (an API-only process names the workers' ` +
+        "handlers with --handler-names or PUNCTUAL_HANDLER_NAMES)",
+    );
   }
   if (target?.kind === "handler" && known.handlerInputProblems) {
     const problems = await known.handlerInputProblems(target.name, target.input);
@@ -56,7 +62,12 @@ export async function checkReferences(
       `no agent server named "${target.server}" is configured`,
     );
   }
-  const problems = target?.kind === "agent" ? known.agentTargetProblems?.(target) : undefined;
+  const problems =
+    target?.kind === "agent"
+      ? known.agentTargetProblems?.(target)
+      : target?.kind === "webhook"
+        ? known.webhookTargetProblems?.(target)
+        : undefined;
   if (problems !== undefined && problems.length > 0) throw new ValidationError(problems);
   const context = merged.context;
   const moved = changed.context !== undefined || changed.target !== undefined;

@@ -18,7 +18,7 @@ import type { ThreadLookup } from "../../domain/ports/thread-lookup.js";
 import type { Run } from "../../domain/run.js";
 import { taskWarnings } from "../../domain/task-fields.js";
 import type { Task } from "../../domain/task.js";
-import type { AgentTarget, JsonValue } from "../../domain/target.js";
+import type { AgentTarget, JsonValue, WebhookTarget } from "../../domain/target.js";
 import type { Instant } from "../../domain/time.js";
 import type { Actor } from "../access/actor.js";
 import { readCalendars } from "../calendars/calendar-lookup.js";
@@ -86,6 +86,8 @@ export interface TaskServiceDeps {
   readonly agentServers: ReadonlySet<string> | null;
   /** What an agent target would send that its server refuses (its run config, context, input). */
   readonly agentTargetProblems?: ((target: AgentTarget) => readonly FieldError[]) | null;
+  /** What the SSRF guard refuses in a webhook target before any DNS lookup. */
+  readonly webhookTargetProblems?: ((target: WebhookTarget) => readonly FieldError[]) | null;
   /** False when the operator signs every webhook with one server-wide secret. @default true */
   readonly signsWithTaskSecret?: boolean;
   readonly signals: ServiceSignals;

@@ -109,23 +109,51 @@ function componentMs(text: string, unitMs: number): number {
   return Number(whole) * unitMs + fractionMs;
 }
 
+/** The short form: units in this order, each at most once, lower case (`M` would read as months). */
+const SHORT_DURATION = /^(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$/;
+const SHORT_UNITS_MS = [UNIT_MS.W, UNIT_MS.D, UNIT_MS.H, UNIT_MS.M, UNIT_MS.S, 1];
+
+/** `1h30m`, `90s`, `2d`, `500ms` in milliseconds, or null when `text` is not in the short form. */
+function shortDurationMs(text: string): number | null {
+  const match = text === "" ? null : SHORT_DURATION.exec(text);
+  if (match === null) return null;
+  // Groups that did not take part in the match are undefined at run time.
+  const parts: readonly (string | undefined)[] = match.slice(1);
+  return parts.reduce<number>(
+    (sum, part, i) => sum + (part === undefined ? 0 : Number(part) * (SHORT_UNITS_MS[i] ?? 0)),
+    0,
+  );
+}
+
 /**
- * Parses a fixed-length duration: an ISO-8601 duration of weeks, days (24 hours), hours, minutes and
- * seconds, or a whole number of seconds (as a number or digits). The result is whole seconds, at least
- * `minMs`. Months and years are refused: they have no fixed length.
+ * Parses a fixed-length duration (docs/semantics.md#durations): an ISO-8601 duration of weeks, days (24
+ * hours), hours, minutes and seconds (`PT1H30M`), the short form (`1h30m`, `5m`, `90s`, `2d`, `1w`,
+ * `500ms`), or a whole number of seconds (as a number or digits). The result is whole seconds unless
+ * `wholeSeconds` is false (the CLI's tuning flags take `500ms`), and at least `minMs`. Months and years
+ * are refused: they have no fixed length.
  */
-export function parseDuration(value: unknown, minMs: number): Parsed<number> {
+export function parseDuration(
+  value: unknown,
+  minMs: number,
+  { wholeSeconds = true }: { readonly wholeSeconds?: boolean } = {},
+): Parsed<number> {
   let ms: number;
+  const short = typeof value === "string" ? shortDurationMs(value) : null;
   if (typeof value === "number" || (typeof value === "string" && /^\d+$/.test(value))) {
     const seconds = Number(value);
     if (!Number.isSafeInteger(seconds))
       return problem(`${String(value)} is not a whole number of seconds`);
     ms = seconds * MS_PER_SECOND;
+  } else if (short !== null) {
+    ms = short;
+    if (wholeSeconds && ms % MS_PER_SECOND !== 0) {
+      return problem(`"${String(value)}" is not a whole number of seconds`);
+    }
   } else if (typeof value === "string") {
     const match = DURATION.exec(value);
     if (match === null || value.length < 3 || /T$/i.test(value)) {
       return problem(
-        `"${value}" is not an ISO-8601 duration such as PT5M, P1D or P1DT2H, nor a number of seconds`,
+        `"${value}" is not a duration such as 5m, 1h30m, 2d, PT5M or P1DT2H, nor a number of seconds`,
       );
     }
     // Groups that did not take part in the match are undefined at run time.
@@ -142,11 +170,11 @@ export function parseDuration(value: unknown, minMs: number): Parsed<number> {
       return problem(`"${value}": only the last component may have a fraction`);
     }
     ms = present.reduce((sum, c) => sum + componentMs(c.part, c.unitMs), 0);
-    if (!Number.isInteger(ms) || ms % MS_PER_SECOND !== 0) {
+    if (!Number.isInteger(ms) || (wholeSeconds && ms % MS_PER_SECOND !== 0)) {
       return problem(`"${value}" is not a whole number of seconds`);
     }
   } else {
-    return problem("must be an ISO-8601 duration (such as PT5M) or a number of seconds");
+    return problem("must be a duration (such as 5m or PT5M) or a number of seconds");
   }
   if (ms < minMs) {
     return problem(

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { sqlite } from "../../../src/adapters/storage/sqlite/sqlite-store.js";
+import { sqlite } from "../../../src/adapters/storage/sqlite/sqlite.js";
 import { waitFor } from "../../e2e/process.js";
 import { json, startReceiver } from "../../helpers/webhook-receiver.js";
 import { call, startTestServer } from "./http-harness.js";

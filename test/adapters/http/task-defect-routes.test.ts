@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sqlite } from "../../../src/adapters/storage/sqlite/sqlite-store.js";
+import { sqlite } from "../../../src/adapters/storage/sqlite/sqlite.js";
 import { CRON_TASK, call, startTestServer } from "./http-harness.js";
 import type { TestServer } from "./http-harness.js";
 

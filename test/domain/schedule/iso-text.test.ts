@@ -74,8 +74,28 @@ describe("parseDuration", () => {
     ["pt10m", 600],
     [90, 90],
     ["90", 90],
+    ["5m", 300],
+    ["90s", 90],
+    ["1h30m", 5400],
+    ["2d", 172_800],
+    ["1w2d3h4m5s", 788_645],
+    ["1500ms", null],
+    ["2000ms", 2],
   ])("reads %j as %i seconds", (value, seconds) => {
-    expect(parseDuration(value, 1000)).toEqual({ ok: true, value: seconds * 1000 });
+    expect(parseDuration(value, 1000)).toEqual(
+      seconds === null
+        ? { ok: false, problem: `"${value}" is not a whole number of seconds` }
+        : { ok: true, value: seconds * 1000 },
+    );
+  });
+
+  it("reads milliseconds where whole seconds are not required (the CLI's tuning flags)", () => {
+    expect(parseDuration("500ms", 100, { wholeSeconds: false })).toEqual({ ok: true, value: 500 });
+    expect(parseDuration("PT0.5S", 100, { wholeSeconds: false })).toEqual({ ok: true, value: 500 });
+    expect(parseDuration("1s500ms", 100, { wholeSeconds: false })).toEqual({
+      ok: true,
+      value: 1500,
+    });
   });
 
   it.each([
@@ -88,13 +108,17 @@ describe("parseDuration", () => {
     [1.5, /not a whole number of seconds/],
     ["PT0.5S", /not a whole number of seconds/],
     ["PT1.5H30M", /only the last component may have a fraction/],
-    ["P", /not an ISO-8601 duration/],
-    ["PT", /not an ISO-8601 duration/],
-    ["P1DT", /not an ISO-8601 duration/],
-    ["5 minutes", /not an ISO-8601 duration/],
-    ["-PT5M", /not an ISO-8601 duration/],
+    ["P", /not a duration such as 5m, 1h30m, 2d, PT5M/],
+    ["PT", /not a duration/],
+    ["P1DT", /not a duration/],
+    ["5 minutes", /not a duration/],
+    ["-PT5M", /not a duration/],
+    ["5M", /not a duration/],
+    ["30m1h", /not a duration/],
+    ["1.5h", /not a duration/],
+    ["", /not a duration/],
     ["P40000D", /at most 100 years/],
-    [true, /ISO-8601 duration .* or a number of seconds/],
+    [true, /a duration \(such as 5m or PT5M\) or a number of seconds/],
   ])("rejects %j", (value, message) => {
     const parsed = parseDuration(value, 1000);
     expect(parsed.ok).toBe(false);

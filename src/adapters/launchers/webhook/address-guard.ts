@@ -117,12 +117,8 @@ export class AddressGuard {
     const host = normalizeHost(url.hostname);
     const port = urlPort(url);
     const hostAllowed = this.#allows(host, port);
-    if (url.protocol !== "https:" && !(url.protocol === "http:" && hostAllowed)) {
-      throw new SsrfRefusal(
-        `refused by SSRF protection: ${url.protocol}//${url.host} is neither https nor an ` +
-          "allow-listed host and port (PUNCTUAL_WEBHOOK_ALLOW)",
-      );
-    }
+    const refusal = this.refusalBeforeLookup(url);
+    if (refusal !== null) throw new SsrfRefusal(refusal);
     const addresses = await this.#addressesOf(host);
     for (const { address } of addresses) {
       const kind = forbiddenKind(address);
@@ -137,6 +133,36 @@ export class AddressGuard {
     const first = addresses[0];
     if (first === undefined) throw new UnresolvedHost(`${url.hostname} has no address`);
     return first;
+  }
+
+  /**
+   * Why the guard would refuse `url` whatever its host resolves to, or null: a scheme other than https
+   * (or http to an allow-listed host), an IP address in a special-purpose range, or a `localhost` name,
+   * unless allow-listed. Checked at create and edit; names that resolve to such addresses are refused
+   * at launch, where the answer is current.
+   */
+  refusalBeforeLookup(url: URL): string | null {
+    const host = normalizeHost(url.hostname);
+    const port = urlPort(url);
+    const hostAllowed = this.#allows(host, port);
+    if (url.protocol !== "https:" && !(url.protocol === "http:" && hostAllowed)) {
+      return (
+        `refused by SSRF protection: ${url.protocol}//${url.host} is neither https nor an ` +
+        "allow-listed host and port (PUNCTUAL_WEBHOOK_ALLOW)"
+      );
+    }
+    if (hostAllowed) return null;
+    const kind =
+      isIP(host) !== 0
+        ? forbiddenKind(host)
+        : host === "localhost" || host.endsWith(".localhost")
+          ? "loopback"
+          : null;
+    if (kind === null) return null;
+    return (
+      `refused by SSRF protection: ${url.hostname} is a ${kind} address; ` +
+      "allow-list the host (and port) in PUNCTUAL_WEBHOOK_ALLOW to call it"
+    );
   }
 
   async #addressesOf(host: string): Promise<readonly ResolvedAddress[]> {

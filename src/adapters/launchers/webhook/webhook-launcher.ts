@@ -8,6 +8,7 @@ import type { Logger } from "../../../application/events/logger.js";
 import { silentLogger } from "../../../application/events/logger.js";
 import type { AbortSignalLike } from "../../../domain/abort.js";
 import { LaunchFailedError } from "../../../domain/errors.js";
+import type { FieldError } from "../../../domain/errors.js";
 import type {
   LaunchedRun,
   LaunchRequest,
@@ -71,6 +72,11 @@ export class WebhookLauncher implements RunLauncher {
   readonly #completionUrl: (run: Run, task: Task) => string | null;
   readonly #now: () => number;
   readonly #log: Logger;
+
+  /** What the guard refuses in `target` before any lookup (see `webhookTargetProblems`). */
+  targetProblems(target: WebhookTarget): FieldError[] {
+    return webhookTargetProblems(this.#guard, target);
+  }
 
   constructor(options: WebhookLauncherOptions = {}) {
     this.#guard = new AddressGuard(options.allow ?? [], options.resolve);
@@ -202,6 +208,24 @@ export class WebhookLauncher implements RunLauncher {
       exchange.signal.removeEventListener("abort", onAbort);
     }
   }
+}
+
+/**
+ * What the SSRF guard would refuse in a webhook target whatever DNS answers (docs/targets.md#ssrf-protection):
+ * refused at create and edit (422) instead of at every launch.
+ */
+export function webhookTargetProblems(guard: AddressGuard, target: WebhookTarget): FieldError[] {
+  const problems: FieldError[] = [];
+  const fields = [
+    ["target.url", target.url],
+    ["target.cancel_url", target.cancelUrl],
+  ] as const;
+  for (const [field, text] of fields) {
+    if (text === null || !URL.canParse(text)) continue;
+    const refusal = guard.refusalBeforeLookup(new URL(text));
+    if (refusal !== null) problems.push({ field, message: refusal });
+  }
+  return problems;
 }
 
 function webhookTargetOf(task: Task): WebhookTarget {

@@ -6,7 +6,6 @@
 import type {
   MigrationStatus,
   Store,
-  StoreFactory,
   SecretSealer,
   StoreOptions,
 } from "../../../domain/ports/store.js";
@@ -122,9 +121,4 @@ export function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStor
       throw error;
     }
   });
-}
-
-/** An embedded SQLite database file (created if missing), or `":memory:"`. @default "punctual.db" */
-export function sqlite(path = "punctual.db"): StoreFactory {
-  return { open: (options) => openSqliteStore({ ...options, path }) };
 }

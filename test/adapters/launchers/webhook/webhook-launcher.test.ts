@@ -233,7 +233,7 @@ describe("WebhookLauncher.launch", () => {
     await expect(failure).rejects.toBeInstanceOf(LaunchFailedError);
     await expect(failure).rejects.toThrow(/SSRF/);
     const https = launch(new WebhookLauncher(), webhookTask(`https://127.0.0.1:${r.port}/hook`));
-    await expect(https).rejects.toThrow(/127\.0\.0\.1, a loopback address/);
+    await expect(https).rejects.toThrow(/127\.0\.0\.1 is a loopback address/);
     expect(r.requests).toHaveLength(0);
   });
 
