@@ -1,0 +1,97 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access -- API answers are untyped JSON, checked by the assertions */
+/**
+ * The dashboard for an operator (docs/dashboard.md), in Debian's chromium through playwright-core against a
+ * real server: runs listed by task title, the lateness sparkline's scale.
+ * Waits are on selectors and texts with bounded timeouts. Skips without chromium on a developer machine
+ * and fails under CI, as test/browser/dashboard.test.ts does.
+ */
+import { existsSync } from "node:fs";
+import { chromium } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { call, startTestServer } from "../adapters/http/http-harness.js";
+import type { TestServer } from "../adapters/http/http-harness.js";
+
+const CHROMIUM = process.env["PUNCTUAL_CHROMIUM"] ?? "/usr/bin/chromium";
+const IN_CI = (process.env["CI"] ?? "") !== "";
+const available = existsSync(CHROMIUM);
+
+const WAIT = { timeout: 20_000 };
+let t: TestServer;
+let browser: Browser;
+let page: Page;
+let token: string;
+
+async function createTask(body: Record<string, unknown>): Promise<string> {
+  const answer = await call(t.url, "POST", "/v1/tasks", { token, body });
+  expect(answer.status).toBe(201);
+  return answer.body.task.id as string;
+}
+
+/** Triggers the task and waits until its run has ended. */
+async function runOnce(id: string): Promise<string> {
+  const triggered = await call(t.url, "POST", `/v1/tasks/${id}/trigger`, { token });
+  expect(triggered.status).toBe(202);
+  const runId = triggered.body.id as string;
+  await expect
+    .poll(
+      async () => String((await call(t.url, "GET", `/v1/runs/${runId}`, { token })).body.status),
+      WAIT,
+    )
+    .toBe("succeeded");
+  return runId;
+}
+
+async function signIn(): Promise<void> {
+  await page.goto(t.url);
+  await page.getByLabel("Bearer token").fill(token);
+  await page.getByRole("button", { name: "Use this token" }).click();
+  await page.locator("#tasks, main p.muted").first().waitFor(WAIT);
+}
+
+describe.skipIf(!available && !IN_CI)("the dashboard for an operator", () => {
+  let taskId = "";
+  beforeAll(async () => {
+    if (!available) throw new Error(`no chromium at ${CHROMIUM}: CI must run the browser test`);
+    t = await startTestServer({ runCoordinator: true, coordinator: { tickMs: 50 } });
+    token = await t.token("alice");
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  });
+  /** A task with one succeeded run, made by the first test that needs it. */
+  async function ledgerTask(): Promise<string> {
+    if (taskId !== "") return taskId;
+    taskId = await createTask({
+      title: "Nightly ledger close",
+      schedule: { type: "cron", cron: "0 0 1 1 *", timezone: "UTC" },
+      target: { kind: "handler", name: "log" },
+    });
+    await runOnce(taskId);
+    return taskId;
+  }
+  afterAll(async () => {
+    if (!available) return;
+    await browser.close();
+    await t.stop();
+  });
+  beforeEach(async () => {
+    const context = await browser.newContext({ timezoneId: "UTC" });
+    page = await context.newPage();
+    page.setDefaultTimeout(WAIT.timeout);
+  });
+
+  it("lists runs by their task's title and labels the lateness sparkline with its scale", async () => {
+    await ledgerTask();
+    await signIn();
+    const chart = page.locator(`tr[data-task-id="${taskId}"] svg.sparkline`);
+    await chart.waitFor(WAIT);
+    const scale = await chart.locator("text.scale").allTextContents();
+    expect(scale).toHaveLength(2);
+    expect(scale[0]).toMatch(/^\d+(\.\d)? m?s$/);
+    expect(scale[1]).toBe("0");
+
+    await page.goto(`${t.url}/#/runs`);
+    const link = page.locator("#all-runs tbody tr").first().locator("td").nth(1).locator("a");
+    await expect.poll(() => link.textContent(), WAIT).toBe("Nightly ledger close");
+    expect(await link.getAttribute("href")).toBe(`#/tasks/${taskId}`);
+  });
+});
