@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access -- API answers are untyped JSON, checked by the assertions */
 /**
  * The dashboard for an operator (docs/dashboard.md), in Debian's chromium through playwright-core against a
- * real server: runs listed by task title, the lateness sparkline's scale.
+ * real server: runs listed by task title, the lateness sparkline's scale, every page usable at 360 px.
  * Waits are on selectors and texts with bounded timeouts. Skips without chromium on a developer machine
  * and fails under CI, as test/browser/dashboard.test.ts does.
  */
@@ -93,5 +93,60 @@ describe.skipIf(!available && !IN_CI)("the dashboard for an operator", () => {
     const link = page.locator("#all-runs tbody tr").first().locator("td").nth(1).locator("a");
     await expect.poll(() => link.textContent(), WAIT).toBe("Nightly ledger close");
     expect(await link.getAttribute("href")).toBe(`#/tasks/${taskId}`);
+  });
+
+  it("never scrolls sideways at 360 px, on any page, /docs included", async () => {
+    await ledgerTask();
+    await createTask({
+      title: "A task whose rather long title must wrap on a small phone held upright",
+      schedule: { type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Paris" },
+      target: { kind: "handler", name: "log" },
+    });
+    expect(
+      (
+        await call(t.url, "PUT", "/v1/calendars/holidays", {
+          token,
+          body: { items: ["2026-12-25"] },
+        })
+      ).status,
+    ).toBeLessThan(300);
+    await page.setViewportSize({ width: 360, height: 740 });
+    await signIn();
+    const pages: [string, string][] = [
+      ["#/", "#tasks"],
+      [`#/tasks/${taskId}`, "#task-title"],
+      [`#/tasks/${taskId}/edit`, "form.task-form"],
+      ["#/new", "form.task-form"],
+      ["#/runs", "#all-runs"],
+      ["#/calendars", "main form"],
+      ["#/calendars/holidays", "main textarea"],
+    ];
+    for (const [hash, ready] of pages) {
+      // A full load each time (the token stays in the tab), so `ready` can only match the page asked for.
+      await page.goto("about:blank");
+      await page.goto(`${t.url}/${hash}`);
+      await page.locator(ready).first().waitFor(WAIT);
+      const width = Number(await page.evaluate("document.documentElement.scrollWidth"));
+      expect({ hash, width }).toEqual({ hash, width: Math.min(width, 360) });
+    }
+    await page.goto(`${t.url}/docs`);
+    await page.locator("details.op").first().waitFor(WAIT);
+    await page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })");
+    expect(Number(await page.evaluate("document.documentElement.scrollWidth"))).toBeLessThanOrEqual(
+      360,
+    );
+  });
+
+  it("renders the Markdown of /docs: code spans are code, not backticks", async () => {
+    await page.goto(`${t.url}/docs`);
+    await page.locator("details.op").first().waitFor(WAIT);
+    const description = page.locator("#description");
+    expect(await description.textContent()).not.toContain("`");
+    expect(await description.locator("code").first().textContent()).toBe(
+      "Authorization: Bearer <token>",
+    );
+    // Summaries and the descriptions of parameters and responses are prose too (schemas stay JSON).
+    const prose = await page.locator("#ops summary, #ops td:not(:has(code))").allTextContents();
+    expect(prose.join(" ")).not.toContain("`");
   });
 });
