@@ -29,7 +29,7 @@ async function createTask(body: Record<string, unknown>): Promise<string> {
 }
 
 /** Triggers the task and waits until its run has ended. */
-async function runOnce(id: string): Promise<string> {
+async function runOnce(id: string, ends = "succeeded"): Promise<string> {
   const triggered = await call(t.url, "POST", `/v1/tasks/${id}/trigger`, { token });
   expect(triggered.status).toBe(202);
   const runId = triggered.body.id as string;
@@ -38,7 +38,7 @@ async function runOnce(id: string): Promise<string> {
       async () => String((await call(t.url, "GET", `/v1/runs/${runId}`, { token })).body.status),
       WAIT,
     )
-    .toBe("succeeded");
+    .toBe(ends);
   return runId;
 }
 
@@ -53,7 +53,15 @@ describe.skipIf(!available && !IN_CI)("the dashboard for an operator", () => {
   let taskId = "";
   beforeAll(async () => {
     if (!available) throw new Error(`no chromium at ${CHROMIUM}: CI must run the browser test`);
-    t = await startTestServer({ runCoordinator: true, coordinator: { tickMs: 50 } });
+    t = await startTestServer({
+      runCoordinator: true,
+      coordinator: { tickMs: 50 },
+      handlers: {
+        boom: () => {
+          throw new Error("the ledger is locked");
+        },
+      },
+    });
     token = await t.token("alice");
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   });
@@ -118,6 +126,7 @@ describe.skipIf(!available && !IN_CI)("the dashboard for an operator", () => {
       [`#/tasks/${taskId}/edit`, "form.task-form"],
       ["#/new", "form.task-form"],
       ["#/runs", "#all-runs"],
+      ["#/overview", "#overview"],
       ["#/calendars", "main form"],
       ["#/calendars/holidays", "main textarea"],
     ];
@@ -148,5 +157,30 @@ describe.skipIf(!available && !IN_CI)("the dashboard for an operator", () => {
     // Summaries and the descriptions of parameters and responses are prose too (schemas stay JSON).
     const prose = await page.locator("#ops summary, #ops td:not(:has(code))").allTextContents();
     expect(prose.join(" ")).not.toContain("`");
+  });
+
+  it("opens an overview of the last hour: runs by status per minute, failure rate, lateness, queue", async () => {
+    await ledgerTask();
+    const failing = await createTask({
+      title: "Ledger export",
+      schedule: { type: "cron", cron: "0 0 1 1 *", timezone: "UTC" },
+      target: { kind: "handler", name: "boom" },
+    });
+    await runOnce(failing, "failed");
+    await signIn();
+    await page.getByRole("link", { name: "Overview" }).click();
+    await page.locator("#overview").waitFor(WAIT);
+    expect(await page.locator("#failure-rate").textContent()).toBe("50 % (1 of 2)");
+    expect(await page.locator("#ended-count").textContent()).toBe("2");
+    expect(await page.locator("#queue-depth").textContent()).toBe("0");
+    expect(await page.locator("#lateness-p50").textContent()).toMatch(/^\d+(\.\d)? m?s$/);
+    expect(await page.locator("#lateness-p99").textContent()).toMatch(/^\d+(\.\d)? m?s$/);
+    const chart = page.locator("svg.overview-chart");
+    expect(await chart.locator("rect.run-succeeded").count()).toBe(1);
+    expect(await chart.locator("rect.run-failed").count()).toBe(1);
+    // The scale's top is the busiest minute: both runs, or one each when a minute turned between them.
+    const scale = await chart.locator("text.scale").allTextContents();
+    expect(scale.slice(1)).toEqual(["0", "60 min ago", "now"]);
+    expect(["1", "2"]).toContain(scale[0]);
   });
 });
