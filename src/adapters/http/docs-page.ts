@@ -20,6 +20,8 @@ export const DOCS_PAGE = `<!doctype html>
   .GET { color: #1565c0; } .POST { color: #2e7d32; } .PATCH { color: #ef6c00; } .DELETE { color: #c62828; }
   table { border-collapse: collapse; } td, th { text-align: left; padding: .2rem .6rem; border-bottom: 1px solid #eee; vertical-align: top; }
   .muted { color: #5b6573; }
+  td code { overflow-wrap: anywhere; } .body { overflow-x: auto; }
+  @media (max-width: 640px) { body { padding: .5rem .75rem; } }
 </style>
 </head>
 <body>
@@ -32,21 +34,27 @@ Send <code>Authorization: Bearer &lt;token&gt;</code> on every <code>/v1</code> 
 <div id="schemas"></div>
 <script>
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+// The document's prose is Markdown: code spans, bold and links are rendered (after escaping, so no
+// markup from the document is ever parsed as HTML); a link goes only to http(s), a path or an anchor.
+const md = (s) => esc(s || "")
+  .replace(/\`([^\`]+)\`/g, "<code>$1</code>")
+  .replace(/\\*\\*([^*]+)\\*\\*/g, "<b>$1</b>")
+  .replace(/\\[([^\\]]+)\\]\\(((?:https?:\\/\\/|\\/|#)[^)\\s]*)\\)/g, '<a href="$2">$1</a>');
 const pretty = (v) => "<pre>" + esc(JSON.stringify(v, null, 2)) + "</pre>";
 fetch("/openapi.json").then((r) => r.json()).then((doc) => {
-  document.getElementById("description").textContent = doc.info.description || "";
+  document.getElementById("description").innerHTML = md(doc.info.description);
   const ops = [];
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
       const m = method.toUpperCase();
       let html = '<details class="op"><summary><span class="m ' + m + '">' + m + "</span> <code>" + esc(path) +
-        "</code> — " + esc(op.summary || "") + (op.security && op.security.length === 0 ? ' <span class="muted">(no token)</span>' : "") +
+        "</code> — " + md(op.summary) + (op.security && op.security.length === 0 ? ' <span class="muted">(no token)</span>' : "") +
         '</summary><div class="body">';
       if (op.parameters && op.parameters.length) {
         html += "<h4>Parameters</h4><table><tr><th>name</th><th>in</th><th>required</th><th>schema</th><th></th></tr>";
         for (const p of op.parameters) {
           html += "<tr><td><code>" + esc(p.name) + "</code></td><td>" + esc(p.in) + "</td><td>" + (p.required ? "yes" : "") +
-            "</td><td><code>" + esc(JSON.stringify(p.schema)) + "</code></td><td>" + esc(p.description || "") + "</td></tr>";
+            "</td><td><code>" + esc(JSON.stringify(p.schema)) + "</code></td><td>" + md(p.description) + "</td></tr>";
         }
         html += "</table>";
       }
@@ -56,7 +64,7 @@ fetch("/openapi.json").then((r) => r.json()).then((doc) => {
       html += "<h4>Responses</h4><table>";
       for (const [status, r] of Object.entries(op.responses)) {
         const content = r.content ? Object.entries(r.content).map(([t, c]) => esc(t) + " " + esc(JSON.stringify(c.schema))).join("<br>") : "";
-        html += "<tr><td><b>" + esc(status) + "</b></td><td>" + esc(r.description) + '</td><td><code class="muted">' + content + "</code></td></tr>";
+        html += "<tr><td><b>" + esc(status) + "</b></td><td>" + md(r.description) + '</td><td><code class="muted">' + content + "</code></td></tr>";
       }
       ops.push(html + "</table></div></details>");
     }

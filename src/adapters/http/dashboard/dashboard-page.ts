@@ -18,6 +18,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   <nav>
     <a href="#/">Tasks</a>
     <a href="#/new">New task</a>
+    <a href="#/overview">Overview</a>
     <a href="#/runs">Runs</a>
     <a href="#/calendars">Calendars</a>
     <a href="/docs">API</a>

@@ -59,6 +59,16 @@ form.run-filters fieldset.statuses { display: flex; flex-wrap: wrap; gap: .25rem
 label.check { display: inline-flex; gap: .25rem; align-items: center; margin: 0; }
 .sparkline { vertical-align: middle; }
 .paging a { margin-right: 1rem; }
+.figures { display: flex; flex-wrap: wrap; gap: .75rem; margin-bottom: 1rem; }
+.figure { border: 1px solid #d6dbe1; border-radius: 6px; padding: .4rem .7rem; min-width: 9rem; }
+.figure b { font-size: 1.2rem; }
+.overview-chart { width: 100%; max-width: 600px; height: auto; display: block; }
+.overview-chart .scale, .sparkline .scale { font-size: 10px; fill: #5b6573; }
+.legend { display: flex; flex-wrap: wrap; gap: .25rem .9rem; }
+.swatch { display: inline-block; width: 10px; height: 10px; margin-right: .3rem; border-radius: 2px; }
+.swatch-succeeded { background: #2e7d32; } .swatch-failed { background: #c62828; }
+.swatch-timed_out { background: #ef6c00; } .swatch-cancelled { background: #78909c; }
+.swatch-skipped { background: #b0bec5; } .swatch-missed { background: #8d6e63; }
 a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible { outline: 2px solid #1565c0; outline-offset: 2px; }
 @media (max-width: 640px) {
   body { padding: 0 .6rem 1.5rem; }

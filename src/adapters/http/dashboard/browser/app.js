@@ -1,13 +1,14 @@
 // @ts-check
 /**
  * The dashboard's entry module, the one the page loads: the router over the hash routes (`#/`,
- * `#/new`, `#/runs`, `#/tasks/<id>`, `#/tasks/<id>/edit`, `#/calendars`, `#/calendars/<name>`; a
+ * `#/new`, `#/runs`, `#/overview`, `#/tasks/<id>`, `#/tasks/<id>/edit`, `#/calendars`, `#/calendars/<name>`; a
  * `?query` after a route carries its filters) and the token prompt.
  */
 import { ApiError, keepToken, tokenOf, whenTokenRefused } from "./api.js";
 import { element, h } from "./dom.js";
 import { renderCalendar, renderCalendars } from "./calendars-page.js";
 import { renderList } from "./list-page.js";
+import { renderOverview } from "./overview-page.js";
 import { renderRuns } from "./runs-page.js";
 import { startRouting } from "./navigation.js";
 import { askToken, clearNotice, current, login, mount, showProblem, startRender } from "./page.js";
@@ -33,6 +34,7 @@ async function route() {
     else if (hash === "#/new") renderForm(ticket, null);
     else if (hash === "#/calendars") await renderCalendars(ticket);
     else if (hash === "#/runs") await renderRuns(ticket);
+    else if (hash === "#/overview") await renderOverview(ticket);
     else if (calendar !== undefined) await renderCalendar(ticket, decodeURIComponent(calendar));
     else await renderList(ticket);
   } catch (error) {

@@ -4,7 +4,7 @@
  * hour?", filtered by status, target kind, trigger, lateness and age, by pages, kept live; a failed,
  * timed-out or cancelled run can be retried from here (docs/dashboard.md#runs-across-tasks).
  */
-import { listAllRuns, retryRun } from "./api.js";
+import { getTask, listAllRuns, retryRun } from "./api.js";
 import { h } from "./dom.js";
 import { keepLive, replaceIfChanged } from "./live.js";
 import { hashQuery, reload, taskHash, withQuery } from "./navigation.js";
@@ -166,8 +166,45 @@ function filterForm(f) {
   return form;
 }
 
-/** @param {readonly Run[]} runs */
-function runsAcrossTable(runs) {
+/**
+ * Task titles by id, kept for the tab's life: a run lists only its task's id, and an operator reads
+ * titles. A task that cannot be read (deleted since) keeps its id.
+ * @type {Map<string, Promise<string | null>>}
+ */
+const titles = new Map();
+
+/**
+ * The titles of the tasks `runs` name, fetched once each.
+ * @param {readonly Run[]} runs
+ * @returns {Promise<Map<string, string>>}
+ */
+async function titlesOf(runs) {
+  const ids = [...new Set(runs.map((run) => run.task_id))];
+  for (const id of ids) {
+    if (!titles.has(id)) {
+      titles.set(
+        id,
+        getTask(id).then(
+          (task) => task.title,
+          () => null,
+        ),
+      );
+    }
+  }
+  /** @type {Map<string, string>} */
+  const found = new Map();
+  for (const id of ids) {
+    const title = await titles.get(id);
+    if (title) found.set(id, title);
+  }
+  return found;
+}
+
+/**
+ * @param {readonly Run[]} runs
+ * @param {ReadonlyMap<string, string>} taskTitles
+ */
+function runsAcrossTable(runs, taskTitles) {
   if (runs.length === 0) return h("p", { class: "muted" }, "No run matches.");
   return h(
     "table",
@@ -186,7 +223,7 @@ function runsAcrossTable(runs) {
             badge("run", run.status),
             run.reason ? h("div", { class: "small" }, run.reason) : null,
           ),
-          h("td", {}, h("a", { href: taskHash(run.task_id), class: "mono" }, run.task_id)),
+          h("td", {}, taskLink(run.task_id, taskTitles.get(run.task_id))),
           h("td", {}, run.trigger),
           h("td", { class: "mono" }, when(run.scheduled_for, BROWSER_ZONE)),
           h("td", { class: "mono" }, when(run.finished_at, BROWSER_ZONE)),
@@ -215,11 +252,26 @@ function runsAcrossTable(runs) {
   );
 }
 
+/**
+ * The task as a link: its title, or its id when the title cannot be read.
+ * @param {string} id
+ * @param {string | undefined} title
+ */
+function taskLink(id, title) {
+  return title
+    ? h("a", { href: taskHash(id), class: "task-title", title: id }, title)
+    : h("a", { href: taskHash(id), class: "mono" }, id);
+}
+
 /** @param {number} ticket */
 export async function renderRuns(ticket) {
   const f = filterOfHash();
   const page = await listAllRuns(PAGE_SIZE, apiFilter(f));
-  const body = h("div", { class: "scroll" }, runsAcrossTable(page.items));
+  const body = h(
+    "div",
+    { class: "scroll" },
+    runsAcrossTable(page.items, await titlesOf(page.items)),
+  );
   const paging = h("p", { class: "paging" });
   /** @param {string | null} next */
   const showPaging = (next) => {
@@ -231,7 +283,7 @@ export async function renderRuns(ticket) {
   showPaging(page.next_cursor);
   const live = keepLive(ticket, async () => {
     const fresh = await listAllRuns(PAGE_SIZE, apiFilter(f));
-    replaceIfChanged(body, runsAcrossTable(fresh.items));
+    replaceIfChanged(body, runsAcrossTable(fresh.items, await titlesOf(fresh.items)));
     showPaging(fresh.next_cursor);
   });
   mount(

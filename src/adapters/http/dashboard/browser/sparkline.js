@@ -1,8 +1,8 @@
 // @ts-check
 /**
  * A small inline chart of a task's launch lateness over its recent runs (oldest on the left), drawn as
- * SVG elements (no markup is parsed); late runs are marked. Its text alternative states the median and
- * the worst.
+ * SVG elements (no markup is parsed); late runs are marked. Its scale is written on its right (the
+ * worst lateness at the top, 0 at the bottom); its text alternative states the median and the worst.
  */
 
 /** @import { Run } from "./api-types.js" */
@@ -10,6 +10,8 @@
 const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 160;
 const HEIGHT = 28;
+/** Room on the right for the scale: the top value and zero. */
+const SCALE = 44;
 
 /**
  * @param {string} tag
@@ -24,6 +26,17 @@ function svg(tag, attrs) {
 /** @param {number} ms */
 function seconds(ms) {
   return ms < 1000 ? String(Math.round(ms)) + " ms" : (ms / 1000).toFixed(1) + " s";
+}
+
+/**
+ * One label of the scale, right of the chart.
+ * @param {string} text
+ * @param {number} y
+ */
+function scaleText(text, y) {
+  const node = svg("text", { class: "scale", x: WIDTH + 3, y, "font-size": 9, fill: "#5b6573" });
+  node.textContent = text;
+  return node;
 }
 
 /**
@@ -56,9 +69,9 @@ export function latenessSparkline(runs) {
     seconds(top);
   const chart = svg("svg", {
     class: "sparkline",
-    width: WIDTH,
+    width: WIDTH + SCALE,
     height: HEIGHT,
-    viewBox: "0 0 " + String(WIDTH) + " " + String(HEIGHT),
+    viewBox: "0 0 " + String(WIDTH + SCALE) + " " + String(HEIGHT),
     role: "img",
     "aria-label": label,
   });
@@ -73,6 +86,18 @@ export function latenessSparkline(runs) {
       "stroke-width": 1.5,
     }),
   );
+  chart.append(
+    svg("line", {
+      x1: WIDTH,
+      y1: 2,
+      x2: WIDTH,
+      y2: HEIGHT - 2,
+      stroke: "#9aa5b1",
+      "stroke-width": 1,
+    }),
+  );
+  chart.append(scaleText(seconds(top), 9));
+  chart.append(scaleText("0", HEIGHT - 2));
   launched.forEach((run, i) => {
     const point = points[i];
     if (!run.late || point === undefined) return;
