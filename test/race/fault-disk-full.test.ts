@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sqlite } from "../../src/adapters/storage/sqlite/sqlite-store.js";
+import { sqlite } from "../../src/adapters/storage/sqlite/sqlite.js";
 import { ensureBuilt } from "../e2e/build.js";
 import { waitFor } from "../e2e/process.js";
 import { runCrashScenario } from "./crash/crash-scenario.js";
