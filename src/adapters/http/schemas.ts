@@ -32,13 +32,15 @@ import {
 } from "../../application/shapes/schedule-input.js";
 import {
   agentTargetInputSchema,
-  contextSchema,
   handlerTargetInputSchema,
-  optionsSchema,
   targetSchema,
+  webhookTargetInputSchema,
+} from "../../application/shapes/target-input.js";
+import {
+  contextSchema,
+  optionsSchema,
   taskCreateSchema,
   taskPatchSchema,
-  webhookTargetInputSchema,
 } from "../../application/shapes/task-input.js";
 import {
   agentTargetViewSchema,
