@@ -1,34 +1,20 @@
 /**
  * The composition root's entry points (docs/architecture.md#the-composition-root): the library's
- * `createScheduler`, and the stores and token service the CLI opens; the server `punctual serve` runs is
- * composition-server.ts's.
+ * `createScheduler`, the server `punctual serve` runs, and the stores and token service the CLI opens.
  * It only wires: the runtime is built in composition-runtime.ts, the targets in composition-targets.ts,
  * the operations the library offers are the application's (scheduler-api.ts). Nothing but the package
  * entry points and the CLI imports this file.
  */
-import type {
-  HandlerInputsOf,
-  HandlersOption,
-} from "./adapters/launchers/handler/handler-definition.js";
-import type { MetricsOptions, SchedulerMetrics } from "./adapters/metrics/scheduler-metrics.js";
-import type { PostgresOptions } from "./adapters/storage/postgres/postgres-store.js";
-import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
+import { createHash, randomBytes } from "node:crypto";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { LOCAL_ACTOR } from "./application/access/actor.js";
-import type { Actor } from "./application/access/actor.js";
-import { TokenService } from "./application/access/token-service.js";
+import { silentLogger } from "./application/events/logger.js";
 import { LibraryEvents } from "./application/events/library-notifications.js";
 import type {
   SchedulerEventListener,
   SchedulerEventName,
 } from "./application/events/library-notifications.js";
-import { silentLogger } from "./application/events/logger.js";
 import { schedulerApi } from "./application/scheduler-api.js";
-import type {
-  SchedulerCalendars,
-  SchedulerRuns,
-  SchedulerTasks,
-} from "./application/scheduler-api.js";
-import type { HandlerInputMap } from "./application/shapes/handler-input-types.js";
 import { planLines, syncDeclaredSchedules } from "./application/tasks/declared-schedules.js";
 import type {
   DeclaredSchedulesPlan,
@@ -36,11 +22,30 @@ import type {
   PruneMode,
   ScheduleDeclaration,
 } from "./application/tasks/declared-schedules.js";
+import type { Actor } from "./application/access/actor.js";
+import type {
+  SchedulerCalendars,
+  SchedulerRuns,
+  SchedulerTasks,
+} from "./application/scheduler-api.js";
+import type { Store, StoreFactory } from "./domain/ports/store.js";
+import type { HandlerInputMap } from "./application/shapes/handler-input-types.js";
+import type {
+  HandlerInputsOf,
+  HandlersOption,
+} from "./adapters/launchers/handler/handler-definition.js";
+import { TokenService } from "./application/access/token-service.js";
+import type {
+  MetricsOptions,
+  MetricsSources,
+  SchedulerMetrics,
+} from "./adapters/metrics/scheduler-metrics.js";
+import type { AddressLimitOptions, RateLimitOptions } from "./adapters/http/rate-limit.js";
+import type { PostgresOptions } from "./adapters/storage/postgres/postgres-store.js";
+import { deerflowApiTarget } from "./adapters/launchers/agent/agent-servers.js";
+import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
 import { buildRuntime } from "./composition-runtime.js";
 import type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
-import { metricsSources } from "./composition-server.js";
-import type { Store, StoreFactory } from "./domain/ports/store.js";
-import { createHash, randomBytes } from "node:crypto";
 
 /** `createScheduler`'s options: the scheduler's, and the schedules it declares (docs/library.md#declared-schedules). */
 export interface CreateSchedulerOptions extends SchedulerOptions {
@@ -235,4 +240,167 @@ export async function openTokenAdmin(
   const store = await factory.open({ newId: createIdGenerator() });
   await store.migrate();
   return { tokens: tokenServiceFor(store), close: () => store.close() };
+}
+
+export interface ServerOptions extends SchedulerOptions {
+  /** @default process.env.PUNCTUAL_HOST ?? "127.0.0.1" */
+  readonly host?: string;
+  /** @default process.env.PUNCTUAL_PORT ?? 8080 (0 picks a free port) */
+  readonly port?: number;
+  /** Run the coordinator in this process (`--no-coordinator` turns it off). @default true */
+  readonly runCoordinator?: boolean;
+  /** Also serve DeerFlow's scheduled-task routes over this agent server (`--deerflow-api`). */
+  readonly deerflowApi?: string;
+  /** Per-token rate limit; false turns it off. */
+  readonly rateLimit?: RateLimitOptions | false;
+  /** Per client address: the callback routes' rate and the failed-attempt throttle (docs/security.md#callback-routes). */
+  readonly addressLimits?: AddressLimitOptions | false;
+  /** Label decision metrics by task (unbounded cardinality). @default false */
+  readonly metricsPerTask?: boolean;
+  /** How long `Idempotency-Key` answers are remembered; older records are purged hourly. @default 24 h */
+  readonly idempotencyRetentionMs?: number;
+  /** Fastify's logger (pino). @default no request logging */
+  readonly httpLogger?: FastifyBaseLogger;
+  readonly version?: string;
+}
+
+/** `punctual serve`: the HTTP API and (unless told otherwise) the coordinator, in one process. */
+export interface PunctualServer {
+  readonly app: FastifyInstance;
+  readonly runtime: SchedulerRuntime;
+  readonly tokens: TokenService;
+  readonly metrics: SchedulerMetrics;
+  /** The per-token rate limit in force (false when off). */
+  readonly rateLimit: Required<RateLimitOptions> | false;
+  /** Starts the coordinator (if enabled) and listens; resolves with the base URL. */
+  start(): Promise<string>;
+  /**
+   * Shuts down in the order of docs/operations.md#what-happens-on-shutdown: `/readyz` 503 at once, the
+   * coordinator drained while every other route (callbacks included) keeps answering, then the HTTP
+   * server closed and the store. Idempotent.
+   */
+  stop(): Promise<void>;
+}
+
+/** The least delay of a once task in `punctual serve` (docs/schedules.md#once), unless `policy` says otherwise. */
+export const SERVER_MIN_ONCE_DELAY_SECONDS = 1;
+
+export async function createServer(options: ServerOptions): Promise<PunctualServer> {
+  // The HTTP stack is loaded only by the server: `punctual worker` never parses Fastify or prom-client.
+  const [
+    { buildHttpApp },
+    { IDEMPOTENCY_RETENTION_MS, IdempotencyPurger },
+    metricsModule,
+    agent,
+    { RATE_LIMIT_DEFAULTS },
+  ] = await Promise.all([
+    import("./adapters/http/http-app.js"),
+    import("./adapters/http/idempotency-purger.js"),
+    import("./adapters/metrics/scheduler-metrics.js"),
+    import("./adapters/launchers/agent/agent-observation.js"),
+    import("./adapters/http/rate-limit.js"),
+  ]);
+  const { observationFromAgentRun } = agent;
+  const metrics: SchedulerMetrics = new metricsModule.SchedulerMetrics({
+    perTaskLabels: options.metricsPerTask ?? false,
+  });
+  // docs/schedules.md#once: a once task must be at least 1 s ahead in the server (0 in the library's domain).
+  // docs/operations.md#quotas: the server applies the default quotas unless `policy.quotas` says otherwise.
+  const policy = {
+    minOnceDelaySeconds: SERVER_MIN_ONCE_DELAY_SECONDS,
+    quotas: {},
+    ...options.policy,
+  };
+  const runtime = await buildRuntime({ ...options, policy });
+  metrics.listenTo(runtime.events, metricsSources(runtime));
+  const tokens = tokenServiceFor(runtime.store);
+  const idempotency = runtime.store.idempotency;
+  if (idempotency === undefined)
+    throw new Error(`the ${runtime.store.kind} store keeps no idempotency records`);
+  let shuttingDown = false;
+  const now = () => runtime.clock.now();
+  const app = await buildHttpApp({
+    tasks: runtime.tasks,
+    tokens,
+    idempotency,
+    health: runtime.store,
+    now,
+    metrics,
+    isShuttingDown: () => shuttingDown,
+    callbacks: {
+      dispatch: runtime.dispatch.runWrites,
+      now,
+      readAgentRun: observationFromAgentRun,
+      recorded: () => {
+        runtime.coordinator.wakeSignal.wake();
+      },
+    },
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    ...(options.addressLimits === undefined ? {} : { addressLimits: options.addressLimits }),
+    ...(options.httpLogger === undefined ? {} : { logger: options.httpLogger }),
+    ...(options.version === undefined ? {} : { version: options.version }),
+    ...(options.deerflowApi === undefined
+      ? {}
+      : { deerflow: deerflowApiTarget(options.deerflowApi, runtime.agentServers) }),
+  });
+  let stopping: Promise<void> | null = null;
+  const purger = new IdempotencyPurger(
+    idempotency,
+    now,
+    options.idempotencyRetentionMs ?? IDEMPOTENCY_RETENTION_MS,
+    options.logger ?? silentLogger,
+  );
+  return {
+    app,
+    runtime,
+    tokens,
+    metrics,
+    rateLimit:
+      options.rateLimit === false ? false : { ...RATE_LIMIT_DEFAULTS, ...options.rateLimit },
+    start: async () => {
+      if (options.runCoordinator ?? true) {
+        await runtime.coordinator.listen();
+        runtime.coordinator.start();
+      }
+      const envPort = process.env["PUNCTUAL_PORT"];
+      const port = options.port ?? (envPort === undefined ? 8080 : Number(envPort));
+      const host = options.host ?? process.env["PUNCTUAL_HOST"] ?? "127.0.0.1";
+      await app.listen({ host, port });
+      purger.start();
+      const address = app.server.address();
+      const actualPort = typeof address === "object" && address !== null ? address.port : port;
+      const base = `http://${host.includes(":") ? `[${host}]` : host}:${actualPort}`;
+      // Targets on this machine can call back at the listening address unless told a public one.
+      const reachable =
+        host === "0.0.0.0" || host === "::" ? `http://127.0.0.1:${actualPort}` : base;
+      runtime.callbackBase.fallBackTo(reachable);
+      return base;
+    },
+    stop: () =>
+      (stopping ??= (async () => {
+        shuttingDown = true;
+        purger.stop();
+        try {
+          // The API needs no coordinator: it keeps answering (a completion arriving now is recorded)
+          // while the coordinator drains its launches and handlers within the grace.
+          await runtime.coordinator.stop();
+        } finally {
+          try {
+            await app.close();
+          } finally {
+            await runtime.store.close();
+          }
+        }
+      })()),
+  };
+}
+
+/** What a scheduler's metrics read at scrape time (docs/operations.md#metrics-and-probes). */
+export function metricsSources(rt: SchedulerRuntime): MetricsSources {
+  return {
+    inFlight: () => rt.coordinator.inFlight,
+    budget: () => rt.thresholds.maxConcurrentRuns,
+    queue: () => rt.store.runs.queueStats(rt.clock.now()),
+    now: () => rt.clock.now(),
+  };
 }

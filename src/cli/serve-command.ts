@@ -104,10 +104,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
       );
     }
   }
-  const [{ createServer }, { storeFromDatabaseUrl }] = await Promise.all([
-    import("../composition-server.js"),
-    import("../composition.js"),
-  ]);
+  const { createServer, storeFromDatabaseUrl } = await import("../composition.js");
   const server = await createServer({
     store: storeFromDatabaseUrl(url, pooler),
     handlers,

@@ -39,8 +39,6 @@ import { callbackRoutes } from "./callback-routes.js";
 import type { CallbackRouteDeps } from "./callback-routes.js";
 import { registerDeerflowRoutes } from "./deerflow-routes.js";
 import type { DeerflowTarget } from "./deerflow-routes.js";
-import { methodsServing } from "./route-methods.js";
-import type { RegisteredRoute } from "./route-methods.js";
 
 export interface HttpAppOptions {
   readonly tasks: TaskService;
@@ -68,6 +66,12 @@ export interface HttpAppOptions {
   readonly callbacks?: CallbackRouteDeps;
   /** DeerFlow's scheduled-task routes over this DeerFlow server (`serve --deerflow-api`); absent: off. */
   readonly deerflow?: DeerflowTarget;
+}
+
+/** A route as Fastify registered it. */
+export interface RegisteredRoute {
+  readonly method: string;
+  readonly url: string;
 }
 
 declare module "fastify" {
@@ -102,6 +106,43 @@ function sendAnswer(reply: FastifyReply, answer: Answer) {
   reply.code(answer.status);
   if (answer.headers !== undefined) reply.headers(answer.headers);
   return answer.body === undefined ? reply.send() : reply.send(answer.body);
+}
+
+const METHOD_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
+
+/** Each route's path as a pattern, made once (a stream of wrong requests must not recompile them). */
+const routePatterns = new WeakMap<RegisteredRoute, RegExp>();
+
+function patternOf(route: RegisteredRoute): RegExp {
+  let pattern = routePatterns.get(route);
+  if (pattern === undefined) {
+    const source = route.url
+      .split("/")
+      .map((segment) =>
+        segment.startsWith(":")
+          ? "[^/]+"
+          : segment === "*"
+            ? ".*"
+            : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
+      )
+      .join("/");
+    // No optional trailing slash: the router does not serve one, so it must not be offered in Allow.
+    pattern = new RegExp(`^${source}$`);
+    routePatterns.set(route, pattern);
+  }
+  return pattern;
+}
+
+/** The methods some registered route takes at `path` (HEAD with GET, as Fastify serves it). */
+function methodsServing(routes: readonly RegisteredRoute[], path: string): string[] {
+  const methods = new Set<string>();
+  for (const route of routes) {
+    if (patternOf(route).test(path)) {
+      methods.add(route.method);
+      if (route.method === "GET") methods.add("HEAD");
+    }
+  }
+  return METHOD_ORDER.filter((method) => methods.has(method));
 }
 
 /** docs/security.md#callback-routes: per client address, the callback routes' rate. */

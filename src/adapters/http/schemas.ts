@@ -32,15 +32,13 @@ import {
 } from "../../application/shapes/schedule-input.js";
 import {
   agentTargetInputSchema,
-  handlerTargetInputSchema,
-  targetSchema,
-  webhookTargetInputSchema,
-} from "../../application/shapes/target-input.js";
-import {
   contextSchema,
+  handlerTargetInputSchema,
   optionsSchema,
+  targetSchema,
   taskCreateSchema,
   taskPatchSchema,
+  webhookTargetInputSchema,
 } from "../../application/shapes/task-input.js";
 import {
   agentTargetViewSchema,

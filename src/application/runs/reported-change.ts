@@ -43,9 +43,13 @@ export async function changeRunReported(
 
 /** One run changed, its status change reported: the change, or null when `decide` changed nothing. */
 export async function changeOneRun(
-  ...args: Parameters<typeof changeRunReported>
+  runs: RunRepository,
+  events: EventSink,
+  id: RunId,
+  guard: { readonly token?: FencingToken },
+  decide: (run: Run, task: Task) => RunChange | null,
 ): Promise<RunChange | null> {
-  const changed = await changeRunReported(...args);
+  const changed = await changeRunReported(runs, events, id, guard, decide);
   return changed?.change ?? null;
 }
 

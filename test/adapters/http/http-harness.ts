@@ -4,9 +4,9 @@
  * `createServer`), on a memory store with the coordinator off unless asked; plus a small fetch helper
  * that records every problem `type` it sees, so a test can check that each documented one is reachable.
  */
-import { createServer } from "../../../src/composition-server.js";
+import { createServer } from "../../../src/composition.js";
 import { memoryStore } from "../../../src/adapters/storage/memory/memory-store.js";
-import type { PunctualServer, ServerOptions } from "../../../src/composition-server.js";
+import type { PunctualServer, ServerOptions } from "../../../src/composition.js";
 import type { Instant } from "../../../src/domain/time.js";
 
 export interface TestServer {
