@@ -32,10 +32,41 @@ export interface FieldError {
   readonly message: string;
 }
 
+/**
+ * The registered symbol that marks punctual's errors (docs/errors.md#two-copies-of-punctual): a library
+ * and a plugin that each bundle punctual load two copies of this module, and an error one copy throws
+ * is not an `instanceof` the other's classes by prototype alone. `Symbol.for` answers the same symbol in
+ * every copy, so the mark (and the checks below) hold across them.
+ */
+const PUNCTUAL_ERROR: unique symbol = Symbol.for("punctual.error") as never;
+
+/** Whether `value` carries punctual's error mark, whichever copy of punctual made it. */
+function isMarked(value: unknown): value is PunctualError {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as { readonly [PUNCTUAL_ERROR]?: unknown })[PUNCTUAL_ERROR] === true
+  );
+}
+
 /** Base of every error punctual raises on purpose. */
 export abstract class PunctualError extends Error {
   abstract readonly code: ErrorCode;
+
+  /**
+   * `error instanceof PunctualError` holds for any copy's error; `error instanceof NotFoundError` for
+   * any copy's error of that class (by its `name`, which each class sets to its own).
+   */
+  static override [Symbol.hasInstance](
+    this: abstract new (...args: never[]) => unknown,
+    value: unknown,
+  ): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    if (!isMarked(value)) return false;
+    return this === PunctualError || value.name === this.name;
+  }
 }
+Object.defineProperty(PunctualError.prototype, PUNCTUAL_ERROR, { value: true });
 
 /** Thrown when input (a schedule, a task, options) is invalid; lists each field and reason. */
 /** How many field errors a ValidationError's message names. */
@@ -267,9 +298,9 @@ export class TargetUnavailableError extends PunctualError {
   override readonly name = "TargetUnavailableError";
 }
 
-/** True when `value` is one of punctual's own errors. */
+/** True when `value` is one of punctual's own errors, made by this copy of punctual or another. */
 export function isPunctualError(value: unknown): value is PunctualError {
-  return value instanceof PunctualError;
+  return isMarked(value);
 }
 
 /** Exhaustiveness guard for `switch` defaults. */

@@ -43,13 +43,9 @@ export async function changeRunReported(
 
 /** One run changed, its status change reported: the change, or null when `decide` changed nothing. */
 export async function changeOneRun(
-  runs: RunRepository,
-  events: EventSink,
-  id: RunId,
-  guard: { readonly token?: FencingToken },
-  decide: (run: Run, task: Task) => RunChange | null,
+  ...args: Parameters<typeof changeRunReported>
 ): Promise<RunChange | null> {
-  const changed = await changeRunReported(runs, events, id, guard, decide);
+  const changed = await changeRunReported(...args);
   return changed?.change ?? null;
 }
 
