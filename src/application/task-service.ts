@@ -14,6 +14,7 @@ import { taskId as toTaskId } from "../domain/ids.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../domain/options.js";
 import type { RunQuery, RunSearch, TaskQuery, ThreadLookup } from "../domain/ports.js";
 import type { Run } from "../domain/run.js";
+import { nextTurn } from "./next-turn.js";
 import { taskWarnings } from "../domain/task-fields.js";
 import type { Task } from "../domain/task.js";
 import type { AgentTarget, JsonValue } from "../domain/target.js";
@@ -141,7 +142,13 @@ export class TaskService {
   async createMany(actor: Actor, inputs: unknown, now: Instant): Promise<CreatedTask[]> {
     const tasks = await createTasks(this.#deps, actor, inputs, now);
     if (tasks.length > 0) this.#deps.signals.wake();
-    return tasks.map((task) => ({ task: this.#view(task), warnings: taskWarnings(task, now) }));
+    const created: CreatedTask[] = [];
+    for (const task of tasks) {
+      // Each task's warnings are bounded work; the batch's are not: let the loop breathe between them.
+      if (created.length % 20 === 0) await nextTurn();
+      created.push({ task: this.#view(task), warnings: taskWarnings(task, now) });
+    }
+    return created;
   }
 
   async get(actor: Actor, id: string): Promise<TaskView> {

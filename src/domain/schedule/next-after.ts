@@ -9,6 +9,7 @@ import { MS_PER_DAY } from "./civil-time.js";
 import type { CronFire } from "./cron-next.js";
 import { nextCronFire } from "./cron-next.js";
 import type { CronSchedule, IntervalSchedule, ScheduleSpec } from "./schedule-types.js";
+import { spendWork } from "./work-budget.js";
 
 const MAX_DATE_MS = 8.64e15;
 
@@ -21,6 +22,7 @@ const CRON_SEARCH_HORIZON_MS = 146_097 * MS_PER_DAY;
  */
 export function nextCronFireOf(spec: CronSchedule, after: number): CronFire | null {
   const from = spec.startAt === null ? after : Math.max(after, spec.startAt - 1);
+  spendWork(spec.rules.length);
   let best: CronFire | null = null;
   for (let rule = 0; rule < spec.rules.length; rule++) {
     const expression = spec.rules[rule];
