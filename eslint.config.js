@@ -46,7 +46,7 @@ export default tseslint.config(
     [
       { group: ["node:*"], message: "The application layer does no I/O of its own." },
       {
-        group: ["../runtime/*", "../adapters/*", "../client/*"],
+        group: ["**/runtime/*", "**/adapters/*", "**/client/*", "**/cli/*", "**/composition*"],
         message: "application imports domain only.",
       },
     ],
@@ -55,7 +55,7 @@ export default tseslint.config(
     ["src/runtime/**/*.ts"],
     [
       {
-        group: ["../adapters/*", "../client/*"],
+        group: ["**/adapters/*", "**/client/*", "**/cli/*", "**/composition*"],
         message: "The runtime receives adapters already built.",
       },
     ],

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { holdEarlySignals } from "../dist/adapters/cli/early-signals.js";
+import { holdEarlySignals } from "../dist/cli/early-signals.js";
 
 // `serve` and `worker` take SIGTERM at any moment, even while their modules load: the signal is held
 // from here until the command listens (docs/operations.md#what-happens-on-shutdown). The rest of the
@@ -7,7 +7,7 @@ import { holdEarlySignals } from "../dist/adapters/cli/early-signals.js";
 const command = process.argv[2];
 const longRunning = command === "serve" || command === "worker";
 if (longRunning) holdEarlySignals();
-const { main } = await import("../dist/adapters/cli/main.js");
+const { main } = await import("../dist/cli/main.js");
 
 // A reader that went away (`punctual tasks list | head`) is not a failure: stop writing, exit quietly.
 for (const stream of [process.stdout, process.stderr]) {

@@ -34,7 +34,7 @@ export type {
 export type { RunClient, RunSearchFilters } from "./client/run-client.js";
 export type { ScheduleClient } from "./client/schedule-client.js";
 export type { CalendarClient } from "./client/calendar-client.js";
-export type { CreatedTask } from "./application/task-service.js";
+export type { CreatedTask } from "./application/tasks/task-service.js";
 export type {
   BackfillInput,
   PauseInput,
@@ -42,8 +42,8 @@ export type {
   RotateSecretInput,
   RunListFilters,
   TaskListFilters,
-} from "./application/command-input.js";
-export type { TaskCreateInput, TaskPatchInput } from "./application/task-input.js";
+} from "./application/shapes/command-input.js";
+export type { TaskCreateInput, TaskPatchInput } from "./application/shapes/task-input.js";
 export type {
   BackfillResultView,
   ContextView,
@@ -53,7 +53,7 @@ export type {
   RotatedSecretView,
   ScheduleView,
   TargetView,
-} from "./application/view-schemas.js";
+} from "./application/shapes/view-schemas.js";
 export type {
   CalendarView,
   ExplanationView,
@@ -62,8 +62,8 @@ export type {
   PutCalendarView,
   RunView,
   TaskView,
-} from "./application/views.js";
-export type { ExclusionHitView } from "./application/view-schemas.js";
+} from "./application/shapes/view-mappers.js";
+export type { ExclusionHitView } from "./application/shapes/view-schemas.js";
 export type { ScheduleInput } from "./domain/schedule/schedule-input.js";
 export type { CalendarItemInput, ExclusionInput } from "./domain/schedule/schedule-spec.js";
 export type { FieldError } from "./domain/errors.js";

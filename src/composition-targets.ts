@@ -15,8 +15,9 @@ import type { AgentServerConfig } from "./adapters/launchers/agent/agent-servers
 import { AgentThreadLookup } from "./adapters/launchers/agent/agent-threads.js";
 import { parseAllowList } from "./adapters/launchers/webhook/address-guard.js";
 import { WebhookLauncher } from "./adapters/launchers/webhook/webhook-launcher.js";
-import type { Logger } from "./application/logger.js";
-import type { RunLauncher, ThreadLookup } from "./domain/ports.js";
+import type { Logger } from "./application/events/logger.js";
+import type { RunLauncher } from "./domain/ports/run-launcher.js";
+import type { ThreadLookup } from "./domain/ports/thread-lookup.js";
 import type { FieldError } from "./domain/errors.js";
 import type { AgentTarget, TargetKind } from "./domain/target.js";
 import type { Task } from "./domain/task.js";

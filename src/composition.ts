@@ -7,31 +7,34 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
-import { LOCAL_ACTOR } from "./application/actor.js";
-import { silentLogger } from "./application/logger.js";
-import { LibraryEvents } from "./application/library-events.js";
-import type { SchedulerEventListener, SchedulerEventName } from "./application/library-events.js";
+import { LOCAL_ACTOR } from "./application/access/actor.js";
+import { silentLogger } from "./application/events/logger.js";
+import { LibraryEvents } from "./application/events/library-notifications.js";
+import type {
+  SchedulerEventListener,
+  SchedulerEventName,
+} from "./application/events/library-notifications.js";
 import { schedulerApi } from "./application/scheduler-api.js";
-import { planLines, syncDeclaredSchedules } from "./application/declared-schedules.js";
+import { planLines, syncDeclaredSchedules } from "./application/tasks/declared-schedules.js";
 import type {
   DeclaredSchedulesPlan,
   DeclaredSchedulesPort,
   PruneMode,
   ScheduleDeclaration,
-} from "./application/declared-schedules.js";
-import type { Actor } from "./application/actor.js";
+} from "./application/tasks/declared-schedules.js";
+import type { Actor } from "./application/access/actor.js";
 import type {
   SchedulerCalendars,
   SchedulerRuns,
   SchedulerTasks,
 } from "./application/scheduler-api.js";
-import type { Store, StoreFactory } from "./application/store.js";
-import type { HandlerInputMap } from "./application/typed-input.js";
+import type { Store, StoreFactory } from "./domain/ports/store.js";
+import type { HandlerInputMap } from "./application/shapes/handler-input-types.js";
 import type {
   HandlerInputsOf,
   HandlersOption,
 } from "./adapters/launchers/handler/handler-definition.js";
-import { TokenService } from "./application/token-service.js";
+import { TokenService } from "./application/access/token-service.js";
 import type {
   MetricsOptions,
   MetricsSources,

@@ -21,14 +21,14 @@ export type {
   DeclaredSchedulesPlan,
   PruneMode,
   ScheduleDeclaration,
-} from "./application/declared-schedules.js";
+} from "./application/tasks/declared-schedules.js";
 export type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
 export { sqlite } from "./adapters/storage/sqlite/sqlite-store.js";
 export { postgres } from "./adapters/storage/postgres/postgres-store.js";
-export type { StoreFactory } from "./application/store.js";
-export { buildPolicy } from "./application/policy-options.js";
-export type { PolicyOptions } from "./application/policy-options.js";
-export type { Handler, HandlerContext } from "./adapters/launchers/handler/handler-launcher.js";
+export type { StoreFactory } from "./domain/ports/store.js";
+export { buildPolicy } from "./application/policy/policy-options.js";
+export type { PolicyOptions } from "./application/policy/policy-options.js";
+export type { Handler, HandlerContext } from "./adapters/launchers/handler/handler-definition.js";
 export { defineHandler } from "./adapters/launchers/handler/handler-definition.js";
 export type {
   HandlerDefinition,
@@ -43,7 +43,7 @@ export type {
   TaskCreateInput,
   TaskPatchInput,
   TaskUpsertInput,
-} from "./application/typed-input.js";
+} from "./application/shapes/handler-input-types.js";
 export type {
   SchedulerTasks,
   SchedulerRuns,
@@ -53,16 +53,16 @@ export type {
   PauseOptions,
   ResumeOptions,
 } from "./application/scheduler-api.js";
-export type { RunSearchQuery } from "./application/run-operations.js";
+export type { RunSearchQuery } from "./application/runs/find-runs.js";
 export type {
   SchedulerEventMap,
   SchedulerEventName,
   SchedulerEventListener,
   OccurrenceEvent,
-} from "./application/library-events.js";
-export { DEFAULT_LIMITS } from "./application/limits.js";
-export type { Limits } from "./application/limits.js";
-export type { Logger } from "./application/logger.js";
+} from "./application/events/library-notifications.js";
+export { DEFAULT_LIMITS } from "./application/policy/limits.js";
+export type { Limits } from "./application/policy/limits.js";
+export type { Logger } from "./application/events/logger.js";
 export type { JsonValue } from "./domain/target.js";
 export type {
   TaskView,
@@ -72,21 +72,21 @@ export type {
   PageView,
   OccurrenceView,
   ExplanationView,
-} from "./application/views.js";
-export type { CreatedTask, UpsertedTask } from "./application/task-service.js";
+} from "./application/shapes/view-mappers.js";
+export type { CreatedTask, UpsertedTask } from "./application/tasks/task-service.js";
 export type { MetricsOptions, SchedulerMetrics } from "./adapters/metrics/scheduler-metrics.js";
-export type { QueueStats } from "./domain/ports.js";
+export type { QueueStats } from "./domain/ports/run-repository.js";
 export type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 export type { RunWatcherOptions } from "./runtime/run-watcher.js";
 export { parseAgentServers } from "./adapters/launchers/agent/agent-servers.js";
 export type { AgentServerConfig } from "./adapters/launchers/agent/agent-servers.js";
 export type {
   RunLauncher,
-  ThreadLookup,
   LaunchRequest,
   LaunchedRun,
   RunObservation,
-} from "./domain/ports.js";
+} from "./domain/ports/run-launcher.js";
+export type { ThreadLookup } from "./domain/ports/thread-lookup.js";
 export {
   ERROR_CODES,
   PunctualError,

@@ -15,13 +15,13 @@
 import { createScheduler } from "./composition.js";
 import type { Scheduler } from "./composition.js";
 import type { CreateSchedulerOptions } from "./composition.js";
-import type { StoreFactory } from "./application/store.js";
-import type { HandlerInputMap } from "./application/typed-input.js";
+import type { StoreFactory } from "./domain/ports/store.js";
+import type { HandlerInputMap } from "./application/shapes/handler-input-types.js";
 import type {
   HandlerInputsOf,
   HandlersOption,
 } from "./adapters/launchers/handler/handler-definition.js";
-import type { RunView } from "./application/views.js";
+import type { RunView } from "./application/shapes/view-mappers.js";
 import { memoryStore } from "./adapters/storage/memory/memory-store.js";
 import type { Instant } from "./domain/time.js";
 import { VirtualClock } from "./runtime/clock.js";

@@ -9,8 +9,8 @@
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { LOCAL_ACTOR } from "../../src/application/actor.js";
-import { taskFieldsFromCreate } from "../../src/application/task-input.js";
+import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
+import { taskFieldsFromCreate } from "../../src/application/shapes/task-input.js";
 import { buildPolicy } from "../../src/index.js";
 import {
   TASK_COLUMNS as PG_TASK_COLUMNS,

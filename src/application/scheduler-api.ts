@@ -4,28 +4,28 @@
  * the library's `scheduler.tasks`, `scheduler.runs` and `scheduler.calendars` are this module, and the
  * HTTP routes map their query strings and bodies through the same functions.
  */
-import type { RotateSecretInput } from "./command-input.js";
-import type { RotatedSecretView } from "./view-schemas.js";
+import type { RotateSecretInput } from "./shapes/command-input.js";
+import type { RotatedSecretView } from "./shapes/view-schemas.js";
 import { threadId } from "../domain/ids.js";
 import type { CatchUpPolicy } from "../domain/options.js";
-import type { RunQuery, TaskQuery } from "../domain/ports.js";
+import type { RunQuery, TaskQuery } from "../domain/ports/queries.js";
 import type { RunStatus, RunTrigger } from "../domain/run.js";
 import type { TargetKind } from "../domain/target.js";
 import type { TaskStatus } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
 import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
-import type { Actor } from "./actor.js";
-import { DEFAULT_LIMITS, pageSizeOf } from "./limits.js";
-import { runSearchOf } from "./run-operations.js";
-import type { RunSearchQuery } from "./run-operations.js";
-import type { CreatedTask, TaskService, UpsertedTask } from "./task-service.js";
+import type { Actor } from "./access/actor.js";
+import { DEFAULT_LIMITS, pageSizeOf } from "./policy/limits.js";
+import { runSearchOf } from "./runs/find-runs.js";
+import type { RunSearchQuery } from "./runs/find-runs.js";
+import type { CreatedTask, TaskService, UpsertedTask } from "./tasks/task-service.js";
 import type {
   HandlerInputMap,
   InputFor,
   TaskCreateInput,
   TaskPatchInput,
   TaskUpsertInput,
-} from "./typed-input.js";
+} from "./shapes/handler-input-types.js";
 import type {
   CalendarView,
   ExplanationView,
@@ -34,7 +34,7 @@ import type {
   PutCalendarView,
   RunView,
   TaskView,
-} from "./views.js";
+} from "./shapes/view-mappers.js";
 
 /** A page's size when the caller gives none (limits.ts). */
 export const PAGE_SIZE_DEFAULT = DEFAULT_LIMITS.pageSizeDefault;

@@ -3,7 +3,7 @@
  * `scheduler.calendars`: the days to skip that schedules name in `exclude` as `{calendar: NAME}`.
  */
 import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
-import type { CalendarView, PutCalendarView } from "../application/views.js";
+import type { CalendarView, PutCalendarView } from "../application/shapes/view-mappers.js";
 import type { CallOptions, HttpTransport } from "./http-transport.js";
 
 export class CalendarClient {

@@ -80,7 +80,7 @@ export class HttpTransport {
   }
 
   /**
-   * `send`, typed: the server answers with the shapes of `src/application/view-schemas.ts` (its tests
+   * `send`, typed: the server answers with the shapes of `src/application/shapes/view-schemas.ts` (its tests
    * parse every answer with them), so the client trusts its server and does not check them again.
    */
   async json<T>(call: Call): Promise<T> {

@@ -2,7 +2,7 @@
  * Cursor pagination: a list answers one page and a `next_cursor` (null on the last page); `pagesOf`
  * walks them as an async iterator, asking for the next page only when the caller wants it.
  */
-import type { PageView } from "../application/views.js";
+import type { PageView } from "../application/shapes/view-mappers.js";
 
 /** Which page of a list, and how big. */
 export interface PageQuery {

@@ -2,8 +2,8 @@
  * `client.runs`: runs across tasks, read, cancel and redrive one run (docs/api.md), as the library's
  * `scheduler.runs`.
  */
-import type { RunSearchQuery } from "../application/run-operations.js";
-import type { PageView, RunView } from "../application/views.js";
+import type { RunSearchQuery } from "../application/runs/find-runs.js";
+import type { PageView, RunView } from "../application/shapes/view-mappers.js";
 import type { CallOptions, HttpTransport } from "./http-transport.js";
 import { pagesOf } from "./pages.js";
 

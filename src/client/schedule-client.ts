@@ -1,8 +1,8 @@
 /**
  * `client.schedules`: a schedule's next fires before any task has it (docs/api.md); writes nothing.
  */
-import type { TaskCreateInput } from "../application/task-input.js";
-import type { PreviewView } from "../application/view-schemas.js";
+import type { TaskCreateInput } from "../application/shapes/task-input.js";
+import type { PreviewView } from "../application/shapes/view-schemas.js";
 import type { CallOptions, HttpTransport } from "./http-transport.js";
 
 export class ScheduleClient {

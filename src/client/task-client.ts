@@ -2,7 +2,7 @@
  * `client.tasks`: the owner's operations on tasks (docs/api.md), with the inputs and answers of the
  * library's `scheduler.tasks` (the same snake_case shapes), over HTTP.
  */
-import type { CreatedTask, UpsertedTask } from "../application/task-service.js";
+import type { CreatedTask, UpsertedTask } from "../application/tasks/task-service.js";
 import type {
   BackfillInput,
   PauseInput,
@@ -10,18 +10,23 @@ import type {
   RotateSecretInput,
   RunListFilters,
   TaskListFilters,
-} from "../application/command-input.js";
+} from "../application/shapes/command-input.js";
 import type {
   TaskCreateInput,
   TaskPatchInput,
   TaskUpsertInput,
-} from "../application/task-input.js";
+} from "../application/shapes/task-input.js";
 import type {
   BackfillResultView,
   PreviewView,
   RotatedSecretView,
-} from "../application/view-schemas.js";
-import type { ExplanationView, PageView, RunView, TaskView } from "../application/views.js";
+} from "../application/shapes/view-schemas.js";
+import type {
+  ExplanationView,
+  PageView,
+  RunView,
+  TaskView,
+} from "../application/shapes/view-mappers.js";
 import { ifMatch } from "./http-transport.js";
 import type { CallOptions, HttpTransport } from "./http-transport.js";
 import { pagesOf } from "./pages.js";

@@ -5,10 +5,10 @@
  * stored fields do not parse is reported once, and the runs an admission cancels are handed on for
  * their targets to be told. It remembers whether the last admission stopped with tasks still due.
  */
-import type { DispatchService } from "../application/dispatch-service.js";
-import type { Logger } from "../application/logger.js";
-import type { EventSink } from "../application/scheduler-events.js";
-import type { Tracer } from "../application/tracing.js";
+import type { DispatchService } from "../application/dispatch/dispatch-service.js";
+import type { Logger } from "../application/events/logger.js";
+import type { EventSink } from "../application/events/internal-events.js";
+import type { Tracer } from "../application/events/tracing.js";
 import type { Run } from "../domain/run.js";
 import type { Task } from "../domain/task.js";
 import type { Clock } from "./clock.js";

@@ -3,7 +3,7 @@
  * promise is tracked until it settles, its failure logged, so that shutdown can wait for all of them and
  * none floats.
  */
-import type { Logger } from "../application/logger.js";
+import type { Logger } from "../application/events/logger.js";
 
 export class BackgroundWork {
   readonly #log: Logger;

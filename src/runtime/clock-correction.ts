@@ -2,8 +2,8 @@
  * The skew correction (docs/operations.md#clock-skew): this replica's clock is set to the store's
  * reference clock at start and every 10 minutes, with a warning when they differ by more than a second.
  */
-import type { Logger } from "../application/logger.js";
-import type { ReferenceClock } from "../application/store.js";
+import type { Logger } from "../application/events/logger.js";
+import type { ReferenceClock } from "../domain/ports/store.js";
 import type { Clock } from "./clock.js";
 
 const CHECK_EVERY_MS = 10 * 60_000;

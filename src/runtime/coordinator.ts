@@ -11,22 +11,22 @@
  * still running then are aborted and recorded lost, shutdown-drain.ts) -> stopped. The replica
  * heartbeats from start until its shutdown has drained (replica-heartbeat.ts), as well as at every pass.
  */
-import type { DispatchService } from "../application/dispatch-service.js";
-import { NO_EVENTS } from "../application/scheduler-events.js";
-import { NO_TRACING } from "../application/tracing.js";
-import type { Tracer } from "../application/tracing.js";
-import type { EventSink } from "../application/scheduler-events.js";
-import type { ReferenceClock, WakeSource } from "../application/store.js";
+import type { DispatchService } from "../application/dispatch/dispatch-service.js";
+import { NO_EVENTS } from "../application/events/internal-events.js";
+import { NO_TRACING } from "../application/events/tracing.js";
+import type { Tracer } from "../application/events/tracing.js";
+import type { EventSink } from "../application/events/internal-events.js";
+import type { ReferenceClock, WakeSource } from "../domain/ports/store.js";
 import { exponentialBackoffMs } from "../domain/backoff.js";
 import type { RunId } from "../domain/ids.js";
-import type { RunLauncher } from "../domain/ports.js";
+import type { RunLauncher } from "../domain/ports/run-launcher.js";
 import type { Run } from "../domain/run.js";
 import type { CompletionVerdict } from "../domain/run-change.js";
 import type { Task } from "../domain/task.js";
 import type { DurationMs, Instant } from "../domain/time.js";
 import type { Clock } from "./clock.js";
-import type { Logger } from "../application/logger.js";
-import { silentLogger } from "../application/logger.js";
+import type { Logger } from "../application/events/logger.js";
+import { silentLogger } from "../application/events/logger.js";
 import { WakeSignal } from "./wake-signal.js";
 import { AdmissionRounds, yieldToEventLoop } from "./admission-rounds.js";
 import { Launches } from "./launches.js";

@@ -1,5 +1,5 @@
 /** Runs one step of the coordinator inside a span (docs/operations.md#tracing): its outcome as attributes, a failure as the span's status. */
-import type { TraceAttributes, TraceSpan } from "../application/tracing.js";
+import type { TraceAttributes, TraceSpan } from "../application/events/tracing.js";
 
 /** Awaits `work`, records `outcome(value)` on `span` (or the failure), and ends the span either way. */
 export async function inSpan<T>(

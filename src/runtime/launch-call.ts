@@ -2,14 +2,14 @@
  * One call of a launcher (docs/semantics.md#launch), outside any transaction, with a timeout inside the claim's lease.
  * Maps whatever the launcher does to exactly one launch outcome; it never records anything itself.
  */
-import type { Logger } from "../application/logger.js";
+import type { Logger } from "../application/events/logger.js";
 import { isPunctualError } from "../domain/errors.js";
-import type { LaunchedRun, RunLauncher } from "../domain/ports.js";
+import type { LaunchedRun, RunLauncher } from "../domain/ports/run-launcher.js";
 import type { Run } from "../domain/run.js";
 import type { CompletionVerdict, LaunchAnswer, LaunchOutcome } from "../domain/run-change.js";
 import type { Task } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
-import { LazyAbort } from "../application/lazy-abort.js";
+import { LazyAbort } from "../application/dispatch/lazy-abort.js";
 import { startTimer } from "./clock.js";
 import type { Clock } from "./clock.js";
 

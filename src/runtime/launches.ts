@@ -5,12 +5,13 @@
  * it never lands first. A launch whose answer cannot be recorded keeps its claim until the claim expires
  * and is reconciled: it is never released while its outcome is unknown.
  */
-import type { DispatchService } from "../application/dispatch-service.js";
-import type { Logger } from "../application/logger.js";
-import { NO_TRACING } from "../application/tracing.js";
-import type { TraceSpan, Tracer } from "../application/tracing.js";
+import type { DispatchService } from "../application/dispatch/dispatch-service.js";
+import type { Logger } from "../application/events/logger.js";
+import { NO_TRACING } from "../application/events/tracing.js";
+import type { TraceSpan, Tracer } from "../application/events/tracing.js";
 import type { RunId } from "../domain/ids.js";
-import type { ClaimedRun, RunChangeResult, RunLauncher } from "../domain/ports.js";
+import type { ClaimedRun, RunChangeResult } from "../domain/ports/run-repository.js";
+import type { RunLauncher } from "../domain/ports/run-launcher.js";
 import type { CompletionVerdict } from "../domain/run-change.js";
 import type { Run } from "../domain/run.js";
 import type { Task } from "../domain/task.js";

@@ -5,8 +5,8 @@
  * silence to the other replicas. The loop runs from the coordinator's `start()` until its shutdown has
  * drained; its failed beats are logged once per streak and tried again an interval later.
  */
-import type { DispatchService } from "../application/dispatch-service.js";
-import type { Logger } from "../application/logger.js";
+import type { DispatchService } from "../application/dispatch/dispatch-service.js";
+import type { Logger } from "../application/events/logger.js";
 import type { Instant } from "../domain/time.js";
 import type { Clock } from "./clock.js";
 

@@ -8,11 +8,12 @@
  * Webhooks from the target (the agent server's run webhook) only make this faster; polling stays the
  * safety net, since such webhooks are best-effort.
  */
-import type { DispatchService } from "../application/dispatch-service.js";
-import type { Logger } from "../application/logger.js";
-import { silentLogger } from "../application/logger.js";
+import type { DispatchService } from "../application/dispatch/dispatch-service.js";
+import type { Logger } from "../application/events/logger.js";
+import { silentLogger } from "../application/events/logger.js";
 import type { RunId } from "../domain/ids.js";
-import type { ClaimedRun, RunLauncher } from "../domain/ports.js";
+import type { ClaimedRun } from "../domain/ports/run-repository.js";
+import type { RunLauncher } from "../domain/ports/run-launcher.js";
 import type { TargetKind } from "../domain/target.js";
 import type { Instant } from "../domain/time.js";
 import type { Clock } from "./clock.js";

@@ -14,10 +14,10 @@
  * more without its result, as a failure naming the refusal (`refusedWrite`), and rejected if even that is
  * refused (docs/storage.md#writes-the-store-refuses). A refusal never holds up the queue.
  */
-import type { RunWrite } from "../application/dispatch-service.js";
+import type { RunWrite } from "../application/dispatch/dispatch-service.js";
 import { exponentialBackoffMs } from "../domain/backoff.js";
 import { isPunctualError } from "../domain/errors.js";
-import type { RunChangeResult } from "../domain/ports.js";
+import type { RunChangeResult } from "../domain/ports/run-repository.js";
 import type { Instant } from "../domain/time.js";
 import type { Clock } from "./clock.js";
 

@@ -4,7 +4,7 @@
  * back (aborted, recorded lost with this replica) and get a short while more for their verdicts. Claims
  * are never released early: launches left in flight keep theirs until they expire and are reconciled.
  */
-import type { Logger } from "../application/logger.js";
+import type { Logger } from "../application/events/logger.js";
 import type { Instant } from "../domain/time.js";
 import type { Clock } from "./clock.js";
 

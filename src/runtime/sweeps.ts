@@ -6,11 +6,11 @@
  * `replica:lost`) and retention. Each run's fate is a domain decision the dispatch service records;
  * this only asks the targets and hands on the runs whose targets must be told to stop.
  */
-import type { DispatchService } from "../application/dispatch-service.js";
-import type { Logger } from "../application/logger.js";
-import type { EventSink } from "../application/scheduler-events.js";
+import type { DispatchService } from "../application/dispatch/dispatch-service.js";
+import type { Logger } from "../application/events/logger.js";
+import type { EventSink } from "../application/events/internal-events.js";
 import type { RunId } from "../domain/ids.js";
-import type { RunLauncher } from "../domain/ports.js";
+import type { RunLauncher } from "../domain/ports/run-launcher.js";
 import type { ReconcileFinding } from "../domain/run-change.js";
 import type { Run } from "../domain/run.js";
 import type { Task } from "../domain/task.js";

@@ -4,11 +4,11 @@
  * mapping onto the task, through the real services and the in-memory store.
  */
 import { describe, expect, it } from "vitest";
-import { DispatchService } from "../../src/application/dispatch-service.js";
-import type { Store } from "../../src/application/store.js";
+import { DispatchService } from "../../src/application/dispatch/dispatch-service.js";
+import type { Store } from "../../src/domain/ports/store.js";
 import { fencingToken } from "../../src/domain/ids.js";
 import type { RunId } from "../../src/domain/ids.js";
-import type { RunRepository } from "../../src/domain/ports.js";
+import type { RunRepository } from "../../src/domain/ports/run-repository.js";
 import type { CompletionVerdict } from "../../src/domain/run-change.js";
 import type { Task } from "../../src/domain/task.js";
 import {

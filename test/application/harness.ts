@@ -6,13 +6,13 @@
 import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import type { MemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
-import type { Actor } from "../../src/application/actor.js";
-import { DispatchService } from "../../src/application/dispatch-service.js";
-import type { TaskCreateInput } from "../../src/application/task-input.js";
-import { TaskService } from "../../src/application/task-service.js";
-import type { ServiceSignals } from "../../src/application/task-service.js";
-import { formatInstant } from "../../src/application/views.js";
-import type { RunView, TaskView } from "../../src/application/views.js";
+import type { Actor } from "../../src/application/access/actor.js";
+import { DispatchService } from "../../src/application/dispatch/dispatch-service.js";
+import type { TaskCreateInput } from "../../src/application/shapes/task-input.js";
+import { TaskService } from "../../src/application/tasks/task-service.js";
+import type { ServiceSignals } from "../../src/application/tasks/task-service.js";
+import { formatInstant } from "../../src/application/shapes/view-mappers.js";
+import type { RunView, TaskView } from "../../src/application/shapes/view-mappers.js";
 import {
   isPunctualError,
   LaunchFailedError,
@@ -23,13 +23,13 @@ import { ownerId } from "../../src/domain/ids.js";
 import type { OwnerId, RunId, ThreadId } from "../../src/domain/ids.js";
 import { DEFAULT_POLICY } from "../../src/domain/options.js";
 import type { SchedulePolicy } from "../../src/domain/options.js";
+import type { ClaimedRun } from "../../src/domain/ports/run-repository.js";
 import type {
-  ClaimedRun,
   LaunchedRun,
   LaunchRequest,
   RunLauncher,
-  ThreadLookup,
-} from "../../src/domain/ports.js";
+} from "../../src/domain/ports/run-launcher.js";
+import type { ThreadLookup } from "../../src/domain/ports/thread-lookup.js";
 import type { Run } from "../../src/domain/run.js";
 import type { LaunchOutcome, ReconcileFinding, RunChange } from "../../src/domain/run-change.js";
 import type { Task } from "../../src/domain/task.js";

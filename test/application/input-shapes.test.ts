@@ -6,12 +6,12 @@
  */
 import type { z } from "zod";
 import { describe, expectTypeOf, it } from "vitest";
-import type { scheduleShapeSchema } from "../../src/application/schedule-shape.js";
+import type { scheduleShapeSchema } from "../../src/application/shapes/schedule-input.js";
 import type { ScheduleInput } from "../../src/domain/schedule/schedule-input.js";
-import type { ScheduleView } from "../../src/application/view-schemas.js";
+import type { ScheduleView } from "../../src/application/shapes/view-schemas.js";
 import type { scheduleToInput } from "../../src/domain/schedule/schedule-spec.js";
-import type { CreatedTask } from "../../src/application/task-service.js";
-import type { createdTaskSchema } from "../../src/application/view-schemas.js";
+import type { CreatedTask } from "../../src/application/tasks/task-service.js";
+import type { createdTaskSchema } from "../../src/application/shapes/view-schemas.js";
 
 type Shape = z.input<typeof scheduleShapeSchema>;
 

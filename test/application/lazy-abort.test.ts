@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LazyAbort } from "../../src/application/lazy-abort.js";
+import { LazyAbort } from "../../src/application/dispatch/lazy-abort.js";
 
 describe("LazyAbort", () => {
   it("is not aborted until aborted, and its signal is live", () => {

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- API answers are untyped JSON, checked by the assertions */
 /**
- * One limits module (src/application/limits.ts, docs/security.md#input-limits): the library and the HTTP
+ * One limits module (src/application/policy/limits.ts, docs/security.md#input-limits): the library and the HTTP
  * API accept and refuse exactly the same tasks and queries. Every case runs through both surfaces, and
  * the two answers must agree: accepted by both, or refused by both naming the same limit.
  */
@@ -18,7 +18,7 @@ import {
   jsonBytes,
   jsonDepth,
   jsonTextDepth,
-} from "../../src/application/limits.js";
+} from "../../src/application/policy/limits.js";
 import { call, CRON_TASK, startTestServer } from "../adapters/http/http-harness.js";
 import type { TestServer } from "../adapters/http/http-harness.js";
 

@@ -4,7 +4,7 @@
  * (docs/operations.md#sizing-the-budget).
  */
 import { describe, expect, it } from "vitest";
-import { buildPolicy, withBudget } from "../../src/application/policy-options.js";
+import { buildPolicy, withBudget } from "../../src/application/policy/policy-options.js";
 
 describe("buildPolicy's owner share", () => {
   it("is absent unless asked for: every owner may take the whole budget in force", () => {

@@ -4,7 +4,7 @@
  * with a version compare-and-set, re-arming, owner scoping, listing, and create/edit warnings.
  */
 import { describe, expect, it } from "vitest";
-import type { TaskCreateInput } from "../../src/application/task-input.js";
+import type { TaskCreateInput } from "../../src/application/shapes/task-input.js";
 import { threadId } from "../../src/domain/ids.js";
 import { ValidationError } from "../../src/domain/errors.js";
 import {

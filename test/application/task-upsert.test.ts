@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { KeyTakenError, StaleVersionError, ValidationError } from "../../src/domain/errors.js";
-import type { TaskCreateInput } from "../../src/application/task-input.js";
+import type { TaskCreateInput } from "../../src/application/shapes/task-input.js";
 import {
   ALICE,
   BOB,

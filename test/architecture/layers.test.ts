@@ -1,8 +1,9 @@
 /**
  * The layer rules of docs/architecture.md#layers, beyond the domain's purity: the application imports
- * neither the runtime nor an adapter; the runtime imports no adapter; the composition root is imported
- * only by the package entry points and the CLI; stores never import the task commands; the composition
- * root wraps nothing in a `Proxy`. Each rule is also shown to catch a file that breaks it.
+ * only the domain; the runtime only the domain and the application; nothing imports the CLI; a store
+ * imports no other store (only their shared helpers); the composition root is imported only by the
+ * package entry points and the CLI; stores never import the task commands; the composition root wraps
+ * nothing in a `Proxy`. Each rule is also shown to catch a file that breaks it.
  */
 import { readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -11,7 +12,7 @@ import { codeOnly, importsOf, listTs, ROOT } from "./source-scan.js";
 
 const SRC = join(ROOT, "src");
 
-/** A path under src/, with forward slashes: `application/task-service.ts`. */
+/** A path under src/, with forward slashes: `application/tasks/task-service.ts`. */
 function underSrc(path: string): string {
   return relative(SRC, path).split(sep).join("/");
 }
@@ -26,9 +27,19 @@ function mayImportCompositionRoot(path: string): boolean {
   return (
     path === "index.ts" ||
     path === "testing.ts" ||
-    path.startsWith("adapters/cli/") ||
+    path.startsWith("cli/") ||
     isCompositionRoot(path)
   );
+}
+
+/** Whether `path` (under src/) lies in one of `folders`. */
+function inFolders(path: string, folders: readonly string[]): boolean {
+  return folders.some((folder) => path.startsWith(`${folder}/`));
+}
+
+/** The store folder a path under src/ belongs to (`memory`, `sqlite`, `postgres`, `shared`), or null. */
+function storeOf(path: string): string | null {
+  return /^adapters\/storage\/([a-z]+)\//.exec(path)?.[1] ?? null;
 }
 
 /** Modules that decide owner commands: a store writes what it is handed and never imports them. */
@@ -47,19 +58,35 @@ interface Rule {
 
 const RULES: readonly Rule[] = [
   {
-    name: "the application imports neither the runtime nor an adapter",
+    name: "the application imports only the domain",
     importing: (file, target) =>
-      file.startsWith("application/") &&
-      (target.startsWith("runtime/") || target.startsWith("adapters/") || isCompositionRoot(target))
+      file.startsWith("application/") && !inFolders(target, ["domain", "application"])
         ? `the application imports ${target}`
         : null,
   },
   {
-    name: "the runtime imports no adapter",
+    name: "the runtime imports only the domain and the application",
     importing: (file, target) =>
-      file.startsWith("runtime/") && (target.startsWith("adapters/") || isCompositionRoot(target))
+      file.startsWith("runtime/") && !inFolders(target, ["domain", "application", "runtime"])
         ? `the runtime imports ${target}`
         : null,
+  },
+  {
+    name: "nothing imports the CLI",
+    importing: (file, target) =>
+      target.startsWith("cli/") && !file.startsWith("cli/")
+        ? `${file} imports the CLI (${target})`
+        : null,
+  },
+  {
+    name: "a store imports no other store",
+    importing: (file, target) => {
+      const own = storeOf(file);
+      const other = storeOf(target);
+      return own !== null && other !== null && other !== own && other !== "shared"
+        ? `a ${own} store imports ${target}`
+        : null;
+    },
   },
   {
     name: "only the entry points and the CLI import the composition root",
@@ -149,6 +176,26 @@ describe("the layer scan", () => {
       "a store imports domain/task-commands.ts",
     ],
     [
+      "application/tasks/probe.ts",
+      'import { Hono } from "../../adapters/http/http-app.js";',
+      "the application imports adapters/http/http-app.ts",
+    ],
+    [
+      "runtime/probe.ts",
+      'import { main } from "../cli/main.js";',
+      "the runtime imports cli/main.ts",
+    ],
+    [
+      "adapters/http/probe.ts",
+      'import { main } from "../../cli/main.js";',
+      "adapters/http/probe.ts imports the CLI (cli/main.ts)",
+    ],
+    [
+      "adapters/storage/sqlite/probe.ts",
+      'import { PostgresStore } from "../postgres/postgres-store.js";',
+      "a sqlite store imports adapters/storage/postgres/postgres-store.ts",
+    ],
+    [
       "composition.ts",
       "const store = new Proxy(base, { get: () => undefined });",
       "composition.ts uses a Proxy",
@@ -161,8 +208,8 @@ describe("the layer scan", () => {
     const source = 'import { createScheduler } from "./composition.js";';
     expect(layerViolations(at("index.ts"), source)).toEqual([]);
     expect(layerViolations(at("testing.ts"), source)).toEqual([]);
-    const cli = 'import { createServer } from "../../composition.js";';
-    expect(layerViolations(at("adapters/cli/probe.ts"), cli)).toEqual([]);
+    const cli = 'import { createServer } from "../composition.js";';
+    expect(layerViolations(at("cli/probe.ts"), cli)).toEqual([]);
     expect(layerViolations(at("composition.ts"), "// never a Proxy here")).toEqual([]);
   });
 });

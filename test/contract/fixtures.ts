@@ -2,7 +2,7 @@
  * Builders for the contract suite: tasks made by the domain's `createTask` from public schedule inputs,
  * owners and scopes, and a fixed virtual `now` (T0). No test here reads the real clock.
  */
-import type { OwnerScope } from "../../src/domain/ports.js";
+import type { OwnerScope } from "../../src/domain/ports/queries.js";
 import { ownerId, taskId, threadId } from "../../src/domain/ids.js";
 import type { OwnerId, TaskId } from "../../src/domain/ids.js";
 import { DEFAULT_POLICY, DEFAULT_TASK_OPTIONS } from "../../src/domain/options.js";

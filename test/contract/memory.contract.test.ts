@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryStore, MemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
-import type { Store } from "../../src/application/store.js";
+import type { Store } from "../../src/domain/ports/store.js";
 import type { TaskId } from "../../src/domain/ids.js";
 import { ALL, T0, buildTask, minute, onceAt } from "./fixtures.js";
 import {

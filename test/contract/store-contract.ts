@@ -4,7 +4,7 @@
  * it afterwards. `PUNCTUAL_TEST_STORES` (a comma list of memory, sqlite, postgres) narrows which stores run.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Store } from "../../src/application/store.js";
+import type { Store } from "../../src/domain/ports/store.js";
 import { describeAdmission } from "./cases/admission.js";
 import { describeCalendars } from "./cases/calendars.js";
 import { describeClaims } from "./cases/claims.js";

@@ -8,12 +8,9 @@ import type { OwnerShare } from "../../src/domain/claim.js";
 import type { RunId, TaskId } from "../../src/domain/ids.js";
 import { DEFAULT_POLICY } from "../../src/domain/options.js";
 import type { CatchUpPolicy } from "../../src/domain/options.js";
-import type {
-  AdmissionReport,
-  ClaimedRun,
-  OwnerScope,
-  TaskMutation,
-} from "../../src/domain/ports.js";
+import type { AdmissionReport, TaskMutation } from "../../src/domain/ports/task-repository.js";
+import type { ClaimedRun } from "../../src/domain/ports/run-repository.js";
+import type { OwnerScope } from "../../src/domain/ports/queries.js";
 import type { Run } from "../../src/domain/run.js";
 import {
   applyLaunchOutcome,
@@ -34,7 +31,7 @@ import { editTask } from "../../src/domain/task-fields.js";
 import type { CommandOutcome } from "../../src/domain/task-commands.js";
 import type { Task, TaskUserFields } from "../../src/domain/task.js";
 import type { DurationMs, Instant } from "../../src/domain/time.js";
-import type { Store } from "../../src/application/store.js";
+import type { Store } from "../../src/domain/ports/store.js";
 import { ALL, buildTask } from "./fixtures.js";
 import type { TaskFixture } from "./fixtures.js";
 

@@ -48,7 +48,7 @@ describe("punctual worker startup", () => {
       .split("\n")
       .filter((line) => line.startsWith("[loaded] "));
     // The recorder works: the worker's own modules are listed.
-    expect(loaded.some((line) => line.includes("/dist/adapters/cli/worker-command.js"))).toBe(true);
+    expect(loaded.some((line) => line.includes("/dist/cli/worker-command.js"))).toBe(true);
     const http = loaded.filter((line) =>
       /node_modules\/(fastify|prom-client|pino-pretty|pg)\/|\/dist\/adapters\/http\//.test(line),
     );
@@ -57,7 +57,7 @@ describe("punctual worker startup", () => {
 
   it.each([
     // main.js is resolved once bin/punctual.js holds signals and starts to load the program.
-    ["while its modules load", "/dist/adapters/cli/main.js"],
+    ["while its modules load", "/dist/cli/main.js"],
     ["while it opens its store", "/dist/adapters/storage/sqlite/sqlite-store.js"],
   ])("ends with exit 0 on a SIGTERM %s", async (what, module) => {
     const cli = startCli(

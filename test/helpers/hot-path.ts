@@ -4,7 +4,7 @@
  * queued in one thread are claimed (the claim's wider read); and the wake-up and sweep reads run.
  * The structural plan tests and `bench/explain-hot-path.ts` run it to see every hot statement execute.
  */
-import type { Store } from "../../src/application/store.js";
+import type { Store } from "../../src/domain/ports/store.js";
 import type { Instant } from "../../src/domain/time.js";
 import { applyLaunchOutcome, completeRun } from "../../src/domain/run-transitions.js";
 import { agentTarget, onceAt, reuseThread } from "../contract/fixtures.js";

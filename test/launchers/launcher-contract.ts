@@ -5,7 +5,7 @@
  * reported and flagged. Each launcher's test file supplies the scenarios its target can produce.
  */
 import { describe, expect, it as vitestIt } from "vitest";
-import { silentLogger } from "../../src/application/logger.js";
+import { silentLogger } from "../../src/application/events/logger.js";
 import type { ErrorCode } from "../../src/domain/errors.js";
 import {
   isPunctualError,
@@ -13,7 +13,7 @@ import {
   LaunchIndeterminateError,
   ThreadBusyError,
 } from "../../src/domain/errors.js";
-import type { LaunchedRun, RunLauncher } from "../../src/domain/ports.js";
+import type { LaunchedRun, RunLauncher } from "../../src/domain/ports/run-launcher.js";
 import type { Run } from "../../src/domain/run.js";
 import type { Task } from "../../src/domain/task.js";
 import { callLauncher } from "../../src/runtime/launch-call.js";

@@ -7,7 +7,7 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { sqlite } from "../../src/adapters/storage/sqlite/sqlite-store.js";
 import { tempFiles } from "../adapters/storage/sqlite/sqlite-temp.js";
-import type { StoreFactory } from "../../src/application/store.js";
+import type { StoreFactory } from "../../src/domain/ports/store.js";
 import { ValidationError } from "../../src/domain/errors.js";
 import { createTestScheduler } from "../../src/testing.js";
 import type { TestScheduler } from "../../src/testing.js";

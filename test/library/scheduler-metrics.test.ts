@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { SchedulerMetrics } from "../../src/adapters/metrics/scheduler-metrics.js";
-import { SchedulerEvents } from "../../src/application/scheduler-events.js";
+import { SchedulerEvents } from "../../src/application/events/internal-events.js";
 import { instant } from "../../src/domain/time.js";
 import { createTestScheduler } from "../../src/testing.js";
 

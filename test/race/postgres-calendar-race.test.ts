@@ -7,8 +7,8 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { PostgresStore } from "../../src/adapters/storage/postgres/postgres-store.js";
-import { LOCAL_ACTOR } from "../../src/application/actor.js";
-import { TaskService } from "../../src/application/task-service.js";
+import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
+import { TaskService } from "../../src/application/tasks/task-service.js";
 import { calendarStamps } from "../../src/domain/calendar.js";
 import { DEFAULT_POLICY } from "../../src/domain/options.js";
 import { ALL, T0 } from "../contract/fixtures.js";

@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { PostgresStore } from "../../src/adapters/storage/postgres/postgres-store.js";
-import type { ClaimedRun, RunChangeRequest } from "../../src/domain/ports.js";
+import type { ClaimedRun, RunChangeRequest } from "../../src/domain/ports/run-repository.js";
 import { applyLaunchOutcome, completeRun } from "../../src/domain/run-transitions.js";
 import type { Task } from "../../src/domain/task.js";
 import { ALL, minute, onceAt } from "../contract/fixtures.js";

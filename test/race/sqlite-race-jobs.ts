@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import type { MigrationStatus } from "../../src/application/store.js";
+import type { MigrationStatus } from "../../src/domain/ports/store.js";
 
 export type RaceJob =
   | { readonly op: "migrate"; readonly path: string }

@@ -4,9 +4,9 @@
  * and never breaks a tick, a store write or a launch.
  */
 import { describe, expect, it } from "vitest";
-import { LOCAL_ACTOR } from "../../src/application/actor.js";
-import { SchedulerEvents } from "../../src/application/scheduler-events.js";
-import type { SchedulerEventName } from "../../src/application/scheduler-events.js";
+import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
+import { SchedulerEvents } from "../../src/application/events/internal-events.js";
+import type { SchedulerEventName } from "../../src/application/events/internal-events.js";
 import { MINUTE, createHarness } from "./harness.js";
 
 const T0 = "2026-01-05T00:00:00Z";

@@ -4,10 +4,10 @@
  * jitter and is logged once per streak.
  */
 import { describe, expect, it, onTestFinished, vi } from "vitest";
-import type { Store } from "../../src/application/store.js";
+import type { Store } from "../../src/domain/ports/store.js";
 import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
-import { LOCAL_ACTOR } from "../../src/application/actor.js";
+import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
 import type { Instant } from "../../src/domain/time.js";
 import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
 import { HOUR, MINUTE, SECOND, createHarness } from "./harness.js";

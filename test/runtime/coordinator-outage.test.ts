@@ -3,10 +3,10 @@
  * back-off instead of dropping it, so a launched run is not stranded until its run timeout.
  */
 import { describe, expect, it } from "vitest";
-import type { Store } from "../../src/application/store.js";
+import type { Store } from "../../src/domain/ports/store.js";
 import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
-import { LOCAL_ACTOR } from "../../src/application/actor.js";
+import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
 import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
 import { SECOND, createHarness, withRunMethods } from "./harness.js";
 

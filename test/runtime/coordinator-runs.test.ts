@@ -4,7 +4,7 @@
  * that never comes, and cancellation of queued, launching and running runs.
  */
 import { describe, expect, it } from "vitest";
-import { LOCAL_ACTOR } from "../../src/application/actor.js";
+import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
 import {
   LaunchFailedError,
   LaunchIndeterminateError,

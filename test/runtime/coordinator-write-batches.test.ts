@@ -3,11 +3,11 @@
  * them, reach the store as one `changeRuns` batch, each verdict after its launch.
  */
 import { describe, expect, it } from "vitest";
-import { LOCAL_ACTOR } from "../../src/application/actor.js";
-import type { Store } from "../../src/application/store.js";
+import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
+import type { Store } from "../../src/domain/ports/store.js";
 import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
-import type { RunChangeRequest } from "../../src/domain/ports.js";
+import type { RunChangeRequest } from "../../src/domain/ports/run-repository.js";
 import { VirtualClock } from "../../src/runtime/clock.js";
 import { createHarness, withRunMethods } from "./harness.js";
 

@@ -7,8 +7,8 @@ import { describe, expect, it } from "vitest";
 import type {
   Handler,
   HandlerContext,
-} from "../../src/adapters/launchers/handler/handler-launcher.js";
-import type { StoreFactory } from "../../src/application/store.js";
+} from "../../src/adapters/launchers/handler/handler-definition.js";
+import type { StoreFactory } from "../../src/domain/ports/store.js";
 import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 import { flushPromises } from "../../src/runtime/clock.js";

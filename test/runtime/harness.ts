@@ -3,20 +3,24 @@
  * whose launches, cancels and reconciliations the test controls and counts. Time moves only when the test
  * says so; `runUntil` replays wake-ups the way `punctual/testing` does.
  */
-import { LOCAL_ACTOR } from "../../src/application/actor.js";
-import { DispatchService } from "../../src/application/dispatch-service.js";
-import type { Logger } from "../../src/application/logger.js";
-import type { SchedulerEvents } from "../../src/application/scheduler-events.js";
-import type { ReferenceClock, Store } from "../../src/application/store.js";
-import { TaskService } from "../../src/application/task-service.js";
-import type { TaskView } from "../../src/application/views.js";
-import { buildPolicy } from "../../src/application/policy-options.js";
-import type { PolicyOptions } from "../../src/application/policy-options.js";
+import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
+import { DispatchService } from "../../src/application/dispatch/dispatch-service.js";
+import type { Logger } from "../../src/application/events/logger.js";
+import type { SchedulerEvents } from "../../src/application/events/internal-events.js";
+import type { ReferenceClock, Store } from "../../src/domain/ports/store.js";
+import { TaskService } from "../../src/application/tasks/task-service.js";
+import type { TaskView } from "../../src/application/shapes/view-mappers.js";
+import { buildPolicy } from "../../src/application/policy/policy-options.js";
+import type { PolicyOptions } from "../../src/application/policy/policy-options.js";
 import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 import type { AbortSignalLike } from "../../src/domain/abort.js";
 import type { RunId, TaskId } from "../../src/domain/ids.js";
-import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../src/domain/ports.js";
+import type {
+  LaunchedRun,
+  LaunchRequest,
+  RunLauncher,
+} from "../../src/domain/ports/run-launcher.js";
 import type { Run } from "../../src/domain/run.js";
 import type { ReconcileFinding } from "../../src/domain/run-change.js";
 import type { Task } from "../../src/domain/task.js";

@@ -7,8 +7,8 @@ import { describe, expect, it } from "vitest";
 import { NonRetryableError } from "../../src/index.js";
 import type { SchedulerEventName } from "../../src/index.js";
 import { createTestScheduler } from "../../src/testing.js";
-import { LibraryEvents } from "../../src/application/library-events.js";
-import { SchedulerEvents } from "../../src/application/scheduler-events.js";
+import { LibraryEvents } from "../../src/application/events/library-notifications.js";
+import { SchedulerEvents } from "../../src/application/events/internal-events.js";
 import { VirtualClock } from "../../src/runtime/clock.js";
 import { HOUR, SECOND, createHarness, leavePending } from "./harness.js";
 

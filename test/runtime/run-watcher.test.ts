@@ -6,12 +6,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { LaunchIndeterminateError } from "../../src/domain/errors.js";
-import type { RunObservation } from "../../src/domain/ports.js";
+import type { RunObservation } from "../../src/domain/ports/run-launcher.js";
 import type { Run } from "../../src/domain/run.js";
 import type { Instant } from "../../src/domain/time.js";
 import { RunWatcher } from "../../src/runtime/run-watcher.js";
 import { VirtualClock } from "../../src/runtime/clock.js";
-import { LOCAL_ACTOR } from "../../src/application/actor.js";
+import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
 import { FakeLauncher, HOUR, MINUTE, SECOND, createHarness, leavePending } from "./harness.js";
 
 const T0 = "2026-01-05T00:00:00Z";

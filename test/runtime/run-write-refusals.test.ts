@@ -4,13 +4,13 @@
  * without waiting. Only outages are retried (docs/storage.md#writes-the-store-refuses).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { LOCAL_ACTOR } from "../../src/application/actor.js";
-import type { RunWrite } from "../../src/application/dispatch-service.js";
+import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
+import type { RunWrite } from "../../src/application/dispatch/dispatch-service.js";
 import { openSqliteStore } from "../../src/adapters/storage/sqlite/sqlite-store.js";
 import type { SqliteStore } from "../../src/adapters/storage/sqlite/sqlite-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 import type { RunId } from "../../src/domain/ids.js";
-import type { RunChangeResult } from "../../src/domain/ports.js";
+import type { RunChangeResult } from "../../src/domain/ports/run-repository.js";
 import type { JsonValue } from "../../src/domain/target.js";
 import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
 import { RunWriteQueue } from "../../src/runtime/run-write-queue.js";

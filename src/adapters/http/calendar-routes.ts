@@ -3,12 +3,12 @@
  * the days a schedule's `exclude` names as `{calendar: NAME}`. A put refreshes the tasks that name the
  * calendar.
  */
-import type { TaskService } from "../../application/task-service.js";
+import type { TaskService } from "../../application/tasks/task-service.js";
 import {
   calendarListSchema,
   calendarPutResultSchema,
   calendarViewSchema,
-} from "../../application/view-schemas.js";
+} from "../../application/shapes/view-schemas.js";
 import type { Instant } from "../../domain/time.js";
 import { actorOf } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";

@@ -11,11 +11,11 @@
  * stranger's 16 MiB post costs a lookup, not a parse (docs/security.md#callback-routes).
  */
 import type { FastifyRequest } from "fastify";
-import { checkResultSize, checkStorableText } from "../../application/limits.js";
-import { parseWith } from "../../application/task-input.js";
+import { checkResultSize, checkStorableText } from "../../application/policy/limits.js";
+import { parseWith } from "../../application/shapes/task-input.js";
 import { z } from "zod";
-import type { RunObservation } from "../../domain/ports.js";
-import type { ClaimedRun } from "../../domain/ports.js";
+import type { RunObservation } from "../../domain/ports/run-launcher.js";
+import type { ClaimedRun } from "../../domain/ports/run-repository.js";
 import type { RunChange, CompletionVerdict } from "../../domain/run-change.js";
 import { IllegalTransitionError, NotFoundError, ValidationError } from "../../domain/errors.js";
 import type { RunId } from "../../domain/ids.js";

@@ -7,9 +7,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import type { Actor } from "../../application/actor.js";
-import type { TaskService } from "../../application/task-service.js";
-import type { TaskView } from "../../application/views.js";
+import type { Actor } from "../../application/access/actor.js";
+import type { TaskService } from "../../application/tasks/task-service.js";
+import type { TaskView } from "../../application/shapes/view-mappers.js";
 import { isPunctualError, NotFoundError, ValidationError } from "../../domain/errors.js";
 import type { FieldError } from "../../domain/errors.js";
 import { threadId as toThreadId } from "../../domain/ids.js";

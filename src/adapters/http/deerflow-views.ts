@@ -6,7 +6,7 @@
  * `once`. Timestamps are RFC 3339 with `Z` (DeerFlow writes `+00:00`).
  */
 import { z } from "zod";
-import type { RunView, TaskView } from "../../application/views.js";
+import type { RunView, TaskView } from "../../application/shapes/view-mappers.js";
 
 /** DeerFlow's thread ids (`deerflow/utils/thread_id.py`). */
 export const DEERFLOW_THREAD_ID = /^[A-Za-z0-9_-]{1,64}$/;

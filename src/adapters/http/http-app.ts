@@ -7,11 +7,11 @@
 import { QuotaExceededError } from "../../domain/errors.js";
 import Fastify, { LogController } from "fastify";
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Actor } from "../../application/actor.js";
-import { checkJsonTextDepth } from "../../application/limits.js";
-import type { IdempotencyRepository } from "../../application/idempotency-repository.js";
-import type { TaskService } from "../../application/task-service.js";
-import type { TokenService } from "../../application/token-service.js";
+import type { Actor } from "../../application/access/actor.js";
+import { checkJsonTextDepth } from "../../application/policy/limits.js";
+import type { IdempotencyRepository } from "../../domain/ports/idempotency-repository.js";
+import type { TaskService } from "../../application/tasks/task-service.js";
+import type { TokenService } from "../../application/access/token-service.js";
 import type { Instant } from "../../domain/time.js";
 import { SchedulerMetrics } from "../metrics/scheduler-metrics.js";
 import { answerClientError } from "./client-error.js";

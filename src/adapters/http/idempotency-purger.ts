@@ -2,8 +2,8 @@
  * `Idempotency-Key` answers are remembered for a retention (24 hours by default), not forever: `serve`
  * purges older records at start and then every hour, in batches, oldest first.
  */
-import type { IdempotencyRepository } from "../../application/idempotency-repository.js";
-import type { Logger } from "../../application/logger.js";
+import type { IdempotencyRepository } from "../../domain/ports/idempotency-repository.js";
+import type { Logger } from "../../application/events/logger.js";
 import type { Instant } from "../../domain/time.js";
 
 export const IDEMPOTENCY_RETENTION_MS = 24 * 3_600_000;

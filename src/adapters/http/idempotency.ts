@@ -6,8 +6,8 @@
  * current one (docs/security.md#secrets-at-rest).
  */
 import { createHash } from "node:crypto";
-import type { Actor } from "../../application/actor.js";
-import type { IdempotencyRepository } from "../../application/idempotency-repository.js";
+import type { Actor } from "../../application/access/actor.js";
+import type { IdempotencyRepository } from "../../domain/ports/idempotency-repository.js";
 import { ValidationError } from "../../domain/errors.js";
 import type { JsonValue } from "../../domain/target.js";
 import type { Instant } from "../../domain/time.js";

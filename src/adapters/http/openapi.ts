@@ -4,7 +4,7 @@
  * loosely checked input is documented by the shape it stands for (`documented-shape.ts`).
  */
 import { z } from "zod";
-import { documentedShapeOf } from "../../application/documented-shape.js";
+import { documentedShapeOf } from "../../application/shapes/documented-shape.js";
 import { exposedProblems } from "./error-map.js";
 import { PROBLEM_CONTENT_TYPE } from "./problem.js";
 import { openApiPath } from "./route-spec.js";

@@ -1,8 +1,8 @@
 /**
  * Small pieces the route plugins share: the caller, ids, ETags and `If-Match`, page sizes. The limits
- * are the application's (application/limits.ts), the same for the library.
+ * are the application's (application/policy/limits.ts), the same for the library.
  */
-import type { Actor } from "../../application/actor.js";
+import type { Actor } from "../../application/access/actor.js";
 import { NotFoundError } from "../../domain/errors.js";
 import { HttpProblem } from "./problem.js";
 import type { RouteContext } from "./route-spec.js";
@@ -62,7 +62,7 @@ export function previewCountOf(count: string | undefined): number {
   return count === undefined ? PREVIEW_COUNT_DEFAULT : Number(count);
 }
 
-/** `?limit=` as a number (checked as digits by the query schema; its range by application/limits.ts). */
+/** `?limit=` as a number (checked as digits by the query schema; its range by application/policy/limits.ts). */
 export function pageSizeOf(limit: string | undefined): number | undefined {
   return limit === undefined ? undefined : Number(limit);
 }

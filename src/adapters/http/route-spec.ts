@@ -5,8 +5,8 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import type { Actor } from "../../application/actor.js";
-import { parseWith } from "../../application/task-input.js";
+import type { Actor } from "../../application/access/actor.js";
+import { parseWith } from "../../application/shapes/task-input.js";
 import { ValidationError } from "../../domain/errors.js";
 
 export interface ResponseSpec {

@@ -2,8 +2,8 @@
  * `/v1/runs` (docs/api.md): runs across tasks; read a run, cancel it (docs/semantics.md#the-life-of-a-run)
  * and redrive it (docs/semantics.md#redrive).
  */
-import { runSearchOf } from "../../application/run-operations.js";
-import { runPageSchema, runViewSchema } from "../../application/view-schemas.js";
+import { runSearchOf } from "../../application/runs/find-runs.js";
+import { runPageSchema, runViewSchema } from "../../application/shapes/view-schemas.js";
 import { actorOf, checkId, pageSizeOf } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";
 import type { RouteSpec } from "./route-spec.js";

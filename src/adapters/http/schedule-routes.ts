@@ -2,13 +2,13 @@
  * `/v1/schedules/preview`: the next fires of a schedule before any task has it, for the dashboard's live
  * preview while a user types. It parses the schedule exactly as task creation does and writes nothing.
  */
-import type { TaskService } from "../../application/task-service.js";
+import type { TaskService } from "../../application/tasks/task-service.js";
 import type { Instant } from "../../domain/time.js";
 import { actorOf, previewCountOf } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";
 import type { RouteSpec } from "./route-spec.js";
 import { previewQuery, problemSchema, schedulePreviewBody } from "./schemas.js";
-import { previewSchema } from "../../application/view-schemas.js";
+import { previewSchema } from "../../application/shapes/view-schemas.js";
 
 export interface ScheduleRouteDeps {
   readonly tasks: TaskService;

@@ -12,11 +12,11 @@ import {
   rotateSecretInputSchema,
   runListFiltersSchema,
   taskListFiltersSchema,
-} from "../../application/command-input.js";
+} from "../../application/shapes/command-input.js";
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from "../../application/scheduler-api.js";
 import { RUN_STATUSES, RUN_TRIGGERS } from "../../domain/run.js";
 import { TARGET_KINDS } from "../../domain/target.js";
-import { durationInputSchema, jsonValueSchema } from "../../application/input-primitives.js";
+import { durationInputSchema, jsonValueSchema } from "../../application/shapes/input-primitives.js";
 import {
   calendarItemSchema,
   calendarPutInputSchema,
@@ -29,7 +29,7 @@ import {
   onceScheduleInputSchema,
   scheduleInputSchema,
   scheduleShapeSchema,
-} from "../../application/schedule-shape.js";
+} from "../../application/shapes/schedule-input.js";
 import {
   agentTargetInputSchema,
   contextSchema,
@@ -39,7 +39,7 @@ import {
   taskCreateSchema,
   taskPatchSchema,
   webhookTargetInputSchema,
-} from "../../application/task-input.js";
+} from "../../application/shapes/task-input.js";
 import {
   agentTargetViewSchema,
   backfillResultSchema,
@@ -68,7 +68,7 @@ import {
   taskPageSchema,
   taskViewSchema,
   webhookTargetViewSchema,
-} from "../../application/view-schemas.js";
+} from "../../application/shapes/view-schemas.js";
 
 const fieldErrorSchema = z.object({ field: z.string(), message: z.string() });
 

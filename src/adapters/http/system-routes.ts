@@ -3,11 +3,11 @@
  * page (the dashboard's page and assets are in dashboard/dashboard-routes.ts).
  */
 import { z } from "zod";
-import type { MigrationStatus } from "../../application/store.js";
+import type { MigrationStatus } from "../../domain/ports/store.js";
 import { DOCS_PAGE } from "./docs-page.js";
 import type { SchedulerMetrics } from "../metrics/scheduler-metrics.js";
 import { inlinePageCsp, PAGE_HEADERS } from "./security-headers.js";
-import { notReadyReason } from "../../application/readiness.js";
+import { notReadyReason } from "../../application/dispatch/readiness.js";
 import { HttpProblem } from "./problem.js";
 import { defineRoute } from "./route-spec.js";
 import type { RouteSpec } from "./route-spec.js";

@@ -2,12 +2,12 @@
  * `POST /v1/tasks/batch` (docs/api.md): bulk create, all or none in one transaction
  * (docs/semantics.md#bulk-create); a refusal names the item (`tasks[17].schedule.cron`).
  */
-import { batchField } from "../../application/task-batch.js";
-import { taskBatchCreateSchema } from "../../application/task-input.js";
-import { createdTaskBatchSchema } from "../../application/view-schemas.js";
+import { batchField } from "../../application/tasks/create-task-batch.js";
+import { taskBatchCreateSchema } from "../../application/shapes/task-input.js";
+import { createdTaskBatchSchema } from "../../application/shapes/view-schemas.js";
 import { LimitExceededError } from "../../domain/errors.js";
 import { idempotencyKeyOf, idempotent } from "./idempotency.js";
-import { checkTaskInputSize as checkTargetInput } from "../../application/limits.js";
+import { checkTaskInputSize as checkTargetInput } from "../../application/policy/limits.js";
 import { actorOf } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";
 import type { RouteSpec } from "./route-spec.js";

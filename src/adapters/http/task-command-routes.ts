@@ -7,11 +7,11 @@ import {
   rotatedSecretSchema,
   runViewSchema,
   taskViewSchema,
-} from "../../application/view-schemas.js";
+} from "../../application/shapes/view-schemas.js";
 import type { z } from "zod";
-import type { Actor } from "../../application/actor.js";
+import type { Actor } from "../../application/access/actor.js";
 import { pauseOptionsOf, resumeOptionsOf } from "../../application/scheduler-api.js";
-import type { TaskView } from "../../application/views.js";
+import type { TaskView } from "../../application/shapes/view-mappers.js";
 import { idempotencyKeyOf, idempotent } from "./idempotency.js";
 import { actorOf, checkId } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";

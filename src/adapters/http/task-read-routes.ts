@@ -6,7 +6,7 @@ import {
   explanationViewSchema,
   previewSchema,
   runPageSchema,
-} from "../../application/view-schemas.js";
+} from "../../application/shapes/view-schemas.js";
 import { runQueryOf } from "../../application/scheduler-api.js";
 import { actorOf, checkId, pageSizeOf, previewCountOf } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";

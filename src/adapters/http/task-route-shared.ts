@@ -2,10 +2,10 @@
  * What the task and run routes share (docs/api.md): their dependencies, the problem answers every route
  * may give, the `Idempotency-Key` header and the task's ETag.
  */
-import type { Actor } from "../../application/actor.js";
-import type { IdempotencyRepository } from "../../application/idempotency-repository.js";
-import type { TaskService } from "../../application/task-service.js";
-import type { TaskView } from "../../application/views.js";
+import type { Actor } from "../../application/access/actor.js";
+import type { IdempotencyRepository } from "../../domain/ports/idempotency-repository.js";
+import type { TaskService } from "../../application/tasks/task-service.js";
+import type { TaskView } from "../../application/shapes/view-mappers.js";
 import { PunctualError } from "../../domain/errors.js";
 import type { Instant } from "../../domain/time.js";
 import { etagOf } from "./route-helpers.js";

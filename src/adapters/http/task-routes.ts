@@ -9,11 +9,11 @@ import {
   taskPageSchema,
   taskViewSchema,
   upsertedTaskSchema,
-} from "../../application/view-schemas.js";
+} from "../../application/shapes/view-schemas.js";
 import { ValidationError } from "../../domain/errors.js";
 import { taskQueryOf } from "../../application/scheduler-api.js";
-import { taskCreateSchema, taskPatchSchema } from "../../application/task-input.js";
-import type { TaskView } from "../../application/views.js";
+import { taskCreateSchema, taskPatchSchema } from "../../application/shapes/task-input.js";
+import type { TaskView } from "../../application/shapes/view-mappers.js";
 import { idempotencyKeyOf, idempotent } from "./idempotency.js";
 import { HttpProblem } from "./problem.js";
 import { actorOf, checkId, ifMatchVersion, pageSizeOf } from "./route-helpers.js";

@@ -6,9 +6,9 @@
  * Labels are bounded (kinds, statuses, reasons); per-task labels only behind `perTaskLabels`.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { SchedulerEvents } from "../../application/scheduler-events.js";
+import type { SchedulerEvents } from "../../application/events/internal-events.js";
 import type { Admission } from "../../domain/admission.js";
-import type { QueueStats } from "../../domain/ports.js";
+import type { QueueStats } from "../../domain/ports/run-repository.js";
 import type { Run, RunStatus } from "../../domain/run.js";
 import type { TargetKind } from "../../domain/target.js";
 

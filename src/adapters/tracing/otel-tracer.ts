@@ -6,7 +6,7 @@
  */
 import { SpanKind, SpanStatusCode, context, isSpanContextValid, trace } from "@opentelemetry/api";
 import type { Link, Span, TracerProvider } from "@opentelemetry/api";
-import type { TraceAttributes, TraceSpan, Tracer } from "../../application/tracing.js";
+import type { TraceAttributes, TraceSpan, Tracer } from "../../application/events/tracing.js";
 
 /** The instrumentation scope spans are reported under. */
 export const TRACER_NAME = "punctual";

@@ -13,7 +13,7 @@ import {
   jsonDepth,
   jsonTextDepth,
   resultProblem,
-} from "../../../src/application/limits.js";
+} from "../../../src/application/policy/limits.js";
 import { isPunctualError } from "../../../src/domain/errors.js";
 import type { Run } from "../../../src/domain/run.js";
 import { createTestScheduler } from "../../../src/testing.js";

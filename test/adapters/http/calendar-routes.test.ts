@@ -12,7 +12,7 @@ import {
   explanationViewSchema as explanationSchema,
   previewSchema,
   taskViewSchema as taskSchema,
-} from "../../../src/application/view-schemas.js";
+} from "../../../src/application/shapes/view-schemas.js";
 import { call, startTestServer } from "./http-harness.js";
 import type { TestServer } from "./http-harness.js";
 

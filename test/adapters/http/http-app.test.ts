@@ -11,7 +11,7 @@ import {
   explanationViewSchema as explanationSchema,
   runViewSchema as runSchema,
   taskViewSchema as taskSchema,
-} from "../../../src/application/view-schemas.js";
+} from "../../../src/application/shapes/view-schemas.js";
 import type { Instant } from "../../../src/domain/time.js";
 import { CRON_TASK, call, seenProblemTypes, startTestServer } from "./http-harness.js";
 import type { TestServer } from "./http-harness.js";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callbackToken } from "../../../src/adapters/callbacks/callback-tokens.js";
 import { memoryStore } from "../../../src/adapters/storage/memory/memory-store.js";
 import { sqlite } from "../../../src/adapters/storage/sqlite/sqlite-store.js";
-import type { StoreFactory } from "../../../src/application/store.js";
+import type { StoreFactory } from "../../../src/domain/ports/store.js";
 import { createPostgresTestDatabase } from "../../helpers/postgres.js";
 import type { PostgresTestDatabase } from "../../helpers/postgres.js";
 import { call, CRON_TASK, startTestServer } from "./http-harness.js";

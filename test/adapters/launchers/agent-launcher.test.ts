@@ -12,7 +12,7 @@ import {
   LaunchIndeterminateError,
   ThreadBusyError,
 } from "../../../src/domain/errors.js";
-import type { LaunchedRun } from "../../../src/domain/ports.js";
+import type { LaunchedRun } from "../../../src/domain/ports/run-launcher.js";
 import type { Run } from "../../../src/domain/run.js";
 import type { Task } from "../../../src/domain/task.js";
 import { agentRun, agentTask, configFlavor, serverConfig } from "../../helpers/agent-fixtures.js";

@@ -3,7 +3,7 @@
  * reservations (one winner per key, completed or released).
  */
 import { afterAll, describe, expect, it } from "vitest";
-import type { Store } from "../../../src/application/store.js";
+import type { Store } from "../../../src/domain/ports/store.js";
 import { createMemoryStore } from "../../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../../src/adapters/storage/shared/time-ordered-id.js";
 import { openSqliteStore } from "../../../src/adapters/storage/sqlite/sqlite-store.js";

@@ -6,11 +6,11 @@
  * `skipped` range each.
  */
 import { describe, expect, it } from "vitest";
-import type { Store } from "../../../src/application/store.js";
+import type { Store } from "../../../src/domain/ports/store.js";
 import { withCalendar } from "../../../src/domain/calendar.js";
 import type { Calendar } from "../../../src/domain/calendar.js";
 import { CalendarChangedError, CalendarInUseError } from "../../../src/domain/errors.js";
-import type { CalendarRepository } from "../../../src/domain/ports.js";
+import type { CalendarRepository } from "../../../src/domain/ports/calendar-repository.js";
 import { parseSchedule } from "../../../src/domain/schedule/parse-schedule.js";
 import {
   calendarItemInput,

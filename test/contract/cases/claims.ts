@@ -8,7 +8,7 @@ import { threadKey } from "../../../src/domain/claim.js";
 import type { TaskId } from "../../../src/domain/ids.js";
 import { claimRun } from "../../../src/domain/run-transitions.js";
 import type { Run } from "../../../src/domain/run.js";
-import type { Store } from "../../../src/application/store.js";
+import type { Store } from "../../../src/domain/ports/store.js";
 import { durationMs } from "../../../src/domain/time.js";
 import type { Instant } from "../../../src/domain/time.js";
 import {

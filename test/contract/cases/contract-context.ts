@@ -1,5 +1,5 @@
 /** What every group of contract cases receives: the store opened for the current test. */
-import type { Store } from "../../../src/application/store.js";
+import type { Store } from "../../../src/domain/ports/store.js";
 import type { TaskId } from "../../../src/domain/ids.js";
 import type { TaskDefectField } from "../../../src/domain/task-defect.js";
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { OwnerShare } from "../../../src/domain/claim.js";
 import type { TaskId } from "../../../src/domain/ids.js";
 import type { Run } from "../../../src/domain/run.js";
-import type { Store } from "../../../src/application/store.js";
+import type { Store } from "../../../src/domain/ports/store.js";
 import type { Instant } from "../../../src/domain/time.js";
 import { ALICE, ALL, BOB, T0, at, minute, onceAt, reuseThread } from "../fixtures.js";
 import {

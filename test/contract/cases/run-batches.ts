@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { fencingToken, runId } from "../../../src/domain/ids.js";
-import type { ClaimedRun, RunChangeRequest } from "../../../src/domain/ports.js";
+import type { ClaimedRun, RunChangeRequest } from "../../../src/domain/ports/run-repository.js";
 import {
   applyLaunchAnswer,
   applyLaunchOutcome,
@@ -25,7 +25,7 @@ import {
   reloadRun,
   triggerRun,
 } from "../store-steps.js";
-import { isRefusal } from "../../../src/application/store.js";
+import { isRefusal } from "../../../src/domain/ports/store.js";
 import type { JsonValue } from "../../../src/domain/target.js";
 import type { ContractContext } from "./contract-context.js";
 

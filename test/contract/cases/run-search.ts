@@ -4,8 +4,8 @@
  * of its task (`mutateTask`'s `run` option), which a redrive rewrites back to the queue.
  */
 import { describe, expect, it } from "vitest";
-import type { Store } from "../../../src/application/store.js";
-import type { OwnerScope, RunSearch } from "../../../src/domain/ports.js";
+import type { Store } from "../../../src/domain/ports/store.js";
+import type { OwnerScope, RunSearch } from "../../../src/domain/ports/queries.js";
 import type { Run } from "../../../src/domain/run.js";
 import { redriveTaskRun } from "../../../src/domain/task-commands.js";
 import type { TargetKind } from "../../../src/domain/target.js";

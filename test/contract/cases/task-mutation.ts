@@ -3,7 +3,7 @@
  * new runs with repeatable keys answered by null, rewritten active runs, all or nothing.
  */
 import { describe, expect, it, vi } from "vitest";
-import type { LockedTask } from "../../../src/domain/ports.js";
+import type { LockedTask } from "../../../src/domain/ports/task-repository.js";
 import { idempotencyKeyFor } from "../../../src/domain/occurrence.js";
 import { triggerTask } from "../../../src/domain/task-commands.js";
 import { ALICE_SCOPE, ALL, BOB_SCOPE, minute, nextTaskId, T0 } from "../fixtures.js";

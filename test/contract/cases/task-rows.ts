@@ -1,7 +1,7 @@
 /** Contract: task rows round-trip exactly, stay owner-scoped, and list with filters and stable pages. */
 import { describe, expect, it } from "vitest";
 import { runId } from "../../../src/domain/ids.js";
-import type { OwnerScope, TaskQuery } from "../../../src/domain/ports.js";
+import type { OwnerScope, TaskQuery } from "../../../src/domain/ports/queries.js";
 import { durationMs } from "../../../src/domain/time.js";
 import type { Task } from "../../../src/domain/task.js";
 import {

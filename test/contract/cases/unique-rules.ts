@@ -3,8 +3,8 @@
  * exclusive task and per thread, terminal records never hold a slot, and each trigger has its own keys.
  */
 import { describe, expect, it } from "vitest";
-import type { Store } from "../../../src/application/store.js";
-import type { ClaimedRun } from "../../../src/domain/ports.js";
+import type { Store } from "../../../src/domain/ports/store.js";
+import type { ClaimedRun } from "../../../src/domain/ports/run-repository.js";
 import { fencingToken } from "../../../src/domain/ids.js";
 import { moveRun } from "../../../src/domain/run.js";
 import { claimRun } from "../../../src/domain/run-transitions.js";

@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { join } from "node:path";
 import { createScheduler } from "../../../src/composition.js";
-import type { StoreFactory } from "../../../src/application/store.js";
+import type { StoreFactory } from "../../../src/domain/ports/store.js";
 import { ROOT } from "../../e2e/build.js";
 import { waitFor } from "../../e2e/process.js";
 import { checkLedger, formatReport } from "./ledger-check.js";

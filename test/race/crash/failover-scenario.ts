@@ -7,7 +7,7 @@
  * prints, kill to the last stranded run executing on the survivor, is the one docs/operations.md quotes.
  */
 import { createScheduler } from "../../../src/composition.js";
-import type { StoreFactory } from "../../../src/application/store.js";
+import type { StoreFactory } from "../../../src/domain/ports/store.js";
 import { waitFor } from "../../e2e/process.js";
 import type { LedgerRun } from "./ledger-check.js";
 import type { LedgerSource } from "./ledger-source.js";

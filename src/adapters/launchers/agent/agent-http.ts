@@ -7,7 +7,7 @@
 import type { AbortSignalLike } from "../../../domain/abort.js";
 import type { AgentServerConfig } from "./agent-servers.js";
 import { TransportError } from "../transport-error.js";
-import { DEFAULT_LIMITS, jsonTextDepth } from "../../../application/limits.js";
+import { DEFAULT_LIMITS, jsonTextDepth } from "../../../application/policy/limits.js";
 
 /** The subset of `fetch` the agent adapters use; injectable so tests can break the transport. */
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;

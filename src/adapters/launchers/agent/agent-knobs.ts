@@ -7,7 +7,10 @@
  * any other key is refused here rather than lost there.
  */
 import { z } from "zod";
-import { agentRunConfigFrom, agentRunConfigSchema } from "../../../application/task-input.js";
+import {
+  agentRunConfigFrom,
+  agentRunConfigSchema,
+} from "../../../application/shapes/task-input.js";
 import type { FieldError } from "../../../domain/errors.js";
 import type { AgentRunConfig, AgentTarget, JsonValue } from "../../../domain/target.js";
 

@@ -8,7 +8,7 @@ import {
   LaunchIndeterminateError,
   ThreadBusyError,
 } from "../../../domain/errors.js";
-import type { LaunchedRun } from "../../../domain/ports.js";
+import type { LaunchedRun } from "../../../domain/ports/run-launcher.js";
 import type { AgentReply } from "./agent-http.js";
 
 /** The server's answer, kept as the `cause` of the launch error it led to. */

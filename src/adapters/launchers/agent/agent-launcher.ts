@@ -5,8 +5,8 @@
  * uncertain launch by the metadata punctual tagged it with and never launches; `observe` polls the
  * server, the source of truth for completion; `cancel` interrupts. `observe` and `cancel` never throw.
  */
-import type { Logger } from "../../../application/logger.js";
-import { silentLogger } from "../../../application/logger.js";
+import type { Logger } from "../../../application/events/logger.js";
+import { silentLogger } from "../../../application/events/logger.js";
 import type { AbortSignalLike } from "../../../domain/abort.js";
 import type { FieldError } from "../../../domain/errors.js";
 import { LaunchFailedError, ThreadBusyError } from "../../../domain/errors.js";
@@ -15,7 +15,7 @@ import type {
   LaunchRequest,
   RunLauncher,
   RunObservation,
-} from "../../../domain/ports.js";
+} from "../../../domain/ports/run-launcher.js";
 import type { Run } from "../../../domain/run.js";
 import type { ReconcileFinding } from "../../../domain/run-change.js";
 import type { AgentTarget } from "../../../domain/target.js";

@@ -4,7 +4,7 @@
  * the polled `GET /threads/{t}/runs/{r}` and the run webhook's payload (the Run object with its terminal
  * `status` and an `error` text). Pure: no I/O, never throws.
  */
-import type { RunObservation } from "../../../domain/ports.js";
+import type { RunObservation } from "../../../domain/ports/run-launcher.js";
 import type { CompletionVerdict } from "../../../domain/run-change.js";
 import { PUNCTUAL_METADATA } from "./agent-run-request.js";
 

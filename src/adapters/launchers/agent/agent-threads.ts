@@ -3,10 +3,10 @@
  * asked for; a thread tagged for another punctual owner (`metadata.punctual_owner`) reads as not found,
  * so one owner cannot probe another's. Threads of handler and webhook targets are punctual's own labels.
  */
-import type { Logger } from "../../../application/logger.js";
-import { silentLogger } from "../../../application/logger.js";
+import type { Logger } from "../../../application/events/logger.js";
+import { silentLogger } from "../../../application/events/logger.js";
 import type { OwnerId, ThreadId } from "../../../domain/ids.js";
-import type { ThreadLookup } from "../../../domain/ports.js";
+import type { ThreadLookup } from "../../../domain/ports/thread-lookup.js";
 import type { FetchLike } from "./agent-http.js";
 import { agentExchange, agentPath, messageOf } from "./agent-http.js";
 import { detailOf } from "./agent-launch-reply.js";

@@ -8,7 +8,27 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { FieldError } from "../../../domain/errors.js";
 import type { JsonValue } from "../../../domain/target.js";
-import type { Handler, HandlerContext } from "./handler-launcher.js";
+import type { RunView, TaskView } from "../../../application/shapes/view-mappers.js";
+
+/** What a handler receives; `I` is its input's type (a typed handler's schema output). */
+export interface HandlerContext<I = JsonValue> {
+  /** The run, in the API's shape (`scheduled_for`, `fire_at`, `late`, `attempt`, ...). */
+  readonly run: RunView;
+  readonly task: TaskView;
+  /** The task target's `input` (a typed handler's: as its schema's output, validated before launch). */
+  readonly input: I;
+  /** Aborted when the run is cancelled, times out, or the replica shuts down. */
+  readonly signal: AbortSignal;
+  /** Tells punctual the handler is alive: the run's deadline moves to now + `run_timeout`. */
+  heartbeat(): Promise<void>;
+}
+
+/**
+ * A handler: resolve (with a small JSON result, or nothing) and the run succeeds; throw and it fails
+ * (and is retried if the task's `retry.max_attempts` allows; `NonRetryableError` and `RetryableError`
+ * say otherwise, docs/library.md#failures-a-handler-can-state).
+ */
+export type Handler<I = JsonValue> = (context: HandlerContext<I>) => unknown;
 
 /** A named handler with its input's schema, made by `defineHandler`. */
 export interface HandlerDefinition<

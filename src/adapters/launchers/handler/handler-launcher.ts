@@ -3,41 +3,30 @@
  * handler and returns at once; its verdict (resolve, throw, or abort) is reported later through the sink.
  * A handler receives `{ run, task, input, signal, heartbeat }`.
  */
-import { LazyAbort } from "../../../application/lazy-abort.js";
-import { runView, taskView } from "../../../application/views.js";
-import type { RunView, TaskView } from "../../../application/views.js";
+import { LazyAbort } from "../../../application/dispatch/lazy-abort.js";
+import { runView, taskView } from "../../../application/shapes/view-mappers.js";
+import type { TaskView } from "../../../application/shapes/view-mappers.js";
 import { LaunchFailedError, LaunchIndeterminateError } from "../../../domain/errors.js";
 import type { RunId } from "../../../domain/ids.js";
-import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../../domain/ports.js";
+import type {
+  LaunchedRun,
+  LaunchRequest,
+  RunLauncher,
+} from "../../../domain/ports/run-launcher.js";
 import type { Run } from "../../../domain/run.js";
 import type { CompletionVerdict, ReconcileFinding } from "../../../domain/run-change.js";
 import type { JsonValue } from "../../../domain/target.js";
-import { boundedRetryDelayMs, resultProblem } from "../../../application/limits.js";
+import { boundedRetryDelayMs, resultProblem } from "../../../application/policy/limits.js";
 import type { FieldError } from "../../../domain/errors.js";
 import type { DurationMs } from "../../../domain/time.js";
 import { registerHandlers, validateWith } from "./handler-definition.js";
-import type { HandlersOption, RegisteredHandler } from "./handler-definition.js";
+import type {
+  Handler,
+  HandlerContext,
+  HandlersOption,
+  RegisteredHandler,
+} from "./handler-definition.js";
 import { retryWordOf } from "./handler-errors.js";
-
-/** What a handler receives; `I` is its input's type (a typed handler's schema output). */
-export interface HandlerContext<I = JsonValue> {
-  /** The run, in the API's shape (`scheduled_for`, `fire_at`, `late`, `attempt`, ...). */
-  readonly run: RunView;
-  readonly task: TaskView;
-  /** The task target's `input` (a typed handler's: as its schema's output, validated before launch). */
-  readonly input: I;
-  /** Aborted when the run is cancelled, times out, or the replica shuts down. */
-  readonly signal: AbortSignal;
-  /** Tells punctual the handler is alive: the run's deadline moves to now + `run_timeout`. */
-  heartbeat(): Promise<void>;
-}
-
-/**
- * A handler: resolve (with a small JSON result, or nothing) and the run succeeds; throw and it fails
- * (and is retried if the task's `retry.max_attempts` allows; `NonRetryableError` and `RetryableError`
- * say otherwise, docs/library.md#failures-a-handler-can-state).
- */
-export type Handler<I = JsonValue> = (context: HandlerContext<I>) => unknown;
 
 /** Where verdicts go: the coordinator, which records them after the launch. */
 export interface HandlerSink {

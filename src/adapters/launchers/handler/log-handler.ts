@@ -1,8 +1,8 @@
 /**
  * The built-in `log` handler: logs the run and succeeds. Useful to try punctual, and as a heartbeat task.
  */
-import type { Logger } from "../../../application/logger.js";
-import type { Handler } from "./handler-launcher.js";
+import type { Logger } from "../../../application/events/logger.js";
+import type { Handler } from "./handler-definition.js";
 
 export function createLogHandler(logger: Logger): Handler {
   return ({ run, task, input }) => {

@@ -4,7 +4,7 @@
  * only; it sends nothing.
  */
 import { createHmac } from "node:crypto";
-import { formatInstant } from "../../../application/views.js";
+import { formatInstant } from "../../../application/shapes/view-mappers.js";
 import type { Run } from "../../../domain/run.js";
 import type { JsonValue, WebhookSignature, WebhookTarget } from "../../../domain/target.js";
 import type { Task } from "../../../domain/task.js";

@@ -4,11 +4,15 @@
  * three launch errors escape `launch`; `cancel` never throws; `reconcile` re-sends only to idempotent
  * receivers, with the same `Idempotency-Key`.
  */
-import type { Logger } from "../../../application/logger.js";
-import { silentLogger } from "../../../application/logger.js";
+import type { Logger } from "../../../application/events/logger.js";
+import { silentLogger } from "../../../application/events/logger.js";
 import type { AbortSignalLike } from "../../../domain/abort.js";
 import { LaunchFailedError } from "../../../domain/errors.js";
-import type { LaunchedRun, LaunchRequest, RunLauncher } from "../../../domain/ports.js";
+import type {
+  LaunchedRun,
+  LaunchRequest,
+  RunLauncher,
+} from "../../../domain/ports/run-launcher.js";
 import type { Run } from "../../../domain/run.js";
 import type { ReconcileFinding } from "../../../domain/run-change.js";
 import type { WebhookTarget } from "../../../domain/target.js";

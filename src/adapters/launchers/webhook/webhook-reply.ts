@@ -8,10 +8,14 @@ import {
   LaunchIndeterminateError,
   ThreadBusyError,
 } from "../../../domain/errors.js";
-import type { LaunchedRun } from "../../../domain/ports.js";
+import type { LaunchedRun } from "../../../domain/ports/run-launcher.js";
 import type { Run } from "../../../domain/run.js";
 import type { JsonValue } from "../../../domain/target.js";
-import { DEFAULT_LIMITS, jsonTextDepth, resultProblem } from "../../../application/limits.js";
+import {
+  DEFAULT_LIMITS,
+  jsonTextDepth,
+  resultProblem,
+} from "../../../application/policy/limits.js";
 import type { HttpReply } from "./pinned-request.js";
 
 /** The receiver's answer, kept as the `cause` of the launch error it led to. */

@@ -6,7 +6,7 @@ import type { Calendar } from "../../../domain/calendar.js";
 import { namesCalendar } from "../../../domain/calendar.js";
 import { CalendarChangedError, CalendarInUseError } from "../../../domain/errors.js";
 import type { OwnerId, TaskId } from "../../../domain/ids.js";
-import type { CalendarRepository } from "../../../domain/ports.js";
+import type { CalendarRepository } from "../../../domain/ports/calendar-repository.js";
 import { decodeCalendarItems, encodeCalendarItems } from "../../../domain/schedule-codec.js";
 import type { CalendarItem } from "../../../domain/schedule/schedule-spec.js";
 import type { Task } from "../../../domain/task.js";

@@ -1,5 +1,5 @@
 /** `FleetSettings` in memory: the budget of the replicas sharing this one store object. */
-import type { FleetSettings } from "../../../application/store.js";
+import type { FleetSettings } from "../../../domain/ports/store.js";
 
 export class MemoryFleetSettings implements FleetSettings {
   #budget: number | null = null;

@@ -1,5 +1,5 @@
 /** Replica heartbeats in memory: one row per replica, upserted. */
-import type { ReplicaRegistry } from "../../../domain/ports.js";
+import type { ReplicaRegistry } from "../../../domain/ports/replica-registry.js";
 import type { Instant } from "../../../domain/time.js";
 import type { MemoryTables } from "./memory-tables.js";
 

@@ -11,15 +11,12 @@ import { fencingToken } from "../../../domain/ids.js";
 import type {
   ClaimedRun,
   ClaimRequest,
-  OwnerScope,
-  Page,
   RunChangeRequest,
   RunChangeResult,
-  RunQuery,
   RunRepository,
   QueueStats,
-  RunSearch,
-} from "../../../domain/ports.js";
+} from "../../../domain/ports/run-repository.js";
+import type { OwnerScope, Page, RunQuery, RunSearch } from "../../../domain/ports/queries.js";
 import type { TargetKind } from "../../../domain/target.js";
 import type { Run, RunTrigger } from "../../../domain/run.js";
 import { holdsSlot, isTerminalRunStatus } from "../../../domain/run.js";

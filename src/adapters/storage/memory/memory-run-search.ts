@@ -2,7 +2,7 @@
  * `searchRuns` in memory: the reference answer the SQL stores' index paths must give
  * (docs/storage.md#runs-across-tasks), read from every run, newest first.
  */
-import type { OwnerScope, Page, RunSearch } from "../../../domain/ports.js";
+import type { OwnerScope, Page, RunSearch } from "../../../domain/ports/queries.js";
 import type { Run } from "../../../domain/run.js";
 import { compareKeys, pageOf } from "../shared/page-cursor.js";
 import type { CursorKey } from "../shared/page-cursor.js";

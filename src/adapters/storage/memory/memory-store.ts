@@ -8,7 +8,7 @@ import type {
   Store,
   StoreFactory,
   StoreOptions,
-} from "../../../application/store.js";
+} from "../../../domain/ports/store.js";
 import { MemoryCalendarRepository } from "./memory-calendar-repository.js";
 import { MemoryIdempotencyRepository } from "./memory-idempotency-repository.js";
 import { MemoryFleetSettings } from "./memory-fleet-settings.js";

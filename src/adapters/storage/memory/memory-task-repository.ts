@@ -12,12 +12,10 @@ import type { NewRun } from "../../../domain/new-run.js";
 import type {
   AdmissionReport,
   LockedTask,
-  OwnerScope,
-  Page,
   TaskMutation,
-  TaskQuery,
   TaskRepository,
-} from "../../../domain/ports.js";
+} from "../../../domain/ports/task-repository.js";
+import type { OwnerScope, Page, TaskQuery } from "../../../domain/ports/queries.js";
 import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import { threadScopeOf } from "../../../domain/target.js";

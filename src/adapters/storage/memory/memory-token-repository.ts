@@ -1,7 +1,7 @@
 /**
  * API tokens in memory, keyed by their hash (the SQL stores' unique index on `token_hash`).
  */
-import type { ApiToken, TokenRepository } from "../../../application/token-repository.js";
+import type { ApiToken, TokenRepository } from "../../../domain/ports/token-repository.js";
 import type { Instant } from "../../../domain/time.js";
 
 export class MemoryTokenRepository implements TokenRepository {

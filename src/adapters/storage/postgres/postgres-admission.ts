@@ -8,7 +8,7 @@ import { runId } from "../../../domain/ids.js";
 import { newRunWithId } from "../../../domain/new-run.js";
 import type { AdmissionTaskFields } from "../../../domain/admission.js";
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
-import type { AdmissionReport } from "../../../domain/ports.js";
+import type { AdmissionReport } from "../../../domain/ports/task-repository.js";
 import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";

@@ -14,7 +14,7 @@ import { ownerMaxActiveRuns, shareLimitsOwners, threadKey } from "../../../domai
 import type { ClaimCandidate, ClaimSelectionInput } from "../../../domain/claim.js";
 import { fencingToken, ownerId, runId, taskId, threadId } from "../../../domain/ids.js";
 import type { FencingToken, TaskId } from "../../../domain/ids.js";
-import type { ClaimRequest, ClaimedRun } from "../../../domain/ports.js";
+import type { ClaimRequest, ClaimedRun } from "../../../domain/ports/run-repository.js";
 import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import type { PostgresContext } from "./postgres-context.js";

@@ -2,8 +2,8 @@
  * A run read together with its task in one statement (claims, expired claims): the task's columns travel
  * under a `task__` prefix and are split off when the row is read.
  */
-import type { SecretSealer } from "../../../application/store.js";
-import type { ClaimedRun } from "../../../domain/ports.js";
+import type { SecretSealer } from "../../../domain/ports/store.js";
+import type { ClaimedRun } from "../../../domain/ports/run-repository.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { TASK_COLUMNS, record, runFromRow, taskFromRow, taskSelectList } from "./postgres-rows.js";
 

@@ -2,7 +2,7 @@
  * What every repository of one store shares: the pool, the schema, the id minter and the SQL built once
  * for that schema.
  */
-import type { SecretSealer } from "../../../application/store.js";
+import type { SecretSealer } from "../../../domain/ports/store.js";
 import type { PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { RunSql } from "./postgres-run-writes.js";
 import type { SchemaName } from "./postgres-schema-name.js";

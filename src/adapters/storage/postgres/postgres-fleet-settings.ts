@@ -1,5 +1,5 @@
 /** `FleetSettings` on PostgreSQL: the `fleet_settings` rows every replica shares (migration 9). */
-import type { FleetSettings } from "../../../application/store.js";
+import type { FleetSettings } from "../../../domain/ports/store.js";
 import type { Instant } from "../../../domain/time.js";
 import type { PostgresContext } from "./postgres-context.js";
 import type { PostgresStatement } from "./postgres-pool.js";

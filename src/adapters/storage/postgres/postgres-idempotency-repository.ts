@@ -6,7 +6,7 @@ import type {
   IdempotencyRecord,
   IdempotencyRepository,
   IdempotencyScope,
-} from "../../../application/idempotency-repository.js";
+} from "../../../domain/ports/idempotency-repository.js";
 import type { JsonValue } from "../../../domain/target.js";
 import type { Instant } from "../../../domain/time.js";
 import type { PostgresContext } from "./postgres-context.js";

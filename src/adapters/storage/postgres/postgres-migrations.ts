@@ -5,7 +5,7 @@
  * database that holds a migration this code does not know or whose checksum differs.
  */
 import { createHash } from "node:crypto";
-import type { MigrationStatus } from "../../../application/store.js";
+import type { MigrationStatus } from "../../../domain/ports/store.js";
 import { POSTGRES_MIGRATION_0001 } from "./postgres-migration-0001.js";
 import { POSTGRES_MIGRATION_0002 } from "./postgres-migration-0002.js";
 import { POSTGRES_MIGRATION_0003 } from "./postgres-migration-0003.js";

@@ -1,5 +1,5 @@
 /** `ReplicaRegistry` on PostgreSQL: one upserted heartbeat row per replica. */
-import type { ReplicaRegistry } from "../../../domain/ports.js";
+import type { ReplicaRegistry } from "../../../domain/ports/replica-registry.js";
 import type { Instant } from "../../../domain/time.js";
 import type { PostgresContext } from "./postgres-context.js";
 import type { PostgresStatement } from "./postgres-pool.js";

@@ -3,7 +3,7 @@
  * wire values (epoch ms for timestamps, JSON text for `jsonb`), and a row read back as a domain object.
  * Rows are checked field by field; a malformed row is a TypeError naming the column.
  */
-import type { SecretSealer } from "../../../application/store.js";
+import type { SecretSealer } from "../../../domain/ports/store.js";
 import { fencingToken, ownerId, runId, taskId, threadId } from "../../../domain/ids.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../../domain/run.js";
 import type { Run } from "../../../domain/run.js";

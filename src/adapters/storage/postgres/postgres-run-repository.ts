@@ -9,15 +9,12 @@ import { runId, taskId } from "../../../domain/ids.js";
 import type {
   ClaimRequest,
   ClaimedRun,
-  OwnerScope,
-  Page,
   RunChangeRequest,
   RunChangeResult,
   QueueStats,
-  RunQuery,
   RunRepository,
-  RunSearch,
-} from "../../../domain/ports.js";
+} from "../../../domain/ports/run-repository.js";
+import type { OwnerScope, Page, RunQuery, RunSearch } from "../../../domain/ports/queries.js";
 import type { TargetKind } from "../../../domain/target.js";
 import { holdsSlot, TERMINAL_RUN_STATUSES } from "../../../domain/run.js";
 import type { Run, RunTrigger } from "../../../domain/run.js";

@@ -4,7 +4,7 @@
  * are parameters; the statement is sent unnamed, so each is planned with its own values (a partial
  * index is only usable when the planner sees them).
  */
-import type { OwnerScope, Page, RunSearch } from "../../../domain/ports.js";
+import type { OwnerScope, Page, RunSearch } from "../../../domain/ports/queries.js";
 import type { Run } from "../../../domain/run.js";
 import { pageOf } from "../shared/page-cursor.js";
 import { runSearchPath, searchCursor, statusFilter } from "../shared/run-search.js";

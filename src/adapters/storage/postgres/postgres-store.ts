@@ -16,7 +16,7 @@ import type {
   StoreFactory,
   StoreOptions,
   WakeSource,
-} from "../../../application/store.js";
+} from "../../../domain/ports/store.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import { WAKE_CHANNEL, postgresContext } from "./postgres-context.js";

@@ -1,7 +1,7 @@
 /**
  * API tokens in PostgreSQL (`api_tokens`, migration 0001): only the SHA-256 hash of a token is stored.
  */
-import type { ApiToken, TokenRepository } from "../../../application/token-repository.js";
+import type { ApiToken, TokenRepository } from "../../../domain/ports/token-repository.js";
 import { ownerId } from "../../../domain/ids.js";
 import type { Instant } from "../../../domain/time.js";
 import type { PostgresContext } from "./postgres-context.js";

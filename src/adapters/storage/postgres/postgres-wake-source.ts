@@ -4,7 +4,7 @@
  * with back-off and wakes the coordinator once reconnected, for what it may have missed. The coordinator's
  * polling at the tick covers the gap.
  */
-import type { WakeSource } from "../../../application/store.js";
+import type { WakeSource } from "../../../domain/ports/store.js";
 import { exponentialBackoffMs } from "../../../domain/backoff.js";
 import type { ListenOptions, PostgresListener } from "./postgres-notifications.js";
 

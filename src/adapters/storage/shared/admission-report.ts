@@ -1,5 +1,5 @@
 /** The report every store gives for an admission batch, from what it wrote. */
-import type { AdmissionReport } from "../../../domain/ports.js";
+import type { AdmissionReport } from "../../../domain/ports/task-repository.js";
 import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 

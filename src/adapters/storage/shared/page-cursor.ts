@@ -3,7 +3,7 @@
  * callers; a cursor a store did not make is refused as invalid input.
  */
 import { ValidationError } from "../../../domain/errors.js";
-import type { Page } from "../../../domain/ports.js";
+import type { Page } from "../../../domain/ports/queries.js";
 
 /** A sort key: an instant and an id (tasks: `created_at, id`; runs: `scheduled_for, id`). */
 export type CursorKey = readonly [number, string];

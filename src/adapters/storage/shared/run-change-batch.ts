@@ -7,7 +7,7 @@ import { IllegalTransitionError, LeaseLostError, NotFoundError } from "../../../
 import { isPunctualError } from "../../../domain/errors.js";
 import type { PunctualError } from "../../../domain/errors.js";
 import type { RunId, TaskId } from "../../../domain/ids.js";
-import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports.js";
+import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports/run-repository.js";
 import type { Run } from "../../../domain/run.js";
 import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
 import type { TaskStatus } from "../../../domain/task.js";

@@ -13,7 +13,7 @@
  * A search across every owner (an admin token) that names no task and no finished range has no index
  * led by owner to walk: it reads `runs` in order of `scheduled_for` (docs/storage.md#runs-across-tasks).
  */
-import type { RunSearch } from "../../../domain/ports.js";
+import type { RunSearch } from "../../../domain/ports/queries.js";
 import { RUN_STATUSES } from "../../../domain/run.js";
 import type { RunStatus } from "../../../domain/run.js";
 import { TARGET_KINDS } from "../../../domain/target.js";

@@ -7,7 +7,7 @@
  * seal and 3.4 us to open one secret (100,000 of each), so a claim batch of 100 tasks pays 0.3 ms.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
-import type { SecretSealer } from "../../../application/store.js";
+import type { SecretSealer } from "../../../domain/ports/store.js";
 
 const PREFIX = "pcs1:";
 const IV_BYTES = 12;

@@ -3,7 +3,7 @@
  * the task's row lock, and a compare-and-set on `version` refuses the write when it no longer matches.
  */
 import { StaleVersionError } from "../../../domain/errors.js";
-import type { LockedTask, TaskMutation } from "../../../domain/ports.js";
+import type { LockedTask, TaskMutation } from "../../../domain/ports/task-repository.js";
 
 /** What `decide` returns for `locked`. @throws version_conflict when its `expectedVersion` is stale */
 export function decideMutation<T>(

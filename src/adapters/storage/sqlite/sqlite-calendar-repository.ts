@@ -7,7 +7,7 @@ import type { Calendar, CalendarStamp } from "../../../domain/calendar.js";
 import { CalendarChangedError, CalendarInUseError } from "../../../domain/errors.js";
 import type { OwnerId, TaskId } from "../../../domain/ids.js";
 import { ownerId, taskId } from "../../../domain/ids.js";
-import type { CalendarRepository } from "../../../domain/ports.js";
+import type { CalendarRepository } from "../../../domain/ports/calendar-repository.js";
 import { decodeCalendarItems, encodeCalendarItems } from "../../../domain/schedule-codec.js";
 import type { CalendarItem } from "../../../domain/schedule/schedule-spec.js";
 import { instant } from "../../../domain/time.js";

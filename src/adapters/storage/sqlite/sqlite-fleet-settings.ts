@@ -1,5 +1,5 @@
 /** `FleetSettings` on SQLite: the `fleet_settings` rows every process on the file shares (migration 7). */
-import type { FleetSettings } from "../../../application/store.js";
+import type { FleetSettings } from "../../../domain/ports/store.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase } from "./sqlite-database.js";

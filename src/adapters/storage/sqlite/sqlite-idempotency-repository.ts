@@ -6,7 +6,7 @@ import type {
   IdempotencyRecord,
   IdempotencyRepository,
   IdempotencyScope,
-} from "../../../application/idempotency-repository.js";
+} from "../../../domain/ports/idempotency-repository.js";
 import type { JsonValue } from "../../../domain/target.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";

@@ -6,7 +6,7 @@
  * lock, then finds nothing pending.
  */
 import { createHash } from "node:crypto";
-import type { MigrationStatus } from "../../../application/store.js";
+import type { MigrationStatus } from "../../../domain/ports/store.js";
 import type { SqliteDatabase } from "./sqlite-database.js";
 import { SqliteTransactions } from "./sqlite-database.js";
 import { SQLITE_MIGRATION_0001 } from "./sqlite-migration-0001.js";

@@ -1,5 +1,5 @@
 /** Replica heartbeats on SQLite: one row per replica, upserted (its first heartbeat is its start). */
-import type { ReplicaRegistry } from "../../../domain/ports.js";
+import type { ReplicaRegistry } from "../../../domain/ports/replica-registry.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase } from "./sqlite-database.js";

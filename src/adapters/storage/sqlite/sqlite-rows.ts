@@ -3,7 +3,7 @@
  * 0/1 booleans and JSON text (the schedule through its codec). Reading a row is a parse at the edge, so
  * the brands are applied here and nowhere else.
  */
-import type { SecretSealer } from "../../../application/store.js";
+import type { SecretSealer } from "../../../domain/ports/store.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../../domain/ids.js";
 import type { RunTaskContext } from "../../../domain/run-change.js";
 import type { Run, RunReason, RunStatus, RunTrigger } from "../../../domain/run.js";

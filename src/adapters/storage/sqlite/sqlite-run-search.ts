@@ -3,7 +3,7 @@
  * chosen by `runSearchPath` and written into the text so that each filter reaches its index (SQLite uses
  * a partial index only when the query repeats its predicate). Statements are cached by text.
  */
-import type { OwnerScope, RunSearch } from "../../../domain/ports.js";
+import type { OwnerScope, RunSearch } from "../../../domain/ports/queries.js";
 import { runSearchPath, searchCursor, statusFilter } from "../shared/run-search.js";
 import { RUN_SELECT } from "./sqlite-statements.js";
 

@@ -4,7 +4,7 @@
  * query walks a named partial index, so its cost follows the rows due, not the size of the history.
  */
 import type { RunId } from "../../../domain/ids.js";
-import type { ClaimedRun, QueueStats } from "../../../domain/ports.js";
+import type { ClaimedRun, QueueStats } from "../../../domain/ports/run-repository.js";
 import type { Task } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";

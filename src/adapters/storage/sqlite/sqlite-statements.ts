@@ -4,7 +4,7 @@
  * is one statement whatever its size.
  */
 import type { Statement } from "better-sqlite3";
-import type { SecretSealer } from "../../../application/store.js";
+import type { SecretSealer } from "../../../domain/ports/store.js";
 import type { SqliteDatabase } from "./sqlite-database.js";
 import {
   column,

@@ -9,7 +9,7 @@ import type {
   StoreFactory,
   SecretSealer,
   StoreOptions,
-} from "../../../application/store.js";
+} from "../../../domain/ports/store.js";
 import { CLEAR_SECRETS, resealed } from "../shared/secret-keyring.js";
 import type { StoredSecrets } from "../shared/secret-keyring.js";
 import { openSqliteDatabase, settle, SqliteTransactions } from "./sqlite-database.js";

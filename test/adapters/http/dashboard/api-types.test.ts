@@ -18,7 +18,7 @@ import type {
   runViewSchema as runSchema,
   taskPageSchema,
   taskViewSchema as taskSchema,
-} from "../../../../src/application/view-schemas.js";
+} from "../../../../src/application/shapes/view-schemas.js";
 
 describe("the dashboard's view of the API", () => {
   it("is what the server's response schemas promise", () => {

@@ -13,7 +13,7 @@ import {
   WebhookVerificationError,
 } from "../../../../src/adapters/launchers/webhook/verify-webhook.js";
 import type { WebhookRejection } from "../../../../src/adapters/launchers/webhook/verify-webhook.js";
-import { receiverSecret } from "../../../../src/application/views.js";
+import { receiverSecret } from "../../../../src/application/shapes/view-mappers.js";
 
 const SECRET = "pct_current";
 const PREVIOUS = "pct_previous";

@@ -13,11 +13,11 @@ import {
   LaunchIndeterminateError,
   ThreadBusyError,
 } from "../../../../src/domain/errors.js";
-import type { LaunchedRun } from "../../../../src/domain/ports.js";
+import type { LaunchedRun } from "../../../../src/domain/ports/run-launcher.js";
 import type { Run } from "../../../../src/domain/run.js";
 import type { WebhookTarget } from "../../../../src/domain/target.js";
 import type { Task } from "../../../../src/domain/task.js";
-import { receiverSecret } from "../../../../src/application/views.js";
+import { receiverSecret } from "../../../../src/application/shapes/view-mappers.js";
 import { buildRun, buildTask, claimed } from "../../../domain/builders.js";
 import { hang, json, startReceiver, verifySignature } from "../../../helpers/webhook-receiver.js";
 import type { Behaviour, Receiver } from "../../../helpers/webhook-receiver.js";

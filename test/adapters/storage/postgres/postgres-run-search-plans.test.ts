@@ -12,7 +12,7 @@ import { RunSql } from "../../../../src/adapters/storage/postgres/postgres-run-w
 import { schemaName } from "../../../../src/adapters/storage/postgres/postgres-schema-name.js";
 import { createIdGenerator } from "../../../../src/adapters/storage/shared/time-ordered-id.js";
 import { ownerId, taskId } from "../../../../src/domain/ids.js";
-import type { OwnerScope, RunSearch } from "../../../../src/domain/ports.js";
+import type { OwnerScope, RunSearch } from "../../../../src/domain/ports/queries.js";
 import type { Instant } from "../../../../src/domain/time.js";
 import { sequentialScansOf } from "../../../../bench/lib/hot-plans.js";
 import { createPostgresTestDatabase } from "../../../helpers/postgres.js";

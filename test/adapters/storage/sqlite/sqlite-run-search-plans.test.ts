@@ -9,7 +9,7 @@ import { sqliteRunSearch } from "../../../../src/adapters/storage/sqlite/sqlite-
 import { openSqliteDatabase } from "../../../../src/adapters/storage/sqlite/sqlite-database.js";
 import { migrateSqlite } from "../../../../src/adapters/storage/sqlite/sqlite-migrations.js";
 import { ownerId, taskId } from "../../../../src/domain/ids.js";
-import type { OwnerScope, RunSearch } from "../../../../src/domain/ports.js";
+import type { OwnerScope, RunSearch } from "../../../../src/domain/ports/queries.js";
 import type { Instant } from "../../../../src/domain/time.js";
 import { tempFiles } from "./sqlite-temp.js";
 

@@ -1,0 +1,209 @@
+/**
+ * The owner's named calendars (docs/schedules.md#calendars): read, list, put and delete. A put that
+ * changes a calendar refreshes every task that names it, each under its own row lock (`mutateTask`,
+ * the lock admission takes), so that only occurrences not decided yet follow the new calendar, and
+ * warns of each task naming it that will not fire while it stands.
+ */
+import type { Calendar } from "../../domain/calendar.js";
+import { refreshCalendar } from "../../domain/calendar-commands.js";
+import {
+  CalendarChangedError,
+  LimitExceededError,
+  NotFoundError,
+  ValidationError,
+} from "../../domain/errors.js";
+import { expandedExclusionItems, withCalendar } from "../../domain/calendar.js";
+import { exclusionStall } from "../../domain/exclusion-stall.js";
+import type { ExclusionStall } from "../../domain/exclusion-stall.js";
+import { stallWarning } from "../../domain/explain-words.js";
+import type { CalendarRepository } from "../../domain/ports/calendar-repository.js";
+import type { OwnerScope } from "../../domain/ports/queries.js";
+import {
+  CALENDAR_NAME_PATTERN,
+  MAX_EXPANDED_EXCLUSION_ITEMS,
+  STORED_SCHEDULE_WORK_STEPS,
+  parseCalendarItems,
+  withWorkBudget,
+} from "../../domain/schedule/schedule-spec.js";
+import { encodeCalendarItems } from "../../domain/schedule-codec.js";
+import type { Task } from "../../domain/task.js";
+import { DAY_MS } from "../../domain/time.js";
+import type { Instant } from "../../domain/time.js";
+import type { Actor } from "../access/actor.js";
+import { calendarPutInputSchema } from "../shapes/schedule-input.js";
+import { nextTurn } from "../policy/next-turn.js";
+import type { Store } from "../../domain/ports/store.js";
+import { parseWith } from "../shapes/task-input.js";
+import { calendarView } from "../shapes/view-mappers.js";
+import type { CalendarView, PutCalendarView } from "../shapes/view-mappers.js";
+
+/** A put's outcome. */
+export interface PutCalendarResult {
+  readonly calendar: PutCalendarView;
+  /** True when the calendar did not exist before. */
+  readonly created: boolean;
+}
+
+export interface CalendarServiceDeps {
+  readonly store: Store;
+  /** Something may be due sooner (a refreshed task's next_run_at moved earlier). */
+  readonly wake: () => void;
+}
+
+function checkName(name: string): void {
+  if (!CALENDAR_NAME_PATTERN.test(name)) {
+    throw ValidationError.of(
+      "name",
+      "must be 1 to 64 letters, digits, '_', '-' or '.', not starting with '.'",
+    );
+  }
+}
+
+export class CalendarService {
+  readonly #deps: CalendarServiceDeps;
+
+  constructor(deps: CalendarServiceDeps) {
+    this.#deps = deps;
+  }
+
+  async get(actor: Actor, name: string): Promise<CalendarView> {
+    const [found] = await this.#repository().findCalendars(actor.owner, [name]);
+    if (found === undefined) throw new NotFoundError("calendar", name);
+    return calendarView(found);
+  }
+
+  async list(actor: Actor): Promise<{ items: CalendarView[] }> {
+    const calendars = await this.#repository().listCalendars(actor.owner);
+    return { items: calendars.map(calendarView) };
+  }
+
+  /**
+   * Creates the calendar or replaces its items (its version + 1; the same items change nothing), then
+   * brings every task that names it to this version.
+   */
+  async put(actor: Actor, name: string, input: unknown, now: Instant): Promise<PutCalendarResult> {
+    checkName(name);
+    const body = parseWith(calendarPutInputSchema, input);
+    const { items, errors } = parseCalendarItems(body.items, "items", Math.floor(now / DAY_MS));
+    if (errors.length > 0) throw new ValidationError(errors);
+    const repository = this.#repository();
+    const [previous] = await repository.findCalendars(actor.owner, [name]);
+    const unchanged =
+      previous !== undefined &&
+      JSON.stringify(encodeCalendarItems(previous.items)) ===
+        JSON.stringify(encodeCalendarItems(items));
+    if (!unchanged) {
+      await this.#checkTasks(
+        actor,
+        {
+          owner: actor.owner,
+          name,
+          items,
+          version: (previous?.version ?? 0) + 1,
+          createdAt: previous?.createdAt ?? now,
+          updatedAt: now,
+        },
+        now,
+      );
+    }
+    const calendar = unchanged
+      ? previous
+      : await repository.putCalendar(actor.owner, name, items, now);
+    // Also after an unchanged put: it finishes the refreshes of a put that stopped half way.
+    const { refreshed, held } = await this.#refreshTasks(actor, calendar, now);
+    return {
+      calendar: {
+        ...calendarView(calendar),
+        tasks_refreshed: refreshed,
+        warnings: held.map(({ task, stall }) => stallWarning(task, stall)),
+      },
+      created: previous === undefined,
+    };
+  }
+
+  /** @throws calendar_in_use (naming a task) while a task's schedule names the calendar */
+  async delete(actor: Actor, name: string): Promise<void> {
+    const deleted = await this.#repository().deleteCalendar(actor.owner, name);
+    if (!deleted) throw new NotFoundError("calendar", name);
+  }
+
+  /**
+   * Refuses, before anything is written, a calendar that would take a task naming it over the
+   * schedule limits (docs/security.md#bounded-work): more exclusion items than a schedule may hold,
+   * or a next fire too expensive to search for. Each task is evaluated as its refresh will be.
+   * @throws validation_failed, limit_exceeded (`schedule_work`) naming the task
+   */
+  async #checkTasks(actor: Actor, calendar: Calendar, now: Instant): Promise<void> {
+    const scope: OwnerScope = { kind: "owner", owner: actor.owner };
+    for (const id of await this.#repository().tasksUsingCalendar(actor.owner, calendar.name)) {
+      await nextTurn();
+      const task = await this.#deps.store.tasks.findTask(scope, id);
+      if (task === null) continue;
+      if (
+        expandedExclusionItems(withCalendar(task.schedule, calendar)) > MAX_EXPANDED_EXCLUSION_ITEMS
+      ) {
+        throw ValidationError.of(
+          "items",
+          `task ${task.id} would exclude more than ${MAX_EXPANDED_EXCLUSION_ITEMS} items with its calendars expanded`,
+        );
+      }
+      try {
+        withWorkBudget(() => {
+          const again = refreshCalendar(task, calendar, now);
+          if (again !== null) exclusionStall(again.task);
+        }, STORED_SCHEDULE_WORK_STEPS);
+      } catch (error) {
+        if (!(error instanceof LimitExceededError)) throw error;
+        throw new LimitExceededError(
+          error.limit,
+          error.max,
+          `task ${task.id} naming this calendar: ${error.message}`,
+        );
+      }
+    }
+  }
+
+  /**
+   * Brings each task naming `calendar` to its version, one row lock at a time; also says which of
+   * them the calendar (with their other exclusions) holds still (exclusion-stall.ts).
+   */
+  async #refreshTasks(
+    actor: Actor,
+    calendar: Calendar,
+    now: Instant,
+  ): Promise<{ refreshed: number; held: { task: Task; stall: ExclusionStall }[] }> {
+    const scope: OwnerScope = { kind: "owner", owner: actor.owner };
+    const ids = await this.#repository().tasksUsingCalendar(actor.owner, calendar.name);
+    let refreshed = 0;
+    const held: { task: Task; stall: ExclusionStall }[] = [];
+    for (const id of ids) {
+      await nextTurn();
+      try {
+        const { changed, task } = await this.#deps.store.tasks.mutateTask(scope, id, (locked) => {
+          const outcome = refreshCalendar(locked.task, calendar, now);
+          if (outcome === null) return { result: () => ({ changed: false, task: locked.task }) };
+          const result = () => ({ changed: true, task: outcome.task });
+          return { task: outcome.task, newRuns: outcome.newRuns, result };
+        });
+        if (changed) refreshed++;
+        // Outside the row lock: the search runs only for a task without a next fire.
+        const stall = exclusionStall(task);
+        if (stall !== null) held.push({ task, stall });
+      } catch (error) {
+        // Deleted meanwhile, or the calendar changed again: the later put refreshes it.
+        if (error instanceof NotFoundError || error instanceof CalendarChangedError) continue;
+        throw error;
+      }
+    }
+    if (refreshed > 0) this.#deps.wake();
+    return { refreshed, held };
+  }
+
+  #repository(): CalendarRepository {
+    const calendars = this.#deps.store.calendars;
+    if (calendars === undefined) {
+      throw ValidationError.of("calendar", `the ${this.#deps.store.kind} store keeps no calendars`);
+    }
+    return calendars;
+  }
+}

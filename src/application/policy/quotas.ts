@@ -1,0 +1,154 @@
+/**
+ * Per-owner quotas (docs/security.md#quotas), operator-set with per-owner overrides: tasks an owner may
+ * have, the least period of a schedule, runs admitted per minute, backfilled runs per hour. The values
+ * and their checks live here, beside the input limits of `limits.ts`; the counts come from the store
+ * (tasks, recent runs) or, for the scheduled admission rate, from `AdmissionWindow`.
+ */
+import { LimitExceededError, QuotaExceededError } from "../../domain/errors.js";
+import type { OwnerId } from "../../domain/ids.js";
+import { smallestPeriodMs } from "../../domain/schedule/smallest-period.js";
+import type { ScheduleSpec } from "../../domain/schedule/schedule-types.js";
+import type { Instant } from "../../domain/time.js";
+
+/** One owner's quotas. */
+export interface OwnerQuotas {
+  /** Tasks (not deleted) an owner may have. @default 10,000 */
+  readonly tasksPerOwner: number;
+  /** The least interval, or least gap between two cron fires, in ms. @default 1,000 */
+  readonly minPeriodMs: number;
+  /** Scheduled and triggered runs an owner's tasks are admitted per minute. @default 6,000 */
+  readonly runsPerMinute: number;
+  /** Backfilled runs an owner may make per hour. @default 10,000 */
+  readonly backfillRunsPerHour: number;
+}
+
+/** The library's and the CLI's quota options: the defaults for every owner, and overrides by owner. */
+export interface QuotaOptions extends Partial<OwnerQuotas> {
+  readonly overrides?: Readonly<Record<string, Partial<OwnerQuotas>>>;
+}
+
+export const DEFAULT_QUOTAS: OwnerQuotas = Object.freeze({
+  tasksPerOwner: 10_000,
+  minPeriodMs: 1_000,
+  runsPerMinute: 6_000,
+  backfillRunsPerHour: 10_000,
+});
+
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+
+/** The names a refusal gives each quota (`limit` in the problem). */
+export const QUOTA_NAMES: Readonly<Record<keyof OwnerQuotas, string>> = Object.freeze({
+  tasksPerOwner: "tasks_per_owner",
+  minPeriodMs: "min_period",
+  runsPerMinute: "runs_per_minute",
+  backfillRunsPerHour: "backfill_runs_per_hour",
+});
+
+function checked(values: Partial<OwnerQuotas>, where: string): Partial<OwnerQuotas> {
+  for (const [name, value] of Object.entries(values)) {
+    if (!Number.isInteger(value) || value < 0) {
+      throw new RangeError(`${where}${name} must be a non-negative integer`);
+    }
+  }
+  return values;
+}
+
+/** A quota value that limits nothing (`Quotas.UNLIMITED`'s). */
+const NO_LIMIT = Number.MAX_SAFE_INTEGER;
+
+/** The quotas in force: each owner's are the defaults under its overrides. */
+export class Quotas {
+  /**
+   * No quota at all: the library's default, where one owner is the rule (docs/operations.md#quotas);
+   * `serve` and `worker` apply `DEFAULT_QUOTAS`.
+   */
+  static readonly UNLIMITED = new Quotas({
+    tasksPerOwner: NO_LIMIT,
+    minPeriodMs: 0,
+    runsPerMinute: NO_LIMIT,
+    backfillRunsPerHour: NO_LIMIT,
+  });
+
+  readonly #defaults: OwnerQuotas;
+  readonly #overrides: ReadonlyMap<string, OwnerQuotas>;
+
+  /** @throws RangeError when a value is not a non-negative integer */
+  constructor(options: QuotaOptions = {}) {
+    const { overrides = {}, ...defaults } = options;
+    this.#defaults = { ...DEFAULT_QUOTAS, ...checked(defaults, "") };
+    this.#overrides = new Map(
+      Object.entries(overrides).map(([owner, values]) => [
+        owner,
+        { ...this.#defaults, ...checked(values, `${owner}: `) },
+      ]),
+    );
+  }
+
+  of(owner: OwnerId): OwnerQuotas {
+    return this.#overrides.get(owner) ?? this.#defaults;
+  }
+
+  /** The defaults and each overridden owner's quotas, for the start line. */
+  summary(): OwnerQuotas & { readonly overrides: Readonly<Record<string, OwnerQuotas>> } {
+    return { ...this.#defaults, overrides: Object.fromEntries(this.#overrides) };
+  }
+}
+
+/**
+ * An owner may add `adding` more tasks to the ones `count` finds. Counting is the owner's tasks read
+ * through an index, a cost that grows with them, so it is skipped when no quota applies (the library's
+ * default): creating the millionth task costs what the first did.
+ * @throws limit_exceeded (`tasks_per_owner`)
+ */
+export async function checkTaskCount(
+  quotas: OwnerQuotas,
+  count: () => Promise<number>,
+  adding: number,
+): Promise<void> {
+  if (quotas.tasksPerOwner >= NO_LIMIT) return;
+  const existing = await count();
+  if (existing + adding > quotas.tasksPerOwner) {
+    throw new LimitExceededError(
+      QUOTA_NAMES.tasksPerOwner,
+      quotas.tasksPerOwner,
+      `an owner may have at most ${quotas.tasksPerOwner} tasks (it has ${existing})`,
+    );
+  }
+}
+
+/**
+ * The schedule fires no more often than `minPeriodMs`.
+ * @throws limit_exceeded (`min_period`, in ms)
+ */
+export function checkMinPeriod(quotas: OwnerQuotas, schedule: ScheduleSpec, now: Instant): void {
+  // A cron fires at whole seconds: none can be denser than 1 s, so only a larger minimum asks it.
+  if (schedule.type === "cron" && quotas.minPeriodMs <= 1_000) return;
+  const period = smallestPeriodMs(schedule, now);
+  if (period !== null && period < quotas.minPeriodMs) {
+    throw new LimitExceededError(
+      QUOTA_NAMES.minPeriodMs,
+      quotas.minPeriodMs,
+      `the schedule fires every ${period} ms; the least period allowed is ${quotas.minPeriodMs} ms`,
+    );
+  }
+}
+
+/**
+ * `adding` more runs fit a window that holds `recent` of at most `max`.
+ * @throws quota_exceeded naming `limit`, with the window's length as the retry hint
+ */
+export function checkRate(
+  args: { limit: string; max: number; windowMs: number },
+  recent: number,
+  adding: number,
+): void {
+  if (recent + adding > args.max) {
+    throw new QuotaExceededError(
+      args.limit,
+      args.max,
+      Math.ceil(args.windowMs / 1000),
+      `${args.limit}: ${recent} in the last ${args.windowMs / 1000} s, ${adding} more asked, at most ${args.max}`,
+    );
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * One run changed through the store, its status change reported as a `run:changed` event
+ * (docs/architecture.md#events). Both services change runs this way, so every status change they record
+ * is reported once, with the status the write found.
+ */
+import type { FencingToken, RunId } from "../../domain/ids.js";
+import type { RunRepository } from "../../domain/ports/run-repository.js";
+import type { Run, RunStatus } from "../../domain/run.js";
+import type { RunChange } from "../../domain/run-change.js";
+import type { Task } from "../../domain/task.js";
+import type { EventSink } from "../events/internal-events.js";
+
+/** A run change as written, with the task `decide` saw (for the target's cancel hook). */
+export interface ChangedRun {
+  readonly change: RunChange;
+  readonly task: Task;
+}
+
+/** `runs.changeRun`, reporting the status change; null when `decide` changed nothing. */
+export async function changeRunReported(
+  runs: RunRepository,
+  events: EventSink,
+  id: RunId,
+  guard: { readonly token?: FencingToken },
+  decide: (run: Run, task: Task) => RunChange | null,
+): Promise<ChangedRun | null> {
+  const seen: { from?: RunStatus; task?: Task } = {};
+  const change = await runs.changeRun(id, guard, (run, task) => {
+    seen.from = run.status;
+    seen.task = task;
+    return decide(run, task);
+  });
+  if (change === null || seen.from === undefined || seen.task === undefined) return null;
+  if (seen.from !== change.run.status) {
+    events.emit("run:changed", {
+      run: change.run,
+      from: seen.from,
+      targetKind: seen.task.target.kind,
+    });
+  }
+  return { change, task: seen.task };
+}

@@ -1,0 +1,180 @@
+/**
+ * `punctual serve` (docs/operations.md): the HTTP API and, unless `--no-coordinator`, the coordinator in the same
+ * process, with the built-in `log` handler plus those of `--handlers MODULE`. With `--init-token` (what
+ * `npm start` passes) a database without any token gets an admin token, printed once with a working curl.
+ * `--deerflow-api SERVER` also mounts DeerFlow's scheduled-task routes over that DeerFlow server.
+ * SIGTERM or SIGINT stops gracefully (docs/operations.md#what-happens-on-shutdown): `/readyz` 503 at
+ * once, every other route answering until the coordinator has drained, then the listener closed; a
+ * second signal exits at once.
+ */
+import { Command, CommanderError } from "commander";
+import { processIo, runUntilSignal } from "./process-io.js";
+import type { ProcessIo } from "./process-io.js";
+import { ValidationError } from "../domain/errors.js";
+import type { Instant } from "../domain/time.js";
+import { deerflowApiTarget } from "../adapters/launchers/agent/agent-servers.js";
+import { registerHandlers } from "../adapters/launchers/handler/handler-definition.js";
+import type { HandlersOption } from "../adapters/launchers/handler/handler-definition.js";
+import {
+  databaseUrlOf,
+  loadHandlers,
+  poolerSettingsOf,
+  redactUrl,
+  targetOptionsOf,
+  withPoolerOptions,
+} from "./cli-options.js";
+import type { PoolerFlags } from "./cli-options.js";
+import { stopDeadlineMs, thresholdsOf, withThresholdOptions } from "./threshold-options.js";
+import type { ThresholdFlags } from "./threshold-options.js";
+
+/** The process around the command (injected in tests). */
+export type ServeIo = ProcessIo;
+
+interface ServeOptions extends PoolerFlags, ThresholdFlags {
+  readonly database?: string;
+  readonly port?: string;
+  readonly host?: string;
+  readonly handlers?: string;
+  readonly coordinator: boolean;
+  readonly initToken?: boolean;
+  readonly logLevel?: string;
+  readonly deerflowApi?: string;
+}
+
+function usage(io: ServeIo, message: string): CommanderError {
+  io.stderr(`punctual serve: ${message}\n`);
+  return new CommanderError(2, "punctual.invalidInput", message);
+}
+
+/** The first-run message: the token, once, and a curl that creates a task firing every minute. */
+export function firstRunMessage(baseUrl: string, secret: string): string {
+  const body = JSON.stringify({
+    title: "hello from punctual",
+    schedule: { type: "cron", cron: "* * * * *" },
+    target: { kind: "handler", name: "log", input: { hello: "world" } },
+  });
+  return [
+    "",
+    "First run: an admin token was created. It is shown only this once; keep it:",
+    "",
+    `  export PUNCTUAL_TOKEN=${secret}`,
+    "",
+    "Create a task that fires every minute on the built-in `log` handler:",
+    "",
+    `  curl -sS -X POST ${baseUrl}/v1/tasks \\`,
+    `    -H "Authorization: Bearer ${secret}" \\`,
+    `    -H "Content-Type: application/json" \\`,
+    `    -d '${body}'`,
+    "",
+    `Dashboard: ${baseUrl}/ (paste the token when it asks)`,
+    `API docs: ${baseUrl}/docs`,
+    "",
+  ].join("\n");
+}
+
+/** Serves until the first signal has stopped the server; resolves with the exit code. */
+export async function runServe(options: ServeOptions, io: ServeIo): Promise<number> {
+  const url = databaseUrlOf(options.database, io.env);
+  const portText = options.port ?? io.env["PUNCTUAL_PORT"] ?? "8080";
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) {
+    throw usage(io, `--port must be a port number, not "${portText}"`);
+  }
+  const host = options.host ?? io.env["PUNCTUAL_HOST"] ?? "127.0.0.1";
+  const thresholds = thresholdsOf(options, io.env, (message) => usage(io, message));
+  let handlers: HandlersOption = {};
+  if (options.handlers !== undefined) {
+    try {
+      handlers = await loadHandlers(options.handlers, io.cwd);
+    } catch (error) {
+      throw usage(io, error instanceof Error ? error.message : String(error));
+    }
+  }
+  const logger = io.logger(options.logLevel ?? io.env["PUNCTUAL_LOG_LEVEL"] ?? "info");
+  const targets = targetOptionsOf(io.env, (message) => usage(io, message));
+  const pooler = poolerSettingsOf(options, io.env, (message) => usage(io, message));
+  if (options.deerflowApi !== undefined) {
+    try {
+      deerflowApiTarget(options.deerflowApi, targets.agentServers);
+    } catch (error) {
+      throw usage(
+        io,
+        error instanceof ValidationError
+          ? (error.errors[0]?.message ?? error.message)
+          : String(error),
+      );
+    }
+  }
+  const { createServer, storeFromDatabaseUrl } = await import("../composition.js");
+  const server = await createServer({
+    store: storeFromDatabaseUrl(url, pooler),
+    handlers,
+    logger,
+    httpLogger: logger,
+    host,
+    port: Number(portText),
+    runCoordinator: options.coordinator,
+    policy: thresholds.policy,
+    coordinator: thresholds.coordinator,
+    ...(thresholds.rateLimit === undefined ? {} : { rateLimit: thresholds.rateLimit }),
+    ...(options.deerflowApi === undefined ? {} : { deerflowApi: options.deerflowApi }),
+    ...targets,
+  });
+  return runUntilSignal({
+    io,
+    logger,
+    start: () => server.start(),
+    started: async (baseUrl) => {
+      logger.info(
+        {
+          url: baseUrl,
+          database: redactUrl(url),
+          coordinator: options.coordinator,
+          handlers: [...new Set(["log", ...registerHandlers(handlers).keys()])],
+          thresholds: { ...server.runtime.thresholds, rateLimit: server.rateLimit },
+        },
+        "punctual serving",
+      );
+      if (options.initToken === true && !(await server.tokens.hasActiveToken())) {
+        const { secret } = await server.tokens.create(
+          { owner: "local", admin: true, label: "first run" },
+          Date.now() as Instant,
+        );
+        io.stdout(firstRunMessage(baseUrl, secret));
+      }
+    },
+    stop: () => server.stop(),
+    stopWithinMs: stopDeadlineMs(thresholds),
+    stopping:
+      "stopping: /readyz answers 503, the API answers until the coordinator has drained (signal again to exit now)",
+    stopped: "punctual stopped",
+  });
+}
+
+export function serveCommand(io: ServeIo = processIo): Command {
+  const command = withPoolerOptions(new Command("serve"))
+    .description("serve the HTTP API (and run the coordinator) until SIGTERM or SIGINT")
+    .option(
+      "--database <url>",
+      "a SQLite file path or sqlite: URL, or a postgres:// URL " +
+        "(default: $PUNCTUAL_DATABASE_URL, else ./punctual.db)",
+    )
+    .option("--port <n>", "port (default: $PUNCTUAL_PORT, else 8080; 0 picks a free one)")
+    .option("--host <host>", "interface (default: $PUNCTUAL_HOST, else 127.0.0.1)")
+    .option(
+      "--handlers <module>",
+      "a module exporting a { name: handler } map or a list of defineHandler handlers (`log` is built in)",
+    )
+    .option("--no-coordinator", "serve the API only (another process runs `punctual worker`)")
+    .option("--init-token", "when the database has no token, create an admin token and print it")
+    .option("--log-level <level>", "pino log level (default: $PUNCTUAL_LOG_LEVEL, else info)")
+    .option(
+      "--deerflow-api <server>",
+      "also serve DeerFlow's /api/scheduled-tasks routes over this agent server (flavor deerflow)",
+    );
+  return withThresholdOptions(command, "serve")
+    .exitOverride()
+    .action(async (options: ServeOptions) => {
+      const code = await runServe(options, io);
+      if (code !== 0) throw new CommanderError(code, "punctual.serve", "serve failed");
+    });
+}

@@ -1,0 +1,115 @@
+/**
+ * The task repository port (docs/architecture.md#ports): creation, reads, owner commands under the row
+ * lock, and admission. Methods that decide take a synchronous, pure `decide` function from the domain: the
+ * adapter opens the transaction, locks the rows, calls `decide` with what it read, and writes exactly what
+ * it returns; none writes a whole task back.
+ */
+import type { AdmissionWrite } from "../admit-task.js";
+import type { OwnerId, RunId, TaskId } from "../ids.js";
+import type { NewRun } from "../new-run.js";
+import type { Run } from "../run.js";
+import type { Task } from "../task.js";
+import type { Instant } from "../time.js";
+import type { OwnerScope, Page, TaskQuery } from "./queries.js";
+
+/** A task and its active runs, read under the task's row lock. */
+export interface LockedTask {
+  readonly task: Task;
+  readonly activeRuns: readonly Run[];
+  /**
+   * The run `mutateTask` was asked to lock (`options.run`), read under the task's lock and then its own;
+   * null when the task has no run of that id.
+   */
+  readonly run?: Run | null;
+}
+
+/**
+ * What a command decided, to be written in the same transaction. `task` replaces the task row's fields
+ * the command owns; `expectedVersion` makes the write a compare-and-set on `version`.
+ */
+export interface TaskMutation<T> {
+  readonly task?: Task;
+  readonly expectedVersion?: number;
+  readonly newRuns?: readonly NewRun[];
+  /** Runs (read in `activeRuns`) rewritten under the lock, such as cancellations. */
+  readonly runUpdates?: readonly Run[];
+  /** What the command returns; `insertedRuns` are the rows written from `newRuns`, in order. */
+  readonly result: (insertedRuns: readonly (Run | null)[]) => T;
+}
+
+/** The result of admitting one batch of due tasks. */
+export interface AdmissionReport {
+  /** Tasks admitted in this batch. */
+  readonly tasks: number;
+  /** New rows written, by status (`queued`, `skipped`, `missed`). */
+  readonly decisions: number;
+  readonly queuedRuns: readonly Run[];
+  readonly skipped: number;
+  readonly missed: number;
+  /** Active runs cancelled or asked to stop by `cancel_other`. */
+  readonly cancellations: readonly Run[];
+  /**
+   * Due tasks whose stored fields no longer parse (docs/operations.md#a-task-that-does-not-parse): not
+   * admitted, and marked (`defect.detectedAt`) so that no later batch reads them again until an edit.
+   */
+  readonly defective: readonly Task[];
+}
+
+/**
+ * Tasks: creation, reads, owner commands under the row lock, and admission.
+ *
+ * A task whose schedule names calendars holds a snapshot of each (name and version): `insertTask` writes
+ * it, and `mutateTask` writes a changed one, only while each snapshot it brings is the calendar's current
+ * version, checked in the same transaction (so a calendar edited or deleted meanwhile is never missed).
+ */
+export interface TaskRepository {
+  /**
+   * Inserts a new task.
+   * @throws version_conflict (CalendarChangedError) when a calendar it names is not at its snapshot's version
+   * @throws key_taken when another task of the owner, not deleted, has its key
+   */
+  insertTask(task: Task): Promise<void>;
+  /**
+   * Inserts every task in one transaction, all or none (docs/semantics.md#bulk-create): one bulk
+   * statement, not a loop of single inserts. An empty list writes nothing.
+   * @throws version_conflict (CalendarChangedError) when a calendar one of them names is not at its
+   * snapshot's version; nothing is written then
+   */
+  insertTasks(tasks: readonly Task[]): Promise<void>;
+  /** The task, or null when it does not exist, is deleted or is outside `scope`. */
+  findTask(scope: OwnerScope, id: TaskId): Promise<Task | null>;
+  /** The owner's task (not deleted) with this key, or null. */
+  findTaskByKey(owner: OwnerId, key: string): Promise<Task | null>;
+  /** How many tasks `owner` has, deleted ones left out (the `tasks_per_owner` quota). */
+  countTasks(owner: OwnerId): Promise<number>;
+  listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>>;
+  /**
+   * Runs an owner command (edit, pause, resume, cancel, trigger, backfill, delete) under the task's row
+   * lock: reads the task and its active runs, calls `decide`, writes what it returns in one transaction.
+   * With `options.run`, that run of the task (any status) is locked and read too (`LockedTask.run`), so a
+   * command on an ended run (a redrive) decides on what it locked; it may be among `runUpdates`.
+   * @throws not_found when the task is missing, deleted or outside `scope`
+   * @throws version_conflict when `expectedVersion` no longer matches, or (CalendarChangedError) when a
+   * calendar snapshot the mutation adds or changes is not the calendar's current version
+   */
+  mutateTask<T>(
+    scope: OwnerScope,
+    id: TaskId,
+    decide: (locked: LockedTask) => TaskMutation<T>,
+    options?: { readonly run?: RunId },
+  ): Promise<T>;
+  /**
+   * Admits up to `limit` enabled tasks with `next_run_at <= now`, skipping rows other replicas hold and
+   * tasks marked defective: for each, one transaction (or one per batch) that reads its active runs,
+   * calls `decide`, and writes what it returns as it is: the new runs, the rewritten active runs and the
+   * task's schedule fields. A due task read with a `defect` is not decided: the store marks it
+   * (`defect_at = now`) and reports it in `defective`.
+   */
+  admitDueTasks(
+    now: Instant,
+    limit: number,
+    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
+  ): Promise<AdmissionReport>;
+  /** The earliest `next_run_at` of an enabled task not marked defective, for the coordinator's sleep. */
+  nextDueAt(): Promise<Instant | null>;
+}
