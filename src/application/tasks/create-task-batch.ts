@@ -28,7 +28,7 @@ import { taskFieldsFromCreate, taskIdentityFrom } from "../shapes/task-input.js"
 import type { SchedulePolicy } from "../../domain/options.js";
 import type { Store } from "../../domain/ports/store.js";
 import type { Limits } from "../policy/limits.js";
-import { checkMinPeriod, checkTaskCount, Quotas } from "../policy/quotas.js";
+import { checkMinPeriod, Quotas, taskCountCheck } from "../policy/quotas.js";
 import { nextTurn } from "../policy/next-turn.js";
 import { expandedExclusionItems } from "../../domain/calendar.js";
 
@@ -122,9 +122,9 @@ export async function createTasks(
     errors.push(...(await keyErrors(deps, actor, tasks, errors.length === 0)));
     if (errors.length > 0) throw new ValidationError(errors);
     // After validation: a bad batch is told what is wrong with it, whatever the owner's count.
-    await checkTaskCount(quotas, () => deps.store.tasks.countTasks(actor.owner), tasks.length);
     try {
-      await deps.store.tasks.insertTasks(tasks);
+      // The owner's task count is checked in the inserting transaction (docs/security.md#quotas).
+      await deps.store.tasks.insertTasks(tasks, taskCountCheck(quotas));
     } catch (error) {
       // A key taken between the check and the insert: name the item that lost, as the check does.
       if (!(error instanceof KeyTakenError)) throw error;
