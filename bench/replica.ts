@@ -8,7 +8,12 @@ import { createScheduler, postgres, sqlite } from "../src/index.js";
 import type { CoordinatorOptions, HandlerContext, Logger } from "../src/index.js";
 import { serveBench } from "./lib/child-protocol.js";
 import { LedgerWriter } from "./lib/ledger.js";
-import { statementTimings, timeStatements } from "./lib/statement-timing.js";
+import {
+  countStatements,
+  statementTimings,
+  statementsSent,
+  timeStatements,
+} from "./lib/statement-timing.js";
 
 export interface ReplicaConfig {
   readonly replicaId: string;
@@ -25,6 +30,7 @@ export interface ReplicaConfig {
 const config = JSON.parse(process.argv[2] ?? "{}") as ReplicaConfig;
 const ledger = new LedgerWriter(config.ledger, config.replicaId);
 if (config.timeStatements) timeStatements();
+if (config.store.kind === "postgres") countStatements();
 
 /** Warnings and errors reach the bench's stderr: a failing replica must not look like a slow one. */
 const logger: Logger = {
@@ -62,6 +68,7 @@ const scheduler = createScheduler({
 
 const bench = serveBench({
   executed: () => ledger.count,
+  ...(config.store.kind === "postgres" ? { statements: statementsSent } : {}),
   onStop: async () => {
     await scheduler.stop();
     await ledger.close();

@@ -328,7 +328,7 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
     metrics,
     isShuttingDown: () => shuttingDown,
     callbacks: {
-      dispatch: runtime.dispatch,
+      dispatch: runtime.dispatch.runWrites,
       now,
       readAgentRun: observationFromAgentRun,
       recorded: () => {

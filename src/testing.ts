@@ -77,7 +77,7 @@ export function createTestScheduler<const H extends HandlersOption = HandlersOpt
       const now = clock.now();
       if (now >= target) return;
       // Nothing happens between wake-ups in a replay, so jump straight to the next one.
-      const next = await rt.dispatch.nextWakeAt();
+      const next = await rt.dispatch.wakeUps.nextWakeAt();
       const wakeAt = next !== null && next > now ? next : now + TICK_MS;
       await clock.set(Math.min(target, wakeAt) as Instant);
     }

@@ -18,6 +18,11 @@ export interface WorkerStats {
    */
   readonly loopDelayP99Ms: number;
   readonly loopDelayMaxMs: number;
+  /**
+   * SQL statements this worker sent since it started, each one round trip to the database (punctual's
+   * replicas on PostgreSQL; absent elsewhere).
+   */
+  readonly statements?: number;
 }
 
 export type ToWorker =
@@ -40,6 +45,7 @@ function send(message: FromWorker, then?: () => void): void {
 /** Worker side: answers the bench's requests; `stop` runs `onStop` and exits. */
 export function serveBench(handlers: {
   readonly executed: () => number;
+  readonly statements?: () => number;
   readonly onStop: () => Promise<void>;
 }): { ready(): void; fail(error: unknown): never } {
   const delay = monitorEventLoopDelay({ resolution: 10 });
@@ -52,6 +58,7 @@ export function serveBench(handlers: {
       rssBytes: process.memoryUsage.rss(),
       loopDelayP99Ms: Math.round(delay.percentile(99) / 1e6),
       loopDelayMaxMs: Math.round(delay.max / 1e6),
+      ...(handlers.statements === undefined ? {} : { statements: handlers.statements() }),
     };
     return answer;
   };

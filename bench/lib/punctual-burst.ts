@@ -6,6 +6,7 @@
  * rates and lateness come from the handlers' ledger (the instrument the peers are measured with); the
  * runs table adds the launch bookkeeping and the final statuses.
  */
+import type { WorkerStats } from "./child-protocol.js";
 import type { BenchConfig, Target } from "./config.js";
 import { burstWaitMs } from "./config.js";
 import { burstTiming } from "./burst-timing.js";
@@ -233,7 +234,8 @@ export async function punctualBurst(
         : new BackendCpuSampler(config.adminUrl, cluster.databaseName);
     await sampler?.start();
     // The history variant's template runs are in the ledger already: count from here.
-    const baseline = (await cluster.stats(true)).reduce((sum, s) => sum + (s?.executed ?? 0), 0);
+    const initial = await cluster.stats(true);
+    const baseline = initial.reduce((sum, s) => sum + (s?.executed ?? 0), 0);
     const before = await cluster.cpu();
     await sleepUntil(dueAt);
     let executed = 0;
@@ -315,6 +317,7 @@ export async function punctualBurst(
         ledger.length,
         sampler?.walBytes ?? null,
       ),
+      statementsPerFire: statementsPerFire(initial, final, ledger.length),
       loopDelay: loopDelayOf(final),
       settings: { ...REPLICA_SETTINGS, replicas: REPLICAS_OF[target] },
       timedOut: !done,
@@ -323,4 +326,21 @@ export async function punctualBurst(
   } finally {
     await cluster.dispose();
   }
+}
+
+/** Statements the replicas sent between two readings, per fire; null when some replica did not count. */
+function statementsPerFire(
+  before: readonly (WorkerStats | null)[],
+  after: readonly (WorkerStats | null)[],
+  fires: number,
+): number | null {
+  if (fires === 0 || before.length !== after.length) return null;
+  let sent = 0;
+  for (let i = 0; i < after.length; i++) {
+    const from = before[i]?.statements;
+    const to = after[i]?.statements;
+    if (from === undefined || to === undefined) return null;
+    sent += to - from;
+  }
+  return Math.round((sent / fires) * 100) / 100;
 }

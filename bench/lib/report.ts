@@ -56,11 +56,12 @@ function burstTable(rows: readonly BurstFigures[]): string {
       "losses",
       "CPU s per 1,000 (workers + db)",
       "WAL per fire (bytes)",
+      "statements per fire",
       "event loop delay max (ms)",
     ],
     rows.map((r) =>
       r.unavailable !== undefined
-        ? [rowLabel(r), num(r.tasks), ...Array.from({ length: 11 }, () => MISSING)]
+        ? [rowLabel(r), num(r.tasks), ...Array.from({ length: 12 }, () => MISSING)]
         : [
             rowLabel(r),
             num(r.tasks),
@@ -74,6 +75,7 @@ function burstTable(rows: readonly BurstFigures[]): string {
             lost(r),
             cpu(r.cpu),
             num(r.cpu.walBytesPerFire),
+            num(r.statementsPerFire ?? null, 2),
             num(r.loopDelay.maxMs),
           ],
     ),

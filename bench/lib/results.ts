@@ -91,6 +91,11 @@ export interface BurstFigures {
   readonly statuses: Record<string, number> | null;
   readonly perWorker: Record<string, number>;
   readonly cpu: CpuFigures;
+  /**
+   * SQL statements (round trips to the database) the replicas sent per fire, from just before the due
+   * instant until the burst drained: punctual on PostgreSQL; absent for the peers and SQLite.
+   */
+  readonly statementsPerFire?: number | null;
   readonly loopDelay: LoopDelay;
   readonly settings: unknown;
   readonly timedOut: boolean;

@@ -46,6 +46,27 @@ function record(key: string, startedAt: bigint): void {
   timings.set(key, entry);
 }
 
+let sent = 0;
+
+/**
+ * Counts every statement node-postgres sends (`Client.prototype.query`, wrapped once): with the extended
+ * protocol a statement and its parameters go out together and come back as one answer, so each is one
+ * round trip. Cheap enough to run in every measurement.
+ */
+export function countStatements(): void {
+  const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = prototype.query;
+  prototype.query = function (this: unknown, ...args: unknown[]): unknown {
+    sent++;
+    return original.apply(this, args);
+  };
+}
+
+/** Statements sent since `countStatements()`. */
+export function statementsSent(): number {
+  return sent;
+}
+
 /** Wraps `pg.Client.prototype.query` (once). */
 export function timeStatements(): void {
   const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };

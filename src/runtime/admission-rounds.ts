@@ -5,7 +5,9 @@
  * stored fields do not parse is reported once, and the runs an admission cancels are handed on for
  * their targets to be told. It remembers whether the last admission stopped with tasks still due.
  */
-import type { DispatchService } from "../application/dispatch/dispatch-service.js";
+import type { AdmitDue } from "../application/dispatch/admit-due.js";
+import type { PolicyInForce } from "../application/dispatch/budget-holder.js";
+import type { ClaimRuns } from "../application/dispatch/claim-runs.js";
 import type { Logger } from "../application/events/logger.js";
 import type { EventSink } from "../application/events/internal-events.js";
 import type { Tracer } from "../application/events/tracing.js";
@@ -17,7 +19,9 @@ import { inSpan } from "./in-span.js";
 import type { Launches } from "./launches.js";
 
 export interface AdmissionRoundsDeps {
-  readonly dispatch: DispatchService;
+  readonly admission: AdmitDue;
+  readonly claims: ClaimRuns;
+  readonly budget: PolicyInForce;
   readonly clock: Clock;
   readonly replicaId: string;
   /** Handler names this replica can run. */
@@ -56,7 +60,7 @@ export class AdmissionRounds {
    * first batch is decided rather than once every batch is (the claim also takes runs queued earlier).
    */
   async admitAndClaim(): Promise<void> {
-    const { dispatch, clock, settings, events } = this.#deps;
+    const { admission, clock, settings, events } = this.#deps;
     this.#moreDue = false;
     for (let round = 0; round < settings.admissionRounds; round++) {
       if (this.#deps.stopped()) return;
@@ -67,7 +71,7 @@ export class AdmissionRounds {
       });
       const report = await inSpan(
         admitSpan,
-        () => dispatch.admitDue(clock.now(), settings.admissionBatch),
+        () => admission.admitDue(clock.now(), settings.admissionBatch),
         (admitted) => ({ "punctual.admission.tasks": admitted.tasks }),
       );
       events.emit("coordinator:admission", {
@@ -97,10 +101,10 @@ export class AdmissionRounds {
    * the previous batch's launches and their writes instead of waiting for them.
    */
   async #claimAndLaunch(): Promise<void> {
-    const { dispatch, clock, replicaId, launches } = this.#deps;
+    const { claims, budget, clock, replicaId, launches } = this.#deps;
     for (;;) {
       // Unless set, the cap follows the budget in force, which the fleet's stored value may change.
-      const maxInFlight = this.#deps.options?.maxInFlight ?? dispatch.policy.maxConcurrentRuns;
+      const maxInFlight = this.#deps.options?.maxInFlight ?? budget.policy.maxConcurrentRuns;
       const room = Math.min(maxInFlight - launches.size, this.#deps.settings.claimBatch);
       if (room <= 0 || this.#deps.stopped()) return;
       const claimStarted = performance.now();
@@ -111,7 +115,7 @@ export class AdmissionRounds {
       const claimed = await inSpan(
         claimSpan,
         () =>
-          dispatch.claim({
+          claims.claim({
             now: clock.now(),
             replicaId,
             limit: room,

@@ -11,7 +11,7 @@
  * still running then are aborted and recorded lost, shutdown-drain.ts) -> stopped. The replica
  * heartbeats from start until its shutdown has drained (replica-heartbeat.ts), as well as at every pass.
  */
-import type { DispatchService } from "../application/dispatch/dispatch-service.js";
+import type { Dispatch } from "../application/dispatch/dispatch.js";
 import { NO_EVENTS } from "../application/events/internal-events.js";
 import { NO_TRACING } from "../application/events/tracing.js";
 import type { Tracer } from "../application/events/tracing.js";
@@ -39,7 +39,7 @@ import { withDefaults } from "./coordinator-options.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 
 export interface CoordinatorDeps {
-  readonly dispatch: DispatchService;
+  readonly dispatch: Dispatch;
   readonly launcher: RunLauncher;
   readonly clock: Clock;
   readonly replicaId: string;
@@ -116,10 +116,11 @@ export class Coordinator {
             apply: deps.applyClockOffset,
             log: this.#log,
           });
-    this.#opts = withDefaults(deps.options ?? {}, deps.dispatch.policy.maxConcurrentRuns);
-    const livenessMs = deps.dispatch.policy.livenessMs;
+    this.#opts = withDefaults(deps.options ?? {}, deps.dispatch.budget.policy.maxConcurrentRuns);
+    const livenessMs = deps.dispatch.budget.policy.livenessMs;
     this.#heartbeat = new ReplicaHeartbeat({
       ...deps,
+      replicas: deps.dispatch.replicas,
       log: this.#log,
       livenessMs,
       beaten: (at) => {
@@ -127,7 +128,8 @@ export class Coordinator {
       },
     });
     this.#launches = new Launches({
-      dispatch: deps.dispatch,
+      runWrites: deps.dispatch.runWrites,
+      budget: deps.dispatch.budget,
       launcher: deps.launcher,
       clock: deps.clock,
       log: this.#log,
@@ -146,7 +148,9 @@ export class Coordinator {
       },
     });
     this.#rounds = new AdmissionRounds({
-      dispatch: deps.dispatch,
+      admission: deps.dispatch.admission,
+      claims: deps.dispatch.claims,
+      budget: deps.dispatch.budget,
       clock: deps.clock,
       replicaId: deps.replicaId,
       handlerNames: deps.handlerNames,
@@ -226,11 +230,12 @@ export class Coordinator {
 
   async #pass(): Promise<void> {
     const { dispatch, clock, replicaId } = this.#deps;
+    const { recovery, budget } = dispatch;
     await this.#clockCorrection?.check();
     await this.#heartbeat.beat();
     if (this.#stopped()) return;
     if (!this.#orphansSwept) {
-      await sweepOrphans({ dispatch, clock, replicaId, log: this.#log }, this.#deps.inProcess);
+      await sweepOrphans({ recovery, clock, replicaId, log: this.#log }, this.#deps.inProcess);
       this.#orphansSwept = true;
     }
     // Sweep before claiming: a run past its queue timeout is skipped rather than launched, and slots
@@ -238,7 +243,8 @@ export class Coordinator {
     if (clock.now() - this.#lastSweepAt >= this.#opts.sweepMs) {
       this.#lastSweepAt = clock.now();
       await sweep({
-        dispatch,
+        recovery,
+        budget,
         launcher: this.#deps.launcher,
         clock,
         log: this.#log,
@@ -275,7 +281,11 @@ export class Coordinator {
 
   /** A handler run handed back at shutdown (while still at `attempt`): queued again, no retry used. */
   reportLost(runId: RunId, attempt?: number): Promise<void> {
-    const write = this.#deps.dispatch.recordHandBack(runId, this.#deps.clock.now(), attempt);
+    const write = this.#deps.dispatch.runWrites.recordHandBack(
+      runId,
+      this.#deps.clock.now(),
+      attempt,
+    );
     return this.#background.track(write, { runId }, "could not record a lost handler run");
   }
 
@@ -322,7 +332,7 @@ export class Coordinator {
     const now = this.#deps.clock.now();
     const tickAt = (now + this.#opts.tickMs) as Instant;
     if (this.#rounds.moreDue) return now;
-    const next = await this.#deps.dispatch.nextWakeAt();
+    const next = await this.#deps.dispatch.wakeUps.nextWakeAt();
     if (next === null || next >= tickAt) return tickAt;
     if (next > now) return next;
     // Due already. If it came due after the tick looked, tick again at once; if it was due when the
@@ -337,7 +347,7 @@ export class Coordinator {
 
   #cancelTarget(run: Run, task: Task | null): void {
     const cancel = async (): Promise<void> => {
-      const owner = task ?? (await this.#deps.dispatch.findTaskOf(run));
+      const owner = task ?? (await this.#deps.dispatch.runWrites.findTaskOf(run));
       if (owner !== null) await this.#deps.launcher.cancel(run, owner);
     };
     void this.#background.track(

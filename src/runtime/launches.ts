@@ -5,7 +5,8 @@
  * it never lands first. A launch whose answer cannot be recorded keeps its claim until the claim expires
  * and is reconciled: it is never released while its outcome is unknown.
  */
-import type { DispatchService } from "../application/dispatch/dispatch-service.js";
+import type { PolicyInForce } from "../application/dispatch/budget-holder.js";
+import type { RunWrites } from "../application/dispatch/run-writes.js";
 import type { Logger } from "../application/events/logger.js";
 import { NO_TRACING } from "../application/events/tracing.js";
 import type { TraceSpan, Tracer } from "../application/events/tracing.js";
@@ -21,7 +22,8 @@ import { callLauncher } from "./launch-call.js";
 import { RunWriteQueue } from "./run-write-queue.js";
 
 export interface LaunchesDeps {
-  readonly dispatch: DispatchService;
+  readonly runWrites: RunWrites;
+  readonly budget: PolicyInForce;
   readonly launcher: RunLauncher;
   readonly clock: Clock;
   readonly log: Logger;
@@ -73,7 +75,7 @@ export class Launches {
     this.#tracer = deps.tracer ?? NO_TRACING;
     this.#writes = new RunWriteQueue({
       clock: deps.clock,
-      write: (writes) => deps.dispatch.recordRunWrites(writes, deps.clock.now()),
+      write: (writes) => deps.runWrites.recordRunWrites(writes, deps.clock.now()),
       maxBatch: deps.writeBatch,
       giveUp: deps.giveUp,
       onFailure: (error) => {
@@ -82,7 +84,7 @@ export class Launches {
           deps.log.warn({ err: error }, "a store write failed; retrying with back-off");
         }
       },
-      isRefusal: (error) => deps.dispatch.isRefusal(error),
+      isRefusal: (error) => deps.runWrites.isRefusal(error),
       onRefusal: (write, error) => {
         deps.log.error(
           { err: error, runId: write.runId },
@@ -201,14 +203,14 @@ export class Launches {
   }
 
   async #launchTraced(run: Run, task: Task, answered: () => void, span: TraceSpan): Promise<void> {
-    const { dispatch, clock, log } = this.#deps;
+    const { budget, clock, log } = this.#deps;
     const token = run.claimToken;
     if (token === null) return;
     const { outcome, completion } = await callLauncher({
       traceHeaders: span.headers,
       launcher: this.#deps.launcher,
       clock,
-      leaseMs: dispatch.policy.leaseMs,
+      leaseMs: budget.policy.leaseMs,
       log,
       run,
       task,

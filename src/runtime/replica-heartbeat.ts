@@ -5,13 +5,14 @@
  * silence to the other replicas. The loop runs from the coordinator's `start()` until its shutdown has
  * drained; its failed beats are logged once per streak and tried again an interval later.
  */
-import type { DispatchService } from "../application/dispatch/dispatch-service.js";
+import type { ReplicaRegistry } from "../domain/ports/replica-registry.js";
 import type { Logger } from "../application/events/logger.js";
 import type { Instant } from "../domain/time.js";
 import type { Clock } from "./clock.js";
 
 export interface ReplicaHeartbeatDeps {
-  readonly dispatch: DispatchService;
+  /** Where the beats are written. */
+  readonly replicas: ReplicaRegistry;
   readonly clock: Clock;
   readonly replicaId: string;
   readonly log: Logger;
@@ -49,11 +50,11 @@ export class ReplicaHeartbeat {
 
   /** A pass's beat: its failure is the pass's (it rejects). The loop then waits a whole interval. */
   async beat(): Promise<void> {
-    const { dispatch, clock, replicaId } = this.#deps;
+    const { replicas, clock, replicaId } = this.#deps;
     const at = clock.now();
     this.#lastTriedAt = at;
     try {
-      await dispatch.heartbeat(replicaId, at);
+      await replicas.heartbeat(replicaId, at);
     } catch (error) {
       this.#healthySince = null;
       throw error;

@@ -8,7 +8,8 @@
  * Webhooks from the target (the agent server's run webhook) only make this faster; polling stays the
  * safety net, since such webhooks are best-effort.
  */
-import type { DispatchService } from "../application/dispatch/dispatch-service.js";
+import type { RecoverySweeps } from "../application/dispatch/recovery-sweeps.js";
+import type { RunWrites } from "../application/dispatch/run-writes.js";
 import type { Logger } from "../application/events/logger.js";
 import { silentLogger } from "../application/events/logger.js";
 import type { RunId } from "../domain/ids.js";
@@ -31,7 +32,10 @@ export interface RunWatcherOptions {
 }
 
 export interface RunWatcherDeps {
-  readonly dispatch: DispatchService;
+  /** Lists the running runs and records what an uncertain launch's target said. */
+  readonly recovery: RecoverySweeps;
+  /** Records the verdicts the targets give. */
+  readonly runWrites: RunWrites;
   readonly launcher: RunLauncher;
   readonly clock: Clock;
   /** The target kinds whose runs are watched (those the launcher `watches`). */
@@ -80,7 +84,7 @@ export class RunWatcher {
       let after: RunId | null = null;
       for (;;) {
         if (this.#stop.signal.aborted) return;
-        const page: readonly ClaimedRun[] = await this.#deps.dispatch.runningRuns(
+        const page: readonly ClaimedRun[] = await this.#deps.recovery.runningRuns(
           kind,
           after,
           PAGE,
@@ -120,14 +124,14 @@ export class RunWatcher {
   }
 
   async #ask({ run, task }: ClaimedRun): Promise<void> {
-    const { dispatch, launcher, clock } = this.#deps;
+    const { recovery, runWrites, launcher, clock } = this.#deps;
     if (launcher.watches?.(task) !== true) return;
     try {
       if (run.targetRunId === null) {
         const delay = launcher.reconcileDelayMs?.(task) ?? this.#reconcileDelayMs;
         if (run.launchedAt === null || clock.now() - run.launchedAt < delay) return;
         const finding = await launcher.reconcile(run, task, this.#stop.signal);
-        const change = await dispatch.recordUncertainReconciliation(
+        const change = await recovery.recordUncertainReconciliation(
           run.id,
           run.attempt,
           finding,
@@ -145,7 +149,7 @@ export class RunWatcher {
       if (launcher.observe === undefined) return;
       const seen = await launcher.observe(run, task, this.#stop.signal);
       if (seen.kind !== "finished") return;
-      const change = await dispatch.recordTargetVerdict(
+      const change = await runWrites.recordTargetVerdict(
         run.id,
         run.targetRunId,
         seen.verdict,

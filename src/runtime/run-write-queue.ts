@@ -14,7 +14,7 @@
  * more without its result, as a failure naming the refusal (`refusedWrite`), and rejected if even that is
  * refused (docs/storage.md#writes-the-store-refuses). A refusal never holds up the queue.
  */
-import type { RunWrite } from "../application/dispatch/dispatch-service.js";
+import type { RunWrite } from "../application/dispatch/run-writes.js";
 import { exponentialBackoffMs } from "../domain/backoff.js";
 import { isPunctualError } from "../domain/errors.js";
 import type { RunChangeResult } from "../domain/ports/run-repository.js";

@@ -3,10 +3,11 @@
  * read again (a change `migrate` made applies on every replica); then claims that expired before their
  * launch was recorded, or whose replica went silent, are reconciled with the target (never launched
  * again blindly), then deadlines, queue timeouts, handler runs of silent replicas (reported as
- * `replica:lost`) and retention. Each run's fate is a domain decision the dispatch service records;
+ * `replica:lost`) and retention. Each run's fate is a domain decision the recovery use case records;
  * this only asks the targets and hands on the runs whose targets must be told to stop.
  */
-import type { DispatchService } from "../application/dispatch/dispatch-service.js";
+import type { BudgetHolder } from "../application/dispatch/budget-holder.js";
+import type { RecoverySweeps } from "../application/dispatch/recovery-sweeps.js";
 import type { Logger } from "../application/events/logger.js";
 import type { EventSink } from "../application/events/internal-events.js";
 import type { RunId } from "../domain/ids.js";
@@ -21,7 +22,9 @@ import type { Clock } from "./clock.js";
 const SWEEP_LIMIT = 500;
 
 export interface SweepDeps {
-  readonly dispatch: DispatchService;
+  readonly recovery: RecoverySweeps;
+  /** The budget in force, refreshed from the fleet's stored value once per pass. */
+  readonly budget: BudgetHolder;
   readonly launcher: RunLauncher;
   readonly clock: Clock;
   readonly log: Logger;
@@ -40,17 +43,17 @@ export interface SweepDeps {
 
 /** One pass of every sweep, in order. */
 export async function sweep(deps: SweepDeps): Promise<void> {
-  const { dispatch, clock } = deps;
-  const budget = await dispatch.refreshBudget();
-  if (budget !== null) deps.log.info(budget, "the global budget in force changed");
+  const { recovery, clock } = deps;
+  const changedBudget = await deps.budget.refreshBudget();
+  if (changedBudget !== null) deps.log.info(changedBudget, "the global budget in force changed");
   const lost = new LostReplicas();
   await reconcileExpiredClaims(deps, lost);
-  for (const changed of await dispatch.sweepDeadlines(clock.now(), SWEEP_LIMIT)) {
+  for (const changed of await recovery.sweepDeadlines(clock.now(), SWEEP_LIMIT)) {
     if (changed.change.cancelTarget === true) deps.cancelTarget(changed.change.run, changed.task);
   }
-  await dispatch.sweepQueueTimeouts(clock.now(), SWEEP_LIMIT);
+  await recovery.sweepQueueTimeouts(clock.now(), SWEEP_LIMIT);
   if (deps.judgesSilence) {
-    for (const { change } of await dispatch.sweepLostReplicas(clock.now(), SWEEP_LIMIT)) {
+    for (const { change } of await recovery.sweepLostReplicas(clock.now(), SWEEP_LIMIT)) {
       lost.count(change.run.claimedBy, "runs");
     }
   }
@@ -59,7 +62,7 @@ export async function sweep(deps: SweepDeps): Promise<void> {
     deps.log.warn({ replicaId, ...counts }, "a replica went silent: its work was taken over");
     deps.events.emit("replica:lost", { replicaId, ...counts });
   }
-  await dispatch.purge(clock.now(), deps.retentionMs, SWEEP_LIMIT);
+  await recovery.purge(clock.now(), deps.retentionMs, SWEEP_LIMIT);
 }
 
 /**
@@ -68,13 +71,13 @@ export async function sweep(deps: SweepDeps): Promise<void> {
  * (docs/operations.md#replica-liveness-what-silent-means). Nothing without in-process runs to ask.
  */
 export async function sweepOrphans(
-  deps: Pick<SweepDeps, "dispatch" | "clock" | "log" | "replicaId">,
+  deps: Pick<SweepDeps, "recovery" | "clock" | "log" | "replicaId">,
   inProcess: { runsHere(runId: RunId): boolean } | undefined,
 ): Promise<void> {
   if (inProcess === undefined) return;
-  const { dispatch, clock, replicaId } = deps;
+  const { recovery, clock, replicaId } = deps;
   const runsHere = (runId: RunId): boolean => inProcess.runsHere(runId);
-  const lost = await dispatch.sweepOrphanedHandlerRuns(
+  const lost = await recovery.sweepOrphanedHandlerRuns(
     replicaId,
     runsHere,
     clock.now(),
@@ -109,9 +112,9 @@ class LostReplicas {
  * (docs/operations.md#replica-liveness-what-silent-means), is reconciled with the target, never launched again blindly.
  */
 async function reconcileExpiredClaims(deps: SweepDeps, lost: LostReplicas): Promise<void> {
-  const { dispatch, launcher, clock } = deps;
+  const { recovery, launcher, clock } = deps;
   const now = clock.now();
-  for (const { run, task } of await dispatch.expiredClaims(now, SWEEP_LIMIT, deps.judgesSilence)) {
+  for (const { run, task } of await recovery.expiredClaims(now, SWEEP_LIMIT, deps.judgesSilence)) {
     if (deps.launching(run.id) || run.claimToken === null) continue;
     // A claim still within its lease was listed because its replica is silent.
     if (run.claimExpiresAt !== null && run.claimExpiresAt >= now)
@@ -127,6 +130,6 @@ async function reconcileExpiredClaims(deps: SweepDeps, lost: LostReplicas): Prom
       );
       finding = { kind: "unknown" };
     }
-    await dispatch.recordReconciliation(run.id, run.claimToken, finding, clock.now());
+    await recovery.recordReconciliation(run.id, run.claimToken, finding, clock.now());
   }
 }

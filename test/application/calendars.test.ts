@@ -53,7 +53,7 @@ describe("calendars through the service", () => {
     expect(task.schedule).toMatchObject({ exclude: [{ calendar: "holidays" }] });
 
     // Jan 8 fires; then Jan 9 is excluded, so the next fire is Jan 10.
-    await h.dispatch.admitDue(h.clock.set(instant(day(8) + 5000)), 10);
+    await h.dispatch.admission.admitDue(h.clock.set(instant(day(8) + 5000)), 10);
     expect((await h.tasks.get(ALICE, task.id)).next_run_at).toBe(iso(day(10)));
 
     const edited = await put(h, "holidays", ["2030-01-10", "2030-01-11"]);
@@ -78,12 +78,12 @@ describe("calendars through the service", () => {
     const h = harness();
     await put(h, "holidays", [{ from: "2030-01-09", to: "2030-01-10" }]);
     const task = await createTask(h, daily([{ calendar: "holidays" }]));
-    await h.dispatch.admitDue(h.clock.set(instant(day(8) + 5000)), 10);
+    await h.dispatch.admission.admitDue(h.clock.set(instant(day(8) + 5000)), 10);
     // On Jan 10 at 12:00 the calendar is emptied: Jan 9 and 10 were excluded when they came due.
     h.clock.set(instant(day(10) + 4 * HOUR));
     await put(h, "holidays", []);
     expect((await h.tasks.get(ALICE, task.id)).next_run_at).toBe(iso(day(11)));
-    await h.dispatch.admitDue(h.clock.set(instant(day(11) + 5000)), 10);
+    await h.dispatch.admission.admitDue(h.clock.set(instant(day(11) + 5000)), 10);
     const ledger = (await history(h, ALICE, task.id)).reverse();
     expect(
       ledger.map((r) => [r.scheduled_for, r.status, r.reason, r.missed_count, r.missed_until]),
@@ -147,7 +147,7 @@ describe("calendars through the service", () => {
     const h = harness();
     await put(h, "holidays", ["2030-01-09"]);
     const task = await createTask(h, daily([{ calendar: "holidays" }]));
-    await h.dispatch.admitDue(h.clock.set(instant(day(8) + 5000)), 10);
+    await h.dispatch.admission.admitDue(h.clock.set(instant(day(8) + 5000)), 10);
 
     // Every day excluded: the task keeps its status, has no next fire, and the put says why.
     h.clock.set(instant(day(8) + 2 * HOUR));

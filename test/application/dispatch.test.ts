@@ -1,10 +1,10 @@
 /**
- * DispatchService (reference 6.2 TestDispatchOutcomes, TestRunOnceBudget, TestRunCompletion, adapted):
+ * The dispatch use cases (reference 6.2 TestDispatchOutcomes, TestRunOnceBudget, TestRunCompletion, adapted):
  * what each launcher answer does to the run and the task, fencing, the global budget, and completion's
  * mapping onto the task, through the real services and the in-memory store.
  */
 import { describe, expect, it } from "vitest";
-import { DispatchService } from "../../src/application/dispatch/dispatch-service.js";
+import { createDispatch } from "../../src/application/dispatch/dispatch.js";
 import type { Store } from "../../src/domain/ports/store.js";
 import { fencingToken } from "../../src/domain/ids.js";
 import type { RunId } from "../../src/domain/ids.js";
@@ -35,13 +35,13 @@ import type { Harness } from "./harness.js";
 /** A task due at 09:05 with one queued scheduled run, admitted at 09:05. */
 async function admittedTask(h: Harness, input = cronInput("*/5 * * * *")) {
   const task = await createTask(h, input);
-  const report = await h.dispatch.admitDue(h.clock.set(minute(5)), 10);
+  const report = await h.dispatch.admission.admitDue(h.clock.set(minute(5)), 10);
   const run = report.queuedRuns.find((r) => r.taskId === task.id);
   if (run === undefined) throw new Error("nothing was admitted");
   return { task, run };
 }
 
-describe("DispatchService.recordLaunch", () => {
+describe("RunWrites.recordLaunch", () => {
   it("records a launch on the run and the task's launch bookkeeping, leaving the version alone", async () => {
     const h = harness();
     const { task, run } = await admittedTask(h);
@@ -111,7 +111,7 @@ describe("DispatchService.recordLaunch", () => {
     const h = harness();
     const { task, run } = await admittedTask(h);
     await claimAndLaunch(h, minute(5));
-    const report = await h.dispatch.admitDue(minute(10), 10);
+    const report = await h.dispatch.admission.admitDue(minute(10), 10);
     expect(report).toMatchObject({ decisions: 1, skipped: 1, queuedRuns: [] });
     const [tombstone] = await history(h, ALICE, task.id);
     expect(tombstone).toMatchObject({
@@ -123,7 +123,7 @@ describe("DispatchService.recordLaunch", () => {
       launched_at: null,
       finished_at: iso(minute(10)),
     });
-    await h.dispatch.recordCompletion(run.id, { status: "succeeded" }, minute(11));
+    await h.dispatch.runWrites.recordCompletion(run.id, { status: "succeeded" }, minute(11));
     expect(await claim(h, minute(11))).toEqual([]);
     expect(await reloadRun(h, tombstone!.id)).toEqual(tombstone);
     expect(await reload(h, task.id)).toMatchObject({ run_count: 1, last_error: null });
@@ -191,7 +191,7 @@ describe("DispatchService.recordLaunch", () => {
   it("fails a once task whose launch certainly failed with no retry left", async () => {
     const h = harness();
     const task = await createTask(h, onceInput(minute(5)));
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     h.launcher.answer({ kind: "failed" });
     const [claimed] = await claim(h, minute(5));
     const change = await launch(h, claimed!, minute(5, SECOND));
@@ -261,9 +261,13 @@ describe("DispatchService.recordLaunch", () => {
     // Long after the lease: not claimable, not an expired claim; only its deadline or a verdict ends it.
     const later = minute(30);
     expect(await claim(h, later)).toEqual([]);
-    expect(await h.dispatch.expiredClaims(later, 10)).toEqual([]);
+    expect(await h.dispatch.recovery.expiredClaims(later, 10)).toEqual([]);
     expect(h.launcher.launches).toHaveLength(1);
-    const done = await h.dispatch.recordCompletion(run.id, { status: "succeeded" }, later);
+    const done = await h.dispatch.runWrites.recordCompletion(
+      run.id,
+      { status: "succeeded" },
+      later,
+    );
     expect(done!.run.status).toBe("succeeded");
   });
 
@@ -287,8 +291,8 @@ describe("DispatchService.recordLaunch", () => {
     const [first] = await claim(h, minute(5));
     // The claim expires; the target shows no run; the run is claimed again by another replica.
     const expiry = first!.run.claimExpiresAt!;
-    const [expired] = await h.dispatch.expiredClaims((expiry + 1) as typeof expiry, 10);
-    await h.dispatch.recordReconciliation(
+    const [expired] = await h.dispatch.recovery.expiredClaims((expiry + 1) as typeof expiry, 10);
+    await h.dispatch.recovery.recordReconciliation(
       run.id,
       expired!.run.claimToken!,
       { kind: "absent" },
@@ -299,7 +303,7 @@ describe("DispatchService.recordLaunch", () => {
 
     // The first replica's launch answer arrives late.
     await expect(
-      h.dispatch.recordLaunch(
+      h.dispatch.runWrites.recordLaunch(
         run.id,
         first!.run.claimToken!,
         { kind: "launched", targetRunId: "late" },
@@ -307,7 +311,7 @@ describe("DispatchService.recordLaunch", () => {
       ),
     ).rejects.toMatchObject({ code: "lease_lost" });
     await expect(
-      h.dispatch.recordLaunch(
+      h.dispatch.runWrites.recordLaunch(
         run.id,
         fencingToken("never-issued"),
         { kind: "failed", message: "x" },
@@ -320,7 +324,7 @@ describe("DispatchService.recordLaunch", () => {
   });
 });
 
-describe("DispatchService.admitDue", () => {
+describe("AdmitDue.admitDue", () => {
   it("completes a cron task at max_runs while its last run finishes normally", async () => {
     const h = harness();
     const task = await createTask(
@@ -329,39 +333,43 @@ describe("DispatchService.admitDue", () => {
         schedule: { type: "cron", cron: "*/5 * * * *", timezone: "UTC", max_runs: 2 },
       }),
     );
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [first] = await claimAndLaunch(h, minute(5));
-    await h.dispatch.recordCompletion(first!.id, { status: "succeeded" }, minute(6));
-    const report = await h.dispatch.admitDue(minute(10), 10);
+    await h.dispatch.runWrites.recordCompletion(first!.id, { status: "succeeded" }, minute(6));
+    const report = await h.dispatch.admission.admitDue(minute(10), 10);
     expect(report.queuedRuns).toHaveLength(1);
     expect(await reload(h, task.id)).toMatchObject({
       status: "completed",
       next_run_at: null,
       admitted_count: 2,
     });
-    expect(await h.dispatch.nextWakeAt()).toBe(minute(10));
+    expect(await h.dispatch.wakeUps.nextWakeAt()).toBe(minute(10));
     const [last] = await claimAndLaunch(h, minute(10));
-    await h.dispatch.recordCompletion(last!.id, { status: "failed", error: "late" }, minute(11));
+    await h.dispatch.runWrites.recordCompletion(
+      last!.id,
+      { status: "failed", error: "late" },
+      minute(11),
+    );
     expect(await reload(h, task.id)).toMatchObject({
       status: "completed",
       run_count: 2,
       last_error: "late",
     });
-    expect((await h.dispatch.admitDue(minute(15), 10)).tasks).toBe(0);
+    expect((await h.dispatch.admission.admitDue(minute(15), 10)).tasks).toBe(0);
   });
 
   it("asks the active run to stop under cancel_other, and holds the new run until it ends", async () => {
     const h = harness();
     await createTask(h, cronInput("*/5 * * * *", { options: { overlap: "cancel_other" } }));
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [running] = await claimAndLaunch(h, minute(5));
-    const report = await h.dispatch.admitDue(minute(10), 10);
+    const report = await h.dispatch.admission.admitDue(minute(10), 10);
     expect(
       report.cancellations.map((r) => [r.id, r.status, r.reason, r.cancelRequestedAt]),
     ).toEqual([[running!.id, "running", "superseded", minute(10)]]);
     const [successor] = report.queuedRuns;
     expect(await claim(h, minute(10))).toEqual([]);
-    await h.dispatch.recordCompletion(running!.id, { status: "cancelled" }, minute(11));
+    await h.dispatch.runWrites.recordCompletion(running!.id, { status: "cancelled" }, minute(11));
     const [claimed] = await claim(h, minute(11));
     expect(claimed!.run.id).toBe(successor!.id);
   });
@@ -374,7 +382,7 @@ describe("DispatchService.admitDue", () => {
       h,
       cronInput("*/5 * * * *", { options: { overlap: "cancel_other" } }),
     );
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [running] = await claimAndLaunch(h, minute(5));
     const manual = await h.tasks.trigger(ALICE, task.id, { idempotencyKey: "now" }, minute(6));
     expect(manual.status).toBe("queued");
@@ -389,7 +397,7 @@ describe("DispatchService.admitDue", () => {
     await h.tasks.trigger(ALICE, task.id, { idempotencyKey: "now" }, minute(7));
     expect(h.signals.cancelRequests).toHaveLength(1);
     expect(await claim(h, minute(7))).toEqual([]);
-    await h.dispatch.recordCompletion(running!.id, { status: "cancelled" }, minute(8));
+    await h.dispatch.runWrites.recordCompletion(running!.id, { status: "cancelled" }, minute(8));
     const [claimed] = await claim(h, minute(8));
     expect(claimed!.run.id).toBe(manual.id);
   });
@@ -400,7 +408,7 @@ describe("DispatchService.admitDue", () => {
       h,
       cronInput("*/5 * * * *", { options: { overlap: "cancel_other" } }),
     );
-    const [queued] = (await h.dispatch.admitDue(minute(5), 10)).queuedRuns;
+    const [queued] = (await h.dispatch.admission.admitDue(minute(5), 10)).queuedRuns;
     await h.tasks.trigger(ALICE, task.id, { idempotencyKey: "now" }, minute(6));
     expect(await h.store.runs.findRun({ kind: "all" }, queued!.id)).toMatchObject({
       status: "cancelled",
@@ -410,7 +418,7 @@ describe("DispatchService.admitDue", () => {
       h,
       cronInput("*/5 * * * *", { title: "buffered", options: { overlap: "buffer_all" } }),
     );
-    const [kept] = (await h.dispatch.admitDue(minute(10), 10)).queuedRuns.filter(
+    const [kept] = (await h.dispatch.admission.admitDue(minute(10), 10)).queuedRuns.filter(
       (r) => r.taskId === other.id,
     );
     await h.tasks.trigger(ALICE, other.id, { idempotencyKey: "now" }, minute(11));
@@ -418,14 +426,14 @@ describe("DispatchService.admitDue", () => {
   });
 });
 
-describe("DispatchService.claim and the global budget", () => {
+describe("ClaimRuns.claim and the global budget", () => {
   it("claims nothing while max_concurrent_runs runs are launching or running, manual runs included", async () => {
     const h = harness({ policy: { maxConcurrentRuns: 2 } });
     const a = await createTask(h, cronInput("*/5 * * * *", { title: "a" }));
     const b = await createTask(h, cronInput("*/5 * * * *", { title: "b" }));
     const c = await createTask(h, cronInput("*/5 * * * *", { title: "c" }));
     const d = await createTask(h, cronInput("0 0 1 1 *", { title: "d" }));
-    const report = await h.dispatch.admitDue(minute(5), 10);
+    const report = await h.dispatch.admission.admitDue(minute(5), 10);
     expect(report.queuedRuns).toHaveLength(3);
 
     const claimed = await claim(h, minute(5));
@@ -440,13 +448,21 @@ describe("DispatchService.claim and the global budget", () => {
     expect(await claim(h, minute(6, SECOND))).toEqual([]);
 
     // A finished run frees one slot: the oldest queued run takes it.
-    await h.dispatch.recordCompletion(claimed[0]!.run.id, { status: "succeeded" }, minute(7));
+    await h.dispatch.runWrites.recordCompletion(
+      claimed[0]!.run.id,
+      { status: "succeeded" },
+      minute(7),
+    );
     const next = await claim(h, minute(7));
     expect(next.map((x) => x.task.id)).toEqual([c.id]);
     expect(await claim(h, minute(7, SECOND))).toEqual([]);
 
     await launch(h, claimed[1]!, minute(7, 2 * SECOND));
-    await h.dispatch.recordCompletion(claimed[1]!.run.id, { status: "failed" }, minute(8));
+    await h.dispatch.runWrites.recordCompletion(
+      claimed[1]!.run.id,
+      { status: "failed" },
+      minute(8),
+    );
     const last = await claim(h, minute(8));
     expect(last.map((x) => x.run.id)).toEqual([manual.id]);
   });
@@ -454,12 +470,12 @@ describe("DispatchService.claim and the global budget", () => {
   it("claims only into the remaining budget, and no more than the limit asked", async () => {
     const h = harness({ policy: { maxConcurrentRuns: 3 } });
     const running = await createTask(h, cronInput("*/5 * * * *", { title: "running" }));
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     await claimAndLaunch(h, minute(5));
     for (const title of ["w", "x", "y", "z"]) {
       await createTask(h, cronInput("*/10 * * * *", { title }));
     }
-    const report = await h.dispatch.admitDue(minute(10), 10);
+    const report = await h.dispatch.admission.admitDue(minute(10), 10);
     // The running task's 09:10 is skipped for overlap; four others are queued.
     expect(report).toMatchObject({ tasks: 5, skipped: 1 });
     expect(report.queuedRuns).toHaveLength(4);
@@ -470,7 +486,7 @@ describe("DispatchService.claim and the global budget", () => {
   });
 });
 
-describe("DispatchService.recordCompletion", () => {
+describe("RunWrites.recordCompletion", () => {
   const cases: [CompletionVerdict, string, string | null][] = [
     [{ status: "succeeded", result: { ok: true } }, "completed", null],
     [{ status: "failed", error: "the agent crashed" }, "failed", "the agent crashed"],
@@ -482,11 +498,11 @@ describe("DispatchService.recordCompletion", () => {
     async (verdict, taskStatus, lastError) => {
       const h = harness();
       const task = await createTask(h, onceInput(minute(5)));
-      await h.dispatch.admitDue(minute(5), 10);
+      await h.dispatch.admission.admitDue(minute(5), 10);
       // The once task waits, enabled, for its run's verdict.
       expect(await reload(h, task.id)).toMatchObject({ status: "enabled", next_run_at: null });
       const [launched] = await claimAndLaunch(h, minute(5));
-      const change = await h.dispatch.recordCompletion(launched!.id, verdict, minute(6));
+      const change = await h.dispatch.runWrites.recordCompletion(launched!.id, verdict, minute(6));
       expect(change!.run.status).toBe(verdict.status);
       expect(change!.run.finishedAt).toBe(minute(6));
       expect(await reload(h, task.id)).toMatchObject({
@@ -502,7 +518,7 @@ describe("DispatchService.recordCompletion", () => {
     const h = harness();
     const { task, run } = await admittedTask(h);
     await claimAndLaunch(h, minute(5));
-    const failed = await h.dispatch.recordCompletion(
+    const failed = await h.dispatch.runWrites.recordCompletion(
       run.id,
       { status: "failed", error: "boom", result: { partial: 1 } },
       minute(6),
@@ -519,10 +535,10 @@ describe("DispatchService.recordCompletion", () => {
       next_run_at: iso(minute(10)),
     });
 
-    const next = await h.dispatch.admitDue(minute(10), 10);
+    const next = await h.dispatch.admission.admitDue(minute(10), 10);
     expect(next.queuedRuns).toHaveLength(1);
     const [launched] = await claimAndLaunch(h, minute(10));
-    await h.dispatch.recordCompletion(launched!.id, { status: "succeeded" }, minute(11));
+    await h.dispatch.runWrites.recordCompletion(launched!.id, { status: "succeeded" }, minute(11));
     expect(await reload(h, task.id)).toMatchObject({
       status: "enabled",
       last_error: null,
@@ -534,8 +550,12 @@ describe("DispatchService.recordCompletion", () => {
     const h = harness();
     const { run } = await admittedTask(h);
     await claimAndLaunch(h, minute(5));
-    await h.dispatch.recordCompletion(run.id, { status: "failed", error: "first" }, minute(6));
-    const late = await h.dispatch.recordCompletion(
+    await h.dispatch.runWrites.recordCompletion(
+      run.id,
+      { status: "failed", error: "first" },
+      minute(6),
+    );
+    const late = await h.dispatch.runWrites.recordCompletion(
       run.id,
       { status: "succeeded", result: "late" },
       minute(7),
@@ -559,13 +579,13 @@ describe("DispatchService.recordCompletion", () => {
       const h = harness();
       const overlap = reason === "superseded" ? "cancel_other" : "skip";
       const task = await createTask(h, cronInput("*/5 * * * *", { options: { overlap } }));
-      await h.dispatch.admitDue(minute(5), 10);
+      await h.dispatch.admission.admitDue(minute(5), 10);
       const [running] = await claimAndLaunch(h, minute(5));
-      if (reason === "superseded") await h.dispatch.admitDue(minute(10), 10);
+      if (reason === "superseded") await h.dispatch.admission.admitDue(minute(10), 10);
       else await h.tasks.delete(ALICE, task.id, { force: true }, minute(10));
       const asked = await h.store.runs.findRun({ kind: "all" }, running!.id);
       expect(asked).toMatchObject({ status: "running", reason, cancelRequestedAt: minute(10) });
-      const change = await h.dispatch.recordCompletion(
+      const change = await h.dispatch.runWrites.recordCompletion(
         running!.id,
         { status: "cancelled" },
         minute(11),
@@ -587,10 +607,10 @@ describe("DispatchService.recordCompletion", () => {
     ]);
     await expect(h.tasks.get(ADMIN, task.id)).rejects.toMatchObject({ code: "not_found" });
     // Nothing of it is admitted any more; its run's rows stay until the verdict lands.
-    expect((await h.dispatch.admitDue(minute(10), 10)).tasks).toBe(0);
-    expect(await h.dispatch.purge(minute(10), retention(0), 100)).toBe(0);
+    expect((await h.dispatch.admission.admitDue(minute(10), 10)).tasks).toBe(0);
+    expect(await h.dispatch.recovery.purge(minute(10), retention(0), 100)).toBe(0);
 
-    const change = await h.dispatch.recordCompletion(
+    const change = await h.dispatch.runWrites.recordCompletion(
       run.id,
       { status: "succeeded", result: "late" },
       minute(11),
@@ -603,25 +623,25 @@ describe("DispatchService.recordCompletion", () => {
     });
     expect(await h.store.runs.findRun({ kind: "all" }, run.id)).toEqual(change!.run);
     // Now nothing is active: the task's rows go.
-    expect(await h.dispatch.purge(minute(12), RETENTION, 100)).toBe(2);
+    expect(await h.dispatch.recovery.purge(minute(12), RETENTION, 100)).toBe(2);
     expect(await h.store.runs.findRun({ kind: "all" }, run.id)).toBeNull();
   });
 
   it("keeps a cron task's newer schedule and launch fields when a launch lands between a completion's read and its write", async () => {
     const h = harness();
     const task = await createTask(h, cronInput("* * * * *", { options: { overlap: "allow_all" } }));
-    await h.dispatch.admitDue(minute(1), 10);
+    await h.dispatch.admission.admitDue(minute(1), 10);
     const [first] = await claimAndLaunch(h, minute(1, SECOND));
     let second: RunId | undefined;
 
     // A store whose completion reads the task, lets admission and a launch land, then writes.
     const stale = interleavingStore(h.store, async () => {
-      await h.dispatch.admitDue(minute(2), 10);
+      await h.dispatch.admission.admitDue(minute(2), 10);
       const [launched] = await claimAndLaunch(h, minute(2, SECOND));
       second = launched!.id;
     });
-    const completing = new DispatchService({ store: stale, policy: h.policy });
-    await completing.recordCompletion(
+    const completing = createDispatch({ store: stale, policy: h.policy });
+    await completing.runWrites.recordCompletion(
       first!.id,
       { status: "failed", error: "boom" },
       minute(2, 2 * SECOND),
@@ -640,7 +660,7 @@ describe("DispatchService.recordCompletion", () => {
       version: task.version,
     });
     expect((await reloadRun(h, first!.id)).status).toBe("failed");
-    const next = await h.dispatch.admitDue(minute(3), 10);
+    const next = await h.dispatch.admission.admitDue(minute(3), 10);
     expect(next.queuedRuns.map((r) => r.scheduledFor)).toEqual([minute(3)]);
   });
 });

@@ -21,10 +21,10 @@ describe("TaskService.explain", () => {
   it("says an occurrence was launched as run R, and the next one skipped for overlap", async () => {
     const h = harness();
     const task = await createTask(h, cronInput("*/5 * * * *"));
-    const admitted = await h.dispatch.admitDue(h.clock.set(minute(5)), 10);
+    const admitted = await h.dispatch.admission.admitDue(h.clock.set(minute(5)), 10);
     const queued = admitted.queuedRuns[0]!;
     await claimAndLaunch(h, h.clock.advance(2 * SECOND));
-    await h.dispatch.admitDue(h.clock.set(minute(10)), 10);
+    await h.dispatch.admission.admitDue(h.clock.set(minute(10)), 10);
 
     const launched = await h.tasks.explain(ALICE, task.id, iso(minute(5)), minute(11));
     expect(launched).toMatchObject({
@@ -50,7 +50,7 @@ describe("TaskService.explain", () => {
     const h = harness();
     const task = await createTask(h, cronInput("*/5 * * * *"));
     // Nobody admits until 11:05: 09:05-10:00 are outside the 1 h window, 10:05-11:00 missed while down.
-    await h.dispatch.admitDue(h.clock.set(minute(125)), 10);
+    await h.dispatch.admission.admitDue(h.clock.set(minute(125)), 10);
 
     const down = await h.tasks.explain(ALICE, task.id, iso(minute(90)), minute(126));
     expect(down).toMatchObject({
@@ -110,7 +110,7 @@ describe("TaskService.explain", () => {
       }),
     );
     const transition = instant(Date.UTC(2030, 2, 31, 1));
-    const admitted = await h.dispatch.admitDue(h.clock.set(transition), 10);
+    const admitted = await h.dispatch.admission.admitDue(h.clock.set(transition), 10);
     expect(admitted.queuedRuns).toHaveLength(1);
     await claimAndLaunch(h, h.clock.advance(SECOND));
 

@@ -1,5 +1,5 @@
 /**
- * The service tests' world: the real TaskService and DispatchService over the in-memory store, a clock
+ * The service tests' world: the real TaskService and the dispatch use cases (createDispatch) over the in-memory store, a clock
  * advanced by hand (never the real one, never a timer), a fake thread lookup, a scripted fake launcher and
  * recorded service signals. Every `now` is passed explicitly, as the coordinator and the API pass it.
  */
@@ -7,7 +7,8 @@ import { createMemoryStore } from "../../src/adapters/storage/memory/memory-stor
 import type { MemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 import type { Actor } from "../../src/application/access/actor.js";
-import { DispatchService } from "../../src/application/dispatch/dispatch-service.js";
+import { createDispatch } from "../../src/application/dispatch/dispatch.js";
+import type { Dispatch } from "../../src/application/dispatch/dispatch.js";
 import type { TaskCreateInput } from "../../src/application/shapes/task-input.js";
 import { TaskService } from "../../src/application/tasks/task-service.js";
 import type { ServiceSignals } from "../../src/application/tasks/task-service.js";
@@ -183,7 +184,7 @@ export interface Harness {
   readonly clock: ManualClock;
   readonly store: MemoryStore;
   readonly tasks: TaskService;
-  readonly dispatch: DispatchService;
+  readonly dispatch: Dispatch;
   readonly threads: FakeThreadLookup;
   readonly signals: RecordingSignals;
   readonly launcher: FakeLauncher;
@@ -214,7 +215,7 @@ export function harness(options: HarnessOptions = {}): Harness {
     agentServers: AGENT_SERVERS,
     signals,
   });
-  const dispatch = new DispatchService({ store, policy });
+  const dispatch = createDispatch({ store, policy });
   return { clock, store, tasks, dispatch, threads, signals, launcher: new FakeLauncher(), policy };
 }
 
@@ -224,7 +225,7 @@ export function claim(
   now: Instant,
   options: { limit?: number; replicaId?: string } = {},
 ): Promise<readonly ClaimedRun[]> {
-  return h.dispatch.claim({
+  return h.dispatch.claims.claim({
     now,
     replicaId: options.replicaId ?? REPLICA,
     limit: options.limit ?? 10,
@@ -258,7 +259,7 @@ export async function launch(
   } catch (error) {
     outcome = outcomeOf(error);
   }
-  return h.dispatch.recordLaunch(run.id, token, outcome, now);
+  return h.dispatch.runWrites.recordLaunch(run.id, token, outcome, now);
 }
 
 /** Claims at `now` and launches each claimed run, returning the launched runs. */

@@ -19,7 +19,7 @@ import {
   RETENTION,
 } from "./harness.js";
 
-describe("TaskService and DispatchService together", () => {
+describe("TaskService and the dispatch use cases together", () => {
   it("runs a cron task through its whole lifecycle", async () => {
     const h = harness();
     const { tasks, dispatch, clock } = h;
@@ -35,12 +35,14 @@ describe("TaskService and DispatchService together", () => {
       last_error: null,
       version: 1,
     });
-    expect(await dispatch.nextWakeAt()).toBe(minute(5));
+    expect(await dispatch.wakeUps.nextWakeAt()).toBe(minute(5));
     // Nothing is due before its time.
-    expect((await dispatch.admitDue(clock.set(minute(4, 59 * SECOND)), 10)).tasks).toBe(0);
+    expect((await dispatch.admission.admitDue(clock.set(minute(4, 59 * SECOND)), 10)).tasks).toBe(
+      0,
+    );
 
     // admit at 09:05: one queued run.
-    const admitted = await dispatch.admitDue(clock.set(minute(5)), 10);
+    const admitted = await dispatch.admission.admitDue(clock.set(minute(5)), 10);
     expect(admitted).toMatchObject({ tasks: 1, decisions: 1, skipped: 0, missed: 0 });
     const [queued] = admitted.queuedRuns;
     expect(queued).toMatchObject({
@@ -76,7 +78,7 @@ describe("TaskService and DispatchService together", () => {
     });
 
     // 09:10 comes due while the 09:05 run is running: skipped for overlap.
-    const overlapping = await dispatch.admitDue(clock.set(minute(10)), 10);
+    const overlapping = await dispatch.admission.admitDue(clock.set(minute(10)), 10);
     expect(overlapping).toMatchObject({ tasks: 1, decisions: 1, skipped: 1, queuedRuns: [] });
     expect(await claim(h, clock.now)).toEqual([]);
     expect(await reload(h, created.id)).toMatchObject({
@@ -88,7 +90,7 @@ describe("TaskService and DispatchService together", () => {
     });
 
     // complete at 09:12.
-    const completed = await dispatch.recordCompletion(
+    const completed = await dispatch.runWrites.recordCompletion(
       queued!.id,
       { status: "succeeded", result: { summary: "done" } },
       clock.set(minute(12)),
@@ -108,9 +110,9 @@ describe("TaskService and DispatchService together", () => {
     const paused = await tasks.pause(ALICE, created.id, {}, clock.set(minute(13)));
     expect(paused).toMatchObject({ status: "paused", version: 1 });
     for (const at of [minute(15), minute(20), minute(25), minute(30)]) {
-      expect((await dispatch.admitDue(clock.set(at), 10)).tasks).toBe(0);
+      expect((await dispatch.admission.admitDue(clock.set(at), 10)).tasks).toBe(0);
     }
-    expect(await dispatch.nextWakeAt()).toBeNull();
+    expect(await dispatch.wakeUps.nextWakeAt()).toBeNull();
 
     // resume at 09:31 (catch_up none): 09:15..09:30 become one missed range, reason paused.
     const resumed = await tasks.resume(ALICE, created.id, {}, clock.set(minute(31)));
@@ -132,13 +134,17 @@ describe("TaskService and DispatchService together", () => {
     expect(runs[0]).toMatchObject({ missed_count: 4, missed_until: iso(minute(30)) });
 
     // The slot freed at completion: 09:35 is queued (not skipped) and claimed.
-    const next = await dispatch.admitDue(clock.set(minute(35)), 10);
+    const next = await dispatch.admission.admitDue(clock.set(minute(35)), 10);
     expect(next).toMatchObject({ tasks: 1, skipped: 0 });
     expect(next.queuedRuns.map((run) => run.scheduledFor)).toEqual([minute(35)]);
     const [again] = await claim(h, clock.now);
     expect(again!.run.id).toBe(next.queuedRuns[0]!.id);
     await launch(h, again!, clock.now);
-    await dispatch.recordCompletion(again!.run.id, { status: "succeeded" }, clock.set(minute(36)));
+    await dispatch.runWrites.recordCompletion(
+      again!.run.id,
+      { status: "succeeded" },
+      clock.set(minute(36)),
+    );
     expect(await reload(h, created.id)).toMatchObject({ run_count: 2, last_error: null });
 
     // delete: gone from the API at once.
@@ -148,9 +154,9 @@ describe("TaskService and DispatchService together", () => {
       code: "not_found",
     });
     expect((await tasks.list(ALICE, { limit: 10 })).items).toEqual([]);
-    expect((await dispatch.admitDue(clock.set(minute(40)), 10)).tasks).toBe(0);
-    expect(await dispatch.nextWakeAt()).toBeNull();
+    expect((await dispatch.admission.admitDue(clock.set(minute(40)), 10)).tasks).toBe(0);
+    expect(await dispatch.wakeUps.nextWakeAt()).toBeNull();
     // Its rows go when nothing of it is active.
-    expect(await dispatch.purge(clock.now, RETENTION, 100)).toBe(5);
+    expect(await dispatch.recovery.purge(clock.now, RETENTION, 100)).toBe(5);
   });
 });

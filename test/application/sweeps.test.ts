@@ -1,5 +1,5 @@
 /**
- * The coordinator's sweeps through DispatchService (docs/semantics.md#run-statuses, docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch, docs/semantics.md#completion, docs/architecture.md#cadence): queue timeouts, run deadlines,
+ * The coordinator's sweeps through RecoverySweeps (docs/semantics.md#run-statuses, docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch, docs/semantics.md#completion, docs/architecture.md#cadence): queue timeouts, run deadlines,
  * handler runs lost with their replica, expired launch claims reconciled with the target, retention, and
  * the instant the coordinator may sleep until.
  */
@@ -29,7 +29,7 @@ function plus(at: Instant, ms: number): Instant {
   return (at + ms) as Instant;
 }
 
-describe("DispatchService.sweepQueueTimeouts", () => {
+describe("RecoverySweeps.sweepQueueTimeouts", () => {
   it("skips a manual run queued past its queue_timeout, keeping the task's schedule", async () => {
     const h = harness();
     const task = await createTask(
@@ -38,8 +38,8 @@ describe("DispatchService.sweepQueueTimeouts", () => {
     );
     const run = await h.tasks.trigger(ALICE, task.id, { idempotencyKey: "k" }, minute(1));
 
-    expect(await h.dispatch.sweepQueueTimeouts(minute(61), 10)).toEqual([]);
-    const swept = await h.dispatch.sweepQueueTimeouts(minute(61, 1), 10);
+    expect(await h.dispatch.recovery.sweepQueueTimeouts(minute(61), 10)).toEqual([]);
+    const swept = await h.dispatch.recovery.sweepQueueTimeouts(minute(61, 1), 10);
     expect(swept).toHaveLength(1);
     expect(swept[0]!.task.id).toBe(task.id);
     expect(swept[0]!.change.run).toMatchObject({
@@ -59,14 +59,14 @@ describe("DispatchService.sweepQueueTimeouts", () => {
       last_error: null,
     });
     expect(await claim(h, minute(62))).toEqual([]);
-    expect(await h.dispatch.sweepQueueTimeouts(minute(62), 10)).toEqual([]);
+    expect(await h.dispatch.recovery.sweepQueueTimeouts(minute(62), 10)).toEqual([]);
   });
 
   it("fails a once task whose scheduled run waited past its queue_timeout", async () => {
     const h = harness();
     const task = await createTask(h, onceInput(minute(5), { options: { queue_timeout: "PT1H" } }));
-    await h.dispatch.admitDue(minute(5), 10);
-    const [swept] = await h.dispatch.sweepQueueTimeouts(minute(65, 1), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
+    const [swept] = await h.dispatch.recovery.sweepQueueTimeouts(minute(65, 1), 10);
     expect(swept!.change.run).toMatchObject({ status: "skipped", reason: "queue_timeout" });
     expect(await reload(h, task.id)).toMatchObject({
       status: "failed",
@@ -75,7 +75,7 @@ describe("DispatchService.sweepQueueTimeouts", () => {
   });
 });
 
-describe("DispatchService.sweepDeadlines", () => {
+describe("RecoverySweeps.sweepDeadlines", () => {
   it("times out a running run past its deadline and asks its target to stop", async () => {
     const h = harness();
     const task = await createTask(
@@ -86,8 +86,8 @@ describe("DispatchService.sweepDeadlines", () => {
     const [launched] = await claimAndLaunch(h, minute(5));
     expect(launched!.deadlineAt).toBe(minute(15));
 
-    expect(await h.dispatch.sweepDeadlines(minute(15), 10)).toEqual([]);
-    const [swept, ...rest] = await h.dispatch.sweepDeadlines(minute(15, 1), 10);
+    expect(await h.dispatch.recovery.sweepDeadlines(minute(15), 10)).toEqual([]);
+    const [swept, ...rest] = await h.dispatch.recovery.sweepDeadlines(minute(15, 1), 10);
     expect(rest).toEqual([]);
     expect(swept!.change).toMatchObject({
       cancelTarget: true,
@@ -101,7 +101,7 @@ describe("DispatchService.sweepDeadlines", () => {
     });
 
     // The first verdict wins: a late success is kept as the result only.
-    const late = await h.dispatch.recordCompletion(
+    const late = await h.dispatch.runWrites.recordCompletion(
       launched!.id,
       { status: "succeeded", result: "late" },
       minute(16),
@@ -122,10 +122,10 @@ describe("DispatchService.sweepDeadlines", () => {
       h,
       cronInput("*/5 * * * *", { options: { overlap: "cancel_other", run_timeout: "PT10M" } }),
     );
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [running] = await claimAndLaunch(h, minute(5));
-    await h.dispatch.admitDue(minute(10), 10);
-    const [swept] = await h.dispatch.sweepDeadlines(minute(16), 10);
+    await h.dispatch.admission.admitDue(minute(10), 10);
+    const [swept] = await h.dispatch.recovery.sweepDeadlines(minute(16), 10);
     expect(swept!.change.run).toMatchObject({
       id: running!.id,
       status: "cancelled",
@@ -141,7 +141,7 @@ describe("DispatchService.sweepDeadlines", () => {
     );
     await h.tasks.trigger(ALICE, task.id, {}, minute(0));
     const [launched] = await claimAndLaunch(h, minute(5));
-    const [swept] = await h.dispatch.sweepDeadlines(minute(16), 10);
+    const [swept] = await h.dispatch.recovery.sweepDeadlines(minute(16), 10);
     expect(swept!.change).toMatchObject({
       cancelTarget: true,
       run: { status: "queued", failures: 1, attempt: 1, deadlineAt: null, targetRunId: null },
@@ -153,9 +153,9 @@ describe("DispatchService.sweepDeadlines", () => {
   it("fails a once task whose run timed out", async () => {
     const h = harness();
     const task = await createTask(h, onceInput(minute(5), { options: { run_timeout: "PT10M" } }));
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     await claimAndLaunch(h, minute(5));
-    await h.dispatch.sweepDeadlines(minute(16), 10);
+    await h.dispatch.recovery.sweepDeadlines(minute(16), 10);
     expect(await reload(h, task.id)).toMatchObject({ status: "failed" });
   });
 
@@ -167,19 +167,19 @@ describe("DispatchService.sweepDeadlines", () => {
     );
     await h.tasks.trigger(ALICE, task.id, {}, minute(0));
     const [launched] = await claimAndLaunch(h, minute(5));
-    const beat = await h.dispatch.recordHeartbeat(launched!.id, minute(14));
+    const beat = await h.dispatch.runWrites.recordHeartbeat(launched!.id, minute(14));
     expect(beat!.run.deadlineAt).toBe(minute(24));
-    expect(await h.dispatch.sweepDeadlines(minute(20), 10)).toEqual([]);
-    expect(await h.dispatch.sweepDeadlines(minute(24, 1), 10)).toHaveLength(1);
+    expect(await h.dispatch.recovery.sweepDeadlines(minute(20), 10)).toEqual([]);
+    expect(await h.dispatch.recovery.sweepDeadlines(minute(24, 1), 10)).toHaveLength(1);
   });
 });
 
-describe("DispatchService.sweepLostReplicas", () => {
+describe("RecoverySweeps.sweepLostReplicas", () => {
   it("fails a handler run whose replica stopped heartbeating, and leaves agent runs alone", async () => {
     const h = harness();
     const handler = await createTask(h, handlerInput("0 12 * * *"));
     const agent = await createTask(h, cronInput("0 12 * * *"));
-    await h.dispatch.heartbeat(REPLICA, minute(5));
+    await h.dispatch.replicas.heartbeat(REPLICA, minute(5));
     await h.tasks.trigger(ALICE, handler.id, {}, minute(5));
     await h.tasks.trigger(ALICE, agent.id, {}, minute(5));
     const launched = await claimAndLaunch(h, minute(5));
@@ -188,8 +188,8 @@ describe("DispatchService.sweepLostReplicas", () => {
 
     // Silent for exactly the liveness timeout: not yet lost.
     const liveness = h.policy.livenessMs;
-    expect(await h.dispatch.sweepLostReplicas(plus(minute(5), liveness), 10)).toEqual([]);
-    const swept = await h.dispatch.sweepLostReplicas(plus(minute(5), liveness + 1), 10);
+    expect(await h.dispatch.recovery.sweepLostReplicas(plus(minute(5), liveness), 10)).toEqual([]);
+    const swept = await h.dispatch.recovery.sweepLostReplicas(plus(minute(5), liveness + 1), 10);
     expect(swept.map((s) => s.change.run.id)).toEqual([handlerRun.id]);
     expect(swept[0]!.change.run).toMatchObject({
       status: "failed",
@@ -207,31 +207,31 @@ describe("DispatchService.sweepLostReplicas", () => {
   it("keeps a handler run whose replica keeps heartbeating", async () => {
     const h = harness();
     const handler = await createTask(h, handlerInput("0 12 * * *"));
-    await h.dispatch.heartbeat(REPLICA, minute(5));
+    await h.dispatch.replicas.heartbeat(REPLICA, minute(5));
     await h.tasks.trigger(ALICE, handler.id, {}, minute(5));
     await claimAndLaunch(h, minute(5));
-    await h.dispatch.heartbeat(REPLICA, minute(10));
-    expect(await h.dispatch.sweepLostReplicas(minute(10, 9 * SECOND), 10)).toEqual([]);
+    await h.dispatch.replicas.heartbeat(REPLICA, minute(10));
+    expect(await h.dispatch.recovery.sweepLostReplicas(minute(10, 9 * SECOND), 10)).toEqual([]);
   });
 
   it("lists the launch claims of a replica silent for the liveness timeout long before their lease", async () => {
     const h = harness();
     await createTask(h, cronInput("*/5 * * * *"));
-    await h.dispatch.admitDue(minute(5), 10);
-    await h.dispatch.heartbeat(REPLICA, minute(5));
+    await h.dispatch.admission.admitDue(minute(5), 10);
+    await h.dispatch.replicas.heartbeat(REPLICA, minute(5));
     const [claimed] = await claim(h, minute(5));
     expect(claimed!.run.claimExpiresAt).toBe(plus(minute(5), h.policy.leaseMs));
-    const silentFor = (ms: number) => h.dispatch.expiredClaims(plus(minute(5), ms), 10);
+    const silentFor = (ms: number) => h.dispatch.recovery.expiredClaims(plus(minute(5), ms), 10);
     expect(await silentFor(h.policy.livenessMs)).toEqual([]);
     const [listed] = await silentFor(h.policy.livenessMs + 1);
     expect(listed!.run).toMatchObject({ id: claimed!.run.id, status: "launching" });
     // A replica that beats again keeps its claim until the lease.
-    await h.dispatch.heartbeat(REPLICA, plus(minute(5), h.policy.livenessMs));
+    await h.dispatch.replicas.heartbeat(REPLICA, plus(minute(5), h.policy.livenessMs));
     expect(await silentFor(h.policy.livenessMs + 1)).toEqual([]);
   });
 });
 
-describe("DispatchService reconciliation of expired launch claims", () => {
+describe("RecoverySweeps reconciliation of expired launch claims", () => {
   const cases: [ReconcileFinding, Record<string, unknown>, number][] = [
     [
       { kind: "found", targetRunId: "target-42" },
@@ -247,22 +247,22 @@ describe("DispatchService reconciliation of expired launch claims", () => {
     async (finding, expected, runCount) => {
       const h = harness();
       const task = await createTask(h, cronInput("*/5 * * * *"));
-      await h.dispatch.admitDue(minute(5), 10);
+      await h.dispatch.admission.admitDue(minute(5), 10);
       const [claimed] = await claim(h, minute(5));
       const expiry = claimed!.run.claimExpiresAt!;
       expect(expiry).toBe(plus(minute(5), h.policy.leaseMs));
 
       // Still within its lease at its expiry instant.
-      expect(await h.dispatch.expiredClaims(expiry, 10)).toEqual([]);
+      expect(await h.dispatch.recovery.expiredClaims(expiry, 10)).toEqual([]);
       const now = plus(expiry, 1);
-      const [expired, ...rest] = await h.dispatch.expiredClaims(now, 10);
+      const [expired, ...rest] = await h.dispatch.recovery.expiredClaims(now, 10);
       expect(rest).toEqual([]);
       expect(expired!.run.id).toBe(claimed!.run.id);
       expect(expired!.task.id).toBe(task.id);
 
       h.launcher.finding = finding;
       const answer = await h.launcher.reconcile();
-      const change = await h.dispatch.recordReconciliation(
+      const change = await h.dispatch.recovery.recordReconciliation(
         expired!.run.id,
         expired!.run.claimToken!,
         answer,
@@ -274,7 +274,7 @@ describe("DispatchService reconciliation of expired launch claims", () => {
       });
       if (finding.kind === "unknown") expect(change!.run.error).toMatch(/claim expired/);
       expect((await reload(h, task.id)).run_count).toBe(runCount);
-      expect(await h.dispatch.expiredClaims(plus(now, HOUR), 10)).toEqual([]);
+      expect(await h.dispatch.recovery.expiredClaims(plus(now, HOUR), 10)).toEqual([]);
 
       // The first replica's answer, arriving now, is refused.
       await expect(launch(h, claimed!, plus(now, 1))).rejects.toMatchObject({ code: "lease_lost" });
@@ -289,22 +289,22 @@ describe("DispatchService reconciliation of expired launch claims", () => {
   );
 });
 
-describe("DispatchService.purge", () => {
+describe("RecoverySweeps.purge", () => {
   it("deletes terminal runs older than the retention and keeps newer and active ones", async () => {
     const h = harness();
     const task = await createTask(
       h,
       cronInput("*/5 * * * *", { options: { overlap: "allow_all" } }),
     );
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [old] = await claimAndLaunch(h, minute(5));
-    await h.dispatch.recordCompletion(old!.id, { status: "succeeded" }, minute(6));
-    await h.dispatch.admitDue(minute(10), 10);
+    await h.dispatch.runWrites.recordCompletion(old!.id, { status: "succeeded" }, minute(6));
+    await h.dispatch.admission.admitDue(minute(10), 10);
     const [recent] = await claimAndLaunch(h, minute(10));
-    await h.dispatch.recordCompletion(recent!.id, { status: "succeeded" }, minute(11));
-    await h.dispatch.admitDue(minute(15), 10);
+    await h.dispatch.runWrites.recordCompletion(recent!.id, { status: "succeeded" }, minute(11));
+    await h.dispatch.admission.admitDue(minute(15), 10);
 
-    expect(await h.dispatch.purge(minute(20), retention(10 * 60_000), 100)).toBe(1);
+    expect(await h.dispatch.recovery.purge(minute(20), retention(10 * 60_000), 100)).toBe(1);
     const left = await h.tasks.listRuns(ALICE, task.id, { limit: 10 });
     expect(left.items.map((r) => [r.scheduled_for, r.status])).toEqual([
       ["2030-01-07T09:15:00Z", "queued"],
@@ -313,27 +313,31 @@ describe("DispatchService.purge", () => {
   });
 });
 
-describe("DispatchService.nextWakeAt", () => {
+describe("NextWakeUp.nextWakeAt", () => {
   it("answers the earliest due task, queued not_before, claim expiry or deadline", async () => {
     const h = harness();
-    expect(await h.dispatch.nextWakeAt()).toBeNull();
+    expect(await h.dispatch.wakeUps.nextWakeAt()).toBeNull();
     const task = await createTask(h, cronInput("*/5 * * * *"));
-    expect(await h.dispatch.nextWakeAt()).toBe(minute(5));
+    expect(await h.dispatch.wakeUps.nextWakeAt()).toBe(minute(5));
 
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     // The queued run's not_before (09:05) comes before the next occurrence (09:10).
-    expect(await h.dispatch.nextWakeAt()).toBe(minute(5));
+    expect(await h.dispatch.wakeUps.nextWakeAt()).toBe(minute(5));
 
     const [claimed] = await claim(h, minute(5));
-    expect(await h.dispatch.nextWakeAt()).toBe(claimed!.run.claimExpiresAt);
+    expect(await h.dispatch.wakeUps.nextWakeAt()).toBe(claimed!.run.claimExpiresAt);
 
     await launch(h, claimed!, minute(5, 30 * SECOND));
-    expect(await h.dispatch.nextWakeAt()).toBe(minute(10));
+    expect(await h.dispatch.wakeUps.nextWakeAt()).toBe(minute(10));
 
     await h.tasks.pause(ALICE, task.id, {}, minute(6));
-    expect(await h.dispatch.nextWakeAt()).toBe(minute(65, 30 * SECOND));
+    expect(await h.dispatch.wakeUps.nextWakeAt()).toBe(minute(65, 30 * SECOND));
 
-    await h.dispatch.recordCompletion(claimed!.run.id, { status: "succeeded" }, minute(7));
-    expect(await h.dispatch.nextWakeAt()).toBeNull();
+    await h.dispatch.runWrites.recordCompletion(
+      claimed!.run.id,
+      { status: "succeeded" },
+      minute(7),
+    );
+    expect(await h.dispatch.wakeUps.nextWakeAt()).toBeNull();
   });
 });

@@ -70,7 +70,7 @@ describe("TaskService.trigger", () => {
     expect(run.status).toBe("queued");
     const [launched] = await claimAndLaunch(h, minute(2));
     expect(launched!.id).toBe(run.id);
-    await h.dispatch.recordCompletion(
+    await h.dispatch.runWrites.recordCompletion(
       runId(run.id),
       { status: "failed", error: "nope" },
       minute(3),
@@ -81,21 +81,21 @@ describe("TaskService.trigger", () => {
       last_run_id: run.id,
       last_error: "nope",
     });
-    expect((await h.dispatch.admitDue(minute(10), 10)).tasks).toBe(0);
+    expect((await h.dispatch.admission.admitDue(minute(10), 10)).tasks).toBe(0);
   });
 
   it("runs a manual run of a terminal task without changing its status", async () => {
     const h = harness();
     const task = await createTask(h, onceInput(minute(5)));
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [scheduled] = await claimAndLaunch(h, minute(5));
-    await h.dispatch.recordCompletion(scheduled!.id, { status: "succeeded" }, minute(6));
+    await h.dispatch.runWrites.recordCompletion(scheduled!.id, { status: "succeeded" }, minute(6));
     expect((await reload(h, task.id)).status).toBe("completed");
 
     const manual = await h.tasks.trigger(ALICE, task.id, {}, minute(7));
     const [launched] = await claimAndLaunch(h, minute(7));
     expect(launched!.id).toBe(manual.id);
-    await h.dispatch.recordCompletion(
+    await h.dispatch.runWrites.recordCompletion(
       runId(manual.id),
       { status: "failed", error: "x" },
       minute(8),
@@ -175,7 +175,11 @@ describe("TaskService.backfill", () => {
       const [launched] = await claimAndLaunch(h, minute(61 + i));
       launchedOrder.push(iso(launched!.scheduledFor));
       expect(await claim(h, minute(61 + i))).toEqual([]);
-      await h.dispatch.recordCompletion(launched!.id, { status: "succeeded" }, minute(61 + i, 1));
+      await h.dispatch.runWrites.recordCompletion(
+        launched!.id,
+        { status: "succeeded" },
+        minute(61 + i, 1),
+      );
     }
     expect(launchedOrder).toEqual([0, 5, 10].map((m) => iso(minute(m))));
   });
@@ -205,9 +209,9 @@ describe("TaskService.pause and resume", () => {
       h,
       cronInput("*/5 * * * *", { options: { overlap: "buffer_one" } }),
     );
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [running] = await claimAndLaunch(h, minute(5));
-    const [waiting] = (await h.dispatch.admitDue(minute(10), 10)).queuedRuns;
+    const [waiting] = (await h.dispatch.admission.admitDue(minute(10), 10)).queuedRuns;
     const manual = await h.tasks.trigger(ALICE, task.id, { idempotencyKey: "m" }, minute(10));
 
     const paused = await h.tasks.pause(ALICE, task.id, {}, minute(11));
@@ -230,7 +234,7 @@ describe("TaskService.pause and resume", () => {
   it("asks the running run to stop when pausing with cancel_running", async () => {
     const h = harness();
     const task = await createTask(h, cronInput("*/5 * * * *"));
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [running] = await claimAndLaunch(h, minute(5));
     await h.tasks.pause(ALICE, task.id, { cancelRunning: true }, minute(6));
     expect(h.signals.cancelRequests.map((c) => [c.run.id, c.run.reason, c.task.id])).toEqual([
@@ -240,7 +244,7 @@ describe("TaskService.pause and resume", () => {
       status: "running",
       cancel_requested_at: iso(minute(6)),
     });
-    const confirmed = await h.dispatch.recordCompletion(
+    const confirmed = await h.dispatch.runWrites.recordCompletion(
       running!.id,
       { status: "cancelled" },
       minute(7),
@@ -315,7 +319,7 @@ describe("TaskService.pause and resume", () => {
   it("ends a once task whose only queued run a pause cancelled", async () => {
     const h = harness();
     const task = await createTask(h, onceInput(minute(5)));
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const paused = await h.tasks.pause(ALICE, task.id, {}, minute(6));
     expect(paused).toMatchObject({ status: "cancelled", next_run_at: null });
   });
@@ -328,7 +332,7 @@ describe("TaskService.cancel", () => {
       h,
       cronInput("*/5 * * * *", { options: { overlap: "allow_all" } }),
     );
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [running] = await claimAndLaunch(h, minute(5));
     const manual = await h.tasks.trigger(ALICE, task.id, {}, minute(6));
 
@@ -339,8 +343,8 @@ describe("TaskService.cancel", () => {
       reason: "task_cancelled",
     });
     expect((await reloadRun(h, running!.id)).status).toBe("running");
-    expect((await h.dispatch.admitDue(minute(10), 10)).tasks).toBe(0);
-    await h.dispatch.recordCompletion(running!.id, { status: "succeeded" }, minute(8));
+    expect((await h.dispatch.admission.admitDue(minute(10), 10)).tasks).toBe(0);
+    await h.dispatch.runWrites.recordCompletion(running!.id, { status: "succeeded" }, minute(8));
     expect(await reload(h, task.id)).toMatchObject({ status: "cancelled", run_count: 1 });
 
     for (const call of [
@@ -357,7 +361,7 @@ describe("TaskService.delete", () => {
   it("cancels queued runs and hides the task at once", async () => {
     const h = harness();
     const task = await createTask(h, cronInput("*/5 * * * *"));
-    const [queued] = (await h.dispatch.admitDue(minute(5), 10)).queuedRuns;
+    const [queued] = (await h.dispatch.admission.admitDue(minute(5), 10)).queuedRuns;
     await h.tasks.delete(ALICE, task.id, {}, minute(6));
     expect(await h.store.runs.findRun({ kind: "all" }, queued!.id)).toMatchObject({
       status: "cancelled",
@@ -372,13 +376,13 @@ describe("TaskService.delete", () => {
       await expect(call()).rejects.toMatchObject({ code: "not_found" });
     }
     expect(await claim(h, minute(7))).toEqual([]);
-    expect(await h.dispatch.purge(minute(7), RETENTION, 10)).toBe(2);
+    expect(await h.dispatch.recovery.purge(minute(7), RETENTION, 10)).toBe(2);
   });
 
   it("asks a launching run to stop on a forced delete, and stops it when the launch answers", async () => {
     const h = harness();
     const task = await createTask(h, cronInput("*/5 * * * *"));
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [launching] = await claim(h, minute(5));
     await expect(h.tasks.delete(ALICE, task.id, {}, minute(5, SECOND))).rejects.toMatchObject({
       code: "task_not_mutable",
@@ -399,7 +403,7 @@ describe("TaskService.cancelRun", () => {
   it("cancels a queued run at once", async () => {
     const h = harness();
     const task = await createTask(h, onceInput(minute(5)));
-    const [queued] = (await h.dispatch.admitDue(minute(5), 10)).queuedRuns;
+    const [queued] = (await h.dispatch.admission.admitDue(minute(5), 10)).queuedRuns;
     const cancelled = await h.tasks.cancelRun(ALICE, queued!.id, minute(6));
     expect(cancelled).toMatchObject({
       status: "cancelled",
@@ -416,7 +420,7 @@ describe("TaskService.cancelRun", () => {
   it("asks a running run's target to stop, once, and keeps launched_at when it ends", async () => {
     const h = harness();
     const task = await createTask(h, cronInput("*/5 * * * *"));
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [running] = await claimAndLaunch(h, minute(5));
     const asked = await h.tasks.cancelRun(ALICE, running!.id, minute(6));
     expect(asked).toMatchObject({
@@ -430,7 +434,7 @@ describe("TaskService.cancelRun", () => {
     await h.tasks.cancelRun(ALICE, running!.id, minute(7));
     expect(h.signals.cancelRequests).toHaveLength(1);
 
-    await h.dispatch.recordCompletion(running!.id, { status: "cancelled" }, minute(8));
+    await h.dispatch.runWrites.recordCompletion(running!.id, { status: "cancelled" }, minute(8));
     expect(await reloadRun(h, running!.id)).toMatchObject({
       status: "cancelled",
       reason: "cancel_requested",
@@ -443,7 +447,7 @@ describe("TaskService.cancelRun", () => {
   it("ends a launching run asked to stop when its launch certainly did not start", async () => {
     const h = harness();
     await createTask(h, cronInput("*/5 * * * *"));
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [launching] = await claim(h, minute(5));
     await h.tasks.cancelRun(ALICE, launching!.run.id, minute(5, SECOND));
     expect(h.signals.cancelRequests).toEqual([]);
@@ -459,9 +463,9 @@ describe("TaskService.cancelRun", () => {
   it("leaves a finished run as it is, and says it has ended (illegal_transition)", async () => {
     const h = harness();
     await createTask(h, cronInput("*/5 * * * *"));
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [running] = await claimAndLaunch(h, minute(5));
-    await h.dispatch.recordCompletion(running!.id, { status: "succeeded" }, minute(6));
+    await h.dispatch.runWrites.recordCompletion(running!.id, { status: "succeeded" }, minute(6));
     const before = await reloadRun(h, running!.id);
     await expect(h.tasks.cancelRun(ALICE, running!.id, minute(7))).rejects.toMatchObject({
       code: "illegal_transition",

@@ -100,7 +100,7 @@ describe("TaskService.create", () => {
     expect(await everyTask(h)).toEqual([]);
     expect(h.signals.wakes).toBe(0);
     expect(h.threads.calls).toEqual([]);
-    expect(await h.dispatch.nextWakeAt()).toBeNull();
+    expect(await h.dispatch.wakeUps.nextWakeAt()).toBeNull();
   });
 
   it("reports every bad field of the input at once", async () => {
@@ -308,9 +308,13 @@ describe("TaskService.update", () => {
   it("keeps the version through launches, completions, pause and resume", async () => {
     const h = harness();
     const task = await createTask(h, cronInput("*/5 * * * *"));
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [run] = await claimAndLaunch(h, minute(5));
-    await h.dispatch.recordCompletion(run!.id, { status: "failed", error: "x" }, minute(6));
+    await h.dispatch.runWrites.recordCompletion(
+      run!.id,
+      { status: "failed", error: "x" },
+      minute(6),
+    );
     await h.tasks.pause(ALICE, task.id, {}, minute(7));
     await h.tasks.resume(ALICE, task.id, {}, minute(8));
     expect((await reload(h, task.id)).version).toBe(1);
@@ -396,7 +400,7 @@ describe("TaskService.update", () => {
   it("keeps decided_through on a schedule edit, so no occurrence is decided twice", async () => {
     const h = harness();
     const task = await createTask(h, cronInput("*/5 * * * *"));
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const { task: edited } = await h.tasks.update(
       ALICE,
       task.id,
@@ -410,7 +414,7 @@ describe("TaskService.update", () => {
       admitted_count: 1,
       status: "enabled",
     });
-    await h.dispatch.admitDue(minute(6), 10);
+    await h.dispatch.admission.admitDue(minute(6), 10);
     const runs = await history(h, ALICE, task.id);
     expect(runs.map((r) => [r.scheduled_for, r.status, r.reason])).toEqual([
       [iso(minute(6)), "skipped", "overlap"],
@@ -421,9 +425,13 @@ describe("TaskService.update", () => {
   it("re-arms a terminal task whose schedule edit has a future occurrence", async () => {
     const h = harness();
     const task = await createTask(h, onceInput(minute(5)));
-    await h.dispatch.admitDue(minute(5), 10);
+    await h.dispatch.admission.admitDue(minute(5), 10);
     const [run] = await claimAndLaunch(h, minute(5));
-    await h.dispatch.recordCompletion(run!.id, { status: "failed", error: "boom" }, minute(6));
+    await h.dispatch.runWrites.recordCompletion(
+      run!.id,
+      { status: "failed", error: "boom" },
+      minute(6),
+    );
     expect(await reload(h, task.id)).toMatchObject({ status: "failed", next_run_at: null });
 
     // An edit that leaves the schedule alone leaves the task terminal.
@@ -450,7 +458,7 @@ describe("TaskService.update", () => {
       last_error: null,
       run_count: 1,
     });
-    const report = await h.dispatch.admitDue(minute(60), 10);
+    const report = await h.dispatch.admission.admitDue(minute(60), 10);
     expect(report.queuedRuns.map((r) => r.scheduledFor)).toEqual([minute(60)]);
   });
 
@@ -470,7 +478,7 @@ describe("TaskService.update", () => {
       decided_through: iso(minute(32)),
       next_run_at: iso(minute(40)),
     });
-    await h.dispatch.admitDue(minute(40), 10);
+    await h.dispatch.admission.admitDue(minute(40), 10);
     const runs = await history(h, ALICE, task.id);
     expect(runs.map((r) => [r.scheduled_for, r.status])).toEqual([[iso(minute(40)), "queued"]]);
   });

@@ -86,9 +86,9 @@ describe("TaskService.upsert", () => {
     const h = harness();
     const { task } = await upsert(h, keyed("once", onceInput(minute(1))));
     h.clock.advance(60_000);
-    await h.dispatch.admitDue(h.clock.now, 10);
+    await h.dispatch.admission.admitDue(h.clock.now, 10);
     const [run] = await claimAndLaunch(h, h.clock.now);
-    await h.dispatch.recordCompletion(run!.id, { status: "succeeded" }, h.clock.now);
+    await h.dispatch.runWrites.recordCompletion(run!.id, { status: "succeeded" }, h.clock.now);
     expect((await reload(h, task.id)).status).toBe("completed");
 
     const retitled = await upsert(h, keyed("once", onceInput(minute(1), { title: "Again" })));
@@ -105,7 +105,7 @@ describe("TaskService.upsert", () => {
     const h = harness();
     const { task } = await upsert(h, keyed("k", cronInput("*/5 * * * *")));
     h.clock.advance(5 * 60_000);
-    await h.dispatch.admitDue(h.clock.now, 10);
+    await h.dispatch.admission.admitDue(h.clock.now, 10);
     const answer = await upsert(h, keyed("k", cronInput("*/10 * * * *")));
     expect(answer.task.decided_through).toBe(iso(minute(5)));
     expect(answer.task.next_run_at).toBe(iso(minute(10)));

@@ -124,7 +124,7 @@ describe("Coordinator deadlines", () => {
     expect(run!.deadlineAt).toBe(t0 + HOUR + MINUTE);
     for (const s of [50, 100]) {
       await h.at(t0 + HOUR + s * SECOND);
-      await h.dispatch.recordHeartbeat(run!.id, h.clock.now());
+      await h.dispatch.runWrites.recordHeartbeat(run!.id, h.clock.now());
     }
     await h.at(t0 + HOUR + 150 * SECOND);
     expect(await h.run(run!.id)).toMatchObject({

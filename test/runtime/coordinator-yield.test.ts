@@ -22,8 +22,8 @@ describe("Coordinator and the event loop", () => {
       await h.create({ schedule: { type: "once", run_at: new Date(t0 + MINUTE).toISOString() } });
     }
     let admitted = 0;
-    const admitDue = h.dispatch.admitDue.bind(h.dispatch);
-    h.dispatch.admitDue = async (now: Instant, limit: number) => {
+    const admitDue = h.dispatch.admission.admitDue.bind(h.dispatch);
+    h.dispatch.admission.admitDue = async (now: Instant, limit: number) => {
       const report = await admitDue(now, limit);
       admitted += report.tasks;
       return report;

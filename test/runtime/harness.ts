@@ -4,7 +4,7 @@
  * says so; `runUntil` replays wake-ups the way `punctual/testing` does.
  */
 import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
-import { DispatchService } from "../../src/application/dispatch/dispatch-service.js";
+import { createDispatch } from "../../src/application/dispatch/dispatch.js";
 import type { Logger } from "../../src/application/events/logger.js";
 import type { SchedulerEvents } from "../../src/application/events/internal-events.js";
 import type { ReferenceClock, Store } from "../../src/domain/ports/store.js";
@@ -174,7 +174,7 @@ export function createHarness(options: HarnessOptions = {}) {
   const logger = new RecordingLogger();
   const wake = new WakeSignal();
   const events = options.events === undefined ? {} : { events: options.events };
-  const dispatch = new DispatchService({ store, policy, ...events });
+  const dispatch = createDispatch({ store, policy, ...events });
   const coordinator = new Coordinator({
     dispatch,
     launcher,
@@ -253,7 +253,7 @@ export function createHarness(options: HarnessOptions = {}) {
         await tick();
         const now = clock.now();
         if (now >= target) return;
-        const next = await dispatch.nextWakeAt();
+        const next = await dispatch.wakeUps.nextWakeAt();
         const wakeAt = next !== null && next > now ? Math.min(next, now + stepMs) : now + stepMs;
         await clock.set(Math.min(target, wakeAt) as Instant);
       }

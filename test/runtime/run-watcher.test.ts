@@ -43,7 +43,8 @@ function setUp() {
   const launcher = new WatchedLauncher(clock);
   const h = createHarness({ clock, launcher });
   const watcher = new RunWatcher({
-    dispatch: h.dispatch,
+    recovery: h.dispatch.recovery,
+    runWrites: h.dispatch.runWrites,
     launcher,
     clock,
     targetKinds: ["handler"],
@@ -212,7 +213,7 @@ describe("RunWatcher", () => {
     const task = await h.create({ schedule: inOneMinute });
     await h.at(t0 + MINUTE);
     const [run] = await h.runs(task.id);
-    const change = await h.dispatch.recordTargetVerdict(
+    const change = await h.dispatch.runWrites.recordTargetVerdict(
       run!.id,
       "some-older-run",
       { status: "failed", error: "old" },

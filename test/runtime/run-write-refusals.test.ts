@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
-import type { RunWrite } from "../../src/application/dispatch/dispatch-service.js";
+import type { RunWrite } from "../../src/application/dispatch/run-writes.js";
 import { openSqliteStore } from "../../src/adapters/storage/sqlite/sqlite-store.js";
 import type { SqliteStore } from "../../src/adapters/storage/sqlite/sqlite-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";

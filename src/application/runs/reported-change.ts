@@ -40,3 +40,30 @@ export async function changeRunReported(
   }
   return { change, task: seen.task };
 }
+
+/** One run changed, its status change reported: the change, or null when `decide` changed nothing. */
+export async function changeOneRun(
+  runs: RunRepository,
+  events: EventSink,
+  id: RunId,
+  guard: { readonly token?: FencingToken },
+  decide: (run: Run, task: Task) => RunChange | null,
+): Promise<RunChange | null> {
+  const changed = await changeRunReported(runs, events, id, guard, decide);
+  return changed?.change ?? null;
+}
+
+/** Each run of `ids` changed in turn, unfenced, each status change reported: the runs that changed. */
+export async function changeEachRun(
+  runs: RunRepository,
+  events: EventSink,
+  ids: readonly RunId[],
+  decide: (run: Run, task: Task) => RunChange | null,
+): Promise<ChangedRun[]> {
+  const changed: ChangedRun[] = [];
+  for (const id of ids) {
+    const one = await changeRunReported(runs, events, id, {}, decide);
+    if (one !== null) changed.push(one);
+  }
+  return changed;
+}

@@ -12,7 +12,9 @@ import type { Store } from "../../../src/domain/ports/store.js";
 import { durationMs } from "../../../src/domain/time.js";
 import type { Instant } from "../../../src/domain/time.js";
 import {
+  ALICE,
   ALL,
+  BOB,
   HOUR,
   T0,
   agentTarget,
@@ -247,6 +249,40 @@ export function describeClaims(ctx: ContractContext): void {
         );
       }
       expect(order).toEqual([a1!.id, b1!.id, a2!.id]);
+    });
+
+    it("keeps FIFO on a shared thread named like a run's own thread", async () => {
+      // A run on a fresh thread is on the thread named by its own id; another owner's task may bind that
+      // name. Here that run is beyond its owner's widest claim window (more than 1,000 runs this replica
+      // cannot launch are queued before it), so only the store's probe of the thread can hold the run
+      // behind it.
+      const store = ctx.store();
+      const report = { ...IDLE, owner: BOB, target: handlerTarget("report") };
+      const many = await insertTask(store, { ...report, schedule: cron("* * * * *") });
+      const ahead = [
+        ...(await backfillRuns(
+          store,
+          ALL,
+          many.id,
+          { from: minute(-1100), to: minute(-600) },
+          minute(0, 1),
+        )),
+        ...(await backfillRuns(store, ALL, many.id, { from: minute(-599), to: T0 }, minute(0, 1))),
+      ];
+      expect(ahead.length).toBeGreaterThan(1000);
+      const fresh = await insertTask(store, report);
+      const [own] = await triggerMany(store, fresh.id, 1, minute(0, 2));
+      const bound = await insertTask(store, {
+        ...IDLE,
+        owner: ALICE,
+        target: handlerTarget("other"),
+        context: reuseThread(own!.threadId),
+      });
+      const [behind] = await triggerMany(store, bound.id, 1, minute(0, 3));
+      expect(behind!.threadId).toBe(own!.threadId);
+      expect(
+        await claimDue(store, minute(1), { limit: 1, handlerNames: new Set(["other"]) }),
+      ).toEqual([]);
     });
 
     it("claims one run at a time of an exclusive buffer_all task", async () => {

@@ -286,7 +286,8 @@ export class PostgresClaim {
    * owners the skip scan listed (`$2`): each owner's first `window` queued runs by
    * `runs_owner_queue_idx`, locked, skipping runs another claim holds; each run with whether its thread (and, exclusive, its task) holds a slot or
    * a not-told cancelled run's hold, whether an earlier queued run of its thread exists (another
-   * owner's: `runs_thread_queue_idx`, one probe), its task's handler, the slots its owner holds and the
+   * owner's: `runs_thread_queue_idx`, one probe, and the primary key for a run on a thread of its own),
+   * its task's handler, the slots its owner holds and the
    * budget's room. The owners' count, the window, budget and limit are written into the text (checked
    * integers; one prepared statement per combination, a handful), so the planner knows how many rows
    * it reads (an estimate of ten owners per recursive step once pushed a 200-run claim over
@@ -335,9 +336,17 @@ export class PostgresClaim {
         ` OR EXISTS (SELECT 1 FROM ${runs} AS h WHERE (h.status || '') = 'cancelled'` +
         ` AND h.deadline_at IS NOT NULL AND h.exclusive AND h.task_id = r.task_id` +
         ` AND h.deadline_at > ${now}))) AS task_busy,` +
-        ` EXISTS (SELECT 1 FROM ${runs} AS b WHERE (b.status || '') = 'queued'` +
+        // Runs on a shared thread are in runs_thread_queue_idx; a run on a thread of its own (thread id =
+        // run id) is not, so a run bound to a thread named like such a run finds it by primary key.
+        ` (EXISTS (SELECT 1 FROM ${runs} AS b WHERE (b.status || '') = 'queued' AND b.thread_id <> b.id` +
         ` AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id` +
-        ` AND (b.queued_at, b.id) < (r.queued_at, r.id)) AS queued_behind,` +
+        ` AND (b.queued_at, b.id) < (r.queued_at, r.id))` +
+        // (the row is fetched by primary key alone, OFFSET 0 keeping the other conditions out of the
+        // probe: with them in it the planner chose runs_owner_queue_idx without its owner, a walk).
+        ` OR (r.thread_id <> r.id AND EXISTS (SELECT 1 FROM (SELECT p.id, p.thread_id, p.thread_scope,` +
+        ` p.status, p.queued_at FROM ${runs} AS p WHERE p.id = r.thread_id OFFSET 0) AS p` +
+        ` WHERE p.thread_id = p.id AND p.thread_scope = r.thread_scope AND p.status = 'queued'` +
+        ` AND (p.queued_at, p.id) < (r.queued_at, r.id)))) AS queued_behind,` +
         ` o.held AS owner_active, ${room} AS room` +
         ` FROM (SELECT u.owner, (SELECT count(*) FROM ${slots} AS s WHERE s.owner = u.owner)::int4 AS held` +
         ` FROM (SELECT w.owner FROM unnest($2::text[]) AS w(owner) LIMIT ${int4(owners)}) AS u` +

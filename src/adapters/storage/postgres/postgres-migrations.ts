@@ -22,6 +22,9 @@ import { POSTGRES_MIGRATION_0013 } from "./postgres-migration-0013.js";
 import { POSTGRES_MIGRATION_0014 } from "./postgres-migration-0014.js";
 import { POSTGRES_MIGRATION_0015 } from "./postgres-migration-0015.js";
 import { POSTGRES_MIGRATION_0016 } from "./postgres-migration-0016.js";
+import { POSTGRES_MIGRATION_0017 } from "./postgres-migration-0017.js";
+import { POSTGRES_MIGRATION_0018 } from "./postgres-migration-0018.js";
+import { POSTGRES_MIGRATION_0019 } from "./postgres-migration-0019.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { uniqueViolation } from "./postgres-errors.js";
 import { integer, record, text } from "./postgres-rows.js";
@@ -53,6 +56,17 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 14, name: "recent requested runs index", sql: POSTGRES_MIGRATION_0014 },
   { version: 15, name: "cheaper budget slots", sql: POSTGRES_MIGRATION_0015 },
   { version: 16, name: "less write-ahead log per fire", sql: POSTGRES_MIGRATION_0016 },
+  {
+    version: 17,
+    name: "no task key lock per run, no self thread key",
+    sql: POSTGRES_MIGRATION_0017,
+  },
+  {
+    version: 18,
+    name: "room on every page for a fire's next versions",
+    sql: POSTGRES_MIGRATION_0018,
+  },
+  { version: 19, name: "no queue thread key for a run's own thread", sql: POSTGRES_MIGRATION_0019 },
 ];
 
 /** The sha256 recorded for a migration (of its SQL text exactly as shipped). */

@@ -374,11 +374,14 @@ function buildStatements(ctx: PostgresContext) {
       ` (t.options ->> 'queueTimeoutMs')::int8 * interval '1 millisecond' < ${at("$1")}` +
       ` ORDER BY r.queued_at, r.id LIMIT $2::int4`,
     // The task's kind by primary key for each running run (a budget's worth at most): joined, the
-    // planner without statistics hashed every task at each sweep.
+    // planner without statistics hashed every task at each sweep. The running runs are read from
+    // runs_deadline_idx (its predicate, then `running` as an expression no index serves): with
+    // `status = 'running'` alone the planner without statistics also walked runs_owner_listing_idx
+    // (owner-led) for every running entry, 8,000 pages of 1,000,000 terminal runs.
     lostHandlerRuns:
       `SELECT r.id FROM ${runs} AS r` +
       ` LEFT JOIN ${ctx.schema.quoted}.replicas AS p ON p.id = r.claimed_by` +
-      ` WHERE r.status = 'running'` +
+      ` WHERE r.status IN ('launching', 'running') AND (r.status || '') = 'running'` +
       ` AND (SELECT t.target_kind FROM ${tasks} AS t WHERE t.id = r.task_id) = 'handler'` +
       ` AND (p.id IS NULL OR p.heartbeat_at < ${at("$1")})` +
       ` ORDER BY r.launched_at, r.id LIMIT $2::int4`,
@@ -387,16 +390,18 @@ function buildStatements(ctx: PostgresContext) {
       ` AND status IN (${literalList(TERMINAL_RUN_STATUSES)}) ORDER BY finished_at LIMIT $2::int4),` +
       ` gone AS (DELETE FROM ${runs} AS r USING doomed WHERE r.id = doomed.id RETURNING r.id)` +
       ` SELECT count(*)::int4 AS purged FROM gone`,
-    // A deleted task goes once no run of it is active; its remaining terminal runs go with it (cascade),
-    // and count, as in the memory store.
+    // A deleted task goes once no run of it is active; its remaining terminal runs go with it, in the
+    // same statement (no foreign key cascades since migration 17), and count, as in the memory store.
+    // The tasks are deleted (locked) in the statement that deletes their runs: a deleted task takes no
+    // new run (admission and owner commands skip it), so none is left behind.
     purgeTasks:
       `WITH doomed AS (SELECT t.id FROM ${tasks} AS t WHERE t.deleted_at IS NOT NULL` +
       ` AND NOT EXISTS (SELECT 1 FROM ${runs} AS r WHERE r.task_id = t.id` +
       ` AND r.status IN ('queued', 'launching', 'running'))` +
       ` ORDER BY t.deleted_at, t.id LIMIT $1::int4),` +
-      ` gone AS (DELETE FROM ${tasks} AS t USING doomed WHERE t.id = doomed.id RETURNING t.id)` +
-      ` SELECT ((SELECT count(*) FROM gone) + (SELECT count(*) FROM ${runs} AS r` +
-      ` WHERE r.task_id IN (SELECT id FROM doomed)))::int4 AS purged`,
+      ` gone AS (DELETE FROM ${tasks} AS t USING doomed WHERE t.id = doomed.id RETURNING t.id),` +
+      ` gone_runs AS (DELETE FROM ${runs} AS r USING gone WHERE r.task_id = gone.id RETURNING r.id)` +
+      ` SELECT ((SELECT count(*) FROM gone) + (SELECT count(*) FROM gone_runs))::int4 AS purged`,
     // Each count over its partial index (runs_queue_idx, runs_deadline_idx): never the whole table.
     queueStats:
       `SELECT (SELECT count(*) FROM ${runs} WHERE status = 'queued')::int8 AS queued,` +

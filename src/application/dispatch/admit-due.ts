@@ -1,0 +1,54 @@
+/**
+ * Admitting due occurrences (docs/semantics.md#the-life-of-an-occurrence): one batch of due tasks, each
+ * decided by the domain inside the store's transaction, within the owner's runs per minute on this
+ * replica (docs/security.md#quotas).
+ */
+import { admitTask } from "../../domain/admit-task.js";
+import type { TaskRepository, AdmissionReport } from "../../domain/ports/task-repository.js";
+import type { Instant } from "../../domain/time.js";
+import { NO_EVENTS } from "../events/internal-events.js";
+import type { EventSink } from "../events/internal-events.js";
+import { AdmissionWindow } from "../policy/admission-window.js";
+import { Quotas } from "../policy/quotas.js";
+
+export interface AdmitDueDeps {
+  readonly tasks: TaskRepository;
+  /** Receives each task's admission and each batch. @default none */
+  readonly events?: EventSink;
+  /** Per-owner quotas (docs/security.md#quotas). @default none */
+  readonly quotas?: Quotas;
+  /** What this replica admitted per owner in the last minute, shared with manual triggers. */
+  readonly admissions?: AdmissionWindow;
+}
+
+export class AdmitDue {
+  readonly #tasks: TaskRepository;
+  readonly #events: EventSink;
+  readonly #quotas: Quotas;
+  readonly #admissions: AdmissionWindow;
+
+  constructor(deps: AdmitDueDeps) {
+    this.#tasks = deps.tasks;
+    this.#events = deps.events ?? NO_EVENTS;
+    this.#quotas = deps.quotas ?? Quotas.UNLIMITED;
+    this.#admissions = deps.admissions ?? new AdmissionWindow();
+  }
+
+  /** Admits up to `limit` due tasks in one batch. */
+  async admitDue(now: Instant, limit: number): Promise<AdmissionReport> {
+    // Counted as decided; a batch the store then fails to write over-counts, never under-counts.
+    const report = await this.#tasks.admitDueTasks(now, limit, (task, activeRuns) => {
+      const allowance = Math.max(
+        0,
+        this.#quotas.of(task.owner).runsPerMinute - this.#admissions.count(task.owner, now),
+      );
+      const { admission, write, queued } = admitTask(task, activeRuns, now, undefined, allowance);
+      this.#events.emit("admission:decided", { taskId: task.id, admission });
+      this.#admissions.add(task.owner, now, queued);
+      return write;
+    });
+    for (const task of report.defective) this.#events.emit("task:defective", { task });
+    this.#events.emit("admission:batch", { tasks: report.tasks });
+    return report;
+  }
+}
