@@ -30,6 +30,7 @@ import type { Clock } from "./runtime/clock.js";
 import { Coordinator } from "./runtime/coordinator.js";
 import type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 import { RunWatcher } from "./runtime/run-watcher.js";
+import { tidyAfterEndedRuns } from "./runtime/ended-runs.js";
 import type { RunWatcherOptions } from "./runtime/run-watcher.js";
 import { WakeSignal } from "./runtime/wake-signal.js";
 import type { TracerProvider } from "@opentelemetry/api";
@@ -194,8 +195,11 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
           applyClockOffset: (ms: number) => {
             clock.setOffset(ms);
           },
+          wallStepMs: () => clock.wallStepMs(),
         }),
   });
+  // docs/targets.md#langgraph-crons: a fresh thread asked to be deleted goes once its run has ended.
+  tidyAfterEndedRuns({ events, store, launcher, logger });
   handlers.connect({
     completed: (runId, verdict, attempt) => coordinator.reportCompletion(runId, verdict, attempt),
     lost: (runId, attempt) => coordinator.reportLost(runId, attempt),

@@ -175,6 +175,10 @@ class RoutingLauncher implements RunLauncher {
   };
 
   reconcileDelayMs = (task: Task): number | undefined => this.#for(task)?.reconcileDelayMs?.(task);
+
+  ended: NonNullable<RunLauncher["ended"]> = async (run, task) => {
+    await this.#for(task)?.ended?.(run, task);
+  };
 }
 
 /** Threads of handler and webhook targets are punctual's own labels: any well-formed id is usable. */

@@ -42,7 +42,8 @@ import type {
 } from "./adapters/metrics/scheduler-metrics.js";
 import type { AddressLimitOptions, RateLimitOptions } from "./adapters/http/rate-limit.js";
 import type { PostgresOptions } from "./adapters/storage/postgres/postgres-store.js";
-import { deerflowApiTarget } from "./adapters/launchers/agent/agent-servers.js";
+import type { AuthProxyOptions } from "./adapters/http/auth-proxy.js";
+import { deerflowApiTarget, langGraphApiTarget } from "./adapters/launchers/agent/agent-servers.js";
 import { createIdGenerator } from "./adapters/storage/shared/time-ordered-id.js";
 import { buildRuntime } from "./composition-runtime.js";
 import type { SchedulerOptions, SchedulerRuntime } from "./composition-runtime.js";
@@ -251,6 +252,12 @@ export interface ServerOptions extends SchedulerOptions {
   readonly runCoordinator?: boolean;
   /** Also serve DeerFlow's scheduled-task routes over this agent server (`--deerflow-api`). */
   readonly deerflowApi?: string;
+  /** Identity from a trusted authenticating proxy (docs/security.md#auth-proxy). @default off */
+  readonly authProxy?: AuthProxyOptions;
+  /** Also serve LangGraph's crons routes under `/langgraph/SERVER` for these agent servers (`--langgraph-api`). */
+  readonly langGraphApi?: readonly string[];
+  /** Pass every other path under `/langgraph/SERVER` through to the server (`--langgraph-proxy`). */
+  readonly langGraphProxy?: boolean;
   /** Per-token rate limit; false turns it off. */
   readonly rateLimit?: RateLimitOptions | false;
   /** Per client address: the callback routes' rate and the failed-attempt throttle (docs/security.md#callback-routes). */
@@ -339,9 +346,24 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
     ...(options.addressLimits === undefined ? {} : { addressLimits: options.addressLimits }),
     ...(options.httpLogger === undefined ? {} : { logger: options.httpLogger }),
     ...(options.version === undefined ? {} : { version: options.version }),
+    ...(options.authProxy === undefined ? {} : { authProxy: options.authProxy }),
     ...(options.deerflowApi === undefined
       ? {}
       : { deerflow: deerflowApiTarget(options.deerflowApi, runtime.agentServers) }),
+    ...(options.langGraphApi === undefined
+      ? {}
+      : {
+          langGraph: [...new Set(options.langGraphApi)].map((name) =>
+            langGraphApiTarget(name, runtime.agentServers),
+          ),
+          ...(options.langGraphProxy === true
+            ? {
+                langGraphProxy: runtime.agentServers.filter((server) =>
+                  options.langGraphApi?.includes(server.name),
+                ),
+              }
+            : {}),
+        }),
   });
   let stopping: Promise<void> | null = null;
   const purger = new IdempotencyPurger(

@@ -14,6 +14,7 @@ import type { Command } from "commander";
 import { POSTGRES_POOLERS } from "../adapters/storage/postgres/postgres-pooler.js";
 import type { PostgresPooler } from "../adapters/storage/postgres/postgres-pooler.js";
 import type { ProcessIo } from "./process-io.js";
+import { milliseconds } from "./threshold-options.js";
 
 type Env = ProcessIo["env"];
 
@@ -27,12 +28,19 @@ export function databaseUrlOf(flag: string | undefined, env: Env): string {
 export interface PoolerFlags {
   readonly pgPooler?: string;
   readonly listenUrl?: string;
+  readonly pgConnectTimeout?: string;
+  readonly pgStatementTimeout?: string;
 }
 
-/** What `storeFromDatabaseUrl` passes to a PostgreSQL store (docs/operations.md#pgbouncer). */
+/**
+ * What `storeFromDatabaseUrl` passes to a PostgreSQL store (docs/operations.md#pgbouncer,
+ * docs/operations.md#database-timeouts).
+ */
 export interface PoolerSettings {
   readonly pooler?: PostgresPooler;
   readonly listenUrl?: string;
+  readonly connectTimeoutMs?: number;
+  readonly statementTimeoutMs?: number;
 }
 
 /**
@@ -52,17 +60,42 @@ export function poolerSettingsOf(
   if (listenUrl !== "" && !/^postgres(ql)?:\/\//i.test(listenUrl)) {
     throw usage(`--listen-url must be a postgres:// URL, not "${redactUrl(listenUrl)}"`);
   }
+  const connectText = flags.pgConnectTimeout ?? env.PUNCTUAL_PG_CONNECT_TIMEOUT ?? "";
+  const statementText = flags.pgStatementTimeout ?? env.PUNCTUAL_PG_STATEMENT_TIMEOUT ?? "";
   return {
     ...(mode === "" ? {} : { pooler: mode as PostgresPooler }),
     ...(listenUrl === "" ? {} : { listenUrl }),
+    ...(connectText === ""
+      ? {}
+      : { connectTimeoutMs: milliseconds("pg-connect-timeout", connectText, 100, usage) }),
+    ...(statementText === ""
+      ? {}
+      : {
+          statementTimeoutMs:
+            statementText === "0"
+              ? 0
+              : milliseconds("pg-statement-timeout", statementText, 100, usage),
+        }),
   };
 }
 
-/** Adds `--pg-pooler` (and, for the commands that listen, `--listen-url`) to a command. */
+/**
+ * Adds `--pg-pooler`, the connection and statement timeouts (and, for the commands that listen,
+ * `--listen-url`) to a command.
+ */
 export function withPoolerOptions(command: Command, listens = true): Command {
   command.option(
     "--pg-pooler <mode>",
     "none, or transaction behind PgBouncer in transaction mode (default: $PUNCTUAL_PG_POOLER, else none)",
+  );
+  command.option(
+    "--pg-connect-timeout <duration>",
+    "how long opening a PostgreSQL connection may take (default: $PUNCTUAL_PG_CONNECT_TIMEOUT, else 10s)",
+  );
+  command.option(
+    "--pg-statement-timeout <duration>",
+    "the longest a PostgreSQL statement may run, or a transaction idle, before it is cancelled; " +
+      "0 for none (default: $PUNCTUAL_PG_STATEMENT_TIMEOUT, else 60s)",
   );
   if (!listens) return command;
   return command.option(

@@ -39,9 +39,10 @@ export async function runMigrate(options: MigrateOptions, io: MigrateIo): Promis
   const requestedBudget = budgetOf(options, io.env, usage);
   let store;
   try {
-    // Migrating takes no LISTEN: only the pooler mode matters here.
-    const { pooler: mode } = pooler;
-    store = await storeFromDatabaseUrl(url, mode === undefined ? {} : { pooler: mode }).open({
+    // Migrating takes no LISTEN: the pooler mode and the timeouts matter here.
+    const settings = { ...pooler };
+    delete settings.listenUrl;
+    store = await storeFromDatabaseUrl(url, settings).open({
       newId: createIdGenerator(),
     });
   } catch (error) {

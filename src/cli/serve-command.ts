@@ -2,7 +2,8 @@
  * `punctual serve` (docs/operations.md): the HTTP API and, unless `--no-coordinator`, the coordinator in the same
  * process, with the built-in `log` handler plus those of `--handlers MODULE`. With `--init-token` (what
  * `npm start` passes) a database without any token gets an admin token, printed once with a working curl.
- * `--deerflow-api SERVER` also mounts DeerFlow's scheduled-task routes over that DeerFlow server.
+ * `--deerflow-api SERVER` also mounts DeerFlow's scheduled-task routes over that DeerFlow server;
+ * `--langgraph-api SERVER` (repeatable) LangGraph's crons API under `/langgraph/SERVER`.
  * SIGTERM or SIGINT stops gracefully (docs/operations.md#what-happens-on-shutdown): `/readyz` 503 at
  * once, every other route answering until the coordinator has drained, then the listener closed; a
  * second signal exits at once.
@@ -11,8 +12,13 @@ import { Command, CommanderError } from "commander";
 import { processIo, runUntilSignal } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
 import { ValidationError } from "../domain/errors.js";
+import { checkedAuthProxy } from "../adapters/http/auth-proxy.js";
+import type { AuthProxyOptions } from "../adapters/http/auth-proxy.js";
 import type { Instant } from "../domain/time.js";
-import { deerflowApiTarget } from "../adapters/launchers/agent/agent-servers.js";
+import {
+  deerflowApiTarget,
+  langGraphApiTarget,
+} from "../adapters/launchers/agent/agent-servers.js";
 import { registerHandlers } from "../adapters/launchers/handler/handler-definition.js";
 import type { HandlersOption } from "../adapters/launchers/handler/handler-definition.js";
 import {
@@ -39,6 +45,40 @@ interface ServeOptions extends PoolerFlags, ThresholdFlags {
   readonly initToken?: boolean;
   readonly logLevel?: string;
   readonly deerflowApi?: string;
+  readonly langgraphApi?: string[];
+  readonly langgraphProxy?: boolean;
+  readonly authProxyHeader?: string;
+  readonly authProxySecretHeader?: string;
+  readonly authProxyFrom?: string[];
+}
+
+/** `--auth-proxy-*` as the server's option (docs/security.md#auth-proxy); undefined when off. */
+function authProxyOf(
+  options: ServeOptions,
+  env: Readonly<Record<string, string | undefined>>,
+): AuthProxyOptions | undefined {
+  const {
+    authProxyHeader: header,
+    authProxySecretHeader: secretName,
+    authProxyFrom: from,
+  } = options;
+  if (header === undefined) {
+    if (secretName !== undefined || from !== undefined) {
+      throw new Error("--auth-proxy-secret-header and --auth-proxy-from need --auth-proxy-header");
+    }
+    return undefined;
+  }
+  const secret = env["PUNCTUAL_AUTH_PROXY_SECRET"];
+  if (secretName !== undefined && (secret === undefined || secret === "")) {
+    throw new Error("--auth-proxy-secret-header needs the secret in $PUNCTUAL_AUTH_PROXY_SECRET");
+  }
+  return checkedAuthProxy({
+    header,
+    ...(secretName === undefined || secret === undefined
+      ? {}
+      : { secretHeader: { name: secretName, secret } }),
+    ...(from === undefined ? {} : { from }),
+  });
 }
 
 function usage(io: ServeIo, message: string): CommanderError {
@@ -92,17 +132,29 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
   const logger = io.logger(options.logLevel ?? io.env["PUNCTUAL_LOG_LEVEL"] ?? "info");
   const targets = targetOptionsOf(io.env, (message) => usage(io, message));
   const pooler = poolerSettingsOf(options, io.env, (message) => usage(io, message));
-  if (options.deerflowApi !== undefined) {
-    try {
+  try {
+    if (options.deerflowApi !== undefined) {
       deerflowApiTarget(options.deerflowApi, targets.agentServers);
-    } catch (error) {
-      throw usage(
-        io,
-        error instanceof ValidationError
-          ? (error.errors[0]?.message ?? error.message)
-          : String(error),
-      );
     }
+    for (const name of options.langgraphApi ?? []) {
+      langGraphApiTarget(name, targets.agentServers);
+    }
+  } catch (error) {
+    throw usage(
+      io,
+      error instanceof ValidationError
+        ? (error.errors[0]?.message ?? error.message)
+        : String(error),
+    );
+  }
+  if (options.langgraphProxy === true && (options.langgraphApi ?? []).length === 0) {
+    throw usage(io, "--langgraph-proxy needs --langgraph-api SERVER");
+  }
+  let authProxy: AuthProxyOptions | undefined;
+  try {
+    authProxy = authProxyOf(options, io.env);
+  } catch (error) {
+    throw usage(io, error instanceof Error ? error.message : String(error));
   }
   const { createServer, storeFromDatabaseUrl } = await import("../composition.js");
   const server = await createServer({
@@ -117,6 +169,9 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     coordinator: thresholds.coordinator,
     ...(thresholds.rateLimit === undefined ? {} : { rateLimit: thresholds.rateLimit }),
     ...(options.deerflowApi === undefined ? {} : { deerflowApi: options.deerflowApi }),
+    ...(options.langgraphApi === undefined ? {} : { langGraphApi: options.langgraphApi }),
+    ...(options.langgraphProxy === true ? { langGraphProxy: true } : {}),
+    ...(authProxy === undefined ? {} : { authProxy }),
     ...targets,
   });
   return runUntilSignal({
@@ -170,6 +225,28 @@ export function serveCommand(io: ServeIo = processIo): Command {
     .option(
       "--deerflow-api <server>",
       "also serve DeerFlow's /api/scheduled-tasks routes over this agent server (flavor deerflow)",
+    )
+    .option(
+      "--langgraph-api <server>",
+      "also serve LangGraph's crons API under /langgraph/<server> for this agent server (flavor langgraph; repeatable)",
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
+    .option(
+      "--langgraph-proxy",
+      "also pass every other path under /langgraph/<server> through to that server, as docs/security.md#langgraph-proxy allows",
+    )
+    .option(
+      "--auth-proxy-header <name>",
+      "take the owner from this header when a trusted authenticating proxy sets it (docs/security.md#auth-proxy)",
+    )
+    .option(
+      "--auth-proxy-secret-header <name>",
+      "the proxy proves itself with $PUNCTUAL_AUTH_PROXY_SECRET in this header",
+    )
+    .option(
+      "--auth-proxy-from <address>",
+      "the proxy connects from this IP address or IP/prefix (repeatable)",
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     );
   return withThresholdOptions(command, "serve")
     .exitOverride()

@@ -47,7 +47,7 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 type Usage = (message: string) => Error;
 
 /** `500ms`, `5s`, a whole number of seconds, or an ISO-8601 duration (`PT0.5S`, `PT5M`), in ms. */
-function milliseconds(flag: string, text: string, minMs: number, usage: Usage): number {
+export function milliseconds(flag: string, text: string, minMs: number, usage: Usage): number {
   const ms = /^\d+ms$/.test(text)
     ? Number(text.slice(0, -2))
     : /^\d+s$/.test(text)

@@ -28,7 +28,18 @@ export interface AgentTarget {
   readonly config?: AgentRunConfig;
   /** Static runtime context (LangGraph `context`, DeerFlow's `model_name`, ...), over the server's. */
   readonly context?: Readonly<Record<string, JsonValue>>;
+  /** Metadata put on each run, under punctual's own keys (a LangGraph cron's `metadata`). */
+  readonly metadata?: Readonly<Record<string, JsonValue>>;
+  /**
+   * What becomes of a fresh thread once its run has ended (docs/targets.md#langgraph-crons): `delete`
+   * deletes it on the server, `keep` (the default; absent on tasks stored before it existed) keeps it.
+   * A reused thread is always kept.
+   */
+  readonly onRunCompleted?: OnRunCompleted;
 }
+
+export const ON_RUN_COMPLETED = ["keep", "delete"] as const;
+export type OnRunCompleted = (typeof ON_RUN_COMPLETED)[number];
 
 export const WEBHOOK_METHODS = ["POST", "PUT", "PATCH"] as const;
 export type WebhookMethod = (typeof WEBHOOK_METHODS)[number];

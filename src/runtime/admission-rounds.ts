@@ -39,6 +39,8 @@ export interface AdmissionRoundsDeps {
   readonly stopped: () => boolean;
   /** Asks a run's target to stop (the task, when the caller has it). */
   readonly cancelTarget: (run: Run, task: Task | null) => void;
+  /** This replica's heartbeat cover (replica-heartbeat.ts): claims answered outside it are not launched. */
+  readonly cover: { readonly cover: number; covers(cover: number): boolean };
 }
 
 export class AdmissionRounds {
@@ -107,6 +109,7 @@ export class AdmissionRounds {
       const maxInFlight = this.#deps.options?.maxInFlight ?? budget.policy.maxConcurrentRuns;
       const room = Math.min(maxInFlight - launches.size, this.#deps.settings.claimBatch);
       if (room <= 0 || this.#deps.stopped()) return;
+      const cover = this.#deps.cover.cover;
       const claimStarted = performance.now();
       const claimSpan = this.#deps.tracer.startSpan("punctual.claim", {
         "punctual.claim.limit": room,
@@ -127,6 +130,18 @@ export class AdmissionRounds {
         durationMs: performance.now() - claimStarted,
         claimed: claimed.length,
       });
+      if (!this.#deps.cover.covers(cover)) {
+        // The answer came after this replica's heartbeats stopped vouching for it (a partition, a
+        // stall): its claims may be another's by now. Launch none; hand each back, fenced by its token.
+        if (claimed.length > 0) {
+          this.#deps.log.warn(
+            { runs: claimed.length },
+            "claims answered after this replica may have been judged silent: not launched, handed back",
+          );
+        }
+        for (const item of claimed) launches.handBack(item, "claim answered too late to launch");
+        return;
+      }
       for (const item of claimed) launches.start(item, claimSpan);
       if (claimed.length < room) return;
       // Let the launches just started answer and queue their writes before claiming more.

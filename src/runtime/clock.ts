@@ -53,12 +53,36 @@ function pendingTimer(onCancel: () => void): { timer: Timer; end: (rang: boolean
 
 const MAX_TIMER_MS = 2_147_000_000;
 
-/** Wall-clock time, plus an offset measured against a reference clock (docs/architecture.md#cadence: the database's). */
+/** Where a system clock reads the time (injected by tests). */
+export interface TimeSources {
+  /** The machine's wall clock, in epoch ms: it may step (NTP, a VM restored from a snapshot). */
+  readonly wall: () => number;
+  /** A clock that never steps (ms from an arbitrary origin). */
+  readonly monotonic: () => number;
+}
+
+const SYSTEM_TIME: TimeSources = { wall: Date.now, monotonic: () => performance.now() };
+
+/**
+ * Wall-clock time, or, once corrected by an offset measured against a reference clock
+ * (docs/operations.md#clock-skew: the database's), the reference's time carried forward by the monotonic
+ * clock: a step of the machine's wall clock between two measurements then moves nothing, and
+ * `wallStepMs` tells how far the wall clock has stepped since the last one.
+ */
 export class SystemClock implements Clock {
+  readonly #time: TimeSources;
   #offsetMs = 0;
+  /** Once corrected: the reference's time at monotonic 0, and the wall clock's at the correction. */
+  #anchor: { readonly referenceAt0: number; readonly wallAt0: number } | null = null;
+
+  constructor(time: TimeSources = SYSTEM_TIME) {
+    this.#time = time;
+  }
 
   now(): Instant {
-    return (Date.now() + this.#offsetMs) as Instant;
+    const anchor = this.#anchor;
+    if (anchor === null) return Math.round(this.#time.wall() + this.#offsetMs) as Instant;
+    return Math.round(anchor.referenceAt0 + this.#time.monotonic()) as Instant;
   }
 
   /** The measured difference `reference - local`, applied to every `now()`. */
@@ -66,8 +90,18 @@ export class SystemClock implements Clock {
     return this.#offsetMs;
   }
 
+  /** Corrects the clock by `offsetMs` (`reference - wall`, measured now). */
   setOffset(offsetMs: number): void {
     this.#offsetMs = Math.round(offsetMs);
+    const wallAt0 = this.#time.wall() - this.#time.monotonic();
+    this.#anchor = { referenceAt0: wallAt0 + this.#offsetMs, wallAt0 };
+  }
+
+  /** How far the wall clock stepped since the last correction (0 before any). */
+  wallStepMs(): number {
+    const anchor = this.#anchor;
+    if (anchor === null) return 0;
+    return Math.round(this.#time.wall() - this.#time.monotonic() - anchor.wallAt0);
   }
 
   sleepUntil(at: Instant, signal: AbortSignal): Promise<void> {

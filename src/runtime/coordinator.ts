@@ -52,6 +52,8 @@ export interface CoordinatorDeps {
   readonly referenceClock?: ReferenceClock;
   /** Applies a measured clock offset (the system clock's `setOffset`). */
   readonly applyClockOffset?: (offsetMs: number) => void;
+  /** How far the wall clock stepped since the last offset applied (the system clock's `wallStepMs`). */
+  readonly wallStepMs?: () => number;
   /** Wake-ups from other replicas through the store, heard between `listen()` and `stop()`. */
   readonly wakes?: WakeSource;
   /** Runs executing in this process (handler targets), handed back at shutdown. */
@@ -115,6 +117,7 @@ export class Coordinator {
             reference: deps.referenceClock,
             apply: deps.applyClockOffset,
             log: this.#log,
+            ...(deps.wallStepMs === undefined ? {} : { wallStepMs: deps.wallStepMs }),
           });
     this.#opts = withDefaults(deps.options ?? {}, deps.dispatch.budget.policy.maxConcurrentRuns);
     const livenessMs = deps.dispatch.budget.policy.livenessMs;
@@ -164,6 +167,7 @@ export class Coordinator {
       cancelTarget: (run, task) => {
         this.#cancelTarget(run, task);
       },
+      cover: this.#heartbeat,
     });
   }
 
@@ -202,9 +206,17 @@ export class Coordinator {
   async listen(): Promise<void> {
     const wakes = this.#deps.wakes;
     if (wakes === undefined || this.#stopping !== null) return;
-    this.#listening ??= wakes.subscribe(() => {
-      this.#wake.wake();
-    });
+    this.#listening ??= wakes.subscribe(
+      () => {
+        this.#wake.wake();
+      },
+      (error) => {
+        this.#log.warn(
+          { err: error },
+          "the wake-up connection was lost; listening again (the tick's polling covers the gap)",
+        );
+      },
+    );
     await this.#listening;
   }
 

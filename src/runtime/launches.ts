@@ -135,6 +135,26 @@ export class Launches {
   }
 
   /**
+   * Hands a claimed run back without launching it (a claim this replica may no longer own): recorded as
+   * a launch that found the target busy, so the run is queued again where it was, without a failure; the
+   * write is fenced by the claim token, so it is refused (and logged) if the claim was taken over.
+   */
+  handBack(item: ClaimedRun, message: string): void {
+    const { run } = item;
+    const token = run.claimToken;
+    if (token === null) return;
+    const write = this.#writes
+      .enqueue(
+        { kind: "launch", runId: run.id, token, answer: { outcome: { kind: "busy", message } } },
+        run.claimExpiresAt,
+      )
+      .then((result) => {
+        if (result.kind === "refused" && result.error.code !== "lease_lost") throw result.error;
+      });
+    void this.#deps.background.track(write, { runId: run.id }, "could not hand a claim back");
+  }
+
+  /**
    * Records a verdict that arrives after launch (handler targets, webhook callbacks). It is queued behind
    * the run's launch answer (written in the same batch or a later one, in order), so a fast verdict
    * never lands before its launch. With `attempt`, it is refused once the run is past that attempt.

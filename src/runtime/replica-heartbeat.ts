@@ -4,6 +4,12 @@
  * admission, a slow store), a long tick or a shutdown draining launches and handlers never reads as
  * silence to the other replicas. The loop runs from the coordinator's `start()` until its shutdown has
  * drained; its failed beats are logged once per streak and tried again an interval later.
+ *
+ * It also knows how long no other replica can have judged this one silent (`covers`): a beat sent at
+ * `s` and answered covers this replica until `s` plus the liveness timeout (less a tenth for the
+ * replicas' clocks), and a beat answered only after that cover ran out starts a new cover, since the
+ * others may have taken its work over in between. A claim answered outside the cover it was made in is
+ * not launched (docs/operations.md#a-partitioned-replica).
  */
 import type { ReplicaRegistry } from "../domain/ports/replica-registry.js";
 import type { Logger } from "../application/events/logger.js";
@@ -31,6 +37,10 @@ export class ReplicaHeartbeat {
   /** Since when beats succeed (null while they fail); from the start of time until a beat fails. */
   #healthySince: number | null = Number.NEGATIVE_INFINITY;
   #failures = 0;
+  /** Until when (this replica's clock) no other replica can have judged it silent. */
+  #coveredUntil = Number.NEGATIVE_INFINITY;
+  /** Covers started: one more each time a beat is answered after the cover ran out (or the first). */
+  #covers = 0;
 
   constructor(deps: ReplicaHeartbeatDeps) {
     this.#deps = deps;
@@ -59,7 +69,11 @@ export class ReplicaHeartbeat {
       this.#healthySince = null;
       throw error;
     }
-    this.#healthySince ??= clock.now();
+    const answeredAt = clock.now();
+    if (answeredAt >= this.#coveredUntil) this.#covers++;
+    const livenessMs = this.#deps.livenessMs;
+    this.#coveredUntil = Math.max(this.#coveredUntil, at + livenessMs - livenessMs / 10);
+    this.#healthySince ??= answeredAt;
     this.#deps.beaten?.(at);
   }
 
@@ -71,6 +85,19 @@ export class ReplicaHeartbeat {
   judgesSilence(): boolean {
     const since = this.#healthySince;
     return since !== null && this.#deps.clock.now() - since >= this.#deps.livenessMs;
+  }
+
+  /** The cover in force now (compare it with `covers` later); it may already have run out. */
+  get cover(): number {
+    return this.#covers;
+  }
+
+  /**
+   * Whether this replica is still inside `cover`: no beat was answered after a gap since, and its last
+   * beats still vouch for it now. Outside it, other replicas may have taken its claims over.
+   */
+  covers(cover: number): boolean {
+    return cover === this.#covers && this.#deps.clock.now() < this.#coveredUntil;
   }
 
   async #run(): Promise<void> {

@@ -38,4 +38,20 @@ describe("poolerSettingsOf", () => {
       poolerSettingsOf({}, { PUNCTUAL_LISTEN_URL: "http://user:secret@db" }, usage),
     ).not.toThrow(/secret/);
   });
+
+  it("reads the connection and statement timeouts, 0 turning the statement timeout off", () => {
+    expect(
+      poolerSettingsOf(
+        { pgStatementTimeout: "2s" },
+        { PUNCTUAL_PG_CONNECT_TIMEOUT: "500ms", PUNCTUAL_PG_STATEMENT_TIMEOUT: "PT5M" },
+        usage,
+      ),
+    ).toEqual({ connectTimeoutMs: 500, statementTimeoutMs: 2000 });
+    expect(poolerSettingsOf({ pgStatementTimeout: "0" }, {}, usage)).toEqual({
+      statementTimeoutMs: 0,
+    });
+    expect(() => poolerSettingsOf({ pgConnectTimeout: "soon" }, {}, usage)).toThrow(
+      /--pg-connect-timeout/,
+    );
+  });
 });

@@ -1,7 +1,7 @@
 /** Timers on the clocks: the cancellable sleep a launch waits on, on virtual time and through a fallback. */
 import { describe, expect, it } from "vitest";
-import { startTimer, VirtualClock } from "../../src/runtime/clock.js";
-import type { Clock } from "../../src/runtime/clock.js";
+import { startTimer, SystemClock, VirtualClock } from "../../src/runtime/clock.js";
+import type { Clock, TimeSources } from "../../src/runtime/clock.js";
 import type { Instant } from "../../src/domain/time.js";
 
 const T0 = 1_767_225_600_000 as Instant;
@@ -50,5 +50,47 @@ describe("startTimer", () => {
     await expect(cancelled.done).resolves.toBe(false);
     await virtual.advance(1000);
     await expect(ringing.done).resolves.toBe(true);
+  });
+});
+
+describe("SystemClock", () => {
+  /** A wall clock the test steps, and a monotonic clock the test advances. */
+  function sources(): { wall: number; mono: number; time: TimeSources } {
+    const state = {
+      wall: T0 as number,
+      mono: 1000,
+      time: { wall: () => state.wall, monotonic: () => state.mono },
+    };
+    return state;
+  }
+
+  it("reads the wall clock until corrected", () => {
+    const s = sources();
+    const clock = new SystemClock(s.time);
+    expect(clock.now()).toBe(T0);
+    s.wall += 3_600_000;
+    expect(clock.now()).toBe(T0 + 3_600_000);
+    expect(clock.wallStepMs()).toBe(0);
+  });
+
+  it("once corrected, carries the reference's time on the monotonic clock: a wall step moves nothing", () => {
+    const s = sources();
+    const clock = new SystemClock(s.time);
+    // This machine is an hour ahead of the database.
+    s.wall = T0 + 3_600_000;
+    clock.setOffset(-3_600_000);
+    expect(clock.now()).toBe(T0);
+    s.wall += 500;
+    s.mono += 500;
+    expect(clock.now()).toBe(T0 + 500);
+    // The wall clock steps back an hour (NTP): time goes on as before, and the step is measured.
+    s.wall += 250 - 3_600_000;
+    s.mono += 250;
+    expect(clock.now()).toBe(T0 + 750);
+    expect(clock.wallStepMs()).toBe(-3_600_000);
+    // Measured again: no step left, the same time.
+    clock.setOffset(0);
+    expect(clock.now()).toBe(T0 + 750);
+    expect(clock.wallStepMs()).toBe(0);
   });
 });

@@ -193,6 +193,31 @@ describe("Coordinator loop", () => {
     await h.coordinator.stop();
   });
 
+  it("measures its clock again at once when the machine's wall clock stepped, warning with the step", async () => {
+    const applied: number[] = [];
+    let step = 0;
+    const h = createHarness({
+      start: T0,
+      referenceClock: { measureOffsetMs: () => Promise.resolve(-step) },
+      applyClockOffset: (ms) => {
+        applied.push(ms);
+        step = 0;
+      },
+      wallStepMs: () => step,
+    });
+    await h.tick();
+    expect(applied).toEqual([-0]);
+    await h.advance(SECOND);
+    expect(applied).toHaveLength(1);
+    step = 3_600_000;
+    await h.advance(SECOND);
+    expect(applied).toEqual([-0, -3_600_000]);
+    expect(h.logger.at("warn")).toContain(
+      "this machine's clock stepped since it was last measured; measuring it again against the database's",
+    );
+    await h.coordinator.stop();
+  });
+
   it("corrects its clock by the measured offset at start and every 10 minutes, warning above 1 s", async () => {
     const offsets = [300, 2500];
     const applied: number[] = [];

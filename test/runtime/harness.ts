@@ -156,6 +156,8 @@ export interface HarnessOptions {
   readonly referenceClock?: ReferenceClock;
   /** Receives measured clock offsets (with `referenceClock`). */
   readonly applyClockOffset?: (offsetMs: number) => void;
+  /** How far the wall clock stepped since the last offset applied (with `referenceClock`). */
+  readonly wallStepMs?: () => number;
 }
 
 /** Handler names the fake launcher "runs": tasks target `{ kind: "handler", name: "job" }`. */
@@ -190,6 +192,7 @@ export function createHarness(options: HarnessOptions = {}) {
       ? {}
       : { applyClockOffset: options.applyClockOffset }),
     ...(options.referenceClock === undefined ? {} : { referenceClock: options.referenceClock }),
+    ...(options.wallStepMs === undefined ? {} : { wallStepMs: options.wallStepMs }),
     ...(options.inProcess === undefined ? {} : { inProcess: options.inProcess }),
   });
   const tasks = new TaskService({

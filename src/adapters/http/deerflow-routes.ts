@@ -85,7 +85,11 @@ function routes(api: FastifyInstance, deps: DeerflowRouteDeps): void {
 
   api.post("/scheduled-tasks", auth, async (request) => {
     const body = parseWith(createBody, request.body);
-    const created = await tasks.create(actor(request), taskInputOf(body, target), now());
+    const created = await tasks
+      .create(actor(request), taskInputOf(body, target), now())
+      .catch((error: unknown) => {
+        throw deerflowTexts(error, body.timezone, body.schedule_spec["run_at"], now());
+      });
     return view(request, created.task);
   });
 
@@ -98,7 +102,12 @@ function routes(api: FastifyInstance, deps: DeerflowRouteDeps): void {
     const current = await find(request, request.params.id);
     const patch = taskPatchOf(body, current, target);
     if (Object.keys(patch).length === 0) return view(request, current);
-    const updated = await tasks.update(actor(request), current.id, patch, null, now());
+    const updated = await tasks
+      .update(actor(request), current.id, patch, null, now())
+      .catch((error: unknown) => {
+        const zone = body.timezone ?? (current.schedule as { timezone?: unknown }).timezone;
+        throw deerflowTexts(error, zone, body.schedule_spec?.["run_at"], now());
+      });
     return view(request, updated.task);
   });
 
@@ -153,6 +162,10 @@ function routes(api: FastifyInstance, deps: DeerflowRouteDeps): void {
         throw new DeerflowRefusal(422, [
           fastApiItem(["path", "thread_id"], "String should match pattern '^[A-Za-z0-9_-]{1,64}$'"),
         ]);
+      }
+      // DeerFlow's owner check: a missing thread, or another owner's, is not found.
+      if (!(await tasks.threadUsable(actor(request), target.server, thread))) {
+        throw new DeerflowRefusal(404, `Thread ${thread} not found`);
       }
       const mine = await allTasks(tasks, actor(request), target, thread);
       return Promise.all(mine.map((task) => view(request, task)));
@@ -212,6 +225,30 @@ async function lastRunOf(tasks: TaskService, actor: Actor, task: TaskView): Prom
       return { runId: null, threadId: null };
     throw error;
   }
+}
+
+/**
+ * DeerFlow's own texts for the refusals its frontend shows (`detail`): an unknown time zone, and a once
+ * task not in the future ("must be in the future" when `run_at` has passed, else the minimum delay).
+ */
+function deerflowTexts(error: unknown, zone: unknown, runAt: unknown, now: Instant): unknown {
+  if (!(error instanceof ValidationError)) return error;
+  if (error.errors.some((e) => e.field === "schedule.timezone")) {
+    return new DeerflowRefusal(422, `Unknown timezone: ${String(zone)}`);
+  }
+  const once = error.errors.find((e) => e.field === "schedule.run_at");
+  if (once !== undefined && /in the future|in the past/.test(once.message)) {
+    const at =
+      typeof runAt === "string" && /(Z|[+-]\d{2}:?\d{2})$/i.test(runAt) ? Date.parse(runAt) : NaN;
+    const delay = /at least (\d+) seconds? in the future/.exec(once.message)?.[1];
+    return new DeerflowRefusal(
+      422,
+      Number.isNaN(at) || at <= now || delay === undefined
+        ? "once schedule must be in the future"
+        : `once schedule must be at least ${delay} seconds in the future`,
+    );
+  }
+  return error;
 }
 
 function taskNotFound(): DeerflowRefusal {

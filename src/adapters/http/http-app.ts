@@ -39,6 +39,13 @@ import { callbackRoutes } from "./callback-routes.js";
 import type { CallbackRouteDeps } from "./callback-routes.js";
 import { registerDeerflowRoutes } from "./deerflow-routes.js";
 import type { DeerflowTarget } from "./deerflow-routes.js";
+import { AuthProxy } from "./auth-proxy.js";
+import type { AuthProxyOptions } from "./auth-proxy.js";
+import type { OwnerId } from "../../domain/ids.js";
+import { registerLangGraphProxy } from "./langgraph-proxy.js";
+import type { AgentServerConfig } from "../launchers/agent/agent-servers.js";
+import { registerLangGraphCronRoutes } from "./langgraph-crons-routes.js";
+import type { LangGraphTarget } from "./langgraph-crons-routes.js";
 
 export interface HttpAppOptions {
   readonly tasks: TaskService;
@@ -66,6 +73,12 @@ export interface HttpAppOptions {
   readonly callbacks?: CallbackRouteDeps;
   /** DeerFlow's scheduled-task routes over this DeerFlow server (`serve --deerflow-api`); absent: off. */
   readonly deerflow?: DeerflowTarget;
+  /** Identity from a trusted authenticating proxy (docs/security.md#auth-proxy); absent: off. */
+  readonly authProxy?: AuthProxyOptions;
+  /** LangGraph's crons routes under `/langgraph/SERVER`, one set per server (`serve --langgraph-api`). */
+  readonly langGraph?: readonly LangGraphTarget[];
+  /** Agent servers whose other paths pass through under `/langgraph/SERVER` (`--langgraph-proxy`). */
+  readonly langGraphProxy?: readonly AgentServerConfig[];
 }
 
 /** A route as Fastify registered it. */
@@ -82,6 +95,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     auth?: boolean;
     callback?: boolean;
+    /** The token may also come in `x-api-key` (what LangGraph's SDK sends). */
+    apiKey?: boolean;
   }
 }
 
@@ -92,6 +107,14 @@ function bearerOf(request: FastifyRequest): string | null {
   if (typeof header !== "string") return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match?.[1] ?? null;
+}
+
+/** The token of a request: `Authorization: Bearer`, or `x-api-key` on the routes that take it. */
+function tokenOf(request: FastifyRequest): string | null {
+  const bearer = bearerOf(request);
+  if (bearer !== null || request.routeOptions.config.apiKey !== true) return bearer;
+  const key = request.headers["x-api-key"];
+  return typeof key === "string" && key.trim() !== "" ? key.trim() : null;
 }
 
 function sendProblem(reply: FastifyReply, problem: Problem, headers: Record<string, string> = {}) {
@@ -169,6 +192,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
           callbacks: new RateLimiter(options.addressLimits?.callbacks ?? CALLBACK_LIMIT),
           failures: new RateLimiter(options.addressLimits?.failures ?? FAILURE_LIMIT),
         };
+  const authProxy = options.authProxy === undefined ? null : new AuthProxy(options.authProxy);
   const app = Fastify({
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit: BODY_LIMIT_BYTES,
@@ -287,22 +311,32 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
   });
   app.addHook("onRequest", async (request) => {
     if (request.routeOptions.config.auth !== true) return;
-    const secret = bearerOf(request);
+    const secret = tokenOf(request);
+    const proxied = secret === null ? (authProxy?.ownerOf(request) ?? null) : null;
+    if (proxied !== null) {
+      // The proxy's user is an owner like a token's, never an admin; rate-limited per user.
+      throttle(`proxy:${proxied}`);
+      actors.set(request, { owner: proxied as OwnerId, admin: false });
+      return;
+    }
     if (secret === null) {
       throw new HttpProblem("unauthorized", "send Authorization: Bearer <token>");
     }
     const found = await options.tokens.authenticate(secret);
     if (found === null) throw new HttpProblem("unauthorized", "unknown or revoked token");
+    throttle(found.token.id);
+    actors.set(request, found.actor);
+  });
+  const throttle = (key: string): void => {
     if (limiter !== null) {
-      const wait = limiter.take(found.token.id, Date.now());
+      const wait = limiter.take(key, Date.now());
       if (wait > 0) {
         throw new HttpProblem("rate_limited", `too many requests; retry in ${wait} s`, {
           headers: { "retry-after": String(wait) },
         });
       }
     }
-    actors.set(request, found.actor);
-  });
+  };
   app.addHook("onResponse", async (request, reply) => {
     const route = request.routeOptions.url ?? "unmatched";
     const { auth, callback } = request.routeOptions.config;
@@ -404,6 +438,20 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
       tasks: options.tasks,
       now: options.now,
       target: options.deerflow,
+      actorOf: (request) => actors.get(request) ?? null,
+    });
+  }
+  for (const target of options.langGraph ?? []) {
+    await registerLangGraphCronRoutes(app, {
+      tasks: options.tasks,
+      now: options.now,
+      target,
+      actorOf: (request) => actors.get(request) ?? null,
+    });
+  }
+  for (const server of options.langGraphProxy ?? []) {
+    await registerLangGraphProxy(app, {
+      server,
       actorOf: (request) => actors.get(request) ?? null,
     });
   }

@@ -16,6 +16,7 @@ import { TASK_KEY_PATTERN, TASK_LIMITS } from "../../domain/task.js";
 import type { TaskUserFields } from "../../domain/task.js";
 import {
   CONTEXT_MODES,
+  ON_RUN_COMPLETED,
   THREAD_ID_PATTERN,
   WEBHOOK_METHODS,
   WEBHOOK_SIGNATURES,
@@ -65,6 +66,8 @@ export const agentTargetInputSchema = z.strictObject({
   input: jsonValue.optional(),
   config: agentRunConfigSchema.optional(),
   context: z.record(z.string().min(1).max(200), jsonValue).optional(),
+  metadata: z.record(z.string().min(1).max(200), jsonValue).optional(),
+  on_run_completed: z.enum(ON_RUN_COMPLETED).optional(),
 });
 
 export const webhookTargetInputSchema = z.strictObject({
@@ -328,6 +331,8 @@ export function targetFrom(input: z.output<typeof targetSchema>): Target {
         input: input.input ?? null,
         ...(input.config === undefined ? {} : { config: agentRunConfigFrom(input.config) }),
         ...(input.context === undefined ? {} : { context: input.context }),
+        ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
+        ...(input.on_run_completed === undefined ? {} : { onRunCompleted: input.on_run_completed }),
       };
     case "webhook":
       return {

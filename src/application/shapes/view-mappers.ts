@@ -111,6 +111,8 @@ export function targetView(target: Target): TargetView {
         input: target.input,
         ...(target.config === undefined ? {} : { config: agentRunConfigView(target.config) }),
         ...(target.context === undefined ? {} : { context: { ...target.context } }),
+        ...(target.metadata === undefined ? {} : { metadata: { ...target.metadata } }),
+        ...(target.onRunCompleted === undefined ? {} : { on_run_completed: target.onRunCompleted }),
       };
     case "webhook":
       return {

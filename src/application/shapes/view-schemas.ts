@@ -10,7 +10,12 @@ import { EXPLAIN_VERDICTS } from "../../domain/explain.js";
 import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../../domain/options.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../domain/run.js";
 import { SUPPRESSED_KINDS } from "../../domain/schedule/describe-occurrences.js";
-import { CONTEXT_MODES, WEBHOOK_METHODS, WEBHOOK_SIGNATURES } from "../../domain/target.js";
+import {
+  CONTEXT_MODES,
+  ON_RUN_COMPLETED,
+  WEBHOOK_METHODS,
+  WEBHOOK_SIGNATURES,
+} from "../../domain/target.js";
 import { TASK_STATUSES } from "../../domain/task.js";
 import { instantSchema, jsonValueSchema } from "./input-primitives.js";
 import { calendarItemSchema, exclusionItemSchema } from "./schedule-input.js";
@@ -81,6 +86,8 @@ export const agentTargetViewSchema = z.strictObject({
   input: jsonValueSchema,
   config: agentRunConfigViewSchema.optional(),
   context: z.record(z.string(), jsonValueSchema).optional(),
+  metadata: z.record(z.string(), jsonValueSchema).optional(),
+  on_run_completed: z.enum(ON_RUN_COMPLETED).optional(),
 });
 
 export const webhookTargetViewSchema = z.strictObject({

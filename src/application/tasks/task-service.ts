@@ -11,7 +11,7 @@
 import { NotFoundError } from "../../domain/errors.js";
 import type { FieldError } from "../../domain/errors.js";
 import type { RunId } from "../../domain/ids.js";
-import { taskId as toTaskId } from "../../domain/ids.js";
+import { taskId as toTaskId, threadId as toThreadId } from "../../domain/ids.js";
 import type { CatchUpPolicy, SchedulePolicy } from "../../domain/options.js";
 import type { RunQuery, RunSearch, TaskQuery } from "../../domain/ports/queries.js";
 import type { ThreadLookup } from "../../domain/ports/thread-lookup.js";
@@ -196,6 +196,15 @@ export class TaskService {
       created: outcome.created,
       changed: outcome.changed,
     };
+  }
+
+  /**
+   * Whether the actor may bind tasks to the thread `threadId` of agent server `server`, as a task's
+   * `reuse_thread` is checked: false when the thread is missing or another owner's.
+   * @throws target_unavailable when the server cannot be asked
+   */
+  async threadUsable(actor: Actor, server: string, threadId: string): Promise<boolean> {
+    return this.#deps.threads.threadExists(actor.owner, `agent:${server}`, toThreadId(threadId));
   }
 
   async list(actor: Actor, query: TaskQuery): Promise<PageView<TaskView>> {

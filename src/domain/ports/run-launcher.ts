@@ -66,4 +66,9 @@ export interface RunLauncher {
    * request's own timeout, after which it can no longer be in flight.
    */
   reconcileDelayMs?(task: Task): number | undefined;
+  /**
+   * A launched run of `task` has ended (its terminal status is recorded): the target may tidy up after
+   * it (an agent server deletes a fresh thread whose target asks for it). Never throws.
+   */
+  ended?(run: Run, task: Task): Promise<void>;
 }

@@ -26,10 +26,11 @@ export interface MigrationStatus {
 export interface WakeSource {
   /**
    * Calls `onWake` whenever another replica signals new work, and keeps doing so across lost connections
-   * (waking once more after each reconnect). Resolves once listening, with a function that stops.
+   * (waking once more after each reconnect). `onLost` hears each lost connection (with its cause) before
+   * it is replaced. Resolves once listening, with a function that stops.
    * @throws when the first connection cannot listen
    */
-  subscribe(onWake: () => void): Promise<() => Promise<void>>;
+  subscribe(onWake: () => void, onLost?: (error: Error) => void): Promise<() => Promise<void>>;
 }
 
 /** A clock shared by every replica (the database's), to correct this machine's skew. */

@@ -40,6 +40,10 @@ export interface ScenarioOptions {
   readonly intervalTasks: number;
   /** Each handler holds its run for a random 0..this many ms. */
   readonly handlerMaxMs: number;
+  /** Arguments for one slot only (replica-fleet.ts). */
+  readonly slotArgs?: (slot: number) => readonly string[];
+  /** Environment for one slot only (replica-fleet.ts). */
+  readonly slotEnv?: (slot: number) => Readonly<Record<string, string>>;
   /** Runs after the tasks are created, while the workers work. */
   readonly disturb: (fleet: ReplicaFleet) => Promise<void>;
   /**
@@ -184,6 +188,8 @@ export async function runCrashScenario(given: ScenarioOptions): Promise<Scenario
     ],
     cwd: options.dir,
     env: { CRASH_OUT: options.dir, CRASH_HANDLER_MAX_MS: String(options.handlerMaxMs) },
+    ...(options.slotArgs === undefined ? {} : { slotArgs: options.slotArgs }),
+    ...(options.slotEnv === undefined ? {} : { slotEnv: options.slotEnv }),
     isBusy: async (replicaId) =>
       (await options.ledger.progress()).active.some(
         (a) => a.claimedBy === replicaId && a.status !== "queued",

@@ -12,6 +12,10 @@ export interface FleetOptions {
   readonly args: readonly string[];
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
+  /** Arguments for one slot only, after the shared ones (a replica behind a proxy, say). */
+  readonly slotArgs?: (slot: number) => readonly string[];
+  /** Environment for one slot only, over the shared one (a replica under faketime, say). */
+  readonly slotEnv?: (slot: number) => Readonly<Record<string, string>>;
   /** How long a worker may take to start. @default 30000 */
   readonly startTimeoutMs?: number;
   /**
@@ -42,7 +46,7 @@ export class ReplicaFleet {
   readonly #members: (Member | null)[];
   readonly #generations: number[];
   /** Every process ever started, for cleanup and diagnostics. */
-  readonly #all: { label: string; cli: CliProcess }[] = [];
+  readonly #all: { label: string; slot: number; cli: CliProcess }[] = [];
   readonly killed = new Set<string>();
   kills = 0;
 
@@ -57,6 +61,11 @@ export class ReplicaFleet {
     await Promise.all(this.#members.map((_, slot) => this.#startSlot(slot)));
   }
 
+  /** The worker in `slot` now, if one is running there. */
+  member(slot: number): Member | null {
+    return this.#members[slot] ?? null;
+  }
+
   /** The workers running now (one per slot, unless a restart is under way). */
   get live(): readonly Member[] {
     return this.#members.filter((member): member is Member => member !== null);
@@ -64,11 +73,14 @@ export class ReplicaFleet {
 
   async #startSlot(slot: number): Promise<Member> {
     const label = `r${slot + 1}.${++this.#generations[slot]!}`;
-    const cli = startCli(["worker", ...this.#options.args], {
-      cwd: this.#options.cwd,
-      env: { ...this.#options.env, CRASH_REPLICA: label },
-    });
-    this.#all.push({ label, cli });
+    const cli = startCli(
+      ["worker", ...this.#options.args, ...(this.#options.slotArgs?.(slot) ?? [])],
+      {
+        cwd: this.#options.cwd,
+        env: { ...this.#options.env, ...this.#options.slotEnv?.(slot), CRASH_REPLICA: label },
+      },
+    );
+    this.#all.push({ label, slot, cli });
     const replicaId = await waitFor(
       () => {
         const id = startedReplica(cli.output());
@@ -165,6 +177,19 @@ export class ReplicaFleet {
     );
     for (const { cli } of running) cli.child.kill("SIGKILL");
     await Promise.all(running.map(({ cli }) => cli.exited));
+  }
+
+  /** Every process's label with its slot. */
+  labels(): [string, number][] {
+    return this.#all.map(({ label, slot }) => [label, slot]);
+  }
+
+  /** The whole output of every process that ran in `slot`. */
+  tailsOf(slot: number): string {
+    return this.#all
+      .filter((entry) => entry.slot === slot)
+      .map(({ cli }) => cli.output())
+      .join("\n");
   }
 
   /** The last `lines` lines of every process's output, for a failure message. */

@@ -22,7 +22,7 @@ export interface AgentReply {
 
 export interface AgentExchange {
   readonly server: AgentServerConfig;
-  readonly method: "GET" | "POST";
+  readonly method: "GET" | "POST" | "DELETE";
   /** The path after the server's base URL, already encoded (see `agentPath`). */
   readonly path: string;
   /** A JSON body (POST). */

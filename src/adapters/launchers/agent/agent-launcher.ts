@@ -192,6 +192,31 @@ export class AgentLauncher implements RunLauncher {
     }
   }
 
+  /**
+   * docs/targets.md#langgraph-crons: a fresh thread whose target says `on_run_completed: "delete"` is
+   * deleted once its run has ended (a reused thread never is). Never throws.
+   */
+  async ended(run: Run, task: Task): Promise<void> {
+    const target = task.target;
+    if (target.kind !== "agent" || target.onRunCompleted !== "delete") return;
+    if (task.context.mode !== "fresh_thread_per_run") return;
+    try {
+      const { server } = this.#resolve(task);
+      const path = agentPath("threads", run.threadId);
+      const reply = await this.#request(server, "DELETE", path, NEVER_ABORTED);
+      if (isSuccess(reply) || reply.status === 404) return;
+      this.#log.warn(
+        { runId: run.id, threadId: run.threadId, status: reply.status, detail: detailOf(reply) },
+        "the agent server refused to delete a run's thread",
+      );
+    } catch (error) {
+      this.#log.warn(
+        { err: error, runId: run.id, threadId: run.threadId },
+        "could not ask the agent server to delete a run's thread",
+      );
+    }
+  }
+
   /** @throws LaunchFailedError when the task is not an agent task or names an unknown server */
   #resolve(task: Task): { server: AgentServerConfig; target: AgentTarget } {
     const target = task.target;
@@ -207,7 +232,7 @@ export class AgentLauncher implements RunLauncher {
 
   #request(
     server: AgentServerConfig,
-    method: "GET" | "POST",
+    method: "GET" | "POST" | "DELETE",
     path: string,
     signal: AbortSignalLike,
     body?: unknown,

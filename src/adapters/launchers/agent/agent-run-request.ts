@@ -1,7 +1,7 @@
 /**
  * The body of `POST /threads/{thread_id}/runs` (docs/targets.md#agent): the assistant, the
  * input, an explicit `multitask_strategy` (the servers' defaults differ), punctual's metadata (the only
- * way to find a run again: the protocol has no idempotency key), the run's config and context (the
+ * way to find a run again: the protocol has no idempotency key) over the target's own, the run's config and context (the
  * server's defaults under the task's own) and, where supported, the run webhook.
  * Only fields every flavor accepts: DeerFlow refuses unknown and unsupported options with 422.
  */
@@ -61,7 +61,7 @@ export function createRunBody(parts: CreateRunParts): CreateRunBody {
     assistant_id: target.assistantId,
     input: target.input,
     multitask_strategy: "reject",
-    metadata: { ...punctualMetadata(run), ...parts.traceHeaders },
+    metadata: { ...target.metadata, ...punctualMetadata(run), ...parts.traceHeaders },
     ...knobsBody(targetKnobs(server.knobs, target)),
     ...(createsThread(server, task) ? { if_not_exists: "create" as const } : {}),
     ...(server.webhooks && parts.webhook !== null ? { webhook: parts.webhook } : {}),

@@ -305,3 +305,24 @@ export function deerflowApiTarget(
   }
   return { server: server.name, assistantId: server.assistantId ?? DEERFLOW_ASSISTANT_ID };
 }
+
+/**
+ * The server `serve --langgraph-api SERVER` serves LangGraph's crons routes for.
+ * @throws validation_failed when no server has that name or it is not of flavor `langgraph`
+ */
+export function langGraphApiTarget(
+  name: string,
+  servers: readonly AgentServerConfig[],
+): { readonly server: string } {
+  const server = servers.find((candidate) => candidate.name === name);
+  if (server?.flavor !== "langgraph") {
+    const known = servers.filter((s) => s.flavor === "langgraph").map((s) => s.name);
+    throw ValidationError.of(
+      "--langgraph-api",
+      server === undefined
+        ? `no agent server named "${name}" is configured (${ENV_LABEL}); LangGraph servers: ${known.join(", ") || "none"}`
+        : `agent server "${name}" is of flavor ${server.flavor}, not langgraph`,
+    );
+  }
+  return { server: server.name };
+}

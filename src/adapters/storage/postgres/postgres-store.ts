@@ -66,7 +66,33 @@ export interface PostgresStoreOptions extends StoreOptions {
   readonly pooler?: PostgresPooler;
   /** A direct connection (not through a pooler) for LISTEN; the store opens one connection to it. */
   readonly listenUrl?: string;
+  /**
+   * How long opening a connection may take before it fails (docs/operations.md#database-timeouts).
+   * Applies to the pools the store creates from `url` and `listenUrl`. @default 10000
+   */
+  readonly connectTimeoutMs?: number;
+  /**
+   * The longest a statement may run, or a transaction sit idle, on the server before it is cancelled
+   * (`statement_timeout`, `idle_in_transaction_session_timeout`; not sent behind a transaction pooler,
+   * which refuses them); the client gives up on an answer 2 s after it (`query_timeout`) and discards
+   * the connection, so a partitioned replica notices. 0 sets none. @default 60000
+   */
+  readonly statementTimeoutMs?: number;
+  /**
+   * How often the LISTEN connection is asked a trivial query: one that does not answer within the
+   * statement timeout (or 10 s when none is set) is replaced, and polling covers the gap. @default 10000
+   */
+  readonly listenCheckMs?: number;
 }
+
+/** `connectTimeoutMs` when not given. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** `statementTimeoutMs` when not given. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 60_000;
+/** How much longer than the server's statement timeout the client waits for an answer. */
+const CLIENT_TIMEOUT_MARGIN_MS = 2_000;
+/** The first TCP keepalive probe after this much idleness (the kernel's count and interval follow). */
+const KEEPALIVE_IDLE_MS = 10_000;
 
 /** The poolers punctual knows how to work behind (`PUNCTUAL_PG_POOLER`). */
 export { POSTGRES_POOLERS } from "./postgres-pooler.js";
@@ -106,7 +132,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       ? pooler === "transaction"
         ? null
         : pool
-      : createPool({ ...options, url: options.listenUrl, poolSize: LISTEN_POOL_SIZE });
+      : createPool({
+          ...options,
+          url: options.listenUrl,
+          poolSize: LISTEN_POOL_SIZE,
+          pooler: "none",
+        });
   const ctx = postgresContext({
     pool,
     schema,
@@ -128,7 +159,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         "LISTEN through a transaction pooler would lose notifications: set a direct listen URL",
       );
     }
-    const listener = await listen(listenPool, channel, onNotify, listenOptions);
+    const listener = await listen(listenPool, channel, onNotify, {
+      checkEveryMs: options.listenCheckMs ?? 10_000,
+      checkTimeoutMs: clientTimeoutMs(options) ?? 10_000,
+      ...listenOptions,
+    });
     listeners.add(listener);
     return {
       close: () => {
@@ -194,6 +229,12 @@ export interface PostgresOptions {
   readonly pooler?: PostgresPooler;
   /** A direct connection for LISTEN when the main one goes through a pooler. */
   readonly listenUrl?: string;
+  /** docs/operations.md#database-timeouts. @default 10000 */
+  readonly connectTimeoutMs?: number;
+  /** docs/operations.md#database-timeouts; 0 for none. @default 60000 */
+  readonly statementTimeoutMs?: number;
+  /** docs/operations.md#database-timeouts. @default 10000 */
+  readonly listenCheckMs?: number;
 }
 
 /** A PostgreSQL database, by connection string or a `pg.Pool` you own. */
@@ -210,6 +251,13 @@ export function postgres(
         ...(options.schema === undefined ? {} : { schema: options.schema }),
         ...(options.pooler === undefined ? {} : { pooler: options.pooler }),
         ...(options.listenUrl === undefined ? {} : { listenUrl: options.listenUrl }),
+        ...(options.connectTimeoutMs === undefined
+          ? {}
+          : { connectTimeoutMs: options.connectTimeoutMs }),
+        ...(options.statementTimeoutMs === undefined
+          ? {}
+          : { statementTimeoutMs: options.statementTimeoutMs }),
+        ...(options.listenCheckMs === undefined ? {} : { listenCheckMs: options.listenCheckMs }),
       }),
   };
 }
@@ -218,10 +266,21 @@ function createPool(options: PostgresStoreOptions): PostgresPool {
   if (options.url === undefined) {
     throw new TypeError("openPostgresStore needs a `url` or a `pool`");
   }
+  const statementMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const clientMs = clientTimeoutMs(options);
+  // Server-side limits travel as startup parameters, which a transaction pooler refuses.
+  const serverLimits = statementMs > 0 && (options.pooler ?? "none") !== "transaction";
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 10,
     types: { getTypeParser: postgresTypeParser },
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
+    ...(clientMs === null ? {} : { query_timeout: clientMs }),
+    ...(serverLimits
+      ? { statement_timeout: statementMs, idle_in_transaction_session_timeout: statementMs }
+      : {}),
   });
   const onError = options.onPoolError;
   // Without a listener an idle connection's error would crash the process; the pool discards that client.
@@ -231,6 +290,12 @@ function createPool(options: PostgresStoreOptions): PostgresPool {
     client.on("error", (error) => onError?.(error));
   });
   return pool;
+}
+
+/** How long the client waits for a statement's answer, or null when no statement timeout is set. */
+function clientTimeoutMs(options: PostgresStoreOptions): number | null {
+  const statementMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  return statementMs > 0 ? statementMs + CLIENT_TIMEOUT_MARGIN_MS : null;
 }
 
 const INT8_OID = 20;

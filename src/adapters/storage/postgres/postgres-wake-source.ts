@@ -28,17 +28,21 @@ export class PostgresWakeSource implements WakeSource {
     this.#channel = channel;
   }
 
-  async subscribe(onWake: () => void): Promise<() => Promise<void>> {
+  async subscribe(
+    onWake: () => void,
+    onLost?: (error: Error) => void,
+  ): Promise<() => Promise<void>> {
     let stopped = false;
     let listener: PostgresListener | null = null;
     let timer: NodeJS.Timeout | undefined;
     let failures = 0;
     const connect = async (): Promise<void> => {
       listener = await this.#listen(this.#channel, onWake, {
-        onError: () => {
+        onError: (error) => {
           const dead = listener;
           listener = null;
           void dead?.close();
+          if (!stopped) onLost?.(error);
           retry();
         },
       });

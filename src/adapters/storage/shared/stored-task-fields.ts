@@ -17,7 +17,12 @@ import type { TaskOptions } from "../../../domain/options.js";
 import { decodeSchedule } from "../../../domain/schedule-codec.js";
 import { SCHEDULE_TYPES } from "../../../domain/schedule/schedule-spec.js";
 import type { ScheduleSpec } from "../../../domain/schedule/schedule-spec.js";
-import { CONTEXT_MODES, WEBHOOK_METHODS, WEBHOOK_SIGNATURES } from "../../../domain/target.js";
+import {
+  CONTEXT_MODES,
+  ON_RUN_COMPLETED,
+  WEBHOOK_METHODS,
+  WEBHOOK_SIGNATURES,
+} from "../../../domain/target.js";
 import type { ExecutionContext, Target } from "../../../domain/target.js";
 import type { TaskDefect, TaskDefectField, TaskDefectItem } from "../../../domain/task-defect.js";
 import type { Instant } from "../../../domain/time.js";
@@ -125,6 +130,8 @@ const storedTarget = z.discriminatedUnion("kind", [
     input: z.unknown(),
     config: jsonObject.optional(),
     context: jsonObject.optional(),
+    metadata: jsonObject.optional(),
+    onRunCompleted: z.enum(ON_RUN_COMPLETED).optional(),
   }),
   z.looseObject({
     kind: z.literal("webhook"),

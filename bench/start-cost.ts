@@ -1,0 +1,130 @@
+/**
+ * `npx tsx bench/start-cost.ts [--runs N] [--postgres URL]` (docs/benchmarks.md#start-cost): the CPU a
+ * replica spends from its spawn to its first claim, for `node bin/punctual.js worker` and `serve`, on
+ * SQLite and PostgreSQL. Each run creates one handler task due at once, spawns the process, waits until
+ * its handler has run (the first claim launched it), and reads the process's own utime + stime from
+ * /proc: CPU time, not wall time, so a machine loaded by others moves it little. Needs the build
+ * (`npm run build`). Prints a markdown table of the median and the range over the runs.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { createScheduler, storeFromDatabaseUrl } from "../src/composition.js";
+import { processCpuSeconds } from "./lib/proc-cpu.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const BIN = join(ROOT, "bin", "punctual.js");
+
+function option(name: string, fallback: string): string {
+  const at = process.argv.indexOf(`--${name}`);
+  return at === -1 ? fallback : (process.argv[at + 1] ?? fallback);
+}
+
+const RUNS = Number(option("runs", "5"));
+const ADMIN_URL = option(
+  "postgres",
+  process.env.PUNCTUAL_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+);
+
+/** The handler writes a marker file: the first claim has launched it. */
+const HANDLERS = `
+import { writeFileSync } from "node:fs";
+export default { mark: async () => { writeFileSync(process.env.MARK_FILE, String(Date.now())); } };
+`;
+
+async function waitUntil(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** One spawn: CPU seconds from spawn to the first claim's launch. */
+async function once(command: "worker" | "serve", database: string, dir: string): Promise<number> {
+  const mark = join(dir, `mark-${String(Date.now())}`);
+  const scheduler = createScheduler({
+    store: storeFromDatabaseUrl(database),
+    handlers: { mark: () => Promise.resolve() },
+  });
+  await scheduler.tasks.create({
+    title: "first claim",
+    schedule: {
+      type: "once",
+      run_at: new Date(Math.ceil((Date.now() + 1000) / 1000) * 1000).toISOString(),
+    },
+    target: { kind: "handler", name: "mark" },
+  });
+  await scheduler.stop();
+  const args =
+    command === "worker"
+      ? ["worker", "--handlers", join(dir, "handlers.js"), "--database", database]
+      : ["serve", "--handlers", join(dir, "handlers.js"), "--database", database, "--port", "0"];
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: dir,
+    env: { ...process.env, MARK_FILE: mark, PUNCTUAL_LOG_LEVEL: "warn" },
+    stdio: "ignore",
+  });
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  try {
+    await waitUntil(() => existsSync(mark), 60_000, `${command} to launch its first claim`);
+    const cpu = processCpuSeconds(child.pid ?? 0);
+    if (cpu === null) throw new Error("could not read the process's CPU time");
+    return cpu;
+  } finally {
+    child.kill("SIGTERM");
+    await exited;
+  }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "punctual-start-cost-"));
+  writeFileSync(join(dir, "handlers.js"), HANDLERS);
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  const name = `start_cost_${String(process.pid)}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  const pgUrl = new URL(ADMIN_URL);
+  pgUrl.pathname = `/${name}`;
+  const rows: string[] = [];
+  try {
+    for (const [label, database] of [
+      ["SQLite", join(dir, "punctual.db")],
+      ["PostgreSQL", pgUrl.toString()],
+    ] as const) {
+      for (const command of ["worker", "serve"] as const) {
+        // One start first: migrations and the OS's file cache are not what is measured.
+        await once(command, database, dir);
+        const cpu: number[] = [];
+        for (let i = 0; i < RUNS; i++) cpu.push(await once(command, database, dir));
+        rows.push(
+          `| \`${command}\` | ${label} | ${median(cpu).toFixed(2)} s | ` +
+            `${Math.min(...cpu).toFixed(2)}-${Math.max(...cpu).toFixed(2)} s |`,
+        );
+        console.error(`${command} on ${label}: ${cpu.map((c) => c.toFixed(2)).join(", ")} s`);
+      }
+    }
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(
+    `${new Date().toISOString()}, ${String(cpus().length)} x ${cpus()[0]?.model ?? "?"}, node ` +
+      `${process.version}, load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")}, ${String(RUNS)} runs each\n\n` +
+      `| command | database | CPU to first claim (median) | range |\n| --- | --- | --- | --- |\n` +
+      rows.join("\n"),
+  );
+}
+
+await main();
