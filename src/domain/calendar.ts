@@ -63,6 +63,15 @@ function stampKey(stamp: CalendarStamp): string {
   return `${stamp.version}:${stamp.name}`;
 }
 
+/** How many exclusion items a schedule holds with its calendars expanded. */
+export function expandedExclusionItems(spec: ScheduleSpec): number {
+  let count = 0;
+  for (const exclusion of exclusionsOf(spec)) {
+    count += exclusion.kind === "calendar" ? exclusion.items.length : 1;
+  }
+  return count;
+}
+
 /** Whether a schedule names the calendar `name`. */
 export function namesCalendar(spec: ScheduleSpec, name: string): boolean {
   return calendarStamps(spec).some((stamp) => stamp.name === name);

@@ -2,19 +2,159 @@
  * How a ScheduleSpec is stored: a JSON value that restores the same spec without re-running the checks
  * that depend on the current time. Storage adapters use only these two functions. Values stored by
  * earlier versions (without the fields added since) decode to the spec they meant.
+ *
+ * A named calendar's items are stored as one JSON text (`itemsJson`), and a day rule as its text only
+ * (docs/security.md#bounded-work): reading a task back parses a string, not a thousand objects, and
+ * the items are read only when an exclusion is evaluated, parsed once for every task holding the same
+ * calendar version (the texts are equal). A listing reads none of them.
  */
 import { NO_DAY_ITEMS } from "./schedule/cron-day-items.js";
 import type { CronExpression } from "./schedule/cron-expression.js";
+import { parseCron } from "./schedule/cron-expression.js";
 import type {
+  CalendarExclusion,
   CalendarItem,
   CronSchedule,
+  Exclusion,
   IntervalSchedule,
   ScheduleSpec,
 } from "./schedule/schedule-spec.js";
 
-/** The JSON value stored for `spec`. */
+/** A day rule as stored: its text (a value stored before also holds the parsed rule). */
+interface StoredDayRule {
+  readonly kind: "days";
+  readonly text: string;
+  readonly rule?: CronExpression;
+}
+
+type StoredItem = Exclude<CalendarItem, { kind: "days" }> | StoredDayRule;
+
+/** A named calendar as stored: its items as one JSON text (a value stored before holds `items`). */
+interface StoredCalendar {
+  readonly kind: "calendar";
+  readonly name: string;
+  readonly version: number;
+  readonly itemsJson?: string;
+  readonly items?: readonly StoredItem[];
+}
+
+function encodeItem(item: CalendarItem): StoredItem {
+  return item.kind === "days" ? { kind: "days", text: item.text } : item;
+}
+
+/** Each items list's stored text, by list: a batch naming one calendar writes it once. */
+const itemsTexts = new WeakMap<readonly CalendarItem[], string>();
+
+/**
+ * One item in a calendar's stored text, in its shortest form: a date as its day number, a range as
+ * `[from, to]`, a day rule as its text (a 1,000-item calendar is 6 to 15 KB).
+ */
+type PackedItem = number | readonly [number, number] | string;
+
+function packItem(item: CalendarItem): PackedItem {
+  switch (item.kind) {
+    case "date":
+      return item.day;
+    case "range":
+      return [item.from, item.to];
+    case "days":
+      return item.text;
+  }
+}
+
+function unpackItem(packed: PackedItem | StoredItem): CalendarItem {
+  if (typeof packed === "number") return { kind: "date", day: packed };
+  if (typeof packed === "string") return decodeItem({ kind: "days", text: packed });
+  if (Array.isArray(packed)) {
+    const [from, to] = packed as readonly [number, number];
+    return { kind: "range", from, to };
+  }
+  return decodeItem(packed as StoredItem);
+}
+
+function itemsJsonOf(items: readonly CalendarItem[]): string {
+  let text = itemsTexts.get(items);
+  if (text === undefined) {
+    text = JSON.stringify(items.map(packItem));
+    itemsTexts.set(items, text);
+  }
+  return text;
+}
+
+function encodeExclusion(exclusion: Exclusion): StoredItem | StoredCalendar {
+  if (exclusion.kind !== "calendar") return encodeItem(exclusion);
+  const { name, version, items } = exclusion;
+  return { kind: "calendar", name, version, itemsJson: itemsJsonOf(items) };
+}
+
+/**
+ * The JSON value stored for `spec`: a cron expression as its text (about 20 bytes, not the 300 to 600
+ * of its parsed fields), calendars as above.
+ */
 export function encodeSchedule(spec: ScheduleSpec): unknown {
-  return spec;
+  if (spec.type === "once") return spec;
+  const exclude = spec.exclude.length === 0 ? spec.exclude : spec.exclude.map(encodeExclusion);
+  if (spec.type === "interval") return { ...spec, exclude };
+  return { ...spec, rules: spec.rules.map((rule) => rule.text), exclude };
+}
+
+/** Expressions parsed from their text, by text (bounded): the tasks sharing a rule share its parse. */
+const expressions = new Map<string, CronExpression>();
+const MAX_EXPRESSIONS = 4096;
+
+function expressionOf(text: string): CronExpression {
+  const known = expressions.get(text);
+  if (known !== undefined) return known;
+  const parsed = parseCron(text);
+  // The text was parsed when it was stored: a failure here is a corrupted row, named by the check.
+  if (!parsed.ok) throw new Error(`cron "${text}": ${parsed.problems.join("; ")}`);
+  if (expressions.size >= MAX_EXPRESSIONS) expressions.clear();
+  expressions.set(text, parsed.value);
+  return parsed.value;
+}
+
+/**
+ * A day rule is read from its text, even where a parsed rule was stored with it: one parse per text,
+ * shared by every calendar and task holding it (and the matcher's tables, kept by expression, with it).
+ */
+function decodeItem(item: StoredItem): CalendarItem {
+  if (item.kind !== "days") return item;
+  return { kind: "days", text: item.text, rule: expressionOf(`0 0 ${item.text}`) };
+}
+
+/** Calendar items decoded from their stored text, by text (bounded). */
+const itemsByText = new Map<string, readonly CalendarItem[]>();
+const MAX_ITEM_TEXTS = 256;
+
+function itemsFromJson(text: string): readonly CalendarItem[] {
+  const known = itemsByText.get(text);
+  if (known !== undefined) return known;
+  const items = Object.freeze((JSON.parse(text) as (PackedItem | StoredItem)[]).map(unpackItem));
+  if (itemsByText.size >= MAX_ITEM_TEXTS) itemsByText.clear();
+  itemsByText.set(text, items);
+  return items;
+}
+
+/** A stored calendar whose items are decoded when first read. */
+function decodeCalendar(stored: StoredCalendar): CalendarExclusion {
+  const { name, version, itemsJson } = stored;
+  if (itemsJson === undefined) {
+    return { kind: "calendar", name, version, items: (stored.items ?? []).map(decodeItem) };
+  }
+  let items: readonly CalendarItem[] | undefined;
+  return {
+    kind: "calendar",
+    name,
+    version,
+    get items(): readonly CalendarItem[] {
+      items ??= itemsFromJson(itemsJson);
+      return items;
+    },
+  };
+}
+
+function decodeExclusions(stored: readonly (StoredItem | StoredCalendar)[]): Exclusion[] {
+  return stored.map((e) => (e.kind === "calendar" ? decodeCalendar(e) : decodeItem(e)));
 }
 
 /** A stored expression from before the day items (`L`, `W`, `#`) names none. */
@@ -24,23 +164,24 @@ function upgradeExpression(value: CronExpression): CronExpression {
     : value;
 }
 
-/** A cron spec stored before several rules per schedule held one expression in `cron`. */
+/**
+ * A cron spec as stored: its rules as texts (earlier versions stored them parsed, and before several
+ * rules per schedule, one expression in `cron`).
+ */
 interface StoredCronSpec extends Omit<CronSchedule, "rules" | "exclude"> {
-  readonly rules?: readonly CronExpression[];
+  readonly rules?: readonly (string | CronExpression)[];
   readonly cron?: CronExpression;
-  readonly exclude?: CronSchedule["exclude"];
+  readonly exclude?: readonly (StoredItem | StoredCalendar)[];
 }
 
-/** The JSON value stored for a calendar's items. */
+/** The JSON value stored for a calendar's items (a day rule as its text). */
 export function encodeCalendarItems(items: readonly CalendarItem[]): unknown {
-  return items;
+  return items.map(encodeItem);
 }
 
-/** The items stored as `value` by `encodeCalendarItems`. */
+/** The items stored as `value` by `encodeCalendarItems` (or by an earlier version of it). */
 export function decodeCalendarItems(value: unknown): CalendarItem[] {
-  return (value as CalendarItem[]).map((item) =>
-    item.kind === "days" ? { ...item, rule: upgradeExpression(item.rule) } : item,
-  );
+  return (value as StoredItem[]).map(decodeItem);
 }
 
 /** The spec stored as `value` by `encodeSchedule` (or by an earlier version of it). */
@@ -51,13 +192,25 @@ export function decodeSchedule(value: unknown): ScheduleSpec {
     case "rrule":
       return spec;
     case "interval": {
-      const stored = spec as Partial<IntervalSchedule>;
-      return { ...spec, timezone: stored.timezone ?? null, exclude: stored.exclude ?? [] };
+      const stored = spec as Omit<Partial<IntervalSchedule>, "exclude"> & {
+        readonly exclude?: readonly (StoredItem | StoredCalendar)[];
+      };
+      return {
+        ...spec,
+        timezone: stored.timezone ?? null,
+        exclude: decodeExclusions(stored.exclude ?? []),
+      };
     }
     case "cron": {
       const { cron, rules, exclude, ...rest } = spec as StoredCronSpec;
       const stored = rules ?? (cron === undefined ? [] : [cron]);
-      return { ...rest, rules: stored.map(upgradeExpression), exclude: exclude ?? [] };
+      return {
+        ...rest,
+        rules: stored.map((rule) =>
+          typeof rule === "string" ? expressionOf(rule) : upgradeExpression(rule),
+        ),
+        exclude: decodeExclusions(exclude ?? []),
+      };
     }
   }
 }

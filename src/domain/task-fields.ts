@@ -8,7 +8,7 @@ import { ValidationError } from "./errors.js";
 import type { FieldError } from "./errors.js";
 import type { OwnerId, TaskId } from "./ids.js";
 import type { SchedulePolicy } from "./options.js";
-import { dstWarnings, nextAfter, nextDueAfter } from "./schedule/schedule-spec.js";
+import { dstWarnings, nextAfter, nextDueAfter, withWorkBudget } from "./schedule/schedule-spec.js";
 import type { ScheduleSpec } from "./schedule/schedule-spec.js";
 import { isTerminalTaskStatus, TASK_LIMITS } from "./task.js";
 import type { Task, TaskUserFields } from "./task.js";
@@ -131,7 +131,7 @@ export function validateUserFields(
 export function createTask(fields: TaskUserFields, ctx: CreateContext): Task {
   checkTextFields(fields);
   validateUserFields(fields, ctx.now, ctx.policy, true);
-  const nextRunAt = nextDueAfter(fields.schedule, ctx.now);
+  const nextRunAt = withWorkBudget(() => nextDueAfter(fields.schedule, ctx.now));
   if (nextRunAt === null) {
     throw ValidationError.of("schedule", "the schedule has no occurrence after now");
   }
@@ -171,6 +171,14 @@ export function createTask(fields: TaskUserFields, ctx: CreateContext): Task {
  * re-decides nor loses an occurrence; on a terminal task with a future occurrence it re-arms the task.
  */
 export function editTask(
+  task: Task,
+  patch: Partial<TaskUserFields>,
+  ctx: { readonly now: Instant; readonly policy: SchedulePolicy },
+): Task {
+  return withWorkBudget(() => editWithin(task, patch, ctx));
+}
+
+function editWithin(
   task: Task,
   patch: Partial<TaskUserFields>,
   ctx: { readonly now: Instant; readonly policy: SchedulePolicy },
@@ -231,6 +239,10 @@ const WARNING_HORIZON_MS = 366 * DAY_MS;
 
 /** What the owner should know about a task's schedule as created or edited: DST, and jitter too large. */
 export function taskWarnings(task: Task, now: Instant): string[] {
+  return withWorkBudget(() => warningsWithin(task, now));
+}
+
+function warningsWithin(task: Task, now: Instant): string[] {
   const warnings = [...dstWarnings(task.schedule, now, WARNING_HORIZON_MS)];
   if (task.schedule.jitterMs > 0) {
     const first = task.nextRunAt;

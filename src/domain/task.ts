@@ -37,9 +37,10 @@ export const TASK_LIMITS = Object.freeze({
 
 /**
  * A task key or a declared group (docs/semantics.md#task-keys): 1..200 letters, digits, `.`, `_`, `:`
- * or `-`.
+ * or `-`, but not `.` or `..` alone, which no URL can name (a client resolves them as path segments:
+ * docs/security.md#bounded-work).
  */
-export const TASK_KEY_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
+export const TASK_KEY_PATTERN = /^(?!\.\.?$)[A-Za-z0-9._:-]{1,200}$/;
 
 /** The group declared schedules are stored in when the declaration names none (docs/library.md#declared-schedules). */
 export const DEFAULT_SCHEDULES_GROUP = "default";

@@ -44,11 +44,21 @@ describe("quotas", () => {
     let counts = 0;
     const counting: StoreFactory = {
       open: async (options) => {
+        // The count is the insert's, in its transaction, when it is given a quota check.
         const store = await memoryStore().open(options);
-        const count = store.tasks.countTasks.bind(store.tasks);
-        (store.tasks as { countTasks: typeof count }).countTasks = (owner) => {
-          counts += 1;
-          return count(owner);
+        const tasks = store.tasks as {
+          insertTask: typeof store.tasks.insertTask;
+          insertTasks: typeof store.tasks.insertTasks;
+        };
+        const one = tasks.insertTask.bind(store.tasks);
+        const many = tasks.insertTasks.bind(store.tasks);
+        tasks.insertTask = (task, quota) => {
+          if (quota !== undefined) counts += 1;
+          return one(task, quota);
+        };
+        tasks.insertTasks = (list, quota) => {
+          if (quota !== undefined) counts += 1;
+          return many(list, quota);
         };
         return store;
       },

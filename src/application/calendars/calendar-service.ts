@@ -6,19 +6,32 @@
  */
 import type { Calendar } from "../../domain/calendar.js";
 import { refreshCalendar } from "../../domain/calendar-commands.js";
-import { CalendarChangedError, NotFoundError, ValidationError } from "../../domain/errors.js";
+import {
+  CalendarChangedError,
+  LimitExceededError,
+  NotFoundError,
+  ValidationError,
+} from "../../domain/errors.js";
+import { expandedExclusionItems, withCalendar } from "../../domain/calendar.js";
 import { exclusionStall } from "../../domain/exclusion-stall.js";
 import type { ExclusionStall } from "../../domain/exclusion-stall.js";
 import { stallWarning } from "../../domain/explain-words.js";
 import type { CalendarRepository } from "../../domain/ports/calendar-repository.js";
 import type { OwnerScope } from "../../domain/ports/queries.js";
-import { CALENDAR_NAME_PATTERN, parseCalendarItems } from "../../domain/schedule/schedule-spec.js";
+import {
+  CALENDAR_NAME_PATTERN,
+  MAX_EXPANDED_EXCLUSION_ITEMS,
+  STORED_SCHEDULE_WORK_STEPS,
+  parseCalendarItems,
+  withWorkBudget,
+} from "../../domain/schedule/schedule-spec.js";
 import { encodeCalendarItems } from "../../domain/schedule-codec.js";
 import type { Task } from "../../domain/task.js";
 import { DAY_MS } from "../../domain/time.js";
 import type { Instant } from "../../domain/time.js";
 import type { Actor } from "../access/actor.js";
 import { calendarPutInputSchema } from "../shapes/schedule-input.js";
+import { nextTurn } from "../policy/next-turn.js";
 import type { Store } from "../../domain/ports/store.js";
 import { parseWith } from "../shapes/task-input.js";
 import { calendarView } from "../shapes/view-mappers.js";
@@ -79,6 +92,20 @@ export class CalendarService {
       previous !== undefined &&
       JSON.stringify(encodeCalendarItems(previous.items)) ===
         JSON.stringify(encodeCalendarItems(items));
+    if (!unchanged) {
+      await this.#checkTasks(
+        actor,
+        {
+          owner: actor.owner,
+          name,
+          items,
+          version: (previous?.version ?? 0) + 1,
+          createdAt: previous?.createdAt ?? now,
+          updatedAt: now,
+        },
+        now,
+      );
+    }
     const calendar = unchanged
       ? previous
       : await repository.putCalendar(actor.owner, name, items, now);
@@ -101,6 +128,42 @@ export class CalendarService {
   }
 
   /**
+   * Refuses, before anything is written, a calendar that would take a task naming it over the
+   * schedule limits (docs/security.md#bounded-work): more exclusion items than a schedule may hold,
+   * or a next fire too expensive to search for. Each task is evaluated as its refresh will be.
+   * @throws validation_failed, limit_exceeded (`schedule_work`) naming the task
+   */
+  async #checkTasks(actor: Actor, calendar: Calendar, now: Instant): Promise<void> {
+    const scope: OwnerScope = { kind: "owner", owner: actor.owner };
+    for (const id of await this.#repository().tasksUsingCalendar(actor.owner, calendar.name)) {
+      await nextTurn();
+      const task = await this.#deps.store.tasks.findTask(scope, id);
+      if (task === null) continue;
+      if (
+        expandedExclusionItems(withCalendar(task.schedule, calendar)) > MAX_EXPANDED_EXCLUSION_ITEMS
+      ) {
+        throw ValidationError.of(
+          "items",
+          `task ${task.id} would exclude more than ${MAX_EXPANDED_EXCLUSION_ITEMS} items with its calendars expanded`,
+        );
+      }
+      try {
+        withWorkBudget(() => {
+          const again = refreshCalendar(task, calendar, now);
+          if (again !== null) exclusionStall(again.task);
+        }, STORED_SCHEDULE_WORK_STEPS);
+      } catch (error) {
+        if (!(error instanceof LimitExceededError)) throw error;
+        throw new LimitExceededError(
+          error.limit,
+          error.max,
+          `task ${task.id} naming this calendar: ${error.message}`,
+        );
+      }
+    }
+  }
+
+  /**
    * Brings each task naming `calendar` to its version, one row lock at a time; also says which of
    * them the calendar (with their other exclusions) holds still (exclusion-stall.ts).
    */
@@ -114,6 +177,7 @@ export class CalendarService {
     let refreshed = 0;
     const held: { task: Task; stall: ExclusionStall }[] = [];
     for (const id of ids) {
+      await nextTurn();
       try {
         const { changed, task } = await this.#deps.store.tasks.mutateTask(scope, id, (locked) => {
           const outcome = refreshCalendar(locked.task, calendar, now);

@@ -38,4 +38,14 @@ export class AdmissionWindow {
     }
     buckets.set(start, (buckets.get(start) ?? 0) + runs);
   }
+
+  /** Gives back `runs` added at `now` that were not made after all (a trigger that failed). */
+  release(owner: OwnerId, now: Instant, runs: number): void {
+    const start = Math.floor(now / BUCKET_MS) * BUCKET_MS;
+    const buckets = this.#buckets.get(owner);
+    const held = buckets?.get(start);
+    if (buckets === undefined || held === undefined) return;
+    if (held > runs) buckets.set(start, held - runs);
+    else buckets.delete(start);
+  }
 }

@@ -4,6 +4,7 @@
  * and their checks live here, beside the input limits of `limits.ts`; the counts come from the store
  * (tasks, recent runs) or, for the scheduled admission rate, from `AdmissionWindow`.
  */
+import type { TaskCountCheck } from "../../domain/ports/task-repository.js";
 import { LimitExceededError, QuotaExceededError } from "../../domain/errors.js";
 import type { OwnerId } from "../../domain/ids.js";
 import { smallestPeriodMs } from "../../domain/schedule/smallest-period.js";
@@ -96,25 +97,20 @@ export class Quotas {
 }
 
 /**
- * An owner may add `adding` more tasks to the ones `count` finds. Counting is the owner's tasks read
- * through an index, a cost that grows with them, so it is skipped when no quota applies (the library's
- * default): creating the millionth task costs what the first did.
- * @throws limit_exceeded (`tasks_per_owner`)
+ * The `tasks_per_owner` check a store's insert runs in its transaction, under a lock on the owner's
+ * count (TaskCountCheck): exact however many creates and batches race, on every replica. None when no
+ * task quota applies (the library's default), so the insert counts nothing.
  */
-export async function checkTaskCount(
-  quotas: OwnerQuotas,
-  count: () => Promise<number>,
-  adding: number,
-): Promise<void> {
-  if (quotas.tasksPerOwner >= NO_LIMIT) return;
-  const existing = await count();
-  if (existing + adding > quotas.tasksPerOwner) {
+export function taskCountCheck(quotas: OwnerQuotas): TaskCountCheck | undefined {
+  if (quotas.tasksPerOwner >= NO_LIMIT) return undefined;
+  return (_owner, existing, adding) => {
+    if (existing + adding <= quotas.tasksPerOwner) return;
     throw new LimitExceededError(
       QUOTA_NAMES.tasksPerOwner,
       quotas.tasksPerOwner,
       `an owner may have at most ${quotas.tasksPerOwner} tasks (it has ${existing})`,
     );
-  }
+  };
 }
 
 /**

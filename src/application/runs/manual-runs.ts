@@ -131,11 +131,17 @@ export async function triggerWithinQuota(
       max: quotas.runsPerMinute,
       windowMs: MINUTE_MS,
     };
+    // Counted and taken in one synchronous step, before any await: concurrent triggers on this
+    // replica each see the ones before them (docs/security.md#quotas); a trigger that fails gives it back.
     checkRate(limit, admissions.count(actor.owner, now), 1);
+    admissions.add(actor.owner, now, 1);
   }
-  const run = await triggerRun(deps, actor, task, options, now);
-  admissions?.add(actor.owner, now, 1);
-  return run;
+  try {
+    return await triggerRun(deps, actor, task, options, now);
+  } catch (error) {
+    admissions?.release(actor.owner, now, 1);
+    throw error;
+  }
 }
 
 /**
@@ -144,6 +150,31 @@ export async function triggerWithinQuota(
  * @throws quota_exceeded (`backfill_runs_per_hour`) when the owner would pass its hourly quota
  */
 export async function backfillWithinQuota(
+  deps: TaskRunDeps,
+  actor: Actor,
+  id: string,
+  input: { from: unknown; to: unknown },
+  now: Instant,
+): Promise<{ runs: RunView[]; already_backfilled: number }> {
+  // One owner's backfills take turns on this replica between the count and the commit, so each
+  // counts the ones before it (docs/security.md#quotas: exact per replica).
+  const previous = backfillTurns.get(actor.owner) ?? Promise.resolve();
+  const turn = previous.then(() => backfillCounted(deps, actor, id, input, now));
+  const settled = turn.then(
+    () => undefined,
+    () => undefined,
+  );
+  backfillTurns.set(actor.owner, settled);
+  void settled.then(() => {
+    if (backfillTurns.get(actor.owner) === settled) backfillTurns.delete(actor.owner);
+  });
+  return turn;
+}
+
+/** The last backfill of each owner in progress on this replica, which the next one waits for. */
+const backfillTurns = new Map<string, Promise<void>>();
+
+async function backfillCounted(
   deps: TaskRunDeps,
   actor: Actor,
   id: string,

@@ -153,7 +153,7 @@ const common = {
   metadata: metadataSchema.optional(),
 };
 
-const KEY_RULE = "1 to 200 letters, digits, '.', '_', ':' or '-'";
+const KEY_RULE = "1 to 200 letters, digits, '.', '_', ':' or '-', not '.' or '..'";
 
 /** A task's key (docs/semantics.md#task-keys). */
 export const taskKeySchema = z

@@ -28,7 +28,28 @@ import { taskFieldsFromCreate, taskIdentityFrom } from "../shapes/task-input.js"
 import type { SchedulePolicy } from "../../domain/options.js";
 import type { Store } from "../../domain/ports/store.js";
 import type { Limits } from "../policy/limits.js";
-import { checkMinPeriod, checkTaskCount, Quotas } from "../policy/quotas.js";
+import { checkMinPeriod, Quotas, taskCountCheck } from "../policy/quotas.js";
+import { nextTurn } from "../policy/next-turn.js";
+import { expandedExclusionItems } from "../../domain/calendar.js";
+
+/**
+ * The most exclusion items a batch's schedules hold together, calendars expanded: what one batch may
+ * write of them (docs/security.md#bounded-work). 1,000 tasks may each name a 10-date calendar, 10 tasks
+ * a 1,000-item one.
+ */
+export const BATCH_EXCLUSION_ITEMS_MAX = 10_000;
+
+/** @throws limit_exceeded (`batch_exclusion_items`) */
+function checkBatchExclusions(tasks: readonly Task[]): void {
+  let total = 0;
+  for (const task of tasks) total += expandedExclusionItems(task.schedule);
+  if (total <= BATCH_EXCLUSION_ITEMS_MAX) return;
+  throw new LimitExceededError(
+    "batch_exclusion_items",
+    BATCH_EXCLUSION_ITEMS_MAX,
+    `the batch's schedules exclude ${total} items with their calendars expanded, over the limit of ${BATCH_EXCLUSION_ITEMS_MAX}: name the calendar in fewer tasks per batch`,
+  );
+}
 
 export interface TaskBatchDeps extends KnownReferences {
   readonly store: Store;
@@ -82,13 +103,16 @@ export async function createTasks(
     for (const [index, input] of items.entries()) {
       // `minted` has one entry per item: the index is always inside it.
       const { id, secret } = minted[index] as { id: TaskId; secret: string };
+      await nextTurn();
       try {
         tasks.push(await createOne(deps, actor, { input, id, secret, now }));
       } catch (error) {
         errors.push(...itemErrors(error, index));
       }
     }
+    checkBatchExclusions(tasks);
     for (const [index, task] of tasks.entries()) {
+      if (index % 50 === 0) await nextTurn();
       try {
         checkMinPeriod(quotas, task.schedule, now);
       } catch (error) {
@@ -98,9 +122,9 @@ export async function createTasks(
     errors.push(...(await keyErrors(deps, actor, tasks, errors.length === 0)));
     if (errors.length > 0) throw new ValidationError(errors);
     // After validation: a bad batch is told what is wrong with it, whatever the owner's count.
-    await checkTaskCount(quotas, () => deps.store.tasks.countTasks(actor.owner), tasks.length);
     try {
-      await deps.store.tasks.insertTasks(tasks);
+      // The owner's task count is checked in the inserting transaction (docs/security.md#quotas).
+      await deps.store.tasks.insertTasks(tasks, taskCountCheck(quotas));
     } catch (error) {
       // A key taken between the check and the insert: name the item that lost, as the check does.
       if (!(error instanceof KeyTakenError)) throw error;

@@ -16,7 +16,7 @@ import {
   scheduleOfInput,
 } from "../calendars/calendar-lookup.js";
 import type { Limits } from "../policy/limits.js";
-import { checkMinPeriod, checkTaskCount, Quotas } from "../policy/quotas.js";
+import { checkMinPeriod, Quotas, taskCountCheck } from "../policy/quotas.js";
 import type { Store } from "../../domain/ports/store.js";
 import { taskFieldsFromCreate, taskIdentityFrom } from "../shapes/task-input.js";
 import { checkReferences } from "./task-references.js";
@@ -56,7 +56,6 @@ export async function createOneTask(
       deps.limits,
     );
     checkMinPeriod(quotas, fields.schedule, now);
-    await checkTaskCount(quotas, () => deps.store.tasks.countTasks(actor.owner), 1);
     const { key, group } = taskIdentityFrom(input);
     await checkReferences(deps, actor, fields, fields);
     const created = createTask(fields, {
@@ -68,7 +67,8 @@ export async function createOneTask(
       key,
       group,
     });
-    await deps.store.tasks.insertTask(created);
+    // The owner's task count is checked in the inserting transaction (docs/security.md#quotas).
+    await deps.store.tasks.insertTask(created, taskCountCheck(quotas));
     return created;
   });
   return task;

@@ -12,7 +12,11 @@ import { explainAt } from "../../domain/explain.js";
 import type { OwnerScope } from "../../domain/ports/queries.js";
 import type { RunRepository } from "../../domain/ports/run-repository.js";
 import type { Run } from "../../domain/run.js";
-import { describeOccurrences } from "../../domain/schedule/schedule-spec.js";
+import {
+  describeOccurrences,
+  STORED_SCHEDULE_WORK_STEPS,
+  withWorkBudget,
+} from "../../domain/schedule/schedule-spec.js";
 import { isTerminalTaskStatus } from "../../domain/task.js";
 import { checkPreviewCount, DEFAULT_LIMITS } from "../policy/limits.js";
 import type { Task } from "../../domain/task.js";
@@ -32,7 +36,7 @@ export function previewTask(task: Task, count: number, now: Instant): Occurrence
   // An ended task (completed, failed, cancelled) fires no more; a paused one shows its schedule.
   if (isTerminalTaskStatus(task.status)) return [];
   const from = task.decidedThrough > now ? task.decidedThrough : now;
-  return describeOccurrences(task.schedule, from, count).map(occurrenceView);
+  return withWorkBudget(() => describeOccurrences(task.schedule, from, count)).map(occurrenceView);
 }
 
 /**
@@ -48,7 +52,7 @@ export function previewSchedule(
 ): OccurrenceView[] {
   checkPreviewCount(count);
   const spec = scheduleFrom(input, now, calendars);
-  return describeOccurrences(spec, now, count).map(occurrenceView);
+  return withWorkBudget(() => describeOccurrences(spec, now, count)).map(occurrenceView);
 }
 
 /**
@@ -64,7 +68,8 @@ export async function explainTask(args: {
 }): Promise<ExplanationView> {
   const { task, at } = args;
   refuseDefective(task, "explain");
-  const window = explainWindow(task, at);
+  // A stored task's search may have to walk its whole horizon (a task its exclusions hold still).
+  const window = withWorkBudget(() => explainWindow(task, at), STORED_SCHEDULE_WORK_STEPS);
   const runs: Run[] = [];
   let cursor: string | undefined;
   let complete = false;

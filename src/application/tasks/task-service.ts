@@ -16,6 +16,7 @@ import type { CatchUpPolicy, SchedulePolicy } from "../../domain/options.js";
 import type { RunQuery, RunSearch, TaskQuery } from "../../domain/ports/queries.js";
 import type { ThreadLookup } from "../../domain/ports/thread-lookup.js";
 import type { Run } from "../../domain/run.js";
+import { nextTurn } from "../policy/next-turn.js";
 import { taskWarnings } from "../../domain/task-fields.js";
 import type { Task } from "../../domain/task.js";
 import type { AgentTarget, JsonValue, WebhookTarget } from "../../domain/target.js";
@@ -148,7 +149,13 @@ export class TaskService {
   async createMany(actor: Actor, inputs: unknown, now: Instant): Promise<CreatedTask[]> {
     const tasks = await createTasks(this.#deps, actor, inputs, now);
     if (tasks.length > 0) this.#deps.signals.wake();
-    return tasks.map((task) => ({ task: this.#view(task), warnings: taskWarnings(task, now) }));
+    const created: CreatedTask[] = [];
+    for (const task of tasks) {
+      // Each task's warnings are bounded work; the batch's are not: let the loop breathe between them.
+      if (created.length % 20 === 0) await nextTurn();
+      created.push({ task: this.#view(task), warnings: taskWarnings(task, now) });
+    }
+    return created;
   }
 
   async get(actor: Actor, id: string): Promise<TaskView> {

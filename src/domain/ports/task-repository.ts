@@ -56,6 +56,12 @@ export interface AdmissionReport {
 }
 
 /**
+ * The `tasks_per_owner` check an insert runs in its transaction: the owner, how many tasks it has (not
+ * deleted) and how many the insert adds; it throws to refuse.
+ */
+export type TaskCountCheck = (owner: OwnerId, existing: number, adding: number) => void;
+
+/**
  * Tasks: creation, reads, owner commands under the row lock, and admission.
  *
  * A task whose schedule names calendars holds a snapshot of each (name and version): `insertTask` writes
@@ -64,18 +70,22 @@ export interface AdmissionReport {
  */
 export interface TaskRepository {
   /**
-   * Inserts a new task.
+   * Inserts a new task. With `quota`, it is called in the inserting transaction with how many tasks
+   * (not deleted) the owner has, under a lock on that count that concurrent inserts for the owner wait
+   * for, on every replica: a refusal it throws writes nothing (the `tasks_per_owner` quota, exact
+   * under concurrency: docs/security.md#quotas).
    * @throws version_conflict (CalendarChangedError) when a calendar it names is not at its snapshot's version
    * @throws key_taken when another task of the owner, not deleted, has its key
    */
-  insertTask(task: Task): Promise<void>;
+  insertTask(task: Task, quota?: TaskCountCheck): Promise<void>;
   /**
    * Inserts every task in one transaction, all or none (docs/semantics.md#bulk-create): one bulk
-   * statement, not a loop of single inserts. An empty list writes nothing.
+   * statement, not a loop of single inserts. An empty list writes nothing. `quota` as for `insertTask`,
+   * called once per owner of the batch.
    * @throws version_conflict (CalendarChangedError) when a calendar one of them names is not at its
    * snapshot's version; nothing is written then
    */
-  insertTasks(tasks: readonly Task[]): Promise<void>;
+  insertTasks(tasks: readonly Task[], quota?: TaskCountCheck): Promise<void>;
   /** The task, or null when it does not exist, is deleted or is outside `scope`. */
   findTask(scope: OwnerScope, id: TaskId): Promise<Task | null>;
   /** The owner's task (not deleted) with this key, or null. */

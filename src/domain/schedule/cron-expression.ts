@@ -189,8 +189,24 @@ function parseShortcut(text: string): string | { expanded: string } {
   return `unknown shortcut ${text} (use ${Object.keys(CRON_SHORTCUTS).join(", ")})`;
 }
 
+/**
+ * Results by input text (bounded): a batch of a thousand tasks with the same expressions parses them
+ * once, and the matcher's tables, kept by expression object, are built once for them too.
+ */
+const parsedByText = new Map<string, CronParseResult>();
+const MAX_PARSED = 4096;
+
 /** Parses a cron expression strictly (docs/schedules.md#cron). */
 export function parseCron(input: string): CronParseResult {
+  const known = parsedByText.get(input);
+  if (known !== undefined) return known;
+  const result = parseCronText(input);
+  if (parsedByText.size >= MAX_PARSED) parsedByText.clear();
+  parsedByText.set(input, result);
+  return result;
+}
+
+function parseCronText(input: string): CronParseResult {
   const text = input.trim().split(/\s+/).join(" ");
   if (text === "") return { ok: false, problems: ["the cron expression is empty"] };
   let fieldTexts: string[];
@@ -222,18 +238,19 @@ export function parseCron(input: string): CronParseResult {
   const anyDay = (i: number): boolean => startsWild(i) || fieldTexts[i] === "?";
   return {
     ok: true,
-    value: {
+    // Frozen: one parse is shared by every caller that gives the same text.
+    value: Object.freeze({
       text,
-      seconds,
-      minutes,
-      hours,
-      daysOfMonth,
-      months,
-      daysOfWeek,
+      seconds: Object.freeze(seconds),
+      minutes: Object.freeze(minutes),
+      hours: Object.freeze(hours),
+      daysOfMonth: Object.freeze(daysOfMonth),
+      months: Object.freeze(months),
+      daysOfWeek: Object.freeze(daysOfWeek),
       dayItems: freezeDraft(draft),
       dayOfMonthRestricted: !anyDay(3),
       dayOfWeekRestricted: !anyDay(5),
       fixedTime: !startsWild(0) && !startsWild(1) && !startsWild(2),
-    },
+    }),
   };
 }

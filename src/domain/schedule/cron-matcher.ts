@@ -19,6 +19,7 @@ import {
   weekdayOf,
 } from "./cron-day-items.js";
 import type { CronExpression } from "./cron-expression.js";
+import { spendWork } from "./work-budget.js";
 import { MAX_YEAR } from "./zone-offsets.js";
 
 interface CompiledCron {
@@ -206,10 +207,42 @@ export function matchingWalls(
   const found: number[] = [];
   let wall = firstMatchingWall(expression, from, to);
   while (wall !== null && found.length < limit) {
+    spendWork(1);
     found.push(wall);
     wall = firstMatchingWall(expression, wall + 1000, to);
   }
   return found;
+}
+
+/**
+ * How many wall times in `[from, to)` match, and the first: counted an hour at a time (an hour wholly
+ * inside the span holds minutes x seconds matches once its date and hour match), so a per-second
+ * expression costs one search per matching hour, not one per fire: a DST hour is one or two searches,
+ * a skipped day 24. Only an hour cut by the span's ends is counted minute by minute.
+ */
+export function countMatchingWalls(
+  expression: CronExpression,
+  from: number,
+  to: number,
+): { readonly first: number | null; readonly count: number } {
+  const first = firstMatchingWall(expression, from, to);
+  let count = 0;
+  const perHour = expression.minutes.length * expression.seconds.length;
+  for (let wall = first; wall !== null;) {
+    const hour = Math.floor(wall / MS_PER_HOUR) * MS_PER_HOUR;
+    if (hour >= from && hour + MS_PER_HOUR <= to) {
+      count += perHour;
+    } else {
+      for (const minute of expression.minutes) {
+        for (const second of expression.seconds) {
+          const at = hour + minute * MS_PER_MINUTE + second * 1000;
+          if (at >= from && at < to) count++;
+        }
+      }
+    }
+    wall = firstMatchingWall(expression, hour + MS_PER_HOUR, to);
+  }
+  return { first, count };
 }
 
 /** True when a calendar date passes the expression's month and day fields (its time fields aside). */
@@ -221,5 +254,7 @@ export function dateMatches(
 ): boolean {
   const table = compile(expression);
   if (at(table.nextMonth, month) !== month) return false;
-  return nextDay(table, year, month, day, weekdayOf(year, month, day)) === day;
+  if (table.dayItems !== null)
+    return ((monthMask(table, table.dayItems, year, month) >>> day) & 1) === 1;
+  return dayMatches(table, day, weekdayOf(year, month, day));
 }

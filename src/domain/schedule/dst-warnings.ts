@@ -6,16 +6,13 @@ import { assertNever } from "../errors.js";
 import type { Instant } from "../time.js";
 import { formatInstant, formatWall } from "./civil-time.js";
 import type { CronExpression } from "./cron-expression.js";
-import { matchingWalls } from "./cron-matcher.js";
+import { countMatchingWalls } from "./cron-matcher.js";
 import { rruleWallsBetween } from "./rrule-next.js";
 import type { CronSchedule, OnceSchedule, RRuleSchedule, ScheduleSpec } from "./schedule-types.js";
 import type { WallResolution } from "./wall-clock.js";
 import { MAX_DST_SHIFT_MS, resolveWall, wallOf } from "./wall-clock.js";
 import type { Transition } from "./zone-offsets.js";
 import { transitionsBetween } from "./zone-offsets.js";
-
-/** Counting stops here: a per-second job has 86,400 matches in a skipped day. */
-const MAX_COUNTED = 100_000;
 
 /** `2024-03-10 02:00` (seconds shown only when not zero). */
 function wallText(wall: number): string {
@@ -24,7 +21,7 @@ function wallText(wall: number): string {
 }
 
 function fires(n: number): string {
-  return n === 1 ? "1 fire" : `${n >= MAX_COUNTED ? "over " : ""}${n} fires`;
+  return n === 1 ? "1 fire" : `${n} fires`;
 }
 
 /** Picks the singular or plural form of a verb phrase for `n` fires. */
@@ -44,10 +41,8 @@ function change(motion: string, from: number, to: number): string {
 function forwardWarning(rule: CronExpression, t: Transition): string | null {
   const from = t.at + t.offsetBefore;
   const to = t.at + t.offsetAfter;
-  const matches = matchingWalls(rule, from, to, MAX_COUNTED);
-  const [first] = matches;
-  if (first === undefined) return null;
-  const n = matches.length;
+  const { first, count: n } = countMatchingWalls(rule, from, to);
+  if (first === null) return null;
   const where = change("jump", from, to);
   if (to - from > MAX_DST_SHIFT_MS) {
     return `${where} (a change of clock, not DST): ${fires(n)} in the skipped time ${verb(n, "does", "do")} not happen and ${verb(n, "is", "are")} not caught up`;
@@ -65,8 +60,7 @@ function forwardWarning(rule: CronExpression, t: Transition): string | null {
 function backwardWarning(rule: CronExpression, t: Transition): string | null {
   const from = t.at + t.offsetAfter;
   const to = t.at + t.offsetBefore;
-  const matches = matchingWalls(rule, from, to, MAX_COUNTED);
-  const n = matches.length;
+  const { count: n } = countMatchingWalls(rule, from, to);
   if (n === 0) return null;
   const where = change("go back", to, from);
   if (to - from > MAX_DST_SHIFT_MS) {
@@ -76,6 +70,23 @@ function backwardWarning(rule: CronExpression, t: Transition): string | null {
     return `${where}: ${fires(n)} in the repeated time ${verb(n, "runs", "run")} once, on the first pass`;
   }
   return `${where}: ${fires(n)} in the repeated time ${verb(n, "runs", "run")} twice, once on each pass`;
+}
+
+/**
+ * The most DST sentences one schedule gets (docs/security.md#bounded-work): 32 expressions in a zone
+ * with two changes a year would otherwise answer 64 per task, 64,000 for a batch.
+ */
+export const MAX_DST_WARNINGS = 8;
+
+/** The sentences, each once, the first `MAX_DST_WARNINGS` of them and how many more there are. */
+function bounded(warnings: readonly string[]): string[] {
+  const distinct = [...new Set(warnings)];
+  if (distinct.length <= MAX_DST_WARNINGS) return distinct;
+  const more = distinct.length - (MAX_DST_WARNINGS - 1);
+  return [
+    ...distinct.slice(0, MAX_DST_WARNINGS - 1),
+    `${more} more changes of clock in the next year move, skip or repeat fires of this schedule: its preview lists them.`,
+  ];
 }
 
 function cronWarnings(spec: CronSchedule, from: number, to: number): string[] {
@@ -92,7 +103,7 @@ function cronWarnings(spec: CronSchedule, from: number, to: number): string[] {
       if (warning !== null) warnings.push(`In ${spec.timezone}, ${which}${warning}.`);
     }
   }
-  return warnings;
+  return bounded(warnings);
 }
 
 /** `1 hour`, `30 minutes`, `1 day`: the length of a gap. */
@@ -102,6 +113,9 @@ function lengthText(ms: number): string {
   if (minutes % 60 === 0) return minutes === 60 ? "1 hour" : `${minutes / 60} hours`;
   return `${minutes} minutes`;
 }
+
+/** The most instances of a rule collected around one transition (a SECONDLY rule has 3,600 an hour). */
+const MAX_RRULE_WALLS = 100_000;
 
 /** docs/schedules.md#rrule: a gap's instances run later by the gap's length; a repeated one runs once. */
 function rruleWarnings(spec: RRuleSchedule, from: number, to: number): string[] {
@@ -113,7 +127,7 @@ function rruleWarnings(spec: RRuleSchedule, from: number, to: number): string[] 
     const [a, b] = forward
       ? [t.at + t.offsetBefore, t.at + t.offsetAfter]
       : [t.at + t.offsetAfter, t.at + t.offsetBefore];
-    const walls = rruleWallsBetween(spec, a, b, MAX_COUNTED);
+    const walls = rruleWallsBetween(spec, a, b, MAX_RRULE_WALLS);
     const [first] = walls;
     if (first === undefined) continue;
     const n = walls.length;
@@ -131,7 +145,7 @@ function rruleWarnings(spec: RRuleSchedule, from: number, to: number): string[] 
       );
     }
   }
-  return warnings;
+  return bounded(warnings);
 }
 
 function onceWarnings(spec: OnceSchedule, from: number, to: number): string[] {

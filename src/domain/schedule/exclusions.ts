@@ -8,7 +8,8 @@ import type { FieldError } from "../errors.js";
 import { MS_PER_DAY, civilFromDays, daysFromCivil, daysInMonth } from "./civil-time.js";
 import type { CronExpression } from "./cron-expression.js";
 import { parseCron } from "./cron-expression.js";
-import { dateMatches } from "./cron-matcher.js";
+import { dateMatches, firstMatchingWall } from "./cron-matcher.js";
+import { spendWork } from "./work-budget.js";
 
 /** One day or days to skip, as a calendar holds it. Dates are days since 1970-01-01. */
 export type CalendarItem =
@@ -49,6 +50,12 @@ export type ExclusionInput = CalendarItemInput | { readonly calendar: string };
 /** The most items one `exclude` list or one calendar holds. */
 export const MAX_EXCLUSION_ITEMS = 1000;
 
+/**
+ * The most items a schedule's exclusions hold with the calendars they name expanded (each calendar
+ * counted once however often it is named): what one date's check can cost (docs/security.md#bounded-work).
+ */
+export const MAX_EXPANDED_EXCLUSION_ITEMS = 1000;
+
 /** A calendar's name: letters, digits, `_`, `-` and `.`, 1 to 64 characters, not starting with `.`. */
 export const CALENDAR_NAME_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$/;
 
@@ -81,11 +88,10 @@ function parseDayRule(text: unknown, referenceDay: number): CronExpression | str
   const parsed = parseCron(`0 0 ${text}`);
   if (!parsed.ok) return parsed.problems.join("; ");
   const rule = parsed.value;
-  for (let day = referenceDay; day <= referenceDay + THIRTY_YEARS_DAYS; day++) {
-    const date = civilFromDays(day);
-    if (dateMatches(rule, date.year, date.month, date.day)) return rule;
-  }
-  return "never matches a real date within 30 years";
+  // Searched month by month, not day by day: a rule matching one day in four years costs 48 steps.
+  const from = referenceDay * MS_PER_DAY;
+  const match = firstMatchingWall(rule, from, from + (THIRTY_YEARS_DAYS + 1) * MS_PER_DAY);
+  return match === null ? "never matches a real date within 30 years" : rule;
 }
 
 function isObject(value: unknown): value is Readonly<Record<string, unknown>> {
@@ -198,6 +204,7 @@ export function parseExclusions(
 ): { readonly exclusions: Exclusion[]; readonly errors: FieldError[] } {
   const errors: FieldError[] = [];
   const exclusions: Exclusion[] = [];
+  const named = new Set<string>();
   const list = listOf(value, field, errors) ?? [];
   list.forEach((entry, i) => {
     const at = `${field}.${i}`;
@@ -220,11 +227,24 @@ export function parseExclusions(
       const calendar = ctx.calendars.get(name);
       if (calendar === undefined) {
         errors.push({ field: `${at}.calendar`, message: `no calendar named "${name}"` });
-      } else {
-        exclusions.push({ kind: "calendar", ...calendar });
+      } else if (!named.has(name)) {
+        // A calendar named again adds nothing: the schedule holds it once.
+        named.add(name);
+        const { version, items } = calendar;
+        exclusions.push({ kind: "calendar", name, version, items });
       }
     }
   });
+  const expanded = exclusions.reduce(
+    (sum, exclusion) => sum + (exclusion.kind === "calendar" ? exclusion.items.length : 1),
+    0,
+  );
+  if (expanded > MAX_EXPANDED_EXCLUSION_ITEMS) {
+    errors.push({
+      field,
+      message: `holds ${expanded} items with its calendars expanded, over the limit of ${MAX_EXPANDED_EXCLUSION_ITEMS}`,
+    });
+  }
   return { exclusions, errors };
 }
 
@@ -247,44 +267,82 @@ export function exclusionInput(exclusion: Exclusion): ExclusionInput {
     : calendarItemInput(exclusion);
 }
 
-function itemCovers(item: CalendarItem, day: number): boolean {
-  switch (item.kind) {
-    case "date":
-      return item.day === day;
-    case "range":
-      return item.from <= day && day <= item.to;
-    case "days": {
-      const date = civilFromDays(day);
-      return dateMatches(item.rule, date.year, date.month, date.day);
-    }
+/**
+ * A schedule's exclusions made quick to ask about one date: dates by day, distinct day rules once each,
+ * ranges as a list, every one with its place in the order written (calendars expanded), so the first
+ * item that excludes a date is still the one named. Built once per exclusion list.
+ */
+interface CompiledExclusions {
+  /** Each excluded date's first place. */
+  readonly dates: ReadonlyMap<number, number>;
+  readonly ranges: readonly { readonly from: number; readonly to: number; readonly at: number }[];
+  /** Distinct day rules (by text), each at its first place. */
+  readonly rules: readonly { readonly rule: CronExpression; readonly at: number }[];
+  /** The hit each place names. */
+  readonly hits: readonly ExclusionHit[];
+  /** The steps one date's check costs (work-budget.ts). */
+  readonly stepsPerDate: number;
+}
+
+const compiledExclusions = new WeakMap<readonly Exclusion[], CompiledExclusions>();
+
+function compileExclusions(exclusions: readonly Exclusion[]): CompiledExclusions {
+  const known = compiledExclusions.get(exclusions);
+  if (known !== undefined) return known;
+  const dates = new Map<number, number>();
+  const ranges: { from: number; to: number; at: number }[] = [];
+  const rules = new Map<string, { rule: CronExpression; at: number }>();
+  const hits: ExclusionHit[] = [];
+  const add = (item: CalendarItem, calendar: string | null): void => {
+    const at = hits.length;
+    hits.push({ item, calendar });
+    if (item.kind === "date") {
+      if (!dates.has(item.day)) dates.set(item.day, at);
+    } else if (item.kind === "range") ranges.push({ from: item.from, to: item.to, at });
+    else if (!rules.has(item.text)) rules.set(item.text, { rule: item.rule, at });
+  };
+  for (const exclusion of exclusions) {
+    if (exclusion.kind === "calendar")
+      for (const item of exclusion.items) add(item, exclusion.name);
+    else add(exclusion, null);
   }
+  spendWork(hits.length);
+  const compiled: CompiledExclusions = {
+    dates,
+    ranges,
+    rules: [...rules.values()],
+    hits,
+    stepsPerDate: 1 + ranges.length + rules.size,
+  };
+  compiledExclusions.set(exclusions, compiled);
+  return compiled;
 }
 
 /** The first item (in the order written, calendars expanded) that excludes local date `day`. */
 export function exclusionOn(exclusions: readonly Exclusion[], day: number): ExclusionHit | null {
-  for (const exclusion of exclusions) {
-    if (exclusion.kind !== "calendar") {
-      if (itemCovers(exclusion, day)) return { item: exclusion, calendar: null };
-      continue;
-    }
-    for (const item of exclusion.items) {
-      if (itemCovers(item, day)) return { item, calendar: exclusion.name };
+  if (exclusions.length === 0) return null;
+  const compiled = compileExclusions(exclusions);
+  spendWork(compiled.stepsPerDate);
+  let first = compiled.dates.get(day) ?? Infinity;
+  for (const range of compiled.ranges) {
+    if (range.at < first && range.from <= day && day <= range.to) first = range.at;
+  }
+  if (compiled.rules.length > 0) {
+    const date = civilFromDays(day);
+    for (const { rule, at } of compiled.rules) {
+      if (at < first && dateMatches(rule, date.year, date.month, date.day)) first = at;
     }
   }
-  return null;
+  return compiled.hits[first] ?? null;
 }
 
 /** The last day of the excluded stretch that starts at `day` (a range's end when one covers it). */
 function coveredThrough(exclusions: readonly Exclusion[], day: number): number {
+  const { ranges } = compileExclusions(exclusions);
+  spendWork(ranges.length);
   let through = day;
-  const consider = (item: CalendarItem): void => {
-    if (item.kind === "range" && item.from <= day && day <= item.to) {
-      through = Math.max(through, item.to);
-    }
-  };
-  for (const exclusion of exclusions) {
-    if (exclusion.kind === "calendar") exclusion.items.forEach(consider);
-    else consider(exclusion);
+  for (const range of ranges) {
+    if (range.from <= day && day <= range.to && range.to > through) through = range.to;
   }
   return through;
 }

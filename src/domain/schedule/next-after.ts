@@ -16,6 +16,7 @@ import type {
   RRuleSchedule,
   ScheduleSpec,
 } from "./schedule-types.js";
+import { spendWork } from "./work-budget.js";
 
 const MAX_DATE_MS = 8.64e15;
 
@@ -28,6 +29,7 @@ const CRON_SEARCH_HORIZON_MS = 146_097 * MS_PER_DAY;
  */
 export function nextCronFireOf(spec: CronSchedule, after: number): CronFire | null {
   const from = spec.startAt === null ? after : Math.max(after, spec.startAt - 1);
+  spendWork(spec.rules.length);
   let best: CronFire | null = null;
   for (let rule = 0; rule < spec.rules.length; rule++) {
     const expression = spec.rules[rule];
@@ -43,6 +45,7 @@ export function nextCronFireOf(spec: CronSchedule, after: number): CronFire | nu
 
 /** The next instance of a recurrence strictly after `after` inside the schedule's bounds, with its nominal wall time. */
 export function nextRRuleInstanceOf(spec: RRuleSchedule, after: number): RRuleInstance | null {
+  spendWork(1);
   const from = spec.startAt === null ? after : Math.max(after, spec.startAt - 1);
   const horizon = from + RRULE_SEARCH_HORIZON_MS;
   return nextRRuleInstance(

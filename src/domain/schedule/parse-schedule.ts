@@ -34,6 +34,7 @@ import { parseExclusions } from "./exclusions.js";
 import { SCHEDULE_TYPES } from "./schedule-types.js";
 import { DEFAULT_TIME_ZONE, timeZoneProblem } from "./time-zone-name.js";
 import { isDstGap, resolveWall } from "./wall-clock.js";
+import { withWorkBudget } from "./work-budget.js";
 import { MAX_YEAR, MIN_YEAR } from "./zone-offsets.js";
 
 /** What `parseSchedule` validates against. */
@@ -414,11 +415,16 @@ function checkNotAllExcluded(spec: ScheduleSpec, from: number, problems: Problem
  * Validates a schedule in its public shape and returns its `ScheduleSpec`.
  *
  * @throws ValidationError (`validation_failed`) listing every faulty field, e.g. `schedule.cron`:
- * "minute field: 60 is out of range 0-59".
+ * "minute field: 60 is out of range 0-59"; LimitExceededError (`schedule_work`) for a schedule too
+ * expensive to check (work-budget.ts).
  * @example
  * parseSchedule({ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }, { referenceAt })
  */
 export function parseSchedule(input: unknown, ctx: ParseScheduleContext): ScheduleSpec {
+  return withWorkBudget(() => parseWithin(input, ctx));
+}
+
+function parseWithin(input: unknown, ctx: ParseScheduleContext): ScheduleSpec {
   const problems = problemsUnder(ctx.field ?? "schedule");
   if (!isFields(input)) {
     throw ValidationError.of(

@@ -40,7 +40,9 @@ export {
   parseCalendarItems,
   CALENDAR_NAME_PATTERN,
   MAX_EXCLUSION_ITEMS,
+  MAX_EXPANDED_EXCLUSION_ITEMS,
 } from "./exclusions.js";
+export { SCHEDULE_WORK_STEPS, STORED_SCHEDULE_WORK_STEPS, withWorkBudget } from "./work-budget.js";
 export type {
   CalendarExclusion,
   CalendarItem,

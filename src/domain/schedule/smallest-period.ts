@@ -3,6 +3,7 @@
  * an interval's `every`; a cron's or a recurrence's least gap among its next fires; none for a once schedule.
  */
 import { nextFireAfter } from "./next-fire.js";
+import { withWorkBudget } from "./work-budget.js";
 import type { ScheduleSpec } from "./schedule-types.js";
 import type { Instant } from "../time.js";
 
@@ -14,6 +15,10 @@ const CRON_SAMPLES = 120;
 
 /** The least gap in ms between consecutive fires after `from`, or null when it fires at most once. */
 export function smallestPeriodMs(spec: ScheduleSpec, from: Instant): number | null {
+  return withWorkBudget(() => smallestPeriodWithin(spec, from));
+}
+
+function smallestPeriodWithin(spec: ScheduleSpec, from: Instant): number | null {
   switch (spec.type) {
     case "once":
       return null;

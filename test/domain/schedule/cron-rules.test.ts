@@ -146,9 +146,13 @@ describe("several rules per schedule", () => {
       unknown
     >;
     const { rules, ...rest } = stored;
-    const old: Record<string, unknown> = { ...(rules as Record<string, unknown>[])[0] };
+    expect(rules).toEqual(["0 9 * * *"]);
+    // Earlier versions stored the parsed expression, and before day items, without them.
+    const parsed = spec("0 9 * * *");
+    const old: Record<string, unknown> = { ...(parsed.type === "cron" ? parsed.rules[0] : {}) };
     delete old["dayItems"];
     expect(decodeSchedule({ ...rest, cron: old })).toEqual(spec("0 9 * * *"));
+    expect(decodeSchedule({ ...rest, rules: [old] })).toEqual(spec("0 9 * * *"));
   });
 
   it.each([

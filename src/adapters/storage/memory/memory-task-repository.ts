@@ -2,6 +2,8 @@
  * Tasks in memory: creation, scoped reads, owner commands and admission, each one atomic transaction over
  * `MemoryTables`. The reference semantics of `TaskRepository` that the SQL stores must match.
  */
+import type { TaskCountCheck } from "../../../domain/ports/task-repository.js";
+import { addedByOwner } from "../shared/added-by-owner.js";
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/calendar.js";
 import { KeyTakenError, NotFoundError } from "../../../domain/errors.js";
@@ -87,8 +89,9 @@ export class MemoryTaskRepository implements TaskRepository {
     this.#newId = newId;
   }
 
-  insertTask(task: Task): Promise<void> {
+  insertTask(task: Task, quota?: TaskCountCheck): Promise<void> {
     return this.#tables.atomically(() => {
+      this.#checkCounts([task], quota);
       checkMemoryStamps(this.#tables, task.owner, calendarStamps(task.schedule));
       try {
         this.#tables.insertTask(taskRow(task));
@@ -105,8 +108,9 @@ export class MemoryTaskRepository implements TaskRepository {
     });
   }
 
-  insertTasks(tasks: readonly Task[]): Promise<void> {
+  insertTasks(tasks: readonly Task[], quota?: TaskCountCheck): Promise<void> {
     return this.#tables.atomically(() => {
+      this.#checkCounts(tasks, quota);
       for (const [owner, stamps] of stampsByOwner(tasks)) {
         checkMemoryStamps(this.#tables, owner, stamps);
       }
@@ -125,6 +129,17 @@ export class MemoryTaskRepository implements TaskRepository {
         }
       }
     });
+  }
+
+  /** The quota of each owner the insert adds to, inside the same atomic step. */
+  #checkCounts(tasks: readonly Task[], quota: TaskCountCheck | undefined): void {
+    if (quota === undefined) return;
+    for (const [owner, adding] of addedByOwner(tasks)) {
+      const existing = [...this.#tables.tasks()].filter(
+        (task) => task.owner === owner && task.deletedAt === null,
+      ).length;
+      quota(owner, existing, adding);
+    }
   }
 
   findTask(scope: OwnerScope, id: TaskId): Promise<Task | null> {

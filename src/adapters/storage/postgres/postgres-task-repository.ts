@@ -3,6 +3,8 @@
  * its active runs, and admission (postgres-admission.ts). Owner commands that create work notify the wake
  * channel at commit.
  */
+import type { TaskCountCheck } from "../../../domain/ports/task-repository.js";
+import { addedByOwner } from "../shared/added-by-owner.js";
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/calendar.js";
 import { KeyTakenError, NotFoundError } from "../../../domain/errors.js";
@@ -123,9 +125,9 @@ export class PostgresTaskRepository implements TaskRepository {
     );
   }
 
-  async insertTask(task: Task): Promise<void> {
+  async insertTask(task: Task, quota?: TaskCountCheck): Promise<void> {
     try {
-      await this.#insertTask(task);
+      await this.#insertTask(task, quota);
     } catch (error) {
       if (task.key !== null && uniqueViolation(error) === TASK_KEY_INDEX) {
         throw new KeyTakenError(task.key, { cause: error });
@@ -149,12 +151,39 @@ export class PostgresTaskRepository implements TaskRepository {
     return row === undefined ? null : taskFromRow(row, this.#ctx.secrets);
   }
 
-  async #insertTask(task: Task): Promise<void> {
+  /**
+   * The `tasks_per_owner` check of an insert, in its transaction: a transaction-scoped advisory lock
+   * keyed by the schema and the owner makes every replica's inserts for one owner take turns between
+   * the count and the commit, so the count each sees includes every insert before it. Only inserts
+   * with a quota take it; other statements never wait for it.
+   */
+  async #checkCounts(
+    client: PostgresClient,
+    tasks: readonly Task[],
+    quota: TaskCountCheck | undefined,
+  ): Promise<void> {
+    if (quota === undefined) return;
+    const owners = [...addedByOwner(tasks)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const [owner, adding] of owners) {
+      await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))", [
+        `punctual.tasks_per_owner:${this.#ctx.schema.name}:${owner}`,
+      ]);
+      const result = await client.query(
+        `SELECT count(*)::int8 AS n FROM ${this.#ctx.tasksTable}
+          WHERE owner = $1::text AND deleted_at IS NULL`,
+        [owner],
+      );
+      quota(owner, integer(record(result.rows[0]), "n"), adding);
+    }
+  }
+
+  async #insertTask(task: Task, quota?: TaskCountCheck): Promise<void> {
     const values = columnArrays(TASK_COLUMNS, [taskValues(task, this.#ctx.secrets)]);
     const stamps = calendarStamps(task.schedule);
-    if (stamps.length > 0) {
+    if (stamps.length > 0 || quota !== undefined) {
       // Its calendars' rows stay share-locked until the task is in: see postgres-calendar-repository.ts.
       await withTransaction(this.#ctx.pool, async (client) => {
+        await this.#checkCounts(client, [task], quota);
         await checkPostgresStamps(this.#ctx, client, task.owner, stamps);
         await client.query(this.#insert, values);
         await wake(this.#ctx, client, `task:${task.id}`);
@@ -168,9 +197,9 @@ export class PostgresTaskRepository implements TaskRepository {
     await this.#ctx.pool.query(this.#insertAndWake, [...values, WAKE_CHANNEL, `task:${task.id}`]);
   }
 
-  async insertTasks(tasks: readonly Task[]): Promise<void> {
+  async insertTasks(tasks: readonly Task[], quota?: TaskCountCheck): Promise<void> {
     try {
-      await this.#insertTasks(tasks);
+      await this.#insertTasks(tasks, quota);
     } catch (error) {
       if (uniqueViolation(error) !== TASK_KEY_INDEX) throw error;
       // The statement inserts many rows at once: the key is in the server's detail text only.
@@ -181,9 +210,10 @@ export class PostgresTaskRepository implements TaskRepository {
     }
   }
 
-  async #insertTasks(tasks: readonly Task[]): Promise<void> {
+  async #insertTasks(tasks: readonly Task[], quota?: TaskCountCheck): Promise<void> {
     if (tasks.length === 0) return;
     await withTransaction(this.#ctx.pool, async (client) => {
+      await this.#checkCounts(client, tasks, quota);
       for (const [owner, stamps] of stampsByOwner(tasks)) {
         await checkPostgresStamps(this.#ctx, client, owner, stamps);
       }

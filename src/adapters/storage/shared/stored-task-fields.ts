@@ -71,7 +71,8 @@ const cronExpression = z.looseObject({
 const calendarItem = z.discriminatedUnion("kind", [
   z.looseObject({ kind: z.literal("date"), day: z.int() }),
   z.looseObject({ kind: z.literal("range"), from: z.int(), to: z.int() }),
-  z.looseObject({ kind: z.literal("days"), text: z.string(), rule: cronExpression }),
+  // The parsed rule is stored by earlier versions only: the text is what a day rule is read from.
+  z.looseObject({ kind: z.literal("days"), text: z.string(), rule: cronExpression.optional() }),
 ]);
 
 const exclusion = z.union([
@@ -80,7 +81,9 @@ const exclusion = z.union([
     kind: z.literal("calendar"),
     name: z.string(),
     version: z.int(),
-    items: z.array(calendarItem),
+    // Its items as one JSON text (schedule-codec.ts), or, stored by earlier versions, as a list.
+    itemsJson: z.string().optional(),
+    items: z.array(calendarItem).optional(),
   }),
 ]);
 
@@ -116,7 +119,8 @@ const storedSchedule = z.discriminatedUnion("type", [
   z.looseObject({
     type: z.literal("cron"),
     ...bounds,
-    rules: z.array(cronExpression).min(1),
+    // Texts (schedule-codec.ts); parsed expressions as earlier versions stored them.
+    rules: z.array(z.union([z.string(), cronExpression])).min(1),
     timezone: zone,
     exclude: z.array(exclusion),
   }),

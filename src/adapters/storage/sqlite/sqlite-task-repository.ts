@@ -3,6 +3,8 @@
  * `BEGIN IMMEDIATE` transaction, which holds the database's single write lock: that is SQLite's row lock
  * and its `SKIP LOCKED` at once (other writers wait; there is nothing to skip).
  */
+import type { TaskCountCheck } from "../../../domain/ports/task-repository.js";
+import { addedByOwner } from "../shared/added-by-owner.js";
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/calendar.js";
 import { KeyTakenError, NotFoundError } from "../../../domain/errors.js";
@@ -125,7 +127,7 @@ export class SqliteTaskRepository implements TaskRepository {
     );
   }
 
-  insertTask(task: Task): Promise<void> {
+  insertTask(task: Task, quota?: TaskCountCheck): Promise<void> {
     const stamps = calendarStamps(task.schedule);
     const insert = (): void => {
       try {
@@ -138,21 +140,31 @@ export class SqliteTaskRepository implements TaskRepository {
       }
     };
     return settle(() => {
-      if (stamps.length === 0) {
+      if (stamps.length === 0 && quota === undefined) {
         insert();
         return;
       }
       this.#tx.write(() => {
+        this.#checkCounts([task], quota);
         this.#stamps.check(task.owner, stamps);
         insert();
       });
     });
   }
 
-  insertTasks(tasks: readonly Task[]): Promise<void> {
+  /** The quota of each owner the insert adds to, in the inserting transaction (one writer at a time). */
+  #checkCounts(tasks: readonly Task[], quota: TaskCountCheck | undefined): void {
+    if (quota === undefined) return;
+    for (const [owner, adding] of addedByOwner(tasks)) {
+      quota(owner, this.#countTasks.get(owner) ?? 0, adding);
+    }
+  }
+
+  insertTasks(tasks: readonly Task[], quota?: TaskCountCheck): Promise<void> {
     return settle(() => {
       if (tasks.length === 0) return;
       this.#tx.write(() => {
+        this.#checkCounts(tasks, quota);
         for (const [owner, stamps] of stampsByOwner(tasks)) this.#stamps.check(owner, stamps);
         for (const task of tasks) {
           try {

@@ -1,0 +1,49 @@
+/**
+ * docs/security.md states the bounds of a request's work (#bounded-work and the input limits table):
+ * each value it gives is the one the code enforces.
+ */
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { BATCH_EXCLUSION_ITEMS_MAX } from "../../src/application/tasks/create-task-batch.js";
+import { MAX_DST_WARNINGS } from "../../src/domain/schedule/dst-warnings.js";
+import {
+  MAX_CRON_RULES,
+  MAX_EXCLUSION_ITEMS,
+  MAX_EXPANDED_EXCLUSION_ITEMS,
+  SCHEDULE_WORK_STEPS,
+  STORED_SCHEDULE_WORK_STEPS,
+} from "../../src/domain/schedule/schedule-spec.js";
+
+const security = readFileSync(new URL("../../docs/security.md", import.meta.url), "utf8");
+
+/** The table row (its cells, trimmed) whose first cell is `name`. */
+function row(name: string): string[] {
+  const line = security.split("\n").find((l) => l.startsWith(`| ${name} `));
+  if (line === undefined) throw new Error(`docs/security.md has no row "${name}"`);
+  return line
+    .split("|")
+    .slice(1, -1)
+    .map((cell) => cell.trim());
+}
+
+const n = (value: number): string => value.toLocaleString("en-US");
+
+describe("docs/security.md's bounds", () => {
+  it("give the values the code enforces", () => {
+    expect(row("cron expressions")[1]).toBe(`${n(MAX_CRON_RULES)} a schedule`);
+    expect(row("`exclude` items")[1]).toBe(
+      `${n(MAX_EXCLUSION_ITEMS)} a list, ${n(MAX_EXCLUSION_ITEMS)} a calendar`,
+    );
+    expect(row("exclusions expanded")[1]).toBe(`${n(MAX_EXPANDED_EXCLUSION_ITEMS)} a schedule`);
+    expect(row("schedule work")[1]).toBe(`${n(SCHEDULE_WORK_STEPS)} steps an evaluation`);
+    expect(row("batch exclusions")[1]).toBe(`${n(BATCH_EXCLUSION_ITEMS_MAX)} items a batch`);
+    expect(row("DST warnings")[1]).toBe(`${n(MAX_DST_WARNINGS)} sentences a schedule`);
+    expect(row("exclusion items, expanded")[1]).toBe(
+      `${n(MAX_EXPANDED_EXCLUSION_ITEMS)} a schedule`,
+    );
+    expect(row("a stored task's explain")[1]).toBe(`${n(STORED_SCHEDULE_WORK_STEPS)} steps`);
+    expect(row("a batch")[1]).toBe(
+      `${n(BATCH_EXCLUSION_ITEMS_MAX)} exclusion items, yields per task`,
+    );
+  });
+});
