@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { postgres } from "../../src/adapters/storage/postgres/postgres-store.js";
-import { sqlite } from "../../src/adapters/storage/sqlite/sqlite-store.js";
+import { sqlite } from "../../src/adapters/storage/sqlite/sqlite.js";
 import type { StoreFactory } from "../../src/domain/ports/store.js";
 import { call, startTestServer } from "../adapters/http/http-harness.js";
 import type { TestServer } from "../adapters/http/http-harness.js";
