@@ -1,4 +1,4 @@
-/** Migration 20 (issue 34): `tasks.schedule_type` admits `rrule` (docs/schedules.md#recurrence-rules-rfc-5545). */
+/** Migration 20 (issue 34): `tasks.schedule_type` admits `rrule` (docs/schedules.md#rrule). */
 export const POSTGRES_MIGRATION_0020 = `
 ALTER TABLE tasks DROP CONSTRAINT tasks_schedule_type_check,
   ADD CONSTRAINT tasks_schedule_type_check
