@@ -17,6 +17,7 @@ import type {
   CronSchedule,
   Exclusion,
   IntervalSchedule,
+  RRuleSchedule,
   ScheduleSpec,
 } from "./schedule/schedule-spec.js";
 
@@ -94,7 +95,7 @@ function encodeExclusion(exclusion: Exclusion): StoredItem | StoredCalendar {
 export function encodeSchedule(spec: ScheduleSpec): unknown {
   if (spec.type === "once") return spec;
   const exclude = spec.exclude.length === 0 ? spec.exclude : spec.exclude.map(encodeExclusion);
-  if (spec.type === "interval") return { ...spec, exclude };
+  if (spec.type === "interval" || spec.type === "rrule") return { ...spec, exclude };
   return { ...spec, rules: spec.rules.map((rule) => rule.text), exclude };
 }
 
@@ -189,8 +190,13 @@ export function decodeSchedule(value: unknown): ScheduleSpec {
   const spec = value as ScheduleSpec;
   switch (spec.type) {
     case "once":
-    case "rrule":
       return spec;
+    case "rrule": {
+      const stored = spec as Omit<RRuleSchedule, "exclude"> & {
+        readonly exclude?: readonly (StoredItem | StoredCalendar)[];
+      };
+      return { ...stored, exclude: decodeExclusions(stored.exclude ?? []) };
+    }
     case "interval": {
       const stored = spec as Omit<Partial<IntervalSchedule>, "exclude"> & {
         readonly exclude?: readonly (StoredItem | StoredCalendar)[];
