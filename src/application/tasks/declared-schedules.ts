@@ -114,7 +114,10 @@ export async function syncDeclaredSchedules(
   const dryRun = options.dryRun ?? false;
   const group = declaration.group ?? DEFAULT_SCHEDULES_GROUP;
   if (!TASK_KEY_PATTERN.test(group)) {
-    throw ValidationError.of("group", "a group is 1 to 200 letters, digits, '.', '_', ':' or '-', not '.' or '..'");
+    throw ValidationError.of(
+      "group",
+      "a group is 1 to 200 letters, digits, '.', '_', ':' or '-', not '.' or '..'",
+    );
   }
   const keys = declaredKeys(declaration.schedules);
   const inputs = declaration.schedules.map((definition) => ({
