@@ -12,7 +12,6 @@ import { Command, CommanderError } from "commander";
 import { processIo, runUntilSignal } from "./process-io.js";
 import type { ProcessIo } from "./process-io.js";
 import { ValidationError } from "../domain/errors.js";
-import { checkedAuthProxy } from "../adapters/http/auth-proxy.js";
 import type { AuthProxyOptions } from "../adapters/http/auth-proxy.js";
 import type { Instant } from "../domain/time.js";
 import {
@@ -53,11 +52,15 @@ interface ServeOptions extends PoolerFlags, ThresholdFlags {
   readonly authProxyFrom?: string[];
 }
 
-/** `--auth-proxy-*` as the server's option (docs/security.md#auth-proxy); undefined when off. */
-function authProxyOf(
+/**
+ * `--auth-proxy-*` as the server's option (docs/security.md#auth-proxy); undefined when off. The HTTP
+ * adapter's check is loaded only when the flag is given: a worker shares this program and loads no HTTP
+ * module (docs/operations.md#on-a-loaded-host).
+ */
+async function authProxyOf(
   options: ServeOptions,
   env: Readonly<Record<string, string | undefined>>,
-): AuthProxyOptions | undefined {
+): Promise<AuthProxyOptions | undefined> {
   const {
     authProxyHeader: header,
     authProxySecretHeader: secretName,
@@ -73,6 +76,7 @@ function authProxyOf(
   if (secretName !== undefined && (secret === undefined || secret === "")) {
     throw new Error("--auth-proxy-secret-header needs the secret in $PUNCTUAL_AUTH_PROXY_SECRET");
   }
+  const { checkedAuthProxy } = await import("../adapters/http/auth-proxy.js");
   return checkedAuthProxy({
     header,
     ...(secretName === undefined || secret === undefined
@@ -161,7 +165,7 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
   }
   let authProxy: AuthProxyOptions | undefined;
   try {
-    authProxy = authProxyOf(options, io.env);
+    authProxy = await authProxyOf(options, io.env);
   } catch (error) {
     throw usage(io, error instanceof Error ? error.message : String(error));
   }
