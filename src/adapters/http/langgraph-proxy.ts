@@ -10,6 +10,8 @@
 import replyFrom from "@fastify/reply-from";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Actor } from "../../application/access/actor.js";
+import { agentExchange, agentPath } from "../launchers/agent/agent-http.js";
+import { PUNCTUAL_METADATA } from "../launchers/agent/agent-run-request.js";
 import type { AgentServerConfig } from "../launchers/agent/agent-servers.js";
 import { langGraphPrefix } from "./langgraph-crons-routes.js";
 import { problemFromError } from "./problem.js";
@@ -20,7 +22,8 @@ export interface LangGraphProxyDeps {
 }
 
 /** The metadata key naming a thread's punctual owner (as on the runs punctual launches). */
-const OWNER_KEY = "punctual_owner";
+const OWNER_KEY = PUNCTUAL_METADATA.owner;
+const NEVER_ABORTED = new AbortController().signal;
 /** Request headers that carry the caller's own credentials: never passed on to the agent server. */
 const CALLER_CREDENTIALS = ["authorization", "x-api-key", "cookie", "host"];
 
@@ -194,19 +197,17 @@ function lowerCased(headers: Readonly<Record<string, string>>): Record<string, s
  * with none (made outside punctual: reachable by admins only), null when there is no such thread.
  */
 async function threadOwner(server: AgentServerConfig, threadId: string): Promise<string | null> {
-  const response = await fetch(`${server.url}/threads/${encodeURIComponent(threadId)}`, {
-    headers: server.headers,
-    signal: AbortSignal.timeout(server.requestTimeoutMs),
+  const reply = await agentExchange({
+    server,
+    method: "GET",
+    path: agentPath("threads", threadId),
+    signal: NEVER_ABORTED,
+    fetch: (url, init) => globalThis.fetch(url, init),
   });
-  const text = await response.text();
-  if ([400, 404, 422].includes(response.status)) return null;
-  if (!response.ok) throw new Error(`the agent server answered ${response.status} for a thread`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return "";
+  if ([400, 404, 422].includes(reply.status)) return null;
+  if (reply.status < 200 || reply.status >= 300) {
+    throw new Error(`the agent server answered ${reply.status} for a thread`);
   }
-  const owner = objectOf(objectOf(parsed)["metadata"])[OWNER_KEY];
+  const owner = objectOf(objectOf(reply.body)["metadata"])[OWNER_KEY];
   return typeof owner === "string" ? owner : "";
 }
