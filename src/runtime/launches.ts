@@ -34,8 +34,11 @@ export interface LaunchesDeps {
   readonly giveUp: AbortSignal;
   /** Asks a run's target to stop (a launch recorded for a run asked to stop meanwhile). */
   readonly cancelTarget: (run: Run, task: Task) => void;
-  /** A verdict was recorded: a launch slot is free. */
-  readonly completed: () => void;
+  /**
+   * A verdict reported after launch was written: `requeued` when the run is queued again (a retry), so
+   * that the coordinator looks at when it comes due; otherwise a launch slot is free.
+   */
+  readonly completed: (requeued: boolean) => void;
   /** A batch of writes failed and will be tried again (for the `store:failed` event). */
   readonly writeFailed?: () => void;
   /** Spans for each launch and each verdict written here (docs/operations.md#tracing). @default none */
@@ -69,6 +72,8 @@ export class Launches {
   readonly #tracer: Tracer;
   /** Each launch's span, for the verdict's span that follows it (bounded, insertion order). */
   readonly #launchSpans = new Map<RunId, TraceSpan>();
+  /** Verdicts reported and not yet written (`reporting`). */
+  #reporting = 0;
 
   constructor(deps: LaunchesDeps) {
     this.#deps = deps;
@@ -103,6 +108,11 @@ export class Launches {
   /** Launches in flight. */
   get size(): number {
     return this.#inFlight.size;
+  }
+
+  /** Verdicts reported after launch whose write has not finished yet. */
+  get reporting(): number {
+    return this.#reporting;
   }
 
   /** Whether `runId` is being launched here. */
@@ -163,8 +173,10 @@ export class Launches {
     // Queued behind the launch answer: both may be written in one batch, the launch first.
     const answered = this.#answered.get(runId) ?? Promise.resolve();
     const completion = { kind: "completion" as const, runId, verdict };
+    this.#reporting++;
     const write = answered.then(async () => {
       const span = this.#completionSpan(runId, verdict);
+      let requeued: boolean;
       try {
         const result = await this.#writes.enqueue(
           attempt === undefined ? completion : { ...completion, attempt },
@@ -174,12 +186,16 @@ export class Launches {
           span.fail(result.error.message);
           throw result.error;
         }
+        requeued = result.kind === "changed" && result.change.run.status === "queued";
       } finally {
         span.end();
       }
-      this.#deps.completed();
+      this.#deps.completed(requeued);
     });
-    return this.#deps.background.track(write, { runId }, "could not record a completion");
+    const reported = write.finally(() => {
+      this.#reporting--;
+    });
+    return this.#deps.background.track(reported, { runId }, "could not record a completion");
   }
 
   /**
