@@ -19,6 +19,7 @@ import type { Task } from "../domain/task.js";
 import type { BackgroundWork } from "./background-work.js";
 import type { Clock } from "./clock.js";
 import { callLauncher } from "./launch-call.js";
+import { LaunchDeadlines } from "./launch-deadlines.js";
 import { RunWriteQueue } from "./run-write-queue.js";
 
 export interface LaunchesDeps {
@@ -72,12 +73,15 @@ export class Launches {
   readonly #tracer: Tracer;
   /** Each launch's span, for the verdict's span that follows it (bounded, insertion order). */
   readonly #launchSpans = new Map<RunId, TraceSpan>();
+  /** Every launch's timeout on one timer. */
+  readonly #deadlines: LaunchDeadlines;
   /** Verdicts reported and not yet written (`reporting`). */
   #reporting = 0;
 
   constructor(deps: LaunchesDeps) {
     this.#deps = deps;
     this.#tracer = deps.tracer ?? NO_TRACING;
+    this.#deadlines = new LaunchDeadlines(deps.clock);
     this.#writes = new RunWriteQueue({
       clock: deps.clock,
       write: (writes) => deps.runWrites.recordRunWrites(writes, deps.clock.now()),
@@ -247,6 +251,7 @@ export class Launches {
       launcher: this.#deps.launcher,
       clock,
       leaseMs: budget.policy.leaseMs,
+      deadlines: this.#deadlines,
       log,
       run,
       task,
