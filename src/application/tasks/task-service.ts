@@ -8,6 +8,7 @@
  * (find-runs.ts) and redrive (redrive-run.ts); previews and explanations are made in task-insight.ts, and
  * named calendars kept by `calendars` (calendar-service.ts).
  */
+import type { HolidaySource } from "../../domain/ports/holiday-source.js";
 import { NotFoundError } from "../../domain/errors.js";
 import type { FieldError } from "../../domain/errors.js";
 import type { RunId } from "../../domain/ids.js";
@@ -94,6 +95,8 @@ export interface TaskServiceDeps {
   readonly signals: ServiceSignals;
   /** Receives the status changes of runs the owner cancels. @default none */
   readonly events?: EventSink;
+  /** Public holidays by region for calendar puts (docs/schedules.md#holidays). @default none: refused */
+  readonly holidays?: HolidaySource | undefined;
   /** The input limits, with the operator's settings (limits.ts). @default DEFAULT_LIMITS */
   readonly limits?: Limits;
   /** Per-owner quotas (docs/security.md#quotas). @default none */
@@ -124,6 +127,7 @@ export class TaskService {
     this.#deps = deps;
     this.calendars = new CalendarService({
       store: deps.store,
+      holidays: deps.holidays,
       wake: () => {
         deps.signals.wake();
       },
