@@ -201,6 +201,8 @@ describe("TestCreate", () => {
       once({ schedule_spec: { run_at: "2030-06-01T09:00:00" }, timezone: "Asia/Shanghai" }),
     );
     expect(naive.next_run_at).toBe("2030-06-01T01:00:00Z");
+    // DeerFlow answers run_at as an instant (its frontend reads it so), not as the wall time written.
+    expect(naive.schedule_spec).toEqual({ run_at: "2030-06-01T01:00:00Z" });
     const aware = await created(once({ schedule_spec: { run_at: "2030-06-01T09:00:00+02:00" } }));
     expect(aware.next_run_at).toBe("2030-06-01T07:00:00Z");
     const shanghai = await created(cron({ timezone: "Asia/Shanghai" }));
