@@ -15,7 +15,9 @@ async function user(r) {
   let id;
   try {
     id = JSON.parse(me.responseText).id;
-  } catch (e) {
+  } catch (error) {
+    // njs 0.7 has no optional catch binding: the error is logged.
+    r.error(`unreadable answer from /api/v1/auth/me: ${error}`);
     return r.return(401);
   }
   if (typeof id !== "string" || id === "") return r.return(401);

@@ -74,16 +74,13 @@ function startGateway(): Promise<void> {
     };
     if (req.url === "/api/v1/auth/me" && req.method === "GET") {
       const user = SESSIONS.get(cookieOf(req.headers.cookie, "access_token") ?? "");
-      if (user === undefined) return json(401, { detail: "Not authenticated" });
-      return json(200, {
-        ...user,
-        system_role: "user",
-        needs_setup: false,
-        oauth_provider: null,
-      });
+      if (user === undefined) json(401, { detail: "Not authenticated" });
+      else json(200, { ...user, system_role: "user", needs_setup: false, oauth_provider: null });
+    } else if (req.url === "/api/models") {
+      json(200, { models: [], from: "gateway" });
+    } else {
+      json(404, { detail: "Not Found" });
     }
-    if (req.url === "/api/models") return json(200, { models: [], from: "gateway" });
-    return json(404, { detail: "Not Found" });
   });
   return new Promise((resolve) =>
     gateway!.listen(0, "127.0.0.1", () => {
@@ -100,7 +97,9 @@ function freePort(): Promise<number> {
     probe.on("error", reject);
     probe.listen(0, "127.0.0.1", () => {
       const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
+      probe.close(() => {
+        resolve(port);
+      });
     });
   });
 }
@@ -225,7 +224,13 @@ afterAll(async () => {
     await ended;
   }
   if (serve !== undefined && serve.child.exitCode === null) await stopCli(serve, "SIGTERM");
-  await new Promise((resolve) => (gateway === undefined ? resolve(null) : gateway.close(resolve)));
+  await new Promise<void>((resolve) => {
+    if (gateway === undefined) resolve();
+    else
+      gateway.close(() => {
+        resolve();
+      });
+  });
   if (dir !== "") rmSync(dir, { recursive: true, force: true });
 });
 
@@ -291,7 +296,7 @@ describe.skipIf(absent !== null && !IN_CI)(
       expect(made.status, JSON.stringify(made.body)).toBe(200);
       expect(made.body).toMatchObject({ title: "alice's digest", status: "enabled" });
       const mine = await frontend("GET", "/api/scheduled-tasks", { session: "session-alice" });
-      expect(mine.body.map((t: any) => t.id)).toEqual([made.body.id]);
+      expect((mine.body as { id: string }[]).map((t) => t.id)).toEqual([made.body.id]);
       // Bob is another owner: he sees none of Alice's tasks, and hers is not found for him.
       expect(
         (await frontend("GET", "/api/scheduled-tasks", { session: "session-bob" })).body,
@@ -340,9 +345,8 @@ describe.skipIf(absent !== null && !IN_CI)(
         });
         expect(refused.status).toBe(403);
       }
-      const titles = (
-        await frontend("GET", "/api/scheduled-tasks", { session: "session-alice" })
-      ).body.map((t: any) => t.title);
+      const listed = await frontend("GET", "/api/scheduled-tasks", { session: "session-alice" });
+      const titles = (listed.body as { title: string }[]).map((t) => t.title);
       expect(titles).not.toContain("refused missing");
       expect(titles).not.toContain("refused mismatch");
     });

@@ -343,12 +343,15 @@ describe("task status (docs/semantics.md#task-statuses)", () => {
       ],
     ];
 
-    it.each(ends)("ends the task (enabled, paused or completed before) when the run %s", (_name, status, end) => {
-      for (const before of ["enabled", "paused", "completed"] as TaskStatus[]) {
-        const { task, run } = takenOnce(before);
-        expect(withChange(task, end(run, task)).status).toBe(status);
-      }
-    });
+    it.each(ends)(
+      "ends the task (enabled, paused or completed before) when the run %s",
+      (_name, status, end) => {
+        for (const before of ["enabled", "paused", "completed"] as TaskStatus[]) {
+          const { task, run } = takenOnce(before);
+          expect(withChange(task, end(run, task)).status).toBe(status);
+        }
+      },
+    );
 
     it("fails the task when the run waited in the queue past queue_timeout", () => {
       const taken = triggerTakingOccurrence(onceTask(), [], { now: T0, clientKey: "k" });
