@@ -44,6 +44,7 @@ import type { UpsertField } from "./upsert-task.js";
 import { upsertTask } from "./upsert-task.js";
 import { createOneTask } from "./create-task.js";
 import { backfillWithinQuota, triggerWithinQuota } from "../runs/manual-runs.js";
+import type { TriggerOptions } from "../runs/manual-runs.js";
 import { cancelRun } from "../runs/cancel-run.js";
 import { findRun, listTaskRuns } from "../runs/find-runs.js";
 import {
@@ -277,13 +278,11 @@ export class TaskService {
     await deleteOwnedTask(this.#deps, actor, id, options, now);
   }
 
-  /** Run now: a manual occurrence; a repeat with the same key returns the first run. */
-  async trigger(
-    actor: Actor,
-    id: string,
-    options: { idempotencyKey?: string },
-    now: Instant,
-  ): Promise<RunView> {
+  /**
+   * Run now: a manual occurrence; a repeat with the same key returns the first run. With
+   * `takeOccurrence`, the run takes a once task's occurrence (`TriggerOptions`).
+   */
+  async trigger(actor: Actor, id: string, options: TriggerOptions, now: Instant): Promise<RunView> {
     const task = await this.#find(actor, id);
     return triggerWithinQuota(this.#deps, actor, task, options, now);
   }
