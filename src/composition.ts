@@ -224,6 +224,8 @@ export function createScheduler<const H extends HandlersOption = HandlersOption>
     applySchedules,
     start: async () => {
       const rt = await runtime();
+      // A stop asked while the store was opening wins: the coordinator does not start after it.
+      if (stopping !== null) return;
       if (options.schedules !== undefined) {
         const plan = await applySchedules({
           schedules: options.schedules,
@@ -233,6 +235,7 @@ export function createScheduler<const H extends HandlersOption = HandlersOption>
         for (const line of planLines(plan)) logger.info({ group: plan.group }, `declared: ${line}`);
       }
       await rt.coordinator.listen();
+      if (stopping !== null) return;
       rt.coordinator.start();
     },
     stop: () =>
