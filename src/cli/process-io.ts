@@ -59,9 +59,9 @@ class StdoutLog {
 
   constructor(fd: number) {
     // sonic-boom is CommonJS and names its class only on `module.exports` (no ESM named export).
-    const { SonicBoom: Destination } = createRequire(import.meta.url)(
-      "sonic-boom",
-    ) as typeof import("sonic-boom");
+    const { SonicBoom: Destination } = createRequire(import.meta.url)("sonic-boom") as {
+      SonicBoom: typeof SonicBoom;
+    };
     this.#sonic = new Destination({
       fd,
       sync: false,

@@ -53,7 +53,7 @@ function startWorker(dir: string, url: string): Orphan {
   );
   children.push(child);
   let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on("exit", (code, signal) => {
       resolve({ code, signal });
