@@ -1,7 +1,8 @@
 /**
  * `RunRepository` on PostgreSQL: reads, claims (postgres-claim.ts), fenced changes under the task's and
- * then the run's row lock, the sweeps' queries and retention. A change that frees a launch slot or
- * requeues a run notifies the wake channel at commit.
+ * then the run's row lock (a batch first tries one fenced statement, postgres-fenced-run-writes.ts), the
+ * sweeps' queries and retention. A change that frees a launch slot or requeues a run notifies the wake
+ * channel at commit.
  */
 import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
 import type { FencingToken, OwnerId, RunId, TaskId } from "../../../domain/ids.js";
@@ -24,6 +25,7 @@ import type { Instant } from "../../../domain/time.js";
 import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
 import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { PostgresClaim } from "./postgres-claim.js";
+import { PostgresFencedRunWrites } from "./postgres-fenced-run-writes.js";
 import { searchPostgresRuns } from "./postgres-run-search.js";
 import { claimedRunFromRow, claimedRunSelect } from "./postgres-claimed-run.js";
 import { wake } from "./postgres-context.js";
@@ -70,11 +72,13 @@ const RECORD_ON_TASKS_COLUMNS: readonly Column[] = [
 export class PostgresRunRepository implements RunRepository {
   readonly #ctx: PostgresContext;
   readonly #claim: PostgresClaim;
+  readonly #fenced: PostgresFencedRunWrites;
   readonly #sql: ReturnType<typeof buildStatements>;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     this.#claim = new PostgresClaim(ctx);
+    this.#fenced = new PostgresFencedRunWrites(ctx);
     this.#sql = buildStatements(ctx);
   }
 
@@ -165,7 +169,25 @@ export class PostgresRunRepository implements RunRepository {
     });
   }
 
-  changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
+  /**
+   * One fenced statement for the batch (docs/storage.md#the-fenced-run-write); the requests of runs that
+   * missed its fence go through the locking path, which reads them again under their locks.
+   */
+  async changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
+    if (requests.length === 0) return [];
+    const fenced = await this.#fenced.apply(requests);
+    if (fenced.fallback.length === 0) return fenced.results as RunChangeResult[];
+    const missed = new Set(fenced.fallback);
+    const locked = await this.#changeRunsLocked(requests.filter((_, i) => missed.has(i)));
+    const results = [...fenced.results];
+    fenced.fallback.forEach((index, i) => {
+      results[index] = locked[i];
+    });
+    return results as RunChangeResult[];
+  }
+
+  /** The batch under the tasks' and runs' row locks, read and written in one transaction. */
+  #changeRunsLocked(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
     if (requests.length === 0) return Promise.resolve([]);
     const ids = batchRunIds(requests);
     return withTransaction(this.#ctx.pool, async (client) => {
