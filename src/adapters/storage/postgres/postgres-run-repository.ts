@@ -13,6 +13,7 @@ import type {
   RunChangeResult,
   QueueStats,
   RunRepository,
+  UnservedRun,
 } from "../../../domain/ports/run-repository.js";
 import type { OwnerScope, Page, RunQuery, RunSearch } from "../../../domain/ports/queries.js";
 import type { TargetKind } from "../../../domain/target.js";
@@ -53,6 +54,7 @@ import {
 import type { Column } from "./postgres-sql.js";
 import { ownerOf } from "./postgres-task-repository.js";
 import { withTransaction } from "./with-transaction.js";
+import { PostgresUnservedRuns } from "./postgres-unserved-runs.js";
 
 /** A batch's task bookkeeping as unnested arrays, in the order `#recordOnTasks` writes them. */
 const LAST_RUN_AT: Column = { name: "last_run_at", type: "ts" };
@@ -71,11 +73,13 @@ export class PostgresRunRepository implements RunRepository {
   readonly #ctx: PostgresContext;
   readonly #claim: PostgresClaim;
   readonly #sql: ReturnType<typeof buildStatements>;
+  readonly #unserved: PostgresUnservedRuns;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     this.#claim = new PostgresClaim(ctx);
     this.#sql = buildStatements(ctx);
+    this.#unserved = new PostgresUnservedRuns(ctx);
   }
 
   async findRun(scope: OwnerScope, id: RunId): Promise<Run | null> {
@@ -289,6 +293,14 @@ export class PostgresRunRepository implements RunRepository {
   async nextRunWakeAt(): Promise<Instant | null> {
     const result = await this.#ctx.pool.query(this.#sql.nextWake);
     return instantOrNull(record(result.rows[0]), "at");
+  }
+
+  findUnservedHandlerRuns(
+    dueBefore: Instant,
+    served: readonly string[],
+    limit: number,
+  ): Promise<readonly UnservedRun[]> {
+    return this.#unserved.find(dueBefore, served, limit);
   }
 
   async #ids(sql: PostgresStatement, values: unknown[]): Promise<RunId[]> {
