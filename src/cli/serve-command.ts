@@ -176,7 +176,10 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     io.stderr(`punctual serve: ${message}\n`);
     throw new CommanderError(1, "punctual.portInUse", message);
   }
-  const { createServer, storeFromDatabaseUrl } = await import("../composition.js");
+  const [{ createServer }, { storeFromDatabaseUrl }] = await Promise.all([
+    import("../composition-server.js"),
+    import("../composition-stores.js"),
+  ]);
   const server = await createServer({
     store: storeFromDatabaseUrl(url, pooler),
     handlers,
