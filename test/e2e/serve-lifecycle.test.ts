@@ -27,7 +27,10 @@ function messages(output: string): string[] {
   return output
     .split("\n")
     .filter((line) => line.startsWith("{"))
-    .map((line) => String((JSON.parse(line) as { msg?: unknown }).msg ?? ""));
+    .map((line) => {
+      const msg = (JSON.parse(line) as { msg?: unknown }).msg;
+      return typeof msg === "string" ? msg : "";
+    });
 }
 
 describe("punctual serve's lifecycle", () => {

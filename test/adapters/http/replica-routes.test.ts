@@ -33,7 +33,7 @@ describe("GET /v1/replicas", () => {
     }
     expect(answer.status).toBe(200);
     expect(answer.body.liveness_timeout_ms).toBe(10_000);
-    const [self, old] = answer.body.items;
+    const [self, old] = answer.body.items as [{ heartbeat_at: string }, unknown];
     expect(self).toMatchObject({ live: true, handler_names: ["build", "log"] });
     expect(Date.parse(self.heartbeat_at)).toBeGreaterThan(Date.now() - 10_000);
     expect(old).toMatchObject({ id: "old", live: false, handler_names: null });
