@@ -56,6 +56,38 @@ export function expireQueuedRun(run: Run, now: Instant, task: RunTaskContext): R
 }
 
 /**
+ * A queued handler run that no live replica serves (docs/semantics.md#handler-runs-nobody-serves): `failed`,
+ * reason `no_handler`, with no retry (a retry would wait for the same absent worker); a redrive queues it
+ * again once a worker serving the handler runs.
+ */
+export function failUnservedRun(
+  run: Run,
+  now: Instant,
+  task: RunTaskContext,
+  handlerName: string,
+): RunChange {
+  const message =
+    `no live replica serves the handler "${handlerName}" ` +
+    "(a worker registers the handlers it runs with its heartbeat)";
+  return {
+    run: moveRun(run, "failed", { ...finished(now), reason: "no_handler", error: message }),
+    taskVerdict: verdictFor(run, task, "failed", message),
+  };
+}
+
+/**
+ * The no-handler sweep's decision about a run it listed: `failUnservedRun` while the run is still queued
+ * and was due before `dueBefore`; no change once claimed, cancelled or moved on.
+ */
+export function sweepUnservedHandler(
+  run: Run,
+  args: { now: Instant; dueBefore: Instant; task: RunTaskContext; handlerName: string },
+): RunChange | null {
+  if (run.status !== "queued" || !(run.notBefore < args.dueBefore)) return null;
+  return failUnservedRun(run, args.now, args.task, args.handlerName);
+}
+
+/**
  * A `running` handler run whose replica went silent: failed attempt, reason `replica_lost`
  * (docs/semantics.md#run-statuses). Only a running run: a launching one is the expired-claim sweep's to
  * reconcile (`reconcileExpiredClaim`), which never consumes the retry budget.

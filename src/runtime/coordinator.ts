@@ -289,6 +289,7 @@ export class Coordinator {
         log: this.#log,
         retentionMs: this.#opts.retentionMs as DurationMs,
         replicaId,
+        handlerNames: this.#deps.handlerNames,
         judgesSilence: this.#heartbeat.judgesSilence(),
         events: this.#events,
         launching: (runId) => this.#launches.has(runId),

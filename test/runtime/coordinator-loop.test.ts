@@ -45,12 +45,13 @@ function flakyStore(clock: VirtualClock) {
     },
     runs: base.runs,
     replicas: {
-      heartbeat: (replicaId, now) => {
+      heartbeat: (replicaId, now, handlerNames) => {
         state.heartbeats++;
         return state.failing
           ? Promise.reject(new Error("database unavailable"))
-          : base.replicas.heartbeat(replicaId, now);
+          : base.replicas.heartbeat(replicaId, now, handlerNames);
       },
+      listReplicas: (since, limit) => base.replicas.listReplicas(since, limit),
     },
     migrate: () => base.migrate(),
     migrationStatus: () => base.migrationStatus(),

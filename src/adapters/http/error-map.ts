@@ -40,6 +40,7 @@ export const ERROR_PROBLEMS: Readonly<Record<ErrorCode, ProblemKind>> = {
 export const HTTP_PROBLEMS = {
   malformed_request: { status: 400, title: "Malformed request", exposed: true },
   unauthorized: { status: 401, title: "Missing or invalid bearer token", exposed: true },
+  forbidden: { status: 403, title: "This route needs an admin token", exposed: true },
   route_not_found: { status: 404, title: "No such route", exposed: true },
   method_not_allowed: { status: 405, title: "Method not allowed", exposed: true },
   idempotency_in_progress: {

@@ -39,6 +39,8 @@ import { calendarRoutes } from "./calendar-routes.js";
 import { dashboardRoutes } from "./dashboard/dashboard-routes.js";
 import { callbackRoutes } from "./callback-routes.js";
 import type { CallbackRouteDeps } from "./callback-routes.js";
+import { replicaRoutes } from "./replica-routes.js";
+import type { ReplicaRouteDeps } from "./replica-routes.js";
 import { registerDeerflowRoutes } from "./deerflow-routes.js";
 import type { DeerflowTarget } from "./deerflow-routes.js";
 import { AuthProxy } from "./auth-proxy.js";
@@ -74,6 +76,8 @@ export interface HttpAppOptions {
   readonly isShuttingDown?: () => boolean;
   /** The version shown in the OpenAPI document. */
   readonly version?: string;
+  /** `GET /v1/replicas` (docs/api.md#get-v1replicas); absent: not served. */
+  readonly replicas?: Omit<ReplicaRouteDeps, "now">;
   /** The callback routes (`/v1/runs/{id}/complete`, `/v1/hooks/agent/{server}`); absent: not served. */
   readonly callbacks?: CallbackRouteDeps;
   /** DeerFlow's scheduled-task routes over this DeerFlow server (`serve --deerflow-api`); absent: off. */
@@ -327,6 +331,9 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     scheduleRoutes(deps),
     calendarRoutes(deps),
     dashboardRoutes(),
+    ...(options.replicas === undefined
+      ? []
+      : [replicaRoutes({ ...options.replicas, now: options.now })]),
     ...(options.callbacks === undefined ? [] : [callbackRoutes(options.callbacks)]),
   ];
   const addRoute = (instance: FastifyInstance, spec: RouteSpec): void => {

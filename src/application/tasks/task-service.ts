@@ -82,6 +82,8 @@ export interface TaskServiceDeps {
   readonly newSecret: () => string;
   /** Handler names a task may name; null when the caller does not check them. */
   readonly handlerNames: ReadonlySet<string> | null;
+  /** The handler names the live replicas registered, for names `handlerNames` lacks. @default none */
+  readonly registeredHandlerNames?: (() => Promise<ReadonlySet<string>>) | null;
   /** What a typed handler's schema finds wrong with a target's input; null or absent: not checked. */
   readonly handlerInputProblems?:
     ((name: string, input: JsonValue) => Promise<readonly FieldError[]>) | null;

@@ -162,6 +162,7 @@ const REACH: Record<Reached, () => Promise<Answer>> = {
   malformed_request: () =>
     api("POST", "/v1/tasks", { raw: "{", headers: { "content-type": "application/json" } }),
   unauthorized: () => call(t.url, "GET", "/v1/tasks"),
+  forbidden: () => api("GET", "/v1/replicas"),
   route_not_found: () => api("GET", "/v1/nothing"),
   method_not_allowed: () => api("DELETE", "/v1/tasks"),
   idempotency_in_progress: async () => {

@@ -14,6 +14,7 @@ import type {
   RunChangeResult,
   QueueStats,
   RunRepository,
+  UnservedRun,
 } from "../../../domain/ports/run-repository.js";
 import type { OwnerScope, Page, RunQuery, RunSearch } from "../../../domain/ports/queries.js";
 import type { TargetKind } from "../../../domain/target.js";
@@ -55,6 +56,7 @@ import {
 import type { Column } from "./postgres-sql.js";
 import { ownerOf } from "./postgres-task-repository.js";
 import { withTransaction } from "./with-transaction.js";
+import { PostgresUnservedRuns } from "./postgres-unserved-runs.js";
 
 /** A batch's task bookkeeping as unnested arrays, in the order `#recordOnTasks` writes them. */
 const LAST_RUN_AT: Column = { name: "last_run_at", type: "ts" };
@@ -74,12 +76,14 @@ export class PostgresRunRepository implements RunRepository {
   readonly #claim: PostgresClaim;
   readonly #fenced: PostgresFencedRunWrites;
   readonly #sql: ReturnType<typeof buildStatements>;
+  readonly #unserved: PostgresUnservedRuns;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     this.#claim = new PostgresClaim(ctx);
     this.#fenced = new PostgresFencedRunWrites(ctx);
     this.#sql = buildStatements(ctx);
+    this.#unserved = new PostgresUnservedRuns(ctx);
   }
 
   async findRun(scope: OwnerScope, id: RunId): Promise<Run | null> {
@@ -311,6 +315,14 @@ export class PostgresRunRepository implements RunRepository {
   async nextRunWakeAt(): Promise<Instant | null> {
     const result = await this.#ctx.pool.query(this.#sql.nextWake);
     return instantOrNull(record(result.rows[0]), "at");
+  }
+
+  findUnservedHandlerRuns(
+    dueBefore: Instant,
+    served: readonly string[],
+    limit: number,
+  ): Promise<readonly UnservedRun[]> {
+    return this.#unserved.find(dueBefore, served, limit);
   }
 
   async #ids(sql: PostgresStatement, values: unknown[]): Promise<RunId[]> {
