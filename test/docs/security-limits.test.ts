@@ -4,6 +4,8 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_QUOTAS, QUOTA_NAMES } from "../../src/application/policy/quotas.js";
+import type { OwnerQuotas } from "../../src/application/policy/quotas.js";
 import { BATCH_EXCLUSION_ITEMS_MAX } from "../../src/application/tasks/create-task-batch.js";
 import { MAX_DST_WARNINGS } from "../../src/domain/schedule/dst-warnings.js";
 import {
@@ -45,5 +47,13 @@ describe("docs/security.md's bounds", () => {
     expect(row("a batch")[1]).toBe(
       `${n(BATCH_EXCLUSION_ITEMS_MAX)} exclusion items, yields per task`,
     );
+  });
+
+  it("give every quota with its default", () => {
+    for (const [key, name] of Object.entries(QUOTA_NAMES) as [keyof OwnerQuotas, string][]) {
+      const value = DEFAULT_QUOTAS[key];
+      const shown = key === "minPeriodMs" ? `${n(value / 1000)} s` : n(value);
+      expect(row(`\`${name}\``)[1], name).toBe(shown);
+    }
   });
 });

@@ -124,6 +124,7 @@ export class TaskService {
     this.#deps = deps;
     this.calendars = new CalendarService({
       store: deps.store,
+      ...(deps.quotas === undefined ? {} : { quotas: deps.quotas }),
       wake: () => {
         deps.signals.wake();
       },
