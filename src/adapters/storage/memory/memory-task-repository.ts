@@ -161,11 +161,12 @@ export class MemoryTaskRepository implements TaskRepository {
   listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>> {
     return this.#tables.atomically(() => {
       const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+      const direction = query.newestFirst === true ? -1 : 1;
       const rows = [...this.#tables.tasks()]
         .filter((task) => task.deletedAt === null && isVisibleTo(scope, task.owner))
         .filter((task) => matches(task, query))
-        .filter((task) => after === null || compareKeys(taskKey(task), after) > 0)
-        .sort((a, b) => compareKeys(taskKey(a), taskKey(b)));
+        .filter((task) => after === null || direction * compareKeys(taskKey(task), after) > 0)
+        .sort((a, b) => direction * compareKeys(taskKey(a), taskKey(b)));
       return pageOf(rows, query.limit, taskKey);
     });
   }

@@ -80,6 +80,7 @@ export class PostgresTaskRepository implements TaskRepository {
   readonly #lock: string;
   readonly #lockTaskRun: string;
   readonly #list: string;
+  readonly #listNewest: string;
   readonly #nextDue: PostgresStatement;
   readonly #admission: PostgresAdmission;
 
@@ -105,20 +106,22 @@ export class PostgresTaskRepository implements TaskRepository {
     this.#findByKey =
       `SELECT ${columns} FROM ${tasks} AS t WHERE t.owner = $1::text AND t.task_key = $2::text` +
       ` AND t.task_key IS NOT NULL AND t.deleted_at IS NULL`;
-    this.#list =
+    const list = (newest: boolean) =>
       `SELECT ${columns} FROM ${tasks} AS t WHERE t.deleted_at IS NULL` +
       ` AND ($1::text IS NULL OR t.owner = $1)` +
       ` AND ($2::text IS NULL OR t.status = $2)` +
       ` AND ($3::text IS NULL OR t.target_kind = $3)` +
       ` AND ($4::text IS NULL OR t.thread_id = $4)` +
       ` AND ($5::text IS NULL OR t.thread_scope = $5)` +
-      ` AND ($6::int8 IS NULL OR (t.created_at, t.id) > (${msToTimestamp("$6::int8")}, $7::text))` +
+      ` AND ($6::int8 IS NULL OR (t.created_at, t.id) ${newest ? "<" : ">"} (${msToTimestamp("$6::int8")}, $7::text))` +
       ` AND ($9::text IS NULL OR t.task_key = $9)` +
       ` AND ($10::text IS NULL OR t.task_group = $10)` +
       // ASCII case folding, as SQLite's lower() and the memory store fold (one answer on every store).
       ` AND ($11::text IS NULL OR t.task_key = $11 OR strpos(lower(t.title COLLATE "C"),` +
       ` lower($11::text COLLATE "C")) > 0)` +
-      ` ORDER BY t.created_at, t.id LIMIT $8::int4`;
+      ` ORDER BY ${newest ? "t.created_at DESC, t.id DESC" : "t.created_at, t.id"} LIMIT $8::int4`;
+    this.#list = list(false);
+    this.#listNewest = list(true);
     this.#nextDue = prepared(
       `SELECT (extract(epoch from min(t.next_run_at)) * 1000)::int8 AS at FROM ${tasks} AS t` +
         ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL AND t.defect_at IS NULL`,
@@ -236,7 +239,8 @@ export class PostgresTaskRepository implements TaskRepository {
 
   async listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>> {
     const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
-    const result = await this.#ctx.pool.query(this.#list, [
+    const sql = query.newestFirst === true ? this.#listNewest : this.#list;
+    const result = await this.#ctx.pool.query(sql, [
       ownerOf(scope),
       query.status ?? null,
       query.targetKind ?? null,

@@ -199,6 +199,7 @@ export class SqliteTaskRepository implements TaskRepository {
     return settle(() => {
       const where = ["deleted_at IS NULL"];
       const params: ListParams = { limit: query.limit + 1 };
+      const newest = query.newestFirst === true;
       const filter = (clause: string, name: string, value: string | number): void => {
         where.push(clause);
         params[name] = value;
@@ -227,11 +228,12 @@ export class SqliteTaskRepository implements TaskRepository {
       }
       if (query.cursor !== undefined) {
         const [createdAt, id] = decodeCursor(query.cursor);
-        where.push("(created_at, id) > (@after_at, @after_id)");
+        where.push(`(created_at, id) ${newest ? "<" : ">"} (@after_at, @after_id)`);
         params["after_at"] = createdAt;
         params["after_id"] = id;
       }
-      const sql = `${TASK_SELECT} WHERE ${where.join(" AND ")} ORDER BY created_at, id LIMIT @limit`;
+      const order = newest ? "created_at DESC, id DESC" : "created_at, id";
+      const sql = `${TASK_SELECT} WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT @limit`;
       const rows = this.#lists
         .get(sql)
         .all(params)
