@@ -83,7 +83,7 @@ describe.skipIf(!runnable)("postgres: quotas raced by one owner", () => {
   });
 
   it("accepts at most runs_per_minute concurrent triggers, and backfills within the hour's quota", async () => {
-    const [a] = replicas as [TestServer];
+    const [a, b] = replicas as [TestServer, TestServer];
     const bob = await a.token("bob");
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -99,10 +99,11 @@ describe.skipIf(!runnable)("postgres: quotas raced by one owner", () => {
     expect(triggers.filter((r) => r.status === 202)).toHaveLength(5);
     expect(triggers.filter((r) => r.status === 429)).toHaveLength(15);
 
-    // Four backfills of 10 hours each, on four tasks (four row locks), against 10 an hour.
+    // Four backfills of 10 hours each, on four tasks (four row locks), on two replicas, against 10
+    // an hour: the count is taken in each backfill's transaction under a lock on the owner.
     const backfills = await Promise.all(
-      ids.map((id) =>
-        call(a.url, "POST", `/v1/tasks/${id}/backfill`, {
+      ids.map((id, i) =>
+        call((i % 2 === 0 ? a : b).url, "POST", `/v1/tasks/${id}/backfill`, {
           token: bob,
           body: { from: "2026-01-01T00:00:00Z", to: "2026-01-01T10:00:00Z" },
         }),

@@ -14,6 +14,7 @@ import type { NewRun } from "../../../domain/new-run.js";
 import type {
   AdmissionReport,
   LockedTask,
+  MutateTaskOptions,
   TaskMutation,
   TaskRepository,
 } from "../../../domain/ports/task-repository.js";
@@ -175,16 +176,28 @@ export class MemoryTaskRepository implements TaskRepository {
     scope: OwnerScope,
     id: TaskId,
     decide: (locked: LockedTask) => TaskMutation<T>,
-    options: { readonly run?: RunId } = {},
+    options: MutateTaskOptions = {},
   ): Promise<T> {
     return this.#tables.atomically(() => {
       const task = this.#visible(scope, id);
       if (task === undefined) throw new NotFoundError("task", id);
       const activeRuns = this.#activeRunsOf(id);
-      const locked: LockedTask =
-        options.run === undefined
-          ? { task, activeRuns }
-          : { task, activeRuns, run: this.#runOf(id, options.run) };
+      const recent = options.recentRuns;
+      const locked: LockedTask = {
+        task,
+        activeRuns,
+        ...(options.run === undefined ? {} : { run: this.#runOf(id, options.run) }),
+        ...(recent === undefined
+          ? {}
+          : {
+              recentRuns: [...this.#tables.runs()].filter(
+                (run) =>
+                  run.owner === task.owner &&
+                  run.trigger === recent.trigger &&
+                  run.queuedAt >= recent.since,
+              ).length,
+            }),
+      };
       const mutation = decideMutation(locked, decide);
       if (mutation.task !== undefined) {
         const stamps = changedStamps(task.schedule, mutation.task.schedule);

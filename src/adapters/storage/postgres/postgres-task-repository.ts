@@ -16,6 +16,7 @@ import type { NewRun } from "../../../domain/new-run.js";
 import type {
   AdmissionReport,
   LockedTask,
+  MutateTaskOptions,
   TaskMutation,
   TaskRepository,
 } from "../../../domain/ports/task-repository.js";
@@ -180,6 +181,31 @@ export class PostgresTaskRepository implements TaskRepository {
     }
   }
 
+  /**
+   * The owner's runs of a trigger since an instant, counted under a transaction-scoped advisory lock
+   * keyed by the schema, the owner and the trigger: every replica's counting commands for one owner
+   * take turns between this count and their commit, so each sees the runs of those before it. Taken
+   * after the task's row lock, and nothing waits for a row lock while holding it: no deadlock.
+   */
+  async #countRecentRuns(
+    client: PostgresClient,
+    owner: OwnerId,
+    recent: NonNullable<MutateTaskOptions["recentRuns"]>,
+  ): Promise<number> {
+    await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))", [
+      `punctual.recent_runs:${this.#ctx.schema.name}:${owner}:${recent.trigger}`,
+    ]);
+    const requested = recent.trigger === "scheduled" ? "" : ` AND "trigger" <> 'scheduled'`;
+    // A new statement after the lock: it sees every run committed by the lock's previous holder.
+    const result = await client.query(
+      `SELECT count(*)::int8 AS n FROM ${this.#ctx.runSql.table}
+        WHERE owner = $1::text AND queued_at >= ${msToTimestamp("$2::int8")}
+          AND "trigger" = $3::text${requested}`,
+      [owner, recent.since, recent.trigger],
+    );
+    return integer(record(result.rows[0]), "n");
+  }
+
   async #insertTask(task: Task, quota?: TaskCountCheck): Promise<void> {
     const values = columnArrays(TASK_COLUMNS, [taskValues(task, this.#ctx.secrets)]);
     const stamps = calendarStamps(task.schedule);
@@ -261,7 +287,7 @@ export class PostgresTaskRepository implements TaskRepository {
     scope: OwnerScope,
     id: TaskId,
     decide: (locked: LockedTask) => TaskMutation<T>,
-    options: { readonly run?: RunId } = {},
+    options: MutateTaskOptions = {},
   ): Promise<T> {
     return withTransaction(this.#ctx.pool, async (client) => {
       const found = await client.query(this.#lock, [id, ownerOf(scope)]);
@@ -269,10 +295,17 @@ export class PostgresTaskRepository implements TaskRepository {
       const task = taskFromRow(found.rows[0], this.#ctx.secrets);
       // The active runs are locked too, so a concurrent claim cannot launch a run this command cancels.
       const activeRuns = await this.#ctx.runSql.lockActive(client, [task.id]);
-      const locked: LockedTask =
-        options.run === undefined
-          ? { task, activeRuns }
-          : { task, activeRuns, run: await this.#lockRun(client, task.id, options.run) };
+      const recent = options.recentRuns;
+      const locked: LockedTask = {
+        task,
+        activeRuns,
+        ...(options.run === undefined
+          ? {}
+          : { run: await this.#lockRun(client, task.id, options.run) }),
+        ...(recent === undefined
+          ? {}
+          : { recentRuns: await this.#countRecentRuns(client, task.owner, recent) }),
+      };
       const mutation = decideMutation(locked, decide);
       if (mutation.task !== undefined) {
         const stamps = changedStamps(task.schedule, mutation.task.schedule);
