@@ -12,7 +12,8 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { createScheduler, storeFromDatabaseUrl } from "../src/composition.js";
+import { createScheduler } from "../src/composition.js";
+import { storeFromDatabaseUrl } from "../src/composition-stores.js";
 import { processCpuSeconds } from "./lib/proc-cpu.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));

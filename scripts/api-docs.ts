@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { format, resolveConfig } from "prettier";
 import { apiMarkdown } from "../src/adapters/http/api-markdown.js";
-import { createServer } from "../src/composition.js";
+import { createServer } from "../src/composition-server.js";
 import { memoryStore } from "../src/adapters/storage/memory/memory-store.js";
 
 export async function apiDocsMarkdown(): Promise<string> {

@@ -40,6 +40,7 @@ import { AdmissionWindow } from "./application/policy/admission-window.js";
 import { Quotas } from "./application/policy/quotas.js";
 import type { OwnerQuotas } from "./application/policy/quotas.js";
 import { secretSealerFromEnv } from "./adapters/storage/shared/secret-keyring.js";
+import type { MetricsSources } from "./adapters/metrics/scheduler-metrics.js";
 
 export interface SchedulerOptions extends TargetOptions {
   readonly store: StoreFactory;
@@ -265,5 +266,15 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
       maxRunTimeoutMs: limits.runTimeoutMaxMs,
       quotas: quotas.summary(),
     },
+  };
+}
+
+/** What a scheduler's metrics read at scrape time (docs/operations.md#metrics-and-probes). */
+export function metricsSources(rt: SchedulerRuntime): MetricsSources {
+  return {
+    inFlight: () => rt.coordinator.inFlight,
+    budget: () => rt.thresholds.maxConcurrentRuns,
+    queue: () => rt.store.runs.queueStats(rt.clock.now()),
+    now: () => rt.clock.now(),
   };
 }

@@ -3,7 +3,7 @@
  * Serving and working migrate on start too; this command lets an operator do it first, on purpose.
  */
 import { Command, CommanderError } from "commander";
-import { storeFromDatabaseUrl } from "../composition.js";
+import { storeFromDatabaseUrl } from "../composition-stores.js";
 import type { Store } from "../domain/ports/store.js";
 import { instant } from "../domain/time.js";
 import { createIdGenerator } from "../adapters/storage/shared/time-ordered-id.js";

@@ -169,7 +169,10 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
   } catch (error) {
     throw usage(io, error instanceof Error ? error.message : String(error));
   }
-  const { createServer, storeFromDatabaseUrl } = await import("../composition.js");
+  const [{ createServer }, { storeFromDatabaseUrl }] = await Promise.all([
+    import("../composition-server.js"),
+    import("../composition-stores.js"),
+  ]);
   const server = await createServer({
     store: storeFromDatabaseUrl(url, pooler),
     handlers,

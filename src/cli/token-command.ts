@@ -3,7 +3,7 @@
  * printed once, when it is created; only its hash is stored.
  */
 import { Command, CommanderError } from "commander";
-import { openTokenAdmin, storeFromDatabaseUrl } from "../composition.js";
+import { openTokenAdmin, storeFromDatabaseUrl } from "../composition-stores.js";
 import { ValidationError } from "../domain/errors.js";
 import type { Instant } from "../domain/time.js";
 import { databaseUrlOf } from "./cli-options.js";

@@ -70,7 +70,10 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
   const logger = io.logger(options.logLevel ?? io.env.PUNCTUAL_LOG_LEVEL ?? "info");
   const targets = targetOptionsOf(io.env, (message) => usage(io, message));
   // Loaded only now, after the flags are checked: the least a worker parses before it listens for signals.
-  const { createScheduler, storeFromDatabaseUrl } = await import("../composition.js");
+  const [{ createScheduler }, { storeFromDatabaseUrl }] = await Promise.all([
+    import("../composition.js"),
+    import("../composition-stores.js"),
+  ]);
   const scheduler = createScheduler({
     store: storeFromDatabaseUrl(url, pooler),
     handlers,

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { storeFromDatabaseUrl } from "../../src/composition.js";
+import { storeFromDatabaseUrl } from "../../src/composition-stores.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 
 describe("storeFromDatabaseUrl", () => {

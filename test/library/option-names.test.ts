@@ -3,13 +3,15 @@
  * `createServer` and the policy refuse a key they do not know at once, naming the closest known one.
  */
 import { describe, expect, it } from "vitest";
-import { createScheduler, createServer } from "../../src/composition.js";
+import { createScheduler } from "../../src/composition.js";
+import { createServer } from "../../src/composition-server.js";
 import { buildPolicy } from "../../src/application/policy/policy-options.js";
 import type { PolicyOptions } from "../../src/application/policy/policy-options.js";
 import { closestKey } from "../../src/application/policy/known-options.js";
 import { memoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { ValidationError } from "../../src/domain/errors.js";
-import type { CreateSchedulerOptions, ServerOptions } from "../../src/composition.js";
+import type { CreateSchedulerOptions } from "../../src/composition.js";
+import type { ServerOptions } from "../../src/composition-server.js";
 
 function refusal(act: () => unknown): ValidationError {
   try {

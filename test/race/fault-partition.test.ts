@@ -1,7 +1,9 @@
 /**
  * A replica partitioned from PostgreSQL (issue 33 item 2, docs/operations.md#a-partitioned-replica):
- * three `punctual worker` processes share a database; one reaches it through a TCP proxy the test
- * controls. While that replica holds claims, the proxy blackholes it (no reset: what it sends is held,
+ * three `punctual worker` processes share a database, each through a TCP proxy of its own that the test
+ * controls (all three, so that the proxy's latency favours none of them: behind a proxy alone, the victim
+ * lost every race for due work to the two direct replicas on a loaded host and never executed anything
+ * to partition). While the first replica holds claims, its proxy blackholes it (no reset: what it sends is held,
  * and delivered at the heal as TCP would retransmit it). The test waits for the events that matter, each
  * bounded: the partitioned replica notices (its pass fails within the statement timeout), another
  * replica takes its work over after the liveness timeout; then the proxy heals, and the partitioned
@@ -21,6 +23,7 @@ import { startTcpProxy } from "../helpers/tcp-proxy.js";
 import type { TcpProxy } from "../helpers/tcp-proxy.js";
 import { runCrashScenario } from "./crash/crash-scenario.js";
 import { postgresLedger } from "./crash/ledger-source.js";
+import type { LedgerSource } from "./crash/ledger-source.js";
 import { readExecutions } from "./crash/recording-handlers.js";
 import type { ReplicaFleet } from "./crash/replica-fleet.js";
 
@@ -36,50 +39,82 @@ interface PartitionTimings {
   rejoinedMs: number;
 }
 
-/** The first log line of `cli` (pino JSON) with `msg`, or undefined. */
-function logged(output: string, msg: string): Record<string, unknown> | undefined {
-  for (const line of output.split("\n")) {
-    if (!line.includes(`"${msg}`)) continue;
-    try {
-      return JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      // A line cut at the end of the buffer: read again later.
-    }
-  }
-  return undefined;
+/** The proxy of replica slot `slot`. */
+function proxyOf(proxies: readonly TcpProxy[], slot: number): TcpProxy {
+  const proxy = proxies[slot];
+  if (proxy === undefined) throw new Error(`no proxy for replica slot ${slot}`);
+  return proxy;
 }
+
+/** How many of `output`'s log lines carry `msg`. */
+function countLogged(output: string, msg: string): number {
+  return output.split("\n").filter((line) => line.includes(`"${msg}`)).length;
+}
+
+/** Cuts tried at most before the test gives up finding the replica with launched work at a cut. */
+const MAX_CUTS = 5;
 
 async function partitionOnce(
   fleet: ReplicaFleet,
   proxy: TcpProxy,
+  ledger: LedgerSource,
   dir: string,
   timings: PartitionTimings,
 ): Promise<void> {
   const victim = fleet.member(0);
   if (victim === null) throw new Error("no replica behind the proxy");
-  // Partition it mid-work: once executions flow through it.
-  await waitFor(
-    () => (readExecutions(dir).some((e) => e.replica === victim.label) ? true : undefined),
-    {
-      timeoutMs: 20_000,
-      what: "the proxied replica to execute runs",
-      describe: () => fleet.tails(),
-    },
-  );
   const others = fleet.live.filter((m) => m !== victim);
-  proxy.blackhole();
-  const cutAt = Date.now();
-  // Its runs may end replica_lost: the ledger check accepts that only for replicas it was told of.
-  fleet.killed.add(victim.replicaId);
-  await waitFor(
-    () => (logged(victim.cli.output(), "coordinator tick failed") === undefined ? undefined : true),
-    {
-      timeoutMs: (STATEMENT_TIMEOUT_S + 2) * 1000 + 10_000,
-      what: "the partitioned replica to notice",
+  // Whether the database shows the replica holding a launched run: work another replica must take over.
+  const holdsWork = async (): Promise<boolean> =>
+    (await ledger.progress()).active.some(
+      (a) => a.claimedBy === victim.replicaId && a.status !== "queued",
+    );
+  let cutAt: number;
+  for (let cut = 1; ; cut++) {
+    // Partition it mid-work: cut it off while the ledger shows it holding a launched run.
+    await waitFor(async () => ((await holdsWork()) ? true : undefined), {
+      timeoutMs: 30_000,
+      what: "the proxied replica to hold a launched run",
       describe: () => fleet.tails(),
-    },
-  );
-  timings.noticedMs = Date.now() - cutAt;
+    });
+    const failedBefore = countLogged(victim.cli.output(), "coordinator tick failed");
+    proxy.blackhole();
+    cutAt = Date.now();
+    // Its runs may end replica_lost: the ledger check accepts that only for replicas it was told of.
+    fleet.killed.add(victim.replicaId);
+    await waitFor(
+      () =>
+        countLogged(victim.cli.output(), "coordinator tick failed") > failedBefore
+          ? true
+          : undefined,
+      {
+        timeoutMs: (STATEMENT_TIMEOUT_S + 2) * 1000 + 10_000,
+        what: "the partitioned replica to notice",
+        describe: () => fleet.tails(),
+      },
+    );
+    timings.noticedMs = Date.now() - cutAt;
+    // Seconds after the cut, whatever it sent before has committed: does the ledger still show it
+    // holding work? If its last verdicts got through just before the cut, there is nothing to take
+    // over: heal, let it recover, and cut again.
+    if (await holdsWork()) break;
+    if (cut === MAX_CUTS) {
+      throw new Error(`${MAX_CUTS} cuts each found the replica holding no launched run`);
+    }
+    const recoveredBefore = countLogged(victim.cli.output(), "coordinator recovered");
+    proxy.heal();
+    await waitFor(
+      () =>
+        countLogged(victim.cli.output(), "coordinator recovered") > recoveredBefore
+          ? true
+          : undefined,
+      {
+        timeoutMs: 30_000,
+        what: "the replica to recover before the next cut",
+        describe: () => fleet.tails(),
+      },
+    );
+  }
   await waitFor(
     () =>
       others.some((m) =>
@@ -99,16 +134,17 @@ async function partitionOnce(
     },
   );
   timings.takenOverMs = Date.now() - cutAt;
+  const recoveredBefore = countLogged(victim.cli.output(), "coordinator recovered");
   const healedAt = Date.now();
   proxy.heal();
-  // It rejoins: its loop recovers, and it executes runs again.
+  // It rejoins: its loop recovers, and it launches runs again.
   await waitFor(
     () =>
-      logged(victim.cli.output(), "coordinator recovered") !== undefined &&
+      countLogged(victim.cli.output(), "coordinator recovered") > recoveredBefore &&
       readExecutions(dir).some((e) => e.replica === victim.label && e.at > healedAt)
         ? true
         : undefined,
-    { timeoutMs: 30_000, what: "the partitioned replica to rejoin", describe: () => fleet.tails() },
+    { timeoutMs: 45_000, what: "the partitioned replica to rejoin", describe: () => fleet.tails() },
   );
   timings.rejoinedMs = Date.now() - healedAt;
 }
@@ -116,19 +152,23 @@ async function partitionOnce(
 describe.skipIf(!runnable)("a PostgreSQL replica partitioned from the database", () => {
   let dir = "";
   let database: PostgresTestDatabase;
-  let proxy: TcpProxy;
+  /** One proxy per replica slot; the first one's replica is the one partitioned. */
+  let proxies: TcpProxy[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "punctual-partition-"));
     database = await createPostgresTestDatabase();
     const url = new URL(database.url ?? "");
-    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    const target = { host: url.hostname, port: Number(url.port || 5432) };
+    proxies = await Promise.all([0, 1, 2].map(() => startTcpProxy(target)));
     await ensureBuilt();
   }, 240_000);
 
   afterAll(async () => {
-    proxy.heal();
-    await proxy.close();
+    for (const proxy of proxies) {
+      proxy.heal();
+      await proxy.close();
+    }
     await database.drop();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -147,12 +187,12 @@ describe.skipIf(!runnable)("a PostgreSQL replica partitioned from the database",
           store: postgres(url),
           ledger,
           workerArgs: ["--pg-statement-timeout", `${STATEMENT_TIMEOUT_S}s`],
-          slotArgs: (slot) => ["--database", slot === 0 ? proxy.url(url) : url],
+          slotArgs: (slot) => ["--database", proxyOf(proxies, slot).url(url)],
           replicas: 3,
           onceTasks: 300,
           intervalTasks: 20,
           handlerMaxMs: 200,
-          disturb: (fleet) => partitionOnce(fleet, proxy, dir, timings),
+          disturb: (fleet) => partitionOnce(fleet, proxyOf(proxies, 0), ledger, dir, timings),
         });
         console.log(
           `[partition] noticed ${(timings.noticedMs / 1000).toFixed(1)} s after the cut, taken over ` +

@@ -46,6 +46,9 @@ import { registerLangGraphProxy } from "./langgraph-proxy.js";
 import type { AgentServerConfig } from "../launchers/agent/agent-servers.js";
 import { registerLangGraphCronRoutes } from "./langgraph-crons-routes.js";
 import type { LangGraphTarget } from "./langgraph-crons-routes.js";
+import { methodsServing } from "./registered-routes.js";
+import type { RegisteredRoute } from "./registered-routes.js";
+import { tokenOf } from "./request-token.js";
 
 export interface HttpAppOptions {
   readonly tasks: TaskService;
@@ -81,41 +84,7 @@ export interface HttpAppOptions {
   readonly langGraphProxy?: readonly AgentServerConfig[];
 }
 
-/** A route as Fastify registered it. */
-export interface RegisteredRoute {
-  readonly method: string;
-  readonly url: string;
-}
-
-declare module "fastify" {
-  interface FastifyInstance {
-    /** Every route registered (HEAD routes aside), as Fastify saw them. */
-    readonly punctualRoutes: RegisteredRoute[];
-  }
-  interface FastifyContextConfig {
-    auth?: boolean;
-    callback?: boolean;
-    /** The token may also come in `x-api-key` (what LangGraph's SDK sends). */
-    apiKey?: boolean;
-  }
-}
-
 const actors = new WeakMap<FastifyRequest, Actor>();
-
-function bearerOf(request: FastifyRequest): string | null {
-  const header = request.headers.authorization;
-  if (typeof header !== "string") return null;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1] ?? null;
-}
-
-/** The token of a request: `Authorization: Bearer`, or `x-api-key` on the routes that take it. */
-function tokenOf(request: FastifyRequest): string | null {
-  const bearer = bearerOf(request);
-  if (bearer !== null || request.routeOptions.config.apiKey !== true) return bearer;
-  const key = request.headers["x-api-key"];
-  return typeof key === "string" && key.trim() !== "" ? key.trim() : null;
-}
 
 function sendProblem(reply: FastifyReply, problem: Problem, headers: Record<string, string> = {}) {
   return reply
@@ -129,43 +98,6 @@ function sendAnswer(reply: FastifyReply, answer: Answer) {
   reply.code(answer.status);
   if (answer.headers !== undefined) reply.headers(answer.headers);
   return answer.body === undefined ? reply.send() : reply.send(answer.body);
-}
-
-const METHOD_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
-
-/** Each route's path as a pattern, made once (a stream of wrong requests must not recompile them). */
-const routePatterns = new WeakMap<RegisteredRoute, RegExp>();
-
-function patternOf(route: RegisteredRoute): RegExp {
-  let pattern = routePatterns.get(route);
-  if (pattern === undefined) {
-    const source = route.url
-      .split("/")
-      .map((segment) =>
-        segment.startsWith(":")
-          ? "[^/]+"
-          : segment === "*"
-            ? ".*"
-            : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
-      )
-      .join("/");
-    // No optional trailing slash: the router does not serve one, so it must not be offered in Allow.
-    pattern = new RegExp(`^${source}$`);
-    routePatterns.set(route, pattern);
-  }
-  return pattern;
-}
-
-/** The methods some registered route takes at `path` (HEAD with GET, as Fastify serves it). */
-function methodsServing(routes: readonly RegisteredRoute[], path: string): string[] {
-  const methods = new Set<string>();
-  for (const route of routes) {
-    if (patternOf(route).test(path)) {
-      methods.add(route.method);
-      if (route.method === "GET") methods.add("HEAD");
-    }
-  }
-  return METHOD_ORDER.filter((method) => methods.has(method));
 }
 
 /** docs/security.md#callback-routes: per client address, the callback routes' rate. */

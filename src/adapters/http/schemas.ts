@@ -32,15 +32,17 @@ import {
   scheduleShapeSchema,
 } from "../../application/shapes/schedule-input.js";
 import {
-  agentTargetInputSchema,
   contextSchema,
-  handlerTargetInputSchema,
   optionsSchema,
-  targetSchema,
   taskCreateSchema,
   taskPatchSchema,
-  webhookTargetInputSchema,
 } from "../../application/shapes/task-input.js";
+import {
+  agentTargetInputSchema,
+  handlerTargetInputSchema,
+  targetSchema,
+  webhookTargetInputSchema,
+} from "../../application/shapes/target-input.js";
 import {
   agentTargetViewSchema,
   backfillResultSchema,

@@ -14,95 +14,16 @@ import { parseSchedule, scheduleToInput } from "../../domain/schedule/schedule-s
 import type { CalendarSnapshot, ScheduleSpec } from "../../domain/schedule/schedule-spec.js";
 import { TASK_KEY_PATTERN, TASK_LIMITS } from "../../domain/task.js";
 import type { TaskUserFields } from "../../domain/task.js";
-import {
-  CONTEXT_MODES,
-  ON_RUN_COMPLETED,
-  THREAD_ID_PATTERN,
-  WEBHOOK_METHODS,
-  WEBHOOK_SIGNATURES,
-} from "../../domain/target.js";
-import type { AgentRunConfig, ExecutionContext, Target } from "../../domain/target.js";
+import { CONTEXT_MODES, THREAD_ID_PATTERN } from "../../domain/target.js";
+import type { ExecutionContext } from "../../domain/target.js";
 import type { DurationMs, Instant } from "../../domain/time.js";
-import { durationInputSchema, jsonValueSchema } from "./input-primitives.js";
+import { durationInputSchema } from "./input-primitives.js";
 import { checkRunTimeout, checkTaskInputSize, DEFAULT_LIMITS } from "../policy/limits.js";
 import type { Limits } from "../policy/limits.js";
 import { scheduleInputSchema } from "./schedule-input.js";
+import { targetFrom, targetSchema } from "./target-input.js";
 
-const jsonValue = jsonValueSchema;
 const duration = durationInputSchema;
-const name = z.string().min(1).max(200);
-/** A header name (RFC 9110 5.1: a token). */
-const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** A header value: visible characters, spaces and tabs (no CR, LF or NUL, RFC 9110 5.5). */
-const HTTP_FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-/** An absolute http or https URL (whether its host may be called is checked at launch, docs/security.md). */
-const webhookUrl = z
-  .string()
-  .min(1)
-  .max(2048)
-  .refine(
-    (text) => {
-      try {
-        const { protocol } = new URL(text); // URL.parse needs Node 22
-        return protocol === "https:" || protocol === "http:";
-      } catch {
-        return false;
-      }
-    },
-    { error: "must be an absolute http or https URL" },
-  );
-
-/** LangGraph's RunnableConfig fields an agent target may set (the server's defaults fill the rest). */
-export const agentRunConfigSchema = z.strictObject({
-  configurable: z.record(z.string().min(1).max(200), jsonValue).optional(),
-  recursion_limit: z.int().min(1).max(100_000).optional(),
-  tags: z.array(z.string().min(1).max(200)).max(50).optional(),
-});
-
-export const agentTargetInputSchema = z.strictObject({
-  kind: z.literal("agent"),
-  server: name,
-  assistant_id: name,
-  input: jsonValue.optional(),
-  config: agentRunConfigSchema.optional(),
-  context: z.record(z.string().min(1).max(200), jsonValue).optional(),
-  metadata: z.record(z.string().min(1).max(200), jsonValue).optional(),
-  on_run_completed: z.enum(ON_RUN_COMPLETED).optional(),
-});
-
-export const webhookTargetInputSchema = z.strictObject({
-  kind: z.literal("webhook"),
-  url: webhookUrl,
-  method: z.enum(WEBHOOK_METHODS).optional(),
-  headers: z
-    .record(
-      z
-        .string()
-        .min(1)
-        .max(256)
-        .regex(HTTP_TOKEN, { error: "a header name is letters, digits and !#$%&'*+-.^_`|~" }),
-      z.string().max(4096).regex(HTTP_FIELD_VALUE, {
-        error: "a header value has no line breaks or control characters",
-      }),
-    )
-    .optional(),
-  input: jsonValue.optional(),
-  cancel_url: webhookUrl.nullable().optional(),
-  idempotent: z.boolean().optional(),
-  signature: z.enum(WEBHOOK_SIGNATURES).optional(),
-});
-
-export const handlerTargetInputSchema = z.strictObject({
-  kind: z.literal("handler"),
-  name,
-  input: jsonValue.optional(),
-});
-
-export const targetSchema = z.discriminatedUnion("kind", [
-  agentTargetInputSchema,
-  webhookTargetInputSchema,
-  handlerTargetInputSchema,
-]);
 
 export const contextSchema = z.strictObject({
   mode: z.enum(CONTEXT_MODES),
@@ -319,44 +240,6 @@ export function optionsFrom(
   }
   if (errors.length > 0) throw new ValidationError(errors);
   return options;
-}
-
-export function targetFrom(input: z.output<typeof targetSchema>): Target {
-  switch (input.kind) {
-    case "agent":
-      return {
-        kind: "agent",
-        server: input.server,
-        assistantId: input.assistant_id,
-        input: input.input ?? null,
-        ...(input.config === undefined ? {} : { config: agentRunConfigFrom(input.config) }),
-        ...(input.context === undefined ? {} : { context: input.context }),
-        ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
-        ...(input.on_run_completed === undefined ? {} : { onRunCompleted: input.on_run_completed }),
-      };
-    case "webhook":
-      return {
-        kind: "webhook",
-        url: input.url,
-        method: input.method ?? "POST",
-        headers: input.headers ?? {},
-        input: input.input ?? null,
-        cancelUrl: input.cancel_url ?? null,
-        idempotent: input.idempotent ?? false,
-        ...(input.signature === undefined ? {} : { signature: input.signature }),
-      };
-    case "handler":
-      return { kind: "handler", name: input.name, input: input.input ?? null };
-  }
-}
-
-/** `target.config` (or a server's default config) in the domain's names. */
-export function agentRunConfigFrom(input: z.output<typeof agentRunConfigSchema>): AgentRunConfig {
-  return {
-    ...(input.configurable === undefined ? {} : { configurable: input.configurable }),
-    ...(input.recursion_limit === undefined ? {} : { recursionLimit: input.recursion_limit }),
-    ...(input.tags === undefined ? {} : { tags: input.tags }),
-  };
 }
 
 export function contextFrom(input: z.output<typeof contextSchema> | undefined): ExecutionContext {

@@ -3,9 +3,9 @@
  * A real server on port 0, built by the same `buildHttpApp()` that `serve` uses (through
  * `createServer`), on a memory store with the coordinator off unless asked; plus a small fetch helper.
  */
-import { createServer } from "../../../src/composition.js";
+import { createServer } from "../../../src/composition-server.js";
 import { memoryStore } from "../../../src/adapters/storage/memory/memory-store.js";
-import type { PunctualServer, ServerOptions } from "../../../src/composition.js";
+import type { PunctualServer, ServerOptions } from "../../../src/composition-server.js";
 import type { Instant } from "../../../src/domain/time.js";
 
 export interface TestServer {

@@ -7,7 +7,7 @@ import type { Store } from "../../../src/domain/ports/store.js";
 import { createMemoryStore } from "../../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../../src/adapters/storage/shared/time-ordered-id.js";
 import { openSqliteStore } from "../../../src/adapters/storage/sqlite/sqlite-store.js";
-import { tokenServiceFor } from "../../../src/composition.js";
+import { tokenServiceFor } from "../../../src/composition-stores.js";
 import type { OwnerId } from "../../../src/domain/ids.js";
 import type { Instant } from "../../../src/domain/time.js";
 import { createPostgresTestDatabase } from "../../helpers/postgres.js";

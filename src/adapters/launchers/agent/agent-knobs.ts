@@ -10,7 +10,7 @@ import { z } from "zod";
 import {
   agentRunConfigFrom,
   agentRunConfigSchema,
-} from "../../../application/shapes/task-input.js";
+} from "../../../application/shapes/target-input.js";
 import type { FieldError } from "../../../domain/errors.js";
 import type { AgentRunConfig, AgentTarget, JsonValue } from "../../../domain/target.js";
 
