@@ -4,6 +4,7 @@
  * the coordinator). It only constructs and connects: every decision is in the domain, every loop in the
  * runtime, and what a store offers beyond the ports (wake-ups, a reference clock) is read from the store.
  */
+import { DateHolidaysSource } from "./adapters/holidays/date-holidays-source.js";
 import type { AgentServerConfig } from "./adapters/launchers/agent/agent-servers.js";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
@@ -240,6 +241,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
       },
     },
     events,
+    holidays: new DateHolidaysSource(),
   });
   return {
     store,

@@ -16,6 +16,7 @@ import {
   finished,
   launched,
   releasedClaim,
+  holdsOnceOccurrence,
   verdictFor,
 } from "./run-change.js";
 import type { ReconcileFinding, RunChange, RunTaskContext } from "./run-change.js";
@@ -47,7 +48,7 @@ export function timeOutRun(run: Run, now: Instant, task: RunTaskContext): RunCha
 /** A queued run older than `queue_timeout`: `skipped`, reason `queue_timeout` (docs/semantics.md#the-life-of-an-occurrence). */
 export function expireQueuedRun(run: Run, now: Instant, task: RunTaskContext): RunChange {
   const message = "the run waited in the queue longer than its queue_timeout";
-  const once = task.scheduleType === "once" && run.trigger === "scheduled";
+  const once = holdsOnceOccurrence(run, task);
   return {
     run: moveRun(run, "skipped", { ...finished(now), reason: "queue_timeout", error: message }),
     ...(once ? { taskVerdict: { lastError: message, status: "failed" as const } } : {}),

@@ -57,6 +57,8 @@ export const HTTP_PROBLEMS = {
   rate_limited: { status: 429, title: "Too many requests", exposed: true },
   internal_error: { status: 500, title: "Internal error", exposed: true },
   not_ready: { status: 503, title: "Not ready", exposed: true },
+  /** With `Retry-After`: the database timed out or could not be reached (store-outage.ts). */
+  database_unavailable: { status: 503, title: "The database is unavailable", exposed: true },
 } as const satisfies Record<string, ProblemKind>;
 
 export type HttpProblemCode = keyof typeof HTTP_PROBLEMS;

@@ -14,6 +14,8 @@ import type { TaskService } from "../../application/tasks/task-service.js";
 import type { TokenService } from "../../application/access/token-service.js";
 import type { Instant } from "../../domain/time.js";
 import { SchedulerMetrics } from "../metrics/scheduler-metrics.js";
+import { storeOutage } from "../storage/shared/store-outage.js";
+import type { StoreOutage } from "../storage/shared/store-outage.js";
 import { answerClientError } from "./client-error.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import {
@@ -85,6 +87,14 @@ export interface HttpAppOptions {
 }
 
 const actors = new WeakMap<FastifyRequest, Actor>();
+
+/** What a `database_unavailable` problem says, by the outage seen. */
+const OUTAGE_DETAIL: Readonly<Record<StoreOutage, string>> = {
+  timeout: "the database did not answer in time (statement or connection timeout); try again later",
+  unavailable: "the database could not be reached or cannot serve now; try again later",
+};
+/** The `Retry-After` of a `database_unavailable` answer, in seconds. */
+const OUTAGE_RETRY_AFTER_S = 5;
 
 function sendProblem(reply: FastifyReply, problem: Problem, headers: Record<string, string> = {}) {
   return reply
@@ -181,6 +191,14 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
 
   app.setErrorHandler((error, request, reply) => {
     const problem = problemFromError(error);
+    const outage = problem === null ? storeOutage(error) : null;
+    if (outage !== null) {
+      // Not a bug: the database was too slow or out of reach (docs/errors.md#http-only-problems).
+      request.log.warn({ err: error, outage }, "the database did not answer a request");
+      return sendProblem(reply, problemOf("database_unavailable", OUTAGE_DETAIL[outage]), {
+        "retry-after": String(OUTAGE_RETRY_AFTER_S),
+      });
+    }
     if (problem === null) {
       request.log.error({ err: error }, "unexpected error answering a request");
       return sendProblem(

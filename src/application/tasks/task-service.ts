@@ -8,6 +8,7 @@
  * (find-runs.ts) and redrive (redrive-run.ts); previews and explanations are made in task-insight.ts, and
  * named calendars kept by `calendars` (calendar-service.ts).
  */
+import type { HolidaySource } from "../../domain/ports/holiday-source.js";
 import { NotFoundError } from "../../domain/errors.js";
 import type { FieldError } from "../../domain/errors.js";
 import type { RunId } from "../../domain/ids.js";
@@ -43,6 +44,7 @@ import type { UpsertField } from "./upsert-task.js";
 import { upsertTask } from "./upsert-task.js";
 import { createOneTask } from "./create-task.js";
 import { backfillWithinQuota, triggerWithinQuota } from "../runs/manual-runs.js";
+import type { TriggerOptions } from "../runs/manual-runs.js";
 import { cancelRun } from "../runs/cancel-run.js";
 import { findRun, listTaskRuns } from "../runs/find-runs.js";
 import {
@@ -94,6 +96,8 @@ export interface TaskServiceDeps {
   readonly signals: ServiceSignals;
   /** Receives the status changes of runs the owner cancels. @default none */
   readonly events?: EventSink;
+  /** Public holidays by region for calendar puts (docs/schedules.md#holidays). @default none: refused */
+  readonly holidays?: HolidaySource | undefined;
   /** The input limits, with the operator's settings (limits.ts). @default DEFAULT_LIMITS */
   readonly limits?: Limits;
   /** Per-owner quotas (docs/security.md#quotas). @default none */
@@ -125,6 +129,7 @@ export class TaskService {
     this.calendars = new CalendarService({
       store: deps.store,
       ...(deps.quotas === undefined ? {} : { quotas: deps.quotas }),
+      holidays: deps.holidays,
       wake: () => {
         deps.signals.wake();
       },
@@ -274,13 +279,11 @@ export class TaskService {
     await deleteOwnedTask(this.#deps, actor, id, options, now);
   }
 
-  /** Run now: a manual occurrence; a repeat with the same key returns the first run. */
-  async trigger(
-    actor: Actor,
-    id: string,
-    options: { idempotencyKey?: string },
-    now: Instant,
-  ): Promise<RunView> {
+  /**
+   * Run now: a manual occurrence; a repeat with the same key returns the first run. With
+   * `takeOccurrence`, the run takes a once task's occurrence (`TriggerOptions`).
+   */
+  async trigger(actor: Actor, id: string, options: TriggerOptions, now: Instant): Promise<RunView> {
     const task = await this.#find(actor, id);
     return triggerWithinQuota(this.#deps, actor, task, options, now);
   }

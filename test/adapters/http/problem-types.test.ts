@@ -19,6 +19,8 @@ import type { Answer, TestServer } from "./http-harness.js";
 const ELSEWHERE = {
   task_not_mutable: "running-task.test.ts (a run really running)",
   task_defective: "task-defect-routes.test.ts (a row corrupted behind the store's back)",
+  database_unavailable:
+    "test/race/fault-api-database-outage.test.ts (a real PostgreSQL too slow, then out of reach)",
 } as const;
 /** The launcher outcomes and a lost lease: recorded on the run, never a client's answer (error-map.ts). */
 const NEVER_ANSWERED = [

@@ -319,11 +319,12 @@ function buildStatements(ctx: PostgresContext) {
     // task of a 10,000-task burst, or every run of a table never analyzed, to lock 200). The ids are
     // locked in id order: tasks first, then runs.
     lockTasksOfRuns: prepared(
-      `SELECT t.id, t.schedule_type, t.options::text AS options, t.target_kind FROM (SELECT DISTINCT k.task_id` +
-        ` FROM unnest($1::text[]) AS w(id)` +
+      `SELECT t.id, t.schedule_type, t.options::text AS options, t.target_kind,` +
+        ` CASE WHEN t.schedule_type = 'once' THEN t.schedule->>'runAt' END AS once_at` +
+        ` FROM (SELECT DISTINCT k.task_id FROM unnest($1::text[]) AS w(id)` +
         ` CROSS JOIN LATERAL (SELECT task_id FROM ${runs} AS p WHERE p.id = w.id OFFSET 0) AS k` +
-        ` ORDER BY k.task_id) AS w CROSS JOIN LATERAL (SELECT id, schedule_type, options, target_kind` +
-        ` FROM ${tasks} AS p WHERE p.id = w.task_id FOR UPDATE) AS t`,
+        ` ORDER BY k.task_id) AS w CROSS JOIN LATERAL (SELECT id, schedule_type, options, target_kind,` +
+        ` schedule FROM ${tasks} AS p WHERE p.id = w.task_id FOR UPDATE) AS t`,
     ),
     lockRuns: prepared(
       `SELECT ${ctx.runSql.columns} FROM (SELECT DISTINCT id FROM unnest($1::text[]) AS w(id)` +
