@@ -9,6 +9,7 @@ import type { RotatedSecretView } from "./shapes/view-schemas.js";
 import { threadId } from "../domain/ids.js";
 import type { CatchUpPolicy } from "../domain/options.js";
 import type { RunQuery, TaskQuery } from "../domain/ports/queries.js";
+import type { CalendarQuery } from "../domain/ports/calendar-repository.js";
 import type { RunStatus, RunTrigger } from "../domain/run.js";
 import type { TargetKind } from "../domain/target.js";
 import type { TaskStatus } from "../domain/task.js";
@@ -65,6 +66,22 @@ export interface RunListQuery {
   /** 1..200. @default 50 */
   readonly limit?: number | undefined;
   readonly cursor?: string | undefined;
+}
+
+/** Which page of `calendars.list`, as the HTTP API's query string. */
+export interface CalendarListQuery {
+  /** 1..200. @default 50 */
+  readonly limit?: number | undefined;
+  /** `next_cursor` of the previous page. */
+  readonly cursor?: string | undefined;
+}
+
+/** The store query for a calendar listing. @throws limit_exceeded for a page size outside 1..200 */
+export function calendarQueryOf(query: CalendarListQuery): CalendarQuery {
+  return {
+    limit: pageSizeOf(query.limit),
+    ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+  };
 }
 
 /** The store query for a task listing. @throws limit_exceeded for a page size outside 1..200 */
@@ -211,8 +228,11 @@ export interface SchedulerRuns {
 export interface SchedulerCalendars {
   /** @throws not_found when the owner has no calendar of that name */
   get(name: string): Promise<CalendarView>;
-  /** Every calendar of the owner, by name. */
-  list(): Promise<{ items: CalendarView[] }>;
+  /**
+   * A page of the owner's calendars, by name (`next_cursor` null on the last page).
+   * @throws limit_exceeded (`page_size`) for a page size outside 1..200
+   */
+  list(query?: CalendarListQuery): Promise<PageView<CalendarView>>;
   /**
    * Creates the calendar or replaces its items; the tasks naming it take them for their occurrences
    * not decided yet (`tasks_refreshed` says how many); `warnings` names each task it leaves with no
@@ -309,7 +329,7 @@ export function schedulerApi<I extends HandlerInputMap | null = null>(
     },
     calendars: {
       get: (name) => use(({ tasks }) => tasks.calendars.get(actor, name)),
-      list: () => use(({ tasks }) => tasks.calendars.list(actor)),
+      list: (query = {}) => use(({ tasks }) => tasks.calendars.list(actor, calendarQueryOf(query))),
       put: (name, items, options = {}) =>
         use(async ({ tasks }, now) => {
           const body = options.holidays === undefined ? { items } : { items, ...options };

@@ -11,7 +11,7 @@ import type { HolidaysInput } from "../application/shapes/schedule-input.js";
 import type { CalendarView, PutCalendarView } from "../application/shapes/view-mappers.js";
 import { PunctualApiError } from "../client/client-errors.js";
 import type { PunctualClient } from "../client/punctual-client.js";
-import { localTime, problemText } from "./api-output.js";
+import { localTime, pageText, problemText } from "./api-output.js";
 import { exclusionArgument, exclusionArgumentText } from "./exclude-argument.js";
 import { table } from "./text-table.js";
 
@@ -105,21 +105,35 @@ export function calendarCommand(kit: ClientCommandKit): Command {
   const sub = (name: string, description: string) =>
     globals(calendars.command(name).description(description));
 
-  sub("list", "the owner's calendars, by name").action(
-    act(
-      (c) => c.calendars.list(),
-      ({ items }) =>
-        table(
-          ["NAME", "VERSION", "UPDATED", "ITEMS"],
-          items.map((calendar) => [
-            calendar.name,
-            String(calendar.version),
-            localTime(calendar.updated_at, timeZone),
-            itemsSummary(calendar.items).slice(0, 80),
-          ]),
-        ),
-    ),
-  );
+  sub("list", "the owner's calendars, by name, a page at a time")
+    .option("--limit <n>", "page size (1-200)")
+    .option("--cursor <cursor>", "next page")
+    .action(
+      act(
+        (c, opts: { limit?: string; cursor?: string }) => {
+          // Its range is the API's to check, as for the other lists.
+          if (opts.limit !== undefined && !/^\d{1,6}$/.test(opts.limit)) {
+            throw usage("--limit must be a whole number");
+          }
+          return c.calendars.list({
+            limit: opts.limit === undefined ? undefined : Number(opts.limit),
+            cursor: opts.cursor,
+          });
+        },
+        (page) =>
+          pageText(page, (items) =>
+            table(
+              ["NAME", "VERSION", "UPDATED", "ITEMS"],
+              items.map((calendar) => [
+                calendar.name,
+                String(calendar.version),
+                localTime(calendar.updated_at, timeZone),
+                itemsSummary(calendar.items).slice(0, 80),
+              ]),
+            ),
+          ),
+      ),
+    );
   sub("get", "show a calendar and its items")
     .argument("<name>")
     .action(

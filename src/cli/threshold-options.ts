@@ -28,6 +28,8 @@ export interface ThresholdFlags {
   readonly minPeriod?: string;
   readonly runsPerMinute?: string;
   readonly backfillRunsPerHour?: string;
+  readonly maxCalendarsPerOwner?: string;
+  readonly maxCalendarItemsPerOwner?: string;
   readonly quotaOverrides?: string;
 }
 
@@ -218,6 +220,20 @@ export const THRESHOLD_SETTINGS: readonly Setting[] = [
     help: "backfilled runs an owner may make per hour (default 10000)",
   },
   {
+    flag: "max-calendars-per-owner",
+    key: "maxCalendarsPerOwner",
+    env: "PUNCTUAL_MAX_CALENDARS_PER_OWNER",
+    value: "<n>",
+    help: "named calendars an owner may have (default 100)",
+  },
+  {
+    flag: "max-calendar-items-per-owner",
+    key: "maxCalendarItemsPerOwner",
+    env: "PUNCTUAL_MAX_CALENDAR_ITEMS_PER_OWNER",
+    value: "<n>",
+    help: "items an owner's calendars may hold together (default 10000)",
+  },
+  {
     flag: "quota-overrides",
     key: "quotaOverrides",
     env: "PUNCTUAL_QUOTA_OVERRIDES",
@@ -231,6 +247,8 @@ const QUOTA_KEYS: Readonly<Record<string, keyof OwnerQuotas>> = {
   min_period: "minPeriodMs",
   runs_per_minute: "runsPerMinute",
   backfill_runs_per_hour: "backfillRunsPerHour",
+  calendars_per_owner: "calendarsPerOwner",
+  calendar_items_per_owner: "calendarItemsPerOwner",
 };
 
 /** `owner:limit=value,...`: `min_period` takes a duration, the others a count. */
@@ -293,6 +311,8 @@ export function thresholdsOf(
   const minPeriod = text("minPeriod");
   const runsPerMinute = text("runsPerMinute");
   const backfillPerHour = text("backfillRunsPerHour");
+  const calendars = text("maxCalendarsPerOwner");
+  const calendarItems = text("maxCalendarItemsPerOwner");
   const overrides = text("quotaOverrides");
   const quotas: QuotaOptions = {
     ...(tasksPerOwner === undefined
@@ -307,6 +327,14 @@ export function thresholdsOf(
     ...(backfillPerHour === undefined
       ? {}
       : { backfillRunsPerHour: integer("backfill-runs-per-hour", backfillPerHour, 0, usage) }),
+    ...(calendars === undefined
+      ? {}
+      : { calendarsPerOwner: integer("max-calendars-per-owner", calendars, 0, usage) }),
+    ...(calendarItems === undefined
+      ? {}
+      : {
+          calendarItemsPerOwner: integer("max-calendar-items-per-owner", calendarItems, 0, usage),
+        }),
     ...(overrides === undefined ? {} : { overrides: quotaOverrides(overrides, usage) }),
   };
   const shutdownGraceMs =

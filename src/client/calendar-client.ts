@@ -4,8 +4,14 @@
  */
 import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
 import type { HolidaysInput } from "../application/shapes/schedule-input.js";
-import type { CalendarView, PutCalendarView } from "../application/shapes/view-mappers.js";
+import type {
+  CalendarView,
+  PageView,
+  PutCalendarView,
+} from "../application/shapes/view-mappers.js";
 import type { CallOptions, HttpTransport } from "./http-transport.js";
+import { pagesOf } from "./pages.js";
+import type { PageQuery } from "./pages.js";
 
 export class CalendarClient {
   readonly #http: HttpTransport;
@@ -23,9 +29,29 @@ export class CalendarClient {
     });
   }
 
-  /** Every calendar of the owner, by name. */
-  list(options: CallOptions = {}): Promise<{ items: CalendarView[] }> {
-    return this.#http.json({ method: "GET", path: ["v1", "calendars"], signal: options.signal });
+  /**
+   * One page of the owner's calendars, by name.
+   * @throws PunctualApiError `limit_exceeded` (422) for a page size outside 1..200
+   */
+  list(query: PageQuery = {}, options: CallOptions = {}): Promise<PageView<CalendarView>> {
+    return this.#http.json({
+      method: "GET",
+      path: ["v1", "calendars"],
+      query: { ...query },
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * Every page of the owner's calendars, fetched as the loop asks for it.
+   * @example
+   * ```ts
+   * for await (const page of client.calendars.pages())
+   *   for (const calendar of page.items) console.log(calendar.name);
+   * ```
+   */
+  pages(query: PageQuery = {}, options: CallOptions = {}): AsyncGenerator<PageView<CalendarView>> {
+    return pagesOf(query.cursor, (cursor) => this.list({ ...query, cursor }, options));
   }
 
   /**
@@ -34,7 +60,8 @@ export class CalendarClient {
    * many; `warnings` names each task it leaves with no fire at all,
    * docs/schedules.md#when-everything-left-is-excluded).
    * `options.holidays` adds a region's public holidays as dates (docs/schedules.md#holidays).
-   * @throws PunctualApiError `validation_failed` (422) naming each bad item (`items.0`, ...)
+   * @throws PunctualApiError `validation_failed` (422) naming each bad item (`items.0`, ...);
+   * `limit_exceeded` (422) over the `calendars_per_owner` or `calendar_items_per_owner` quota
    */
   put(
     name: string,

@@ -813,6 +813,16 @@ describe("punctual calendars", () => {
       team-days  1        2026-03-07 13:00:00 GMT+1  1: 2026-03-10
       "
     `);
+    expect(await ok(["calendars", "list", "--limit", "1"])).toContain(
+      "holidays  1        2026-03-07 13:00:00 GMT+1  4: 2026-12-25, 2026-12-31..2027-01-01, days:1 5 *, +1 more\nnext page: --cursor <cursor>\n",
+    );
+    const page = JSON.parse(await ok(["calendars", "list", "--limit", "1", "--json"])) as {
+      next_cursor: string;
+    };
+    const rest = await ok(["calendars", "list", "--limit", "1", "--cursor", page.next_cursor]);
+    expect(rest).toContain("team-days");
+    expect(rest).not.toContain("next page");
+    expect((await cli(["calendars", "list", "--limit", "many"])).code).toBe(2);
     const again = join(dir, "again.json");
     writeFileSync(again, await ok(["calendars", "get", "holidays", "--json"]));
     expect(await ok(["calendars", "put", "holidays", "--file", again])).toContain(

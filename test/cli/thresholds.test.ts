@@ -41,6 +41,11 @@ const CASES: Readonly<Record<string, { value: string; shows: Record<string, unkn
   "min-period": { value: "PT5S", shows: { quotas: { minPeriodMs: 5000 } } },
   "runs-per-minute": { value: "120", shows: { quotas: { runsPerMinute: 120 } } },
   "backfill-runs-per-hour": { value: "300", shows: { quotas: { backfillRunsPerHour: 300 } } },
+  "max-calendars-per-owner": { value: "7", shows: { quotas: { calendarsPerOwner: 7 } } },
+  "max-calendar-items-per-owner": {
+    value: "700",
+    shows: { quotas: { calendarItemsPerOwner: 700 } },
+  },
   "quota-overrides": {
     value: "alice:runs_per_minute=9000,ci:min_period=PT10S",
     shows: {

@@ -4,6 +4,12 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import {
+  DEERFLOW_LIST_MAX,
+  DEERFLOW_RUNS_OFFSET_MAX,
+} from "../../src/adapters/http/deerflow-routes.js";
+import { DEFAULT_QUOTAS, QUOTA_NAMES } from "../../src/application/policy/quotas.js";
+import type { OwnerQuotas } from "../../src/application/policy/quotas.js";
 import { BATCH_EXCLUSION_ITEMS_MAX } from "../../src/application/tasks/create-task-batch.js";
 import { MAX_DST_WARNINGS } from "../../src/domain/schedule/dst-warnings.js";
 import {
@@ -42,8 +48,19 @@ describe("docs/security.md's bounds", () => {
       `${n(MAX_EXPANDED_EXCLUSION_ITEMS)} a schedule`,
     );
     expect(row("a stored task's explain")[1]).toBe(`${n(STORED_SCHEDULE_WORK_STEPS)} steps`);
+    expect(row("DeerFlow lists")[1]).toBe(
+      `${n(DEERFLOW_LIST_MAX)} tasks, runs \`offset\` ${n(DEERFLOW_RUNS_OFFSET_MAX)}`,
+    );
     expect(row("a batch")[1]).toBe(
       `${n(BATCH_EXCLUSION_ITEMS_MAX)} exclusion items, yields per task`,
     );
+  });
+
+  it("give every quota with its default", () => {
+    for (const [key, name] of Object.entries(QUOTA_NAMES) as [keyof OwnerQuotas, string][]) {
+      const value = DEFAULT_QUOTAS[key];
+      const shown = key === "minPeriodMs" ? `${n(value / 1000)} s` : n(value);
+      expect(row(`\`${name}\``)[1], name).toBe(shown);
+    }
   });
 });

@@ -3,7 +3,8 @@
  * them through the API of two replicas on one schema: concurrent creates and batches never leave more
  * than `tasks_per_owner` tasks (the count is taken in the inserting transaction under a lock on the
  * owner), concurrent triggers never pass `runs_per_minute` on a replica, concurrent backfills never
- * pass `backfill_runs_per_hour` on a replica.
+ * pass `backfill_runs_per_hour` on a replica, concurrent calendar puts never pass `calendars_per_owner`
+ * or `calendar_items_per_owner` (counted in the put's transaction under a lock on the owner).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgres } from "../../src/adapters/storage/postgres/postgres-store.js";
@@ -14,7 +15,13 @@ import type { PostgresTestDatabase } from "../helpers/postgres.js";
 
 const runnable = await raceTestsRunnable("test/race/postgres-quota-race.test.ts");
 
-const QUOTAS = { tasksPerOwner: 5, runsPerMinute: 5, backfillRunsPerHour: 10 };
+const QUOTAS = {
+  tasksPerOwner: 5,
+  runsPerMinute: 5,
+  backfillRunsPerHour: 10,
+  calendarsPerOwner: 5,
+  calendarItemsPerOwner: 12,
+};
 
 const hourly = (title: string) => ({
   title,
@@ -76,7 +83,7 @@ describe.skipIf(!runnable)("postgres: quotas raced by one owner", () => {
   });
 
   it("accepts at most runs_per_minute concurrent triggers, and backfills within the hour's quota", async () => {
-    const [a] = replicas as [TestServer];
+    const [a, b] = replicas as [TestServer, TestServer];
     const bob = await a.token("bob");
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -92,10 +99,11 @@ describe.skipIf(!runnable)("postgres: quotas raced by one owner", () => {
     expect(triggers.filter((r) => r.status === 202)).toHaveLength(5);
     expect(triggers.filter((r) => r.status === 429)).toHaveLength(15);
 
-    // Four backfills of 10 hours each, on four tasks (four row locks), against 10 an hour.
+    // Four backfills of 10 hours each, on four tasks (four row locks), on two replicas, against 10
+    // an hour: the count is taken in each backfill's transaction under a lock on the owner.
     const backfills = await Promise.all(
-      ids.map((id) =>
-        call(a.url, "POST", `/v1/tasks/${id}/backfill`, {
+      ids.map((id, i) =>
+        call((i % 2 === 0 ? a : b).url, "POST", `/v1/tasks/${id}/backfill`, {
           token: bob,
           body: { from: "2026-01-01T00:00:00Z", to: "2026-01-01T10:00:00Z" },
         }),
@@ -106,5 +114,38 @@ describe.skipIf(!runnable)("postgres: quotas raced by one owner", () => {
       .reduce((sum, r) => sum + (r.body as { runs: unknown[] }).runs.length, 0);
     expect(backfills.filter((r) => r.status === 429)).toHaveLength(3);
     expect(made).toBe(10);
+  });
+
+  it("leaves at most calendars_per_owner calendars, and calendar_items_per_owner items, after concurrent puts", async () => {
+    const [a, b] = replicas as [TestServer, TestServer];
+    const dave = await a.token("dave");
+    const puts = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        call((i % 2 === 0 ? a : b).url, "PUT", `/v1/calendars/c${i}`, {
+          token: dave,
+          body: { items: ["2031-01-01"] },
+        }),
+      ),
+    );
+    expect(puts.filter((r) => r.status === 201)).toHaveLength(5);
+    expect(puts.filter((r) => r.status === 422)).toHaveLength(15);
+    const listed = await call(a.url, "GET", "/v1/calendars?limit=200", { token: dave });
+    expect((listed.body as { items: unknown[] }).items).toHaveLength(5);
+
+    const erin = await a.token("erin");
+    const items = ["2031-01-01", "2031-01-02", "2031-01-03"];
+    const bigger = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        call((i % 2 === 0 ? a : b).url, "PUT", `/v1/calendars/d${i}`, {
+          token: erin,
+          body: { items },
+        }),
+      ),
+    );
+    // 12 items of quota: four calendars of 3.
+    expect(bigger.filter((r) => r.status === 201)).toHaveLength(4);
+    expect(bigger.filter((r) => r.status === 422)[0]?.body).toMatchObject({
+      limit: "calendar_items_per_owner",
+    });
   });
 });

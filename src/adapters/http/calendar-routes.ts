@@ -10,10 +10,11 @@ import {
   calendarViewSchema,
 } from "../../application/shapes/view-schemas.js";
 import type { Instant } from "../../domain/time.js";
-import { actorOf } from "./route-helpers.js";
+import { calendarQueryOf } from "../../application/scheduler-api.js";
+import { actorOf, pageSizeOf } from "./route-helpers.js";
 import { defineRoute } from "./route-spec.js";
 import type { RouteSpec } from "./route-spec.js";
-import { calendarNameParams, calendarPutBody, emptyQuery } from "./schemas.js";
+import { calendarListQuery, calendarNameParams, calendarPutBody, emptyQuery } from "./schemas.js";
 import { COMMON, problem } from "./task-route-shared.js";
 
 export interface CalendarRouteDeps {
@@ -30,12 +31,19 @@ export function calendarRoutes(deps: CalendarRouteDeps): RouteSpec[] {
       method: "GET",
       url: "/v1/calendars",
       operationId: "listCalendars",
-      summary: "The owner's calendars, by name",
+      summary: "The owner's calendars, by name, by pages",
       tags: ["calendars"],
       auth: true,
-      query: emptyQuery,
-      responses: { 200: { description: "the calendars", schema: calendarListSchema }, ...COMMON },
-      handler: async (ctx) => ({ status: 200, body: await calendars.list(actorOf(ctx)) }),
+      query: calendarListQuery,
+      responses: {
+        200: { description: "a page of calendars", schema: calendarListSchema },
+        422: problem("a page size outside 1..200 (`page_size`), or a cursor of another listing"),
+        ...COMMON,
+      },
+      handler: async (ctx) => {
+        const query = calendarQueryOf({ ...ctx.query, limit: pageSizeOf(ctx.query.limit) });
+        return { status: 200, body: await calendars.list(actorOf(ctx), query) };
+      },
     }),
     defineRoute({
       method: "GET",
@@ -71,7 +79,9 @@ export function calendarRoutes(deps: CalendarRouteDeps): RouteSpec[] {
         200: { description: "replaced", schema: calendarPutResultSchema },
         201: { description: "created", schema: calendarPutResultSchema },
         400: problem("malformed request"),
-        422: problem("an invalid item (errors[] names each)"),
+        422: problem(
+          "an invalid item (errors[] names each), or over a calendar quota (`calendars_per_owner`, `calendar_items_per_owner`)",
+        ),
         ...COMMON,
       },
       handler: async (ctx) => {

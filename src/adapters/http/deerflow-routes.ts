@@ -39,9 +39,19 @@ export interface DeerflowRouteDeps {
 }
 
 const PAGE = 200;
+/**
+ * The most tasks a list answers (docs/targets.md#a-deerflow-compatible-api): DeerFlow's lists have no
+ * paging, so they answer the newest this many, read newest first without walking the rest.
+ */
+export const DEERFLOW_LIST_MAX = 200;
+/** The deepest `offset` of a task's runs: an offset is walked, so it is bounded (a cursor is not). */
+export const DEERFLOW_RUNS_OFFSET_MAX = 10_000;
 const runsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: z.coerce.number().int().min(0).max(DEERFLOW_RUNS_OFFSET_MAX).default(0),
+});
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(DEERFLOW_LIST_MAX).default(DEERFLOW_LIST_MAX),
 });
 
 /** Registers the routes under `/api`, with their own error and not-found answers. */
@@ -79,7 +89,8 @@ function routes(api: FastifyInstance, deps: DeerflowRouteDeps): void {
     scheduledTaskView(task, await lastRunOf(tasks, actor(request), task));
 
   api.get("/scheduled-tasks", auth, async (request) => {
-    const mine = await allTasks(tasks, actor(request), target);
+    const query = parseWith(listQuery, request.query, "query");
+    const mine = await newestTasks(tasks, actor(request), target, query.limit);
     return Promise.all(mine.map((task) => view(request, task)));
   });
 
@@ -169,17 +180,22 @@ function routes(api: FastifyInstance, deps: DeerflowRouteDeps): void {
       if (!(await tasks.threadUsable(actor(request), target.server, thread))) {
         throw new DeerflowRefusal(404, `Thread ${thread} not found`);
       }
-      const mine = await allTasks(tasks, actor(request), target, thread);
+      const query = parseWith(listQuery, request.query, "query");
+      const mine = await newestTasks(tasks, actor(request), target, query.limit, thread);
       return Promise.all(mine.map((task) => view(request, task)));
     },
   );
 }
 
-/** The caller's DeerFlow tasks (bound to `thread` if given), newest first as DeerFlow lists them. */
-async function allTasks(
+/**
+ * The caller's newest `count` DeerFlow tasks (bound to `thread` if given), newest first as DeerFlow
+ * lists them: read newest first, stopping once `count` are found.
+ */
+async function newestTasks(
   tasks: TaskService,
   actor: Actor,
   target: DeerflowTarget,
+  count: number,
   thread?: string,
 ): Promise<TaskView[]> {
   const found: TaskView[] = [];
@@ -188,17 +204,14 @@ async function allTasks(
     const page = await tasks.list(actor, {
       limit: PAGE,
       targetKind: "agent",
+      newestFirst: true,
       ...(thread === undefined ? {} : { thread: { threadId: toThreadId(thread) } }),
       ...(cursor === undefined ? {} : { cursor }),
     });
     found.push(...page.items.filter((task) => isDeerflowTask(task, target)));
     cursor = page.next_cursor ?? undefined;
-  } while (cursor !== undefined);
-  return found.sort((a, b) =>
-    a.created_at === b.created_at
-      ? b.id.localeCompare(a.id)
-      : b.created_at.localeCompare(a.created_at),
-  );
+  } while (cursor !== undefined && found.length < count);
+  return found.slice(0, count);
 }
 
 /** The task's newest `count` runs (DeerFlow pages by offset; punctual by cursor). */
@@ -207,7 +220,8 @@ async function runsFrom(tasks: TaskService, actor: Actor, id: string, count: num
   let cursor: string | undefined;
   do {
     const page = await tasks.listRuns(actor, id, {
-      limit: PAGE,
+      // No row past the `count` asked for is read.
+      limit: Math.min(PAGE, count - runs.length),
       ...(cursor === undefined ? {} : { cursor }),
     });
     runs.push(...page.items);

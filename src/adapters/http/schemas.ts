@@ -118,6 +118,8 @@ export const taskListQuery = taskListFiltersSchema.extend({ limit: pageSize, cur
 
 export const threadTaskQuery = z.strictObject({ limit: pageSize, cursor });
 
+export const calendarListQuery = z.strictObject({ limit: pageSize, cursor });
+
 export const runListQuery = runListFiltersSchema.extend({ limit: pageSize, cursor });
 
 const instantQuery = (description: string) =>

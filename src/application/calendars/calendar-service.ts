@@ -16,7 +16,7 @@ import { expandedExclusionItems, withCalendar } from "../../domain/calendar.js";
 import { exclusionStall } from "../../domain/exclusion-stall.js";
 import type { ExclusionStall } from "../../domain/exclusion-stall.js";
 import { stallWarning } from "../../domain/explain-words.js";
-import type { CalendarRepository } from "../../domain/ports/calendar-repository.js";
+import type { CalendarQuery, CalendarRepository } from "../../domain/ports/calendar-repository.js";
 import type { HolidaySource } from "../../domain/ports/holiday-source.js";
 import type { OwnerScope } from "../../domain/ports/queries.js";
 import {
@@ -37,7 +37,8 @@ import { nextTurn } from "../policy/next-turn.js";
 import type { Store } from "../../domain/ports/store.js";
 import { parseWith } from "../shapes/task-input.js";
 import { calendarView } from "../shapes/view-mappers.js";
-import type { CalendarView, PutCalendarView } from "../shapes/view-mappers.js";
+import type { CalendarView, PageView, PutCalendarView } from "../shapes/view-mappers.js";
+import { calendarQuotaCheck, Quotas } from "../policy/quotas.js";
 
 /** A put's outcome. */
 export interface PutCalendarResult {
@@ -52,6 +53,8 @@ export interface CalendarServiceDeps {
   readonly holidays?: HolidaySource | undefined;
   /** Something may be due sooner (a refreshed task's next_run_at moved earlier). */
   readonly wake: () => void;
+  /** Per-owner quotas (docs/security.md#quotas): calendars and their items. @default none */
+  readonly quotas?: Quotas;
 }
 
 function checkName(name: string): void {
@@ -76,9 +79,10 @@ export class CalendarService {
     return calendarView(found);
   }
 
-  async list(actor: Actor): Promise<{ items: CalendarView[] }> {
-    const calendars = await this.#repository().listCalendars(actor.owner);
-    return { items: calendars.map(calendarView) };
+  /** A page of the owner's calendars, by name. */
+  async list(actor: Actor, query: CalendarQuery): Promise<PageView<CalendarView>> {
+    const page = await this.#repository().listCalendars(actor.owner, query);
+    return { items: page.items.map(calendarView), next_cursor: page.nextCursor };
   }
 
   /**
@@ -118,7 +122,14 @@ export class CalendarService {
     }
     const calendar = unchanged
       ? previous
-      : await repository.putCalendar(actor.owner, name, items, now);
+      : await repository.putCalendar(
+          actor.owner,
+          name,
+          items,
+          now,
+          // Checked in the writing transaction (docs/security.md#quotas).
+          calendarQuotaCheck((this.#deps.quotas ?? Quotas.UNLIMITED).of(actor.owner)),
+        );
     // Also after an unchanged put: it finishes the refreshes of a put that stopped half way.
     const { refreshed, held } = await this.#refreshTasks(actor, calendar, now);
     return {

@@ -63,6 +63,8 @@ const QUOTA_KEYS = optionKeys<QuotaOptions>()([
   "minPeriodMs",
   "runsPerMinute",
   "backfillRunsPerHour",
+  "calendarsPerOwner",
+  "calendarItemsPerOwner",
   "overrides",
 ]);
 

@@ -4,6 +4,7 @@
  * and their checks live here, beside the input limits of `limits.ts`; the counts come from the store
  * (tasks, recent runs) or, for the scheduled admission rate, from `AdmissionWindow`.
  */
+import type { CalendarQuotaCheck } from "../../domain/ports/calendar-repository.js";
 import type { TaskCountCheck } from "../../domain/ports/task-repository.js";
 import { LimitExceededError, QuotaExceededError } from "../../domain/errors.js";
 import type { OwnerId } from "../../domain/ids.js";
@@ -21,6 +22,10 @@ export interface OwnerQuotas {
   readonly runsPerMinute: number;
   /** Backfilled runs an owner may make per hour. @default 10,000 */
   readonly backfillRunsPerHour: number;
+  /** Named calendars an owner may have. @default 100 */
+  readonly calendarsPerOwner: number;
+  /** Items all of an owner's calendars may hold together. @default 10,000 */
+  readonly calendarItemsPerOwner: number;
 }
 
 /** The library's and the CLI's quota options: the defaults for every owner, and overrides by owner. */
@@ -33,6 +38,8 @@ export const DEFAULT_QUOTAS: OwnerQuotas = Object.freeze({
   minPeriodMs: 1_000,
   runsPerMinute: 6_000,
   backfillRunsPerHour: 10_000,
+  calendarsPerOwner: 100,
+  calendarItemsPerOwner: 10_000,
 });
 
 export const MINUTE_MS = 60_000;
@@ -44,7 +51,27 @@ export const QUOTA_NAMES: Readonly<Record<keyof OwnerQuotas, string>> = Object.f
   minPeriodMs: "min_period",
   runsPerMinute: "runs_per_minute",
   backfillRunsPerHour: "backfill_runs_per_hour",
+  calendarsPerOwner: "calendars_per_owner",
+  calendarItemsPerOwner: "calendar_items_per_owner",
 });
+
+const count = (value: number): string => value.toLocaleString("en-US");
+
+/**
+ * What every quota refusal says (docs/security.md#quotas): the quota, what it allows, what the owner
+ * uses, and what the refused request asked for, e.g. `tasks_per_owner: 10,000 allowed, 10,000 used,
+ * 1 more asked`.
+ */
+export function quotaMessage(
+  limit: string,
+  allowed: string | number,
+  used: string | number,
+  asked?: string | number,
+): string {
+  const text = (value: string | number) => (typeof value === "number" ? count(value) : value);
+  const more = asked === undefined ? "" : `, ${text(asked)} more asked`;
+  return `${limit}: ${text(allowed)} allowed, ${text(used)} used${more}`;
+}
 
 function checked(values: Partial<OwnerQuotas>, where: string): Partial<OwnerQuotas> {
   for (const [name, value] of Object.entries(values)) {
@@ -69,6 +96,8 @@ export class Quotas {
     minPeriodMs: 0,
     runsPerMinute: NO_LIMIT,
     backfillRunsPerHour: NO_LIMIT,
+    calendarsPerOwner: NO_LIMIT,
+    calendarItemsPerOwner: NO_LIMIT,
   });
 
   readonly #defaults: OwnerQuotas;
@@ -108,7 +137,40 @@ export function taskCountCheck(quotas: OwnerQuotas): TaskCountCheck | undefined 
     throw new LimitExceededError(
       QUOTA_NAMES.tasksPerOwner,
       quotas.tasksPerOwner,
-      `an owner may have at most ${quotas.tasksPerOwner} tasks (it has ${existing})`,
+      quotaMessage(QUOTA_NAMES.tasksPerOwner, quotas.tasksPerOwner, existing, adding),
+    );
+  };
+}
+
+/**
+ * The `calendars_per_owner` and `calendar_items_per_owner` check a store's calendar put runs in its
+ * transaction, under a lock on the owner's calendars (CalendarQuotaCheck): exact on every replica. A
+ * put that replaces a calendar adds no calendar, and one that does not grow its items is never
+ * refused, so lowering a quota refuses only what would grow past it. None when neither quota applies.
+ */
+export function calendarQuotaCheck(quotas: OwnerQuotas): CalendarQuotaCheck | undefined {
+  if (quotas.calendarsPerOwner >= NO_LIMIT && quotas.calendarItemsPerOwner >= NO_LIMIT) {
+    return undefined;
+  }
+  return (_owner, held, items) => {
+    if (held.current === null && held.calendars + 1 > quotas.calendarsPerOwner) {
+      throw new LimitExceededError(
+        QUOTA_NAMES.calendarsPerOwner,
+        quotas.calendarsPerOwner,
+        quotaMessage(QUOTA_NAMES.calendarsPerOwner, quotas.calendarsPerOwner, held.calendars, 1),
+      );
+    }
+    const before = held.current ?? 0;
+    if (items <= before || held.items - before + items <= quotas.calendarItemsPerOwner) return;
+    throw new LimitExceededError(
+      QUOTA_NAMES.calendarItemsPerOwner,
+      quotas.calendarItemsPerOwner,
+      quotaMessage(
+        QUOTA_NAMES.calendarItemsPerOwner,
+        quotas.calendarItemsPerOwner,
+        held.items,
+        items - before,
+      ),
     );
   };
 }
@@ -125,9 +187,15 @@ export function checkMinPeriod(quotas: OwnerQuotas, schedule: ScheduleSpec, now:
     throw new LimitExceededError(
       QUOTA_NAMES.minPeriodMs,
       quotas.minPeriodMs,
-      `the schedule fires every ${period} ms; the least period allowed is ${quotas.minPeriodMs} ms`,
+      `${quotaMessage(QUOTA_NAMES.minPeriodMs, `${count(quotas.minPeriodMs)} ms`, `${count(period)} ms`)} (the least gap between two fires)`,
     );
   }
+}
+
+function windowText(windowMs: number): string {
+  if (windowMs === MINUTE_MS) return "minute";
+  if (windowMs === HOUR_MS) return "hour";
+  return `${count(windowMs / 1000)} s`;
 }
 
 /**
@@ -144,7 +212,7 @@ export function checkRate(
       args.limit,
       args.max,
       Math.ceil(args.windowMs / 1000),
-      `${args.limit}: ${recent} in the last ${args.windowMs / 1000} s, ${adding} more asked, at most ${args.max}`,
+      `${quotaMessage(args.limit, args.max, recent, adding)} (in the last ${windowText(args.windowMs)})`,
     );
   }
 }

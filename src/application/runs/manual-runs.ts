@@ -115,16 +115,22 @@ export async function backfillRuns(
   id: string,
   input: { from: unknown; to: unknown },
   now: Instant,
-  checkRate: (adding: number) => void = () => undefined,
+  quota?: { readonly since: Instant; readonly check: (recent: number, adding: number) => void },
 ): Promise<{ runs: RunView[]; already_backfilled: number }> {
   const from = instantFrom(input.from, "from");
   const to = instantFrom(input.to, "to");
-  const result = await deps.store.tasks.mutateTask(scopeOf(actor), toTaskId(id), (locked) => {
-    const newRuns = backfillTask(locked.task, { now, from, to });
-    // Refused inside the transaction: nothing is written (docs/security.md#quotas).
-    checkRate(newRuns.length);
-    return { newRuns, result: (inserted) => inserted };
-  });
+  const result = await deps.store.tasks.mutateTask(
+    scopeOf(actor),
+    toTaskId(id),
+    (locked) => {
+      const newRuns = backfillTask(locked.task, { now, from, to });
+      // Refused inside the transaction, on the count taken there: nothing is written
+      // (docs/security.md#quotas).
+      quota?.check(locked.recentRuns ?? 0, newRuns.length);
+      return { newRuns, result: (inserted) => inserted };
+    },
+    quota === undefined ? {} : { recentRuns: { trigger: "backfill", since: quota.since } },
+  );
   deps.signals.wake();
   const runs = result.filter((r): r is Run => r !== null);
   return { runs: runs.map(runView), already_backfilled: result.length - runs.length };
@@ -161,7 +167,8 @@ export async function triggerWithinQuota(
 
 /**
  * Replays nominal times in [from, to) of the owner's task `id` as `backfill` runs, within the owner's
- * backfilled runs per hour.
+ * backfilled runs per hour, counted in the backfill's transaction under a lock on the owner's count:
+ * exact on every replica (docs/security.md#quotas).
  * @throws quota_exceeded (`backfill_runs_per_hour`) when the owner would pass its hourly quota
  */
 export async function backfillWithinQuota(
@@ -171,43 +178,20 @@ export async function backfillWithinQuota(
   input: { from: unknown; to: unknown },
   now: Instant,
 ): Promise<{ runs: RunView[]; already_backfilled: number }> {
-  // One owner's backfills take turns on this replica between the count and the commit, so each
-  // counts the ones before it (docs/security.md#quotas: exact per replica).
-  const previous = backfillTurns.get(actor.owner) ?? Promise.resolve();
-  const turn = previous.then(() => backfillCounted(deps, actor, id, input, now));
-  const settled = turn.then(
-    () => undefined,
-    () => undefined,
-  );
-  backfillTurns.set(actor.owner, settled);
-  void settled.then(() => {
-    if (backfillTurns.get(actor.owner) === settled) backfillTurns.delete(actor.owner);
-  });
-  return turn;
-}
-
-/** The last backfill of each owner in progress on this replica, which the next one waits for. */
-const backfillTurns = new Map<string, Promise<void>>();
-
-async function backfillCounted(
-  deps: TaskRunDeps,
-  actor: Actor,
-  id: string,
-  input: { from: unknown; to: unknown },
-  now: Instant,
-): Promise<{ runs: RunView[]; already_backfilled: number }> {
   const quotas = (deps.quotas ?? Quotas.UNLIMITED).of(actor.owner);
-  const recent = await deps.store.runs.countRecentRuns(
-    actor.owner,
-    "backfill",
-    (now - HOUR_MS) as Instant,
-  );
+  // No quota (the library's default): nothing to count, no lock to take.
+  if (quotas.backfillRunsPerHour >= Number.MAX_SAFE_INTEGER) {
+    return backfillRuns(deps, actor, id, input, now);
+  }
   const limit = {
     limit: QUOTA_NAMES.backfillRunsPerHour,
     max: quotas.backfillRunsPerHour,
     windowMs: HOUR_MS,
   };
-  return backfillRuns(deps, actor, id, input, now, (adding) => {
-    checkRate(limit, recent, adding);
+  return backfillRuns(deps, actor, id, input, now, {
+    since: (now - HOUR_MS) as Instant,
+    check: (recent, adding) => {
+      checkRate(limit, recent, adding);
+    },
   });
 }

@@ -349,7 +349,11 @@ export const calendarViewSchema = z.strictObject({
   updated_at: instant,
 });
 
-export const calendarListSchema = z.strictObject({ items: z.array(calendarViewSchema) });
+/** A page of an owner's calendars, by name. */
+export const calendarListSchema = z.strictObject({
+  items: z.array(calendarViewSchema),
+  next_cursor: z.string().nullable().meta({ description: "null on the last page" }),
+});
 
 /** A calendar after a put, and how many tasks took its new items. */
 export const calendarPutResultSchema = calendarViewSchema.extend({

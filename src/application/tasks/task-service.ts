@@ -130,6 +130,7 @@ export class TaskService {
     this.#deps = deps;
     this.calendars = new CalendarService({
       store: deps.store,
+      ...(deps.quotas === undefined ? {} : { quotas: deps.quotas }),
       holidays: deps.holidays,
       wake: () => {
         deps.signals.wake();

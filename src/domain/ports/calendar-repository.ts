@@ -3,6 +3,31 @@ import type { Calendar } from "../calendar.js";
 import type { OwnerId, TaskId } from "../ids.js";
 import type { CalendarItem } from "../schedule/schedule-spec.js";
 import type { Instant } from "../time.js";
+import type { Page } from "./queries.js";
+
+/** What an owner's calendars hold when a put is checked against the calendar quotas. */
+export interface CalendarHoldings {
+  /** The owner's calendars, the one being put included when it exists. */
+  readonly calendars: number;
+  /** The items of all of them together. */
+  readonly items: number;
+  /** The items of the calendar being put, or null when it does not exist yet. */
+  readonly current: number | null;
+}
+
+/**
+ * The calendar quota check a put runs in its transaction: the owner, what its calendars hold, and how
+ * many items the put stores; it throws to refuse.
+ */
+export type CalendarQuotaCheck = (owner: OwnerId, held: CalendarHoldings, items: number) => void;
+
+/** A page of an owner's calendars, by name. */
+export interface CalendarQuery {
+  /** Page size, 1..200. */
+  readonly limit: number;
+  /** `nextCursor` of the previous page. */
+  readonly cursor?: string;
+}
 
 /**
  * An owner's named calendars. Writes to one calendar are serialised with the task writes that check its
@@ -11,14 +36,23 @@ import type { Instant } from "../time.js";
 export interface CalendarRepository {
   /** The owner's calendars among `names` (the missing ones left out). */
   findCalendars(owner: OwnerId, names: readonly string[]): Promise<readonly Calendar[]>;
-  /** Every calendar of the owner, by name. */
-  listCalendars(owner: OwnerId): Promise<readonly Calendar[]>;
-  /** Creates the calendar (version 1) or replaces its items (version + 1), and returns it. */
+  /**
+   * A page of the owner's calendars, by name (byte order: the names are ASCII).
+   * @throws validation_failed when the cursor is not one of this listing
+   */
+  listCalendars(owner: OwnerId, query: CalendarQuery): Promise<Page<Calendar>>;
+  /**
+   * Creates the calendar (version 1) or replaces its items (version + 1), and returns it. With `quota`,
+   * it is called in the writing transaction with what the owner's calendars hold, under a lock that
+   * the owner's other puts wait for, on every replica: a refusal it throws writes nothing (the
+   * calendar quotas, exact under concurrency: docs/security.md#quotas).
+   */
   putCalendar(
     owner: OwnerId,
     name: string,
     items: readonly CalendarItem[],
     now: Instant,
+    quota?: CalendarQuotaCheck,
   ): Promise<Calendar>;
   /**
    * Deletes the calendar; false when the owner has none of that name.

@@ -29,6 +29,11 @@ export interface TaskQuery {
   readonly group?: string;
   /** Only the tasks whose title contains this text (ignoring case) or whose key is this text. */
   readonly search?: string;
+  /**
+   * Newest first (`created_at, id` descending) rather than oldest first: what a listing that shows
+   * only the newest reads, without walking the rest. A cursor continues the order it was made in.
+   */
+  readonly newestFirst?: boolean;
   /** Page size, 1..200. */
   readonly limit: number;
   readonly cursor?: string;

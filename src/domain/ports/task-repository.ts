@@ -7,7 +7,7 @@
 import type { AdmissionWrite } from "../admit-task.js";
 import type { OwnerId, RunId, TaskId } from "../ids.js";
 import type { NewRun } from "../new-run.js";
-import type { Run } from "../run.js";
+import type { Run, RunTrigger } from "../run.js";
 import type { Task } from "../task.js";
 import type { Instant } from "../time.js";
 import type { OwnerScope, Page, TaskQuery } from "./queries.js";
@@ -21,6 +21,20 @@ export interface LockedTask {
    * null when the task has no run of that id.
    */
   readonly run?: Run | null;
+  /**
+   * With `options.recentRuns`: the owner's runs of that trigger queued since that instant, counted in
+   * the transaction under a lock that the owner's other counting commands wait for, on every replica
+   * (a rate quota exact under concurrency: docs/security.md#quotas).
+   */
+  readonly recentRuns?: number;
+}
+
+/** `mutateTask`'s options. */
+export interface MutateTaskOptions {
+  /** A run of the task to lock and read too (`LockedTask.run`). */
+  readonly run?: RunId;
+  /** Count the owner's runs of `trigger` queued since `since` under the command's lock (`LockedTask.recentRuns`). */
+  readonly recentRuns?: { readonly trigger: RunTrigger; readonly since: Instant };
 }
 
 /**
@@ -106,7 +120,7 @@ export interface TaskRepository {
     scope: OwnerScope,
     id: TaskId,
     decide: (locked: LockedTask) => TaskMutation<T>,
-    options?: { readonly run?: RunId },
+    options?: MutateTaskOptions,
   ): Promise<T>;
   /**
    * Admits up to `limit` enabled tasks with `next_run_at <= now`, skipping rows other replicas hold and

@@ -126,6 +126,19 @@ describe("calendars over HTTP", () => {
       "audits",
       "bridges",
     ]);
+    expect(calendarListSchema.parse(list.body).next_cursor).toBeNull();
+    const first = await api("GET", "/v1/calendars?limit=1", { token: alice });
+    expect(first.body.items.map((c: { name: string }) => c.name)).toEqual(["audits"]);
+    const rest = await api(
+      "GET",
+      `/v1/calendars?limit=1&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+      { token: alice },
+    );
+    expect(rest.body.items.map((c: { name: string }) => c.name)).toEqual(["bridges"]);
+    const oversized = await api("GET", "/v1/calendars?limit=201", { token: alice });
+    expect(oversized.status).toBe(422);
+    expect(oversized.body).toMatchObject({ limit: "page_size", max: 200 });
+    expect((await api("GET", "/v1/calendars?cursor=nope", { token: alice })).status).toBe(422);
     expect((await api("GET", "/v1/calendars/audits", { token: bob })).status).toBe(404);
     expect((await api("GET", "/v1/calendars", { token: bob })).body.items).toEqual([]);
     expect((await api("DELETE", "/v1/calendars/audits", { token: bob })).status).toBe(404);

@@ -9,6 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../../e2e/process.js";
 import { serverConfig } from "../../helpers/agent-fixtures.js";
 import { FakeAgentServer } from "../../helpers/fake-agent-server.js";
+import { memoryStore } from "../../../src/adapters/storage/memory/memory-store.js";
+import type { StoreFactory } from "../../../src/domain/ports/store.js";
+import {
+  DEERFLOW_LIST_MAX,
+  DEERFLOW_RUNS_OFFSET_MAX,
+} from "../../../src/adapters/http/deerflow-routes.js";
 import { call, startTestServer } from "./http-harness.js";
 import type { TestServer } from "./http-harness.js";
 
@@ -675,5 +681,70 @@ describe("punctual's several rules and days to skip (deviation: DeerFlow's sched
     const answer = await api("POST", "/scheduled-tasks", alice, cron({ schedule_spec: spec }));
     expect(answer.status).toBe(422);
     expect(answer.body.detail).toContain(detail);
+  });
+});
+
+describe("bounds (docs/targets.md#a-deerflow-compatible-api)", () => {
+  it("answers at most 200 tasks, the newest, reading no task past them", async () => {
+    let read = 0;
+    const memory = memoryStore();
+    // Counts the task rows the listing reads from the store.
+    const store: StoreFactory = {
+      open: async (options) => {
+        const opened = await memory.open(options);
+        const list = opened.tasks.listTasks.bind(opened.tasks);
+        opened.tasks.listTasks = async (scope, query) => {
+          const page = await list(scope, query);
+          read += page.items.length;
+          return page;
+        };
+        return opened;
+      },
+    };
+    const server = await startTestServer({
+      store,
+      agentServers: [serverConfig("deer", fake.url, { flavor: "deerflow" })],
+      deerflowApi: "deer",
+    });
+    try {
+      const carol = await server.token("carol");
+      const ask = (path: string) => call(server.url, "GET", `/api${path}`, { token: carol });
+      const ids: string[] = [];
+      for (let i = 0; i < DEERFLOW_LIST_MAX + 20; i++) {
+        const answer = await call(server.url, "POST", "/api/scheduled-tasks", {
+          token: carol,
+          body: cron({ title: `t${i}` }),
+        });
+        ids.push(answer.body.id);
+      }
+      read = 0;
+      const listed = (await ask("/scheduled-tasks")).body as any[];
+      expect(listed.map((task) => task.id)).toEqual(ids.reverse().slice(0, DEERFLOW_LIST_MAX));
+      expect(read).toBe(DEERFLOW_LIST_MAX);
+      const two = (await ask("/scheduled-tasks?limit=2")).body as any[];
+      expect(two.map((task) => task.id)).toEqual(ids.slice(0, 2));
+      const oversized = await ask(`/scheduled-tasks?limit=${DEERFLOW_LIST_MAX + 1}`);
+      expect(oversized.status).toBe(422);
+      expect(oversized.body.detail[0]).toMatchObject({ loc: ["query", "limit"] });
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("refuses a runs offset past its maximum with 422, and answers one at it", async () => {
+    const task = await created();
+    const at = await api(
+      "GET",
+      `/scheduled-tasks/${task.id}/runs?offset=${DEERFLOW_RUNS_OFFSET_MAX}`,
+      alice,
+    );
+    expect(at).toMatchObject({ status: 200, body: [] });
+    const past = await api(
+      "GET",
+      `/scheduled-tasks/${task.id}/runs?offset=${DEERFLOW_RUNS_OFFSET_MAX + 1}`,
+      alice,
+    );
+    expect(past.status).toBe(422);
+    expect(past.body.detail[0]).toMatchObject({ loc: ["query", "offset"] });
   });
 });

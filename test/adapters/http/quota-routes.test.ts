@@ -19,6 +19,8 @@ beforeAll(async () => {
         tasksPerOwner: 1,
         runsPerMinute: 1,
         backfillRunsPerHour: 2,
+        calendarsPerOwner: 2,
+        calendarItemsPerOwner: 3,
         overrides: { bob: { tasksPerOwner: 5 } },
       },
     },
@@ -43,7 +45,11 @@ describe("quotas over HTTP", () => {
     expect(first.status).toBe(201);
     const second = await call(t.url, "POST", "/v1/tasks", { token: alice, body: HOURLY });
     expect(second.status).toBe(422);
-    expect(second.body).toMatchObject({ limit: "tasks_per_owner", max: 1 });
+    expect(second.body).toMatchObject({
+      limit: "tasks_per_owner",
+      max: 1,
+      detail: "tasks_per_owner: 1 allowed, 1 used, 1 more asked",
+    });
     // Bob's override lets him have more.
     for (let i = 0; i < 2; i++) {
       expect((await call(t.url, "POST", "/v1/tasks", { token: bob, body: HOURLY })).status).toBe(
@@ -60,6 +66,7 @@ describe("quotas over HTTP", () => {
       type: "https://punctual.dev/problems/quota_exceeded",
       limit: "runs_per_minute",
       max: 1,
+      detail: "runs_per_minute: 1 allowed, 1 used, 1 more asked (in the last minute)",
     });
     expect(again.headers.get("retry-after")).toBe("60");
 
@@ -68,7 +75,38 @@ describe("quotas over HTTP", () => {
       body: { from: "2026-01-01T00:00:00Z", to: "2026-01-01T05:00:00Z" },
     });
     expect(backfill.status).toBe(429);
-    expect(backfill.body).toMatchObject({ limit: "backfill_runs_per_hour", max: 2 });
+    expect(backfill.body).toMatchObject({
+      limit: "backfill_runs_per_hour",
+      max: 2,
+      detail: "backfill_runs_per_hour: 2 allowed, 0 used, 5 more asked (in the last hour)",
+    });
     expect(backfill.headers.get("retry-after")).toBe("3600");
+  });
+
+  it("answers 422 naming calendars_per_owner and calendar_items_per_owner, with the range", async () => {
+    const put = (name: string, items: string[], token = alice) =>
+      call(t.url, "PUT", `/v1/calendars/${name}`, { token, body: { items } });
+    expect((await put("one", ["2030-01-01", "2030-01-02"])).status).toBe(201);
+    const tooMany = await put("two", ["2030-01-03", "2030-01-04"]);
+    expect(tooMany.status).toBe(422);
+    expect(tooMany.body).toMatchObject({
+      type: "https://punctual.dev/problems/limit_exceeded",
+      limit: "calendar_items_per_owner",
+      max: 3,
+      detail: "calendar_items_per_owner: 3 allowed, 2 used, 2 more asked",
+    });
+    expect((await put("two", ["2030-01-03"])).status).toBe(201);
+    const third = await put("three", []);
+    expect(third.status).toBe(422);
+    expect(third.body).toMatchObject({
+      limit: "calendars_per_owner",
+      max: 2,
+      detail: "calendars_per_owner: 2 allowed, 2 used, 1 more asked",
+    });
+    // Replacing a calendar adds none, and one that does not grow is never refused.
+    expect((await put("one", ["2030-01-05"])).status).toBe(200);
+    expect((await put("two", ["2030-01-06", "2030-01-07"])).status).toBe(200);
+    // Other owners have their own.
+    expect((await put("three", [], bob)).status).toBe(201);
   });
 });

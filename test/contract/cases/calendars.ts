@@ -104,13 +104,66 @@ export function describeCalendars(ctx: ContractContext): void {
       await calendars.putCalendar(ALICE, "audits", items("2030-06-30"), at(4));
       const [found] = await calendars.findCalendars(ALICE, ["holidays", "missing"]);
       expect(found).toEqual(second);
-      expect((await calendars.listCalendars(ALICE)).map((c) => c.name)).toEqual([
-        "audits",
-        "holidays",
+      const alices = await calendars.listCalendars(ALICE, { limit: 50 });
+      expect(alices.items.map((c) => c.name)).toEqual(["audits", "holidays"]);
+      expect(alices.nextCursor).toBeNull();
+      const bobs = await calendars.listCalendars(BOB, { limit: 50 });
+      expect(bobs.items.map((c) => [c.name, c.version])).toEqual([["holidays", 1]]);
+    });
+
+    it("lists an owner's calendars by pages, in byte order of their names", async () => {
+      const calendars = calendarsOf(ctx.store());
+      // Upper case before lower, '-' before digits: byte order on every store, whatever the collation.
+      const names = ["b", "B", "a-1", "a1", "A", "z", "_x"];
+      for (const [i, name] of names.entries()) {
+        await calendars.putCalendar(ALICE, name, items("2030-12-25"), at(i));
+      }
+      await calendars.putCalendar(BOB, "a0", items("2030-12-25"), at(9));
+      const seen: string[][] = [];
+      let cursor: string | undefined;
+      for (;;) {
+        const page = await calendars.listCalendars(ALICE, {
+          limit: 3,
+          ...(cursor === undefined ? {} : { cursor }),
+        });
+        seen.push(page.items.map((c) => c.name));
+        if (page.nextCursor === null) break;
+        cursor = page.nextCursor;
+      }
+      expect(seen).toEqual([["A", "B", "_x"], ["a-1", "a1", "b"], ["z"]]);
+      await expect(
+        calendars.listCalendars(ALICE, { limit: 3, cursor: "not-a-cursor" }),
+      ).rejects.toMatchObject({ code: "validation_failed" });
+    });
+
+    it("checks the calendar quotas in the put, with what the owner's calendars hold", async () => {
+      const calendars = calendarsOf(ctx.store());
+      await calendars.putCalendar(ALICE, "one", items("2030-12-25", "2030-12-26"), at(1));
+      await calendars.putCalendar(ALICE, "two", items("2030-12-27"), at(2));
+      await calendars.putCalendar(BOB, "other", items("2030-12-27"), at(3));
+      const seen: unknown[] = [];
+      const quota = (owner: unknown, held: unknown, count: number) => {
+        seen.push([owner, held, count]);
+      };
+      await calendars.putCalendar(ALICE, "two", items("2031-01-01", "2031-01-02"), at(4), quota);
+      await calendars.putCalendar(ALICE, "three", items("2031-01-03"), at(5), quota);
+      expect(seen).toEqual([
+        [ALICE, { calendars: 2, items: 3, current: 1 }, 2],
+        [ALICE, { calendars: 2, items: 4, current: null }, 1],
       ]);
-      expect((await calendars.listCalendars(BOB)).map((c) => [c.name, c.version])).toEqual([
-        ["holidays", 1],
-      ]);
+      const refuse = () => {
+        throw new Error("refused");
+      };
+      await expect(
+        calendars.putCalendar(ALICE, "four", items("2031-01-04"), at(6), refuse),
+      ).rejects.toThrow("refused");
+      await expect(
+        calendars.putCalendar(ALICE, "one", items("2031-01-04"), at(6), refuse),
+      ).rejects.toThrow("refused");
+      // A refusal writes nothing.
+      expect(await calendars.findCalendars(ALICE, ["four"])).toEqual([]);
+      const [one] = await calendars.findCalendars(ALICE, ["one"]);
+      expect(one?.version).toBe(1);
     });
 
     it("deletes a calendar no task names, and answers false for one that is not there", async () => {

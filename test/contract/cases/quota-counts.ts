@@ -49,6 +49,43 @@ export function describeQuotaCounts(ctx: ContractContext): void {
       expect(await store.runs.countRecentRuns(ALICE, "scheduled", minute(0))).toBe(0);
     });
 
+    it("counts the owner's recent runs of a trigger under a command's lock, when asked", async () => {
+      const store = ctx.store();
+      const task = await insertTask(store, { options: { overlap: "allow_all" } });
+      const other = await insertTask(store, { owner: BOB });
+      await backfillRuns(store, ALL, other.id, { from: minute(-10), to: minute(-5) }, minute(1));
+      await backfillRuns(
+        store,
+        ALICE_SCOPE,
+        task.id,
+        { from: minute(-20), to: minute(-17) },
+        minute(2),
+      );
+      await backfillRuns(
+        store,
+        ALICE_SCOPE,
+        task.id,
+        { from: minute(-30), to: minute(-28) },
+        minute(4),
+      );
+      await triggerRun(store, ALICE_SCOPE, task.id, "a", minute(4));
+      const counted = (since: number, trigger: "backfill" | "manual") =>
+        store.tasks.mutateTask(
+          ALICE_SCOPE,
+          task.id,
+          (locked) => ({ result: () => locked.recentRuns }),
+          { recentRuns: { trigger, since: minute(since) } },
+        );
+      expect(await counted(0, "backfill")).toBe(5);
+      expect(await counted(3, "backfill")).toBe(2);
+      expect(await counted(0, "manual")).toBe(1);
+      expect(
+        await store.tasks.mutateTask(ALICE_SCOPE, task.id, (locked) => ({
+          result: () => locked.recentRuns,
+        })),
+      ).toBeUndefined();
+    });
+
     it("keeps a task's retiring signing secret as written", async () => {
       const store = ctx.store();
       const task = {

@@ -232,6 +232,43 @@ export function describeTaskRows(ctx: ContractContext): void {
       expect(pages).toBe(3);
     });
 
+    it("pages newest first when asked, each task once, filters held", async () => {
+      const tasks = await insertTasks(
+        ctx.store(),
+        { createdAt: at(3) },
+        { createdAt: at(1) },
+        { createdAt: at(2) },
+        { createdAt: at(2) },
+        { createdAt: at(5) },
+        { createdAt: at(4) },
+        { createdAt: at(1) },
+      );
+      await pause(ctx.store(), tasks[4]!.id, minute(0, 10));
+      const newest = (list: typeof tasks) =>
+        [...list]
+          .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+          .map((task) => task.id);
+      const read = async (query: { status?: "enabled" }) => {
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await ctx.store().tasks.listTasks(ALICE_SCOPE, {
+            ...query,
+            newestFirst: true,
+            limit: 3,
+            ...(cursor === undefined ? {} : { cursor }),
+          });
+          seen.push(...page.items.map((task) => task.id));
+          cursor = page.nextCursor ?? undefined;
+        } while (cursor !== undefined);
+        return seen;
+      };
+      expect(await read({})).toEqual(newest(tasks));
+      expect(await read({ status: "enabled" })).toEqual(
+        newest(tasks.filter((task) => task.id !== tasks[4]!.id)),
+      );
+    });
+
     it("gives no cursor when a page ends with the last task", async () => {
       await insertTasks(ctx.store(), {}, {});
       const page = await ctx.store().tasks.listTasks(ALL, { limit: 2 });

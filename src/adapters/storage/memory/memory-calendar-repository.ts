@@ -6,13 +6,19 @@ import type { Calendar } from "../../../domain/calendar.js";
 import { namesCalendar } from "../../../domain/calendar.js";
 import { CalendarChangedError, CalendarInUseError } from "../../../domain/errors.js";
 import type { OwnerId, TaskId } from "../../../domain/ids.js";
-import type { CalendarRepository } from "../../../domain/ports/calendar-repository.js";
+import type {
+  CalendarQuery,
+  CalendarQuotaCheck,
+  CalendarRepository,
+} from "../../../domain/ports/calendar-repository.js";
+import type { Page } from "../../../domain/ports/queries.js";
 import { decodeCalendarItems, encodeCalendarItems } from "../../../domain/schedule-codec.js";
 import type { CalendarItem } from "../../../domain/schedule/schedule-spec.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import type { CalendarStamp } from "../../../domain/calendar.js";
 import type { MemoryTables } from "./memory-tables.js";
+import { decodeNameCursor, nameKey, pageOf } from "../shared/page-cursor.js";
 
 function calendarRow(calendar: Calendar): Calendar {
   const items = decodeCalendarItems(
@@ -57,10 +63,14 @@ export class MemoryCalendarRepository implements CalendarRepository {
     );
   }
 
-  listCalendars(owner: OwnerId): Promise<readonly Calendar[]> {
-    return this.#tables.atomically(() =>
-      [...this.#tables.calendars()].filter((c) => c.owner === owner).sort(byName),
-    );
+  listCalendars(owner: OwnerId, query: CalendarQuery): Promise<Page<Calendar>> {
+    return this.#tables.atomically(() => {
+      const after = query.cursor === undefined ? null : decodeNameCursor(query.cursor);
+      const rows = [...this.#tables.calendars()]
+        .filter((c) => c.owner === owner && (after === null || c.name > after))
+        .sort(byName);
+      return pageOf(rows, query.limit, (calendar) => nameKey(calendar.name));
+    });
   }
 
   putCalendar(
@@ -68,9 +78,22 @@ export class MemoryCalendarRepository implements CalendarRepository {
     name: string,
     items: readonly CalendarItem[],
     now: Instant,
+    quota?: CalendarQuotaCheck,
   ): Promise<Calendar> {
     return this.#tables.atomically(() => {
       const previous = this.#tables.calendar(owner, name);
+      if (quota !== undefined) {
+        const held = [...this.#tables.calendars()].filter((c) => c.owner === owner);
+        quota(
+          owner,
+          {
+            calendars: held.length,
+            items: held.reduce((sum, c) => sum + c.items.length, 0),
+            current: previous?.items.length ?? null,
+          },
+          items.length,
+        );
+      }
       const row = calendarRow({
         owner,
         name,

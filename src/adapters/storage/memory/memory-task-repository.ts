@@ -14,6 +14,7 @@ import type { NewRun } from "../../../domain/new-run.js";
 import type {
   AdmissionReport,
   LockedTask,
+  MutateTaskOptions,
   TaskMutation,
   TaskRepository,
 } from "../../../domain/ports/task-repository.js";
@@ -161,11 +162,12 @@ export class MemoryTaskRepository implements TaskRepository {
   listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>> {
     return this.#tables.atomically(() => {
       const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+      const direction = query.newestFirst === true ? -1 : 1;
       const rows = [...this.#tables.tasks()]
         .filter((task) => task.deletedAt === null && isVisibleTo(scope, task.owner))
         .filter((task) => matches(task, query))
-        .filter((task) => after === null || compareKeys(taskKey(task), after) > 0)
-        .sort((a, b) => compareKeys(taskKey(a), taskKey(b)));
+        .filter((task) => after === null || direction * compareKeys(taskKey(task), after) > 0)
+        .sort((a, b) => direction * compareKeys(taskKey(a), taskKey(b)));
       return pageOf(rows, query.limit, taskKey);
     });
   }
@@ -174,16 +176,28 @@ export class MemoryTaskRepository implements TaskRepository {
     scope: OwnerScope,
     id: TaskId,
     decide: (locked: LockedTask) => TaskMutation<T>,
-    options: { readonly run?: RunId } = {},
+    options: MutateTaskOptions = {},
   ): Promise<T> {
     return this.#tables.atomically(() => {
       const task = this.#visible(scope, id);
       if (task === undefined) throw new NotFoundError("task", id);
       const activeRuns = this.#activeRunsOf(id);
-      const locked: LockedTask =
-        options.run === undefined
-          ? { task, activeRuns }
-          : { task, activeRuns, run: this.#runOf(id, options.run) };
+      const recent = options.recentRuns;
+      const locked: LockedTask = {
+        task,
+        activeRuns,
+        ...(options.run === undefined ? {} : { run: this.#runOf(id, options.run) }),
+        ...(recent === undefined
+          ? {}
+          : {
+              recentRuns: [...this.#tables.runs()].filter(
+                (run) =>
+                  run.owner === task.owner &&
+                  run.trigger === recent.trigger &&
+                  run.queuedAt >= recent.since,
+              ).length,
+            }),
+      };
       const mutation = decideMutation(locked, decide);
       if (mutation.task !== undefined) {
         const stamps = changedStamps(task.schedule, mutation.task.schedule);

@@ -8,7 +8,13 @@ import type { Calendar, CalendarStamp } from "../../../domain/calendar.js";
 import { CalendarChangedError, CalendarInUseError } from "../../../domain/errors.js";
 import type { OwnerId, TaskId } from "../../../domain/ids.js";
 import { ownerId, taskId } from "../../../domain/ids.js";
-import type { CalendarRepository } from "../../../domain/ports/calendar-repository.js";
+import type {
+  CalendarQuery,
+  CalendarQuotaCheck,
+  CalendarRepository,
+} from "../../../domain/ports/calendar-repository.js";
+import type { Page } from "../../../domain/ports/queries.js";
+import { decodeNameCursor, nameKey, pageOf } from "../shared/page-cursor.js";
 import { decodeCalendarItems, encodeCalendarItems } from "../../../domain/schedule-codec.js";
 import type { CalendarItem } from "../../../domain/schedule/schedule-spec.js";
 import type { Instant } from "../../../domain/time.js";
@@ -88,12 +94,16 @@ export class PostgresCalendarRepository implements CalendarRepository {
     return result.rows.map(calendarFromRow);
   }
 
-  async listCalendars(owner: OwnerId): Promise<readonly Calendar[]> {
+  async listCalendars(owner: OwnerId, query: CalendarQuery): Promise<Page<Calendar>> {
+    const after = query.cursor === undefined ? null : decodeNameCursor(query.cursor);
+    // COLLATE "C": byte order, as the other stores list, whatever the database's collation.
     const result = await this.#ctx.pool.query(
-      `SELECT ${COLUMNS} FROM ${this.#table} WHERE owner = $1::text ORDER BY name`,
-      [owner],
+      `SELECT ${COLUMNS} FROM ${this.#table}
+       WHERE owner = $1::text AND ($2::text IS NULL OR name COLLATE "C" > $2::text)
+       ORDER BY name COLLATE "C" LIMIT $3::int`,
+      [owner, after, query.limit + 1],
     );
-    return result.rows.map(calendarFromRow);
+    return pageOf(result.rows.map(calendarFromRow), query.limit, (c) => nameKey(c.name));
   }
 
   async putCalendar(
@@ -101,8 +111,58 @@ export class PostgresCalendarRepository implements CalendarRepository {
     name: string,
     items: readonly CalendarItem[],
     now: Instant,
+    quota?: CalendarQuotaCheck,
   ): Promise<Calendar> {
-    const result = await this.#ctx.pool.query(
+    if (quota === undefined) return this.#upsert(this.#ctx.pool, owner, name, items, now);
+    return withTransaction(this.#ctx.pool, async (client) => {
+      await this.#checkHoldings(client, owner, name, items.length, quota);
+      return this.#upsert(client, owner, name, items, now);
+    });
+  }
+
+  /**
+   * The calendar quotas of a put, in its transaction: a transaction-scoped advisory lock keyed by the
+   * schema and the owner makes every replica's puts for one owner take turns between the count and
+   * the commit. Only puts with a quota take it.
+   */
+  async #checkHoldings(
+    client: PostgresQueryable,
+    owner: OwnerId,
+    name: string,
+    items: number,
+    quota: CalendarQuotaCheck,
+  ): Promise<void> {
+    await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))", [
+      `punctual.calendars_per_owner:${this.#ctx.schema.name}:${owner}`,
+    ]);
+    const result = await client.query(
+      `SELECT count(*)::int8 AS calendars,
+              coalesce(sum(jsonb_array_length(items)), 0)::int8 AS items,
+              max(CASE WHEN name = $2::text THEN jsonb_array_length(items) END)::int8 AS current
+       FROM ${this.#table} WHERE owner = $1::text`,
+      [owner, name],
+    );
+    const row = record(result.rows[0]);
+    const current = row["current"];
+    quota(
+      owner,
+      {
+        calendars: integer(row, "calendars"),
+        items: integer(row, "items"),
+        current: current === null ? null : integer(row, "current"),
+      },
+      items,
+    );
+  }
+
+  async #upsert(
+    db: PostgresQueryable,
+    owner: OwnerId,
+    name: string,
+    items: readonly CalendarItem[],
+    now: Instant,
+  ): Promise<Calendar> {
+    const result = await db.query(
       `INSERT INTO ${this.#table} AS c (owner, name, items, version, created_at, updated_at)
        VALUES ($1::text, $2::text, $3::jsonb, 1, ${msToTimestamp("$4::int8")},
                ${msToTimestamp("$4::int8")})

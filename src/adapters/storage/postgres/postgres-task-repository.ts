@@ -16,6 +16,7 @@ import type { NewRun } from "../../../domain/new-run.js";
 import type {
   AdmissionReport,
   LockedTask,
+  MutateTaskOptions,
   TaskMutation,
   TaskRepository,
 } from "../../../domain/ports/task-repository.js";
@@ -80,6 +81,7 @@ export class PostgresTaskRepository implements TaskRepository {
   readonly #lock: string;
   readonly #lockTaskRun: string;
   readonly #list: string;
+  readonly #listNewest: string;
   readonly #nextDue: PostgresStatement;
   readonly #admission: PostgresAdmission;
 
@@ -105,20 +107,22 @@ export class PostgresTaskRepository implements TaskRepository {
     this.#findByKey =
       `SELECT ${columns} FROM ${tasks} AS t WHERE t.owner = $1::text AND t.task_key = $2::text` +
       ` AND t.task_key IS NOT NULL AND t.deleted_at IS NULL`;
-    this.#list =
+    const list = (newest: boolean) =>
       `SELECT ${columns} FROM ${tasks} AS t WHERE t.deleted_at IS NULL` +
       ` AND ($1::text IS NULL OR t.owner = $1)` +
       ` AND ($2::text IS NULL OR t.status = $2)` +
       ` AND ($3::text IS NULL OR t.target_kind = $3)` +
       ` AND ($4::text IS NULL OR t.thread_id = $4)` +
       ` AND ($5::text IS NULL OR t.thread_scope = $5)` +
-      ` AND ($6::int8 IS NULL OR (t.created_at, t.id) > (${msToTimestamp("$6::int8")}, $7::text))` +
+      ` AND ($6::int8 IS NULL OR (t.created_at, t.id) ${newest ? "<" : ">"} (${msToTimestamp("$6::int8")}, $7::text))` +
       ` AND ($9::text IS NULL OR t.task_key = $9)` +
       ` AND ($10::text IS NULL OR t.task_group = $10)` +
       // ASCII case folding, as SQLite's lower() and the memory store fold (one answer on every store).
       ` AND ($11::text IS NULL OR t.task_key = $11 OR strpos(lower(t.title COLLATE "C"),` +
       ` lower($11::text COLLATE "C")) > 0)` +
-      ` ORDER BY t.created_at, t.id LIMIT $8::int4`;
+      ` ORDER BY ${newest ? "t.created_at DESC, t.id DESC" : "t.created_at, t.id"} LIMIT $8::int4`;
+    this.#list = list(false);
+    this.#listNewest = list(true);
     this.#nextDue = prepared(
       `SELECT (extract(epoch from min(t.next_run_at)) * 1000)::int8 AS at FROM ${tasks} AS t` +
         ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL AND t.defect_at IS NULL`,
@@ -175,6 +179,31 @@ export class PostgresTaskRepository implements TaskRepository {
       );
       quota(owner, integer(record(result.rows[0]), "n"), adding);
     }
+  }
+
+  /**
+   * The owner's runs of a trigger since an instant, counted under a transaction-scoped advisory lock
+   * keyed by the schema, the owner and the trigger: every replica's counting commands for one owner
+   * take turns between this count and their commit, so each sees the runs of those before it. Taken
+   * after the task's row lock, and nothing waits for a row lock while holding it: no deadlock.
+   */
+  async #countRecentRuns(
+    client: PostgresClient,
+    owner: OwnerId,
+    recent: NonNullable<MutateTaskOptions["recentRuns"]>,
+  ): Promise<number> {
+    await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))", [
+      `punctual.recent_runs:${this.#ctx.schema.name}:${owner}:${recent.trigger}`,
+    ]);
+    const requested = recent.trigger === "scheduled" ? "" : ` AND "trigger" <> 'scheduled'`;
+    // A new statement after the lock: it sees every run committed by the lock's previous holder.
+    const result = await client.query(
+      `SELECT count(*)::int8 AS n FROM ${this.#ctx.runSql.table}
+        WHERE owner = $1::text AND queued_at >= ${msToTimestamp("$2::int8")}
+          AND "trigger" = $3::text${requested}`,
+      [owner, recent.since, recent.trigger],
+    );
+    return integer(record(result.rows[0]), "n");
   }
 
   async #insertTask(task: Task, quota?: TaskCountCheck): Promise<void> {
@@ -236,7 +265,8 @@ export class PostgresTaskRepository implements TaskRepository {
 
   async listTasks(scope: OwnerScope, query: TaskQuery): Promise<Page<Task>> {
     const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
-    const result = await this.#ctx.pool.query(this.#list, [
+    const sql = query.newestFirst === true ? this.#listNewest : this.#list;
+    const result = await this.#ctx.pool.query(sql, [
       ownerOf(scope),
       query.status ?? null,
       query.targetKind ?? null,
@@ -257,7 +287,7 @@ export class PostgresTaskRepository implements TaskRepository {
     scope: OwnerScope,
     id: TaskId,
     decide: (locked: LockedTask) => TaskMutation<T>,
-    options: { readonly run?: RunId } = {},
+    options: MutateTaskOptions = {},
   ): Promise<T> {
     return withTransaction(this.#ctx.pool, async (client) => {
       const found = await client.query(this.#lock, [id, ownerOf(scope)]);
@@ -265,10 +295,17 @@ export class PostgresTaskRepository implements TaskRepository {
       const task = taskFromRow(found.rows[0], this.#ctx.secrets);
       // The active runs are locked too, so a concurrent claim cannot launch a run this command cancels.
       const activeRuns = await this.#ctx.runSql.lockActive(client, [task.id]);
-      const locked: LockedTask =
-        options.run === undefined
-          ? { task, activeRuns }
-          : { task, activeRuns, run: await this.#lockRun(client, task.id, options.run) };
+      const recent = options.recentRuns;
+      const locked: LockedTask = {
+        task,
+        activeRuns,
+        ...(options.run === undefined
+          ? {}
+          : { run: await this.#lockRun(client, task.id, options.run) }),
+        ...(recent === undefined
+          ? {}
+          : { recentRuns: await this.#countRecentRuns(client, task.owner, recent) }),
+      };
       const mutation = decideMutation(locked, decide);
       if (mutation.task !== undefined) {
         const stamps = changedStamps(task.schedule, mutation.task.schedule);

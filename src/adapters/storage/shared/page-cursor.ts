@@ -33,6 +33,18 @@ export function decodeCursor(cursor: string): CursorKey {
   throw ValidationError.of("cursor", "is not a cursor of this listing");
 }
 
+/** The sort key of a listing by name (calendars): `[0, name]`. */
+export function nameKey(name: string): CursorKey {
+  return [0, name];
+}
+
+/** @throws validation_failed when `cursor` was not made from a `nameKey` */
+export function decodeNameCursor(cursor: string): string {
+  const [zero, name] = decodeCursor(cursor);
+  if (zero !== 0) throw ValidationError.of("cursor", "is not a cursor of this listing");
+  return name;
+}
+
 /** Orders two sort keys ascending. */
 export function compareKeys(a: CursorKey, b: CursorKey): number {
   if (a[0] !== b[0]) return a[0] < b[0] ? -1 : 1;

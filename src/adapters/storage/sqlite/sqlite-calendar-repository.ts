@@ -7,7 +7,14 @@ import type { Calendar, CalendarStamp } from "../../../domain/calendar.js";
 import { CalendarChangedError, CalendarInUseError } from "../../../domain/errors.js";
 import type { OwnerId, TaskId } from "../../../domain/ids.js";
 import { ownerId, taskId } from "../../../domain/ids.js";
-import type { CalendarRepository } from "../../../domain/ports/calendar-repository.js";
+import type {
+  CalendarHoldings,
+  CalendarQuery,
+  CalendarQuotaCheck,
+  CalendarRepository,
+} from "../../../domain/ports/calendar-repository.js";
+import type { Page } from "../../../domain/ports/queries.js";
+import { decodeNameCursor, nameKey, pageOf } from "../shared/page-cursor.js";
 import { decodeCalendarItems, encodeCalendarItems } from "../../../domain/schedule-codec.js";
 import type { CalendarItem } from "../../../domain/schedule/schedule-spec.js";
 import { instant } from "../../../domain/time.js";
@@ -71,7 +78,8 @@ export class SqliteCalendarStamps {
 export class SqliteCalendarRepository implements CalendarRepository {
   readonly #tx: SqliteTransactions;
   readonly #find: Statement<[{ owner: string; name: string }], CalendarRow>;
-  readonly #list: Statement<[{ owner: string }], CalendarRow>;
+  readonly #list: Statement<[{ owner: string; after: string | null; limit: number }], CalendarRow>;
+  readonly #holdings: Statement<[{ owner: string; name: string }], CalendarHoldings>;
   readonly #upsert: Statement<[CalendarRow], CalendarRow>;
   readonly #delete: Statement<[{ owner: string; name: string }]>;
   readonly #using: Statement<[{ owner: string; name: string }], { id: string }>;
@@ -82,7 +90,17 @@ export class SqliteCalendarRepository implements CalendarRepository {
     this.#find = db.prepare(
       `SELECT ${COLUMNS} FROM calendars WHERE owner = @owner AND name = @name`,
     );
-    this.#list = db.prepare(`SELECT ${COLUMNS} FROM calendars WHERE owner = @owner ORDER BY name`);
+    // Names compare by bytes (SQLite's BINARY collation), as the memory store's and PostgreSQL's "C".
+    this.#list = db.prepare(
+      `SELECT ${COLUMNS} FROM calendars
+       WHERE owner = @owner AND (@after IS NULL OR name > @after)
+       ORDER BY name LIMIT @limit`,
+    );
+    this.#holdings = db.prepare(
+      `SELECT count(*) AS calendars, coalesce(sum(json_array_length(items)), 0) AS items,
+              max(CASE WHEN name = @name THEN json_array_length(items) END) AS current
+       FROM calendars WHERE owner = @owner`,
+    );
     this.#upsert = db.prepare(
       `INSERT INTO calendars (${COLUMNS})
        VALUES (@owner, @name, @items, @version, @created_at, @updated_at)
@@ -106,8 +124,12 @@ export class SqliteCalendarRepository implements CalendarRepository {
     );
   }
 
-  listCalendars(owner: OwnerId): Promise<readonly Calendar[]> {
-    return settle(() => this.#list.all({ owner }).map(calendarFromRow));
+  listCalendars(owner: OwnerId, query: CalendarQuery): Promise<Page<Calendar>> {
+    return settle(() => {
+      const after = query.cursor === undefined ? null : decodeNameCursor(query.cursor);
+      const rows = this.#list.all({ owner, after, limit: query.limit + 1 }).map(calendarFromRow);
+      return pageOf(rows, query.limit, (calendar) => nameKey(calendar.name));
+    });
   }
 
   putCalendar(
@@ -115,9 +137,16 @@ export class SqliteCalendarRepository implements CalendarRepository {
     name: string,
     items: readonly CalendarItem[],
     now: Instant,
+    quota?: CalendarQuotaCheck,
   ): Promise<Calendar> {
     return settle(() =>
       this.#tx.write(() => {
+        // In the write transaction: SQLite's single writer makes the count and the upsert one step.
+        if (quota !== undefined) {
+          const held = this.#holdings.get({ owner, name });
+          if (held === undefined) throw new Error("sqlite: the calendar count returned no row");
+          quota(owner, held, items.length);
+        }
         const row = this.#upsert.get({
           owner,
           name,

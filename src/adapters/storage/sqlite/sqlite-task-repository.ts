@@ -9,13 +9,14 @@ import type { AdmissionWrite } from "../../../domain/admit-task.js";
 import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/calendar.js";
 import { KeyTakenError, NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
-import type { OwnerId, RunId, TaskId } from "../../../domain/ids.js";
+import type { OwnerId, TaskId } from "../../../domain/ids.js";
 import { runId as toRunId } from "../../../domain/ids.js";
 import { newRunWithId } from "../../../domain/new-run.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
   AdmissionReport,
   LockedTask,
+  MutateTaskOptions,
   TaskMutation,
   TaskRepository,
 } from "../../../domain/ports/task-repository.js";
@@ -60,6 +61,7 @@ export class SqliteTaskRepository implements TaskRepository {
   readonly #insertTask: Statement<[TaskRow]>;
   readonly #updateTask: Statement<[TaskRow]>;
   readonly #countTasks: Statement<[string], number>;
+  readonly #countRecentRuns: Statement<[string, number, string], number>;
   readonly #visibleTask: Statement<[{ id: string; owner: string | null }], TaskRow>;
   readonly #taskByKey: Statement<[{ owner: string; key: string }], TaskRow>;
   readonly #dueTasks: RowReader<[number, number], TaskRow>;
@@ -83,6 +85,11 @@ export class SqliteTaskRepository implements TaskRepository {
     this.#countTasks = db
       .prepare<[string], number>(
         "SELECT count(*) FROM tasks WHERE owner = ? AND deleted_at IS NULL",
+      )
+      .pluck();
+    this.#countRecentRuns = db
+      .prepare<[string, number, string], number>(
+        `SELECT count(*) FROM runs WHERE owner = ? AND queued_at >= ? AND "trigger" = ?`,
       )
       .pluck();
     this.#insertTask = db.prepare<[TaskRow]>(
@@ -199,6 +206,7 @@ export class SqliteTaskRepository implements TaskRepository {
     return settle(() => {
       const where = ["deleted_at IS NULL"];
       const params: ListParams = { limit: query.limit + 1 };
+      const newest = query.newestFirst === true;
       const filter = (clause: string, name: string, value: string | number): void => {
         where.push(clause);
         params[name] = value;
@@ -227,11 +235,12 @@ export class SqliteTaskRepository implements TaskRepository {
       }
       if (query.cursor !== undefined) {
         const [createdAt, id] = decodeCursor(query.cursor);
-        where.push("(created_at, id) > (@after_at, @after_id)");
+        where.push(`(created_at, id) ${newest ? "<" : ">"} (@after_at, @after_id)`);
         params["after_at"] = createdAt;
         params["after_id"] = id;
       }
-      const sql = `${TASK_SELECT} WHERE ${where.join(" AND ")} ORDER BY created_at, id LIMIT @limit`;
+      const order = newest ? "created_at DESC, id DESC" : "created_at, id";
+      const sql = `${TASK_SELECT} WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT @limit`;
       const rows = this.#lists
         .get(sql)
         .all(params)
@@ -244,7 +253,7 @@ export class SqliteTaskRepository implements TaskRepository {
     scope: OwnerScope,
     id: TaskId,
     decide: (locked: LockedTask) => TaskMutation<T>,
-    options: { readonly run?: RunId } = {},
+    options: MutateTaskOptions = {},
   ): Promise<T> {
     return settle(() =>
       this.#tx.write(() => {
@@ -253,8 +262,19 @@ export class SqliteTaskRepository implements TaskRepository {
         const activeRuns = this.#activeRunsOf([id]);
         const row = options.run === undefined ? undefined : this.#shared.runById.get(options.run);
         const run = row === undefined || row.task_id !== id ? null : runFromRow(row);
-        const locked: LockedTask =
-          options.run === undefined ? { task, activeRuns } : { task, activeRuns, run };
+        // In the write transaction: SQLite's single writer makes the count and the write one step.
+        const recent = options.recentRuns;
+        const locked: LockedTask = {
+          task,
+          activeRuns,
+          ...(options.run === undefined ? {} : { run }),
+          ...(recent === undefined
+            ? {}
+            : {
+                recentRuns:
+                  this.#countRecentRuns.get(task.owner, recent.since, recent.trigger) ?? 0,
+              }),
+        };
         const mutation = decideMutation(locked, decide);
         if (mutation.task !== undefined) {
           this.#stamps.check(task.owner, changedStamps(task.schedule, mutation.task.schedule));
