@@ -12,20 +12,16 @@
  * heartbeats from start until its shutdown has drained (replica-heartbeat.ts), and a pass beats as it starts
  * when a beat is due (a third of the liveness timeout since the last one) or the last one failed.
  */
-import type { Dispatch } from "../application/dispatch/dispatch.js";
 import { NO_EVENTS } from "../application/events/internal-events.js";
 import { NO_TRACING } from "../application/events/tracing.js";
 import type { Tracer } from "../application/events/tracing.js";
 import type { EventSink } from "../application/events/internal-events.js";
-import type { ReferenceClock, WakeSource } from "../domain/ports/store.js";
 import { exponentialBackoffMs } from "../domain/backoff.js";
 import type { RunId } from "../domain/ids.js";
-import type { RunLauncher } from "../domain/ports/run-launcher.js";
 import type { Run } from "../domain/run.js";
 import type { CompletionVerdict } from "../domain/run-change.js";
 import type { Task } from "../domain/task.js";
 import type { DurationMs, Instant } from "../domain/time.js";
-import type { Clock } from "./clock.js";
 import type { Logger } from "../application/events/logger.js";
 import { silentLogger } from "../application/events/logger.js";
 import { WakeSignal } from "./wake-signal.js";
@@ -39,46 +35,7 @@ import { sweep, sweepOrphans } from "./sweeps.js";
 import { drainForShutdown } from "./shutdown-drain.js";
 import { withDefaults } from "./coordinator-options.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
-
-export interface CoordinatorDeps {
-  readonly dispatch: Dispatch;
-  readonly launcher: RunLauncher;
-  readonly clock: Clock;
-  readonly replicaId: string;
-  /** Handler names this replica can run. */
-  readonly handlerNames: ReadonlySet<string>;
-  readonly logger?: Logger;
-  readonly wake?: WakeSignal;
-  readonly options?: CoordinatorOptions;
-  /** The store's clock: its offset is measured at start and every 10 minutes (docs/operations.md#clock-skew). */
-  readonly referenceClock?: ReferenceClock;
-  /** Applies a measured clock offset (the system clock's `setOffset`). */
-  readonly applyClockOffset?: (offsetMs: number) => void;
-  /** How far the wall clock stepped since the last offset applied (the system clock's `wallStepMs`). */
-  readonly wallStepMs?: () => number;
-  /** Wake-ups from other replicas through the store, heard between `listen()` and `stop()`. */
-  readonly wakes?: WakeSource;
-  /** Runs executing in this process (handler targets), handed back at shutdown. */
-  readonly inProcess?: InProcessRuns;
-  /** Watches running runs on targets that must be asked (agent servers); started and stopped with it. */
-  readonly watcher?: { start(): void; stop(): Promise<void> };
-  /** Receives `coordinator:tick` after every pass. @default none */
-  readonly events?: EventSink;
-  /** Spans for admission batches, claims, launches and verdicts (docs/operations.md#tracing). @default none */
-  readonly tracer?: Tracer;
-}
-
-/** Runs this process executes itself (the handler launcher): what shutdown needs from them. */
-export interface InProcessRuns {
-  /** How many are running now. */
-  readonly running: number;
-  /** Resolves once every run executing now has settled and its verdict has been recorded. */
-  settled(): Promise<void>;
-  /** Aborts every one still running (shutdown): they are recorded lost with this replica. */
-  abandon(): void;
-  /** Whether the run is executing in this process. */
-  runsHere(runId: RunId): boolean;
-}
+import type { CoordinatorDeps } from "./coordinator-deps.js";
 
 export class Coordinator {
   readonly #deps: CoordinatorDeps;

@@ -11,7 +11,7 @@ import type { Store } from "../../src/domain/ports/store.js";
 import type { RunId } from "../../src/domain/ids.js";
 import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
 import { CLAIM_LINGER_MS } from "../../src/runtime/claim-trigger.js";
-import type { InProcessRuns } from "../../src/runtime/coordinator.js";
+import type { InProcessRuns } from "../../src/runtime/coordinator-deps.js";
 import { createHarness, withRunMethods } from "./harness.js";
 
 const t0 = Date.parse("2026-01-05T00:00:00Z");

@@ -27,7 +27,7 @@ import type { Task } from "../../src/domain/task.js";
 import type { Instant } from "../../src/domain/time.js";
 import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
 import { Coordinator } from "../../src/runtime/coordinator.js";
-import type { InProcessRuns } from "../../src/runtime/coordinator.js";
+import type { InProcessRuns } from "../../src/runtime/coordinator-deps.js";
 import type { CoordinatorOptions } from "../../src/runtime/coordinator-options.js";
 import { WakeSignal } from "../../src/runtime/wake-signal.js";
 
