@@ -3,7 +3,6 @@
  * through `punctual/client`. Human output by default (times in the viewer's zone; `api-output.ts`),
  * `--json` for scripts. Exit codes: 0 ok, 1 failure, 2 a request refused as invalid or a usage error.
  */
-import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import type { TaskCreateInput, TaskPatchInput } from "../application/shapes/task-input.js";
 import type { PreviewView } from "../application/shapes/view-schemas.js";
@@ -23,8 +22,8 @@ import { applyCommand } from "./apply-command.js";
 import { calendarCommand } from "./calendar-command.js";
 import { listRuns, runRowsAcrossTasks, withRunListFlags } from "./run-list-command.js";
 import type { RunListFlags } from "./run-list-command.js";
-import { collect, scheduleFromFlags } from "./schedule-flags.js";
-import type { ScheduleFlags } from "./schedule-flags.js";
+import { taskBody, withTaskFlags } from "./task-flags.js";
+import type { TaskFlags } from "./task-flags.js";
 
 export interface ClientIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -48,8 +47,6 @@ interface GlobalOptions {
 
 const GLOBAL_FLAGS: ReadonlySet<string> = new Set(["server", "token", "json"]);
 
-type Json = Record<string, unknown>;
-
 function clientOf(options: GlobalOptions, io: ClientIo): PunctualClient {
   return new PunctualClient({
     baseUrl: options.server ?? io.env["PUNCTUAL_URL"] ?? "http://127.0.0.1:8080",
@@ -60,97 +57,6 @@ function clientOf(options: GlobalOptions, io: ClientIo): PunctualClient {
 function usage(io: ClientIo, message: string): CommanderError {
   io.stderr(`punctual: ${message}\n`);
   return new CommanderError(2, "punctual.invalidInput", message);
-}
-
-/** Parses `--body` text (JSON, `@file`, or `@-` is not supported: use a file). */
-function bodyFrom(text: string, io: ClientIo): Json {
-  let raw = text;
-  if (text.startsWith("@")) {
-    try {
-      raw = readFileSync(text.slice(1), "utf8");
-    } catch (error) {
-      throw usage(io, `cannot read ${text.slice(1)}: ${(error as Error).message}`);
-    }
-  }
-  try {
-    const value: unknown = JSON.parse(raw);
-    if (typeof value !== "object" || value === null || Array.isArray(value))
-      throw new Error("not an object");
-    return value as Json;
-  } catch (error) {
-    throw usage(io, `--body must be a JSON object: ${(error as Error).message}`);
-  }
-}
-
-interface TaskFlags extends ScheduleFlags {
-  readonly body?: string;
-  readonly title?: string;
-  readonly handler?: string;
-  readonly webhook?: string;
-  readonly input?: string;
-}
-
-/**
- * A task body from `--body` and the shortcut flags (flags win, field by field); the schedule flags
- * change `current` (the task's schedule, on an edit) when `--body` holds none (schedule-flags.ts).
- */
-function taskBody(flags: TaskFlags, io: ClientIo, creating: boolean, current?: unknown): Json {
-  const body: Json = flags.body === undefined ? {} : bodyFrom(flags.body, io);
-  if (flags.title !== undefined) body["title"] = flags.title;
-  const schedule = scheduleFromFlags(flags, body["schedule"] ?? current, (message) =>
-    usage(io, message),
-  );
-  if (schedule !== undefined) body["schedule"] = schedule;
-  let input: unknown;
-  if (flags.input !== undefined) {
-    try {
-      input = JSON.parse(flags.input);
-    } catch {
-      throw usage(io, "--input must be JSON");
-    }
-  }
-  if (flags.handler !== undefined) {
-    body["target"] = {
-      kind: "handler",
-      name: flags.handler,
-      ...(input === undefined ? {} : { input }),
-    };
-  } else if (flags.webhook !== undefined) {
-    body["target"] = {
-      kind: "webhook",
-      url: flags.webhook,
-      ...(input === undefined ? {} : { input }),
-    };
-  }
-  if (creating) {
-    if (body["title"] === undefined) throw usage(io, "--title is required (or give --body)");
-    if (body["schedule"] === undefined)
-      throw usage(io, "one of --cron, --every, --at, --rrule is required");
-    body["target"] ??= { kind: "handler", name: "log", ...(input === undefined ? {} : { input }) };
-  }
-  return body;
-}
-
-function withTaskFlags(command: Command): Command {
-  return command
-    .option("--body <json>", "the whole task as JSON, or @FILE")
-    .option("--title <text>", "title")
-    .option("--cron <expr>", "a cron schedule; repeat for several expressions in one zone", collect)
-    .option("--tz <zone>", "IANA time zone of --cron or --at (of --every: where --exclude is read)")
-    .option("--every <duration>", "an interval schedule, e.g. PT5M")
-    .option("--at <instant>", "a once schedule")
-    .option(
-      "--rrule <text>",
-      'an RFC 5545 recurrence: "DTSTART;TZID=Europe/Berlin:20260105T093000 RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO"',
-    )
-    .option(
-      "--exclude <item>",
-      "a day to skip, repeatable: 2026-12-25, 2026-12-24..2026-12-26, days:25 12 *, calendar:NAME",
-      collect,
-    )
-    .option("--handler <name>", "a handler target (default for create: log)")
-    .option("--webhook <url>", "a webhook target")
-    .option("--input <json>", "the target's input");
 }
 
 /** A whole-number flag (`--limit`, `--count`); its range is the API's to check. */
@@ -223,9 +129,12 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
     .action(
       act(
         (c, opts: TaskFlags & { idempotencyKey?: string }) =>
-          c.tasks.create(checkedByServer<TaskCreateInput>(taskBody(opts, io, true)), {
-            idempotency_key: opts.idempotencyKey,
-          }),
+          c.tasks.create(
+            checkedByServer<TaskCreateInput>(taskBody(opts, (message) => usage(io, message), true)),
+            {
+              idempotency_key: opts.idempotencyKey,
+            },
+          ),
         ({ task, warnings, replayed }) =>
           (replayed
             ? "replayed: this --idempotency-key was used before; no new task. The first answer:\n"
@@ -272,7 +181,7 @@ export function clientCommands(io: ClientIo = processIo): Command[] {
           );
           if (!given) throw usage(io, "nothing to change");
           const current = await c.tasks.get(id);
-          const body = taskBody(opts, io, false, current.schedule);
+          const body = taskBody(opts, (message) => usage(io, message), false, current.schedule);
           if (Object.keys(body).length === 0) throw usage(io, "nothing to change");
           return c.tasks.update(id, checkedByServer<TaskPatchInput>(body), {
             version: current.version,
