@@ -10,8 +10,8 @@ import { serveBench } from "./lib/child-protocol.js";
 import { LedgerWriter } from "./lib/ledger.js";
 import {
   countStatements,
+  roundTrips,
   statementTimings,
-  statementsSent,
   timeStatements,
 } from "./lib/statement-timing.js";
 
@@ -68,7 +68,7 @@ const scheduler = createScheduler({
 
 const bench = serveBench({
   executed: () => ledger.count,
-  ...(config.store.kind === "postgres" ? { statements: statementsSent } : {}),
+  ...(config.store.kind === "postgres" ? { statements: roundTrips } : {}),
   onStop: async () => {
     await scheduler.stop();
     await ledger.close();

@@ -23,6 +23,9 @@ export interface WorkerStats {
    * replicas on PostgreSQL; absent elsewhere).
    */
   readonly statements?: number;
+  /** Transactions (`BEGIN`) and heartbeat writes among those statements. */
+  readonly transactions?: number;
+  readonly heartbeats?: number;
 }
 
 export type ToWorker =
@@ -45,7 +48,7 @@ function send(message: FromWorker, then?: () => void): void {
 /** Worker side: answers the bench's requests; `stop` runs `onStop` and exits. */
 export function serveBench(handlers: {
   readonly executed: () => number;
-  readonly statements?: () => number;
+  readonly statements?: () => { statements: number; transactions: number; heartbeats: number };
   readonly onStop: () => Promise<void>;
 }): { ready(): void; fail(error: unknown): never } {
   const delay = monitorEventLoopDelay({ resolution: 10 });
@@ -58,7 +61,7 @@ export function serveBench(handlers: {
       rssBytes: process.memoryUsage.rss(),
       loopDelayP99Ms: Math.round(delay.percentile(99) / 1e6),
       loopDelayMaxMs: Math.round(delay.max / 1e6),
-      ...(handlers.statements === undefined ? {} : { statements: handlers.statements() }),
+      ...(handlers.statements === undefined ? {} : handlers.statements()),
     };
     return answer;
   };

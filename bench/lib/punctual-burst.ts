@@ -20,7 +20,7 @@ import { pace } from "./pace.js";
 import { BackendCpuSampler } from "./proc-cpu.js";
 import { progress } from "./progress.js";
 import { countUnfinished, readRuns, statusCounts } from "./punctual-runs.js";
-import type { BurstFigures, Enqueue } from "./results.js";
+import type { BurstFigures, Enqueue, RoundTripFigures } from "./results.js";
 import { cpuFigures, loopDelayOf } from "./results.js";
 import type { StatementTiming } from "./statement-timing.js";
 import { distribution } from "./stats.js";
@@ -318,6 +318,7 @@ export async function punctualBurst(
         sampler?.walBytes ?? null,
       ),
       statementsPerFire: statementsPerFire(initial, final, ledger.length),
+      roundTrips: roundTripsPerThousand(initial, final, ledger.length),
       loopDelay: loopDelayOf(final),
       settings: { ...REPLICA_SETTINGS, replicas: REPLICAS_OF[target] },
       timedOut: !done,
@@ -326,6 +327,35 @@ export async function punctualBurst(
   } finally {
     await cluster.dispose();
   }
+}
+
+/**
+ * Statements, transactions and heartbeats the replicas sent between two readings, per 1,000 fires; null
+ * when some replica did not count (SQLite, whose statements are not round trips).
+ */
+function roundTripsPerThousand(
+  before: readonly (WorkerStats | null)[],
+  after: readonly (WorkerStats | null)[],
+  fires: number,
+): RoundTripFigures | null {
+  if (fires === 0 || before.length !== after.length) return null;
+  const sum = { statements: 0, transactions: 0, heartbeats: 0 };
+  for (let i = 0; i < after.length; i++) {
+    const from = before[i];
+    const to = after[i];
+    for (const key of ["statements", "transactions", "heartbeats"] as const) {
+      const a = from?.[key];
+      const b = to?.[key];
+      if (a === undefined || b === undefined) return null;
+      sum[key] += b - a;
+    }
+  }
+  const per = (n: number): number => Math.round((n / fires) * 10_000) / 10;
+  return {
+    statements: per(sum.statements),
+    transactions: per(sum.transactions),
+    heartbeats: per(sum.heartbeats),
+  };
 }
 
 /** Statements the replicas sent between two readings, per fire; null when some replica did not count. */

@@ -10,7 +10,7 @@ import type { FailoverFigures } from "../scenarios/failover.js";
 import type { BenchConfig } from "./config.js";
 import { counts, late, lost, MISSING, ms, num, sec, table, times } from "./format.js";
 import type { Machine } from "./machine.js";
-import type { BurstFigures, IdleFigures, SteadyFigures } from "./results.js";
+import type { BurstFigures, IdleFigures, RoundTripFigures, SteadyFigures } from "./results.js";
 import { ratio } from "./stats.js";
 import { VARIANT_LIMIT, variantSpread } from "./variants.js";
 
@@ -41,6 +41,11 @@ function rowLabel(r: BurstFigures): string {
   return notes.length === 0 ? r.label : `${r.label} (${notes.join("; ")})`;
 }
 
+function roundTrips(figures: RoundTripFigures | null): string {
+  if (figures === null) return MISSING;
+  return `${num(figures.statements, 1)} / ${num(figures.transactions, 1)} / ${num(figures.heartbeats, 1)}`;
+}
+
 function burstTable(rows: readonly BurstFigures[]): string {
   return table(
     [
@@ -56,7 +61,7 @@ function burstTable(rows: readonly BurstFigures[]): string {
       "losses",
       "CPU s per 1,000 (workers + db)",
       "WAL per fire (bytes)",
-      "statements per fire",
+      "per 1,000 fires: statements / transactions / heartbeats",
       "event loop delay max (ms)",
     ],
     rows.map((r) =>
@@ -75,7 +80,7 @@ function burstTable(rows: readonly BurstFigures[]): string {
             lost(r),
             cpu(r.cpu),
             num(r.cpu.walBytesPerFire),
-            num(r.statementsPerFire ?? null, 2),
+            roundTrips(r.roundTrips ?? null),
             num(r.loopDelay.maxMs),
           ],
     ),

@@ -96,6 +96,11 @@ export interface BurstFigures {
    * instant until the burst drained: punctual on PostgreSQL; absent for the peers and SQLite.
    */
   readonly statementsPerFire?: number | null;
+  /**
+   * Round trips per 1,000 fires over the same span (punctual on PostgreSQL): every statement, the
+   * transactions among them (`BEGIN`) and the heartbeat writes.
+   */
+  readonly roundTrips?: RoundTripFigures | null;
   readonly loopDelay: LoopDelay;
   readonly settings: unknown;
   readonly timedOut: boolean;
@@ -180,4 +185,11 @@ export function cpuFigures(
       total: per(processSeconds + (databaseSeconds ?? 0)),
     },
   };
+}
+
+/** Round trips to PostgreSQL per 1,000 fires (docs/benchmarks.md#how-it-measures). */
+export interface RoundTripFigures {
+  readonly statements: number;
+  readonly transactions: number;
+  readonly heartbeats: number;
 }

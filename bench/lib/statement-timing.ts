@@ -46,18 +46,40 @@ function record(key: string, startedAt: bigint): void {
   timings.set(key, entry);
 }
 
+/** Round trips a replica made to PostgreSQL since `countStatements()`. */
+export interface RoundTrips {
+  /** Every statement sent (each one round trip). */
+  readonly statements: number;
+  /** Transactions opened (`BEGIN`); autocommit statements are not counted here. */
+  readonly transactions: number;
+  /** Heartbeat writes (the replica registry's upsert of `heartbeat_at`). */
+  readonly heartbeats: number;
+}
+
 let sent = 0;
+let begun = 0;
+let beats = 0;
+
+function textOf(query: unknown): string {
+  if (typeof query === "string") return query;
+  if (typeof query === "object" && query !== null && "text" in query) return String(query.text);
+  return "";
+}
 
 /**
  * Counts every statement node-postgres sends (`Client.prototype.query`, wrapped once): with the extended
  * protocol a statement and its parameters go out together and come back as one answer, so each is one
- * round trip. Cheap enough to run in every measurement.
+ * round trip. Transactions are counted by their `BEGIN`, heartbeats by the registry's statement. Cheap
+ * enough to run in every measurement.
  */
 export function countStatements(): void {
   const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = prototype.query;
   prototype.query = function (this: unknown, ...args: unknown[]): unknown {
     sent++;
+    const text = textOf(args[0]);
+    if (text.startsWith("BEGIN")) begun++;
+    else if (text.includes(".replicas (id, started_at, heartbeat_at)")) beats++;
     return original.apply(this, args);
   };
 }
@@ -65,6 +87,11 @@ export function countStatements(): void {
 /** Statements sent since `countStatements()`. */
 export function statementsSent(): number {
   return sent;
+}
+
+/** Statements, transactions and heartbeats sent since `countStatements()`. */
+export function roundTrips(): RoundTrips {
+  return { statements: sent, transactions: begun, heartbeats: beats };
 }
 
 /** Wraps `pg.Client.prototype.query` (once). */

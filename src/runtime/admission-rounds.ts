@@ -41,6 +41,8 @@ export interface AdmissionRoundsDeps {
   readonly cancelTarget: (run: Run, task: Task | null) => void;
   /** This replica's heartbeat cover (replica-heartbeat.ts): claims answered outside it are not launched. */
   readonly cover: { readonly cover: number; covers(cover: number): boolean };
+  /** A claim starts: the frees gathered for one (claim-trigger.ts) are used by it. @default none */
+  readonly claiming?: () => void;
 }
 
 export class AdmissionRounds {
@@ -99,6 +101,15 @@ export class AdmissionRounds {
   }
 
   /**
+   * A claim without a pass (launch slots were freed: nothing new is due): claims and launches as
+   * `admitAndClaim` does after each admission batch.
+   */
+  async claim(): Promise<void> {
+    if (this.#deps.stopped()) return;
+    await this.#claimAndLaunch();
+  }
+
+  /**
    * Claims and launches up to `claimBatch` runs at a time while there is room: the next claim overlaps
    * the previous batch's launches and their writes instead of waiting for them.
    */
@@ -110,6 +121,7 @@ export class AdmissionRounds {
       const room = Math.min(maxInFlight - launches.size, this.#deps.settings.claimBatch);
       if (room <= 0 || this.#deps.stopped()) return;
       const cover = this.#deps.cover.cover;
+      this.#deps.claiming?.();
       const claimStarted = performance.now();
       const claimSpan = this.#deps.tracer.startSpan("punctual.claim", {
         "punctual.claim.limit": room,

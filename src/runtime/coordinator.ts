@@ -9,7 +9,8 @@
  * Lifecycle: idle -> running (start) -> stopping (stop: no new claims or admissions; in-flight launches
  * and running handlers finish within the shutdown timeout, claims are never released early; handlers
  * still running then are aborted and recorded lost, shutdown-drain.ts) -> stopped. The replica
- * heartbeats from start until its shutdown has drained (replica-heartbeat.ts), as well as at every pass.
+ * heartbeats from start until its shutdown has drained (replica-heartbeat.ts), and a pass beats as it starts
+ * when a beat is due (a third of the liveness timeout since the last one) or the last one failed.
  */
 import type { Dispatch } from "../application/dispatch/dispatch.js";
 import { NO_EVENTS } from "../application/events/internal-events.js";
@@ -28,6 +29,7 @@ import type { Clock } from "./clock.js";
 import type { Logger } from "../application/events/logger.js";
 import { silentLogger } from "../application/events/logger.js";
 import { WakeSignal } from "./wake-signal.js";
+import { ClaimTrigger } from "./claim-trigger.js";
 import { AdmissionRounds, yieldToEventLoop } from "./admission-rounds.js";
 import { Launches } from "./launches.js";
 import { BackgroundWork } from "./background-work.js";
@@ -91,6 +93,7 @@ export class Coordinator {
   readonly #clockCorrection: ClockCorrection | null;
   readonly #heartbeat: ReplicaHeartbeat;
   readonly #rounds: AdmissionRounds;
+  readonly #claimTrigger: ClaimTrigger;
   #loop: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
   /** The wake-up subscription `listen()` made: resolves with the function that ends it. */
@@ -142,8 +145,10 @@ export class Coordinator {
       cancelTarget: (run, task) => {
         this.#cancelTarget(run, task);
       },
-      completed: () => {
-        this.#wake.wake();
+      completed: (requeued) => {
+        // A retry queued again: a pass looks at when it comes due. Otherwise a slot is free: a claim.
+        if (requeued) this.#wake.wake();
+        else this.#claimTrigger.freed();
       },
       ...(deps.tracer === undefined ? {} : { tracer: deps.tracer }),
       writeFailed: () => {
@@ -168,6 +173,22 @@ export class Coordinator {
         this.#cancelTarget(run, task);
       },
       cover: this.#heartbeat,
+      claiming: () => {
+        this.#claimTrigger.claiming();
+      },
+    });
+    this.#claimTrigger = new ClaimTrigger({
+      clock: deps.clock,
+      usefulBatch: () =>
+        Math.min(
+          this.#opts.claimBatch,
+          Math.max(1, Math.ceil(deps.dispatch.budget.policy.maxConcurrentRuns / 4)),
+        ),
+      idle: () =>
+        this.#launches.size === 0 && (deps.inProcess?.running ?? 0) <= this.#launches.reporting,
+      claim: () => {
+        this.#wake.wakeClaim();
+      },
     });
   }
 
@@ -207,8 +228,10 @@ export class Coordinator {
     const wakes = this.#deps.wakes;
     if (wakes === undefined || this.#stopping !== null) return;
     this.#listening ??= wakes.subscribe(
-      () => {
-        this.#wake.wake();
+      (hint) => {
+        // Runs changed elsewhere (slots freed, a run queued again): counted as a free for a claim.
+        if (hint === "runs") this.#claimTrigger.freed();
+        else this.#wake.wake();
       },
       (error) => {
         this.#log.warn(
@@ -244,7 +267,7 @@ export class Coordinator {
     const { dispatch, clock, replicaId } = this.#deps;
     const { recovery, budget } = dispatch;
     await this.#clockCorrection?.check();
-    await this.#heartbeat.beat();
+    await this.#heartbeat.passBeat();
     if (this.#stopped()) return;
     if (!this.#orphansSwept) {
       await sweepOrphans({ recovery, clock, replicaId, log: this.#log }, this.#deps.inProcess);
@@ -304,7 +327,9 @@ export class Coordinator {
   async #run(): Promise<void> {
     const signal = this.#stopController.signal;
     while (!signal.aborted) {
-      const wake = this.#wake.nextWake();
+      // This pass serves every wake-up raised so far.
+      this.#wake.take();
+      let wake = this.#wake.nextWake();
       let sleepUntil: Instant;
       try {
         // A store that answers synchronously (SQLite) would otherwise keep this loop on the CPU while
@@ -324,8 +349,25 @@ export class Coordinator {
           this.#log.error({ err: error }, "coordinator tick failed; backing off");
         sleepUntil = (this.#deps.clock.now() + this.#backoffMs()) as Instant;
       }
-      if (this.#stopped()) break;
-      await this.#deps.clock.sleepUntil(sleepUntil, AbortSignal.any([signal, wake]));
+      // Sleep until the next pass; wake-ups that ask only for a claim are served without one.
+      for (;;) {
+        if (this.#stopped()) return;
+        await this.#deps.clock.sleepUntil(sleepUntil, AbortSignal.any([signal, wake]));
+        if (!wake.aborted || this.#wake.take() !== "claim") break;
+        wake = this.#wake.nextWake();
+        await this.#claimOnly();
+      }
+    }
+  }
+
+  /** A claim without a pass (slots were freed); a failure is logged and left to the next pass. */
+  async #claimOnly(): Promise<void> {
+    try {
+      await yieldToEventLoop();
+      await this.#rounds.claim();
+    } catch (error) {
+      this.#events.emit("store:failed", { operation: "tick" });
+      this.#log.warn({ err: error }, "a claim failed; the next pass claims again");
     }
   }
 
@@ -371,6 +413,7 @@ export class Coordinator {
 
   async #shutdown(): Promise<void> {
     this.#stopController.abort();
+    this.#claimTrigger.stop();
     await Promise.all([this.#loop?.catch(() => undefined), this.#deps.watcher?.stop()]);
     await drainForShutdown({
       clock: this.#deps.clock,

@@ -10,8 +10,8 @@ import type { CompletionVerdict, LaunchAnswer, LaunchOutcome } from "../domain/r
 import type { Task } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
 import { LazyAbort } from "../application/dispatch/lazy-abort.js";
-import { startTimer } from "./clock.js";
 import type { Clock } from "./clock.js";
+import { LaunchDeadlines } from "./launch-deadlines.js";
 
 export interface LaunchCallRequest {
   readonly launcher: RunLauncher;
@@ -25,6 +25,8 @@ export interface LaunchCallRequest {
   readonly traceHeaders?: Readonly<Record<string, string>>;
   /** A verdict the launcher gives after the call was given up on. */
   readonly onLateCompletion: (verdict: CompletionVerdict) => void;
+  /** The replica's one timer for launch timeouts. @default a timer for this call alone */
+  readonly deadlines?: LaunchDeadlines;
 }
 
 /** Abort reasons, made once: building an Error (or DOMException) per launch is measurable. */
@@ -52,8 +54,6 @@ export async function callLauncher(request: LaunchCallRequest): Promise<LaunchAn
   }
   const stop = new LazyAbort();
   const timeoutMs = launchTimeoutMs(request.leaseMs);
-  const timer = startTimer(clock, (clock.now() + timeoutMs) as Instant);
-  const timedOut = timer.done.then((rang) => (rang ? TIMED_OUT : null));
   // The launcher sends at once: from this instant the run may have started (an uncertain launch's
   // launched_at, and the start of its reconciliation delay).
   const sentAt = clock.now();
@@ -70,9 +70,18 @@ export async function callLauncher(request: LaunchCallRequest): Promise<LaunchAn
       (launched) => answered(run, launched, log),
       (error: unknown) => ({ outcome: failed(run, error, log, sentAt) }),
     );
-  const first = await Promise.race([answer, timedOut]);
-  if (first !== TIMED_OUT && first !== null) {
-    timer.cancel();
+  // The answer or the deadline, whichever comes first: one shared timer, no race of two promises.
+  const deadlines = request.deadlines ?? new LaunchDeadlines(clock);
+  const first = await new Promise<LaunchAnswer | typeof TIMED_OUT>((resolve) => {
+    const forget = deadlines.watch((sentAt + timeoutMs) as Instant, () => {
+      resolve(TIMED_OUT);
+    });
+    void answer.then((settled) => {
+      forget();
+      resolve(settled);
+    });
+  });
+  if (first !== TIMED_OUT) {
     stop.abort(LAUNCH_SETTLED);
     return first;
   }

@@ -19,6 +19,7 @@ import type { Task } from "../domain/task.js";
 import type { BackgroundWork } from "./background-work.js";
 import type { Clock } from "./clock.js";
 import { callLauncher } from "./launch-call.js";
+import { LaunchDeadlines } from "./launch-deadlines.js";
 import { RunWriteQueue } from "./run-write-queue.js";
 
 export interface LaunchesDeps {
@@ -34,8 +35,11 @@ export interface LaunchesDeps {
   readonly giveUp: AbortSignal;
   /** Asks a run's target to stop (a launch recorded for a run asked to stop meanwhile). */
   readonly cancelTarget: (run: Run, task: Task) => void;
-  /** A verdict was recorded: a launch slot is free. */
-  readonly completed: () => void;
+  /**
+   * A verdict reported after launch was written: `requeued` when the run is queued again (a retry), so
+   * that the coordinator looks at when it comes due; otherwise a launch slot is free.
+   */
+  readonly completed: (requeued: boolean) => void;
   /** A batch of writes failed and will be tried again (for the `store:failed` event). */
   readonly writeFailed?: () => void;
   /** Spans for each launch and each verdict written here (docs/operations.md#tracing). @default none */
@@ -69,10 +73,15 @@ export class Launches {
   readonly #tracer: Tracer;
   /** Each launch's span, for the verdict's span that follows it (bounded, insertion order). */
   readonly #launchSpans = new Map<RunId, TraceSpan>();
+  /** Every launch's timeout on one timer. */
+  readonly #deadlines: LaunchDeadlines;
+  /** Verdicts reported and not yet written (`reporting`). */
+  #reporting = 0;
 
   constructor(deps: LaunchesDeps) {
     this.#deps = deps;
     this.#tracer = deps.tracer ?? NO_TRACING;
+    this.#deadlines = new LaunchDeadlines(deps.clock);
     this.#writes = new RunWriteQueue({
       clock: deps.clock,
       write: (writes) => deps.runWrites.recordRunWrites(writes, deps.clock.now()),
@@ -103,6 +112,11 @@ export class Launches {
   /** Launches in flight. */
   get size(): number {
     return this.#inFlight.size;
+  }
+
+  /** Verdicts reported after launch whose write has not finished yet. */
+  get reporting(): number {
+    return this.#reporting;
   }
 
   /** Whether `runId` is being launched here. */
@@ -163,8 +177,10 @@ export class Launches {
     // Queued behind the launch answer: both may be written in one batch, the launch first.
     const answered = this.#answered.get(runId) ?? Promise.resolve();
     const completion = { kind: "completion" as const, runId, verdict };
+    this.#reporting++;
     const write = answered.then(async () => {
       const span = this.#completionSpan(runId, verdict);
+      let requeued: boolean;
       try {
         const result = await this.#writes.enqueue(
           attempt === undefined ? completion : { ...completion, attempt },
@@ -174,12 +190,16 @@ export class Launches {
           span.fail(result.error.message);
           throw result.error;
         }
+        requeued = result.kind === "changed" && result.change.run.status === "queued";
       } finally {
         span.end();
       }
-      this.#deps.completed();
+      this.#deps.completed(requeued);
     });
-    return this.#deps.background.track(write, { runId }, "could not record a completion");
+    const reported = write.finally(() => {
+      this.#reporting--;
+    });
+    return this.#deps.background.track(reported, { runId }, "could not record a completion");
   }
 
   /**
@@ -231,6 +251,7 @@ export class Launches {
       launcher: this.#deps.launcher,
       clock,
       leaseMs: budget.policy.leaseMs,
+      deadlines: this.#deadlines,
       log,
       run,
       task,

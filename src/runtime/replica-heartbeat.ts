@@ -1,9 +1,11 @@
 /**
- * This replica's heartbeat (docs/operations.md#replica-liveness-what-silent-means): every pass beats as it starts
- * (`beat`), and a loop beats whenever no beat was tried for an interval, so that a long pass (a burst's
+ * This replica's heartbeat (docs/operations.md#replica-liveness-what-silent-means): a loop beats whenever
+ * no beat was tried for an interval (a third of the liveness timeout), so that a long pass (a burst's
  * admission, a slow store), a long tick or a shutdown draining launches and handlers never reads as
- * silence to the other replicas. The loop runs from the coordinator's `start()` until its shutdown has
- * drained; its failed beats are logged once per streak and tried again an interval later.
+ * silence to the other replicas. A pass beats as it starts only when the beats are due or failing
+ * (`passBeat`): a busy replica ticking many times a second writes no more beats than an idle one. The
+ * loop runs from the coordinator's `start()` until its shutdown has drained; its failed beats are logged
+ * once per streak and tried again an interval later.
  *
  * It also knows how long no other replica can have judged this one silent (`covers`): a beat sent at
  * `s` and answered covers this replica until `s` plus the liveness timeout (less a tenth for the
@@ -34,6 +36,8 @@ export class ReplicaHeartbeat {
   #loop: Promise<void> | null = null;
   /** The last beat tried, by a pass or by this loop. */
   #lastTriedAt = Number.NEGATIVE_INFINITY;
+  /** When the last beat that succeeded was sent. */
+  #lastBeatAt = Number.NEGATIVE_INFINITY;
   /** Since when beats succeed (null while they fail); from the start of time until a beat fails. */
   #healthySince: number | null = Number.NEGATIVE_INFINITY;
   #failures = 0;
@@ -58,7 +62,17 @@ export class ReplicaHeartbeat {
     await this.#loop;
   }
 
-  /** A pass's beat: its failure is the pass's (it rejects). The loop then waits a whole interval. */
+  /**
+   * A pass's beat: written only when the last one failed or was sent a third of the liveness timeout ago
+   * (the loop's interval) or more, so passes never beat more often than liveness needs; its failure is the
+   * pass's (it rejects).
+   */
+  async passBeat(): Promise<void> {
+    const due = this.#deps.clock.now() - this.#lastBeatAt >= this.#intervalMs();
+    if (due || this.#healthySince === null) await this.beat();
+  }
+
+  /** A beat now: its failure is the caller's (it rejects). The loop then waits a whole interval. */
   async beat(): Promise<void> {
     const { replicas, clock, replicaId } = this.#deps;
     const at = clock.now();
@@ -73,6 +87,7 @@ export class ReplicaHeartbeat {
     if (answeredAt >= this.#coveredUntil) this.#covers++;
     const livenessMs = this.#deps.livenessMs;
     this.#coveredUntil = Math.max(this.#coveredUntil, at + livenessMs - livenessMs / 10);
+    this.#lastBeatAt = Math.max(this.#lastBeatAt, at);
     this.#healthySince ??= answeredAt;
     this.#deps.beaten?.(at);
   }
@@ -102,8 +117,7 @@ export class ReplicaHeartbeat {
 
   async #run(): Promise<void> {
     const { clock } = this.#deps;
-    // A third of the liveness timeout: two beats may be lost or late before it reads as silence.
-    const intervalMs = this.#deps.livenessMs / 3;
+    const intervalMs = this.#intervalMs();
     const signal = this.#stop.signal;
     this.#lastTriedAt = Math.max(this.#lastTriedAt, clock.now());
     for (;;) {
@@ -112,6 +126,11 @@ export class ReplicaHeartbeat {
       // Passes that beat often enough leave this loop nothing to do.
       if (clock.now() - this.#lastTriedAt >= intervalMs) await this.#loopBeat();
     }
+  }
+
+  /** A third of the liveness timeout: two beats may be lost or late before it reads as silence. */
+  #intervalMs(): number {
+    return this.#deps.livenessMs / 3;
   }
 
   async #loopBeat(): Promise<void> {

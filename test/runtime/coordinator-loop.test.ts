@@ -16,12 +16,13 @@ const T0 = "2026-01-05T00:00:00Z";
 const t0 = Date.parse(T0);
 
 /**
- * A memory store whose replica heartbeat (the first write of every tick) fails while `failing`, and
- * which runs `afterAdmit` once an admission batch has been decided.
+ * A memory store whose replica heartbeat and admission fail while `failing` (a pass beats only when a
+ * beat is due, so the admission is the write every pass makes), and which runs `afterAdmit` once an
+ * admission batch has been decided.
  */
 function flakyStore(clock: VirtualClock) {
   const base = createMemoryStore({ newId: createIdGenerator(() => clock.now()) });
-  const state = { failing: false, heartbeats: 0, afterAdmit: (): void => undefined };
+  const state = { failing: false, heartbeats: 0, admissions: 0, afterAdmit: (): void => undefined };
   const tasks = base.tasks;
   const store: Store = {
     kind: base.kind,
@@ -35,6 +36,8 @@ function flakyStore(clock: VirtualClock) {
       mutateTask: (scope, id, decide) => tasks.mutateTask(scope, id, decide),
       nextDueAt: () => tasks.nextDueAt(),
       admitDueTasks: async (now, limit, decide) => {
+        state.admissions++;
+        if (state.failing) throw new Error("database unavailable");
         const report = await tasks.admitDueTasks(now, limit, decide);
         state.afterAdmit();
         return report;
@@ -70,8 +73,27 @@ describe("Coordinator loop", () => {
     h.coordinator.start();
     await flushPromises();
     await walk(clock, 10 * SECOND);
-    // One tick at start and one per second.
-    expect(state.heartbeats).toBe(11);
+    // One tick at start and one per second (each admits once).
+    expect(state.admissions).toBe(11);
+    await h.coordinator.stop();
+  });
+
+  it("beats no more often than a third of the liveness timeout, however often it ticks", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, state } = flakyStore(clock);
+    // Ticks every 100 ms against a liveness timeout of 9 s: a beat is due every 3 s.
+    const h = createHarness({
+      clock,
+      store,
+      coordinator: { tickMs: 100 },
+      policy: { livenessTimeoutSeconds: 9 },
+    });
+    h.coordinator.start();
+    await flushPromises();
+    await walk(clock, 9 * SECOND);
+    expect(state.admissions).toBeGreaterThanOrEqual(90);
+    // At 0, 3, 6 and 9 s: the passes in between do not beat.
+    expect(state.heartbeats).toBe(4);
     await h.coordinator.stop();
   });
 

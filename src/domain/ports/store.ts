@@ -25,13 +25,22 @@ export interface MigrationStatus {
  */
 export interface WakeSource {
   /**
-   * Calls `onWake` whenever another replica signals new work, and keeps doing so across lost connections
+   * Calls `onWake` whenever another replica signals new work (with a hint when only runs changed), and keeps doing so across lost connections
    * (waking once more after each reconnect). `onLost` hears each lost connection (with its cause) before
    * it is replaced. Resolves once listening, with a function that stops.
    * @throws when the first connection cannot listen
    */
-  subscribe(onWake: () => void, onLost?: (error: Error) => void): Promise<() => Promise<void>>;
+  subscribe(
+    onWake: (hint?: WakeHint) => void,
+    onLost?: (error: Error) => void,
+  ): Promise<() => Promise<void>>;
 }
+
+/**
+ * What a wake-up says of its cause, when the store can tell: `runs` when only runs changed (launch slots
+ * freed, a run queued again), so a claim is what may be useful; none when new work may be due.
+ */
+export type WakeHint = "runs";
 
 /** A clock shared by every replica (the database's), to correct this machine's skew. */
 export interface ReferenceClock {

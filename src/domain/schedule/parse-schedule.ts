@@ -2,40 +2,25 @@
  * `parseSchedule`: turns the public schedule shape (unknown input) into a `ScheduleSpec`, checking every
  * field and collecting all problems into one `ValidationError` (docs/schedules.md).
  */
-import type { FieldError } from "../errors.js";
 import { ValidationError, assertNever } from "../errors.js";
 import type { DurationMs, Instant } from "../time.js";
 import { durationMs, instant } from "../time.js";
-import {
-  MS_PER_DAY,
-  ceilSecond,
-  floorSecond,
-  formatInstant,
-  formatWall,
-  wallMs,
-} from "./civil-time.js";
+import { MS_PER_DAY, ceilSecond, floorSecond, formatWall } from "./civil-time.js";
 import type { CronExpression } from "./cron-expression.js";
 import { parseCron } from "./cron-expression.js";
-import { firstMatchingWall } from "./cron-matcher.js";
-import { nextCronFire } from "./cron-next.js";
 import { parseDateTime, parseDuration, parseInstantText } from "./iso-text.js";
-import type {
-  RRuleSchedule,
-  ScheduleBounds,
-  ScheduleSpec,
-  ScheduleType,
-} from "./schedule-types.js";
-import { nextAfter, nextRRuleInstanceOf } from "./next-after.js";
+import type { ScheduleBounds, ScheduleSpec, ScheduleType } from "./schedule-types.js";
 import type { RecurrenceParts } from "./rrule-next.js";
-import { instantOfWall, nextRRuleInstance, resolveRecurrence } from "./rrule-next.js";
-import { exclusionsOf, nextFireAfter } from "./next-fire.js";
+import { resolveRecurrence } from "./rrule-next.js";
 import type { CalendarSnapshot, Exclusion } from "./exclusions.js";
 import { parseExclusions } from "./exclusions.js";
 import { SCHEDULE_TYPES } from "./schedule-types.js";
 import { DEFAULT_TIME_ZONE, timeZoneProblem } from "./time-zone-name.js";
 import { isDstGap, resolveWall } from "./wall-clock.js";
+import type { Fields, Problems } from "./schedule-problems.js";
+import { isFields, problemsUnder, ruleField } from "./schedule-problems.js";
+import { checkReachable } from "./schedule-reachable.js";
 import { withWorkBudget } from "./work-budget.js";
-import { MAX_YEAR, MIN_YEAR } from "./zone-offsets.js";
 
 /** What `parseSchedule` validates against. */
 export interface ParseScheduleContext {
@@ -69,28 +54,6 @@ const KEYS: Readonly<Record<ScheduleType, readonly string[]>> = {
   interval: [...COMMON_KEYS, "every", "start_at", "end_at", "max_runs", "exclude", "timezone"],
   rrule: [...COMMON_KEYS, "rrule", "start_at", "end_at", "max_runs", "exclude"],
 };
-const THIRTY_YEARS_MS = Math.round(30 * 365.2425 * MS_PER_DAY);
-
-type Fields = Readonly<Record<string, unknown>>;
-
-/** Field errors collected under one prefix (`schedule.cron`, ...). */
-interface Problems {
-  readonly list: FieldError[];
-  add(name: string, message: string): void;
-}
-
-function problemsUnder(prefix: string): Problems {
-  const list: FieldError[] = [];
-  return {
-    list,
-    add: (name, message) =>
-      list.push({ field: prefix === "" ? name : `${prefix}.${name}`, message }),
-  };
-}
-
-function isFields(value: unknown): value is Fields {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** A field's value, with `null` read as absent. */
 function valueOf(input: Fields, key: string): unknown {
@@ -161,11 +124,6 @@ function readJitter(input: Fields, problems: Problems): DurationMs {
 
 /** The most expressions one cron schedule holds. */
 export const MAX_CRON_RULES = 32;
-
-/** The field naming rule `index` of a schedule: `cron`, or `cron.1` when `cron` is a list. */
-function ruleField(listed: boolean, index: number): string {
-  return listed ? `cron.${index}` : "cron";
-}
 
 function readRule(text: unknown, field: string, problems: Problems): CronExpression | null {
   if (typeof text !== "string") {
@@ -323,95 +281,6 @@ function build(
 }
 
 /**
- * Each cron expression must fire within 30 years (docs/schedules.md#cron), and every schedule before
- * its `end_at` (docs/schedules.md#bounds-and-jitter). `input` is the schedule as written (a list of
- * expressions names each one's field).
- */
-function checkReachable(
-  spec: ScheduleSpec,
-  input: Fields,
-  ctx: ParseScheduleContext,
-  problems: Problems,
-): void {
-  const referenceAt = ctx.referenceAt;
-  const from = spec.startAt === null ? referenceAt : Math.max(referenceAt, spec.startAt - 1);
-  if (spec.type === "cron" && (from < wallMs(MIN_YEAR, 1, 2) || from > wallMs(MAX_YEAR, 1, 1))) {
-    problems.add("cron", "cron schedules are evaluated only between the years 1 and 9999");
-    return;
-  }
-  if (spec.type === "cron") {
-    const until = from + THIRTY_YEARS_MS;
-    const listed = Array.isArray(input.cron);
-    spec.rules.forEach((rule, i) => {
-      const fire = nextCronFire(rule, spec.timezone, from, until);
-      if (fire !== null && fire.at <= until) return;
-      const anyDate = firstMatchingWall(rule, from - MS_PER_DAY, until + MS_PER_DAY) !== null;
-      problems.add(
-        ruleField(listed, i),
-        anyDate
-          ? `the expression cannot fire in ${spec.timezone} within 30 years of ${formatInstant(from)}`
-          : "the day-of-month, month and day-of-week fields never match a real date within 30 years",
-      );
-    });
-    if (problems.list.length > 0) return;
-  }
-  if (spec.type === "rrule" && !rruleReachable(spec, from, problems, ctx.acceptEnded === true)) {
-    return;
-  }
-  if (spec.endAt !== null && nextAfter(spec, referenceAt) === null) {
-    const since = spec.startAt === null ? "now" : "start_at";
-    problems.add("end_at", `the schedule has no occurrence between ${since} and end_at`);
-    return;
-  }
-  if (exclusionsOf(spec).length > 0) checkNotAllExcluded(spec, from, problems);
-}
-
-/**
- * docs/schedules.md#rrule: each RRULE must have an instance within 30 years of DTSTART (a rule that never
- * fires would cost every later search its whole horizon), and the recurrence one within 30 years of
- * `from` or of DTSTART when that is later.
- */
-function rruleReachable(
-  spec: RRuleSchedule,
-  from: number,
-  problems: Problems,
-  acceptEnded: boolean,
-): boolean {
-  const start = instantOfWall(spec.timezone, spec.dtstartWall);
-  spec.rules.forEach((rule, i) => {
-    const alone = { ...spec, rules: [rule], rdates: [], exdates: [], startAt: null, endAt: null };
-    const first = nextRRuleInstance(alone, start - 1, start + THIRTY_YEARS_MS);
-    if (first === null) {
-      const line = spec.rules.length > 1 ? `RRULE ${i + 1} (${rule.text})` : "the RRULE";
-      problems.add("rrule", `${line} has no instance within 30 years of DTSTART`);
-    }
-  });
-  if (problems.list.length > 0) return false;
-  const since = Math.max(from, start - 1);
-  const first = nextRRuleInstanceOf({ ...spec, endAt: null }, since);
-  if (first !== null && first.at <= since + THIRTY_YEARS_MS) return true;
-  if (first === null && acceptEnded) return true;
-  problems.add(
-    "rrule",
-    `the recurrence has no instance in ${spec.timezone} within 30 years of ${formatInstant(since)}`,
-  );
-  return false;
-}
-
-/** A schedule whose exclusions leave no fire (within 30 years, or before `end_at`) is refused. */
-function checkNotAllExcluded(spec: ScheduleSpec, from: number, problems: Problems): void {
-  // Searched over the 30 years only (plus a day for the zone's offset), not the stored task's horizon.
-  const fire = nextFireAfter(spec, instant(from), Math.ceil(THIRTY_YEARS_MS / MS_PER_DAY) + 1);
-  if (fire !== null && fire <= from + THIRTY_YEARS_MS) return;
-  problems.add(
-    "exclude",
-    spec.endAt === null
-      ? "excludes every occurrence within 30 years"
-      : "excludes every occurrence before end_at",
-  );
-}
-
-/**
  * Validates a schedule in its public shape and returns its `ScheduleSpec`.
  *
  * @throws ValidationError (`validation_failed`) listing every faulty field, e.g. `schedule.cron`:
@@ -447,7 +316,15 @@ function parseWithin(input: unknown, ctx: ParseScheduleContext): ScheduleSpec {
   }
   const spec = build(input, type, problems, ctx);
   if (spec !== null && problems.list.length === 0 && ctx.checkReachable !== false) {
-    checkReachable(spec, input, ctx, problems);
+    checkReachable(
+      spec,
+      {
+        referenceAt: ctx.referenceAt,
+        cronListed: Array.isArray(input.cron),
+        acceptEnded: ctx.acceptEnded === true,
+      },
+      problems,
+    );
   }
   if (spec === null || problems.list.length > 0) throw new ValidationError(problems.list);
   return spec;

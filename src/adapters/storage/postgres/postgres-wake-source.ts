@@ -4,7 +4,7 @@
  * with back-off and wakes the coordinator once reconnected, for what it may have missed. The coordinator's
  * polling at the tick covers the gap.
  */
-import type { WakeSource } from "../../../domain/ports/store.js";
+import type { WakeHint, WakeSource } from "../../../domain/ports/store.js";
 import { exponentialBackoffMs } from "../../../domain/backoff.js";
 import type { ListenOptions, PostgresListener } from "./postgres-notifications.js";
 
@@ -29,7 +29,7 @@ export class PostgresWakeSource implements WakeSource {
   }
 
   async subscribe(
-    onWake: () => void,
+    onWake: (hint?: WakeHint) => void,
     onLost?: (error: Error) => void,
   ): Promise<() => Promise<void>> {
     let stopped = false;
@@ -37,7 +37,11 @@ export class PostgresWakeSource implements WakeSource {
     let timer: NodeJS.Timeout | undefined;
     let failures = 0;
     const connect = async (): Promise<void> => {
-      listener = await this.#listen(this.#channel, onWake, {
+      // Run writes notify `run:<id>` (a slot freed, a run queued again); task writes `task:`/`tasks:`.
+      const heard = (payload: string): void => {
+        onWake(payload.startsWith("run:") ? "runs" : undefined);
+      };
+      listener = await this.#listen(this.#channel, heard, {
         onError: (error) => {
           const dead = listener;
           listener = null;
@@ -52,7 +56,9 @@ export class PostgresWakeSource implements WakeSource {
       if (stopped) return;
       const delay = exponentialBackoffMs(failures++, RECONNECT_INITIAL_MS, RECONNECT_MAX_MS);
       timer = setTimeout(() => {
-        connect().then(onWake, retry);
+        connect().then(() => {
+          onWake();
+        }, retry);
       }, delay);
     };
     await connect();

@@ -1,0 +1,137 @@
+/**
+ * A freed launch slot wakes a claim, not a whole pass, and frees are gathered into a useful batch
+ * (docs/architecture.md#cadence): a quarter of the budget, at once when nothing else is in flight, else
+ * after a short linger.
+ */
+import { describe, expect, it } from "vitest";
+import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
+import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
+import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
+import type { Store } from "../../src/domain/ports/store.js";
+import type { RunId } from "../../src/domain/ids.js";
+import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
+import { CLAIM_LINGER_MS } from "../../src/runtime/claim-trigger.js";
+import type { InProcessRuns } from "../../src/runtime/coordinator.js";
+import { createHarness, withRunMethods } from "./harness.js";
+
+const t0 = Date.parse("2026-01-05T00:00:00Z");
+const HOUR = 3_600_000;
+
+/** A memory store counting admissions (one per pass) and claims. */
+function countingStore(clock: VirtualClock): {
+  store: Store;
+  counts: { admissions: number; claims: number };
+} {
+  const base = createMemoryStore({ newId: createIdGenerator(() => clock.now()) });
+  const counts = { admissions: 0, claims: 0 };
+  const withClaims = withRunMethods(base, {
+    claimRuns: (...args) => {
+      counts.claims++;
+      return base.runs.claimRuns(...args);
+    },
+  });
+  const tasks = new Proxy(base.tasks, {
+    get: (target, property) => {
+      if (property === "admitDueTasks") {
+        return (...args: Parameters<Store["tasks"]["admitDueTasks"]>) => {
+          counts.admissions++;
+          return target.admitDueTasks(...args);
+        };
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+    },
+  });
+  return { store: { ...withClaims, tasks }, counts };
+}
+
+/** Runs "executing in this process" as far as the coordinator can tell (its idle rule). */
+function inProcess(running: () => number): InProcessRuns {
+  return {
+    get running() {
+      return running();
+    },
+    settled: () => Promise.resolve(),
+    abandon: () => undefined,
+    runsHere: () => false,
+  };
+}
+
+async function triggerMany(h: ReturnType<typeof createHarness>, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const task = await h.create({ schedule: { type: "interval", every: "P1D" } });
+    await h.tasks.trigger(LOCAL_ACTOR, task.id, {}, h.clock.now());
+  }
+}
+
+describe("Coordinator claim wake-ups", () => {
+  it("claims the next run when a verdict frees the budget, without another pass", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, counts } = countingStore(clock);
+    const h = createHarness({
+      clock,
+      store,
+      coordinator: { tickMs: HOUR, sweepMs: HOUR },
+      policy: { maxConcurrentRuns: 1 },
+    });
+    h.launcher.behaviour = (call) => {
+      call.resolve();
+      void h.coordinator.reportCompletion(call.run.id, { status: "succeeded", result: null });
+    };
+    await triggerMany(h, 3);
+    h.coordinator.start();
+    for (let i = 0; i < 20 && h.launcher.calls.length < 3; i++) await flushPromises();
+    expect(h.launcher.calls).toHaveLength(3);
+    // One pass (the start's); each verdict woke a claim, not a pass.
+    expect(counts.admissions).toBe(1);
+    await h.coordinator.stop();
+  });
+
+  it("gathers frees into a quarter of the budget while other runs are in flight, and lingers briefly for fewer", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, counts } = countingStore(clock);
+    const running = new Set<RunId>();
+    const h = createHarness({
+      clock,
+      store,
+      coordinator: { tickMs: HOUR, sweepMs: HOUR },
+      // A budget of 8: a useful batch is 2 frees.
+      policy: { maxConcurrentRuns: 8 },
+      inProcess: inProcess(() => running.size),
+    });
+    h.launcher.behaviour = (call) => {
+      running.add(call.run.id);
+      call.resolve();
+    };
+    await triggerMany(h, 12);
+    h.coordinator.start();
+    for (let i = 0; i < 20 && h.launcher.calls.length < 8; i++) await flushPromises();
+    await flushPromises();
+    expect(h.launcher.calls).toHaveLength(8);
+    const claimsAfterPass = counts.claims;
+    const finish = async (index: number): Promise<void> => {
+      const id = h.launcher.calls[index]!.run.id;
+      const reported = h.coordinator.reportCompletion(id, { status: "succeeded", result: null });
+      await reported;
+      running.delete(id);
+      await flushPromises();
+    };
+    // One free while seven runs are in flight: no claim yet.
+    await finish(0);
+    expect(counts.claims).toBe(claimsAfterPass);
+    expect(h.launcher.calls).toHaveLength(8);
+    // The second makes a useful batch: one claim takes two runs.
+    await finish(1);
+    expect(counts.claims).toBeGreaterThan(claimsAfterPass);
+    expect(h.launcher.calls).toHaveLength(10);
+    // A lone free is claimed after the linger, not at the tick.
+    const claimsBefore = counts.claims;
+    await finish(2);
+    expect(counts.claims).toBe(claimsBefore);
+    await clock.advance(CLAIM_LINGER_MS);
+    for (let i = 0; i < 5; i++) await flushPromises();
+    expect(h.launcher.calls).toHaveLength(11);
+    expect(counts.admissions).toBe(1);
+    await h.coordinator.stop();
+  });
+});
