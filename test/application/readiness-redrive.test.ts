@@ -59,6 +59,8 @@ describe("notReadyReason", () => {
     expect(await notReadyReason(down, { started: true, stopping: false })).toBe(
       "the database is unreachable: connect ECONNREFUSED 127.0.0.1:5432",
     );
+    // A driver may reject with a bare string: the reason is still named.
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
     const odd = store(() => Promise.reject("socket closed"), {});
     expect(await notReadyReason(odd, { started: true, stopping: false })).toBe(
       "the database is unreachable: socket closed",
@@ -66,7 +68,7 @@ describe("notReadyReason", () => {
   });
 
   it("names the pending migrations, or none", async () => {
-    const pending = store(up, { current: false, pending: [19, 20] } as never);
+    const pending = store(up, { current: false, pending: [19, 20] });
     expect(await notReadyReason(pending, { started: true, stopping: false })).toBe(
       "migrations are not current (pending: 19, 20)",
     );
@@ -124,10 +126,11 @@ describe("redriveRun", () => {
   it("refuses a run that has not ended, saying why", async () => {
     const { h, run } = await failedRun();
     await h.tasks.redriveRun(ALICE, run.id, minute(6));
-    await expect(h.tasks.redriveRun(ALICE, run.id, minute(7))).rejects.toMatchObject({
-      code: "illegal_transition",
-      message: expect.stringContaining(`run ${run.id} is queued`),
-    });
+    const refused: unknown = await h.tasks
+      .redriveRun(ALICE, run.id, minute(7))
+      .catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: "illegal_transition" });
+    expect((refused as Error).message).toContain(`run ${run.id} is queued`);
   });
 
   it("refuses a run whose task was deleted: it stays ended", async () => {

@@ -153,7 +153,9 @@ describe("task defects", () => {
   });
 
   it("refuses a command on a defective task, naming its fields and the command", () => {
-    expect(() => refuseDefective({ defect: null }, "trigger")).not.toThrow();
+    expect(() => {
+      refuseDefective({ defect: null }, "trigger");
+    }).not.toThrow();
     let thrown: unknown;
     try {
       refuseDefective({ defect }, "trigger");

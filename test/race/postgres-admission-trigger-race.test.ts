@@ -80,7 +80,7 @@ describe.skipIf(!runnable)("postgres: admission against a manual trigger, forced
         const triggered = triggerRun(b!, ALL, task.id, `manual-${round}`, now);
         // ...and the trigger waits on the task's row, behind admission.
         await barrier.waitForWaiters(2, "row");
-        racing = Promise.allSettled([admitted, triggered]) as typeof racing;
+        racing = Promise.allSettled([admitted, triggered]);
         await barrier.release();
       } finally {
         await barrier.close();
