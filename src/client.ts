@@ -66,4 +66,5 @@ export type {
 export type { ExclusionHitView } from "./application/shapes/view-schemas.js";
 export type { ScheduleInput } from "./domain/schedule/schedule-input.js";
 export type { CalendarItemInput, ExclusionInput } from "./domain/schedule/schedule-spec.js";
+export type { HolidaysInput } from "./application/shapes/schedule-input.js";
 export type { FieldError } from "./domain/errors.js";

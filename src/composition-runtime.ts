@@ -4,6 +4,7 @@
  * the coordinator). It only constructs and connects: every decision is in the domain, every loop in the
  * runtime, and what a store offers beyond the ports (wake-ups, a reference clock) is read from the store.
  */
+import { DateHolidaysSource } from "./adapters/holidays/date-holidays-source.js";
 import type { AgentServerConfig } from "./adapters/launchers/agent/agent-servers.js";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
@@ -28,6 +29,8 @@ import { buildTargets } from "./composition-targets.js";
 import type { CallbackBase, TargetOptions } from "./composition-targets.js";
 import { SystemClock } from "./runtime/clock.js";
 import type { Clock } from "./runtime/clock.js";
+import { registeredHandlerNames } from "./application/tasks/registered-handler-names.js";
+import type { Instant } from "./domain/time.js";
 import { Coordinator } from "./runtime/coordinator.js";
 import type { CoordinatorOptions } from "./runtime/coordinator-options.js";
 import { RunWatcher } from "./runtime/run-watcher.js";
@@ -117,6 +120,33 @@ export interface RuntimeThresholds {
   readonly maxRunTimeoutMs: number;
   /** Every owner's quotas, and the owners whose differ (docs/operations.md#quotas). */
   readonly quotas: OwnerQuotas & { readonly overrides: Readonly<Record<string, OwnerQuotas>> };
+}
+
+/** How long the registered names read for one check serve the next ones (a batch create checks each task). */
+const REGISTERED_NAMES_CACHE_MS = 1_000;
+
+/**
+ * The handler names live replicas registered (docs/deploy.md#handler-names), read again at most once a
+ * second: a batch of a thousand handler tasks costs one read, and a worker started a second ago counts.
+ */
+function liveHandlerNames(
+  store: Store,
+  clock: Clock,
+  livenessMs: number,
+): () => Promise<ReadonlySet<string>> {
+  let cached: { at: number; names: Promise<ReadonlySet<string>> } | null = null;
+  return () => {
+    const now = clock.now();
+    if (cached === null || now - cached.at >= REGISTERED_NAMES_CACHE_MS || now < cached.at) {
+      const names = registeredHandlerNames(store.replicas, (now - livenessMs) as Instant);
+      // A failed read is not kept: the next check asks again.
+      names.catch(() => {
+        cached = null;
+      });
+      cached = { at: now, names };
+    }
+    return cached.names;
+  };
 }
 
 /** Opens the store and builds the services and the coordinator around it. */
@@ -225,6 +255,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     newId,
     newSecret: () => randomBytes(32).toString("base64url"),
     handlerNames: new Set([...handlers.names, ...(options.handlerNames ?? [])]),
+    registeredHandlerNames: liveHandlerNames(store, clock, policy.livenessMs),
     handlerInputProblems: (name, input) => handlers.inputProblems(name, input),
     agentServers: targets.agentServers,
     agentTargetProblems: targets.agentTargetProblems,
@@ -240,6 +271,7 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
       },
     },
     events,
+    holidays: new DateHolidaysSource(),
   });
   return {
     store,

@@ -130,6 +130,10 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
     now,
     metrics,
     isShuttingDown: () => shuttingDown,
+    replicas: {
+      listReplicas: (since, limit) => runtime.store.replicas.listReplicas(since, limit),
+      livenessMs: runtime.thresholds.livenessTimeoutMs,
+    },
     callbacks: {
       dispatch: runtime.dispatch.runWrites,
       now,

@@ -117,6 +117,8 @@ export function createScheduler<const H extends HandlersOption = HandlersOption>
   checkOptionKeys(options, CREATE_SCHEDULER_KEYS);
   let built: Promise<SchedulerRuntime> | null = null;
   let stopping: Promise<void> | null = null;
+  /** Read through a call: `stopping` changes while `start()` awaits. */
+  const stopAsked = (): boolean => stopping !== null;
   const logger = options.logger ?? silentLogger;
   const notifications = new LibraryEvents((error, event) => {
     logger.error({ err: error, event }, "an event listener threw; the scheduler carries on");
@@ -152,6 +154,8 @@ export function createScheduler<const H extends HandlersOption = HandlersOption>
     applySchedules,
     start: async () => {
       const rt = await runtime();
+      // A stop asked while the store was opening wins: the coordinator does not start after it.
+      if (stopAsked()) return;
       if (options.schedules !== undefined) {
         const plan = await applySchedules({
           schedules: options.schedules,
@@ -161,6 +165,7 @@ export function createScheduler<const H extends HandlersOption = HandlersOption>
         for (const line of planLines(plan)) logger.info({ group: plan.group }, `declared: ${line}`);
       }
       await rt.coordinator.listen();
+      if (stopAsked()) return;
       rt.coordinator.start();
     },
     stop: () =>

@@ -109,6 +109,7 @@ export {
 } from "./domain/errors.js";
 export type { ErrorCode, FieldError } from "./domain/errors.js";
 export type { CalendarItemInput } from "./domain/schedule/schedule-spec.js";
+export type { HolidaysInput } from "./application/shapes/schedule-input.js";
 export { nextOccurrences } from "./domain/schedule/next-occurrences.js";
 export type {
   NextOccurrencesOptions,

@@ -32,6 +32,8 @@ const HOT: readonly (readonly [string, (text: string) => boolean])[] = [
   ["admission: active runs", (t) => t.includes("ORDER BY r.queued_at, r.id FOR UPDATE")],
   ["admission: insert decisions", (t) => /^INSERT INTO \S+\.runs /.test(t)],
   ["admission: schedule fields", (t) => t.includes("decided_through = ")],
+  ["batch: read runs and tasks", (t) => t.includes("p.xmin::text AS read_xmin")],
+  ["batch: fenced write", (t) => t.includes("locked AS MATERIALIZED")],
   ["batch: lock tasks", (t) => t.includes("t.schedule_type, t.options")],
   ["batch: lock runs", (t) => t.includes("p.id = w.id FOR UPDATE) AS r")],
   ["batch: write runs", (t) => /^UPDATE \S+\.runs AS t SET/.test(t)],

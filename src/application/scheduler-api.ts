@@ -14,6 +14,7 @@ import type { TargetKind } from "../domain/target.js";
 import type { TaskStatus } from "../domain/task.js";
 import type { Instant } from "../domain/time.js";
 import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
+import type { HolidaysInput } from "./shapes/schedule-input.js";
 import type { Actor } from "./access/actor.js";
 import { DEFAULT_LIMITS, pageSizeOf } from "./policy/limits.js";
 import { runSearchOf } from "./runs/find-runs.js";
@@ -216,9 +217,15 @@ export interface SchedulerCalendars {
    * Creates the calendar or replaces its items; the tasks naming it take them for their occurrences
    * not decided yet (`tasks_refreshed` says how many); `warnings` names each task it leaves with no
    * fire at all (docs/schedules.md#when-everything-left-is-excluded).
-   * @throws validation_failed naming each bad item
+   * `options.holidays` adds a region's public holidays of the years asked as dates
+   * (docs/schedules.md#holidays), e.g. `{ holidays: { region: "DE-BY" } }` for this year and the 9 after.
+   * @throws validation_failed naming each bad item, or an unknown region (`holidays.region`)
    */
-  put(name: string, items: readonly CalendarItemInput[]): Promise<PutCalendarView>;
+  put(
+    name: string,
+    items: readonly CalendarItemInput[],
+    options?: { readonly holidays?: HolidaysInput },
+  ): Promise<PutCalendarView>;
   /**
    * @throws not_found when the owner has no calendar of that name
    * @throws calendar_in_use (naming a task) while a task's schedule names it
@@ -303,9 +310,10 @@ export function schedulerApi<I extends HandlerInputMap | null = null>(
     calendars: {
       get: (name) => use(({ tasks }) => tasks.calendars.get(actor, name)),
       list: () => use(({ tasks }) => tasks.calendars.list(actor)),
-      put: (name, items) =>
+      put: (name, items, options = {}) =>
         use(async ({ tasks }, now) => {
-          const result = await tasks.calendars.put(actor, name, { items }, now());
+          const body = options.holidays === undefined ? { items } : { items, ...options };
+          const result = await tasks.calendars.put(actor, name, body, now());
           return result.calendar;
         }),
       delete: (name) => use(({ tasks }) => tasks.calendars.delete(actor, name)),

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
+import type { HolidaysInput } from "../application/shapes/schedule-input.js";
 import type { CalendarView, PutCalendarView } from "../application/shapes/view-mappers.js";
 import { PunctualApiError } from "../client/client-errors.js";
 import type { PunctualClient } from "../client/punctual-client.js";
@@ -71,6 +72,30 @@ function itemsFromFile(path: string, usage: (message: string) => Error): unknown
   return items as unknown[];
 }
 
+interface PutOptions {
+  readonly file?: string;
+  readonly empty?: boolean;
+  readonly holidays?: string;
+  readonly holidayYears?: string;
+}
+
+/** `--holidays DE-BY [--holiday-years 2026..2035]` as the put's `holidays` (the server checks the region). */
+function holidaysOption(
+  opts: PutOptions,
+  usage: (message: string) => Error,
+): HolidaysInput | undefined {
+  if (opts.holidays === undefined) {
+    if (opts.holidayYears !== undefined) throw usage("--holiday-years goes with --holidays");
+    return undefined;
+  }
+  if (opts.holidayYears === undefined) return { region: opts.holidays };
+  const match = /^(\d{4})(?:\.\.(\d{4}))?$/.exec(opts.holidayYears);
+  if (match === null) throw usage("--holiday-years takes a year (2026) or a range (2026..2035)");
+  const fromYear = Number(match[1]);
+  const toYear = match[2] === undefined ? fromYear : Number(match[2]);
+  return { region: opts.holidays, from_year: fromYear, to_year: toYear };
+}
+
 /** Builds `calendars`. */
 export function calendarCommand(kit: ClientCommandKit): Command {
   const { act, globals, usage, timeZone } = kit;
@@ -108,21 +133,31 @@ export function calendarCommand(kit: ClientCommandKit): Command {
     .argument("[items...]", "days to skip: 2026-12-25, 2026-12-24..2026-12-26, days:25 12 *")
     .option("--file <path>", "more items: a JSON array, or an object with items (as get --json)")
     .option("--empty", "put a calendar with no items")
+    .option("--holidays <region>", "add a region's public holidays as dates: DE, DE-BY, US-CA")
+    .option(
+      "--holiday-years <years>",
+      "the years of --holidays: 2026 or 2026..2035 (default: this year and the 9 after)",
+    )
     .action(
       act(
-        (c, opts: { file?: string; empty?: boolean }, [name = "", ...rest]) => {
+        (c, opts: PutOptions, [name = "", ...rest]) => {
           // commander passes the variadic argument as one array after the name.
           const words = rest.flat();
           const fromFile = opts.file === undefined ? [] : itemsFromFile(opts.file, usage);
           const items = [...fromFile, ...words.map(exclusionArgument)];
-          if (items.length === 0 && opts.empty !== true) {
-            throw usage("give the calendar's items, or --file, or --empty for none");
+          const holidays = holidaysOption(opts, usage);
+          if (items.length === 0 && holidays === undefined && opts.empty !== true) {
+            throw usage("give the calendar's items, or --file, or --holidays, or --empty for none");
           }
-          if (items.length > 0 && opts.empty === true) {
-            throw usage("--empty puts no items: leave out the items and --file");
+          if ((items.length > 0 || holidays !== undefined) && opts.empty === true) {
+            throw usage("--empty puts no items: leave out the items, --file and --holidays");
           }
           // The server checks every item and names each bad one (`items.2`).
-          return c.calendars.put(name, items as CalendarItemInput[]);
+          return c.calendars.put(
+            name,
+            items as CalendarItemInput[],
+            holidays === undefined ? {} : { holidays },
+          );
         },
         (calendar) => calendarText(calendar, timeZone),
       ),

@@ -7,6 +7,7 @@ import { createRequire } from "node:module";
 import { pino } from "pino";
 import type { Logger as PinoLogger } from "pino";
 import type PinoPretty from "pino-pretty";
+import type { SonicBoom } from "sonic-boom";
 import { takeEarlySignals } from "./early-signals.js";
 
 export interface ProcessIo {
@@ -20,6 +21,11 @@ export interface ProcessIo {
   readonly onSignal: (listener: (signal: NodeJS.Signals) => void) => () => void;
   /** Ends the process at once with `signal` (the second signal), after listeners are removed. */
   readonly die: (signal: NodeJS.Signals) => void;
+  /**
+   * Writes what the logger still holds, giving up after `ms` (a reader that stopped reading must not
+   * keep the process from exiting). Absent: nothing to wait for.
+   */
+  readonly drainLog?: (ms: number) => Promise<void>;
 }
 
 const SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
@@ -31,12 +37,89 @@ function prettyLogger(level: string): PinoLogger {
   return pino({ level }, pretty({ colorize: true, translateTime: "SYS:standard" }));
 }
 
+/** The most log text held in memory while stdout does not take it; past it, lines are dropped. */
+const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The JSON log's destination on stdout (docs/operations.md#what-happens-on-shutdown): written
+ * asynchronously as pino's own is, but it never blocks the process. pino's default destination
+ * flushes synchronously when the process exits, retrying for as long as the pipe is full: a worker
+ * whose reader stopped reading (its parent stuck or gone while another process holds the pipe) hung in
+ * that loop after its first SIGTERM, for as long as nobody read. Here the last lines get a bounded
+ * wait (`drain`), a reader that went away (EPIPE) ends the logging quietly, and a reader that does not
+ * read makes the log drop lines past 16 MiB held instead of growing without bound.
+ */
+class StdoutLog {
+  readonly #sonic: SonicBoom;
+  /** Past this instant a full pipe is given up on (`Infinity` until the drain). */
+  #giveUpAt = Number.POSITIVE_INFINITY;
+  /** Set when the destination failed or the drain began: further lines are dropped. */
+  #done = false;
+  #closed: Promise<void>;
+
+  constructor(fd: number) {
+    // sonic-boom is CommonJS and names its class only on `module.exports` (no ESM named export).
+    const { SonicBoom: Destination } = createRequire(import.meta.url)("sonic-boom") as {
+      SonicBoom: typeof SonicBoom;
+    };
+    this.#sonic = new Destination({
+      fd,
+      sync: false,
+      maxLength: LOG_BUFFER_MAX_BYTES,
+      retryEAGAIN: () => Date.now() < this.#giveUpAt,
+    });
+    this.#closed = new Promise((resolve) => {
+      this.#sonic.once("close", resolve);
+      // EPIPE (nobody reads any more), EAGAIN past the drain's bound: a log cannot report its own failure.
+      this.#sonic.on("error", () => {
+        this.#done = true;
+        resolve();
+      });
+    });
+  }
+
+  write(line: string): boolean {
+    if (this.#done) return true;
+    return this.#sonic.write(line);
+  }
+
+  flush(callback?: (error?: Error) => void): void {
+    if (this.#done) callback?.();
+    else this.#sonic.flush(callback);
+  }
+
+  /** Writes what is held, within `ms`; later lines are dropped. */
+  async drain(ms: number): Promise<void> {
+    if (!this.#done) {
+      this.#done = true;
+      this.#giveUpAt = Date.now() + ms;
+      this.#sonic.end();
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    });
+    try {
+      await Promise.race([this.#closed, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+let stdoutLog: StdoutLog | null = null;
+
 export const processIo: ProcessIo = {
   env: process.env,
   cwd: process.cwd(),
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
-  logger: (level) => (process.stdout.isTTY ? prettyLogger(level) : pino({ level })),
+  logger: (level) => {
+    if (process.stdout.isTTY) return prettyLogger(level);
+    stdoutLog ??= new StdoutLog(1);
+    return pino({ level }, stdoutLog);
+  },
+  drainLog: (ms) => stdoutLog?.drain(ms) ?? Promise.resolve(),
   onSignal: (listener) => {
     for (const signal of SIGNALS) process.on(signal, listener);
     // Signals that came while the command was loading are heard now, in order (early-signals.ts).
@@ -105,6 +188,9 @@ export interface UntilSignal<T> {
   readonly stopped: string;
 }
 
+/** How long the log's last lines may take to be written once a command has stopped. */
+export const LOG_DRAIN_MS = 1000;
+
 /** `stop()`, or false when it has not finished within `ms`. */
 async function stopWithin(stop: () => Promise<void>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -162,5 +248,7 @@ export async function runUntilSignal<T>(run: UntilSignal<T>): Promise<number> {
     throw error;
   } finally {
     stopListening();
+    // The last lines get a moment to be written, not more: the caller exits next.
+    await run.io.drainLog?.(LOG_DRAIN_MS);
   }
 }

@@ -30,6 +30,7 @@ import {
 } from "./cli-options.js";
 import type { PoolerFlags } from "./cli-options.js";
 import { stopDeadlineMs, thresholdsOf, withThresholdOptions } from "./threshold-options.js";
+import { portRefusal } from "./port-check.js";
 import type { ThresholdFlags } from "./threshold-options.js";
 
 /** The process around the command (injected in tests). */
@@ -168,6 +169,12 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     authProxy = await authProxyOf(options, io.env);
   } catch (error) {
     throw usage(io, error instanceof Error ? error.message : String(error));
+  }
+  const refusal = await portRefusal(host, Number(portText));
+  if (refusal !== null) {
+    const message = `cannot listen on ${host}:${portText} (${refusal}): is another process using it?`;
+    io.stderr(`punctual serve: ${message}\n`);
+    throw new CommanderError(1, "punctual.portInUse", message);
   }
   const [{ createServer }, { storeFromDatabaseUrl }] = await Promise.all([
     import("../composition-server.js"),

@@ -84,10 +84,16 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
   });
   const state = { started: false, stopping: false };
   let probes: ProbeServer | null = null;
+  /** Whether the store has opened: until then nothing runs that a stop would drain. */
+  let opened = false;
   return runUntilSignal({
     io,
     logger,
     start: async () => {
+      scheduler.runtime().then(
+        () => (opened = true),
+        () => undefined,
+      );
       await scheduler.start();
       if (probeAddress === null) return;
       // Loaded only when asked for: a worker without --metrics-port never parses prom-client.
@@ -116,6 +122,14 @@ export async function runWorker(options: WorkerOptions, io: WorkerIo): Promise<n
     stop: async () => {
       // `/readyz` says 503 from the first moment of the drain; the listener closes once it is done.
       state.stopping = true;
+      if (!opened) {
+        // Still opening its store (a connection that hangs, a migration lock held elsewhere): nothing
+        // was claimed, so nothing drains. The stop is asked (the coordinator will not start) but not
+        // waited for; the exit drops the connection, and a migration waiting on its lock rolls back
+        // (docs/operations.md#what-happens-on-shutdown).
+        scheduler.stop().catch(() => undefined);
+        return;
+      }
       try {
         await scheduler.stop();
       } finally {

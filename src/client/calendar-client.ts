@@ -3,6 +3,7 @@
  * `scheduler.calendars`: the days to skip that schedules name in `exclude` as `{calendar: NAME}`.
  */
 import type { CalendarItemInput } from "../domain/schedule/schedule-spec.js";
+import type { HolidaysInput } from "../application/shapes/schedule-input.js";
 import type { CalendarView, PutCalendarView } from "../application/shapes/view-mappers.js";
 import type { CallOptions, HttpTransport } from "./http-transport.js";
 
@@ -32,17 +33,18 @@ export class CalendarClient {
    * the tasks naming it take them for their occurrences not decided yet (`tasks_refreshed` says how
    * many; `warnings` names each task it leaves with no fire at all,
    * docs/schedules.md#when-everything-left-is-excluded).
+   * `options.holidays` adds a region's public holidays as dates (docs/schedules.md#holidays).
    * @throws PunctualApiError `validation_failed` (422) naming each bad item (`items.0`, ...)
    */
   put(
     name: string,
     items: readonly CalendarItemInput[],
-    options: CallOptions = {},
+    options: CallOptions & { readonly holidays?: HolidaysInput } = {},
   ): Promise<PutCalendarView> {
     return this.#http.json({
       method: "PUT",
       path: ["v1", "calendars", name],
-      body: { items },
+      body: options.holidays === undefined ? { items } : { items, holidays: options.holidays },
       signal: options.signal,
     });
   }

@@ -86,6 +86,7 @@ const REASON_TEXT: Readonly<Record<RunReason, string>> = {
   non_retryable: "the handler failed it and asked for no retry",
   invalid_input: "the target's input no longer matched the handler's schema",
   quota: "its owner was over the scheduled-runs-per-minute quota",
+  no_handler: "no live replica serves its handler",
 };
 
 /** What a run's status says, as a verdict and a clause ("was launched as run R ..."). */

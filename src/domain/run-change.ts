@@ -49,6 +49,12 @@ export interface RunTaskContext {
    * then ends the run at once, "target not told" (docs/semantics.md#cancellation). @default true
    */
   readonly targetTold?: boolean;
+  /**
+   * A once task's occurrence: its nominal time (`run_at`), which a manual run that took the occurrence
+   * stands for (`takesOccurrence`, docs/semantics.md#task-statuses); null or absent for other schedules.
+   * @default null
+   */
+  readonly onceAt?: Instant | null;
 }
 
 /** A task's `RunTaskContext`. */
@@ -58,8 +64,21 @@ export function runTaskContext(task: Task): RunTaskContext {
     scheduleType: task.schedule.type,
     options: task.options,
     targetKind: task.target.kind,
+    onceAt: task.schedule.type === "once" ? task.schedule.runAt : null,
   };
   return told ? context : { ...context, targetTold: false };
+}
+
+/**
+ * Whether `run` holds its once task's occurrence, so that its end is the task's end
+ * (docs/semantics.md#task-statuses): the scheduled run, or a manual run that took the occurrence (its
+ * `scheduled_for` is the task's `run_at`: `takeOnceOccurrence`). A manual run that stands for an
+ * occurrence an edit has since moved holds nothing.
+ */
+export function holdsOnceOccurrence(run: Run, task: RunTaskContext): boolean {
+  if (task.scheduleType !== "once") return false;
+  if (run.trigger === "scheduled") return true;
+  return run.trigger === "manual" && task.onceAt != null && run.scheduledFor === task.onceAt;
 }
 
 /**
@@ -263,7 +282,7 @@ export function verdictFor(
   status: "succeeded" | "failed" | "timed_out" | "cancelled",
   error: string | null,
 ): TaskVerdictPatch {
-  const once = task.scheduleType === "once" && run.trigger === "scheduled";
+  const once = holdsOnceOccurrence(run, task);
   switch (status) {
     case "succeeded":
       return once ? { lastError: null, status: "completed" } : { lastError: null };

@@ -16,6 +16,7 @@ import {
   finished,
   launched,
   releasedClaim,
+  holdsOnceOccurrence,
   verdictFor,
 } from "./run-change.js";
 import type { ReconcileFinding, RunChange, RunTaskContext } from "./run-change.js";
@@ -47,11 +48,43 @@ export function timeOutRun(run: Run, now: Instant, task: RunTaskContext): RunCha
 /** A queued run older than `queue_timeout`: `skipped`, reason `queue_timeout` (docs/semantics.md#the-life-of-an-occurrence). */
 export function expireQueuedRun(run: Run, now: Instant, task: RunTaskContext): RunChange {
   const message = "the run waited in the queue longer than its queue_timeout";
-  const once = task.scheduleType === "once" && run.trigger === "scheduled";
+  const once = holdsOnceOccurrence(run, task);
   return {
     run: moveRun(run, "skipped", { ...finished(now), reason: "queue_timeout", error: message }),
     ...(once ? { taskVerdict: { lastError: message, status: "failed" as const } } : {}),
   };
+}
+
+/**
+ * A queued handler run that no live replica serves (docs/semantics.md#handler-runs-nobody-serves): `failed`,
+ * reason `no_handler`, with no retry (a retry would wait for the same absent worker); a redrive queues it
+ * again once a worker serving the handler runs.
+ */
+export function failUnservedRun(
+  run: Run,
+  now: Instant,
+  task: RunTaskContext,
+  handlerName: string,
+): RunChange {
+  const message =
+    `no live replica serves the handler "${handlerName}" ` +
+    "(a worker registers the handlers it runs with its heartbeat)";
+  return {
+    run: moveRun(run, "failed", { ...finished(now), reason: "no_handler", error: message }),
+    taskVerdict: verdictFor(run, task, "failed", message),
+  };
+}
+
+/**
+ * The no-handler sweep's decision about a run it listed: `failUnservedRun` while the run is still queued
+ * and was due before `dueBefore`; no change once claimed, cancelled or moved on.
+ */
+export function sweepUnservedHandler(
+  run: Run,
+  args: { now: Instant; dueBefore: Instant; task: RunTaskContext; handlerName: string },
+): RunChange | null {
+  if (run.status !== "queued" || !(run.notBefore < args.dueBefore)) return null;
+  return failUnservedRun(run, args.now, args.task, args.handlerName);
 }
 
 /**

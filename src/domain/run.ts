@@ -3,6 +3,7 @@
  *
  * States and moves (anything else is refused with IllegalTransitionError):
  *   queued    -> launching (claim) | cancelled | skipped (queue_timeout)
+ *              | failed (no_handler: no live replica serves its handler)
  *   launching -> running (launched, indeterminate, reconciled) | queued (busy, retry, reconciled absent)
  *              | failed (launch_failed) | cancelled (cancel requested and nothing started)
  *              | succeeded/failed/cancelled (a verdict that overtakes the record of its launch)
@@ -73,6 +74,7 @@ export const RUN_REASONS = [
   "non_retryable",
   "invalid_input",
   "quota",
+  "no_handler",
 ] as const;
 export type RunReason = (typeof RUN_REASONS)[number];
 
@@ -129,7 +131,7 @@ export function holdsSlot(status: RunStatus): boolean {
 }
 
 const MOVES: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
-  queued: ["launching", "cancelled", "skipped"],
+  queued: ["launching", "cancelled", "skipped", "failed"],
   launching: ["running", "queued", "succeeded", "failed", "cancelled"],
   running: ["succeeded", "failed", "timed_out", "cancelled", "queued"],
   succeeded: [],

@@ -258,6 +258,31 @@ export function triggerTask(
 }
 
 /**
+ * A trigger that takes a once task's occurrence (docs/semantics.md#task-statuses), as DeerFlow's manual
+ * run of a once task does: the run stands for the occurrence (its `scheduled_for` is the task's
+ * `run_at`, its fire time now), so the task no longer fires at `run_at` and the run's end is the task's
+ * end (`holdsOnceOccurrence`: `completed`, `failed` or `cancelled`). Another schedule's trigger is a
+ * plain one (`triggerTask`): a recurring task's occurrences are never taken.
+ */
+export function triggerTakingOccurrence(
+  task: Task,
+  activeRuns: readonly Run[],
+  ctx: { readonly now: Instant; readonly clientKey: string },
+): { readonly task: Task; readonly newRun: NewRun } {
+  const newRun = triggerTask(task, activeRuns, ctx);
+  if (task.schedule.type !== "once") return { task, newRun };
+  const runAt = task.schedule.runAt;
+  return {
+    task: {
+      ...task,
+      nextRunAt: null,
+      decidedThrough: runAt > task.decidedThrough ? runAt : task.decidedThrough,
+    },
+    newRun: { ...newRun, scheduledFor: runAt },
+  };
+}
+
+/**
  * What a manual trigger does to the task's active runs (docs/semantics.md#task-operations): the overlap policy acts on it as on
  * any occurrence, so under `cancel_other` the queued runs are cancelled and the launching or running one
  * is asked to stop (reason `superseded`); the trigger's run waits for it. Other policies change nothing.

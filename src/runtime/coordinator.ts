@@ -131,6 +131,10 @@ export class Coordinator {
       livenessMs,
       beaten: (at) => {
         this.#events.emit("coordinator:heartbeat", { at });
+        // The store answers again while the loop backs off (a partition healed, the database is
+        // back): pass now rather than at the back-off's end, up to 30 s away
+        // (docs/operations.md#faults-and-recovery).
+        if (this.#errorStreak > 0) this.#wake.wake();
       },
     });
     this.#launches = new Launches({
@@ -285,6 +289,7 @@ export class Coordinator {
         log: this.#log,
         retentionMs: this.#opts.retentionMs as DurationMs,
         replicaId,
+        handlerNames: this.#deps.handlerNames,
         judgesSilence: this.#heartbeat.judgesSilence(),
         events: this.#events,
         launching: (runId) => this.#launches.has(runId),

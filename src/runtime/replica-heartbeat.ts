@@ -1,5 +1,6 @@
 /**
- * This replica's heartbeat (docs/operations.md#replica-liveness-what-silent-means): a loop beats whenever
+ * This replica's heartbeat (docs/operations.md#replica-liveness-what-silent-means), which also registers
+ * the handler names it serves (docs/deploy.md#handler-names): a loop beats whenever
  * no beat was tried for an interval (a third of the liveness timeout), so that a long pass (a burst's
  * admission, a slow store), a long tick or a shutdown draining launches and handlers never reads as
  * silence to the other replicas. A pass beats as it starts only when the beats are due or failing
@@ -26,12 +27,19 @@ export interface ReplicaHeartbeatDeps {
   readonly log: Logger;
   /** The liveness timeout: the loop beats every third of it. */
   readonly livenessMs: number;
+  /**
+   * The handler names this replica serves, registered with each beat (docs/deploy.md#handler-names).
+   * @default none registered (read by the others as "may serve any")
+   */
+  readonly handlerNames?: ReadonlySet<string>;
   /** A beat was written at `at` (for the `coordinator:heartbeat` event). */
   readonly beaten?: (at: Instant) => void;
 }
 
 export class ReplicaHeartbeat {
   readonly #deps: ReplicaHeartbeatDeps;
+  /** What each beat registers, in a stable order. */
+  readonly #names: readonly string[] | undefined;
   readonly #stop = new AbortController();
   #loop: Promise<void> | null = null;
   /** The last beat tried, by a pass or by this loop. */
@@ -48,6 +56,7 @@ export class ReplicaHeartbeat {
 
   constructor(deps: ReplicaHeartbeatDeps) {
     this.#deps = deps;
+    this.#names = deps.handlerNames === undefined ? undefined : [...deps.handlerNames].sort();
   }
 
   /** Starts beating between passes (idempotent; nothing once stopped). */
@@ -78,7 +87,7 @@ export class ReplicaHeartbeat {
     const at = clock.now();
     this.#lastTriedAt = at;
     try {
-      await replicas.heartbeat(replicaId, at);
+      await replicas.heartbeat(replicaId, at, this.#names);
     } catch (error) {
       this.#healthySince = null;
       throw error;

@@ -3,7 +3,7 @@
  * read again (a change `migrate` made applies on every replica); then claims that expired before their
  * launch was recorded, or whose replica went silent, are reconciled with the target (never launched
  * again blindly), then deadlines, queue timeouts, handler runs of silent replicas (reported as
- * `replica:lost`) and retention. Each run's fate is a domain decision the recovery use case records;
+ * `replica:lost`), queued handler runs no live replica serves, and retention. Each run's fate is a domain decision the recovery use case records;
  * this only asks the targets and hands on the runs whose targets must be told to stop.
  */
 import type { BudgetHolder } from "../application/dispatch/budget-holder.js";
@@ -33,6 +33,8 @@ export interface SweepDeps {
   readonly replicaId: string;
   /** Whether other replicas' silence is judged this pass (replica-heartbeat.ts `judgesSilence`). */
   readonly judgesSilence: boolean;
+  /** The handler names this replica serves (docs/semantics.md#handler-runs-nobody-serves). */
+  readonly handlerNames: ReadonlySet<string>;
   /** Receives `replica:lost`. */
   readonly events: EventSink;
   /** Whether this replica is still launching the run (its claim is then not reconciled). */
@@ -56,6 +58,8 @@ export async function sweep(deps: SweepDeps): Promise<void> {
     for (const { change } of await recovery.sweepLostReplicas(clock.now(), SWEEP_LIMIT)) {
       lost.count(change.run.claimedBy, "runs");
     }
+    // Each run failed is said in its own warn line (docs/operations.md#logs).
+    await recovery.sweepUnservedHandlerRuns(clock.now(), [...deps.handlerNames], SWEEP_LIMIT);
   }
   for (const [replicaId, counts] of lost.entries()) {
     if (replicaId === deps.replicaId) continue;

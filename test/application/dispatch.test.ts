@@ -693,6 +693,8 @@ function interleavingStore(store: Store, between: () => Promise<void>): Store {
     findPastDeadline: (now, limit) => runs.findPastDeadline(now, limit),
     findQueueTimeouts: (now, limit) => runs.findQueueTimeouts(now, limit),
     findLostHandlerRuns: (since, limit) => runs.findLostHandlerRuns(since, limit),
+    findUnservedHandlerRuns: (dueBefore, served, limit) =>
+      runs.findUnservedHandlerRuns(dueBefore, served, limit),
     purge: (before, limit) => runs.purge(before, limit),
     nextRunWakeAt: () => runs.nextRunWakeAt(),
     queueStats: (now) => runs.queueStats(now),

@@ -62,7 +62,7 @@ describe.skipIf(!available && !IN_CI)("the dashboard for an operator", () => {
         },
       },
     });
-    token = await t.token("alice");
+    token = await t.token("alice", true);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   });
   /** A task with one succeeded run, made by the first test that needs it. */
@@ -182,5 +182,25 @@ describe.skipIf(!available && !IN_CI)("the dashboard for an operator", () => {
     const scale = await chart.locator("text.scale").allTextContents();
     expect(scale.slice(1)).toEqual(["0", "60 min ago", "now"]);
     expect(["1", "2"]).toContain(scale[0]);
+    // The fleet: this server's replica, live, with its handlers and a last heartbeat seconds ago.
+    const replica = page.locator("#replicas tbody tr.live");
+    await replica.waitFor(WAIT);
+    expect(await replica.locator(".badge").textContent()).toBe("live");
+    expect(await replica.locator("td").nth(1).textContent()).toMatch(/^\d+ s ago$/);
+    expect(await replica.locator("td").nth(2).textContent()).toBe("boom, log");
+  });
+
+  it("tells an owner's token on the overview that listing replicas needs an admin token", async () => {
+    token = await t.token("bob");
+    try {
+      await signIn();
+      await page.getByRole("link", { name: "Overview" }).click();
+      await page.locator("#overview").waitFor(WAIT);
+      expect(await page.locator("#replicas").textContent()).toBe(
+        "Listing the replicas needs an admin token.",
+      );
+    } finally {
+      token = await t.token("alice", true);
+    }
   });
 });

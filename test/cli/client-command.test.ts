@@ -735,7 +735,16 @@ describe("punctual tasks with several rules and days to skip", () => {
     ],
     [["tasks", "create", "--title", "x", "--tz", "UTC"], "--tz and --exclude change a schedule"],
     [["tasks", "create", "--title", "x", "--cron", "0 9 * * *", "--every", "PT1H"], "give one of"],
-    [["calendars", "put", "empty"], "give the calendar's items, or --file, or --empty"],
+    [
+      ["calendars", "put", "empty"],
+      "give the calendar's items, or --file, or --holidays, or --empty",
+    ],
+    [["calendars", "put", "x", "--holidays", "DE", "--empty"], "--empty puts no items"],
+    [
+      ["calendars", "put", "x", "2026-12-24", "--holiday-years", "2026"],
+      "--holiday-years goes with",
+    ],
+    [["calendars", "put", "x", "--holidays", "DE", "--holiday-years", "26"], "takes a year"],
     [["calendars", "put", "x", "--file", "/nonexistent/items.json"], "cannot read the items"],
   ])("refuses %j as a usage error (exit 2)", async (args, message) => {
     const outcome = await cli(args);
@@ -859,6 +868,25 @@ describe("punctual calendars", () => {
       }
     `);
   });
+
+  it("puts a region's public holidays for the years asked (--holidays, --holiday-years)", async () => {
+    const out = await ok([
+      "calendars",
+      "put",
+      "bavaria",
+      "2026-12-24",
+      "--holidays",
+      "de-by",
+      "--holiday-years",
+      "2026..2027",
+    ]);
+    expect(out).toContain("items            25\n");
+    expect(out).toContain("  2026-01-06\n");
+    expect(out).toContain("  2027-12-26\n");
+    const refused = await cli(["calendars", "put", "x", "--holidays", "DE-ZZ"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('holidays.region: no public holidays are known for "DE-ZZ"');
+  }, 30_000);
 });
 
 describe("punctual runs across tasks", () => {

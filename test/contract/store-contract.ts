@@ -17,6 +17,7 @@ import { describeRunBatches } from "./cases/run-batches.js";
 import { describeRunChanges } from "./cases/run-changes.js";
 import { describeRunRows } from "./cases/run-rows.js";
 import { describeRunSearch } from "./cases/run-search.js";
+import { describeReplicas } from "./cases/replicas.js";
 import { describeSweeps } from "./cases/sweeps.js";
 import { describeTaskBatch } from "./cases/task-batch.js";
 import { describeTaskDefects } from "./cases/task-defects.js";
@@ -114,6 +115,7 @@ export function describeStoreContract(
     describeRunSearch(context);
     describeFleetSettings(context);
     describeSweeps(context);
+    describeReplicas(context);
     describeUniqueRules(context);
     describeCalendars(context);
     describeQuotaCounts(context);

@@ -25,6 +25,7 @@ import {
   deleteTask,
   pauseTask,
   resumeTask,
+  triggerTakingOccurrence,
   triggerTask,
 } from "../../src/domain/task-commands.js";
 import { editTask } from "../../src/domain/task-fields.js";
@@ -172,6 +173,20 @@ export function triggerRun(
     newRuns: [triggerTask(task, activeRuns, { now, clientKey })],
     result: ([run]) => run ?? null,
   }));
+}
+
+/** A trigger that takes a once task's occurrence (the DeerFlow-compatible API's), the task written too. */
+export function triggerTakingRun(
+  store: Store,
+  scope: OwnerScope,
+  id: TaskId,
+  clientKey: string,
+  now: Instant,
+): Promise<Run | null> {
+  return store.tasks.mutateTask(scope, id, ({ task, activeRuns }) => {
+    const taken = triggerTakingOccurrence(task, activeRuns, { now, clientKey });
+    return { task: taken.task, newRuns: [taken.newRun], result: ([run]) => run ?? null };
+  });
 }
 
 export function backfillRuns(

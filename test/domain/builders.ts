@@ -160,7 +160,12 @@ export function buildTask(overrides: Partial<Task> = {}): Task {
 
 /** What run transitions need to know about `task`. */
 export function taskContext(task: Task = buildTask()): RunTaskContext {
-  return { scheduleType: task.schedule.type, options: task.options, targetKind: task.target.kind };
+  return {
+    scheduleType: task.schedule.type,
+    options: task.options,
+    targetKind: task.target.kind,
+    onceAt: task.schedule.type === "once" ? task.schedule.runAt : null,
+  };
 }
 
 /** A context for run transitions with the given schedule type and options. */

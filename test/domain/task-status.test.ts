@@ -10,7 +10,12 @@ import type { Run } from "../../src/domain/run.js";
 import { applyLaunchOutcome, completeRun } from "../../src/domain/run-transitions.js";
 import { expireQueuedRun, loseRunWithReplica, timeOutRun } from "../../src/domain/run-recovery.js";
 import type { RunChange } from "../../src/domain/run-change.js";
-import { backfillTask, cancelTask, triggerTask } from "../../src/domain/task-commands.js";
+import {
+  backfillTask,
+  cancelTask,
+  triggerTakingOccurrence,
+  triggerTask,
+} from "../../src/domain/task-commands.js";
 import { editTask } from "../../src/domain/task-fields.js";
 import type { Task, TaskStatus } from "../../src/domain/task.js";
 import { TASK_STATUSES } from "../../src/domain/task.js";
@@ -278,6 +283,106 @@ describe("task status (docs/semantics.md#task-statuses)", () => {
         lastRunId: "m-1",
         runCount: 1,
       });
+    });
+  });
+
+  describe("row: a manual run that took a once task's occurrence (DeerFlow's trigger) -> completion -> its end", () => {
+    /** A once task triggered at T0 (before its run_at) by a trigger that takes the occurrence. */
+    function takenOnce(status: TaskStatus = "enabled"): { task: Task; run: Run } {
+      const taken = triggerTakingOccurrence(onceTask({ status }), [], { now: T0, clientKey: "k" });
+      const ctx = { now: T0, task: taskContext(taken.task), policy: policy() };
+      const change = applyLaunchOutcome(
+        claimed(inserted(taken.newRun, "m-1"), T0),
+        { kind: "launched", targetRunId: "t-1" },
+        ctx,
+      );
+      return { task: withChange(taken.task, change), run: change.run };
+    }
+
+    it("takes the occurrence at the trigger: the task no longer fires at run_at", () => {
+      const { task } = takenOnce();
+      expect(task).toMatchObject({ status: "enabled", nextRunAt: null, decidedThrough: RUN_AT });
+      expect(admit({ task, now: plus(RUN_AT, MINUTE), activeRuns: [] }).decisions).toEqual([]);
+    });
+
+    const ends: [string, TaskStatus, (run: Run, task: Task) => RunChange][] = [
+      [
+        "succeeded",
+        "completed",
+        (run, task) =>
+          completeRun(
+            run,
+            { status: "succeeded" },
+            { now: plus(T0, MINUTE), task: taskContext(task) },
+          ),
+      ],
+      [
+        "failed",
+        "failed",
+        (run, task) =>
+          completeRun(
+            run,
+            { status: "failed", error: "boom" },
+            { now: plus(T0, MINUTE), task: taskContext(task) },
+          ),
+      ],
+      [
+        "timed out",
+        "failed",
+        (run, task) => timeOutRun(run, plus(T0, 3 * HOUR), taskContext(task)),
+      ],
+      [
+        "cancelled",
+        "cancelled",
+        (run, task) =>
+          completeRun(
+            run,
+            { status: "cancelled" },
+            { now: plus(T0, MINUTE), task: taskContext(task) },
+          ),
+      ],
+    ];
+
+    it.each(ends)(
+      "ends the task (enabled, paused or completed before) when the run %s",
+      (_name, status, end) => {
+        for (const before of ["enabled", "paused", "completed"] as TaskStatus[]) {
+          const { task, run } = takenOnce(before);
+          expect(withChange(task, end(run, task)).status).toBe(status);
+        }
+      },
+    );
+
+    it("fails the task when the run waited in the queue past queue_timeout", () => {
+      const taken = triggerTakingOccurrence(onceTask(), [], { now: T0, clientKey: "k" });
+      const run = inserted(taken.newRun, "m-1");
+      const change = expireQueuedRun(run, plus(T0, 25 * HOUR), taskContext(taken.task));
+      expect(withChange(taken.task, change).status).toBe("failed");
+    });
+
+    it("decides nothing once an edit moved the occurrence: the new run_at is the task's", () => {
+      const { task, run } = takenOnce();
+      const edited = editTask(
+        task,
+        { schedule: schedule({ type: "once", run_at: "2026-03-03T10:00:00Z" }, T0) },
+        { now: T0, policy: policy() },
+      );
+      const change = completeRun(
+        run,
+        { status: "succeeded" },
+        { now: plus(T0, MINUTE), task: taskContext(edited) },
+      );
+      expect(withChange(edited, change)).toMatchObject({
+        status: "enabled",
+        nextRunAt: at("2026-03-03T10:00:00Z"),
+      });
+    });
+
+    it("takes nothing of a recurring task: its trigger is a plain manual run", () => {
+      const cron = buildTask({ schedule: schedule({ type: "cron", cron: "0 10 * * *" }) });
+      const taken = triggerTakingOccurrence(cron, [], { now: T0, clientKey: "k" });
+      expect(taken.task).toBe(cron);
+      expect(taken.newRun).toEqual(triggerTask(cron, [], { now: T0, clientKey: "k" }));
     });
   });
 

@@ -45,12 +45,13 @@ function flakyStore(clock: VirtualClock) {
     },
     runs: base.runs,
     replicas: {
-      heartbeat: (replicaId, now) => {
+      heartbeat: (replicaId, now, handlerNames) => {
         state.heartbeats++;
         return state.failing
           ? Promise.reject(new Error("database unavailable"))
-          : base.replicas.heartbeat(replicaId, now);
+          : base.replicas.heartbeat(replicaId, now, handlerNames);
       },
+      listReplicas: (since, limit) => base.replicas.listReplicas(since, limit),
     },
     migrate: () => base.migrate(),
     migrationStatus: () => base.migrationStatus(),
@@ -197,6 +198,29 @@ describe("Coordinator loop", () => {
     state.failing = false;
     await walk(clock, 40 * SECOND);
     expect(h.logger.at("info")).toHaveLength(2);
+    await h.coordinator.stop();
+  });
+
+  it("passes again within a heartbeat interval once the store answers its heartbeats again, however long the back-off", async () => {
+    // The longest back-offs: after a minute of failures, the next attempt would be up to 30 s away.
+    vi.spyOn(Math, "random").mockReturnValue(0.999);
+    onTestFinished(() => {
+      vi.restoreAllMocks();
+    });
+    const clock = new VirtualClock(t0);
+    const { store, state } = flakyStore(clock);
+    // Liveness 3 s: the heartbeat loop beats every second, between the passes' attempts.
+    const h = createHarness({ clock, store, policy: { livenessTimeoutSeconds: 3 } });
+    state.failing = true;
+    h.coordinator.start();
+    await flushPromises();
+    // Attempts at 0, 0.5, 1.5, 3.5, 7.5, 15.5, 31.5 and 61.5 s: at 65 s, the next is at 91.5 s.
+    await walk(clock, 65 * SECOND);
+    expect(h.logger.at("info")).toEqual([]);
+    state.failing = false;
+    // The store is back (a partition healed): the next beat wakes the loop, not the back-off's end.
+    await walk(clock, 1_500);
+    expect(h.logger.at("info")).toEqual(["coordinator recovered"]);
     await h.coordinator.stop();
   });
 

@@ -148,6 +148,8 @@ export interface HarnessOptions {
   readonly clock?: VirtualClock;
   readonly launcher?: FakeLauncher;
   readonly replicaId?: string;
+  /** The handler names the coordinator serves (claims and registers). @default HANDLER_NAMES */
+  readonly servedHandlers?: ReadonlySet<string>;
   /** Runs executing in this process (handler targets). @default none */
   readonly inProcess?: InProcessRuns;
   /** The events the services and the coordinator send. @default none */
@@ -182,7 +184,7 @@ export function createHarness(options: HarnessOptions = {}) {
     launcher,
     clock,
     replicaId: options.replicaId ?? "replica-a",
-    handlerNames: HANDLER_NAMES,
+    handlerNames: options.servedHandlers ?? HANDLER_NAMES,
     logger,
     wake,
     ...events,

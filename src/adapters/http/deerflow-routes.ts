@@ -130,10 +130,12 @@ function routes(api: FastifyInstance, deps: DeerflowRouteDeps): void {
     async (request, reply) => {
       const current = await find(request, request.params.id);
       const key = request.headers["idempotency-key"];
+      // As DeerFlow's own trigger, a once task's run takes its occurrence: the task no longer fires at
+      // `run_at` and ends with the run (docs/targets.md#a-deerflow-compatible-api).
       const run = await tasks.trigger(
         actor(request),
         current.id,
-        typeof key === "string" ? { idempotencyKey: key } : {},
+        { takeOccurrence: true, ...(typeof key === "string" ? { idempotencyKey: key } : {}) },
         now(),
       );
       return reply.code(202).send({ id: current.id, triggered: true, run_id: run.id });

@@ -7,6 +7,9 @@
  */
 import { z } from "zod";
 import type { RunView, TaskView } from "../../application/shapes/view-mappers.js";
+import { formatInstant } from "../../domain/schedule/civil-time.js";
+import { parseSchedule } from "../../domain/schedule/parse-schedule.js";
+import { instant } from "../../domain/time.js";
 
 /** DeerFlow's thread ids (`deerflow/utils/thread_id.py`). */
 export const DEERFLOW_THREAD_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -223,13 +226,31 @@ function agentTargetOf(task: TaskView): Record<string, unknown> | null {
  */
 function specOf(task: TaskView): Record<string, unknown> {
   const s = task.schedule;
-  if (s.type !== "cron") return { run_at: s.type === "once" ? s.run_at : null };
+  if (s.type !== "cron") return { run_at: s.type === "once" ? onceInstant(s) : null };
   const rules = typeof s.cron === "string" ? [s.cron] : s.cron;
   return {
     cron: rules.join(RULE_SEPARATOR),
     ...(rules.length > 1 ? { rules } : {}),
     ...(s.exclude === undefined ? {} : { exclude: s.exclude }),
   };
+}
+
+/**
+ * A once task's `run_at` as an instant (DeerFlow stores and answers it with its offset, and its frontend
+ * reads it as one): punctual keeps a `run_at` written without an offset as that wall time in the task's
+ * zone, which a browser would read in its own zone.
+ */
+function onceInstant(schedule: { run_at: string; timezone?: string | undefined }): string {
+  if (/(Z|[+-]\d{2}:?\d{2})$/i.test(schedule.run_at)) return schedule.run_at;
+  try {
+    const spec = parseSchedule(
+      { type: "once", run_at: schedule.run_at, timezone: schedule.timezone ?? "UTC" },
+      { referenceAt: instant(0), checkReachable: false },
+    );
+    return spec.type === "once" ? formatInstant(spec.runAt) : schedule.run_at;
+  } catch {
+    return schedule.run_at;
+  }
 }
 
 /** The prompt of a task: its last user message's text (tasks made elsewhere: their input as JSON). */

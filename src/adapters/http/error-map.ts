@@ -40,6 +40,7 @@ export const ERROR_PROBLEMS: Readonly<Record<ErrorCode, ProblemKind>> = {
 export const HTTP_PROBLEMS = {
   malformed_request: { status: 400, title: "Malformed request", exposed: true },
   unauthorized: { status: 401, title: "Missing or invalid bearer token", exposed: true },
+  forbidden: { status: 403, title: "This route needs an admin token", exposed: true },
   route_not_found: { status: 404, title: "No such route", exposed: true },
   method_not_allowed: { status: 405, title: "Method not allowed", exposed: true },
   idempotency_in_progress: {
@@ -57,6 +58,8 @@ export const HTTP_PROBLEMS = {
   rate_limited: { status: 429, title: "Too many requests", exposed: true },
   internal_error: { status: 500, title: "Internal error", exposed: true },
   not_ready: { status: 503, title: "Not ready", exposed: true },
+  /** With `Retry-After`: the database timed out or could not be reached (store-outage.ts). */
+  database_unavailable: { status: 503, title: "The database is unavailable", exposed: true },
 } as const satisfies Record<string, ProblemKind>;
 
 export type HttpProblemCode = keyof typeof HTTP_PROBLEMS;

@@ -14,6 +14,8 @@ import type { TaskService } from "../../application/tasks/task-service.js";
 import type { TokenService } from "../../application/access/token-service.js";
 import type { Instant } from "../../domain/time.js";
 import { SchedulerMetrics } from "../metrics/scheduler-metrics.js";
+import { storeOutage } from "../storage/shared/store-outage.js";
+import type { StoreOutage } from "../storage/shared/store-outage.js";
 import { answerClientError } from "./client-error.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import {
@@ -37,6 +39,8 @@ import { calendarRoutes } from "./calendar-routes.js";
 import { dashboardRoutes } from "./dashboard/dashboard-routes.js";
 import { callbackRoutes } from "./callback-routes.js";
 import type { CallbackRouteDeps } from "./callback-routes.js";
+import { replicaRoutes } from "./replica-routes.js";
+import type { ReplicaRouteDeps } from "./replica-routes.js";
 import { registerDeerflowRoutes } from "./deerflow-routes.js";
 import type { DeerflowTarget } from "./deerflow-routes.js";
 import { AuthProxy } from "./auth-proxy.js";
@@ -72,6 +76,8 @@ export interface HttpAppOptions {
   readonly isShuttingDown?: () => boolean;
   /** The version shown in the OpenAPI document. */
   readonly version?: string;
+  /** `GET /v1/replicas` (docs/api.md#get-v1replicas); absent: not served. */
+  readonly replicas?: Omit<ReplicaRouteDeps, "now">;
   /** The callback routes (`/v1/runs/{id}/complete`, `/v1/hooks/agent/{server}`); absent: not served. */
   readonly callbacks?: CallbackRouteDeps;
   /** DeerFlow's scheduled-task routes over this DeerFlow server (`serve --deerflow-api`); absent: off. */
@@ -85,6 +91,14 @@ export interface HttpAppOptions {
 }
 
 const actors = new WeakMap<FastifyRequest, Actor>();
+
+/** What a `database_unavailable` problem says, by the outage seen. */
+const OUTAGE_DETAIL: Readonly<Record<StoreOutage, string>> = {
+  timeout: "the database did not answer in time (statement or connection timeout); try again later",
+  unavailable: "the database could not be reached or cannot serve now; try again later",
+};
+/** The `Retry-After` of a `database_unavailable` answer, in seconds. */
+const OUTAGE_RETRY_AFTER_S = 5;
 
 function sendProblem(reply: FastifyReply, problem: Problem, headers: Record<string, string> = {}) {
   return reply
@@ -181,6 +195,14 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
 
   app.setErrorHandler((error, request, reply) => {
     const problem = problemFromError(error);
+    const outage = problem === null ? storeOutage(error) : null;
+    if (outage !== null) {
+      // Not a bug: the database was too slow or out of reach (docs/errors.md#http-only-problems).
+      request.log.warn({ err: error, outage }, "the database did not answer a request");
+      return sendProblem(reply, problemOf("database_unavailable", OUTAGE_DETAIL[outage]), {
+        "retry-after": String(OUTAGE_RETRY_AFTER_S),
+      });
+    }
     if (problem === null) {
       request.log.error({ err: error }, "unexpected error answering a request");
       return sendProblem(
@@ -309,6 +331,9 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     scheduleRoutes(deps),
     calendarRoutes(deps),
     dashboardRoutes(),
+    ...(options.replicas === undefined
+      ? []
+      : [replicaRoutes({ ...options.replicas, now: options.now })]),
     ...(options.callbacks === undefined ? [] : [callbackRoutes(options.callbacks)]),
   ];
   const addRoute = (instance: FastifyInstance, spec: RouteSpec): void => {

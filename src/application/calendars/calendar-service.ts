@@ -17,6 +17,7 @@ import { exclusionStall } from "../../domain/exclusion-stall.js";
 import type { ExclusionStall } from "../../domain/exclusion-stall.js";
 import { stallWarning } from "../../domain/explain-words.js";
 import type { CalendarRepository } from "../../domain/ports/calendar-repository.js";
+import type { HolidaySource } from "../../domain/ports/holiday-source.js";
 import type { OwnerScope } from "../../domain/ports/queries.js";
 import {
   CALENDAR_NAME_PATTERN,
@@ -30,7 +31,8 @@ import type { Task } from "../../domain/task.js";
 import { DAY_MS } from "../../domain/time.js";
 import type { Instant } from "../../domain/time.js";
 import type { Actor } from "../access/actor.js";
-import { calendarPutInputSchema } from "../shapes/schedule-input.js";
+import { MAX_HOLIDAY_YEARS, calendarPutInputSchema } from "../shapes/schedule-input.js";
+import type { HolidaysInput } from "../shapes/schedule-input.js";
 import { nextTurn } from "../policy/next-turn.js";
 import type { Store } from "../../domain/ports/store.js";
 import { parseWith } from "../shapes/task-input.js";
@@ -46,6 +48,8 @@ export interface PutCalendarResult {
 
 export interface CalendarServiceDeps {
   readonly store: Store;
+  /** Public holidays by region (docs/schedules.md#holidays); without it a put naming holidays is refused. */
+  readonly holidays?: HolidaySource | undefined;
   /** Something may be due sooner (a refreshed task's next_run_at moved earlier). */
   readonly wake: () => void;
 }
@@ -84,7 +88,13 @@ export class CalendarService {
   async put(actor: Actor, name: string, input: unknown, now: Instant): Promise<PutCalendarResult> {
     checkName(name);
     const body = parseWith(calendarPutInputSchema, input);
-    const { items, errors } = parseCalendarItems(body.items, "items", Math.floor(now / DAY_MS));
+    const holidayDates = await this.#holidayDates(body.holidays, now);
+    const given = new Set(body.items.filter((item) => typeof item === "string"));
+    const { items, errors } = parseCalendarItems(
+      [...body.items, ...holidayDates.filter((date) => !given.has(date))],
+      "items",
+      Math.floor(now / DAY_MS),
+    );
     if (errors.length > 0) throw new ValidationError(errors);
     const repository = this.#repository();
     const [previous] = await repository.findCalendars(actor.owner, [name]);
@@ -119,6 +129,34 @@ export class CalendarService {
       },
       created: previous === undefined,
     };
+  }
+
+  /**
+   * The dates of the region's public holidays a put asks for, its years bounded
+   * (docs/schedules.md#holidays).
+   * @throws validation_failed for years out of order or too many, or a region the dataset does not know
+   */
+  async #holidayDates(
+    request: HolidaysInput | undefined,
+    now: Instant,
+  ): Promise<readonly string[]> {
+    if (request === undefined) return [];
+    const source = this.#deps.holidays;
+    if (source === undefined) {
+      throw ValidationError.of("holidays", "this server has no holiday dataset");
+    }
+    const fromYear = request.from_year ?? new Date(now).getUTCFullYear();
+    const toYear = request.to_year ?? Math.min(9999, fromYear + 9);
+    if (toYear < fromYear) {
+      throw ValidationError.of("holidays.to_year", `must not be before from_year (${fromYear})`);
+    }
+    if (toYear - fromYear + 1 > MAX_HOLIDAY_YEARS) {
+      throw ValidationError.of(
+        "holidays.to_year",
+        `at most ${MAX_HOLIDAY_YEARS} years of holidays in one put (from_year ${fromYear})`,
+      );
+    }
+    return source.publicHolidays({ region: request.region, fromYear, toYear });
   }
 
   /** @throws calendar_in_use (naming a task) while a task's schedule names the calendar */

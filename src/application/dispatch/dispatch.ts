@@ -55,7 +55,7 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
     }),
     claims: new ClaimRuns({ runs: store.runs, budget, ...events }),
     runWrites: new RunWrites({ store, runs: store.runs, tasks: store.tasks, budget, ...events }),
-    recovery: new RecoverySweeps({ runs: store.runs, budget, ...events }),
+    recovery: new RecoverySweeps({ runs: store.runs, replicas: store.replicas, budget, ...events }),
     wakeUps: new NextWakeUp({ tasks: store.tasks, runs: store.runs }),
     replicas: store.replicas,
   };

@@ -14,7 +14,9 @@ import {
   sweepExpiredClaim,
   sweepLostReplica,
   sweepQueueTimeout,
+  sweepUnservedHandler,
 } from "../../domain/run-recovery.js";
+import type { ReplicaRegistry } from "../../domain/ports/replica-registry.js";
 import type { TargetKind } from "../../domain/target.js";
 import type { DurationMs, Instant } from "../../domain/time.js";
 import { NO_EVENTS } from "../events/internal-events.js";
@@ -23,18 +25,25 @@ import { changeEachRun, changeOneRun } from "../runs/reported-change.js";
 import type { ChangedRun } from "../runs/reported-change.js";
 import type { PolicyInForce } from "./budget-holder.js";
 
+/** Live replicas read per no-handler sweep at most (a fleet larger than this is not expected). */
+const LIVE_REPLICAS_READ = 1_000;
+
 export class RecoverySweeps {
   readonly #runs: RunRepository;
+  readonly #replicas: ReplicaRegistry | undefined;
   readonly #budget: PolicyInForce;
   readonly #events: EventSink;
 
   constructor(deps: {
     readonly runs: RunRepository;
+    /** The replicas' heartbeat rows, for the no-handler sweep. @default that sweep does nothing */
+    readonly replicas?: ReplicaRegistry;
     readonly budget: PolicyInForce;
     /** Receives run status changes. @default none */
     readonly events?: EventSink;
   }) {
     this.#runs = deps.runs;
+    this.#replicas = deps.replicas;
     this.#budget = deps.budget;
     this.#events = deps.events ?? NO_EVENTS;
   }
@@ -104,6 +113,38 @@ export class RecoverySweeps {
     const ids = await this.#runs.findQueueTimeouts(now, limit);
     return changeEachRun(this.#runs, this.#events, ids, (run, task) =>
       sweepQueueTimeout(run, now, runTaskContext(task)),
+    );
+  }
+
+  /**
+   * Queued handler runs that no live replica serves end `failed` (no_handler), once due for a liveness
+   * timeout (docs/semantics.md#handler-runs-nobody-serves): the handlers served are those the replicas
+   * heartbeating within the liveness timeout registered, plus `ownNames` (this replica's). Nothing is
+   * failed while a live replica registered no names (a version before registration may serve any).
+   */
+  async sweepUnservedHandlerRuns(
+    now: Instant,
+    ownNames: readonly string[],
+    limit: number,
+  ): Promise<ChangedRun[]> {
+    if (this.#replicas === undefined) return [];
+    const since = this.#silentSince(now);
+    const live = await this.#replicas.listReplicas(since, LIVE_REPLICAS_READ);
+    if (live.length >= LIVE_REPLICAS_READ) return [];
+    const served = new Set(ownNames);
+    for (const replica of live) {
+      if (replica.handlerNames === null) return [];
+      for (const name of replica.handlerNames) served.add(name);
+    }
+    const found = await this.#runs.findUnservedHandlerRuns(since, [...served], limit);
+    const names = new Map(found.map((run) => [run.id, run.handlerName]));
+    return changeEachRun(this.#runs, this.#events, [...names.keys()], (run, task) =>
+      sweepUnservedHandler(run, {
+        now,
+        dueBefore: since,
+        task: runTaskContext(task),
+        handlerName: names.get(run.id) ?? "",
+      }),
     );
   }
 

@@ -14,6 +14,7 @@ import type { Run } from "../../domain/run.js";
 import {
   backfillTask,
   supersededByTrigger,
+  triggerTakingOccurrence,
   triggerTask,
   validateClientKey,
 } from "../../domain/task-commands.js";
@@ -49,12 +50,22 @@ export interface TaskRunDeps extends ManualRunDeps {
   readonly admissions?: AdmissionWindow;
 }
 
+/** How a trigger runs the task. */
+export interface TriggerOptions {
+  readonly idempotencyKey?: string;
+  /**
+   * The run takes a once task's occurrence (`triggerTakingOccurrence`): the DeerFlow-compatible API's
+   * trigger (docs/targets.md#a-deerflow-compatible-api). punctual's own trigger never does. @default false
+   */
+  readonly takeOccurrence?: boolean;
+}
+
 /** Run `task` now: a manual occurrence; a repeat with the same key returns the first run. */
 export async function triggerRun(
   deps: ManualRunDeps,
   actor: Actor,
   task: Task,
-  options: { idempotencyKey?: string },
+  options: TriggerOptions,
   now: Instant,
 ): Promise<RunView> {
   const clientKey = options.idempotencyKey ?? deps.newId();
@@ -66,12 +77,16 @@ export async function triggerRun(
     scopeOf(actor),
     task.id,
     (locked) => {
-      const newRun = triggerTask(locked.task, locked.activeRuns, { now, clientKey });
+      const ctx = { now, clientKey };
+      const { task: taken, newRun } =
+        options.takeOccurrence === true
+          ? triggerTakingOccurrence(locked.task, locked.activeRuns, ctx)
+          : { task: locked.task, newRun: triggerTask(locked.task, locked.activeRuns, ctx) };
       // A repeat of a trigger still active is that trigger: it supersedes nothing (and not itself).
       const repeat = locked.activeRuns.some((r) => r.idempotencyKey === newRun.idempotencyKey);
       const others = repeat
-        ? { task: locked.task, runUpdates: [], cancelTargets: [] }
-        : supersededByTrigger(locked.task, locked.activeRuns, now);
+        ? { task: taken, runUpdates: [], cancelTargets: [] }
+        : supersededByTrigger(taken, locked.activeRuns, now);
       return {
         ...(others.task === locked.task ? {} : { task: others.task }),
         newRuns: [newRun],
@@ -120,7 +135,7 @@ export async function triggerWithinQuota(
   deps: TaskRunDeps,
   actor: Actor,
   task: Task,
-  options: { idempotencyKey?: string },
+  options: TriggerOptions,
   now: Instant,
 ): Promise<RunView> {
   const admissions = deps.admissions;

@@ -164,6 +164,36 @@ export const scheduleShapeSchema = z
  */
 export const scheduleInputSchema = checkedAsAnyObject(scheduleShapeSchema);
 
+/** The most years one put may expand a region's public holidays for. */
+export const MAX_HOLIDAY_YEARS = 30;
+
+/** docs/schedules.md#holidays: a region's public holidays added to a calendar put's items. */
+export const holidaysInputSchema = z
+  .strictObject({
+    region: z.string().min(2).max(32).meta({
+      description:
+        "a country (ISO 3166-1, `DE`) and optionally its state and region (`DE-BY`), as the date-holidays dataset names them",
+    }),
+    from_year: z.number().int().min(1970).max(9999).optional().meta({
+      description: "the first year whose holidays are added; default: the current year (UTC)",
+    }),
+    to_year: z
+      .number()
+      .int()
+      .min(1970)
+      .max(9999)
+      .optional()
+      .meta({
+        description: `the last year (included); default: from_year + 9; at most ${MAX_HOLIDAY_YEARS} years in all`,
+      }),
+  })
+  .meta({
+    description:
+      "adds the region's public holidays of the years asked to the items, as dates (docs/schedules.md#holidays)",
+    examples: [{ region: "DE-BY", from_year: 2026, to_year: 2035 }],
+  });
+export type HolidaysInput = z.input<typeof holidaysInputSchema>;
+
 /**
  * The body of a calendar put: its items, typed and documented as `calendarItemSchema` while zod lets
  * any value through, so that `parseCalendarItems` names every bad item at once in the domain's words.
@@ -172,5 +202,6 @@ export const calendarPutInputSchema = z.strictObject({
   items: z
     .array(documentedAs(z.custom<CalendarItemInput>(), calendarItemSchema))
     .meta({ description: "the days the calendar holds (an empty list is allowed)" }),
+  holidays: holidaysInputSchema.optional(),
 });
 export type CalendarPutInput = z.input<typeof calendarPutInputSchema>;

@@ -15,6 +15,11 @@ import type { Actor } from "../access/actor.js";
 export interface KnownReferences {
   readonly threads: ThreadLookup;
   readonly handlerNames: ReadonlySet<string> | null;
+  /**
+   * The handler names the live replicas registered (docs/deploy.md#handler-names), asked only for a
+   * name `handlerNames` lacks. @default none
+   */
+  readonly registeredHandlerNames?: (() => Promise<ReadonlySet<string>>) | null;
   /** What a typed handler's schema finds wrong with a target's input (fields under `target.input`). */
   readonly handlerInputProblems?:
     ((name: string, input: JsonValue) => Promise<readonly FieldError[]>) | null;
@@ -22,6 +27,13 @@ export interface KnownReferences {
   readonly agentTargetProblems?: ((target: AgentTarget) => readonly FieldError[]) | null;
   /** What the SSRF guard refuses in a webhook target before any DNS lookup (docs/targets.md#ssrf-protection). */
   readonly webhookTargetProblems?: ((target: WebhookTarget) => readonly FieldError[]) | null;
+}
+
+/** Whether a handler target may name `name`: this process's, an operator-given or a registered one. */
+async function handlerKnown(known: KnownReferences, name: string): Promise<boolean> {
+  if (known.handlerNames === null || known.handlerNames.has(name)) return true;
+  const registered = await known.registeredHandlerNames?.();
+  return registered?.has(name) ?? false;
 }
 
 /**
@@ -37,15 +49,12 @@ export async function checkReferences(
   merged: TaskUserFields,
 ): Promise<void> {
   const target = changed.target;
-  if (
-    target?.kind === "handler" &&
-    known.handlerNames !== null &&
-    !known.handlerNames.has(target.name)
-  ) {
+  if (target?.kind === "handler" && !(await handlerKnown(known, target.name))) {
     throw ValidationError.of(
       "target.name",
-      `no handler named "${target.name}" is registered (an API-only process names the workers' ` +
-        "handlers with --handler-names or PUNCTUAL_HANDLER_NAMES)",
+      `no handler named "${target.name}" is registered: this process does not run it and no live ` +
+        "worker registered it (an API-only process may also be given the workers' handlers with " +
+        "--handler-names or PUNCTUAL_HANDLER_NAMES)",
     );
   }
   if (target?.kind === "handler" && known.handlerInputProblems) {

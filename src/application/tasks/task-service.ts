@@ -8,6 +8,7 @@
  * (find-runs.ts) and redrive (redrive-run.ts); previews and explanations are made in task-insight.ts, and
  * named calendars kept by `calendars` (calendar-service.ts).
  */
+import type { HolidaySource } from "../../domain/ports/holiday-source.js";
 import { NotFoundError } from "../../domain/errors.js";
 import type { FieldError } from "../../domain/errors.js";
 import type { RunId } from "../../domain/ids.js";
@@ -43,6 +44,7 @@ import type { UpsertField } from "./upsert-task.js";
 import { upsertTask } from "./upsert-task.js";
 import { createOneTask } from "./create-task.js";
 import { backfillWithinQuota, triggerWithinQuota } from "../runs/manual-runs.js";
+import type { TriggerOptions } from "../runs/manual-runs.js";
 import { cancelRun } from "../runs/cancel-run.js";
 import { findRun, listTaskRuns } from "../runs/find-runs.js";
 import {
@@ -80,6 +82,8 @@ export interface TaskServiceDeps {
   readonly newSecret: () => string;
   /** Handler names a task may name; null when the caller does not check them. */
   readonly handlerNames: ReadonlySet<string> | null;
+  /** The handler names the live replicas registered, for names `handlerNames` lacks. @default none */
+  readonly registeredHandlerNames?: (() => Promise<ReadonlySet<string>>) | null;
   /** What a typed handler's schema finds wrong with a target's input; null or absent: not checked. */
   readonly handlerInputProblems?:
     ((name: string, input: JsonValue) => Promise<readonly FieldError[]>) | null;
@@ -94,6 +98,8 @@ export interface TaskServiceDeps {
   readonly signals: ServiceSignals;
   /** Receives the status changes of runs the owner cancels. @default none */
   readonly events?: EventSink;
+  /** Public holidays by region for calendar puts (docs/schedules.md#holidays). @default none: refused */
+  readonly holidays?: HolidaySource | undefined;
   /** The input limits, with the operator's settings (limits.ts). @default DEFAULT_LIMITS */
   readonly limits?: Limits;
   /** Per-owner quotas (docs/security.md#quotas). @default none */
@@ -124,6 +130,7 @@ export class TaskService {
     this.#deps = deps;
     this.calendars = new CalendarService({
       store: deps.store,
+      holidays: deps.holidays,
       wake: () => {
         deps.signals.wake();
       },
@@ -273,13 +280,11 @@ export class TaskService {
     await deleteOwnedTask(this.#deps, actor, id, options, now);
   }
 
-  /** Run now: a manual occurrence; a repeat with the same key returns the first run. */
-  async trigger(
-    actor: Actor,
-    id: string,
-    options: { idempotencyKey?: string },
-    now: Instant,
-  ): Promise<RunView> {
+  /**
+   * Run now: a manual occurrence; a repeat with the same key returns the first run. With
+   * `takeOccurrence`, the run takes a once task's occurrence (`TriggerOptions`).
+   */
+  async trigger(actor: Actor, id: string, options: TriggerOptions, now: Instant): Promise<RunView> {
     const task = await this.#find(actor, id);
     return triggerWithinQuota(this.#deps, actor, task, options, now);
   }

@@ -109,6 +109,15 @@ export interface RunRepository {
   findPastDeadline(now: Instant, limit: number): Promise<readonly RunId[]>;
   /** Queued runs older than their task's queue timeout. */
   findQueueTimeouts(now: Instant, limit: number): Promise<readonly RunId[]>;
+  /**
+   * Queued runs of handler tasks whose handler is not one of `served`, due (`not_before`) before
+   * `dueBefore`, earliest first, with their handler's name (docs/semantics.md#handler-runs-nobody-serves).
+   */
+  findUnservedHandlerRuns(
+    dueBefore: Instant,
+    served: readonly string[],
+    limit: number,
+  ): Promise<readonly UnservedRun[]>;
   /** Running handler runs claimed by replicas whose heartbeat is older than `silentSince`. */
   findLostHandlerRuns(silentSince: Instant, limit: number): Promise<readonly RunId[]>;
   /** Deletes terminal runs finished before `before`, and deleted tasks with no active run. */
@@ -117,6 +126,12 @@ export interface RunRepository {
   nextRunWakeAt(): Promise<Instant | null>;
   /** The fleet's queue at `now`, every owner's (for metrics: docs/operations.md#metrics-and-probes). */
   queueStats(now: Instant): Promise<QueueStats>;
+}
+
+/** A queued handler run no live replica serves, and the handler it names. */
+export interface UnservedRun {
+  readonly id: RunId;
+  readonly handlerName: string;
 }
 
 /** What `RunRepository.queueStats` counts. */

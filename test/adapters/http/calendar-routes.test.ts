@@ -199,4 +199,29 @@ describe("calendars over HTTP", () => {
     expect(post.status).toBe(405);
     expect(post.headers.get("allow")).toBe("GET, HEAD, PUT, DELETE");
   });
+
+  it("adds a region's public holidays to a put's items, and refuses an unknown region (docs/schedules.md#holidays)", async () => {
+    const put = await api("PUT", "/v1/calendars/de-by", {
+      token: alice,
+      body: {
+        items: ["2027-12-24"],
+        holidays: { region: "DE-BY", from_year: 2027, to_year: 2028 },
+      },
+    });
+    expect(put.status).toBe(201);
+    const calendar = calendarPutResultSchema.parse(put.body);
+    expect(calendar.items).toContain("2027-12-24");
+    expect(calendar.items).toContain("2027-01-06");
+    expect(calendar.items).toContain("2028-06-15"); // Corpus Christi 2028
+    expect(calendar.items).not.toContain("2029-01-01");
+
+    const unknown = await api("PUT", "/v1/calendars/nowhere", {
+      token: alice,
+      body: { items: [], holidays: { region: "XX-YY" } },
+    });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.errors).toEqual([
+      { field: "holidays.region", message: 'no public holidays are known for the country "XX"' },
+    ]);
+  }, 30_000);
 });

@@ -201,6 +201,8 @@ describe("TestCreate", () => {
       once({ schedule_spec: { run_at: "2030-06-01T09:00:00" }, timezone: "Asia/Shanghai" }),
     );
     expect(naive.next_run_at).toBe("2030-06-01T01:00:00Z");
+    // DeerFlow answers run_at as an instant (its frontend reads it so), not as the wall time written.
+    expect(naive.schedule_spec).toEqual({ run_at: "2030-06-01T01:00:00Z" });
     const aware = await created(once({ schedule_spec: { run_at: "2030-06-01T09:00:00+02:00" } }));
     expect(aware.next_run_at).toBe("2030-06-01T07:00:00Z");
     const shanghai = await created(cron({ timezone: "Asia/Shanghai" }));
@@ -429,6 +431,61 @@ describe("TestTrigger", () => {
     await api("POST", `/scheduled-tasks/${task.id}/pause`, alice);
     expect((await api("POST", `/scheduled-tasks/${task.id}/trigger`, alice)).status).toBe(202);
     expect((await api("GET", `/scheduled-tasks/${task.id}`, alice)).body.status).toBe("paused");
+  });
+});
+
+describe("a once task triggered by hand (DeerFlow's once-task lifecycle)", () => {
+  const settled = async (id: string) => {
+    const task = (await api("GET", `/scheduled-tasks/${id}`, alice)).body;
+    return task.status === "enabled" || task.status === "paused" ? undefined : task;
+  };
+
+  it("takes the occurrence: the task completes when the run succeeds and does not fire at run_at", async () => {
+    const task = await created(once());
+    const answer = await api("POST", `/scheduled-tasks/${task.id}/trigger`, alice);
+    expect(answer.status).toBe(202);
+    const done = await waitFor(() => settled(task.id), {
+      timeoutMs: 10_000,
+      what: "the once task to end with its run",
+    });
+    expect(done).toMatchObject({ status: "completed", next_run_at: null, run_count: 1 });
+    const runs = await runsOf(task.id);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({
+      id: answer.body.run_id,
+      trigger: "manual",
+      status: "success",
+      scheduled_for: task.schedule_spec.run_at,
+    });
+  });
+
+  it("ends a paused once task too, and fails it when the run fails", async () => {
+    const task = await created(once());
+    await api("POST", `/scheduled-tasks/${task.id}/pause`, alice);
+    fake.setMode({ kind: "reply", status: 400, body: { detail: "Model 'x' is not allowed" } });
+    try {
+      expect((await api("POST", `/scheduled-tasks/${task.id}/trigger`, alice)).status).toBe(202);
+      const done = await waitFor(() => settled(task.id), {
+        timeoutMs: 10_000,
+        what: "the paused once task to fail with its run",
+      });
+      expect(done).toMatchObject({ status: "failed", next_run_at: null });
+      expect(done.last_error).toMatch(/not allowed/);
+    } finally {
+      fake.setMode({ kind: "normal" });
+    }
+  });
+
+  it("leaves punctual's own trigger alone: a /v1 trigger takes no occurrence", async () => {
+    const task = await created(once());
+    const answer = await call(t.url, "POST", `/v1/tasks/${task.id}/trigger`, { token: alice });
+    expect(answer.status).toBe(202);
+    await waitFor(
+      async () => ((await runsOf(task.id))[0]?.status === "success" ? true : undefined),
+      { timeoutMs: 10_000, what: "the /v1 manual run to succeed" },
+    );
+    const after = (await api("GET", `/scheduled-tasks/${task.id}`, alice)).body;
+    expect(after).toMatchObject({ status: "enabled", next_run_at: task.next_run_at });
   });
 });
 

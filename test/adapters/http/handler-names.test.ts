@@ -1,11 +1,13 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access -- API answers are untyped JSON, checked by the assertions */
 /**
  * An API-only process (docs/deploy.md#api-and-workers) accepts tasks naming the workers' handlers by
- * the names it is given, without their code, and still refuses a name nobody runs.
+ * the names it is given or the names live workers registered in the database
+ * (docs/deploy.md#handler-names), without their code, and still refuses a name nobody runs.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, startTestServer } from "./http-harness.js";
 import type { TestServer } from "./http-harness.js";
+import type { Instant } from "../../../src/domain/time.js";
 
 let server: TestServer;
 let token = "";
@@ -36,5 +38,42 @@ describe("handler names given to an API-only process", () => {
       field: "target.name",
       message: expect.stringMatching(/--handler-names or PUNCTUAL_HANDLER_NAMES/) as unknown,
     });
+  });
+});
+
+describe("handler names the workers registered in the database", () => {
+  /** An API-only server on a fresh store where worker `id` beat `agoMs` ago with `names`. */
+  async function apiAfterBeat(agoMs: number, names: readonly string[]) {
+    const api = await startTestServer({ runCoordinator: false });
+    const beatAt = (Date.now() - agoMs) as Instant;
+    await api.server.runtime.store.replicas.heartbeat("worker-1", beatAt, names);
+    return { api, owner: await api.token("ann") };
+  }
+
+  it("accepts a handler a live worker registered, without being given its name", async () => {
+    const { api, owner } = await apiAfterBeat(0, ["build", "send"]);
+    try {
+      const created = await call(api.url, "POST", "/v1/tasks", {
+        token: owner,
+        body: task("send"),
+      });
+      expect(created.status).toBe(201);
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it("refuses a handler only a silent worker registered", async () => {
+    const { api, owner } = await apiAfterBeat(60_000, ["archive"]);
+    try {
+      const refused = await call(api.url, "POST", "/v1/tasks", {
+        token: owner,
+        body: task("archive"),
+      });
+      expect(refused.status).toBe(422);
+      expect(refused.body.errors[0].message).toMatch(/no live\s+worker registered it/);
+    } finally {
+      await api.stop();
+    }
   });
 });

@@ -19,6 +19,8 @@ import type { Answer, TestServer } from "./http-harness.js";
 const ELSEWHERE = {
   task_not_mutable: "running-task.test.ts (a run really running)",
   task_defective: "task-defect-routes.test.ts (a row corrupted behind the store's back)",
+  database_unavailable:
+    "test/race/fault-api-database-outage.test.ts (a real PostgreSQL too slow, then out of reach)",
 } as const;
 /** The launcher outcomes and a lost lease: recorded on the run, never a client's answer (error-map.ts). */
 const NEVER_ANSWERED = [
@@ -160,6 +162,7 @@ const REACH: Record<Reached, () => Promise<Answer>> = {
   malformed_request: () =>
     api("POST", "/v1/tasks", { raw: "{", headers: { "content-type": "application/json" } }),
   unauthorized: () => call(t.url, "GET", "/v1/tasks"),
+  forbidden: () => api("GET", "/v1/replicas"),
   route_not_found: () => api("GET", "/v1/nothing"),
   method_not_allowed: () => api("DELETE", "/v1/tasks"),
   idempotency_in_progress: async () => {

@@ -24,6 +24,7 @@ import {
   reload,
   reloadRun,
   triggerRun,
+  triggerTakingRun,
 } from "../store-steps.js";
 import { isRefusal } from "../../../src/domain/ports/store.js";
 import type { JsonValue } from "../../../src/domain/target.js";
@@ -167,6 +168,54 @@ export function describeRunBatches(ctx: ContractContext): void {
         lastError: null,
         version: task.version,
       });
+    });
+
+    it("hands decide a once task's run_at, so a manual run that took the occurrence ends the task", async () => {
+      const store = ctx.store();
+      const task = await insertTask(store, { schedule: onceAt(minute(10)) });
+      const plain = await insertTask(store, { schedule: onceAt(minute(10)) });
+      const taken = await triggerTakingRun(store, ALL, task.id, "k", minute(0, 1));
+      await triggerRun(store, ALL, plain.id, "k", minute(0, 1));
+      expect(taken).toMatchObject({ trigger: "manual", scheduledFor: minute(10) });
+      expect(await reload(store, task.id)).toMatchObject({
+        status: "enabled",
+        nextRunAt: null,
+        decidedThrough: minute(10),
+      });
+      const contexts: unknown[] = [];
+      const claimed = await claimDue(store, minute(0, 2));
+      expect(claimed).toHaveLength(2);
+      const results = await store.runs.changeRuns(
+        claimed.flatMap((c) => [
+          launch(c, minute(0, 3)),
+          {
+            id: c.run.id,
+            decide: (run, context) => {
+              contexts.push(context.onceAt);
+              return completeRun(
+                run,
+                { status: "failed", error: "boom" },
+                {
+                  now: minute(0, 4),
+                  task: context,
+                },
+              );
+            },
+          } satisfies RunChangeRequest,
+        ]),
+      );
+      expect(results.map((r) => r.kind)).toEqual(["changed", "changed", "changed", "changed"]);
+      expect(contexts).toEqual([minute(10), minute(10)]);
+      expect(await reload(store, task.id)).toMatchObject({ status: "failed", lastError: "boom" });
+      // A plain trigger stands for no occurrence: its once task is still due at run_at.
+      expect(await reload(store, plain.id)).toMatchObject({
+        status: "enabled",
+        lastError: "boom",
+        nextRunAt: minute(10),
+      });
+      expect((await admitDue(store, minute(10))).queuedRuns.map((r) => r.taskId)).toEqual([
+        plain.id,
+      ]);
     });
 
     it("books a launch answer that carries its verdict as launched and succeeded", async () => {

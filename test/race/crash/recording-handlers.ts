@@ -59,13 +59,18 @@ export function writeRecordingHandlers(dir: string): string {
   return path;
 }
 
-/** Every execution recorded under `dir`, by every process. A torn last line (a kill mid-write) is an error. */
+/**
+ * Every execution recorded under `dir`, by every process. Each record is one append (one write(2) of
+ * a short line, which a kill cannot tear), so a text after the last newline is a write this read
+ * overlapped: it is left for the next read. Any other line that does not parse is an error.
+ */
 export function readExecutions(dir: string): Execution[] {
   const executions: Execution[] = [];
   for (const name of readdirSync(dir)) {
     if (!/^executions-\d+\.jsonl$/.test(name)) continue;
     const text = readFileSync(join(dir, name), "utf8");
-    for (const line of text.split("\n")) {
+    const complete = text.slice(0, text.lastIndexOf("\n") + 1);
+    for (const line of complete.split("\n")) {
       if (line !== "") executions.push(JSON.parse(line) as Execution);
     }
   }

@@ -69,6 +69,8 @@ label.check { display: inline-flex; gap: .25rem; align-items: center; margin: 0;
 .swatch-succeeded { background: #2e7d32; } .swatch-failed { background: #c62828; }
 .swatch-timed_out { background: #ef6c00; } .swatch-cancelled { background: #78909c; }
 .swatch-skipped { background: #b0bec5; } .swatch-missed { background: #8d6e63; }
+.replica-live { background: #d7f0dc; color: #1b5e20; } .replica-silent { background: #fbd9d7; color: #b71c1c; }
+td.wrap { overflow-wrap: anywhere; }
 a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible { outline: 2px solid #1565c0; outline-offset: 2px; }
 @media (max-width: 640px) {
   body { padding: 0 .6rem 1.5rem; }

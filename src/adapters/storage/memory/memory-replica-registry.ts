@@ -1,5 +1,5 @@
-/** Replica heartbeats in memory: one row per replica, upserted. */
-import type { ReplicaRegistry } from "../../../domain/ports/replica-registry.js";
+/** Replica heartbeats in memory: one row per replica, upserted, with the handler names it serves. */
+import type { Replica, ReplicaRegistry } from "../../../domain/ports/replica-registry.js";
 import type { Instant } from "../../../domain/time.js";
 import type { MemoryTables } from "./memory-tables.js";
 
@@ -10,10 +10,23 @@ export class MemoryReplicaRegistry implements ReplicaRegistry {
     this.#tables = tables;
   }
 
-  heartbeat(replicaId: string, now: Instant): Promise<void> {
+  heartbeat(replicaId: string, now: Instant, handlerNames?: readonly string[]): Promise<void> {
     return this.#tables.atomically(() => {
       const startedAt = this.#tables.replica(replicaId)?.startedAt ?? now;
-      this.#tables.putReplica({ id: replicaId, startedAt, heartbeatAt: now });
+      this.#tables.putReplica({
+        id: replicaId,
+        startedAt,
+        heartbeatAt: now,
+        handlerNames: handlerNames === undefined ? null : [...handlerNames],
+      });
     });
+  }
+
+  listReplicas(since: Instant, limit: number): Promise<readonly Replica[]> {
+    const rows = [...this.#tables.replicas()]
+      .filter((row) => row.heartbeatAt >= since)
+      .sort((a, b) => b.heartbeatAt - a.heartbeatAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .slice(0, limit);
+    return Promise.resolve(rows.map((row) => ({ ...row })));
   }
 }

@@ -15,6 +15,7 @@ import type {
   RunChangeResult,
   RunRepository,
   QueueStats,
+  UnservedRun,
 } from "../../../domain/ports/run-repository.js";
 import type { OwnerScope, Page, RunQuery, RunSearch } from "../../../domain/ports/queries.js";
 import type { TargetKind } from "../../../domain/target.js";
@@ -297,6 +298,26 @@ export class MemoryRunRepository implements RunRepository {
         .sort(byInstant((run) => run.queuedAt))
         .slice(0, Math.max(0, limit))
         .map((run) => run.id),
+    );
+  }
+
+  findUnservedHandlerRuns(
+    dueBefore: Instant,
+    served: readonly string[],
+    limit: number,
+  ): Promise<readonly UnservedRun[]> {
+    return this.#tables.atomically(() =>
+      this.#tables
+        .activeRuns()
+        .filter((run) => run.status === "queued" && run.notBefore < dueBefore)
+        .map((run) => ({ run, target: this.#taskOf(run).target }))
+        .filter(({ target }) => target.kind === "handler" && !served.includes(target.name))
+        .sort((a, b) => a.run.notBefore - b.run.notBefore || (a.run.id < b.run.id ? -1 : 1))
+        .slice(0, Math.max(0, limit))
+        .map(({ run, target }) => ({
+          id: run.id,
+          handlerName: target.kind === "handler" ? target.name : "",
+        })),
     );
   }
 

@@ -45,6 +45,7 @@ export interface ReplicaRow {
   readonly id: string;
   readonly startedAt: Instant;
   readonly heartbeatAt: Instant;
+  readonly handlerNames: readonly string[] | null;
 }
 
 export class MemoryTables {
@@ -176,6 +177,10 @@ export class MemoryTables {
 
   replica(id: string): ReplicaRow | undefined {
     return this.#replicas.get(id);
+  }
+
+  replicas(): IterableIterator<ReplicaRow> {
+    return this.#replicas.values();
   }
 
   calendar(owner: OwnerId, name: string): Calendar | undefined {

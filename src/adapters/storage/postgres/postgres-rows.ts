@@ -9,7 +9,12 @@ import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../../domain/run.js"
 import type { Run } from "../../../domain/run.js";
 import type { RunTaskContext } from "../../../domain/run-change.js";
 import { encodeSchedule } from "../../../domain/schedule-codec.js";
-import { decodeTaskFields, decodeTaskOptions, defectOf } from "../shared/stored-task-fields.js";
+import {
+  decodeTaskFields,
+  decodeTaskOptions,
+  defectOf,
+  onceAtOf,
+} from "../shared/stored-task-fields.js";
 import type { StoredColumn } from "../shared/stored-task-fields.js";
 import { TASK_STATUSES } from "../../../domain/task.js";
 import type { Task } from "../../../domain/task.js";
@@ -231,13 +236,17 @@ export function taskFromRow(value: unknown, secrets: SecretSealer): Task {
   };
 }
 
-/** What run transitions need of a task, read as `id, schedule_type, options, target_kind`. */
+/**
+ * What run transitions need of a task, read as `id, schedule_type, options, target_kind, once_at` (a
+ * once task's `run_at` out of its schedule, as text; null for other schedules).
+ */
 export function runTaskContextFromRow(value: unknown): RunTaskContext {
   const row = record(value);
   return {
     scheduleType: oneOf(SCHEDULE_TYPES, row, "schedule_type"),
     options: decodeTaskOptions(stored(row, "options")),
     targetKind: oneOf(TARGET_KINDS, row, "target_kind"),
+    onceAt: onceAtOf(row["once_at"]),
   };
 }
 

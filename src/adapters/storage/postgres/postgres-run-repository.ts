@@ -1,7 +1,8 @@
 /**
  * `RunRepository` on PostgreSQL: reads, claims (postgres-claim.ts), fenced changes under the task's and
- * then the run's row lock, the sweeps' queries and retention. A change that frees a launch slot or
- * requeues a run notifies the wake channel at commit.
+ * then the run's row lock (a batch first tries one fenced statement, postgres-fenced-run-writes.ts), the
+ * sweeps' queries and retention. A change that frees a launch slot or requeues a run notifies the wake
+ * channel at commit.
  */
 import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
 import type { FencingToken, OwnerId, RunId, TaskId } from "../../../domain/ids.js";
@@ -13,6 +14,7 @@ import type {
   RunChangeResult,
   QueueStats,
   RunRepository,
+  UnservedRun,
 } from "../../../domain/ports/run-repository.js";
 import type { OwnerScope, Page, RunQuery, RunSearch } from "../../../domain/ports/queries.js";
 import type { TargetKind } from "../../../domain/target.js";
@@ -24,6 +26,7 @@ import type { Instant } from "../../../domain/time.js";
 import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
 import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { PostgresClaim } from "./postgres-claim.js";
+import { PostgresFencedRunWrites } from "./postgres-fenced-run-writes.js";
 import { searchPostgresRuns } from "./postgres-run-search.js";
 import { claimedRunFromRow, claimedRunSelect } from "./postgres-claimed-run.js";
 import { wake } from "./postgres-context.js";
@@ -53,6 +56,7 @@ import {
 import type { Column } from "./postgres-sql.js";
 import { ownerOf } from "./postgres-task-repository.js";
 import { withTransaction } from "./with-transaction.js";
+import { PostgresUnservedRuns } from "./postgres-unserved-runs.js";
 
 /** A batch's task bookkeeping as unnested arrays, in the order `#recordOnTasks` writes them. */
 const LAST_RUN_AT: Column = { name: "last_run_at", type: "ts" };
@@ -70,12 +74,16 @@ const RECORD_ON_TASKS_COLUMNS: readonly Column[] = [
 export class PostgresRunRepository implements RunRepository {
   readonly #ctx: PostgresContext;
   readonly #claim: PostgresClaim;
+  readonly #fenced: PostgresFencedRunWrites;
   readonly #sql: ReturnType<typeof buildStatements>;
+  readonly #unserved: PostgresUnservedRuns;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     this.#claim = new PostgresClaim(ctx);
+    this.#fenced = new PostgresFencedRunWrites(ctx);
     this.#sql = buildStatements(ctx);
+    this.#unserved = new PostgresUnservedRuns(ctx);
   }
 
   async findRun(scope: OwnerScope, id: RunId): Promise<Run | null> {
@@ -165,7 +173,25 @@ export class PostgresRunRepository implements RunRepository {
     });
   }
 
-  changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
+  /**
+   * One fenced statement for the batch (docs/storage.md#the-fenced-run-write); the requests of runs that
+   * missed its fence go through the locking path, which reads them again under their locks.
+   */
+  async changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
+    if (requests.length === 0) return [];
+    const fenced = await this.#fenced.apply(requests);
+    if (fenced.fallback.length === 0) return fenced.results as RunChangeResult[];
+    const missed = new Set(fenced.fallback);
+    const locked = await this.#changeRunsLocked(requests.filter((_, i) => missed.has(i)));
+    const results = [...fenced.results];
+    fenced.fallback.forEach((index, i) => {
+      results[index] = locked[i];
+    });
+    return results as RunChangeResult[];
+  }
+
+  /** The batch under the tasks' and runs' row locks, read and written in one transaction. */
+  #changeRunsLocked(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
     if (requests.length === 0) return Promise.resolve([]);
     const ids = batchRunIds(requests);
     return withTransaction(this.#ctx.pool, async (client) => {
@@ -291,6 +317,14 @@ export class PostgresRunRepository implements RunRepository {
     return instantOrNull(record(result.rows[0]), "at");
   }
 
+  findUnservedHandlerRuns(
+    dueBefore: Instant,
+    served: readonly string[],
+    limit: number,
+  ): Promise<readonly UnservedRun[]> {
+    return this.#unserved.find(dueBefore, served, limit);
+  }
+
   async #ids(sql: PostgresStatement, values: unknown[]): Promise<RunId[]> {
     const result = await this.#ctx.pool.query(sql, values);
     return result.rows.map((row) => runId(text(record(row), "id")));
@@ -301,6 +335,13 @@ function buildStatements(ctx: PostgresContext) {
   const runs = ctx.runSql.table;
   const tasks = ctx.tasksTable;
   const select = `SELECT ${ctx.runSql.columns} FROM ${runs} AS r`;
+  // The launching and running runs, found through the budget's slots (at most one run per slot, a
+  // few hundred rows): each slot's run by primary key. A run is launching or running only while it
+  // holds a slot (bound in the claim's statement, freed by the slot trigger), so no index of `runs`
+  // needs to know which runs are active (migration 21, docs/storage.md#write-ahead-log-per-fire).
+  const active =
+    `${ctx.schema.quoted}.claim_slots AS s CROSS JOIN LATERAL (SELECT * FROM ${runs} AS p` +
+    ` WHERE p.id = s.run_id OFFSET 0) AS r`;
   const at = (param: string) => msToTimestamp(`${param}::int8`);
   return preparedAll({
     find: `${select} WHERE r.id = $1::text AND ($2::text IS NULL OR r.owner = $2)`,
@@ -319,11 +360,12 @@ function buildStatements(ctx: PostgresContext) {
     // task of a 10,000-task burst, or every run of a table never analyzed, to lock 200). The ids are
     // locked in id order: tasks first, then runs.
     lockTasksOfRuns: prepared(
-      `SELECT t.id, t.schedule_type, t.options::text AS options, t.target_kind FROM (SELECT DISTINCT k.task_id` +
-        ` FROM unnest($1::text[]) AS w(id)` +
+      `SELECT t.id, t.schedule_type, t.options::text AS options, t.target_kind,` +
+        ` CASE WHEN t.schedule_type = 'once' THEN t.schedule->>'runAt' END AS once_at` +
+        ` FROM (SELECT DISTINCT k.task_id FROM unnest($1::text[]) AS w(id)` +
         ` CROSS JOIN LATERAL (SELECT task_id FROM ${runs} AS p WHERE p.id = w.id OFFSET 0) AS k` +
-        ` ORDER BY k.task_id) AS w CROSS JOIN LATERAL (SELECT id, schedule_type, options, target_kind` +
-        ` FROM ${tasks} AS p WHERE p.id = w.task_id FOR UPDATE) AS t`,
+        ` ORDER BY k.task_id) AS w CROSS JOIN LATERAL (SELECT id, schedule_type, options, target_kind,` +
+        ` schedule FROM ${tasks} AS p WHERE p.id = w.task_id FOR UPDATE) AS t`,
     ),
     lockRuns: prepared(
       `SELECT ${ctx.runSql.columns} FROM (SELECT DISTINCT id FROM unnest($1::text[]) AS w(id)` +
@@ -351,21 +393,21 @@ function buildStatements(ctx: PostgresContext) {
     // By primary key, the task by its own (deleted or not).
     runWithTask: `${claimedRunSelect(ctx)} WHERE r.id = $1::text`,
     expiredClaims:
-      `${claimedRunSelect(ctx)} WHERE r.status = 'launching' AND r.claim_expires_at < ${at("$1")}` +
+      `${claimedRunSelect(ctx, active)} WHERE r.status = 'launching' AND r.claim_expires_at < ${at("$1")}` +
       ` ORDER BY r.claim_expires_at, r.id LIMIT $2::int4`,
-    // The claims not yet expired (a budget's worth at most, on runs_claim_expiry_idx) of replicas silent
+    // The claims not yet expired (a budget's worth at most, through the slots) of replicas silent
     // since $2: reconciled at once rather than at their expiry.
     claimsOfSilent:
-      `${claimedRunSelect(ctx)} WHERE r.status = 'launching' AND r.claim_expires_at >= ${at("$1")}` +
+      `${claimedRunSelect(ctx, active)} WHERE r.status = 'launching' AND r.claim_expires_at >= ${at("$1")}` +
       ` AND r.claimed_by IN (SELECT p.id FROM ${ctx.schema.quoted}.replicas AS p` +
       ` WHERE p.heartbeat_at < ${at("$2")})` +
       ` ORDER BY r.claim_expires_at, r.id LIMIT $3::int4`,
-    // Running runs hold a slot: the walk stays within the deadline index's few rows.
+    // Running runs hold a slot: the walk stays within the budget's slots.
     runningRuns:
-      `${claimedRunSelect(ctx)} WHERE r.status = 'running' AND t.target_kind = $1::text` +
+      `${claimedRunSelect(ctx, active)} WHERE r.status = 'running' AND t.target_kind = $1::text` +
       ` AND ($2::text IS NULL OR r.id > $2::text) ORDER BY r.id LIMIT $3::int4`,
     pastDeadline:
-      `SELECT r.id FROM ${runs} AS r WHERE r.status IN ('launching', 'running')` +
+      `SELECT r.id FROM ${active} WHERE r.status IN ('launching', 'running')` +
       ` AND r.deadline_at < ${at("$1")} ORDER BY r.deadline_at, r.id LIMIT $2::int4`,
     // The queue timeout is the task's current option (a policy edit applies at once), read from its JSON.
     queueTimeouts:
@@ -373,17 +415,14 @@ function buildStatements(ctx: PostgresContext) {
       ` WHERE r.status = 'queued' AND r.queued_at +` +
       ` (t.options ->> 'queueTimeoutMs')::int8 * interval '1 millisecond' < ${at("$1")}` +
       ` ORDER BY r.queued_at, r.id LIMIT $2::int4`,
-    // The task's kind by primary key for each running run (a budget's worth at most): joined, the
-    // planner without statistics hashed every task at each sweep. The running runs are read from
-    // runs_deadline_idx (its predicate, then `running` as an expression no index serves): with
-    // `status = 'running'` alone the planner without statistics also walked runs_owner_listing_idx
-    // (owner-led) for every running entry, 8,000 pages of 1,000,000 terminal runs.
+    // The task's kind by primary key for each running run (a budget's worth at most, through the
+    // slots): joined, the planner without statistics hashed every task at each sweep.
     lostHandlerRuns:
-      `SELECT r.id FROM ${runs} AS r` +
-      ` LEFT JOIN ${ctx.schema.quoted}.replicas AS p ON p.id = r.claimed_by` +
-      ` WHERE r.status IN ('launching', 'running') AND (r.status || '') = 'running'` +
+      `SELECT r.id FROM ${active}` +
+      ` LEFT JOIN ${ctx.schema.quoted}.replicas AS h ON h.id = r.claimed_by` +
+      ` WHERE r.status = 'running'` +
       ` AND (SELECT t.target_kind FROM ${tasks} AS t WHERE t.id = r.task_id) = 'handler'` +
-      ` AND (p.id IS NULL OR p.heartbeat_at < ${at("$1")})` +
+      ` AND (h.id IS NULL OR h.heartbeat_at < ${at("$1")})` +
       ` ORDER BY r.launched_at, r.id LIMIT $2::int4`,
     purgeRuns:
       `WITH doomed AS (SELECT id FROM ${runs} WHERE finished_at < ${at("$1")}` +
@@ -402,18 +441,18 @@ function buildStatements(ctx: PostgresContext) {
       ` gone AS (DELETE FROM ${tasks} AS t USING doomed WHERE t.id = doomed.id RETURNING t.id),` +
       ` gone_runs AS (DELETE FROM ${runs} AS r USING gone WHERE r.task_id = gone.id RETURNING r.id)` +
       ` SELECT ((SELECT count(*) FROM gone) + (SELECT count(*) FROM gone_runs))::int4 AS purged`,
-    // Each count over its partial index (runs_queue_idx, runs_deadline_idx): never the whole table.
+    // The queued count over runs_queue_idx, the active one over the slots: never the whole table.
     queueStats:
       `SELECT (SELECT count(*) FROM ${runs} WHERE status = 'queued')::int8 AS queued,` +
       ` ${timestampToMs(
         `(SELECT min(not_before) FROM ${runs} WHERE status = 'queued'` +
           ` AND not_before <= ${msToTimestamp("$1::int8")})`,
       )} AS oldest_ready_at,` +
-      ` (SELECT count(*) FROM ${runs} WHERE status IN ('launching', 'running'))::int8 AS active`,
+      ` (SELECT count(*) FROM ${active} WHERE r.status IN ('launching', 'running'))::int8 AS active`,
     nextWake: `SELECT ${timestampToMs(
       `LEAST((SELECT min(not_before) FROM ${runs} WHERE status = 'queued'),` +
-        ` (SELECT min(claim_expires_at) FROM ${runs} WHERE status = 'launching'),` +
-        ` (SELECT min(deadline_at) FROM ${runs} WHERE status IN ('launching', 'running')))`,
+        ` (SELECT LEAST(min(r.claim_expires_at) FILTER (WHERE r.status = 'launching'),` +
+        ` min(r.deadline_at) FILTER (WHERE r.status IN ('launching', 'running'))) FROM ${active}))`,
     )} AS at`,
   });
 }

@@ -40,13 +40,19 @@ const ON_CONFLICT: Readonly<Record<InsertConflict, string>> = {
 const INSERT_COLUMNS: readonly Column[] = [...RUN_COLUMNS, { name: "target_kind", type: "text" }];
 
 /** The columns a run change writes (`RUN_STATE_FIELDS`), after the id: never the identity fields. */
-const RUN_STATE_COLUMNS: readonly Column[] = ["id", ...RUN_STATE_FIELDS].map((field) => {
+export const RUN_STATE_COLUMNS: readonly Column[] = ["id", ...RUN_STATE_FIELDS].map((field) => {
   const name = field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
   const found = RUN_COLUMNS.find((c) => c.name === name);
   if (found === undefined) throw new TypeError(`no run column for ${field}`);
   return found;
 });
 const RUN_STATE_INDEXES = RUN_STATE_COLUMNS.map((c) => RUN_COLUMNS.indexOf(c));
+
+/** A run's values for `RUN_STATE_COLUMNS`, in their order. */
+export function runStateValues(run: Run): unknown[] {
+  const values = runValues(run);
+  return RUN_STATE_INDEXES.map((i) => values[i]);
+}
 
 /**
  * A `WITH ...` written in front of a run write, in the same statement: its parameters are numbered after
@@ -125,10 +131,7 @@ export class RunSql {
     prefix?: StatementPrefix,
   ): Promise<Set<string>> {
     if (runs.length === 0) return new Set();
-    const rows = runs.map((run) => {
-      const values = runValues(run);
-      return RUN_STATE_INDEXES.map((i) => values[i]);
-    });
+    const rows = runs.map(runStateValues);
     const sql = `${this.#writeState}${where === "" ? "" : ` AND ${where}`} RETURNING t.id`;
     const result = await db.query(
       this.#statement(prefix === undefined ? sql : `${prefix.text} ${sql}`),

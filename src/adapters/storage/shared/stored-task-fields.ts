@@ -416,3 +416,13 @@ export function decodeTaskOptions(column: StoredColumn): TaskOptions {
   const options = check("options", column, storedOptions, asIs, []) as TaskOptions | null;
   return options ?? DEFAULT_TASK_OPTIONS;
 }
+
+/**
+ * A once task's `run_at` for run transitions, as a store reads it out of the schedule column (a number
+ * of milliseconds, or its text): null when absent or not a whole number, so that a hand-edited schedule
+ * makes no manual run the occurrence's (docs/operations.md#a-task-that-does-not-parse).
+ */
+export function onceAtOf(value: unknown): Instant | null {
+  const ms = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+  return typeof ms === "number" && Number.isSafeInteger(ms) ? (ms as Instant) : null;
+}

@@ -22,6 +22,7 @@ import { SQLITE_MIGRATION_0010 } from "./sqlite-migration-0010.js";
 import { SQLITE_MIGRATION_0011 } from "./sqlite-migration-0011.js";
 import { SQLITE_MIGRATION_0012 } from "./sqlite-migration-0012.js";
 import { SQLITE_MIGRATION_0013 } from "./sqlite-migration-0013.js";
+import { SQLITE_MIGRATION_0014 } from "./sqlite-migration-0014.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -44,6 +45,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 11, name: "quotas and secret rotation", sql: SQLITE_MIGRATION_0011 },
   { version: 12, name: "recent requested runs index", sql: SQLITE_MIGRATION_0012 },
   { version: 13, name: "recurrence schedules", sql: SQLITE_MIGRATION_0013 },
+  { version: 14, name: "handler names by replica", sql: SQLITE_MIGRATION_0014 },
 ];
 
 /** Thrown when the database's migrations do not match this code: newer, unknown or edited. */

@@ -13,7 +13,12 @@ import { threadScopeOf } from "../../../domain/target.js";
 import type { Task, TaskStatus } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
-import { decodeTaskFields, decodeTaskOptions, defectOf } from "../shared/stored-task-fields.js";
+import {
+  decodeTaskFields,
+  decodeTaskOptions,
+  defectOf,
+  onceAtOf,
+} from "../shared/stored-task-fields.js";
 
 /** A row of `tasks`, as SQLite returns it and as the named parameters of its writes. */
 export interface TaskRow {
@@ -229,12 +234,16 @@ export function taskFromRow(row: TaskRow, secrets: SecretSealer): Task {
   };
 }
 
-/** What a batch of run changes reads of a task: its id and what run transitions need. */
+/**
+ * What a batch of run changes reads of a task: its id, what run transitions need, and a once task's
+ * `run_at` (`once_at`, read out of its schedule: null for other schedules).
+ */
 export interface TaskContextRow {
   readonly id: string;
   readonly schedule_type: string;
   readonly options: string;
   readonly target_kind: string;
+  readonly once_at: number | null;
 }
 
 export const TASK_CONTEXT_COLUMNS: readonly (keyof TaskContextRow)[] = [
@@ -242,13 +251,20 @@ export const TASK_CONTEXT_COLUMNS: readonly (keyof TaskContextRow)[] = [
   "schedule_type",
   "options",
   "target_kind",
+  "once_at",
 ];
+
+/** The select list of `TASK_CONTEXT_COLUMNS`. */
+export const TASK_CONTEXT_SELECT =
+  "id, schedule_type, options, target_kind, " +
+  "CASE WHEN schedule_type = 'once' THEN json_extract(schedule, '$.runAt') END AS once_at";
 
 export function runTaskContextFromRow(row: TaskContextRow): RunTaskContext {
   return {
     scheduleType: row.schedule_type as RunTaskContext["scheduleType"],
     options: decodeTaskOptions(row.options),
     targetKind: row.target_kind as RunTaskContext["targetKind"],
+    onceAt: onceAtOf(row.once_at),
   };
 }
 

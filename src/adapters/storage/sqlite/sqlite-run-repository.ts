@@ -16,6 +16,7 @@ import type {
   RunChangeResult,
   QueueStats,
   RunRepository,
+  UnservedRun,
 } from "../../../domain/ports/run-repository.js";
 import type { OwnerScope, Page, RunQuery, RunSearch } from "../../../domain/ports/queries.js";
 import type { TargetKind } from "../../../domain/target.js";
@@ -35,6 +36,7 @@ import { brokenRunKey } from "./sqlite-errors.js";
 import { runFromRow, runTaskContextFromRow, runToRow, taskFromRow } from "./sqlite-rows.js";
 import type { RunRow } from "./sqlite-rows.js";
 import { SqliteRunSweeps } from "./sqlite-run-sweeps.js";
+import { SqliteUnservedRuns } from "./sqlite-unserved-runs.js";
 import { sqliteRunSearch } from "./sqlite-run-search.js";
 import { RUN_SELECT, SLOT } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
@@ -61,6 +63,7 @@ interface CandidateRow {
 
 export class SqliteRunRepository implements RunRepository {
   readonly #sweeps: SqliteRunSweeps;
+  readonly #unserved: SqliteUnservedRuns;
   readonly #tx: SqliteTransactions;
   readonly #shared: SqliteStatements;
   readonly #visibleRun: Statement<[{ id: string; owner: string | null }], RunRow>;
@@ -83,6 +86,7 @@ export class SqliteRunRepository implements RunRepository {
   }) {
     const db = options.db;
     this.#sweeps = new SqliteRunSweeps(options);
+    this.#unserved = new SqliteUnservedRuns(db);
     this.#lists = new StatementCache(db);
     this.#tx = options.tx;
     this.#shared = options.statements;
@@ -361,6 +365,14 @@ export class SqliteRunRepository implements RunRepository {
 
   findLostHandlerRuns(silentSince: Instant, limit: number): Promise<readonly RunId[]> {
     return settle(() => this.#sweeps.lostHandlerRuns(silentSince, limit));
+  }
+
+  findUnservedHandlerRuns(
+    dueBefore: Instant,
+    served: readonly string[],
+    limit: number,
+  ): Promise<readonly UnservedRun[]> {
+    return settle(() => this.#unserved.find(dueBefore, served, limit));
   }
 
   purge(before: Instant, limit: number): Promise<number> {

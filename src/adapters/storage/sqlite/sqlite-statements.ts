@@ -12,6 +12,7 @@ import {
   RUN_COLUMNS,
   TASK_COLUMNS,
   TASK_CONTEXT_COLUMNS,
+  TASK_CONTEXT_SELECT,
 } from "./sqlite-rows.js";
 import type { RunRow, TaskContextRow, TaskRow } from "./sqlite-rows.js";
 
@@ -109,7 +110,7 @@ export class SqliteStatements {
     );
     this.taskContextsByIds = new RowReader(
       db,
-      `SELECT ${columnList(TASK_CONTEXT_COLUMNS)} FROM tasks
+      `SELECT ${TASK_CONTEXT_SELECT} FROM tasks
        WHERE id IN (SELECT value FROM json_each(?))`,
       TASK_CONTEXT_COLUMNS,
     );

@@ -24,8 +24,10 @@ const CLAIM_STATEMENTS = [
   "claim: take budget slots",
   "claim: lock chosen runs",
   "claim: write claims, bind slots",
-  "batch: lock runs",
-  "batch: write runs",
+  // A batch of launches and verdicts: read, then one fenced statement (the locking path, "batch: lock
+  // runs" and "batch: write runs", runs only for runs that miss the fence).
+  "batch: read runs and tasks",
+  "batch: fenced write",
 ];
 
 function escape(value: string): string {

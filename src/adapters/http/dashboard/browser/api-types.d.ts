@@ -57,6 +57,20 @@ export interface Run {
   readonly result: unknown;
 }
 
+/** One replica of `GET /v1/replicas` (admin tokens). */
+export interface Replica {
+  readonly id: string;
+  readonly started_at: string;
+  readonly heartbeat_at: string;
+  readonly live: boolean;
+  readonly handler_names: readonly string[] | null;
+}
+
+export interface ReplicaList {
+  readonly items: readonly Replica[];
+  readonly liveness_timeout_ms: number;
+}
+
 export interface Page<T> {
   readonly items: readonly T[];
   readonly next_cursor: string | null;

@@ -6,8 +6,8 @@
  */
 
 /**
- * @import { Calendar, Explanation, Page, Preview, Problem, PutCalendar, Run, SavedTask, Schedule,
- *   Task } from "./api-types.js"
+ * @import { Calendar, Explanation, Page, Preview, Problem, PutCalendar, ReplicaList, Run, SavedTask,
+ *   Schedule, Task } from "./api-types.js"
  */
 
 const TOKEN_KEY = "punctual.token";
@@ -140,6 +140,20 @@ export async function listAllRuns(limit, filter) {
     if (value) params.set(name, value);
   }
   return /** @type {Page<Run>} */ (await request("GET", "/v1/runs?" + params.toString()));
+}
+
+/**
+ * The fleet's replicas and their last heartbeat (`GET /v1/replicas`); null for a token that is not an
+ * admin's (the route answers 403).
+ * @returns {Promise<ReplicaList | null>}
+ */
+export async function listReplicas() {
+  try {
+    return /** @type {ReplicaList} */ (await request("GET", "/v1/replicas"));
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 403) return null;
+    throw error;
+  }
 }
 
 /**

@@ -3,14 +3,16 @@
  * The overview (`#/overview`): the fleet as the token sees it over the last hour, from `GET /v1/runs`
  * alone: runs by status per minute (by the minute they finished) as a stacked bar chart drawn as SVG
  * elements, the failure rate, launch lateness p50 and p99, and the queue (queued and in flight now);
+ * and, for an admin token, the replicas with their last heartbeat and handlers (`GET /v1/replicas`);
  * kept live (docs/dashboard.md#what-it-shows).
  */
-import { listAllRuns } from "./api.js";
+import { listAllRuns, listReplicas } from "./api.js";
 import { h } from "./dom.js";
+import { badge, relative, thead } from "./views.js";
 import { keepLive, replaceIfChanged } from "./live.js";
 import { mount } from "./page.js";
 
-/** @import { Run } from "./api-types.js" */
+/** @import { ReplicaList, Run } from "./api-types.js" */
 
 const SVG = "http://www.w3.org/2000/svg";
 const HOUR = 3_600_000;
@@ -158,12 +160,54 @@ function figure(label, value, id) {
   return h("div", { class: "figure" }, h("div", { class: "small" }, label), h("b", { id }, value));
 }
 
-/** The overview's content: reads the runs of the last hour and the queue. */
+/**
+ * The replicas that beat in the last day, live first, with their last heartbeat and handlers; a note for
+ * a token that may not list them.
+ * @param {ReplicaList | null} list
+ */
+function replicasTable(list) {
+  if (list === null) {
+    return h("p", { class: "muted", id: "replicas" }, "Listing the replicas needs an admin token.");
+  }
+  if (list.items.length === 0) {
+    return h("p", { class: "muted", id: "replicas" }, "No replica beat in the last 24 hours.");
+  }
+  return h(
+    "table",
+    { id: "replicas" },
+    thead("replica", "last heartbeat", "handlers"),
+    h(
+      "tbody",
+      {},
+      list.items.map((replica) =>
+        h(
+          "tr",
+          { "data-replica-id": replica.id, class: replica.live ? "live" : "silent" },
+          h(
+            "td",
+            { class: "wrap" },
+            h("div", {}, replica.id),
+            badge("replica", replica.live ? "live" : "silent"),
+          ),
+          h("td", { title: replica.heartbeat_at }, relative(replica.heartbeat_at)),
+          h(
+            "td",
+            { class: "wrap small" },
+            replica.handler_names === null ? "not registered" : replica.handler_names.join(", "),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** The overview's content: reads the runs of the last hour, the queue and the replicas. */
 async function overview() {
   const now = Date.now();
   const hour = await allRuns({ finished_after: new Date(now - HOUR).toISOString() });
   const queued = await allRuns({ status: ["queued"] });
   const active = await allRuns({ status: ["launching", "running"] });
+  const replicas = await listReplicas();
   const atLeast = (/** @type {{ runs: Run[], complete: boolean }} */ r) =>
     (r.complete ? "" : "at least ") + String(r.runs.length);
   const ended = hour.runs.filter((run) =>
@@ -199,6 +243,8 @@ async function overview() {
     ),
     h("h3", {}, "Runs ended per minute, by status"),
     perMinuteChart(hour.runs, now),
+    h("h3", {}, "Replicas"),
+    replicasTable(replicas),
   );
 }
 

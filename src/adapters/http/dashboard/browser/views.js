@@ -117,7 +117,7 @@ function duration(ms) {
 
 /**
  * A status, colored by the stylesheet's `<kind>-<status>` class.
- * @param {"status" | "run"} kind
+ * @param {"status" | "run" | "replica"} kind
  * @param {string} status
  */
 export function badge(kind, status) {

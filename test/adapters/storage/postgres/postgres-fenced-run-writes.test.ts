@@ -1,0 +1,222 @@
+/**
+ * A batch of launches and verdicts is written by one fenced statement after one read, with no
+ * transaction (docs/storage.md#the-fenced-run-write); a run that something else wrote between that read
+ * and the write (another claim token, a freed slot, an edited task) misses the fence and goes through the
+ * locking path instead, which refuses a stale token as before (lease_lost), while the batch's other runs
+ * and their tasks' bookkeeping are written by the fenced statement.
+ */
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import type {
+  PostgresClient,
+  PostgresPool,
+  PostgresStatement,
+} from "../../../../src/adapters/storage/postgres/postgres-pool.js";
+import type { PostgresStore } from "../../../../src/adapters/storage/postgres/postgres-store.js";
+import { openPostgresStore } from "../../../../src/adapters/storage/postgres/postgres-store.js";
+import { createIdGenerator } from "../../../../src/adapters/storage/shared/time-ordered-id.js";
+import type {
+  ClaimedRun,
+  RunChangeRequest,
+  RunChangeResult,
+} from "../../../../src/domain/ports/run-repository.js";
+import { applyLaunchOutcome, completeRun } from "../../../../src/domain/run-transitions.js";
+import type { Task } from "../../../../src/domain/task.js";
+import { ALL, minute, onceAt } from "../../../contract/fixtures.js";
+import {
+  POLICY,
+  claimDue,
+  insertTask,
+  reload,
+  reloadRun,
+  triggerRun,
+} from "../../../contract/store-steps.js";
+import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
+
+const database = await createPostgresTestDatabase();
+afterAll(() => database.drop());
+
+const textOf = (statement: string | PostgresStatement) =>
+  typeof statement === "string" ? statement : statement.text;
+
+/** Records every statement sent; runs `beforeWrite` once just before the next fenced write. */
+class Recorder {
+  readonly sent: string[] = [];
+  /** The run ids the last fenced write wrote. */
+  written: string[] | null = null;
+  beforeWrite: (() => Promise<void>) | null = null;
+
+  wrap(pool: PostgresPool): PostgresPool {
+    const wrapClient = (client: PostgresClient): PostgresClient => ({
+      query: (statement, values) => {
+        this.sent.push(textOf(statement));
+        return client.query(statement, values);
+      },
+      release: (destroy) => {
+        client.release(destroy);
+      },
+      on: ((event: "error", listener: (error: Error) => void) =>
+        client.on(event, listener)) as PostgresClient["on"],
+      off: (event, listener) => client.off(event, listener),
+    });
+    return {
+      query: async (statement, values) => {
+        const text = textOf(statement);
+        this.sent.push(text);
+        if (!text.includes("locked AS MATERIALIZED")) return pool.query(statement, values);
+        const hook = this.beforeWrite;
+        this.beforeWrite = null;
+        if (hook !== null) await hook();
+        const result = await pool.query(statement, values);
+        this.written = [...(result.rows[0] as { ids: string[] }).ids].sort();
+        return result;
+      },
+      connect: async () => wrapClient(await pool.connect()),
+      end: () => pool.end(),
+    };
+  }
+}
+
+function launch(claimed: ClaimedRun, at: number): RunChangeRequest {
+  return {
+    id: claimed.run.id,
+    token: claimed.run.claimToken!,
+    decide: (run, task) =>
+      applyLaunchOutcome(
+        run,
+        { kind: "launched", targetRunId: `t-${run.id}` },
+        { now: minute(1, at), task, policy: POLICY },
+      ),
+  };
+}
+
+function fail(claimed: ClaimedRun, at: number): RunChangeRequest {
+  return {
+    id: claimed.run.id,
+    decide: (run, task) =>
+      completeRun(run, { status: "failed", error: `boom ${at}` }, { now: minute(1, at), task }),
+  };
+}
+
+const kinds = (results: readonly RunChangeResult[]) =>
+  results.map((r) => (r.kind === "refused" ? r.error.code : r.kind));
+
+describe("postgres: a batch of run changes in one fenced statement", () => {
+  const recorder = new Recorder();
+  const pool = database.pool(4);
+  let store: PostgresStore;
+  let schema: string;
+  let tasks: Task[];
+  let claimed: ClaimedRun[];
+
+  beforeEach(async () => {
+    schema = database.freshSchema();
+    store = await openPostgresStore({
+      newId: createIdGenerator(),
+      pool: recorder.wrap(pool),
+      schema,
+    });
+    tasks = [];
+    for (let t = 0; t < 2; t++) {
+      const task = await insertTask(store, {
+        schedule: onceAt(minute(600)),
+        options: { overlap: "allow_all" },
+      });
+      tasks.push(task);
+      for (const key of ["a", "b"]) await triggerRun(store, ALL, task.id, key, minute(0, 1));
+    }
+    claimed = [...(await claimDue(store, minute(1), { limit: 4 }))];
+    expect(claimed).toHaveLength(4);
+    recorder.sent.length = 0;
+    recorder.beforeWrite = null;
+    recorder.written = null;
+  });
+
+  const ofTask = (i: number) => claimed.filter((c) => c.run.taskId === tasks[i]!.id);
+  const slotsHeld = async () =>
+    (
+      await pool.query(
+        `SELECT count(*)::int AS n FROM "${schema}".claim_slots WHERE run_id IS NOT NULL`,
+      )
+    ).rows[0];
+
+  it("writes launches and verdicts with the tasks' bookkeeping in one statement after one read", async () => {
+    const [a1, a2] = ofTask(0);
+    const [b1, b2] = ofTask(1);
+    // Task a's runs launched in the order a2, a1: its last run is a1. Task b: b1 launched and failed,
+    // then b2 launched only.
+    const requests = [
+      launch(a2!, 1),
+      launch(a1!, 2),
+      launch(b1!, 3),
+      fail(b1!, 4),
+      launch(b2!, 5),
+      fail(a2!, 6),
+    ];
+    const results = await store.runs.changeRuns(requests);
+    expect(kinds(results)).toEqual([
+      "changed",
+      "changed",
+      "changed",
+      "changed",
+      "changed",
+      "changed",
+    ]);
+    // No transaction, no lock: the read and the fenced write.
+    expect(recorder.sent).toHaveLength(2);
+    expect(recorder.sent.some((t) => t.startsWith("BEGIN"))).toBe(false);
+    expect(recorder.written).toEqual([a1, a2, b1, b2].map((c) => c!.run.id).sort());
+
+    expect((await reloadRun(store, a1!.run.id)).status).toBe("running");
+    expect((await reloadRun(store, a2!.run.id)).status).toBe("failed");
+    expect((await reloadRun(store, b1!.run.id)).status).toBe("failed");
+    expect((await reloadRun(store, b2!.run.id)).status).toBe("running");
+    const a = await reload(store, tasks[0]!.id);
+    const b = await reload(store, tasks[1]!.id);
+    expect([a.runCount, a.lastRunId, a.lastError]).toEqual([2, a1!.run.id, "boom 6"]);
+    expect([b.runCount, b.lastRunId, b.lastError]).toEqual([2, b2!.run.id, "boom 4"]);
+    // The two failed runs gave their slots back (the slot trigger fired on the fenced statement).
+    expect(await slotsHeld()).toEqual({ n: 2 });
+  });
+
+  it("sends a run claimed again since the read to the locking path, which refuses its stale token", async () => {
+    const [a1] = ofTask(0);
+    const [b1] = ofTask(1);
+    recorder.beforeWrite = async () => {
+      await pool.query(`UPDATE "${schema}".runs SET claim_token = 'another' WHERE id = $1::text`, [
+        a1!.run.id,
+      ]);
+    };
+    const results = await store.runs.changeRuns([launch(a1!, 1), launch(b1!, 2)]);
+    expect(kinds(results)).toEqual(["lease_lost", "changed"]);
+    expect(recorder.written).toEqual([b1!.run.id]);
+    expect(recorder.sent.some((t) => t.startsWith("BEGIN"))).toBe(true);
+    expect((await reloadRun(store, a1!.run.id)).status).toBe("launching");
+    expect((await reloadRun(store, b1!.run.id)).status).toBe("running");
+    // Only the written launch counts on its task.
+    expect((await reload(store, tasks[0]!.id)).runCount).toBe(0);
+    expect((await reload(store, tasks[1]!.id)).runCount).toBe(1);
+  });
+
+  it("sends a run whose slot was freed, or whose task was edited, since the read to the locking path", async () => {
+    const [a1] = ofTask(0);
+    const [b1] = ofTask(1);
+    recorder.beforeWrite = async () => {
+      // Neither touches the run rows: only the slot and task fences can see these.
+      await pool.query(
+        `UPDATE "${schema}".claim_slots SET run_id = NULL, thread_scope = NULL, thread_id = NULL,` +
+          ` task_id = NULL, owner = NULL, claimed_by = NULL WHERE run_id = $1::text`,
+        [a1!.run.id],
+      );
+      await pool.query(`UPDATE "${schema}".tasks SET version = version + 1 WHERE id = $1::text`, [
+        tasks[1]!.id,
+      ]);
+    };
+    const results = await store.runs.changeRuns([launch(a1!, 1), launch(b1!, 2)]);
+    expect(kinds(results)).toEqual(["changed", "changed"]);
+    // Both missed the fence: the fenced statement wrote nothing, the locking path wrote both.
+    expect(recorder.written).toEqual([]);
+    expect(recorder.sent.some((t) => t.startsWith("BEGIN"))).toBe(true);
+    expect((await reload(store, tasks[0]!.id)).runCount).toBe(1);
+    expect((await reload(store, tasks[1]!.id)).runCount).toBe(1);
+  });
+});
