@@ -3,7 +3,7 @@
  * the suite's `vitest run --coverage` and prints lines and branches per layer of src/, then holds each
  * layer to its floor in scripts/coverage-floors.json. Under `CI` a layer below its floor fails the run;
  * elsewhere (a narrowed local run covers less) it is reported only. Domain and application modules below
- * 90% are listed by name.
+ * 90% are listed by name (not yet a failure: docs/architecture.md#modules-still-under-9090 records them).
  */
 import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -97,7 +97,9 @@ function main(): number {
   console.log(`  ${"layer".padEnd(30)} files    lines   branches   floor (lines / branches)`);
   for (const row of rows) console.log(row);
   if (weakModules.length > 0) {
-    console.log(`Domain and application modules under ${MODULE_FLOOR}% (lines or branches):`);
+    console.log(
+      `${weakModules.length} domain and application modules under ${MODULE_FLOOR}% (lines or branches; docs/architecture.md#modules-still-under-9090):`,
+    );
     for (const line of weakModules) console.log(line);
   }
   if (failures.length === 0) return 0;
