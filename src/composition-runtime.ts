@@ -308,5 +308,6 @@ export function metricsSources(rt: SchedulerRuntime): MetricsSources {
     budget: () => rt.thresholds.maxConcurrentRuns,
     queue: () => rt.store.runs.queueStats(rt.clock.now()),
     now: () => rt.clock.now(),
+    lastHeartbeatAt: () => rt.coordinator.lastHeartbeatAt,
   };
 }

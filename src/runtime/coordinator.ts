@@ -3,8 +3,7 @@
  * sweeps (expired claims, deadlines, queue timeouts, lost replicas, retention), then admits due tasks
  * batch by batch, claiming queued runs within the budget after each batch (admission-rounds.ts) and
  * launching them outside any transaction (launches.ts); launch answers and verdicts are written behind,
- * in batches (run-write-queue.ts). The sweeps are sweeps.ts. It sleeps until the next thing is due, a
- * wake-up, or the tick, and never spins.
+ * in batches (run-write-queue.ts). Sweeps: sweeps.ts. It sleeps until due, a wake-up or the tick.
  *
  * Lifecycle: idle -> running (start) -> stopping (stop: no new claims or admissions; in-flight launches
  * and running handlers finish within the shutdown timeout, claims are never released early; handlers
@@ -156,6 +155,11 @@ export class Coordinator {
   /** The wake signal: `wake()` makes the loop tick at once. */
   get wakeSignal(): WakeSignal {
     return this.#wake;
+  }
+
+  /** When this replica's last answered heartbeat was sent, or null before the first. */
+  get lastHeartbeatAt(): Instant | null {
+    return this.#heartbeat.lastBeatAt;
   }
 
   /** This replica's id (in run claims and heartbeats). */

@@ -111,6 +111,11 @@ export class ReplicaHeartbeat {
     return since !== null && this.#deps.clock.now() - since >= this.#deps.livenessMs;
   }
 
+  /** When the last beat the store answered was sent (this replica's clock), or null before the first. */
+  get lastBeatAt(): Instant | null {
+    return Number.isFinite(this.#lastBeatAt) ? (this.#lastBeatAt as Instant) : null;
+  }
+
   /** The cover in force now (compare it with `covers` later); it may already have run out. */
   get cover(): number {
     return this.#covers;

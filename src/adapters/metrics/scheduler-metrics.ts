@@ -36,6 +36,11 @@ export interface MetricsSources {
   readonly queue: () => Promise<QueueStats>;
   /** This replica's clock, in epoch milliseconds (its heartbeats are stamped with it). */
   readonly now: () => number;
+  /**
+   * When this replica's last heartbeat was written, or null before the first: read at scrape time, so
+   * a beat written before the metrics listened counts too (a worker loads them after it started).
+   */
+  readonly lastHeartbeatAt?: () => number | null;
 }
 
 const SECOND_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -138,8 +143,12 @@ export class SchedulerMetrics {
     this.#gauge(
       "punctual_heartbeat_age_seconds",
       "Seconds since this replica last wrote its heartbeat (-1: not yet)",
-      (s) =>
-        this.#lastHeartbeatAt === null ? -1 : Math.max(0, s.now() - this.#lastHeartbeatAt) / 1000,
+      (s) => {
+        const read = s.lastHeartbeatAt?.() ?? null;
+        const heard = this.#lastHeartbeatAt;
+        const at = read === null ? heard : heard === null ? read : Math.max(read, heard);
+        return at === null ? -1 : Math.max(0, s.now() - at) / 1000;
+      },
     );
     this.#queueGauges(registers);
     if (options.processMetrics ?? true) {
