@@ -142,17 +142,29 @@ describe("SQLite partial unique indexes (two connections, one file)", () => {
     const move = raw.prepare("UPDATE runs SET status = ? WHERE id = ?");
     return {
       move: (run: Run, status: string) => move.run(status, run.id),
-      insertCopy: (run: Run, id: string, status: string) =>
-        raw
+      // A copy of the run by column name (migrations add and move columns): another id, status,
+      // nominal time and idempotency key, everything else as it is.
+      insertCopy: (run: Run, id: string, status: string) => {
+        const columns = (raw.prepare("PRAGMA table_info(runs)").all() as { name: string }[]).map(
+          (c) => c.name,
+        );
+        const copied: Record<string, string> = {
+          id: "?",
+          status: "?",
+          scheduled_for: "scheduled_for + 1",
+          idempotency_key: "idempotency_key || ?",
+        };
+        const values = columns.map((c) => copied[c] ?? `"${c}"`);
+        const params = columns.flatMap((c) =>
+          c === "id" ? [id] : c === "status" ? [status] : c === "idempotency_key" ? [id] : [],
+        );
+        return raw
           .prepare(
-            `INSERT INTO runs SELECT ?, task_id, owner, "trigger", scheduled_for + 1, fire_at, ?,
-               reason, missed_count, missed_until, attempt, failures, not_before, thread_scope,
-               thread_id, "exclusive", claim_token, claim_expires_at, claimed_by, target_run_id,
-               idempotency_key || ?, queued_at, launched_at, deadline_at, finished_at, lateness_ms,
-               late, cancel_requested_at, error, result, target_kind
-             FROM runs WHERE id = ?`,
+            `INSERT INTO runs (${columns.map((c) => `"${c}"`).join(", ")})
+             SELECT ${values.join(", ")} FROM runs WHERE id = ?`,
           )
-          .run(id, status, id, run.id),
+          .run(...params, run.id);
+      },
       close: () => raw.close(),
     };
   }
