@@ -239,7 +239,10 @@ describe("handler target", () => {
       schedule: inOneMinute,
       target: { kind: "handler", name: "b" },
     });
-    await alpha.advanceBy(2 * MINUTE);
+    // Due at +1 min: alpha passes over it for 5 s, less than the liveness timeout (10 s) after which a
+    // run no live replica serves would end no_handler (beta, on a clock of its own here, never beats
+    // while alpha runs; coordinator-no-handler.test.ts covers that rule).
+    await alpha.advanceBy(MINUTE + 5 * SECOND);
     expect(ran).toEqual([]);
     expect((await alpha.ledger(task.id))[0]).toMatchObject({ status: "queued" });
     await beta.advanceBy(2 * MINUTE);
