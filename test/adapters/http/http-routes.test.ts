@@ -95,7 +95,11 @@ describe("auth and owner isolation on every route", () => {
       const namesCalendar = route.url.includes(":name") && route.method !== "PUT";
       // So is a task by its key: a put makes (or replaces) the caller's own task of that key.
       const namesKey = route.url.includes(":key") && route.method !== "PUT";
-      if (route.url.includes(":id") || namesCalendar || namesKey) {
+      if (route.url === "/v1/replicas") {
+        // The fleet's replicas are an admin's to list: an owner's token is refused outright.
+        expect(answer.status, label).toBe(403);
+        expect(answer.body.type, label).toBe("https://punctual.dev/problems/forbidden");
+      } else if (route.url.includes(":id") || namesCalendar || namesKey) {
         expect(answer.status, label).toBe(404);
         expect(answer.body.type, label).toBe("https://punctual.dev/problems/not_found");
       } else if (route.method === "GET") {
