@@ -87,11 +87,13 @@ export class PostgresFencedRunWrites {
     // By primary key for each id (a lateral probe the planner cannot turn into a walk), no lock.
     this.#read = prepared(
       `SELECT ${ctx.runSql.columns}, r.read_xmin, t.schedule_type, t.options::text AS options,` +
-        ` t.target_kind, t.version AS task_version` +
+        ` t.target_kind, t.once_at, t.version AS task_version` +
         ` FROM (SELECT DISTINCT id FROM unnest($1::text[]) AS w(id)) AS w` +
         ` CROSS JOIN LATERAL (SELECT p.*, p.xmin::text AS read_xmin FROM ${runs} AS p` +
         ` WHERE p.id = w.id OFFSET 0) AS r` +
-        ` CROSS JOIN LATERAL (SELECT k.schedule_type, k.options, k.target_kind, k.version` +
+        ` CROSS JOIN LATERAL (SELECT k.schedule_type, k.options, k.target_kind, k.version,` +
+        // A once task's run_at, which decides whether a manual run took its occurrence (issue 31).
+        ` CASE WHEN k.schedule_type = 'once' THEN k.schedule->>'runAt' END AS once_at` +
         ` FROM ${tasks} AS k WHERE k.id = r.task_id OFFSET 0) AS t`,
     );
     const sets = RUN_STATE_COLUMNS.slice(1)
