@@ -2,9 +2,8 @@
  * `buildHttpApp()`: the Fastify app of `punctual serve` (docs/api.md), also what the HTTP tests start on
  * port 0. Routes are declared once (route-spec.ts) and registered as plugins by group; the OpenAPI
  * document is generated from the same declarations. Every error answers `application/problem+json` from
- * the one error map; nothing a client sends can cause a 500.
+ * the one error map (http-reply.ts); nothing a client sends can cause a 500.
  */
-import { QuotaExceededError } from "../../domain/errors.js";
 import Fastify, { LogController } from "fastify";
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Actor } from "../../application/access/actor.js";
@@ -14,22 +13,13 @@ import type { TaskService } from "../../application/tasks/task-service.js";
 import type { TokenService } from "../../application/access/token-service.js";
 import type { Instant } from "../../domain/time.js";
 import { SchedulerMetrics } from "../metrics/scheduler-metrics.js";
-import { storeOutage } from "../storage/shared/store-outage.js";
-import type { StoreOutage } from "../storage/shared/store-outage.js";
 import { answerClientError } from "./client-error.js";
 import { buildOpenApiDocument } from "./openapi.js";
-import {
-  BODY_LIMIT_BYTES,
-  HttpProblem,
-  PROBLEM_CONTENT_TYPE,
-  problemFromError,
-  problemOf,
-} from "./problem.js";
-import type { Problem } from "./problem.js";
+import { BODY_LIMIT_BYTES, HttpProblem, problemOf } from "./problem.js";
 import { addressKey, RateLimiter } from "./rate-limit.js";
 import type { AddressLimitOptions, RateLimitOptions } from "./rate-limit.js";
 import { parseRequest } from "./route-spec.js";
-import type { Answer, RouteSpec } from "./route-spec.js";
+import type { RouteSpec } from "./route-spec.js";
 import type { SystemRouteDeps } from "./system-routes.js";
 import { systemRoutes } from "./system-routes.js";
 import { runRoutes } from "./run-routes.js";
@@ -53,6 +43,7 @@ import type { LangGraphTarget } from "./langgraph-crons-routes.js";
 import { methodsServing } from "./registered-routes.js";
 import type { RegisteredRoute } from "./registered-routes.js";
 import { tokenOf } from "./request-token.js";
+import { replyWithProblem, sendAnswer, sendProblem } from "./http-reply.js";
 
 export interface HttpAppOptions {
   readonly tasks: TaskService;
@@ -91,28 +82,6 @@ export interface HttpAppOptions {
 }
 
 const actors = new WeakMap<FastifyRequest, Actor>();
-
-/** What a `database_unavailable` problem says, by the outage seen. */
-const OUTAGE_DETAIL: Readonly<Record<StoreOutage, string>> = {
-  timeout: "the database did not answer in time (statement or connection timeout); try again later",
-  unavailable: "the database could not be reached or cannot serve now; try again later",
-};
-/** The `Retry-After` of a `database_unavailable` answer, in seconds. */
-const OUTAGE_RETRY_AFTER_S = 5;
-
-function sendProblem(reply: FastifyReply, problem: Problem, headers: Record<string, string> = {}) {
-  return reply
-    .code(problem.status)
-    .headers(headers)
-    .header("content-type", PROBLEM_CONTENT_TYPE)
-    .send(problem);
-}
-
-function sendAnswer(reply: FastifyReply, answer: Answer) {
-  reply.code(answer.status);
-  if (answer.headers !== undefined) reply.headers(answer.headers);
-  return answer.body === undefined ? reply.send() : reply.send(answer.body);
-}
 
 /** docs/security.md#callback-routes: per client address, the callback routes' rate. */
 const CALLBACK_LIMIT: RateLimitOptions = { burst: 300, perSecond: 100 };
@@ -193,36 +162,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
   };
   app.addContentTypeParser("application/json", { parseAs: "string" }, parseBody);
 
-  app.setErrorHandler((error, request, reply) => {
-    const problem = problemFromError(error);
-    const outage = problem === null ? storeOutage(error) : null;
-    if (outage !== null) {
-      // Not a bug: the database was too slow or out of reach (docs/errors.md#http-only-problems).
-      request.log.warn({ err: error, outage }, "the database did not answer a request");
-      return sendProblem(reply, problemOf("database_unavailable", OUTAGE_DETAIL[outage]), {
-        "retry-after": String(OUTAGE_RETRY_AFTER_S),
-      });
-    }
-    if (problem === null) {
-      request.log.error({ err: error }, "unexpected error answering a request");
-      return sendProblem(
-        reply,
-        problemOf("internal_error", "an unexpected error; see the server log"),
-      );
-    }
-    let headers = error instanceof HttpProblem ? { ...error.extra.headers } : {};
-    if (problem.status === 401) headers = { ...headers, "www-authenticate": "Bearer" };
-    if (error instanceof QuotaExceededError) {
-      headers = { ...headers, "retry-after": String(error.retryAfterSeconds) };
-    }
-    if (isMediaTypeError(error)) {
-      return sendProblem(
-        reply,
-        problemOf("unsupported_media_type", "send JSON bodies with Content-Type: application/json"),
-      );
-    }
-    return sendProblem(reply, problem, headers);
-  });
+  app.setErrorHandler(replyWithProblem);
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split("?")[0] ?? "";
     const allowed = methodsServing(registered, path);
@@ -413,12 +353,4 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     });
   }
   return app;
-}
-
-function isMediaTypeError(error: unknown): boolean {
-  return (
-    typeof error === "object" &&
-    error !== null &&
-    (error as { code?: unknown }).code === "FST_ERR_CTP_INVALID_MEDIA_TYPE"
-  );
 }

@@ -8,39 +8,28 @@
  * (find-runs.ts) and redrive (redrive-run.ts); previews and explanations are made in task-insight.ts, and
  * named calendars kept by `calendars` (calendar-service.ts).
  */
-import type { HolidaySource } from "../../domain/ports/holiday-source.js";
 import { NotFoundError } from "../../domain/errors.js";
-import type { FieldError } from "../../domain/errors.js";
 import type { RunId } from "../../domain/ids.js";
 import { taskId as toTaskId, threadId as toThreadId } from "../../domain/ids.js";
-import type { CatchUpPolicy, SchedulePolicy } from "../../domain/options.js";
+import type { CatchUpPolicy } from "../../domain/options.js";
 import type { RunQuery, RunSearch, TaskQuery } from "../../domain/ports/queries.js";
-import type { ThreadLookup } from "../../domain/ports/thread-lookup.js";
-import type { Run } from "../../domain/run.js";
 import { nextTurn } from "../policy/next-turn.js";
 import { taskWarnings } from "../../domain/task-fields.js";
 import type { Task } from "../../domain/task.js";
-import type { AgentTarget, JsonValue, WebhookTarget } from "../../domain/target.js";
 import type { Instant } from "../../domain/time.js";
 import type { Actor } from "../access/actor.js";
 import { readCalendars } from "../calendars/calendar-lookup.js";
 import { CalendarService } from "../calendars/calendar-service.js";
 import { scopeOf } from "../access/actor.js";
 import { checkPreviewCount } from "../policy/limits.js";
-import type { Limits } from "../policy/limits.js";
 import { explainTask, previewSchedule, previewTask } from "./task-insight.js";
 import { createTasks } from "./create-task-batch.js";
 import { redriveRun } from "../runs/redrive-run.js";
 import { searchRuns } from "../runs/find-runs.js";
 import type { RunOperationDeps } from "../runs/redrive-run.js";
 import { NO_EVENTS } from "../events/internal-events.js";
-import type { EventSink } from "../events/internal-events.js";
-import type { Store } from "../../domain/ports/store.js";
-import type { AdmissionWindow } from "../policy/admission-window.js";
-import type { Quotas } from "../policy/quotas.js";
 import type { RotatedSecretView } from "../shapes/view-schemas.js";
 import { instantFrom } from "../shapes/task-input.js";
-import type { UpsertField } from "./upsert-task.js";
 import { upsertTask } from "./upsert-task.js";
 import { createOneTask } from "./create-task.js";
 import { backfillWithinQuota, triggerWithinQuota } from "../runs/manual-runs.js";
@@ -64,62 +53,14 @@ import type {
   TaskView,
 } from "../shapes/view-mappers.js";
 
-/** Signals the service raises for the runtime (in-process wake-ups and cancel hooks). */
-export interface ServiceSignals {
-  /** Something may be due sooner than the coordinator thinks (create, edit, trigger, resume). */
-  wake(): void;
-  /** A launching or running run was asked to stop: its target's cancel hook should be called. */
-  cancelRequested(run: Run, task: Task): void;
-}
+import type { CreatedTask, TaskServiceDeps, UpsertedTask } from "./task-service-deps.js";
 
-export interface TaskServiceDeps {
-  readonly store: Store;
-  readonly threads: ThreadLookup;
-  readonly policy: SchedulePolicy;
-  /** Mints task ids and default trigger keys. */
-  readonly newId: () => string;
-  /** Mints a task's webhook signing secret. */
-  readonly newSecret: () => string;
-  /** Handler names a task may name; null when the caller does not check them. */
-  readonly handlerNames: ReadonlySet<string> | null;
-  /** The handler names the live replicas registered, for names `handlerNames` lacks. @default none */
-  readonly registeredHandlerNames?: (() => Promise<ReadonlySet<string>>) | null;
-  /** What a typed handler's schema finds wrong with a target's input; null or absent: not checked. */
-  readonly handlerInputProblems?:
-    ((name: string, input: JsonValue) => Promise<readonly FieldError[]>) | null;
-  /** Agent server names a task may name; null when the caller does not check them. */
-  readonly agentServers: ReadonlySet<string> | null;
-  /** What an agent target would send that its server refuses (its run config, context, input). */
-  readonly agentTargetProblems?: ((target: AgentTarget) => readonly FieldError[]) | null;
-  /** What the SSRF guard refuses in a webhook target before any DNS lookup. */
-  readonly webhookTargetProblems?: ((target: WebhookTarget) => readonly FieldError[]) | null;
-  /** False when the operator signs every webhook with one server-wide secret. @default true */
-  readonly signsWithTaskSecret?: boolean;
-  readonly signals: ServiceSignals;
-  /** Receives the status changes of runs the owner cancels. @default none */
-  readonly events?: EventSink;
-  /** Public holidays by region for calendar puts (docs/schedules.md#holidays). @default none: refused */
-  readonly holidays?: HolidaySource | undefined;
-  /** The input limits, with the operator's settings (limits.ts). @default DEFAULT_LIMITS */
-  readonly limits?: Limits;
-  /** Per-owner quotas (docs/security.md#quotas). @default none */
-  readonly quotas?: Quotas;
-  /** Runs admitted per owner in the last minute on this replica, shared with the dispatcher. */
-  readonly admissions?: AdmissionWindow;
-}
-
-export interface CreatedTask {
-  readonly task: TaskView;
-  readonly warnings: readonly string[];
-}
-
-/** What an upsert did (docs/semantics.md#upsert). */
-export interface UpsertedTask extends CreatedTask {
-  /** True when no task had the key: the task was created (HTTP 201). */
-  readonly created: boolean;
-  /** The fields the upsert changed; empty when the task was created or already matched. */
-  readonly changed: readonly UpsertField[];
-}
+export type {
+  CreatedTask,
+  ServiceSignals,
+  TaskServiceDeps,
+  UpsertedTask,
+} from "./task-service-deps.js";
 
 export class TaskService {
   readonly #deps: TaskServiceDeps;
