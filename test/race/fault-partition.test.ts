@@ -5,9 +5,9 @@
  * lost every race for due work to the two direct replicas on a loaded host and never executed anything
  * to partition). While the first replica holds claims, its proxy blackholes it (no reset: what it sends is held,
  * and delivered at the heal as TCP would retransmit it). The test waits for the events that matter, each
- * bounded: the partitioned replica notices (its pass fails within the statement timeout), another
- * replica takes its work over after the liveness timeout; then the proxy heals, and the partitioned
- * replica recovers and executes runs again. The ledger check (crash/ledger-check.ts) then shows every
+ * bounded: the partitioned replica notices (a pass or a heartbeat fails), another replica takes its
+ * work over after the liveness timeout; then the proxy heals, and the partitioned replica executes
+ * runs again. The ledger check (crash/ledger-check.ts) then shows every
  * occurrence decided once and no attempt launched twice: nothing it no longer owned was launched.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -51,6 +51,15 @@ function countLogged(output: string, msg: string): number {
   return output.split("\n").filter((line) => line.includes(`"${msg}`)).length;
 }
 
+/**
+ * How many times the replica said it lost the database: a failed pass, or a failed heartbeat (a pass
+ * can wait longer than the statement timeout, on a connection attempt, before it fails; the heartbeat
+ * loop's failure is what stops its cover, docs/operations.md#a-partitioned-replica).
+ */
+function noticed(output: string): number {
+  return countLogged(output, "coordinator tick failed") + countLogged(output, "a heartbeat failed");
+}
+
 /** Cuts tried at most before the test gives up finding the replica with launched work at a cut. */
 const MAX_CUTS = 5;
 
@@ -69,6 +78,9 @@ async function partitionOnce(
     (await ledger.progress()).active.some(
       (a) => a.claimedBy === victim.replicaId && a.status !== "queued",
     );
+  // Whether it executed a run after `at`: it is back at work.
+  const executedSince = (at: number): boolean =>
+    readExecutions(dir).some((e) => e.replica === victim.label && e.at > at);
   let cutAt: number;
   for (let cut = 1; ; cut++) {
     // Partition it mid-work: cut it off while the ledger shows it holding a launched run.
@@ -77,22 +89,16 @@ async function partitionOnce(
       what: "the proxied replica to hold a launched run",
       describe: () => fleet.tails(),
     });
-    const failedBefore = countLogged(victim.cli.output(), "coordinator tick failed");
+    const failedBefore = noticed(victim.cli.output());
     proxy.blackhole();
     cutAt = Date.now();
     // Its runs may end replica_lost: the ledger check accepts that only for replicas it was told of.
     fleet.killed.add(victim.replicaId);
-    await waitFor(
-      () =>
-        countLogged(victim.cli.output(), "coordinator tick failed") > failedBefore
-          ? true
-          : undefined,
-      {
-        timeoutMs: (STATEMENT_TIMEOUT_S + 2) * 1000 + 10_000,
-        what: "the partitioned replica to notice",
-        describe: () => fleet.tails(),
-      },
-    );
+    await waitFor(() => (noticed(victim.cli.output()) > failedBefore ? true : undefined), {
+      timeoutMs: (STATEMENT_TIMEOUT_S + 2) * 1000 + 10_000,
+      what: "the partitioned replica to notice",
+      describe: () => fleet.tails(),
+    });
     timings.noticedMs = Date.now() - cutAt;
     // Seconds after the cut, whatever it sent before has committed: does the ledger still show it
     // holding work? If its last verdicts got through just before the cut, there is nothing to take
@@ -101,19 +107,13 @@ async function partitionOnce(
     if (cut === MAX_CUTS) {
       throw new Error(`${MAX_CUTS} cuts each found the replica holding no launched run`);
     }
-    const recoveredBefore = countLogged(victim.cli.output(), "coordinator recovered");
+    const healedAt = Date.now();
     proxy.heal();
-    await waitFor(
-      () =>
-        countLogged(victim.cli.output(), "coordinator recovered") > recoveredBefore
-          ? true
-          : undefined,
-      {
-        timeoutMs: 30_000,
-        what: "the replica to recover before the next cut",
-        describe: () => fleet.tails(),
-      },
-    );
+    await waitFor(() => (executedSince(healedAt) ? true : undefined), {
+      timeoutMs: 30_000,
+      what: "the replica to execute runs again before the next cut",
+      describe: () => fleet.tails(),
+    });
   }
   await waitFor(
     () =>
@@ -134,18 +134,14 @@ async function partitionOnce(
     },
   );
   timings.takenOverMs = Date.now() - cutAt;
-  const recoveredBefore = countLogged(victim.cli.output(), "coordinator recovered");
   const healedAt = Date.now();
   proxy.heal();
-  // It rejoins: its loop recovers, and it launches runs again.
-  await waitFor(
-    () =>
-      countLogged(victim.cli.output(), "coordinator recovered") > recoveredBefore &&
-      readExecutions(dir).some((e) => e.replica === victim.label && e.at > healedAt)
-        ? true
-        : undefined,
-    { timeoutMs: 45_000, what: "the partitioned replica to rejoin", describe: () => fleet.tails() },
-  );
+  // It rejoins: it launches runs again.
+  await waitFor(() => (executedSince(healedAt) ? true : undefined), {
+    timeoutMs: 45_000,
+    what: "the partitioned replica to rejoin",
+    describe: () => fleet.tails(),
+  });
   timings.rejoinedMs = Date.now() - healedAt;
 }
 
