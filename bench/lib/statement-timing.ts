@@ -79,7 +79,7 @@ export function countStatements(): void {
     sent++;
     const text = textOf(args[0]);
     if (text.startsWith("BEGIN")) begun++;
-    else if (text.includes(".replicas (id, started_at, heartbeat_at)")) beats++;
+    else if (text.includes(".replicas (id, started_at, heartbeat_at")) beats++;
     return original.apply(this, args);
   };
 }
