@@ -2,7 +2,7 @@
  * Bulk setup of tasks, bypassing the per-task API call (100,000 to 1,000,000 tasks would take minutes one
  * by one) but not the library's meaning: each distinct task input goes through the library's own
  * parsing (`taskFieldsFromCreate`) and the domain's `createTask`, and the resulting task is turned into a
- * row by the store's own row mapping (`taskToRow` on SQLite, `taskValues` + `unnestInsert` on PostgreSQL).
+ * row by the store's own row mapping (`taskToRow` on SQLite, `taskValues` + `taskWrite` on PostgreSQL).
  * Copies of that row differ only in `id` (a fresh time-ordered id) and `webhook_secret` (fresh random
  * bytes), exactly as separate `tasks.create` calls would make them. `checkSeeder` (run first by the bench)
  * proves the rows equal what `scheduler.tasks.create` writes.
@@ -15,9 +15,10 @@ import { buildPolicy } from "../../src/index.js";
 import {
   TASK_COLUMNS as PG_TASK_COLUMNS,
   taskValues,
+  taskWrite,
 } from "../../src/adapters/storage/postgres/postgres-rows.js";
 import { schemaName } from "../../src/adapters/storage/postgres/postgres-schema-name.js";
-import { columnArrays, unnestInsert } from "../../src/adapters/storage/postgres/postgres-sql.js";
+import { columnArrays } from "../../src/adapters/storage/postgres/postgres-sql.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 import { openSqliteDatabase } from "../../src/adapters/storage/sqlite/sqlite-database.js";
 import {
@@ -157,7 +158,8 @@ async function seedPostgres(
   pool.on("error", () => undefined);
   const idAt = PG_TASK_COLUMNS.findIndex((c) => c.name === "id");
   const secretAt = PG_TASK_COLUMNS.findIndex((c) => c.name === "webhook_secret");
-  const sql = unnestInsert(`${schemaName(schema).quoted}.tasks`, PG_TASK_COLUMNS);
+  const quoted = schemaName(schema).quoted;
+  const sql = taskWrite("insert", `${quoted}.tasks`, `${quoted}.task_state`);
   try {
     const seeded: SeededVariant[] = [];
     let inserted = 0;
@@ -187,7 +189,7 @@ async function seedPostgres(
     }
     await Promise.all(inFlight);
     // As autovacuum would soon after a bulk load: the planner sees the table as it is.
-    await pool.query(`ANALYZE ${schemaName(schema).quoted}.tasks`);
+    await pool.query(`ANALYZE ${quoted}.tasks, ${quoted}.task_state`);
     return seeded;
   } finally {
     await pool.end();
