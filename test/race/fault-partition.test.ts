@@ -140,7 +140,8 @@ async function partitionOnce(
         ? true
         : undefined,
     {
-      timeoutMs: 20_000,
+      // A sweep every 5 s after a 3 s liveness timeout: 15 s was seen at load 15 on 2 cores.
+      timeoutMs: 40_000,
       what: "another replica to take its work over",
       describe: why,
     },
