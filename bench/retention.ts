@@ -125,7 +125,7 @@ async function burstRate(db: pg.Client, ids: readonly string[]): Promise<number>
        FROM punctual.runs WHERE task_id = ANY($1::text[])`,
     [ids],
   );
-  return ids.length / (spanMs / 1000);
+  return spanMs > 0 ? ids.length / (spanMs / 1000) : Number.NaN;
 }
 
 /** The replicas' retention lines: rounds that deleted a backlog, and what they deleted. */
@@ -176,6 +176,12 @@ async function seed(db: pg.Client, url: string): Promise<void> {
     )
   ).rows;
   const names = columns.map((c) => c.name).join(", ");
+  // The template runs, fixed before the first copy: copies belong to the same tasks.
+  const templates = (
+    await db.query<{ id: string }>("SELECT id FROM punctual.runs WHERE task_id = ANY($1::text[])", [
+      ids,
+    ])
+  ).rows.map((r) => r.id);
   const expressions = columns.map(({ name, type }) => {
     if (name === "id") {
       return `(substr(s.hex, 1, 8) || '-' || substr(s.hex, 9, 4) || '-7' || substr(s.rnd, 1, 3) || '-8' ||
@@ -201,8 +207,8 @@ async function seed(db: pg.Client, url: string): Promise<void> {
                   md5(random()::text || g.k::text || t.id) AS rnd
              FROM (SELECT interval '40 days' + g.k * interval '1 second' AS shift) AS x
          ) AS s
-        WHERE t.task_id = ANY($1::text[])`,
-      [ids, from, to],
+        WHERE t.id = ANY($1::text[])`,
+      [templates, from, to],
     );
     const done = to * TEMPLATES;
     const rate = done / ((Date.now() - startedAt) / 1000);
