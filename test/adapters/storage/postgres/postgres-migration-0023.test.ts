@@ -60,7 +60,7 @@ describe("postgres migration 23 (a narrow task_state row for what a fire writes)
     await recordCompletion(
       before,
       runOf(failing.id),
-      { status: "failed", error: "boom", retry: { kind: "never" } },
+      { status: "failed", error: "boom", retry: { kind: "never", reason: "non_retryable" } },
       minute(1, 3),
     );
     await triggerRun(before, ALL, paused.id, "manual-1", minute(1, 4));
