@@ -159,6 +159,26 @@ export const RUN_COLUMNS: readonly (keyof RunRow)[] = [
   "result",
 ];
 
+/**
+ * The columns of a task row that live in `task_state` (what a fire changes: docs/storage.md#task-state-on-sqlite),
+ * keyed there by `task_id`; the others are the definition, in `tasks`.
+ */
+export const TASK_STATE_COLUMNS: readonly (keyof TaskRow)[] = [
+  "status",
+  "next_run_at",
+  "decided_through",
+  "admitted_count",
+  "last_run_at",
+  "last_run_id",
+  "last_error",
+  "run_count",
+  "defect_at",
+];
+
+export const TASK_DEFINITION_COLUMNS: readonly (keyof TaskRow)[] = TASK_COLUMNS.filter(
+  (name) => !TASK_STATE_COLUMNS.includes(name),
+);
+
 const KEYWORDS: ReadonlySet<string> = new Set(["trigger", "exclusive"]);
 
 /** A column name as SQL text, quoted when it is a keyword. */

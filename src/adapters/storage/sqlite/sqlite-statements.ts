@@ -20,7 +20,12 @@ export const ACTIVE = "('queued', 'launching', 'running')";
 export const SLOT = "('launching', 'running')";
 export const TERMINAL = "('succeeded', 'failed', 'timed_out', 'cancelled', 'skipped', 'missed')";
 
-export const TASK_SELECT = `SELECT ${columnList(TASK_COLUMNS)} FROM tasks`;
+/**
+ * A task row whole: its definition joined to its state (one primary-key probe). Every column name is
+ * unique across the two tables (`task_state` is keyed by `task_id`), so filters stay unqualified.
+ */
+export const TASK_FROM = "tasks JOIN task_state ON task_state.task_id = tasks.id";
+export const TASK_SELECT = `SELECT ${columnList(TASK_COLUMNS)} FROM ${TASK_FROM}`;
 export const RUN_SELECT = `SELECT ${columnList(RUN_COLUMNS)} FROM runs`;
 
 const RUN_FIELDS = RUN_COLUMNS.filter((name) => name !== "id");
