@@ -396,3 +396,43 @@ export function runToRow(run: Run): RunRow {
     result: run.result === null ? null : JSON.stringify(run.result),
   };
 }
+
+/**
+ * A run's column values in `RUN_COLUMNS` order, for a statement with positional parameters: the run
+ * insert binds 30 values per admitted occurrence, and binding them by name cost a property lookup each
+ * (about 30% more per insert, measured alone). `runToRow` stays the one mapping: a test keeps the two equal.
+ */
+export function runValues(run: Run): unknown[] {
+  return [
+    run.id,
+    run.taskId,
+    run.owner,
+    run.trigger,
+    run.scheduledFor,
+    run.fireAt,
+    run.status,
+    run.reason,
+    run.missedCount,
+    run.missedUntil,
+    run.attempt,
+    run.failures,
+    run.notBefore,
+    run.threadScope,
+    run.threadId,
+    run.exclusive ? 1 : 0,
+    run.claimToken,
+    run.claimExpiresAt,
+    run.claimedBy,
+    run.targetRunId,
+    run.idempotencyKey,
+    run.queuedAt,
+    run.launchedAt,
+    run.deadlineAt,
+    run.finishedAt,
+    run.latenessMs,
+    run.late ? 1 : 0,
+    run.cancelRequestedAt,
+    run.error,
+    run.result === null ? null : JSON.stringify(run.result),
+  ];
+}

@@ -32,7 +32,8 @@ import { settle, StatementCache } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { SqliteCalendarStamps } from "./sqlite-calendar-repository.js";
 import { brokenRunKey, isTaskKeyTaken } from "./sqlite-errors.js";
-import { columnList, runFromRow, runToRow, TASK_COLUMNS } from "./sqlite-rows.js";
+import { columnList, runFromRow, runToRow, runValues, TASK_COLUMNS } from "./sqlite-rows.js";
+import type { TargetKind } from "../../../domain/target.js";
 import { TASK_DEFINITION_COLUMNS, TASK_STATE_COLUMNS } from "./sqlite-rows.js";
 import { taskFromRow, taskToRow } from "./sqlite-rows.js";
 import type { TaskRow } from "./sqlite-rows.js";
@@ -297,8 +298,10 @@ export class SqliteTaskRepository implements TaskRepository {
           this.#updateTask.run(row);
           this.#updateState.run(row);
         }
+        // The target kind as stored by now (an update above may have changed it).
+        const targetKind = (mutation.task ?? task).target.kind;
         const inserted = (mutation.newRuns ?? []).map((newRun) =>
-          this.#insertUnlessRepeated(newRun),
+          this.#insertUnlessRepeated(newRun, targetKind),
         );
         const read = run === null ? activeRuns : [...activeRuns, run];
         for (const update of mutation.runUpdates ?? []) this.#rewrite(update, read);
@@ -389,7 +392,7 @@ export class SqliteTaskRepository implements TaskRepository {
   ): { inserted: Run[]; cancellations: Run[] } {
     const inserted = write.newRuns.map((newRun) => {
       try {
-        return this.#insert(newRun);
+        return this.#insert(newRun, task.target.kind);
       } catch (error) {
         if (brokenRunKey(error, newRun.trigger) === "runs_scheduled_occurrence_uq") {
           throw new OccurrenceDecided("occurrence already decided", { cause: error });
@@ -431,16 +434,19 @@ export class SqliteTaskRepository implements TaskRepository {
     return this.#shared.activeRunsOf.all(JSON.stringify(taskIds)).map(runFromRow);
   }
 
-  #insert(newRun: NewRun): Run {
+  /** Inserts a run of a task whose target is of `targetKind` (copied onto the run). */
+  #insert(newRun: NewRun, targetKind: TargetKind): Run {
     const run = newRunWithId(newRun, toRunId(this.#newId()));
-    this.#shared.insertRun.run(runToRow(run));
+    const values = runValues(run);
+    values.push(targetKind);
+    this.#shared.insertRun.run(values);
     return run;
   }
 
   /** A repeated backfill time or manual key is not an error: that run is simply not inserted. */
-  #insertUnlessRepeated(newRun: NewRun): Run | null {
+  #insertUnlessRepeated(newRun: NewRun, targetKind: TargetKind): Run | null {
     try {
-      return this.#insert(newRun);
+      return this.#insert(newRun, targetKind);
     } catch (error) {
       const key = brokenRunKey(error, newRun.trigger);
       if (key === "runs_backfill_occurrence_uq" || key === "runs_manual_key_uq") return null;
