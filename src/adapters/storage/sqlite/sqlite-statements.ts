@@ -73,7 +73,7 @@ export class RowReader<Params extends unknown[], Row> {
 
 export class SqliteStatements {
   /** Binds `runValues(run)` and the run's target kind. */
-  readonly insertRun: Statement<unknown[]>;
+  readonly insertRun: Statement;
   readonly runById: RowReader<[string], RunRow>;
   /** Any task, deleted ones included (runs of a deleted task still change). */
   readonly taskById: RowReader<[string], TaskRow>;
@@ -97,7 +97,7 @@ export class SqliteStatements {
     this.secrets = secrets;
     // The values of `runValues`, then the task's target kind, copied onto the run for the listing
     // across tasks (docs/storage.md#runs-across-tasks).
-    this.insertRun = db.prepare<unknown[]>(
+    this.insertRun = db.prepare(
       `INSERT INTO runs (${columnList(RUN_COLUMNS)}, target_kind)
        VALUES (${RUN_COLUMNS.map(() => "?").join(", ")}, ?)`,
     );
