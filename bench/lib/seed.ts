@@ -23,7 +23,8 @@ import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordere
 import { openSqliteDatabase } from "../../src/adapters/storage/sqlite/sqlite-database.js";
 import {
   columnList,
-  TASK_COLUMNS as SQLITE_TASK_COLUMNS,
+  TASK_DEFINITION_COLUMNS as SQLITE_TASK_COLUMNS,
+  TASK_STATE_COLUMNS as SQLITE_TASK_STATE_COLUMNS,
   taskToRow,
 } from "../../src/adapters/storage/sqlite/sqlite-rows.js";
 import { CLEAR_SECRETS } from "../../src/adapters/storage/shared/secret-keyring.js";
@@ -124,8 +125,15 @@ function seedSqlite(
     const insert = db.prepare<[TaskRow]>(
       `INSERT INTO tasks (${columnList(SQLITE_TASK_COLUMNS)}) VALUES (${SQLITE_TASK_COLUMNS.map((c) => `@${c}`).join(", ")})`,
     );
+    // A task is two rows on SQLite: its definition and its state (docs/storage.md#task-state-on-sqlite).
+    const insertState = db.prepare<[TaskRow]>(
+      `INSERT INTO task_state (task_id, ${columnList(SQLITE_TASK_STATE_COLUMNS)}) VALUES (@id, ${SQLITE_TASK_STATE_COLUMNS.map((c) => `@${c}`).join(", ")})`,
+    );
     const insertBatch = db.transaction((rows: TaskRow[]) => {
-      for (const row of rows) insert.run(row);
+      for (const row of rows) {
+        insert.run(row);
+        insertState.run(row);
+      }
     });
     const seeded: SeededVariant[] = [];
     let inserted = 0;

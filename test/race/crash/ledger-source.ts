@@ -133,7 +133,10 @@ export function sqliteLedger(path: string): LedgerSource {
   return {
     read: () =>
       Promise.resolve({
-        tasks: all("SELECT id, schedule_type, status, decided_through FROM tasks").map(taskFrom),
+        tasks: all(
+          `SELECT id, schedule_type, status, decided_through
+           FROM tasks JOIN task_state ON task_state.task_id = tasks.id`,
+        ).map(taskFrom),
         runs: all(
           `SELECT id, task_id, "trigger", scheduled_for, status, reason, missed_count, missed_until,
                   attempt, claimed_by FROM runs`,
@@ -149,8 +152,10 @@ export function sqliteLedger(path: string): LedgerSource {
         ),
         onceDecided: num(all(ONCE_DECIDED)[0]?.n),
         intervalDecidedThrough: numOrNull(
-          all("SELECT min(decided_through) AS at FROM tasks WHERE schedule_type = 'interval'")[0]
-            ?.at,
+          all(
+            `SELECT min(decided_through) AS at FROM tasks
+             JOIN task_state ON task_state.task_id = tasks.id WHERE schedule_type = 'interval'`,
+          )[0]?.at,
         ),
       }),
     close: () => {
