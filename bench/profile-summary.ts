@@ -4,7 +4,7 @@
  * inclusive time of punctual's own functions, so a profile can be read in a terminal
  * or pasted into a note. Usage: `tsx bench/profile-summary.ts <file.cpuprofile> [top] [--window=fn]
  * [--fires=N]`: with `--window`, only the samples from the first to the last whose stack holds a frame
- * named `fn` count (`--window=#launch`: a burst's launches, without the replica's start and the tasks'
+ * named `fn` count (`--window=#claimAndLaunch`: a burst's claims, without the replica's start and the tasks'
  * creation); with `--fires`, the busy time is also given per fire (N: the fires this replica launched,
  * the bench's `perWorker`).
  */
