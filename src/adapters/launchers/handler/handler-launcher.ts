@@ -124,9 +124,8 @@ export class HandlerLauncher implements RunLauncher {
       },
       heartbeat: () => sink.heartbeat(run.id),
     };
-    const done = this.#execute(handler, context, run, controller, sink).finally(() => {
-      this.#running.delete(run.id);
-    });
+    // #execute leaves #running itself once its verdict is passed on (it cannot end before this set).
+    const done = this.#execute(handler, context, run, controller, sink);
     this.#running.set(run.id, { controller, done });
     return { targetRunId: run.id, threadId: run.threadId };
   }
@@ -140,23 +139,27 @@ export class HandlerLauncher implements RunLauncher {
   ): Promise<void> {
     let verdict: CompletionVerdict;
     try {
-      const input = await this.#checkedInput(handler, context.input);
-      if (!input.ok) {
-        verdict = input.verdict;
-      } else {
-        const result: unknown = await handler.run(withInput(context, input.value));
-        verdict = { status: "succeeded", result: toJson(result) };
+      try {
+        const input = await this.#checkedInput(handler, context.input);
+        if (!input.ok) {
+          verdict = input.verdict;
+        } else {
+          const result: unknown = await handler.run(withInput(context, input.value));
+          verdict = { status: "succeeded", result: toJson(result) };
+        }
+      } catch (error) {
+        if (controller.aborted && controller.reason === SHUTDOWN) {
+          await sink.lost(run.id, run.attempt);
+          return;
+        }
+        verdict = controller.aborted
+          ? { status: "cancelled", error: messageOf(error) }
+          : failedVerdict(error);
       }
-    } catch (error) {
-      if (controller.aborted && controller.reason === SHUTDOWN) {
-        await sink.lost(run.id, run.attempt);
-        return;
-      }
-      verdict = controller.aborted
-        ? { status: "cancelled", error: messageOf(error) }
-        : failedVerdict(error);
+      await sink.completed(run.id, verdict, run.attempt);
+    } finally {
+      this.#running.delete(run.id);
     }
-    await sink.completed(run.id, verdict, run.attempt);
   }
 
   /** The input as the handler's schema outputs it; a failed verdict (no retry) when it no longer passes. */
