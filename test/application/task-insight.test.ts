@@ -137,4 +137,63 @@ describe("explainTask", () => {
     // reached back past it: the page of 28 February is never read.
     expect(paged.cursors).toEqual([undefined, "2", "4", "6"]);
   });
+
+  it("says in words what became of the run of the occurrence asked about", async () => {
+    const task = buildTask({
+      schedule: DAILY_0930_BERLIN,
+      decidedThrough: at("2026-03-10T00:00:00Z"),
+    });
+    const scheduledFor = at("2026-03-03T08:30:00Z");
+    const now = at("2026-03-10T00:00:00Z");
+    const explain = async (fields: Partial<Run>) => {
+      const run = buildRun({ id: "run-x" as Run["id"], scheduledFor, ...fields });
+      const { repository } = history([run], 200);
+      return explainTask({ runs: repository, scope: ALL, task, at: scheduledFor, now });
+    };
+    const cases: [Partial<Run>, string, RegExp][] = [
+      [
+        { status: "queued", notBefore: at("2026-03-11T08:00:00Z") },
+        "queued",
+        /waiting for .*2026-03-11/,
+      ],
+      [
+        { status: "queued", notBefore: scheduledFor },
+        "queued",
+        /waiting for its thread, the task's slot or the global budget/,
+      ],
+      [
+        { status: "launching", attempt: 2 },
+        "launched",
+        /is being launched as run run-x \(attempt 2\)/,
+      ],
+      [
+        { status: "failed", reason: "launch_failed", launchedAt: null },
+        "failed",
+        /was not launched: run run-x failed/,
+      ],
+      [{ status: "failed", launchedAt: scheduledFor }, "failed", /and failed/],
+      [
+        { status: "timed_out", launchedAt: scheduledFor, deadlineAt: null },
+        "timed_out",
+        /and timed out\.$/,
+      ],
+      [
+        { status: "cancelled", launchedAt: null },
+        "cancelled",
+        /was cancelled before its launch, as run run-x/,
+      ],
+      [{ status: "cancelled", launchedAt: scheduledFor }, "cancelled", /and then cancelled/],
+      [{ status: "skipped", reason: "overlap" }, "skipped", /was skipped \(record run-x\)/],
+      [
+        { status: "missed", reason: "down", missedCount: null, missedUntil: null },
+        "missed",
+        /was missed: .* \(record run-x\)\.$/,
+      ],
+    ];
+    for (const [fields, verdict, words] of cases) {
+      const view = await explain(fields);
+      expect(view.verdict, JSON.stringify(fields)).toBe(verdict);
+      expect(view.message, JSON.stringify(fields)).toMatch(words);
+    }
+  });
 });
