@@ -61,7 +61,7 @@ describe("LibraryEvents over the scheduler's internal events", () => {
 
   it("names each status change once, and none when the status did not change", () => {
     const { internal, seen } = wired();
-    const change = (status: Run["status"], from: Run["status"], reason: string | null = null) => {
+    const change = (status: Run["status"], from: Run["status"], reason: Run["reason"] = null) => {
       internal.emit("run:changed", {
         run: aRun({ status, reason }),
         from,
@@ -147,7 +147,7 @@ describe("LibraryEvents over the scheduler's internal events", () => {
   it("reports a lost replica and a defective task in the library's names", () => {
     const { internal, seen } = wired();
     internal.emit("replica:lost", { replicaId: "replica-b", claims: 2, runs: 1 });
-    internal.emit("task:defective", { task: buildTask({ id: "task-9" }) });
+    internal.emit("task:defective", { task: buildTask({ id: taskId("task-9") }) });
     expect(seen[0]).toEqual(["replica:lost", { replica_id: "replica-b", claims: 2, runs: 1 }]);
     expect(seen[1]?.[0]).toBe("task:defective");
     // A task with no recorded defect still names the event's task, with an empty defect.
