@@ -10,6 +10,7 @@ import type { BudgetHolder } from "../application/dispatch/budget-holder.js";
 import type { RecoverySweeps } from "../application/dispatch/recovery-sweeps.js";
 import type { Logger } from "../application/events/logger.js";
 import type { EventSink } from "../application/events/internal-events.js";
+import { LeaseLostError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import type { RunLauncher } from "../domain/ports/run-launcher.js";
 import type { ReconcileFinding } from "../domain/run-change.js";
@@ -134,6 +135,13 @@ async function reconcileExpiredClaims(deps: SweepDeps, lost: LostReplicas): Prom
       );
       finding = { kind: "unknown" };
     }
-    await recovery.recordReconciliation(run.id, run.claimToken, finding, clock.now());
+    try {
+      await recovery.recordReconciliation(run.id, run.claimToken, finding, clock.now());
+    } catch (error) {
+      // Another replica reconciled the claim first (every live replica sweeps the same expired claims):
+      // its record stands. Only that run is skipped, so that the rest of the sweep (the other claims, the
+      // silent replicas' handler runs) is not left to a later pass after a back-off.
+      if (!(error instanceof LeaseLostError)) throw error;
+    }
   }
 }
