@@ -138,10 +138,12 @@ async function reconcileExpiredClaims(deps: SweepDeps, lost: LostReplicas): Prom
     try {
       await recovery.recordReconciliation(run.id, run.claimToken, finding, clock.now());
     } catch (error) {
-      // Another replica reconciled the claim first (every live replica sweeps the same expired claims):
-      // its record stands. Only that run is skipped, so that the rest of the sweep (the other claims, the
-      // silent replicas' handler runs) is not left to a later pass after a back-off.
       if (!(error instanceof LeaseLostError)) throw error;
+      // Another replica reconciled the claim first: its record stands. Every live replica lists the same
+      // expired claims in the same order, so that one is working through this list too: the rest is
+      // left to it (or to the next sweep), not raced claim by claim, and the sweep goes on with its
+      // other steps (the silent replicas' handler runs) instead of failing and backing off.
+      return;
     }
   }
 }
