@@ -3,7 +3,7 @@
  * every live replica lists the same expired claims, so another may record a reconciliation first; the
  * fenced write of the one that lost the race is refused (`LeaseLostError`). The rest of that list is
  * left to the replica that won (it works through the same list), and the sweep goes on with its other
- * steps: the handler runs of silent replicas, retention.
+ * steps: the handler runs of silent replicas, the retention round.
  * The loaded chaos test (test/race/crash-postgres.test.ts) saw the whole sweep fail on such a refusal,
  * pass after pass, so that a killed replica's handler runs stayed `running` past the settle.
  */
@@ -15,7 +15,6 @@ import type { RunId } from "../../src/domain/ids.js";
 import type { RunLauncher } from "../../src/domain/ports/run-launcher.js";
 import type { Run } from "../../src/domain/run.js";
 import type { Task } from "../../src/domain/task.js";
-import type { DurationMs } from "../../src/domain/time.js";
 import { VirtualClock } from "../../src/runtime/clock.js";
 import { sweep } from "../../src/runtime/sweeps.js";
 import type { SweepDeps } from "../../src/runtime/sweeps.js";
@@ -53,10 +52,6 @@ describe("sweep", () => {
         return Promise.resolve([]);
       },
       sweepUnservedHandlerRuns: () => Promise.resolve([]),
-      purge: () => {
-        steps.push("purge");
-        return Promise.resolve(0);
-      },
     } as unknown as RecoverySweeps;
     const deps: SweepDeps = {
       recovery,
@@ -66,7 +61,9 @@ describe("sweep", () => {
       } as unknown as RunLauncher,
       clock: new VirtualClock(NOW),
       log: { info: () => undefined, warn: () => undefined } as unknown as SweepDeps["log"],
-      retentionMs: 1000 as DurationMs,
+      startRetention: () => {
+        steps.push("retention");
+      },
       replicaId: "replica-here",
       judgesSilence: true,
       handlerNames: new Set(["record"]),
@@ -78,7 +75,7 @@ describe("sweep", () => {
     await sweep(deps);
 
     expect(recorded).toEqual([]);
-    expect(steps).toEqual(["lost replicas", "purge"]);
+    expect(steps).toEqual(["lost replicas", "retention"]);
   });
 
   it("still fails on any other error recording a reconciliation", async () => {
