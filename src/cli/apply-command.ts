@@ -6,7 +6,6 @@
  */
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
-import { parse as parseYaml } from "yaml";
 import {
   PRUNE_MODES,
   planLines,
@@ -22,13 +21,17 @@ import type { TaskView } from "../application/shapes/view-mappers.js";
 import type { PunctualClient } from "../client/punctual-client.js";
 import type { ClientCommandKit } from "./calendar-command.js";
 
-/** The definitions a file declares. @throws the usage error when it cannot be read or holds none */
-function definitionsIn(path: string, usage: (message: string) => Error): unknown[] {
+/**
+ * The definitions a file declares. @throws the usage error when it cannot be read or holds none. The
+ * YAML parser is loaded only here: no other command of the program pays for it
+ * (docs/benchmarks.md#start-cost).
+ */
+async function definitionsIn(path: string, usage: (message: string) => Error): Promise<unknown[]> {
   let value: unknown;
   try {
     const text = readFileSync(path, "utf8");
     // JSON is YAML too, but JSON.parse names JSON's own mistakes better.
-    value = /\.json$/i.test(path) ? JSON.parse(text) : parseYaml(text);
+    value = /\.json$/i.test(path) ? JSON.parse(text) : (await import("yaml")).parse(text);
   } catch (error) {
     throw usage(`cannot read ${path}: ${(error as Error).message}`);
   }
@@ -71,7 +74,7 @@ export function applyCommand(kit: ClientCommandKit): Command {
       .option("--prune <mode>", "what becomes of the group's undeclared tasks: pause or delete")
       .option("--dry-run", "print the plan and write nothing"),
   ).action(
-    act((client, opts: { group: string; prune?: string; dryRun?: boolean }, [file = ""]) => {
+    act(async (client, opts: { group: string; prune?: string; dryRun?: boolean }, [file = ""]) => {
       const prune = opts.prune;
       if (prune !== undefined && !(PRUNE_MODES as readonly string[]).includes(prune)) {
         throw usage("--prune must be pause or delete");
@@ -79,7 +82,7 @@ export function applyCommand(kit: ClientCommandKit): Command {
       return syncDeclaredSchedules(
         clientPort(client),
         {
-          schedules: definitionsIn(file, usage),
+          schedules: await definitionsIn(file, usage),
           group: opts.group,
           prune: prune as PruneMode | undefined,
         },

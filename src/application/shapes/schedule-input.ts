@@ -4,7 +4,7 @@
  * in the task inputs and the body of a calendar put; `parseSchedule` and `parseCalendarItems` in the
  * domain check their fields.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { CalendarItemInput } from "../../domain/schedule/schedule-spec.js";
 import { MAX_CRON_RULES, MAX_EXCLUSION_ITEMS } from "../../domain/schedule/schedule-spec.js";
 import { checkedAsAnyObject, documentedAs } from "./documented-shape.js";

@@ -5,7 +5,7 @@
  * a field a view adds without declaring it here fails those tests.
  */
 import { TASK_DEFECT_FIELDS } from "../../domain/task-defect.js";
-import { z } from "zod";
+import * as z from "zod";
 import { EXPLAIN_VERDICTS } from "../../domain/explain.js";
 import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../../domain/options.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../domain/run.js";
