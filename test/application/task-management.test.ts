@@ -169,7 +169,7 @@ describe("TaskService.create", () => {
     await expect(
       h.tasks.create(ALICE, { ...input, target: { kind: "handler", name: "log" } }, T0),
     ).rejects.toMatchObject({ code: "not_found" });
-    expect(h.threads.calls.at(-1)).toMatchObject({ threadScope: "handler" });
+    expect(h.threads.calls.at(-1)).toMatchObject({ threadScope: `handler:${ALICE}` });
     expect(await everyTask(h)).toHaveLength(1);
   });
 });
