@@ -191,7 +191,7 @@ export function deleteTask(
 function runFields(task: Task): Pick<NewRun, "exclusive" | "threadScope" | "threadId"> {
   return {
     exclusive: isExclusive(task.options.overlap),
-    threadScope: threadScopeOf(task.target),
+    threadScope: threadScopeOf(task.target, task.owner),
     threadId: task.context.mode === "reuse_thread" ? task.context.threadId : null,
   };
 }

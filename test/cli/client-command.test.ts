@@ -481,7 +481,7 @@ describe("punctual tasks", () => {
       attempt              0
       failures             0
       not_before           2026-03-07T12:00:00Z  (2026-03-07 13:00:00 GMT+1)
-      thread_scope         handler
+      thread_scope         handler:alice
       thread_id            id-8................................
       exclusive            true
       claim_expires_at     null
@@ -591,7 +591,7 @@ describe("punctual runs", () => {
       attempt              0
       failures             0
       not_before           2026-03-07T12:00:00Z  (2026-03-07 13:00:00 GMT+1)
-      thread_scope         handler
+      thread_scope         handler:alice
       thread_id            id-12...............................
       exclusive            false
       claim_expires_at     null
