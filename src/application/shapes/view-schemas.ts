@@ -301,6 +301,11 @@ export const occurrenceViewSchema = z.strictObject({
   note: dstNoteSchema.nullable(),
   rule: ruleText,
   suppressed_before: z.array(suppressedFireSchema),
+  moved_from: suppressedFireSchema.optional().meta({
+    description:
+      "for an occurrence moved off an excluded date (schedule on_excluded previous or next): its " +
+      "nominal time and the item that excludes it; `at` is where it fires",
+  }),
 });
 
 export const previewSchema = z.strictObject({ occurrences: z.array(occurrenceViewSchema) });
