@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { admit } from "../../../src/domain/admission.js";
 import type { Decision } from "../../../src/domain/admission.js";
 import { ValidationError } from "../../../src/domain/errors.js";
+import { decodeSchedule, encodeSchedule } from "../../../src/domain/schedule-codec.js";
 import { nextOccurrences } from "../../../src/domain/schedule/next-occurrences.js";
 import {
   MAX_MOVE_DAYS,
@@ -148,6 +149,8 @@ describe("on_excluded: the preview", () => {
   it("round-trips the option and refuses an unknown one", () => {
     const spec = parseSchedule(payroll("next"), { referenceAt: REFERENCE });
     expect(scheduleToInput(spec)).toMatchObject({ on_excluded: "next" });
+    const stored = JSON.parse(JSON.stringify(encodeSchedule(spec))) as unknown;
+    expect(decodeSchedule(stored)).toMatchObject({ onExcluded: "next" });
     const skip = parseSchedule(payroll("skip"), { referenceAt: REFERENCE });
     expect(scheduleToInput(skip)).not.toHaveProperty("on_excluded");
     expect(() => parseSchedule(payroll("before" as never), { referenceAt: REFERENCE })).toThrow(
