@@ -99,7 +99,13 @@ function decideAt(
   spec: Task["schedule"],
   at: Instant,
   previous: Instant | null,
-): { scheduledFor: Instant; at: Instant; excluded: boolean; moved: boolean; following: Instant | null } {
+): {
+  scheduledFor: Instant;
+  at: Instant;
+  excluded: boolean;
+  moved: boolean;
+  following: Instant | null;
+} {
   const following = nextAfter(spec, at);
   if (excludedAt(spec, at) === null) {
     return { scheduledFor: at, at, excluded: false, moved: false, following };

@@ -38,11 +38,14 @@ const excludeView = z
   .optional()
   .meta({ description: "the days to skip, as written (absent when there are none)" });
 
-const onExcludedView = z.enum(["previous", "next"]).optional().meta({
-  description:
-    "an occurrence on an excluded date moves to the date before (previous) or after (next) that is " +
-    "not excluded, at the same wall time (absent: it is skipped)",
-});
+const onExcludedView = z
+  .enum(["previous", "next"])
+  .optional()
+  .meta({
+    description:
+      "an occurrence on an excluded date moves to the date before (previous) or after (next) that is " +
+      "not excluded, at the same wall time (absent: it is skipped)",
+  });
 
 export const cronScheduleViewSchema = z.strictObject({
   type: z.literal("cron"),

@@ -93,7 +93,8 @@ export function movedFireOf(
   if (spec.startAt !== null && moved < spec.startAt) return null;
   if (spec.endAt !== null && moved > spec.endAt) return null;
   if (direction === 1) {
-    const following = neighbours.following !== undefined ? neighbours.following : nextAfter(spec, at);
+    const following =
+      neighbours.following !== undefined ? neighbours.following : nextAfter(spec, at);
     return following === null || moved < following ? instant(moved) : null;
   }
   // No nominal time in [moved, at): the first one at or after the moved instant is this occurrence.

@@ -94,7 +94,8 @@ export function nextOccurrenceAfter(
     if (direction === "next") {
       const last = lastNominalIn(spec, instant(next - 1), instant(from));
       const moved = last === null ? null : movedFireOf(spec, last);
-      if (last !== null && moved !== null) return { scheduledFor: last, fireAt: moved, moved: true };
+      if (last !== null && moved !== null)
+        return { scheduledFor: last, fireAt: moved, moved: true };
     }
     next = nextAfter(spec, instant(from));
   }

@@ -52,7 +52,15 @@ const EXCLUDE_KEYS = ["exclude", "on_excluded"];
 const KEYS: Readonly<Record<ScheduleType, readonly string[]>> = {
   cron: [...COMMON_KEYS, "cron", "timezone", "start_at", "end_at", "max_runs", ...EXCLUDE_KEYS],
   once: [...COMMON_KEYS, "run_at", "timezone"],
-  interval: [...COMMON_KEYS, "every", "start_at", "end_at", "max_runs", ...EXCLUDE_KEYS, "timezone"],
+  interval: [
+    ...COMMON_KEYS,
+    "every",
+    "start_at",
+    "end_at",
+    "max_runs",
+    ...EXCLUDE_KEYS,
+    "timezone",
+  ],
   rrule: [...COMMON_KEYS, "rrule", "start_at", "end_at", "max_runs", ...EXCLUDE_KEYS],
 };
 

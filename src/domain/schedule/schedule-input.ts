@@ -35,7 +35,7 @@ export interface CronScheduleInput extends BoundsInput {
   /** IANA zone name. @default "UTC" */
   readonly timezone?: string | null | undefined;
   /** Local dates on which nothing fires: dates, ranges, day rules, named calendars. */
-  readonly exclude?: ExclusionInput[] | null | undefined;  /**
+  readonly exclude?: ExclusionInput[] | null | undefined; /**
    * What becomes of an occurrence on an excluded date (docs/schedules.md#moved-occurrences): skipped, or
    * moved to the nearest date before (`previous`) or after (`next`) that is not excluded, same wall time.
    * @default "skip"
@@ -60,7 +60,7 @@ export interface IntervalScheduleInput extends BoundsInput {
   /** The zone `exclude` is read in. @default "UTC" */
   readonly timezone?: string | null | undefined;
   /** Local dates on which nothing fires: dates, ranges, day rules, named calendars. */
-  readonly exclude?: ExclusionInput[] | null | undefined;  /**
+  readonly exclude?: ExclusionInput[] | null | undefined; /**
    * What becomes of an occurrence on an excluded date (docs/schedules.md#moved-occurrences): skipped, or
    * moved to the nearest date before (`previous`) or after (`next`) that is not excluded, same wall time.
    * @default "skip"
@@ -77,7 +77,7 @@ export interface RRuleScheduleInput extends BoundsInput {
   /** A DTSTART line (with TZID, or UTC ending in Z), one or more RRULE lines, optional RDATE and EXDATE lines. */
   readonly rrule: string;
   /** Local dates (in DTSTART's zone) on which nothing fires: dates, ranges, day rules, named calendars. */
-  readonly exclude?: ExclusionInput[] | null | undefined;  /**
+  readonly exclude?: ExclusionInput[] | null | undefined; /**
    * What becomes of an occurrence on an excluded date (docs/schedules.md#moved-occurrences): skipped, or
    * moved to the nearest date before (`previous`) or after (`next`) that is not excluded, same wall time.
    * @default "skip"

@@ -88,9 +88,7 @@ describe("on_excluded: the preview", () => {
 
   it("lists a moved fire that lies after `after` even when its occurrence lies before it", () => {
     expect(fires(payroll("next"), "2026-12-25T12:00:00Z", 1)).toEqual(["2026-12-28T08:00:00Z"]);
-    expect(fires(payroll("previous"), "2026-12-24T09:00:00Z", 1)).toEqual([
-      "2027-01-25T08:00:00Z",
-    ]);
+    expect(fires(payroll("previous"), "2026-12-24T09:00:00Z", 1)).toEqual(["2027-01-25T08:00:00Z"]);
   });
 
   it("never moves an occurrence past a neighbouring one: a daily job skips its holiday", () => {
@@ -157,9 +155,12 @@ describe("on_excluded: the preview", () => {
       ValidationError,
     );
     expect(() =>
-      parseSchedule({ type: "once", run_at: "2026-02-01T00:00:00Z", on_excluded: "next" }, {
-        referenceAt: REFERENCE,
-      }),
+      parseSchedule(
+        { type: "once", run_at: "2026-02-01T00:00:00Z", on_excluded: "next" },
+        {
+          referenceAt: REFERENCE,
+        },
+      ),
     ).toThrow(/on_excluded/);
   });
 });
