@@ -2,7 +2,11 @@
  * Summarises a V8 `.cpuprofile` (from `npm run bench -- --profile`): self time by layer (the garbage
  * collector, the database driver, each of punctual's layers...), by function and by source file, and
  * inclusive time of punctual's own functions, so a profile can be read in a terminal
- * or pasted into a note. Usage: `tsx bench/profile-summary.ts <file.cpuprofile> [top]`.
+ * or pasted into a note. Usage: `tsx bench/profile-summary.ts <file.cpuprofile> [top] [--window=fn]
+ * [--fires=N]`: with `--window`, only the samples from the first to the last whose stack holds a frame
+ * named `fn` count (`--window=#claimAndLaunch`: a burst's claims, without the replica's start and the tasks'
+ * creation); with `--fires`, the busy time is also given per fire (N: the fires this replica launched,
+ * the bench's `perWorker`).
  */
 import { readFileSync } from "node:fs";
 
@@ -25,7 +29,7 @@ interface Profile {
 function shortUrl(url: string): string {
   const at = url.indexOf("/work/");
   const path = at >= 0 ? url.slice(at) : url;
-  return path.replace(/^.*\/node_modules\//, "~/").replace(/^\/work\/[^/]+\//, "");
+  return path.replace(/^.*\/node_modules\//, "~/").replace(/^\/work\/(wt\/)?[^/]+\//, "");
 }
 
 function frameName(node: ProfileNode): string {
@@ -71,20 +75,63 @@ function layerOf(node: ProfileNode): string {
   return LAYERS.find(([, test]) => test(url, functionName))?.[0] ?? "Node internals";
 }
 
+/** The indexes of the first and last samples whose stack holds a frame named `fn`. */
+function windowOf(
+  profile: Profile,
+  parent: ReadonlyMap<number, number>,
+  byId: ReadonlyMap<number, ProfileNode>,
+  fn: string,
+): readonly [number, number] {
+  const holds = new Map<number, boolean>();
+  const inWindow = (id: number): boolean => {
+    const known = holds.get(id);
+    if (known !== undefined) return known;
+    const node = byId.get(id);
+    const up = parent.get(id);
+    const found =
+      node !== undefined &&
+      (node.callFrame.functionName === fn || (up !== undefined && inWindow(up)));
+    holds.set(id, found);
+    return found;
+  };
+  let first = -1;
+  let last = -1;
+  profile.samples.forEach((id, i) => {
+    if (!inWindow(id)) return;
+    if (first < 0) first = i;
+    last = i;
+  });
+  if (first < 0) throw new Error(`no sample has a frame named ${fn}`);
+  return [first, last];
+}
+
 function main(): void {
-  const [file, topText] = process.argv.slice(2);
-  if (file === undefined)
-    throw new Error("usage: tsx bench/profile-summary.ts <file.cpuprofile> [top]");
+  const args = process.argv.slice(2);
+  const option = (name: string): string | undefined =>
+    args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const [file, topText] = args.filter((a) => !a.startsWith("--"));
+  if (file === undefined) {
+    throw new Error(
+      "usage: tsx bench/profile-summary.ts <file.cpuprofile> [top] [--window=fn] [--fires=N]",
+    );
+  }
   const top = Number(topText ?? 25);
+  const windowFn = option("window");
+  const firesText = option("fires");
   const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n] as const));
   const parent = new Map<number, number>();
   for (const node of profile.nodes)
     for (const child of node.children ?? []) parent.set(child, node.id);
+  const [from, to] =
+    windowFn === undefined
+      ? [0, profile.samples.length - 1]
+      : windowOf(profile, parent, byId, windowFn);
   const self = new Map<number, number>();
-  profile.samples.forEach((id, i) =>
-    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)),
-  );
+  profile.samples.forEach((id, i) => {
+    if (i < from || i > to) return;
+    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const idle = [...self.entries()]
     .filter(([id]) => byId.get(id)?.callFrame.functionName === "(idle)")
@@ -131,6 +178,16 @@ function main(): void {
   process.stdout.write(
     `${file}: ${(total / 1e6).toFixed(2)} s sampled, ${(busy / 1e6).toFixed(2)} s busy (percentages of busy time)\n`,
   );
+  if (windowFn !== undefined) {
+    process.stdout.write(`window: from the first to the last sample under ${windowFn}\n`);
+  }
+  if (firesText !== undefined) {
+    const fires = Number(firesText);
+    const gc = selfByName.get("(garbage collector)") ?? 0;
+    process.stdout.write(
+      `per fire (${fires} fires): ${(busy / fires / 1000).toFixed(3)} ms busy, of which ${(gc / fires / 1000).toFixed(3)} ms garbage collection (${((gc / busy) * 100).toFixed(1)}%)\n`,
+    );
+  }
   show("self time by layer", selfByLayer);
   show("self time by function", selfByName);
   show("self time by file", selfByFile);

@@ -1,9 +1,10 @@
 /**
  * The last step of `npm test` (docs/architecture.md#coverage-by-layer): reads the V8 coverage summary of
  * the suite's `vitest run --coverage` and prints lines and branches per layer of src/, then holds each
- * layer to its floor in scripts/coverage-floors.json. Under `CI` a layer below its floor fails the run;
- * elsewhere (a narrowed local run covers less) it is reported only. Domain and application modules below
- * 90% are listed by name (not yet a failure: docs/architecture.md#modules-still-under-9090 records them).
+ * layer to its floor in scripts/coverage-floors.json, and each domain and application module to 90% of
+ * lines and branches (docs/architecture.md#every-domain-and-application-module-at-9090), but for the
+ * modules of MODULE_EXCEPTIONS, each held to its own floor for the reason it gives. Under `CI` a layer or
+ * a module below its floor fails the run; elsewhere (a narrowed local run covers less) it is reported only.
  */
 import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -20,6 +21,100 @@ interface Floor {
 
 const ROOT = join(import.meta.dirname, "..");
 const MODULE_FLOOR = 90;
+
+interface ModuleException extends Floor {
+  /** Why the module cannot reasonably reach 90/90 (docs/architecture.md#every-domain-and-application-module-at-9090). */
+  readonly reason: string;
+}
+
+/**
+ * Domain and application modules held to a lower floor than 90/90, by path from the repository's root.
+ * Each floor sits one point under the best figure measured (the property tests and the zone sweep vary
+ * by date); an exception goes once its module reaches 90/90 (the script says so).
+ */
+const MODULE_EXCEPTIONS: Readonly<Record<string, ModuleException>> = {
+  "src/application/calendars/calendar-service.ts": {
+    lines: 90,
+    branches: 80,
+    reason:
+      "open (issue 36): a calendar put's refusals and the tasks it refreshes on a conflict are not yet judged in process",
+  },
+  "src/application/dispatch/recovery-sweeps.ts": {
+    lines: 96,
+    branches: 75,
+    reason:
+      "open (issue 36): the no-handler sweep without a registry, past 1,000 live replicas or with a replica of no names, and the orphan sweep's paging; src/application/dispatch is being reworked",
+  },
+  "src/application/runs/cancel-run.ts": {
+    lines: 99,
+    branches: 82,
+    reason: "a race: a run purged between its read and its cancel's write",
+  },
+  "src/application/runs/manual-runs.ts": {
+    lines: 92,
+    branches: 72,
+    reason:
+      "a race: a trigger that loses its idempotency key's race, and a winner purged before it is read; the backfill quota's unlimited path is open",
+  },
+  "src/application/runs/redrive-run.ts": {
+    lines: 99,
+    branches: 82,
+    reason: "a race: a run purged between its read and its task's lock",
+  },
+  "src/application/shapes/view-mappers.ts": {
+    lines: 99,
+    branches: 87,
+    reason:
+      'unreachable by type: the `?? ""` of lookups in a 100-entry digit table (noUncheckedIndexedAccess) cannot be taken',
+  },
+  "src/application/tasks/create-task-batch.ts": {
+    lines: 94,
+    branches: 86,
+    reason:
+      "a race: a key taken between a batch's check and its insert; the batch's exclusion-item limit is open",
+  },
+  "src/application/tasks/upsert-task.ts": {
+    lines: 97,
+    branches: 82,
+    reason: "open (issue 36): the upsert's field-by-field comparison for unchanged optional fields",
+  },
+  "src/domain/admit-task.ts": {
+    lines: 99,
+    branches: 82,
+    reason:
+      "open (issue 36): measured before test/domain/admit-task.test.ts; expected at 90/90 at the next full run",
+  },
+  "src/domain/schedule/cron-matcher.ts": {
+    lines: 94,
+    branches: 86,
+    reason:
+      "open (issue 36): search paths that only exotic expressions reach (a step past the field's end, a day rule with no day in 400 years)",
+  },
+  "src/domain/schedule/describe-occurrences.ts": {
+    lines: 91,
+    branches: 84,
+    reason:
+      "open (issue 36): notes of a preview that starts inside a DST fold or at the end of a bounded schedule",
+  },
+  "src/domain/schedule/dst-warnings.ts": {
+    lines: 91,
+    branches: 79,
+    reason:
+      "open (issue 36): warnings of rrule and interval schedules in zones with non-hour transitions",
+  },
+  "src/domain/schedule/next-fire.ts": {
+    lines: 92,
+    branches: 86,
+    reason:
+      "unreachable by type: the `assertNever` defaults of exhaustive switches over schedule types; the rest is open",
+  },
+  "src/domain/schedule/schedule-input.ts": {
+    lines: 87,
+    branches: 91,
+    reason:
+      'unreachable by type: the `assertNever` default of the switch over schedule types and the `?? ""` of a cron with one rule',
+  },
+};
 
 /** Layers in the order of docs/architecture.md, the first matching prefix wins. */
 const LAYERS: readonly (readonly [string, string])[] = [
@@ -55,6 +150,8 @@ function main(): number {
   const zero: Counts = { total: 0, covered: 0 };
   const byLayer = new Map<string, { lines: Counts; branches: Counts; files: number }>();
   const weakModules: string[] = [];
+  const moduleFailures: string[] = [];
+  const seen = new Set<string>();
   for (const [file, counts] of Object.entries(summary)) {
     if (file === "total") continue;
     const path = relative(ROOT, file);
@@ -65,14 +162,28 @@ function main(): number {
       branches: add(sum.branches, counts.branches),
       files: sum.files + 1,
     });
-    if (
-      (layer === "domain" || layer === "application") &&
-      (pct(counts.lines) < MODULE_FLOOR || pct(counts.branches) < MODULE_FLOOR)
-    ) {
-      weakModules.push(
-        `  ${path}: lines ${pct(counts.lines).toFixed(1)}%, branches ${pct(counts.branches).toFixed(1)}%`,
+    if (layer !== "domain" && layer !== "application") continue;
+    seen.add(path);
+    const figures = `lines ${pct(counts.lines).toFixed(1)}%, branches ${pct(counts.branches).toFixed(1)}%`;
+    const exception = MODULE_EXCEPTIONS[path];
+    const under = (floor: Floor): boolean =>
+      pct(counts.lines) < floor.lines || pct(counts.branches) < floor.branches;
+    if (exception === undefined) {
+      if (under({ lines: MODULE_FLOOR, branches: MODULE_FLOOR })) {
+        moduleFailures.push(`${path}: ${figures} < ${MODULE_FLOOR}% / ${MODULE_FLOOR}%`);
+      }
+    } else if (under(exception)) {
+      moduleFailures.push(
+        `${path}: ${figures} < its exception's floor ${exception.lines}% / ${exception.branches}%`,
       );
+    } else if (under({ lines: MODULE_FLOOR, branches: MODULE_FLOOR })) {
+      weakModules.push(`  ${path}: ${figures} (exception: ${exception.reason})`);
+    } else {
+      weakModules.push(`  ${path}: ${figures}, at 90/90 now: remove its exception`);
     }
+  }
+  for (const path of Object.keys(MODULE_EXCEPTIONS)) {
+    if (!seen.has(path)) weakModules.push(`  ${path}: not measured: remove its exception`);
   }
   const failures: string[] = [];
   const rows = LAYERS.flatMap(([layer]) => {
@@ -98,9 +209,15 @@ function main(): number {
   for (const row of rows) console.log(row);
   if (weakModules.length > 0) {
     console.log(
-      `${weakModules.length} domain and application modules under ${MODULE_FLOOR}% (lines or branches; docs/architecture.md#modules-still-under-9090):`,
+      `Module exceptions to ${MODULE_FLOOR}/${MODULE_FLOOR} (docs/architecture.md#every-domain-and-application-module-at-9090):`,
     );
     for (const line of weakModules) console.log(line);
+  }
+  if (moduleFailures.length > 0) {
+    failures.push(
+      `${moduleFailures.length} domain and application modules under their floor (lines or branches):`,
+      ...moduleFailures.map((line) => `  ${line}`),
+    );
   }
   if (failures.length === 0) return 0;
   const enforced = (process.env.CI ?? "") !== "";

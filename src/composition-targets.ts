@@ -161,6 +161,10 @@ class RoutingLauncher implements RunLauncher {
     return launcher.launch(request);
   };
 
+  /** Handler runs start at once in this process; other targets are launched and waited for. */
+  startNow: NonNullable<RunLauncher["startNow"]> = (request) =>
+    request.task.target.kind === "handler" ? (this.handler.startNow?.(request) ?? null) : null;
+
   cancel: RunLauncher["cancel"] = async (run, task) => {
     await this.#for(task)?.cancel(run, task);
   };

@@ -10,6 +10,7 @@ import type { PolicyInForce } from "../application/dispatch/budget-holder.js";
 import type { ClaimRuns } from "../application/dispatch/claim-runs.js";
 import type { Logger } from "../application/events/logger.js";
 import type { EventSink } from "../application/events/internal-events.js";
+import { startSpanLazily } from "../application/events/tracing.js";
 import type { Tracer } from "../application/events/tracing.js";
 import type { Run } from "../domain/run.js";
 import type { Task } from "../domain/task.js";
@@ -70,9 +71,9 @@ export class AdmissionRounds {
       if (this.#deps.stopped()) return;
       if (round > 0) await yieldToEventLoop();
       const admitStarted = performance.now();
-      const admitSpan = this.#deps.tracer.startSpan("punctual.admission", {
+      const admitSpan = startSpanLazily(this.#deps.tracer, "punctual.admission", () => ({
         "punctual.admission.limit": settings.admissionBatch,
-      });
+      }));
       const report = await inSpan(
         admitSpan,
         () => admission.admitDue(clock.now(), settings.admissionBatch),
@@ -123,10 +124,10 @@ export class AdmissionRounds {
       const cover = this.#deps.cover.cover;
       this.#deps.claiming?.();
       const claimStarted = performance.now();
-      const claimSpan = this.#deps.tracer.startSpan("punctual.claim", {
+      const claimSpan = startSpanLazily(this.#deps.tracer, "punctual.claim", () => ({
         "punctual.claim.limit": room,
         "punctual.replica.id": replicaId,
-      });
+      }));
       const claimed = await inSpan(
         claimSpan,
         () =>

@@ -24,14 +24,17 @@ export class BackgroundWork {
 
   /** Tracks `work`; a failure is logged with `context` and `message`. Resolves once it has settled. */
   track(work: Promise<unknown>, context: object, message: string): Promise<void> {
-    const tracked = work.then(
-      () => undefined,
+    // One promise per tracked work (one per handler verdict on the hot path): it leaves the set itself.
+    const tracked: Promise<void> = work.then(
+      () => {
+        this.#pending.delete(tracked);
+      },
       (error: unknown) => {
+        this.#pending.delete(tracked);
         this.#log.error({ ...context, err: error }, message);
       },
     );
     this.#pending.add(tracked);
-    void tracked.finally(() => this.#pending.delete(tracked));
     return tracked;
   }
 }

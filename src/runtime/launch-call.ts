@@ -46,12 +46,8 @@ export function launchTimeoutMs(leaseMs: number): number {
  */
 export async function callLauncher(request: LaunchCallRequest): Promise<LaunchAnswer> {
   const { launcher, clock, run, task, log } = request;
-  if (task.defect !== null) {
-    // The stored target or options did not parse (docs/operations.md#a-task-that-does-not-parse): its
-    // stand-ins are never launched, and nothing started.
-    const fields = task.defect.fields.map((item) => item.field).join(", ");
-    return { outcome: { kind: "failed", message: `the task's stored ${fields} does not parse` } };
-  }
+  const defective = defectAnswer(task);
+  if (defective !== null) return defective;
   const stop = new LazyAbort();
   const timeoutMs = launchTimeoutMs(request.leaseMs);
   // The launcher sends at once: from this instant the run may have started (an uncertain launch's
@@ -95,6 +91,42 @@ export async function callLauncher(request: LaunchCallRequest): Promise<LaunchAn
     if (completion !== undefined) request.onLateCompletion(completion);
   });
   return { outcome: { kind: "indeterminate", message: LAUNCH_TIMED_OUT.message, sentAt } };
+}
+
+/**
+ * The stored target or options did not parse (docs/operations.md#a-task-that-does-not-parse): its
+ * stand-ins are never launched, and nothing started. Null for a sound task.
+ */
+function defectAnswer(task: Task): LaunchAnswer | null {
+  if (task.defect === null) return null;
+  const fields = task.defect.fields.map((item) => item.field).join(", ");
+  return { outcome: { kind: "failed", message: `the task's stored ${fields} does not parse` } };
+}
+
+/**
+ * The launch of a run its launcher starts at once in this process (`RunLauncher.startNow`: an
+ * in-process handler), answered synchronously: no timeout is watched, no signal or promise made, since
+ * the call is over when it returns. Null when the launcher does not start this run that way: then
+ * `callLauncher`.
+ */
+export function startNow(
+  request: Omit<LaunchCallRequest, "leaseMs" | "onLateCompletion" | "deadlines">,
+): LaunchAnswer | null {
+  const { launcher, run, task, log } = request;
+  if (launcher.startNow === undefined) return null;
+  const defective = defectAnswer(task);
+  if (defective !== null) return defective;
+  let launched: LaunchedRun | null;
+  try {
+    launched = launcher.startNow(
+      request.traceHeaders === undefined
+        ? { run, task }
+        : { run, task, traceHeaders: request.traceHeaders },
+    );
+  } catch (error) {
+    return { outcome: failed(run, error, log, request.clock.now()) };
+  }
+  return launched === null ? null : answered(run, launched, log);
 }
 
 function answered(run: Run, launched: LaunchedRun, log: Logger): LaunchAnswer {

@@ -8,17 +8,17 @@
 import type { PolicyInForce } from "../application/dispatch/budget-holder.js";
 import type { RunWrites } from "../application/dispatch/run-writes.js";
 import type { Logger } from "../application/events/logger.js";
-import { NO_TRACING } from "../application/events/tracing.js";
+import { NO_SPAN, NO_TRACING, startSpanLazily } from "../application/events/tracing.js";
 import type { TraceSpan, Tracer } from "../application/events/tracing.js";
-import type { RunId } from "../domain/ids.js";
+import type { FencingToken, RunId } from "../domain/ids.js";
 import type { ClaimedRun, RunChangeResult } from "../domain/ports/run-repository.js";
 import type { RunLauncher } from "../domain/ports/run-launcher.js";
-import type { CompletionVerdict } from "../domain/run-change.js";
+import type { CompletionVerdict, LaunchAnswer } from "../domain/run-change.js";
 import type { Run } from "../domain/run.js";
 import type { Task } from "../domain/task.js";
 import type { BackgroundWork } from "./background-work.js";
 import type { Clock } from "./clock.js";
-import { callLauncher } from "./launch-call.js";
+import { callLauncher, startNow } from "./launch-call.js";
 import { LaunchDeadlines } from "./launch-deadlines.js";
 import { RunWriteQueue } from "./run-write-queue.js";
 
@@ -129,10 +129,30 @@ export class Launches {
     return [...this.#inFlight.values()];
   }
 
-  /** Launches a claimed run in the background. */
-  /** Launches `item` (claimed by the claim `claimSpan` traced, if any) in the background. */
+  /**
+   * Launches `item` (claimed by the claim `claimSpan` traced, if any) in the background. A run its
+   * launcher starts at once in this process (an in-process handler) is answered synchronously and its
+   * answer queued here; any other is called and waited for, within the launch timeout.
+   */
   start(item: ClaimedRun, claimSpan?: TraceSpan): void {
-    const id = item.run.id;
+    const { run, task } = item;
+    const token = run.claimToken;
+    if (token === null) return;
+    const span = this.#launchSpan(run, task, claimSpan);
+    const now = startNow({
+      launcher: this.#deps.launcher,
+      clock: this.#deps.clock,
+      log: this.#deps.log,
+      run,
+      task,
+      traceHeaders: span.headers,
+    });
+    if (now !== null) {
+      // Answered already: queued at once, so no verdict can queue ahead of it and nothing waits for it.
+      this.#inFlight.set(run.id, this.#record(run, task, token, now, span));
+      return;
+    }
+    const id = run.id;
     let answered: () => void = () => undefined;
     this.#answered.set(
       id,
@@ -140,7 +160,7 @@ export class Launches {
         answered = resolve;
       }),
     );
-    const launch = this.#launch(item, answered, claimSpan).finally(() => {
+    const launch = this.#launch(run, task, token, span, answered).finally(() => {
       answered();
       this.#answered.delete(id);
       this.#inFlight.delete(id);
@@ -174,16 +194,30 @@ export class Launches {
    * never lands before its launch. With `attempt`, it is refused once the run is past that attempt.
    */
   reportCompletion(runId: RunId, verdict: CompletionVerdict, attempt?: number): Promise<void> {
-    // Queued behind the launch answer: both may be written in one batch, the launch first.
-    const answered = this.#answered.get(runId) ?? Promise.resolve();
-    const completion = { kind: "completion" as const, runId, verdict };
+    // Queued behind the launch answer when it is still awaited (both may be written in one batch, the
+    // launch first); a launch answered at once is queued already.
+    const answered = this.#answered.get(runId);
     this.#reporting++;
-    const write = answered.then(async () => {
+    const write =
+      answered === undefined
+        ? this.#writeCompletion(runId, verdict, attempt)
+        : answered.then(() => this.#writeCompletion(runId, verdict, attempt));
+    return this.#deps.background.track(write, { runId }, "could not record a completion");
+  }
+
+  async #writeCompletion(
+    runId: RunId,
+    verdict: CompletionVerdict,
+    attempt: number | undefined,
+  ): Promise<void> {
+    try {
       const span = this.#completionSpan(runId, verdict);
       let requeued: boolean;
       try {
         const result = await this.#writes.enqueue(
-          attempt === undefined ? completion : { ...completion, attempt },
+          attempt === undefined
+            ? { kind: "completion", runId, verdict }
+            : { kind: "completion", runId, verdict, attempt },
           null,
         );
         if (result.kind === "refused") {
@@ -195,21 +229,17 @@ export class Launches {
         span.end();
       }
       this.#deps.completed(requeued);
-    });
-    const reported = write.finally(() => {
+    } finally {
+      // After `completed`: the claim trigger counts this verdict as still reporting when it looks.
       this.#reporting--;
-    });
-    return this.#deps.background.track(reported, { runId }, "could not record a completion");
+    }
   }
 
-  /**
-   * Launches one claimed run and records the outcome, fenced by its claim token (docs/semantics.md#launch), through the
-   * write queue; `answered` is called once the answer is queued, so that a verdict queues behind it.
-   */
   /** A span for the verdict of `runId`, the child of its launch's span when this replica launched it. */
   #completionSpan(runId: RunId, verdict: CompletionVerdict): TraceSpan {
     const parent = this.#launchSpans.get(runId);
-    this.#launchSpans.delete(runId);
+    if (parent !== undefined) this.#launchSpans.delete(runId);
+    if (this.#tracer.recording?.() === false) return NO_SPAN;
     return this.#tracer.startSpan(
       "punctual.complete",
       { "punctual.run.id": runId, "punctual.run.verdict": verdict.status },
@@ -225,80 +255,119 @@ export class Launches {
     this.#launchSpans.set(runId, span);
   }
 
-  async #launch(
-    { run, task }: ClaimedRun,
-    answered: () => void,
-    claimSpan: TraceSpan | undefined,
-  ): Promise<void> {
-    const span = this.#tracer.startSpan(
+  /** The launch's span, linked to the claim's; `NO_SPAN`, with no attributes made, when nothing records. */
+  #launchSpan(run: Run, task: Task, claimSpan: TraceSpan | undefined): TraceSpan {
+    return startSpanLazily(
+      this.#tracer,
       "punctual.launch",
-      runAttributes(run, task),
-      claimSpan === undefined ? {} : { links: [claimSpan] },
+      () => runAttributes(run, task),
+      () => (claimSpan === undefined ? {} : { links: [claimSpan] }),
     );
-    try {
-      await this.#launchTraced(run, task, answered, span);
-    } finally {
-      span.end();
-    }
   }
 
-  async #launchTraced(run: Run, task: Task, answered: () => void, span: TraceSpan): Promise<void> {
-    const { budget, clock, log } = this.#deps;
-    const token = run.claimToken;
-    if (token === null) return;
-    const { outcome, completion } = await callLauncher({
-      traceHeaders: span.headers,
-      launcher: this.#deps.launcher,
-      clock,
-      leaseMs: budget.policy.leaseMs,
-      deadlines: this.#deadlines,
-      log,
-      run,
-      task,
-      onLateCompletion: (verdict) => {
-        // Queued after the (indeterminate) launch answer, which is queued as soon as the call gives up.
-        const write = this.#writes.enqueue(
-          { kind: "completion", runId: run.id, verdict, attempt: run.attempt },
-          null,
-        );
-        void this.#deps.background.track(
-          write.then((result) => {
-            if (result.kind === "refused") throw result.error;
-          }),
-          { runId: run.id },
-          "could not record a late launch answer",
-        );
-      },
-    });
-    span.setAttributes({ "punctual.launch.outcome": outcome.kind });
-    if (outcome.kind === "failed" || outcome.kind === "indeterminate") span.fail(outcome.message);
-    if (outcome.kind === "launched" && completion === undefined) this.#keepLaunchSpan(run.id, span);
-    // A store outage must not strand a launched run: the queue retries until the lease ends (then the
-    // claim is reconciled by whoever sweeps it, never launched again blindly). A verdict known at launch
-    // is recorded with it, only if the launch leaves the run running.
+  /**
+   * Launches one claimed run (docs/semantics.md#launch) and records the outcome through the write queue;
+   * `answered` is called once the answer is queued, so that a verdict queues behind it.
+   */
+  async #launch(
+    run: Run,
+    task: Task,
+    token: FencingToken,
+    span: TraceSpan,
+    answered: () => void,
+  ): Promise<void> {
+    let answer: LaunchAnswer;
+    try {
+      answer = await callLauncher({
+        traceHeaders: span.headers,
+        launcher: this.#deps.launcher,
+        clock: this.#deps.clock,
+        leaseMs: this.#deps.budget.policy.leaseMs,
+        deadlines: this.#deadlines,
+        log: this.#deps.log,
+        run,
+        task,
+        onLateCompletion: (verdict) => {
+          // Queued after the (indeterminate) launch answer, which is queued as soon as the call gives up.
+          const write = this.#writes.enqueue(
+            { kind: "completion", runId: run.id, verdict, attempt: run.attempt },
+            null,
+          );
+          void this.#deps.background.track(
+            write.then((result) => {
+              if (result.kind === "refused") throw result.error;
+            }),
+            { runId: run.id },
+            "could not record a late launch answer",
+          );
+        },
+      });
+    } catch (error) {
+      span.end();
+      throw error;
+    }
+    await this.#record(run, task, token, answer, span, answered);
+  }
+
+  /**
+   * Queues the launch answer, fenced by the claim token, and settles once it is written (or given up),
+   * ending the launch's span. A store outage must not strand a launched run: the queue retries until
+   * the lease ends (then the claim is reconciled by whoever sweeps it, never launched again blindly). A
+   * verdict known at launch is recorded with it, only if the launch leaves the run running. Never
+   * rejects. Without `answered` (a launch answered at once), the launch leaves `inFlight` here.
+   */
+  #record(
+    run: Run,
+    task: Task,
+    token: FencingToken,
+    answer: LaunchAnswer,
+    span: TraceSpan,
+    answered?: () => void,
+  ): Promise<void> {
+    const { outcome, completion } = answer;
+    if (span !== NO_SPAN) {
+      span.setAttributes({ "punctual.launch.outcome": outcome.kind });
+      if (outcome.kind === "failed" || outcome.kind === "indeterminate") span.fail(outcome.message);
+      if (outcome.kind === "launched" && completion === undefined)
+        this.#keepLaunchSpan(run.id, span);
+    }
     const recorded = this.#writes.enqueue(
-      {
-        kind: "launch",
-        runId: run.id,
-        token,
-        answer: completion === undefined ? { outcome } : { outcome, completion },
-      },
+      { kind: "launch", runId: run.id, token, answer },
       run.claimExpiresAt,
     );
-    answered();
-    let result: RunChangeResult;
-    try {
-      result = await recorded;
-    } catch (error) {
-      // The claim stays until it expires and is reconciled: never released while the outcome is unknown.
-      log.error(
-        { err: error, runId: run.id },
-        "could not record a launch outcome; the claim will be reconciled",
-      );
-      return;
-    }
+    answered?.();
+    return recorded.then(
+      (result) => {
+        try {
+          this.#recorded(run, task, result, completion, span);
+        } finally {
+          span.end();
+          if (answered === undefined) this.#inFlight.delete(run.id);
+        }
+      },
+      (error: unknown) => {
+        // The claim stays until it expires and is reconciled: never released while the outcome is unknown.
+        this.#deps.log.error(
+          { err: error, runId: run.id },
+          "could not record a launch outcome; the claim will be reconciled",
+        );
+        span.end();
+        if (answered === undefined) this.#inFlight.delete(run.id);
+      },
+    );
+  }
+
+  /** What follows a launch answer's write: its verdict's span, the target told to stop, or the refusal logged. */
+  #recorded(
+    run: Run,
+    task: Task,
+    result: RunChangeResult,
+    completion: CompletionVerdict | undefined,
+    span: TraceSpan,
+  ): void {
+    const { log } = this.#deps;
     if (result.kind === "changed") {
-      if (completion !== undefined) {
+      if (completion !== undefined && span !== NO_SPAN) {
         // The verdict came with the launch answer (a webhook's 2xx) and was written with it.
         this.#tracer
           .startSpan(

@@ -319,6 +319,31 @@ describe("client.calendars", () => {
     expect((await apiError(client.calendars.get("client-holidays"))).code).toBe("not_found");
   });
 
+  it("walks every calendar page by page, and reads a task by its key", async () => {
+    for (const n of [1, 2, 3]) await client.calendars.put(`paged-${String(n)}`, ["2026-12-25"]);
+    const seen: string[] = [];
+    let pages = 0;
+    for await (const page of client.calendars.pages()) {
+      pages += 1;
+      seen.push(...page.items.map((c) => c.name));
+    }
+    expect(pages).toBe(1);
+    expect(seen).toEqual(expect.arrayContaining(["paged-1", "paged-2", "paged-3"]));
+    const small: string[][] = [];
+    for await (const page of client.calendars.pages({ limit: 1 })) {
+      small.push(page.items.map((c) => c.name));
+    }
+    expect(small.length).toBeGreaterThanOrEqual(3);
+    expect(small.every((items) => items.length <= 1)).toBe(true);
+    expect(small.flat()).toEqual(seen);
+    for (const n of [1, 2, 3]) await client.calendars.delete(`paged-${String(n)}`);
+
+    const { task } = await client.tasks.create({ ...DAILY, key: "client-by-key" });
+    expect(await client.tasks.getByKey("client-by-key")).toEqual(task);
+    expect((await apiError(client.tasks.getByKey("client-no-such-key"))).code).toBe("not_found");
+    await client.tasks.delete(task.id, { force: true });
+  });
+
   it("names each bad item of a put", async () => {
     const bad = await apiError(
       client.calendars.put("client-bad", ["2026-02-30", { days: "L * *" }, { days: "32 * *" }]),
@@ -393,6 +418,23 @@ describe("the client's transport", () => {
     expect(create?.headers.get("if-match")).toBeNull();
     expect(list?.headers.get("content-type")).toBeNull();
     expect(list?.body).toBeNull();
+  });
+
+  it("reports a fetch that fails with something other than an Error as a connection error", async () => {
+    const failing: typeof fetch = () =>
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a fetch stand-in (or a polyfill) may reject with a bare string
+      Promise.reject("socket hang up");
+    const error: unknown = await new PunctualClient({
+      baseUrl: "https://example.test",
+      fetch: failing,
+    })
+      .health()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PunctualConnectionError);
+    expect((error as PunctualConnectionError).message).toBe(
+      "cannot reach https://example.test: socket hang up",
+    );
+    expect((error as PunctualConnectionError).cause).toBe("socket hang up");
   });
 
   it("keeps the text of an answer that is no problem document", async () => {

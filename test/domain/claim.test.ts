@@ -3,7 +3,13 @@
  * FIFO for exclusive runs, `not_before`, busy threads and tasks, the global budget, handler names.
  */
 import { describe, expect, it } from "vitest";
-import { selectClaimable, threadKey } from "../../src/domain/claim.js";
+import {
+  selectClaimable,
+  shareForBudget,
+  shareLimitsOwners,
+  threadKey,
+  wholeBudgetShare,
+} from "../../src/domain/claim.js";
 import type { ClaimCandidate, ClaimSelectionInput } from "../../src/domain/claim.js";
 import type { OwnerId, RunId, TaskId, ThreadId } from "../../src/domain/ids.js";
 import { MINUTE, plus, SECOND, T0 } from "./builders.js";
@@ -211,6 +217,46 @@ describe("selectClaimable", () => {
     it("never offers a run marked queued behind an earlier run of its thread", () => {
       const runs = [candidate("a", { queuedBehind: true }), candidate("b")];
       expect(select(runs)).toEqual(["b"]);
+    });
+
+    it("stops in the middle of a round when the budget runs out", () => {
+      const runs = [
+        candidate("b1", of("bob")),
+        candidate("a1", of("alice")),
+        candidate("c1", of("carol")),
+        candidate("b2", of("bob")),
+      ];
+      expect(select(runs, { budget: 2 })).toEqual(["b1", "a1"]);
+    });
+
+    it("orders runs queued at the same instant by id, whatever order they are read in", () => {
+      const same = (id: string, owner: string) => ({ ...candidate(id, of(owner)), queuedAt: T0 });
+      const runs = [
+        same("r3", "carol"),
+        same("r1", "alice"),
+        same("r2", "bob"),
+        same("r1", "alice"),
+      ];
+      expect(select(runs, { budget: 2 })).toEqual(["r1", "r2"]);
+    });
+
+    it("says whether a share caps any owner below the budget", () => {
+      expect(shareLimitsOwners(wholeBudgetShare(10), 10)).toBe(false);
+      expect(shareLimitsOwners(share(9), 10)).toBe(true);
+      expect(shareLimitsOwners(share(10, { bob: 12 }), 10)).toBe(false);
+      expect(shareLimitsOwners(share(10, { bob: 3 }), 10)).toBe(true);
+      // The whole budget caps nobody: every run fits.
+      const runs = ["b1", "b2", "b3"].map((id) => candidate(id, of("bob")));
+      expect(select(runs, { share: wholeBudgetShare(3), budget: 3 })).toEqual(["b1", "b2", "b3"]);
+    });
+
+    it("follows the budget with a share given as a fraction of it, never below one run", () => {
+      const half = { ...share(5), fractionOfBudget: 0.5 };
+      expect(shareForBudget(half, 10)).toBe(half);
+      expect(shareForBudget(half, 7).maxActiveRuns).toBe(3);
+      expect(shareForBudget(half, 1).maxActiveRuns).toBe(1);
+      const fixed = share(5);
+      expect(shareForBudget(fixed, 100)).toBe(fixed);
     });
   });
 });

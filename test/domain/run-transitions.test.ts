@@ -10,6 +10,7 @@ import type { RunId } from "../../src/domain/ids.js";
 import { RUN_STATUSES } from "../../src/domain/run.js";
 import type { Run, RunStatus } from "../../src/domain/run.js";
 import {
+  applyLaunchAnswer,
   applyLaunchOutcome,
   cancelRun,
   claimRun,
@@ -351,6 +352,108 @@ describe("applyLaunchOutcome", () => {
     "missed",
   ] as const)("refuses a launch outcome for a %s run", (status) => {
     expectIllegal(() => launch(inStatus(status), { kind: "launched", targetRunId: "t" }));
+  });
+
+  describe("an outcome whose verdict overtook the launch record", () => {
+    const overtaken = (status: "succeeded" | "failed" | "cancelled"): Run =>
+      completeRun(claimed(), { status }, { now: NOW, task: RECURRING }).run;
+
+    it("books the launch of a run already ended by its verdict, keeping the verdict and releasing the claim", () => {
+      const ended = overtaken("succeeded");
+      expect(ended.claimToken).toBe(TOKEN);
+      const change = launch(ended, { kind: "launched", targetRunId: "t" });
+      expect(change.run).toMatchObject({
+        status: "succeeded",
+        claimToken: null,
+        claimExpiresAt: null,
+        launchedAt: ended.launchedAt ?? NOW,
+      });
+      expect(change.taskLaunch).toEqual({
+        lastRunAt: ended.launchedAt ?? NOW,
+        lastRunId: ended.id,
+        runCountIncrement: 1,
+      });
+      const uncertain = launch(overtaken("cancelled"), {
+        kind: "indeterminate",
+        message: "timeout",
+      });
+      expect(uncertain.run.status).toBe("cancelled");
+      expect(uncertain.taskLaunch?.runCountIncrement).toBe(1);
+    });
+
+    it("books no launch for a busy or failed answer that arrives after the verdict", () => {
+      for (const kind of ["busy", "failed"] as const) {
+        const change = launch(overtaken("cancelled"), { kind, message: "late" });
+        expect(change.run).toMatchObject({ status: "cancelled", claimToken: null });
+        expect(change.taskLaunch).toBeUndefined();
+      }
+    });
+
+    it("refuses an outcome for an ended run that holds no claim", () => {
+      const released = { ...overtaken("succeeded"), claimToken: null };
+      expectIllegal(() => launch(released, { kind: "launched", targetRunId: "t" }));
+    });
+  });
+
+  describe("applyLaunchAnswer", () => {
+    const answer = (
+      run: Run,
+      outcome: LaunchOutcome,
+      completion?: Parameters<typeof completeRun>[1],
+    ): RunChange =>
+      applyLaunchAnswer(run, completion === undefined ? { outcome } : { outcome, completion }, {
+        now: NOW,
+        task: RECURRING,
+        policy: policy(),
+      });
+
+    it("is the launch outcome alone without a verdict", () => {
+      const change = answer(claimed(), { kind: "launched", targetRunId: "t" });
+      expect(change).toEqual(launch(claimed(), { kind: "launched", targetRunId: "t" }));
+    });
+
+    it("ends a launched run with the verdict that came with its launch, booking the launch too", () => {
+      const change = answer(
+        claimed(),
+        { kind: "launched", targetRunId: "t" },
+        { status: "succeeded", result: { done: true } },
+      );
+      expect(change.run).toMatchObject({
+        status: "succeeded",
+        result: { done: true },
+        launchedAt: NOW,
+        targetRunId: "t",
+        claimToken: null,
+      });
+      expect(change.taskLaunch).toMatchObject({ lastRunId: change.run.id, runCountIncrement: 1 });
+      expect(change.taskVerdict).toBeDefined();
+      expect(change.cancelTarget).toBe(
+        launch(claimed(), { kind: "launched", targetRunId: "t" }).cancelTarget,
+      );
+    });
+
+    it("keeps the launch's request to stop a target whose run was cancelled while launching", () => {
+      const cancelling = cancelRun(claimed(), NOW, "cancel_requested", RECURRING).run;
+      const launched = launch(cancelling, { kind: "launched", targetRunId: "t" });
+      expect(launched.cancelTarget).toBe(true);
+      const change = answer(
+        cancelling,
+        { kind: "launched", targetRunId: "t" },
+        { status: "failed", error: "stopped" },
+      );
+      expect(change.run.status).toBe("failed");
+      expect(change.cancelTarget).toBe(true);
+    });
+
+    it("ignores the verdict of a launch that did not start (busy: queued again)", () => {
+      const change = answer(
+        claimed(),
+        { kind: "busy", message: "thread busy" },
+        { status: "succeeded" },
+      );
+      expect(change.run.status).toBe("queued");
+      expect(change.taskVerdict).toBeUndefined();
+    });
   });
 
   // Was a domain bug, fixed: docs/semantics.md#run-statuses draws busy and "certainly failed" only out of `launching`, and the run's

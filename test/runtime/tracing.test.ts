@@ -6,6 +6,7 @@
  * sent.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { trace } from "@opentelemetry/api";
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -24,6 +25,7 @@ const inOneMinute = { type: "once" as const, run_at: "2026-01-05T00:01:00Z" };
 const open: { scheduler?: TestScheduler; receiver?: Receiver } = {};
 
 afterEach(async () => {
+  trace.disable();
   await open.scheduler?.stop();
   await open.receiver?.close();
   delete open.scheduler;
@@ -131,5 +133,28 @@ describe("tracing", () => {
     }
     expect(receiver.requests).toHaveLength(2);
     expect(receiver.requests[1]!.headers["traceparent"]).toBeUndefined();
+  });
+
+  it("records the spans of a fire once a global provider is registered after the scheduler was made", async () => {
+    // Until then every span would be a no-op, and none is made (no attributes built per fire).
+    const scheduler = createTestScheduler({
+      start: T0,
+      handlers: { work: () => ({ done: true }) },
+    });
+    open.scheduler = scheduler;
+    const { task } = await scheduler.tasks.create({
+      title: "traced later",
+      schedule: inOneMinute,
+      target: { kind: "handler", name: "work" },
+    });
+    const { exporter, provider } = traced();
+    expect(trace.setGlobalTracerProvider(provider)).toBe(true);
+    await scheduler.advanceBy(2 * MINUTE);
+    const [run] = await scheduler.ledger(task.id);
+    expect(run?.status).toBe("succeeded");
+    const launch = only(exporter.getFinishedSpans(), "punctual.launch");
+    expect(launch.attributes["punctual.run.id"]).toBe(run!.id);
+    const complete = only(exporter.getFinishedSpans(), "punctual.complete");
+    expect(complete.parentSpanContext?.spanId).toBe(launch.spanContext().spanId);
   });
 });

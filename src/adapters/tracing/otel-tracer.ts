@@ -46,10 +46,22 @@ function traceHeaders(span: Span): Record<string, string> {
   return headers;
 }
 
+/** The API's global proxy provider: a tracer behind it once an SDK is registered, else undefined. */
+interface DelegatingProvider {
+  getDelegateTracer(name: string, version?: string): unknown;
+}
+
 /** A `Tracer` reporting to `provider`, else to the globally registered provider. */
 export function openTelemetryTracer(provider?: TracerProvider, version?: string): Tracer {
-  const tracer = (provider ?? trace.getTracerProvider()).getTracer(TRACER_NAME, version);
+  const source = provider ?? trace.getTracerProvider();
+  const tracer = source.getTracer(TRACER_NAME, version);
+  // The global provider is a proxy that hands out no-op spans until an SDK registers behind it, which
+  // an application may do after creating the scheduler: asked at each span until it has (then for good).
+  const proxy = source as Partial<DelegatingProvider>;
+  let registered = typeof proxy.getDelegateTracer !== "function";
   return {
+    recording: () =>
+      registered || (registered = proxy.getDelegateTracer?.(TRACER_NAME, version) !== undefined),
     startSpan: (name, attributes, relation) => {
       const parent = relation?.parent instanceof OtelSpan ? relation.parent.span : undefined;
       const links: Link[] = [];

@@ -65,8 +65,10 @@ export class ClaimRuns {
         }),
       (run, task, token) => claimRun(run, { now, token, leaseMs, replicaId }, task.options),
     );
-    for (const item of claimed) {
-      this.#events.emit("run:claimed", { run: item.run, targetKind: item.task.target.kind });
+    if (this.#events.listens?.("run:claimed") !== false) {
+      for (const item of claimed) {
+        this.#events.emit("run:claimed", { run: item.run, targetKind: item.task.target.kind });
+      }
     }
     return claimed;
   }

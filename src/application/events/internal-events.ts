@@ -72,10 +72,18 @@ export type SchedulerEventListener<E extends SchedulerEventName> = (
 /** Where the services and the coordinator send their events. */
 export interface EventSink {
   emit<E extends SchedulerEventName>(event: E, payload: SchedulerEventMap[E]): void;
+  /**
+   * Whether anyone listens to `event` now: an emitter of one event per run skips making its payloads
+   * when nobody does. Absent: assume someone does.
+   */
+  listens?(event: SchedulerEventName): boolean;
 }
 
 /** A sink that drops everything. */
-export const NO_EVENTS: EventSink = Object.freeze({ emit: () => undefined });
+export const NO_EVENTS: EventSink = Object.freeze({
+  emit: () => undefined,
+  listens: () => false,
+});
 
 type ListenerSets = { readonly [E in SchedulerEventName]: Set<SchedulerEventListener<E>> };
 
@@ -111,6 +119,10 @@ export class SchedulerEvents implements EventSink {
     return () => {
       listeners.delete(listener);
     };
+  }
+
+  listens(event: SchedulerEventName): boolean {
+    return this.#listeners[event].size > 0;
   }
 
   emit<E extends SchedulerEventName>(event: E, payload: SchedulerEventMap[E]): void {

@@ -77,6 +77,8 @@ const ENDED: Partial<Record<RunStatus, SchedulerEventName>> = {
 /** The library's notifications over one scheduler's internal events. */
 export class LibraryEvents {
   readonly #listeners = new Map<SchedulerEventName, Set<(payload: never) => unknown>>();
+  /** Listeners of every event: none (the usual case) and a run change costs a comparison, nothing made. */
+  #count = 0;
   readonly #onListenerError: (error: unknown, event: SchedulerEventName) => void;
 
   constructor(onListenerError: (error: unknown, event: SchedulerEventName) => void) {
@@ -87,16 +89,19 @@ export class LibraryEvents {
   on<E extends SchedulerEventName>(event: E, listener: SchedulerEventListener<E>): () => void {
     let set = this.#listeners.get(event);
     if (set === undefined) this.#listeners.set(event, (set = new Set()));
-    set.add(listener);
+    if (!set.has(listener)) {
+      set.add(listener);
+      this.#count++;
+    }
     return () => {
-      set.delete(listener);
+      if (set.delete(listener)) this.#count--;
     };
   }
 
   /** Listens to `events` (the runtime's), translating what it reports. */
   connect(events: SchedulerEvents): void {
     events.on("run:changed", ({ run, from }) => {
-      if (run.status === from) return;
+      if (this.#count === 0 || run.status === from) return;
       if (run.status === "running") this.#emit("run:launched", () => ({ run: runView(run) }));
       else if (run.status === "queued") {
         // An attempt failed and is retried (from launching or running), or an operator redrove an ended

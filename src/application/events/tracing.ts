@@ -21,6 +21,12 @@ export interface TraceSpan {
 
 export interface Tracer {
   /**
+   * Whether a span started now goes anywhere: false while no tracer provider is registered, when every
+   * span is a no-op. Callers on the hot path then take `NO_SPAN` without building attributes (a fire
+   * would otherwise make two spans' attributes and span objects for nothing). Absent: always.
+   */
+  recording?(): boolean;
+  /**
    * Starts a span: a child of `parent` when given (else a root), linked to each of `links` (a launch
    * links to the claim that took it, which served many runs).
    */
@@ -31,7 +37,8 @@ export interface Tracer {
   ): TraceSpan;
 }
 
-const NO_SPAN: TraceSpan = Object.freeze({
+/** A span that records nothing. */
+export const NO_SPAN: TraceSpan = Object.freeze({
   headers: Object.freeze({}),
   setAttributes: () => undefined,
   fail: () => undefined,
@@ -39,4 +46,23 @@ const NO_SPAN: TraceSpan = Object.freeze({
 });
 
 /** A tracer that records nothing. */
-export const NO_TRACING: Tracer = Object.freeze({ startSpan: () => NO_SPAN });
+export const NO_TRACING: Tracer = Object.freeze({
+  recording: () => false,
+  startSpan: () => NO_SPAN,
+});
+
+/**
+ * `tracer.startSpan` with its attributes made only when the span records (`Tracer.recording`); otherwise
+ * `NO_SPAN`, at no cost.
+ */
+export function startSpanLazily(
+  tracer: Tracer,
+  name: string,
+  attributes: () => TraceAttributes,
+  relation?: () => { readonly parent?: TraceSpan; readonly links?: readonly TraceSpan[] },
+): TraceSpan {
+  if (tracer.recording?.() === false) return NO_SPAN;
+  return relation === undefined
+    ? tracer.startSpan(name, attributes())
+    : tracer.startSpan(name, attributes(), relation());
+}

@@ -22,6 +22,9 @@ export interface LaunchRequest {
   readonly traceHeaders?: Readonly<Record<string, string>>;
 }
 
+/** A launch answered at once (`RunLauncher.startNow`): nothing to abort, the call returns when it is over. */
+export type StartNowRequest = Omit<LaunchRequest, "signal">;
+
 /** What a launcher reports for a started run. */
 export interface LaunchedRun {
   readonly targetRunId: string | null;
@@ -50,6 +53,13 @@ export type RunObservation =
  */
 export interface RunLauncher {
   launch(request: LaunchRequest): Promise<LaunchedRun>;
+  /**
+   * Starts the run in this process and answers at once, when this launcher starts runs of `task` that
+   * way (an in-process handler): such a launch has nothing to wait for, so the runtime watches no
+   * timeout and makes no signal or promise for it. Returns null, having done nothing, for a run it does
+   * not start this way (the runtime then calls `launch`). Throws what `launch` would reject with.
+   */
+  startNow?(request: StartNowRequest): LaunchedRun | null;
   /** Asks the target to stop a run (agent cancel endpoint, webhook `cancel_url`, handler AbortSignal). */
   cancel(run: Run, task: Task): Promise<void>;
   /** After an uncertain launch: does the target show this run? `unknown` when it cannot be asked. */

@@ -12,6 +12,7 @@ import type {
   LaunchedRun,
   LaunchRequest,
   RunLauncher,
+  StartNowRequest,
 } from "../../../domain/ports/run-launcher.js";
 import type { Run } from "../../../domain/run.js";
 import type { CompletionVerdict, ReconcileFinding } from "../../../domain/run-change.js";
@@ -76,29 +77,36 @@ export class HandlerLauncher implements RunLauncher {
 
   launch(request: LaunchRequest): Promise<LaunchedRun> {
     try {
-      return this.#start(request);
+      return Promise.resolve(this.startNow(request));
     } catch (error) {
-      // docs/semantics.md#launch: only the three launch errors escape; a broken launch may have started the handler.
-      const message = error instanceof Error ? error.message : String(error);
-      return Promise.reject(
-        new LaunchIndeterminateError(`the handler launcher failed unexpectedly: ${message}`, {
-          cause: error,
-        }),
-      );
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
   }
 
-  #start(request: LaunchRequest): Promise<LaunchedRun> {
-    const { run, task } = request;
-    if (task.target.kind !== "handler") {
-      return Promise.reject(new LaunchFailedError("not a handler task"));
+  /**
+   * Starts the handler and answers at once (docs/semantics.md#launch): the runtime watches no launch
+   * timeout for it; the run's own `run_timeout` is the deadline the store's sweep keeps.
+   */
+  startNow(request: StartNowRequest): LaunchedRun {
+    try {
+      return this.#start(request);
+    } catch (error) {
+      if (error instanceof LaunchFailedError) throw error;
+      // docs/semantics.md#launch: only the three launch errors escape; a broken launch may have started the handler.
+      const message = error instanceof Error ? error.message : String(error);
+      throw new LaunchIndeterminateError(`the handler launcher failed unexpectedly: ${message}`, {
+        cause: error,
+      });
     }
+  }
+
+  #start(request: StartNowRequest): LaunchedRun {
+    const { run, task } = request;
+    if (task.target.kind !== "handler") throw new LaunchFailedError("not a handler task");
     const handler = this.#handlers.get(task.target.name);
     const sink = this.#sink;
     if (handler === undefined || sink === null) {
-      return Promise.reject(
-        new LaunchFailedError(`no handler named "${task.target.name}" in this replica`),
-      );
+      throw new LaunchFailedError(`no handler named "${task.target.name}" in this replica`);
     }
     const controller = new LazyAbort();
     // The run's view is made here, so a run that cannot be shown fails the launch, not the handler; the
@@ -116,11 +124,10 @@ export class HandlerLauncher implements RunLauncher {
       },
       heartbeat: () => sink.heartbeat(run.id),
     };
-    const done = this.#execute(handler, context, run, controller, sink).finally(() => {
-      this.#running.delete(run.id);
-    });
+    // #execute leaves #running itself once its verdict is passed on (it cannot end before this set).
+    const done = this.#execute(handler, context, run, controller, sink);
     this.#running.set(run.id, { controller, done });
-    return Promise.resolve({ targetRunId: run.id, threadId: run.threadId });
+    return { targetRunId: run.id, threadId: run.threadId };
   }
 
   async #execute(
@@ -132,23 +139,27 @@ export class HandlerLauncher implements RunLauncher {
   ): Promise<void> {
     let verdict: CompletionVerdict;
     try {
-      const input = await this.#checkedInput(handler, context.input);
-      if (!input.ok) {
-        verdict = input.verdict;
-      } else {
-        const result: unknown = await handler.run(withInput(context, input.value));
-        verdict = { status: "succeeded", result: toJson(result) };
+      try {
+        const input = await this.#checkedInput(handler, context.input);
+        if (!input.ok) {
+          verdict = input.verdict;
+        } else {
+          const result: unknown = await handler.run(withInput(context, input.value));
+          verdict = { status: "succeeded", result: toJson(result) };
+        }
+      } catch (error) {
+        if (controller.aborted && controller.reason === SHUTDOWN) {
+          await sink.lost(run.id, run.attempt);
+          return;
+        }
+        verdict = controller.aborted
+          ? { status: "cancelled", error: messageOf(error) }
+          : failedVerdict(error);
       }
-    } catch (error) {
-      if (controller.aborted && controller.reason === SHUTDOWN) {
-        await sink.lost(run.id, run.attempt);
-        return;
-      }
-      verdict = controller.aborted
-        ? { status: "cancelled", error: messageOf(error) }
-        : failedVerdict(error);
+      await sink.completed(run.id, verdict, run.attempt);
+    } finally {
+      this.#running.delete(run.id);
     }
-    await sink.completed(run.id, verdict, run.attempt);
   }
 
   /** The input as the handler's schema outputs it; a failed verdict (no retry) when it no longer passes. */

@@ -20,7 +20,11 @@ import {
   recordCompletion,
   triggerRun,
 } from "../../../contract/store-steps.js";
-import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
+import {
+  bridgeTaskState,
+  createPostgresTestDatabase,
+  unbridgeTaskState,
+} from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
@@ -40,6 +44,8 @@ describe("postgres migration 6 (budget slots)", () => {
         ` ADD COLUMN retiring_until timestamptz`,
     );
     await pool.query(`ALTER TABLE ${q}.runs ADD COLUMN target_kind text`);
+    // And migration 23's task_state, where it writes a task's state.
+    await bridgeTaskState(pool, q);
     const before = await openPostgresStore({
       newId: createIdGenerator(),
       pool,
@@ -57,6 +63,7 @@ describe("postgres migration 6 (budget slots)", () => {
       exclusiveRuns.push((await triggerRun(before, ALL, exclusive.id, key, minute(0, 2)))!.id);
     }
     await before.close();
+    await unbridgeTaskState(pool, q);
     await pool.query(
       `ALTER TABLE ${q}.tasks DROP COLUMN task_key, DROP COLUMN task_group, DROP COLUMN defect_at,` +
         ` DROP COLUMN retiring_secret, DROP COLUMN retiring_until`,

@@ -21,7 +21,11 @@ import {
   reloadRun,
   triggerRun,
 } from "../../../contract/store-steps.js";
-import { createPostgresTestDatabase, schemaAtVersion } from "../../../helpers/postgres.js";
+import {
+  createPostgresTestDatabase,
+  schemaAtVersion,
+  taskRows,
+} from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
@@ -70,7 +74,7 @@ describe("postgres migration 21 (active runs found through their slots)", () => 
       (await pool.query(`SELECT to_jsonb(x) AS row FROM ${q}.${table} AS x ORDER BY 1::text`)).rows;
     const stored = {
       runs: await rows("runs"),
-      tasks: await rows("tasks"),
+      tasks: await taskRows(pool, q),
       slots: await rows("claim_slots"),
     };
     expect((stored.runs as { row: { status: string } }[]).map((r) => r.row.status).sort()).toEqual([
@@ -83,7 +87,7 @@ describe("postgres migration 21 (active runs found through their slots)", () => 
 
     await migrate();
     expect(await rows("runs")).toEqual(stored.runs);
-    expect(await rows("tasks")).toEqual(stored.tasks);
+    expect(await taskRows(pool, q)).toEqual(stored.tasks);
     expect(await rows("claim_slots")).toEqual(stored.slots);
     const indexes = await pool.query(
       `SELECT indexname FROM pg_indexes WHERE schemaname = $1::text AND tablename = 'runs'`,

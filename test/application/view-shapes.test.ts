@@ -1,0 +1,179 @@
+/**
+ * The API's shapes at the edges of the application (docs/api.md): instants and durations as the API
+ * writes them, a target read from its input and shown back, and the warn line of every kind of failure
+ * (docs/operations.md#logs), judged by what a reader of the API or the log sees (issue 36 item 7).
+ */
+import { describe, expect, it } from "vitest";
+import { SchedulerEvents } from "../../src/application/events/internal-events.js";
+import { logRunFailures } from "../../src/application/events/run-failure-log.js";
+import { targetFrom, targetSchema } from "../../src/application/shapes/target-input.js";
+import {
+  formatDuration,
+  formatInstant,
+  targetView,
+} from "../../src/application/shapes/view-mappers.js";
+import type { Run } from "../../src/domain/run.js";
+import { instant } from "../../src/domain/time.js";
+import type { Instant } from "../../src/domain/time.js";
+import { buildRun } from "../domain/builders.js";
+
+describe("formatInstant", () => {
+  const iso = (at: number): string => {
+    const text = new Date(at).toISOString();
+    return text.endsWith(".000Z") ? `${text.slice(0, -5)}Z` : text;
+  };
+
+  it("writes what toISOString writes, without a zero fraction, over the whole range", () => {
+    const samples = [
+      0,
+      1,
+      999,
+      Date.UTC(1999, 11, 31, 23, 59, 59, 999),
+      Date.UTC(2000, 1, 29, 12, 0, 0),
+      Date.UTC(2026, 2, 29, 1, 0, 0, 10),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+    ];
+    let seed = 7;
+    for (let i = 0; i < 2_000; i++) {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      samples.push(Math.floor((seed / 2 ** 31) * Date.UTC(9999, 11, 31)));
+    }
+    for (const at of samples) expect(formatInstant(instant(at)), String(at)).toBe(iso(at));
+    expect(formatInstant(instant(Date.UTC(2026, 0, 5, 9, 30)))).toBe("2026-01-05T09:30:00Z");
+    expect(formatInstant(null)).toBeNull();
+  });
+
+  it("falls back to toISOString before 1970, from year 10000 and for a fraction of a millisecond", () => {
+    expect(formatInstant(-1 as Instant)).toBe("1969-12-31T23:59:59.999Z");
+    expect(formatInstant(Date.UTC(1900, 0, 1) as Instant)).toBe("1900-01-01T00:00:00Z");
+    expect(formatInstant(Date.UTC(10_000, 0, 1) as Instant)).toBe("+010000-01-01T00:00:00Z");
+    expect(formatInstant(0.5 as Instant)).toBe("1970-01-01T00:00:00Z");
+  });
+});
+
+describe("formatDuration", () => {
+  it("writes whole hours, minutes and seconds, leaving out the zero parts", () => {
+    expect(formatDuration(0)).toBe("PT0S");
+    expect(formatDuration(90_000)).toBe("PT1M30S");
+    expect(formatDuration(3_600_000)).toBe("PT1H");
+    expect(formatDuration(3_661_000)).toBe("PT1H1M1S");
+    expect(formatDuration(7_200_000 + 5_000)).toBe("PT2H5S");
+    expect(formatDuration(49 * 3_600_000)).toBe("PT49H");
+  });
+
+  it("writes seconds with a fraction when not whole", () => {
+    expect(formatDuration(1_500)).toBe("PT1.5S");
+    expect(formatDuration(61_250)).toBe("PT61.25S");
+  });
+});
+
+describe("a target read from its input and shown back", () => {
+  const roundTrip = (input: unknown): unknown => targetView(targetFrom(targetSchema.parse(input)));
+
+  it("shows an agent target with every optional field as it was given", () => {
+    const input = {
+      kind: "agent",
+      server: "main",
+      assistant_id: "reporter",
+      input: { messages: [] },
+      config: { configurable: { model: "small" }, recursion_limit: 10, tags: ["nightly"] },
+      context: { team: "ops" },
+      metadata: { source: "punctual" },
+      on_run_completed: "delete",
+    };
+    expect(roundTrip(input)).toEqual(input);
+  });
+
+  it("fills an agent target's and a webhook's defaults, and a handler's input", () => {
+    expect(roundTrip({ kind: "agent", server: "main", assistant_id: "a" })).toEqual({
+      kind: "agent",
+      server: "main",
+      assistant_id: "a",
+      input: null,
+    });
+    expect(roundTrip({ kind: "agent", server: "main", assistant_id: "a", config: {} })).toEqual({
+      kind: "agent",
+      server: "main",
+      assistant_id: "a",
+      input: null,
+      config: {},
+    });
+    expect(roundTrip({ kind: "webhook", url: "https://example.test/hook" })).toEqual({
+      kind: "webhook",
+      url: "https://example.test/hook",
+      method: "POST",
+      headers: {},
+      input: null,
+      cancel_url: null,
+      idempotent: false,
+      signature: "punctual",
+    });
+    expect(roundTrip({ kind: "handler", name: "log" })).toEqual({
+      kind: "handler",
+      name: "log",
+      input: null,
+    });
+  });
+
+  it("keeps every field a webhook target sets", () => {
+    const input = {
+      kind: "webhook",
+      url: "http://example.test/hook",
+      method: "PUT",
+      headers: { "x-team": "ops" },
+      input: { a: 1 },
+      cancel_url: "https://example.test/cancel",
+      idempotent: true,
+      signature: "standard_webhooks",
+    };
+    expect(roundTrip(input)).toEqual(input);
+  });
+
+  it("refuses a webhook URL that is not absolute http(s), and a header that could split a request", () => {
+    for (const url of ["ftp://example.test/x", "/relative", "not a url"]) {
+      expect(targetSchema.safeParse({ kind: "webhook", url }).success, url).toBe(false);
+    }
+    const header = (headers: Record<string, string>) =>
+      targetSchema.safeParse({ kind: "webhook", url: "https://example.test", headers }).success;
+    expect(header({ "x-ok": "fine value\twith tab" })).toBe(true);
+    expect(header({ "bad name": "x" })).toBe(false);
+    expect(header({ "x-split": "a\r\nset-cookie: b" })).toBe(false);
+  });
+});
+
+describe("the warn line of a failure", () => {
+  function logged(
+    run: Run,
+    from: Run["status"],
+  ): { fields: Record<string, unknown>; message: string }[] {
+    const lines: { fields: Record<string, unknown>; message: string }[] = [];
+    const events = new SchedulerEvents();
+    const warn = (fields: Record<string, unknown>, message: string): void => {
+      lines.push({ fields, message });
+    };
+    const ignore = (): void => undefined;
+    logRunFailures(events, { debug: ignore, info: ignore, warn, error: ignore });
+    events.emit("run:changed", { run, from, targetKind: "handler" });
+    return lines;
+  }
+
+  it("names a timeout, a lost replica's retry and a failure without an error", () => {
+    const timedOut = logged(buildRun({ status: "timed_out", reason: "run_timeout" }), "running");
+    expect(timedOut.map((l) => l.message)).toEqual(["run timed out"]);
+    const lost = logged(buildRun({ status: "queued", reason: "replica_lost" }), "running");
+    expect(lost.map((l) => l.message)).toEqual([
+      "run lost its replica: queued for another attempt",
+    ]);
+    const failed = logged(buildRun({ status: "failed", reason: "launch_failed" }), "launching");
+    expect(failed[0]?.message).toBe("run failed");
+    expect(failed[0]?.fields).not.toHaveProperty("error");
+  });
+
+  it("stays silent for a success, a plain retry and a run queued again from launching", () => {
+    expect(logged(buildRun({ status: "succeeded" }), "running")).toEqual([]);
+    expect(
+      logged(buildRun({ status: "queued", reason: "retry" as Run["reason"] }), "running"),
+    ).toEqual([]);
+    expect(logged(buildRun({ status: "queued", reason: "replica_lost" }), "launching")).toEqual([]);
+  });
+});
