@@ -733,7 +733,10 @@ describe("punctual tasks with several rules and days to skip", () => {
       ],
       "--exclude applies to --cron, --every and --rrule",
     ],
-    [["tasks", "create", "--title", "x", "--tz", "UTC"], "--tz and --exclude change a schedule"],
+    [
+      ["tasks", "create", "--title", "x", "--tz", "UTC"],
+      "--tz, --exclude and --on-excluded change a schedule",
+    ],
     [["tasks", "create", "--title", "x", "--cron", "0 9 * * *", "--every", "PT1H"], "give one of"],
     [
       ["calendars", "put", "empty"],
