@@ -1,5 +1,5 @@
 /**
- * The rows migration 26 (PostgreSQL) and 17 (SQLite) upgrade (docs/semantics.md#threads): Alice and Bob
+ * The rows migration 25 (PostgreSQL) and 16 (SQLite) upgrade (docs/semantics.md#threads): Alice and Bob
  * each bind the webhook label `nightly` and run a handler on a fresh thread, and an agent task binds a
  * server's thread. Alice's nightly run is launching (it holds a budget slot), Bob's is queued: before the
  * migration both were on the one thread `webhook`/`nightly`, so Bob's could not start beside hers.

@@ -29,7 +29,7 @@ import { POSTGRES_MIGRATION_0020 } from "./postgres-migration-0020.js";
 import { POSTGRES_MIGRATION_0021 } from "./postgres-migration-0021.js";
 import { POSTGRES_MIGRATION_0022 } from "./postgres-migration-0022.js";
 import { POSTGRES_MIGRATION_0023 } from "./postgres-migration-0023.js";
-import { POSTGRES_MIGRATION_0026 } from "./postgres-migration-0026.js";
+import { POSTGRES_MIGRATION_0025 } from "./postgres-migration-0025.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { uniqueViolation } from "./postgres-errors.js";
 import { integer, record, text } from "./postgres-rows.js";
@@ -80,7 +80,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     name: "a narrow task_state row for what a fire writes",
     sql: POSTGRES_MIGRATION_0023,
   },
-  { version: 26, name: "threads scoped by owner", sql: POSTGRES_MIGRATION_0026 },
+  { version: 25, name: "threads scoped by owner", sql: POSTGRES_MIGRATION_0025 },
 ];
 
 /** The sha256 recorded for a migration (of its SQL text exactly as shipped). */

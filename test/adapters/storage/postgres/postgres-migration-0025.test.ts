@@ -1,5 +1,5 @@
 /**
- * Migration 26 (docs/semantics.md#threads) upgrades a database whose webhook and handler rows name their
+ * Migration 25 (docs/semantics.md#threads) upgrades a database whose webhook and handler rows name their
  * thread by the target kind alone: tasks, runs and the slot of a launching run take their owner into
  * their scope, agent scopes stay, and then Bob's run on the label Alice also binds starts beside hers.
  */
@@ -14,9 +14,9 @@ import { unscopedThreads, writeOwnerThreads } from "../../../helpers/owner-threa
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
 
-describe("postgres migration 26 (threads scoped by owner)", () => {
+describe("postgres migration 25 (threads scoped by owner)", () => {
   it("scopes every webhook and handler thread by its owner, and Bob's run no longer waits for Alice's", async () => {
-    const { pool, schema, quoted: q, store: before, migrate } = await schemaAtVersion(database, 25);
+    const { pool, schema, quoted: q, store: before, migrate } = await schemaAtVersion(database, 24);
     const runs = await writeOwnerThreads(before);
     await before.close();
     const scopes = async (table: string) =>
