@@ -20,7 +20,8 @@
  *   `runs_queued_at_idx` (a run is queued before it finishes). A fire's status changes are then heap-only
  *   updates (fillfactor 50, migration 18).
  */
-export const POSTGRES_MIGRATION_0024 = `
+/** The queue and hold tables, filled from the runs as they stand. */
+export const RUN_TABLES_0024 = `
 CREATE TABLE run_ready (
   run_id       text PRIMARY KEY,
   owner        text NOT NULL,
@@ -52,20 +53,16 @@ INSERT INTO run_holds (run_id, thread_scope, thread_id, task_id, deadline_at)
 CREATE INDEX run_holds_thread_idx ON run_holds (thread_scope, thread_id, deadline_at);
 CREATE INDEX run_holds_task_idx ON run_holds (task_id, deadline_at) WHERE task_id IS NOT NULL;
 
+`;
+
+/** Each bound slot names its run's task. */
+export const SLOT_TASK_0024 = `
 ALTER TABLE claim_slots ADD COLUMN run_task_id text;
 UPDATE claim_slots AS s SET run_task_id = r.task_id FROM runs AS r WHERE r.id = s.run_id;
-ALTER TABLE claim_slots DROP CONSTRAINT claim_slots_bound_check;
-ALTER TABLE claim_slots ADD CONSTRAINT claim_slots_bound_check CHECK (
-  (run_id IS NULL AND thread_scope IS NULL AND thread_id IS NULL AND task_id IS NULL
-    AND owner IS NULL AND claimed_by IS NULL AND run_task_id IS NULL)
-  OR (run_id IS NOT NULL AND thread_scope IS NOT NULL AND thread_id IS NOT NULL
-    AND owner IS NOT NULL AND run_task_id IS NOT NULL));
+`;
 
-DROP TRIGGER runs_slot_release ON runs;
-DROP FUNCTION claim_slots_release_moved();
-DROP TRIGGER runs_slot_release_on_delete ON runs;
-DROP FUNCTION claim_slot_release();
-
+/** The triggers that keep `run_ready`, `run_holds` and the slots in step with `runs`. */
+export const RUN_TRIGGERS_0024 = `
 CREATE FUNCTION runs_inserted() RETURNS trigger LANGUAGE plpgsql
   SET search_path FROM CURRENT AS $fn$
 BEGIN
@@ -153,6 +150,27 @@ CREATE TRIGGER runs_deleted AFTER DELETE ON runs FOR EACH ROW
         OR (OLD.status = 'cancelled' AND OLD.deadline_at IS NOT NULL))
   EXECUTE FUNCTION runs_deleted();
 
+`;
+
+export const POSTGRES_MIGRATION_0024 =
+  RUN_TABLES_0024 +
+  SLOT_TASK_0024 +
+  `
+ALTER TABLE claim_slots DROP CONSTRAINT claim_slots_bound_check;
+ALTER TABLE claim_slots ADD CONSTRAINT claim_slots_bound_check CHECK (
+  (run_id IS NULL AND thread_scope IS NULL AND thread_id IS NULL AND task_id IS NULL
+    AND owner IS NULL AND claimed_by IS NULL AND run_task_id IS NULL)
+  OR (run_id IS NOT NULL AND thread_scope IS NOT NULL AND thread_id IS NOT NULL
+    AND owner IS NOT NULL AND run_task_id IS NOT NULL));
+
+DROP TRIGGER runs_slot_release ON runs;
+DROP FUNCTION claim_slots_release_moved();
+DROP TRIGGER runs_slot_release_on_delete ON runs;
+DROP FUNCTION claim_slot_release();
+
+` +
+  RUN_TRIGGERS_0024 +
+  `
 DROP INDEX runs_active_task_idx;
 DROP INDEX runs_owner_queue_idx;
 DROP INDEX runs_queue_idx;

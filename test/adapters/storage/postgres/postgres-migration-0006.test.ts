@@ -20,7 +20,7 @@ import {
   recordCompletion,
   triggerRun,
 } from "../../../contract/store-steps.js";
-import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
+import { createPostgresTestDatabase, withRunQueueTables } from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
@@ -40,6 +40,8 @@ describe("postgres migration 6 (budget slots)", () => {
         ` ADD COLUMN retiring_until timestamptz`,
     );
     await pool.query(`ALTER TABLE ${q}.runs ADD COLUMN target_kind text`);
+    // And the run queue of migration 24, which today's store reads and writes.
+    const returnRunQueue = await withRunQueueTables(pool, q);
     const before = await openPostgresStore({
       newId: createIdGenerator(),
       pool,
@@ -82,6 +84,7 @@ describe("postgres migration 6 (budget slots)", () => {
       (await pool.query(`SELECT to_jsonb(r) AS row FROM ${q}.runs AS r ORDER BY id`)).rows;
     const stored = await rows();
 
+    await returnRunQueue();
     await migratePostgres(pool, schemaName(schema));
 
     // Every row as it was, plus migration 9's copy of its task's target kind.
