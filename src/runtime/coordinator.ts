@@ -31,6 +31,7 @@ import { BackgroundWork } from "./background-work.js";
 import { ClockCorrection } from "./clock-correction.js";
 import { ReplicaHeartbeat } from "./replica-heartbeat.js";
 import { sweep, sweepOrphans } from "./sweeps.js";
+import { Retention } from "./retention.js";
 import { drainForShutdown } from "./shutdown-drain.js";
 import { withDefaults } from "./coordinator-options.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
@@ -50,6 +51,7 @@ export class Coordinator {
   readonly #heartbeat: ReplicaHeartbeat;
   readonly #rounds: AdmissionRounds;
   readonly #claimTrigger: ClaimTrigger;
+  readonly #retention: Retention;
   #loop: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
   /** The wake-up subscription `listen()` made: resolves with the function that ends it. */
@@ -114,6 +116,13 @@ export class Coordinator {
       writeFailed: () => {
         this.#events.emit("store:failed", { operation: "write" });
       },
+    });
+    this.#retention = new Retention({
+      recovery: deps.dispatch.recovery,
+      clock: deps.clock,
+      retentionMs: this.#opts.retentionMs as DurationMs,
+      log: this.#log,
+      stopping: () => this.#stopped(),
     });
     this.#rounds = new AdmissionRounds({
       admission: deps.dispatch.admission,
@@ -248,7 +257,12 @@ export class Coordinator {
         launcher: this.#deps.launcher,
         clock,
         log: this.#log,
-        retentionMs: this.#opts.retentionMs as DurationMs,
+        startRetention: () => {
+          const round = this.#retention.start();
+          if (round !== null) {
+            void this.#background.track(round, {}, "retention failed: the next sweep tries again");
+          }
+        },
         replicaId,
         handlerNames: this.#deps.handlerNames,
         judgesSilence: this.#heartbeat.judgesSilence(),

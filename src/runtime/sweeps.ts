@@ -3,7 +3,8 @@
  * read again (a change `migrate` made applies on every replica); then claims that expired before their
  * launch was recorded, or whose replica went silent, are reconciled with the target (never launched
  * again blindly), then deadlines, queue timeouts, handler runs of silent replicas (reported as
- * `replica:lost`), queued handler runs no live replica serves, and retention. Each run's fate is a domain decision the recovery use case records;
+ * `replica:lost`), queued handler runs no live replica serves; last it starts a retention round
+ * (retention.ts), which it does not wait for. Each run's fate is a domain decision the recovery use case records;
  * this only asks the targets and hands on the runs whose targets must be told to stop.
  */
 import type { BudgetHolder } from "../application/dispatch/budget-holder.js";
@@ -15,7 +16,6 @@ import type { RunLauncher } from "../domain/ports/run-launcher.js";
 import type { ReconcileFinding } from "../domain/run-change.js";
 import type { Run } from "../domain/run.js";
 import type { Task } from "../domain/task.js";
-import type { DurationMs } from "../domain/time.js";
 import type { Clock } from "./clock.js";
 
 /** Runs per sweep step at most. */
@@ -28,7 +28,8 @@ export interface SweepDeps {
   readonly launcher: RunLauncher;
   readonly clock: Clock;
   readonly log: Logger;
-  readonly retentionMs: DurationMs;
+  /** Starts a retention round unless one runs (retention.ts): the sweep does not wait for it. */
+  readonly startRetention: () => void;
   /** This replica's id: its own claims are never reported as a lost replica's. */
   readonly replicaId: string;
   /** Whether other replicas' silence is judged this pass (replica-heartbeat.ts `judgesSilence`). */
@@ -66,7 +67,7 @@ export async function sweep(deps: SweepDeps): Promise<void> {
     deps.log.warn({ replicaId, ...counts }, "a replica went silent: its work was taken over");
     deps.events.emit("replica:lost", { replicaId, ...counts });
   }
-  await recovery.purge(clock.now(), deps.retentionMs, SWEEP_LIMIT);
+  deps.startRetention();
 }
 
 /**
