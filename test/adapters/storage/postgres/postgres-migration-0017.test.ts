@@ -7,6 +7,11 @@
  * it stopped.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import {
+  POSTGRES_MIGRATIONS,
+  migratePostgres,
+} from "../../../../src/adapters/storage/postgres/postgres-migrations.js";
+import { schemaName } from "../../../../src/adapters/storage/postgres/postgres-schema-name.js";
 import { openPostgresStore } from "../../../../src/adapters/storage/postgres/postgres-store.js";
 import { createIdGenerator } from "../../../../src/adapters/storage/shared/time-ordered-id.js";
 import type { RunId } from "../../../../src/domain/ids.js";
@@ -26,7 +31,8 @@ afterAll(() => database.drop());
 
 describe("postgres migrations 17 and 19 (no task key lock per run, no key for a run's own thread)", () => {
   it("keeps every run, task and slot, and goes on enforcing one active run per thread", async () => {
-    const { pool, schema, quoted: q, store: before, migrate } = await schemaAtVersion(database, 16);
+    const older = await schemaAtVersion(database, 16);
+    const { pool, schema, quoted: q, store: before, migrate } = older;
     const fresh = await insertTask(before, { options: { overlap: "allow_all" } });
     const shared = await insertTask(before, {
       context: reuseThread("thread-1"),
@@ -65,7 +71,13 @@ describe("postgres migrations 17 and 19 (no task key lock per run, no key for a 
       "succeeded",
     ]);
 
-    await migrate();
+    // Up to migration 19 only: migration 24 drops the runs' thread keys (the slots' keys stay).
+    await older.withoutRunQueue();
+    await migratePostgres(
+      pool,
+      schemaName(schema),
+      POSTGRES_MIGRATIONS.filter((m) => m.version <= 19),
+    );
     expect(await rows("runs")).toEqual(stored.runs);
     expect(await rows("tasks")).toEqual(stored.tasks);
     expect(await rows("claim_slots")).toEqual(slots);
@@ -114,6 +126,7 @@ describe("postgres migrations 17 and 19 (no task key lock per run, no key for a 
     ).rejects.toThrow(/runs_thread_slot_uq/);
 
     // The store goes on where it was: the running run completes, the queued ones are claimed.
+    await migrate();
     const after = await openPostgresStore({ newId: createIdGenerator(), pool, schema });
     await recordCompletion(after, claimed[0]!.run.id, { status: "succeeded" }, minute(2));
     const sharedHead = claimed.find((c) => c.run.id === sharedRuns[0])!;
