@@ -28,17 +28,17 @@ const HOT: readonly (readonly [string, (text: string) => boolean])[] = [
   ["claim: take budget slots", (t) => t.includes("claim_slots WHERE run_id IS NULL AND slot <=")],
   ["claim: lock chosen runs", (t) => t.includes("FOR UPDATE SKIP LOCKED) AS r")],
   ["claim: write claims, bind slots", (t) => t.startsWith("WITH bindings AS MATERIALIZED")],
-  ["admission: due tasks", (t) => t.includes("next_run_at <=") && t.includes("SKIP LOCKED")],
+  ["admission: due tasks", (t) => t.includes("due_at <=") && t.includes("SKIP LOCKED")],
   ["admission: active runs", (t) => t.includes("ORDER BY r.queued_at, r.id FOR UPDATE")],
   ["admission: insert decisions", (t) => /^INSERT INTO \S+\.runs /.test(t)],
   ["admission: schedule fields", (t) => t.includes("decided_through = ")],
   ["batch: read runs and tasks", (t) => t.includes("p.xmin::text AS read_xmin")],
   ["batch: fenced write", (t) => t.includes("locked AS MATERIALIZED")],
-  ["batch: lock tasks", (t) => t.includes("t.schedule_type, t.options")],
+  ["batch: lock tasks", (t) => t.includes("p.schedule_type, p.options")],
   ["batch: lock runs", (t) => t.includes("p.id = w.id FOR UPDATE) AS r")],
   ["batch: write runs", (t) => /^UPDATE \S+\.runs AS t SET/.test(t)],
   ["batch: task bookkeeping", (t) => t.includes("run_count = t.run_count + u.launches")],
-  ["wake: next due task", (t) => t.includes("min(next_run_at)") || t.includes("AS at FROM")],
+  ["wake: next due task", (t) => t.includes("min(s.due_at)")],
   ["wake: next run wake", (t) => t.includes("LEAST(")],
   ["sweep: expired claims", (t) => t.includes("claim_expires_at <")],
   ["sweep: past deadline", (t) => t.includes("deadline_at <")],
@@ -177,10 +177,13 @@ export async function seedHistory(
   const q = `"${schema}"`;
   await pool.query(
     `INSERT INTO ${q}.tasks (id, owner, title, schedule, schedule_type, target, target_kind, context,` +
-      ` thread_scope, options, metadata, status, decided_through, version, webhook_secret,` +
-      ` created_at, updated_at)` +
+      ` thread_scope, options, metadata, webhook_secret, created_at, updated_at)` +
       ` VALUES ('history-task', 'alice', 'history', '{"type":"interval","every":"1m"}', 'interval',` +
-      ` '{"kind":"agent"}', 'agent', '{}', 'run', '{}', '{}', 'paused', now(), 1, 's', now(), now())`,
+      ` '{"kind":"agent"}', 'agent', '{}', 'run', '{}', '{}', 's', now(), now())`,
+  );
+  await pool.query(
+    `INSERT INTO ${q}.task_state (task_id, version, status, decided_through)` +
+      ` VALUES ('history-task', 1, 'paused', now())`,
   );
   await pool.query(
     `INSERT INTO ${q}.runs (id, task_id, owner, trigger, scheduled_for, fire_at, status, attempt,` +
@@ -197,10 +200,13 @@ export async function seedHistory(
   // And idle tasks, so that reading the batch's tasks whole is never the cheaper plan by accident.
   await pool.query(
     `INSERT INTO ${q}.tasks (id, owner, title, schedule, schedule_type, target, target_kind, context,` +
-      ` thread_scope, options, metadata, status, decided_through, version, webhook_secret,` +
-      ` created_at, updated_at)` +
+      ` thread_scope, options, metadata, webhook_secret, created_at, updated_at)` +
       ` SELECT 'idle-' || lpad(i::text, 6, '0'), 'alice', 'idle', '{"type":"interval","every":"1m"}',` +
-      ` 'interval', '{"kind":"agent"}', 'agent', '{}', 'run', '{}', '{}', 'paused', now(), 1, 's',` +
+      ` 'interval', '{"kind":"agent"}', 'agent', '{}', 'run', '{}', '{}', 's',` +
       ` now(), now() FROM generate_series(1, 10000) AS i`,
+  );
+  await pool.query(
+    `INSERT INTO ${q}.task_state (task_id, version, status, decided_through)` +
+      ` SELECT 'idle-' || lpad(i::text, 6, '0'), 1, 'paused', now() FROM generate_series(1, 10000) AS i`,
   );
 }

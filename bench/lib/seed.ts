@@ -2,7 +2,7 @@
  * Bulk setup of tasks, bypassing the per-task API call (100,000 to 1,000,000 tasks would take minutes one
  * by one) but not the library's meaning: each distinct task input goes through the library's own
  * parsing (`taskFieldsFromCreate`) and the domain's `createTask`, and the resulting task is turned into a
- * row by the store's own row mapping (`taskToRow` on SQLite, `taskValues` + `unnestInsert` on PostgreSQL).
+ * row by the store's own row mapping (`taskToRow` on SQLite, `taskValues` + `taskWrite` on PostgreSQL).
  * Copies of that row differ only in `id` (a fresh time-ordered id) and `webhook_secret` (fresh random
  * bytes), exactly as separate `tasks.create` calls would make them. `checkSeeder` (run first by the bench)
  * proves the rows equal what `scheduler.tasks.create` writes.
@@ -15,14 +15,16 @@ import { buildPolicy } from "../../src/index.js";
 import {
   TASK_COLUMNS as PG_TASK_COLUMNS,
   taskValues,
+  taskWrite,
 } from "../../src/adapters/storage/postgres/postgres-rows.js";
 import { schemaName } from "../../src/adapters/storage/postgres/postgres-schema-name.js";
-import { columnArrays, unnestInsert } from "../../src/adapters/storage/postgres/postgres-sql.js";
+import { columnArrays } from "../../src/adapters/storage/postgres/postgres-sql.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 import { openSqliteDatabase } from "../../src/adapters/storage/sqlite/sqlite-database.js";
 import {
   columnList,
-  TASK_COLUMNS as SQLITE_TASK_COLUMNS,
+  TASK_DEFINITION_COLUMNS as SQLITE_TASK_COLUMNS,
+  TASK_STATE_COLUMNS as SQLITE_TASK_STATE_COLUMNS,
   taskToRow,
 } from "../../src/adapters/storage/sqlite/sqlite-rows.js";
 import { CLEAR_SECRETS } from "../../src/adapters/storage/shared/secret-keyring.js";
@@ -123,8 +125,15 @@ function seedSqlite(
     const insert = db.prepare<[TaskRow]>(
       `INSERT INTO tasks (${columnList(SQLITE_TASK_COLUMNS)}) VALUES (${SQLITE_TASK_COLUMNS.map((c) => `@${c}`).join(", ")})`,
     );
+    // A task is two rows on SQLite: its definition and its state (docs/storage.md#task-state-on-sqlite).
+    const insertState = db.prepare<[TaskRow]>(
+      `INSERT INTO task_state (task_id, ${columnList(SQLITE_TASK_STATE_COLUMNS)}) VALUES (@id, ${SQLITE_TASK_STATE_COLUMNS.map((c) => `@${c}`).join(", ")})`,
+    );
     const insertBatch = db.transaction((rows: TaskRow[]) => {
-      for (const row of rows) insert.run(row);
+      for (const row of rows) {
+        insert.run(row);
+        insertState.run(row);
+      }
     });
     const seeded: SeededVariant[] = [];
     let inserted = 0;
@@ -157,7 +166,8 @@ async function seedPostgres(
   pool.on("error", () => undefined);
   const idAt = PG_TASK_COLUMNS.findIndex((c) => c.name === "id");
   const secretAt = PG_TASK_COLUMNS.findIndex((c) => c.name === "webhook_secret");
-  const sql = unnestInsert(`${schemaName(schema).quoted}.tasks`, PG_TASK_COLUMNS);
+  const quoted = schemaName(schema).quoted;
+  const sql = taskWrite("insert", `${quoted}.tasks`, `${quoted}.task_state`);
   try {
     const seeded: SeededVariant[] = [];
     let inserted = 0;
@@ -187,7 +197,7 @@ async function seedPostgres(
     }
     await Promise.all(inFlight);
     // As autovacuum would soon after a bulk load: the planner sees the table as it is.
-    await pool.query(`ANALYZE ${schemaName(schema).quoted}.tasks`);
+    await pool.query(`ANALYZE ${quoted}.tasks, ${quoted}.task_state`);
     return seeded;
   } finally {
     await pool.end();

@@ -93,6 +93,7 @@ export interface PostgresTestDatabase {
 const TABLES = [
   "claim_slots",
   "runs",
+  "task_state",
   "tasks",
   "replicas",
   "api_tokens",
@@ -126,7 +127,11 @@ export interface OlderSchema {
   readonly schema: string;
   /** The schema's name, quoted for SQL text. */
   readonly quoted: string;
-  /** A store on it that applies no migration: the rows it writes are the older code's. */
+  /**
+   * A store on it that applies no migration: the rows it writes are the older code's. Below schema 23 the
+   * store's task state is bridged (`bridgeTaskState`) until it is closed, when the state moves back into
+   * the `tasks` columns of that schema.
+   */
   readonly store: PostgresStore;
   /** Applies every migration up to the newest. */
   readonly migrate: () => Promise<unknown>;
@@ -147,7 +152,10 @@ export async function schemaAtVersion(
     POSTGRES_MIGRATIONS.filter((m) => m.version <= version),
   );
   const quoted = `"${schema}"`;
-  // Today's store reads and writes the run queue (migration 24): lent to an older schema until it migrates.
+  const bridged = version < TASK_STATE_VERSION;
+  if (bridged) await bridgeTaskState(pool, quoted);
+  // Today's store reads and writes the run queue (migration 24): lent to an older schema until the
+  // store closes or the schema migrates.
   const lent = version < 24 ? await withRunQueueTables(pool, quoted) : null;
   let returned = false;
   const teardown = async (): Promise<void> => {
@@ -155,12 +163,25 @@ export async function schemaAtVersion(
     returned = true;
     await lent();
   };
-  const store = await openPostgresStore({
+  const opened = await openPostgresStore({
     newId: createIdGenerator(),
     pool,
     schema,
     migrate: false,
   });
+  const close = async () => {
+    await opened.close();
+    await unbridgeTaskState(pool, quoted);
+  };
+  const store: PostgresStore = bridged
+    ? new Proxy(opened, {
+        get(target, property) {
+          if (property === "close") return close;
+          const value: unknown = Reflect.get(target, property, target);
+          return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+        },
+      })
+    : opened;
   return {
     pool,
     schema,
@@ -172,6 +193,82 @@ export async function schemaAtVersion(
     },
     withoutRunQueue: teardown,
   };
+}
+
+/** The migration that moved what a fire writes into `task_state` (docs/storage.md#tasks-and-task_state). */
+const TASK_STATE_VERSION = 23;
+
+/** The task state columns that `tasks` held before schema 23 (each copied back if that schema has it). */
+const OLDER_TASK_STATE_COLUMNS = [
+  "version",
+  "status",
+  "next_run_at",
+  "decided_through",
+  "admitted_count",
+  "run_count",
+  "defect_at",
+  "last_run_at",
+  "last_run_id",
+  "last_error",
+];
+
+/**
+ * Lets today's store write tasks on a schema older than 23, whose `tasks` rows still hold their state: a
+ * `task_state` table as migration 23 makes it, and the state columns of `tasks` nullable, until
+ * `unbridgeTaskState` moves the state back where that schema keeps it. Upgrade tests use it so that their
+ * rows are made by the store, as the older code made them, rather than by hand.
+ */
+export async function bridgeTaskState(pool: PostgresPool, quoted: string): Promise<void> {
+  await pool.query(
+    `CREATE TABLE ${quoted}.task_state (
+       task_id text PRIMARY KEY REFERENCES ${quoted}.tasks (id) ON DELETE CASCADE,
+       version integer NOT NULL, status text NOT NULL, next_run_at timestamptz,
+       decided_through timestamptz NOT NULL, admitted_count bigint NOT NULL DEFAULT 0,
+       run_count bigint NOT NULL DEFAULT 0, defect_at timestamptz, last_run_at timestamptz,
+       last_run_id text, last_error text,
+       due_at timestamptz GENERATED ALWAYS AS
+         (CASE WHEN status = 'enabled' AND defect_at IS NULL THEN next_run_at END) STORED)`,
+  );
+  await pool.query(
+    `ALTER TABLE ${quoted}.tasks ALTER COLUMN version DROP NOT NULL,` +
+      ` ALTER COLUMN status DROP NOT NULL, ALTER COLUMN decided_through DROP NOT NULL`,
+  );
+}
+
+/** Ends `bridgeTaskState`: the state back in the `tasks` columns the schema has, `task_state` gone. */
+export async function unbridgeTaskState(pool: PostgresPool, quoted: string): Promise<void> {
+  const present = await pool.query(
+    `SELECT column_name FROM information_schema.columns` +
+      ` WHERE table_schema = $1::text AND table_name = 'tasks'`,
+    [quoted.slice(1, -1)],
+  );
+  const names = new Set((present.rows as { column_name: string }[]).map((r) => r.column_name));
+  const sets = OLDER_TASK_STATE_COLUMNS.filter((c) => names.has(c)).map((c) => `${c} = s.${c}`);
+  await pool.query(
+    `UPDATE ${quoted}.tasks AS t SET ${sets.join(", ")} FROM ${quoted}.task_state AS s` +
+      ` WHERE s.task_id = t.id`,
+  );
+  await pool.query(
+    `ALTER TABLE ${quoted}.tasks ALTER COLUMN version SET NOT NULL,` +
+      ` ALTER COLUMN status SET NOT NULL, ALTER COLUMN decided_through SET NOT NULL`,
+  );
+  await pool.query(`DROP TABLE ${quoted}.task_state`);
+}
+
+/**
+ * Every task as one JSON object, whatever the schema: the `tasks` row, with its `task_state` columns (but
+ * the key and the generated `due_at`) merged in from schema 23 on, so rows read before and after that
+ * migration compare equal. Ordered by id.
+ */
+export async function taskRows(pool: PostgresPool, quoted: string): Promise<readonly unknown[]> {
+  const split = await pool.query("SELECT to_regclass($1::text) IS NOT NULL AS present", [
+    `${quoted}.task_state`,
+  ]);
+  const merged = (split.rows[0] as { present: boolean }).present
+    ? `to_jsonb(t) || (to_jsonb(s) - 'task_id' - 'due_at') AS row FROM ${quoted}.tasks AS t` +
+      ` JOIN ${quoted}.task_state AS s ON s.task_id = t.id`
+    : `to_jsonb(t) AS row FROM ${quoted}.tasks AS t`;
+  return (await pool.query(`SELECT ${merged} ORDER BY t.id`)).rows;
 }
 
 /** A fresh database for one test file (PGlite when no server is reachable and `CI` is unset). */

@@ -92,8 +92,10 @@ export function postgresLedger(url: string): LedgerSource {
   const query = async (text: string): Promise<Row[]> => (await pool.query<Row>(text)).rows;
   return {
     read: async () => {
+      // Since migration 23 a task's state is on its task_state row (docs/storage.md#tasks-and-task_state).
       const tasks = await query(
-        `SELECT id, schedule_type, status, ${ms("decided_through")} FROM tasks`,
+        `SELECT id, schedule_type, status, ${ms("decided_through")}` +
+          ` FROM tasks JOIN task_state ON task_state.task_id = tasks.id`,
       );
       const runs = await query(
         `SELECT id, task_id, "trigger", ${ms("scheduled_for")}, status, reason, missed_count,
@@ -110,7 +112,8 @@ export function postgresLedger(url: string): LedgerSource {
         `SELECT ${epochMs("min(scheduled_for)")} AS at FROM runs WHERE status = 'queued'`,
       );
       const interval = await query(
-        `SELECT ${epochMs("min(decided_through)")} AS at FROM tasks WHERE schedule_type = 'interval'`,
+        `SELECT ${epochMs("min(decided_through)")} AS at FROM tasks` +
+          ` JOIN task_state ON task_state.task_id = tasks.id WHERE schedule_type = 'interval'`,
       );
       return {
         active: activeFrom(active),
@@ -130,7 +133,10 @@ export function sqliteLedger(path: string): LedgerSource {
   return {
     read: () =>
       Promise.resolve({
-        tasks: all("SELECT id, schedule_type, status, decided_through FROM tasks").map(taskFrom),
+        tasks: all(
+          `SELECT id, schedule_type, status, decided_through
+           FROM tasks JOIN task_state ON task_state.task_id = tasks.id`,
+        ).map(taskFrom),
         runs: all(
           `SELECT id, task_id, "trigger", scheduled_for, status, reason, missed_count, missed_until,
                   attempt, claimed_by FROM runs`,
@@ -146,8 +152,10 @@ export function sqliteLedger(path: string): LedgerSource {
         ),
         onceDecided: num(all(ONCE_DECIDED)[0]?.n),
         intervalDecidedThrough: numOrNull(
-          all("SELECT min(decided_through) AS at FROM tasks WHERE schedule_type = 'interval'")[0]
-            ?.at,
+          all(
+            `SELECT min(decided_through) AS at FROM tasks
+             JOIN task_state ON task_state.task_id = tasks.id WHERE schedule_type = 'interval'`,
+          )[0]?.at,
         ),
       }),
     close: () => {

@@ -66,7 +66,7 @@ function matches(task: Task, query: TaskQuery): boolean {
   );
 }
 
-/** Enabled, not deleted and not marked defective: what the SQL stores' `tasks_due_idx` holds. */
+/** Enabled, not deleted and not marked defective: what the SQL stores' due index holds. */
 function isDueCandidate(task: Task): boolean {
   return (
     task.status === "enabled" &&

@@ -1,8 +1,10 @@
 /**
- * Admission on PostgreSQL (docs/semantics.md#the-life-of-an-occurrence): one transaction per batch. Due tasks are locked with
- * `FOR UPDATE SKIP LOCKED` (rows another replica holds are left to it), their active runs are locked, the
- * domain decides, and the decisions, cancellations and schedule fields are written in three statements.
- * Writes only the task's schedule fields (and `last_error` when the admission sets it).
+ * Admission on PostgreSQL (docs/semantics.md#the-life-of-an-occurrence): one transaction per batch. Due tasks are found
+ * through `task_state_due_idx` and their `task_state` rows locked with `FOR UPDATE SKIP LOCKED` (rows
+ * another replica holds are left to it; owner commands lock the same rows), their active runs are locked,
+ * the domain decides, and the decisions, cancellations and schedule fields are written in three statements.
+ * Writes only the task's schedule fields in `task_state` (and `last_error` when the admission sets it):
+ * never the `tasks` row (docs/storage.md#tasks-and-task_state).
  */
 import { runId } from "../../../domain/ids.js";
 import { newRunWithId } from "../../../domain/new-run.js";
@@ -12,6 +14,7 @@ import type { AdmissionReport } from "../../../domain/ports/task-repository.js";
 import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
+import { taskSource } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { SCHEDULED_OCCURRENCE_INDEX, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
@@ -37,7 +40,7 @@ interface TaskAdmission {
 }
 
 const SCHEDULE_FIELD_COLUMNS: readonly Column[] = [
-  { name: "id", type: "text" },
+  { name: "task_id", type: "text" },
   { name: "status", type: "text" },
   { name: "next_run_at", type: "ts" },
   { name: "decided_through", type: "ts" },
@@ -70,15 +73,16 @@ export class PostgresAdmission {
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
-    const tasks = ctx.tasksTable;
+    const state = ctx.taskStateTable;
+    // `due_at` is `next_run_at` while the task is enabled and not defective (a generated column), NULL
+    // otherwise: task_state_due_idx holds the due tasks only. Only the state row is locked.
     this.#due = prepared(
-      `SELECT ${taskSelectList("t")} FROM ${tasks} AS t` +
-        ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL AND t.defect_at IS NULL` +
-        ` AND t.next_run_at <= ${msToTimestamp("$1::int8")}` +
-        ` ORDER BY t.next_run_at, t.id LIMIT $2::int4 FOR UPDATE SKIP LOCKED`,
+      `SELECT ${taskSelectList("t", "s")} FROM ${taskSource(ctx)}` +
+        ` WHERE s.due_at <= ${msToTimestamp("$1::int8")}` +
+        ` ORDER BY s.due_at, s.task_id LIMIT $2::int4 FOR UPDATE OF s SKIP LOCKED`,
     );
     this.#scheduleFields = prepared(
-      `UPDATE ${tasks} AS t SET status = u.status,` +
+      `UPDATE ${state} AS t SET status = u.status,` +
         ` next_run_at = ${unnestValue({ name: "next_run_at", type: "ts" })},` +
         ` decided_through = ${unnestValue({ name: "decided_through", type: "ts" })},` +
         ` admitted_count = u.admitted_count,` +
@@ -86,8 +90,8 @@ export class PostgresAdmission {
         ` ${keyedUnnestFrom(SCHEDULE_FIELD_COLUMNS)}`,
     );
     this.#markDefects = prepared(
-      `UPDATE ${tasks} SET defect_at = ${msToTimestamp("$2::int8")}` +
-        ` WHERE id = ANY($1::text[]) AND defect_at IS NULL`,
+      `UPDATE ${state} SET defect_at = ${msToTimestamp("$2::int8")}` +
+        ` WHERE task_id = ANY($1::text[]) AND defect_at IS NULL`,
     );
     this.#decided = prepared(
       `SELECT DISTINCT u.task_id FROM ${unnestSource(OCCURRENCE_COLUMNS)}` +

@@ -34,6 +34,7 @@ import {
 import {
   claimedRunFromRow,
   claimedTaskColumns,
+  claimedTaskJoin,
   lockedClaimedRunSelect,
 } from "./postgres-claimed-run.js";
 import { withTransaction } from "./with-transaction.js";
@@ -327,13 +328,11 @@ export class PostgresClaim {
     // locked here already, and nearly all of them are chosen. The wide read, a few times the limit,
     // returns what choosing needs; the chosen runs are fetched after.
     const columns = full
-      ? `${ctx.runSql.columns}, ${claimedTaskColumns("t")}, t.handler_name AS handler_name`
+      ? `${ctx.runSql.columns}, ${claimedTaskColumns("t")}, t.task__handler_name AS handler_name`
       : `r.id, r.task_id, r.owner, r.thread_scope, r.thread_id, r.exclusive,` +
         ` ${timestampToMs("r.not_before")} AS not_before, ${timestampToMs("r.queued_at")} AS queued_at,` +
         ` (SELECT t.handler_name FROM ${ctx.tasksTable} AS t WHERE t.id = r.task_id) AS handler_name`;
-    const task = full
-      ? ` JOIN LATERAL (SELECT * FROM ${ctx.tasksTable} AS k WHERE k.id = r.task_id OFFSET 0) AS t ON true`
-      : "";
+    const task = full ? claimedTaskJoin(ctx, "t") : "";
     statement = prepared(
       `SELECT ${columns},` +
         ` (EXISTS (SELECT 1 FROM ${slots} AS s` +

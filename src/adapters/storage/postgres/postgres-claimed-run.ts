@@ -4,6 +4,7 @@
  */
 import type { SecretSealer } from "../../../domain/ports/store.js";
 import type { ClaimedRun } from "../../../domain/ports/run-repository.js";
+import { taskSource } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { TASK_COLUMNS, record, runFromRow, taskFromRow, taskSelectList } from "./postgres-rows.js";
 
@@ -30,15 +31,23 @@ export function lockedClaimedRunSelect(ctx: PostgresContext, ids: string): strin
  * planner hashed all 10,000 tasks of a burst to lock 200 runs).
  */
 export function claimedRunSelect(ctx: PostgresContext, runs = `${ctx.runSql.table} AS r`): string {
+  return `SELECT ${ctx.runSql.columns}, ${claimedTaskColumns("t")} FROM ${runs}${claimedTaskJoin(ctx, "t")}`;
+}
+
+/**
+ * ` JOIN LATERAL (...) AS alias ON true`: the task of run `r` (its `tasks` and `task_state` rows, each by
+ * primary key), its columns under the `task__` prefix.
+ */
+export function claimedTaskJoin(ctx: PostgresContext, alias: string): string {
   return (
-    `SELECT ${ctx.runSql.columns}, ${claimedTaskColumns("t")} FROM ${runs}` +
-    ` JOIN LATERAL (SELECT * FROM ${ctx.tasksTable} AS k WHERE k.id = r.task_id OFFSET 0) AS t ON true`
+    ` JOIN LATERAL (SELECT ${taskSelectList("k", "v", PREFIX)} FROM ${taskSource(ctx, "k", "v")}` +
+    ` WHERE k.id = r.task_id OFFSET 0) AS ${alias} ON true`
   );
 }
 
-/** The task's columns of a claimed-run row, from the task aliased `alias`: what `claimedRunFromRow` reads. */
+/** The task's columns of a claimed-run row, from `claimedTaskJoin`'s `alias`: what `claimedRunFromRow` reads. */
 export function claimedTaskColumns(alias: string): string {
-  return taskSelectList(alias, PREFIX);
+  return PREFIXED_TASK_COLUMNS.map(([, prefixed]) => `${alias}.${prefixed}`).join(", ");
 }
 
 export function claimedRunFromRow(value: unknown, secrets: SecretSealer): ClaimedRun {

@@ -15,8 +15,10 @@ export interface PostgresContext {
   readonly schema: SchemaName;
   readonly newId: () => string;
   readonly runSql: RunSql;
-  /** `tasks` qualified by the schema. */
+  /** `tasks` qualified by the schema: the definitions, written by owner commands only. */
   readonly tasksTable: string;
+  /** `task_state` qualified by the schema: what a fire writes (docs/storage.md#tasks-and-task_state). */
+  readonly taskStateTable: string;
   /** Whether writes that create work `NOTIFY` the wake channel. */
   readonly notifies: boolean;
   /** How the tasks' signing secrets are stored (docs/security.md#secrets-at-rest). */
@@ -34,6 +36,7 @@ export function postgresContext(args: {
     ...args,
     runSql: new RunSql(args.schema),
     tasksTable: `${args.schema.quoted}.tasks`,
+    taskStateTable: `${args.schema.quoted}.task_state`,
   };
 }
 
@@ -45,4 +48,12 @@ export async function wake(
 ): Promise<void> {
   if (!ctx.notifies) return;
   await db.query("SELECT pg_notify($1::text, $2::text)", [WAKE_CHANNEL, payload]);
+}
+
+/**
+ * The one place a whole task is read: `tasks` (the definition, aliased `def`) joined by primary key to its
+ * `task_state` row (aliased `state`), the columns `taskSelectList(def, state)` reads. Append `WHERE ...`.
+ */
+export function taskSource(ctx: PostgresContext, def = "t", state = "s"): string {
+  return `${ctx.tasksTable} AS ${def} JOIN ${ctx.taskStateTable} AS ${state} ON ${state}.task_id = ${def}.id`;
 }

@@ -7,8 +7,9 @@
  * - the run row is the version read (`xmin`), so nothing wrote it since (a claim, a cancel, a sweep);
  * - its claim token is the one read (and a fenced request's token was checked against it in memory);
  * - a run read launching or running still holds its budget slot (`claim_slots.run_id`);
- * - its task's definition is the version read (`tasks.version`: the options a verdict was judged by),
- *   the task locked before any run is written, the order every other run writer locks in.
+ * - its task is the version read (`task_state.version`: the options a verdict was judged by), the task's
+ *   `task_state` row locked before any run is written, the order every other run writer locks in; the
+ *   bookkeeping is written on that narrow row, a heap-only update (docs/storage.md#tasks-and-task_state).
  * A run that misses the fence is not written, nor is its task's bookkeeping for it: its requests go to the
  * locking path, which reads it again under its lock (LeaseLostError and every refusal as before).
  */
@@ -84,6 +85,7 @@ export class PostgresFencedRunWrites {
     this.#ctx = ctx;
     const runs = ctx.runSql.table;
     const tasks = ctx.tasksTable;
+    const state = ctx.taskStateTable;
     // By primary key for each id (a lateral probe the planner cannot turn into a walk), no lock.
     this.#read = prepared(
       `SELECT ${ctx.runSql.columns}, r.read_xmin, t.schedule_type, t.options::text AS options,` +
@@ -91,10 +93,11 @@ export class PostgresFencedRunWrites {
         ` FROM (SELECT DISTINCT id FROM unnest($1::text[]) AS w(id)) AS w` +
         ` CROSS JOIN LATERAL (SELECT p.*, p.xmin::text AS read_xmin FROM ${runs} AS p` +
         ` WHERE p.id = w.id OFFSET 0) AS r` +
-        ` CROSS JOIN LATERAL (SELECT k.schedule_type, k.options, k.target_kind, k.version,` +
+        ` CROSS JOIN LATERAL (SELECT k.schedule_type, k.options, k.target_kind, v.version,` +
         // A once task's run_at, which decides whether a manual run took its occurrence (issue 31).
         ` CASE WHEN k.schedule_type = 'once' THEN k.schedule->>'runAt' END AS once_at` +
-        ` FROM ${tasks} AS k WHERE k.id = r.task_id OFFSET 0) AS t`,
+        ` FROM ${tasks} AS k JOIN ${state} AS v ON v.task_id = k.id` +
+        ` WHERE k.id = r.task_id OFFSET 0) AS t`,
     );
     const sets = RUN_STATE_COLUMNS.slice(1)
       .map((c) => `${c.name} = ${unnestValue(c)}`)
@@ -106,14 +109,14 @@ export class PostgresFencedRunWrites {
     this.#write = prepared(
       `WITH u AS MATERIALIZED (SELECT * FROM ${unnestSource(COLUMNS)}),` +
         // The tasks first, in id order, each only at the version read: the lock order of every writer.
-        ` locked AS MATERIALIZED (SELECT k.id FROM (SELECT DISTINCT task_id, task_version FROM u` +
-        ` ORDER BY task_id) AS w CROSS JOIN LATERAL (SELECT p.id FROM ${tasks} AS p` +
-        ` WHERE p.id = w.task_id AND p.version = w.task_version FOR UPDATE) AS k),` +
+        ` locked AS MATERIALIZED (SELECT k.task_id FROM (SELECT DISTINCT task_id, task_version FROM u` +
+        ` ORDER BY task_id) AS w CROSS JOIN LATERAL (SELECT p.task_id FROM ${state} AS p` +
+        ` WHERE p.task_id = w.task_id AND p.version = w.task_version FOR UPDATE) AS k),` +
         // The fence. `locked` is read as a one-time array (an init plan): every task is locked before
         // the first run is written.
         ` written AS (UPDATE ${runs} AS t SET ${sets} FROM u` +
         ` WHERE t.id = u.id AND t.id = ANY($1::text[])` +
-        ` AND u.task_id = ANY ((SELECT array_agg(id) FROM locked)::text[])` +
+        ` AND u.task_id = ANY ((SELECT array_agg(task_id) FROM locked)::text[])` +
         ` AND t.xmin = u.read_xmin::xid AND t.claim_token IS NOT DISTINCT FROM u.read_token` +
         ` AND (NOT u.held OR EXISTS (SELECT 1 FROM ${ctx.schema.quoted}.claim_slots AS s` +
         ` WHERE s.run_id = t.id))` +
@@ -128,13 +131,13 @@ export class PostgresFencedRunWrites {
         ` (array_agg(u.verdict_status ORDER BY u.status_seq DESC)` +
         ` FILTER (WHERE u.status_seq >= 0))[1] AS status` +
         ` FROM u JOIN written AS w ON w.id = u.id GROUP BY u.task_id),` +
-        ` booked AS (UPDATE ${tasks} AS t SET` +
+        ` booked AS (UPDATE ${state} AS t SET` +
         ` last_run_at = CASE WHEN b.launched THEN ${msToTimestamp("b.last_run_at")} ELSE t.last_run_at END,` +
         ` last_run_id = CASE WHEN b.launched THEN b.last_run_id ELSE t.last_run_id END,` +
         ` run_count = t.run_count + b.launches,` +
         ` last_error = CASE WHEN b.judged THEN b.last_error ELSE t.last_error END,` +
         ` status = COALESCE(b.status, t.status)` +
-        ` FROM book AS b WHERE t.id = b.task_id AND (b.launched OR b.judged) RETURNING t.id)` +
+        ` FROM book AS b WHERE t.task_id = b.task_id AND (b.launched OR b.judged) RETURNING t.task_id)` +
         ` SELECT (SELECT count(*) FROM booked)::int4 AS booked,` +
         ` ARRAY(SELECT id FROM written) AS ids${notify}`,
     );

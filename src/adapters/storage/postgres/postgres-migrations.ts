@@ -28,6 +28,7 @@ import { POSTGRES_MIGRATION_0019 } from "./postgres-migration-0019.js";
 import { POSTGRES_MIGRATION_0020 } from "./postgres-migration-0020.js";
 import { POSTGRES_MIGRATION_0021 } from "./postgres-migration-0021.js";
 import { POSTGRES_MIGRATION_0022 } from "./postgres-migration-0022.js";
+import { POSTGRES_MIGRATION_0023 } from "./postgres-migration-0023.js";
 import { POSTGRES_MIGRATION_0024 } from "./postgres-migration-0024.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { uniqueViolation } from "./postgres-errors.js";
@@ -74,7 +75,11 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 20, name: "recurrence schedules", sql: POSTGRES_MIGRATION_0020 },
   { version: 21, name: "active runs found through their slots", sql: POSTGRES_MIGRATION_0021 },
   { version: 22, name: "handler names by replica", sql: POSTGRES_MIGRATION_0022 },
-  // 23 is another change's (a task_state table); the runner applies versions by number, gaps allowed.
+  {
+    version: 23,
+    name: "a narrow task_state row for what a fire writes",
+    sql: POSTGRES_MIGRATION_0023,
+  },
   {
     version: 24,
     name: "a narrow queue and a ledger indexed on nothing the hot path changes",

@@ -1,5 +1,5 @@
 /**
- * The edge between rows and the domain: the columns of `tasks` and `runs`, a domain object as one row of
+ * The edge between rows and the domain: the columns of `tasks`, `task_state` and `runs`, a domain object as one row of
  * wire values (epoch ms for timestamps, JSON text for `jsonb`), and a row read back as a domain object.
  * Rows are checked field by field; a malformed row is a TypeError naming the column.
  */
@@ -23,9 +23,10 @@ import type { JsonValue } from "../../../domain/target.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Column } from "./postgres-sql.js";
-import { timestampToMs } from "./postgres-sql.js";
+import { timestampToMs, unnestSource, unnestValue } from "./postgres-sql.js";
 
-export const TASK_COLUMNS: readonly Column[] = [
+/** The columns of `tasks`: the definition, written by owner commands only. */
+export const TASK_DEFINITION_COLUMNS: readonly Column[] = [
   { name: "id", type: "text" },
   { name: "owner", type: "text" },
   { name: "title", type: "text" },
@@ -40,15 +41,6 @@ export const TASK_COLUMNS: readonly Column[] = [
   { name: "thread_id", type: "text" },
   { name: "options", type: "jsonb" },
   { name: "metadata", type: "jsonb" },
-  { name: "status", type: "text" },
-  { name: "next_run_at", type: "ts" },
-  { name: "decided_through", type: "ts" },
-  { name: "admitted_count", type: "int8" },
-  { name: "last_run_at", type: "ts" },
-  { name: "last_run_id", type: "text" },
-  { name: "last_error", type: "text" },
-  { name: "run_count", type: "int8" },
-  { name: "version", type: "int4" },
   { name: "webhook_secret", type: "text" },
   { name: "retiring_secret", type: "text" },
   { name: "retiring_until", type: "ts" },
@@ -57,8 +49,33 @@ export const TASK_COLUMNS: readonly Column[] = [
   { name: "deleted_at", type: "ts" },
   { name: "task_key", type: "text" },
   { name: "task_group", type: "text" },
-  { name: "defect_at", type: "ts" },
 ];
+
+/**
+ * The columns of `task_state` a statement writes (its generated `due_at` aside), keyed by `task_id`: what a
+ * fire changes, and the version that fences the verdict (docs/storage.md#tasks-and-task_state).
+ */
+export const TASK_STATE_COLUMNS: readonly Column[] = [
+  { name: "task_id", type: "text" },
+  { name: "version", type: "int4" },
+  { name: "status", type: "text" },
+  { name: "next_run_at", type: "ts" },
+  { name: "decided_through", type: "ts" },
+  { name: "admitted_count", type: "int8" },
+  { name: "run_count", type: "int8" },
+  { name: "defect_at", type: "ts" },
+  { name: "last_run_at", type: "ts" },
+  { name: "last_run_id", type: "text" },
+  { name: "last_error", type: "text" },
+];
+
+/** A whole task's columns as read (`taskSelectList`): the definition's, then the state's but its key. */
+export const TASK_COLUMNS: readonly Column[] = [
+  ...TASK_DEFINITION_COLUMNS,
+  ...TASK_STATE_COLUMNS.slice(1),
+];
+
+const STATE_COLUMN_NAMES = new Set(TASK_STATE_COLUMNS.map((c) => c.name));
 
 export const RUN_COLUMNS: readonly Column[] = [
   { name: "id", type: "text" },
@@ -93,8 +110,8 @@ export const RUN_COLUMNS: readonly Column[] = [
   { name: "result", type: "jsonb" },
 ];
 
-/** The task as one row of wire values, in `TASK_COLUMNS` order; `secrets` seals its signing secrets. */
-export function taskValues(task: Task, secrets: SecretSealer): unknown[] {
+/** The task's definition as one row of wire values, in `TASK_DEFINITION_COLUMNS` order; `secrets` seals its signing secrets. */
+export function taskDefinitionValues(task: Task, secrets: SecretSealer): unknown[] {
   const context = task.context;
   return [
     task.id,
@@ -111,15 +128,6 @@ export function taskValues(task: Task, secrets: SecretSealer): unknown[] {
     context.mode === "reuse_thread" ? context.threadId : null,
     json(task.options),
     json(task.metadata),
-    task.status,
-    task.nextRunAt,
-    task.decidedThrough,
-    task.admittedCount,
-    task.lastRunAt,
-    task.lastRunId,
-    task.lastError,
-    task.runCount,
-    task.version,
     secrets.seal(task.webhookSecret),
     task.retiringSecret == null ? null : secrets.seal(task.retiringSecret.secret),
     task.retiringSecret?.until ?? null,
@@ -128,8 +136,66 @@ export function taskValues(task: Task, secrets: SecretSealer): unknown[] {
     task.deletedAt,
     task.key,
     task.group,
-    task.defect?.detectedAt ?? null,
   ];
+}
+
+/**
+ * The task's state as one row of wire values, in `TASK_STATE_COLUMNS` order. A deleted task is never due:
+ * its `next_run_at` is stored NULL (no read returns a deleted task), so `due_at` is NULL too.
+ */
+export function taskStateValues(task: Task): unknown[] {
+  return [
+    task.id,
+    task.version,
+    task.status,
+    task.deletedAt === null ? task.nextRunAt : null,
+    task.decidedThrough,
+    task.admittedCount,
+    task.runCount,
+    task.defect?.detectedAt ?? null,
+    task.lastRunAt,
+    task.lastRunId,
+    task.lastError,
+  ];
+}
+
+/** The whole task as one row of wire values, in `TASK_COLUMNS` order: what `taskWrite` takes. */
+export function taskValues(task: Task, secrets: SecretSealer): unknown[] {
+  return [...taskDefinitionValues(task, secrets), ...taskStateValues(task).slice(1)];
+}
+
+/**
+ * One statement writing whole tasks, their rows in `TASK_COLUMNS` arrays (`columnArrays(TASK_COLUMNS,
+ * rows.map(taskValues))`, the ids first): `insert` adds each task's `tasks` and `task_state` rows and ends
+ * with `tail` (over `inserted`, the ids of the state rows written), `rewrite` sets every column of both
+ * (docs/storage.md#tasks-and-task_state).
+ */
+export function taskWrite(
+  kind: "insert" | "rewrite",
+  tasks: string,
+  state: string,
+  tail = "SELECT count(*)::int4 AS inserted FROM inserted",
+): string {
+  const source = `WITH u AS MATERIALIZED (SELECT * FROM ${unnestSource(TASK_COLUMNS)})`;
+  const stateColumns = TASK_STATE_COLUMNS.slice(1);
+  if (kind === "insert") {
+    const names = (columns: readonly Column[]) => columns.map((c) => c.name).join(", ");
+    const values = (columns: readonly Column[]) => columns.map(unnestValue).join(", ");
+    return (
+      `${source}, d AS (INSERT INTO ${tasks} (${names(TASK_DEFINITION_COLUMNS)})` +
+      ` SELECT ${values(TASK_DEFINITION_COLUMNS)} FROM u)` +
+      `, inserted AS (INSERT INTO ${state} (task_id, ${names(stateColumns)})` +
+      ` SELECT u.id, ${values(stateColumns)} FROM u RETURNING task_id) ${tail}`
+    );
+  }
+  const sets = (columns: readonly Column[]) =>
+    columns.map((c) => `${c.name} = ${unnestValue(c)}`).join(", ");
+  return (
+    `${source}, d AS (UPDATE ${tasks} AS t SET ${sets(TASK_DEFINITION_COLUMNS.slice(1))} FROM u` +
+    ` WHERE t.id = u.id AND t.id = ANY($1::text[]))` +
+    ` UPDATE ${state} AS t SET ${sets(stateColumns)} FROM u` +
+    ` WHERE t.task_id = u.id AND t.task_id = ANY($1::text[])`
+  );
 }
 
 /** The run as one row of wire values, in `RUN_COLUMNS` order. */
@@ -169,13 +235,14 @@ export function runValues(run: Run): unknown[] {
 }
 
 /**
- * The task columns to select from `alias`, each named `prefix` + its name: instants as epoch
- * milliseconds, and the JSON columns as their text, which `taskFromRow` decodes through the stored-fields
- * memo (a task row is read by admission and again by its claim; see stored-task-fields.ts).
+ * The task columns to select from `def` (its `tasks` row) and `state` (its `task_state` row), as
+ * `taskSource` joins them, each named `prefix` + its name: instants as epoch milliseconds, and the JSON
+ * columns as their text, which `taskFromRow` decodes through the stored-fields memo (a task row is read by
+ * admission and again by its claim; see stored-task-fields.ts).
  */
-export function taskSelectList(alias: string, prefix = ""): string {
+export function taskSelectList(def: string, state: string, prefix = ""): string {
   return TASK_COLUMNS.map((c) => {
-    const column = `${alias}.${c.name}`;
+    const column = `${STATE_COLUMN_NAMES.has(c.name) ? state : def}.${c.name}`;
     if (c.type === "ts") return `${timestampToMs(column)} AS ${prefix}${c.name}`;
     if (c.type === "jsonb") return `${column}::text AS ${prefix}${c.name}`;
     return `${column} AS ${prefix}${c.name}`;

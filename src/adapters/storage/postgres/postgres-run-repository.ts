@@ -29,7 +29,7 @@ import { PostgresClaim } from "./postgres-claim.js";
 import { PostgresFencedRunWrites } from "./postgres-fenced-run-writes.js";
 import { searchPostgresRuns } from "./postgres-run-search.js";
 import { claimedRunFromRow, claimedRunSelect } from "./postgres-claimed-run.js";
-import { wake } from "./postgres-context.js";
+import { taskSource, wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { decodeCursor, pageOf } from "../shared/page-cursor.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
@@ -61,7 +61,7 @@ import { PostgresUnservedRuns } from "./postgres-unserved-runs.js";
 /** A batch's task bookkeeping as unnested arrays, in the order `#recordOnTasks` writes them. */
 const LAST_RUN_AT: Column = { name: "last_run_at", type: "ts" };
 const RECORD_ON_TASKS_COLUMNS: readonly Column[] = [
-  { name: "id", type: "text" },
+  { name: "task_id", type: "text" },
   { name: "launched", type: "bool" },
   LAST_RUN_AT,
   { name: "last_run_id", type: "text" },
@@ -335,6 +335,7 @@ export class PostgresRunRepository implements RunRepository {
 function buildStatements(ctx: PostgresContext) {
   const runs = ctx.runSql.table;
   const tasks = ctx.tasksTable;
+  const state = ctx.taskStateTable;
   const select = `SELECT ${ctx.runSql.columns} FROM ${runs} AS r`;
   // The launching and running runs, found through the budget's slots (at most one run per slot, a
   // few hundred rows): each slot's run by primary key. A run is launching or running only while it
@@ -357,9 +358,10 @@ function buildStatements(ctx: PostgresContext) {
       ` AND ($3::text IS NULL OR r.status = $3) AND ($4::text IS NULL OR r.trigger = $4)` +
       ` AND ($5::int8 IS NULL OR (r.scheduled_for, r.id) < (${at("$5")}, $6::text))` +
       ` ORDER BY r.scheduled_for DESC, r.id DESC LIMIT $7::int4`,
+    // The task's state row is the lock every run writer, admission and owner commands take.
     lockTaskOfRun:
-      `SELECT ${taskSelectList("t")} FROM ${tasks} AS t` +
-      ` WHERE t.id = (SELECT task_id FROM ${runs} WHERE id = $1::text) FOR UPDATE`,
+      `SELECT ${taskSelectList("t", "s")} FROM ${taskSource(ctx)}` +
+      ` WHERE t.id = (SELECT task_id FROM ${runs} WHERE id = $1::text) FOR UPDATE OF s`,
     lockRun: `${select} WHERE r.id = $1::text FOR UPDATE`,
     // Both by primary key from the unnested ids, each probe a lateral subquery the planner cannot
     // flatten, whatever the statistics say (as a semi-join, or by `id = ANY($1)`, the planner read every
@@ -370,8 +372,9 @@ function buildStatements(ctx: PostgresContext) {
         ` CASE WHEN t.schedule_type = 'once' THEN t.schedule->>'runAt' END AS once_at` +
         ` FROM (SELECT DISTINCT k.task_id FROM unnest($1::text[]) AS w(id)` +
         ` CROSS JOIN LATERAL (SELECT task_id FROM ${runs} AS p WHERE p.id = w.id OFFSET 0) AS k` +
-        ` ORDER BY k.task_id) AS w CROSS JOIN LATERAL (SELECT id, schedule_type, options, target_kind,` +
-        ` schedule FROM ${tasks} AS p WHERE p.id = w.task_id FOR UPDATE) AS t`,
+        ` ORDER BY k.task_id) AS w CROSS JOIN LATERAL (SELECT p.id, p.schedule_type, p.options,` +
+        ` p.target_kind, p.schedule FROM ${tasks} AS p JOIN ${state} AS v ON v.task_id = p.id` +
+        ` WHERE p.id = w.task_id FOR UPDATE OF v) AS t`,
     ),
     lockRuns: prepared(
       `SELECT ${ctx.runSql.columns} FROM (SELECT DISTINCT id FROM unnest($1::text[]) AS w(id)` +
@@ -381,7 +384,7 @@ function buildStatements(ctx: PostgresContext) {
     // Launch bookkeeping (last_run_*, a relative run_count) and verdict fields (last_error, and status
     // when a verdict set one): the fields docs/semantics.md#completion gives these two steps, nothing else.
     recordOnTasks: prepared(
-      `UPDATE ${tasks} AS t SET` +
+      `UPDATE ${state} AS t SET` +
         ` last_run_at = CASE WHEN u.launched THEN ${unnestValue(LAST_RUN_AT)} ELSE t.last_run_at END,` +
         ` last_run_id = CASE WHEN u.launched THEN u.last_run_id ELSE t.last_run_id END,` +
         ` run_count = t.run_count + u.launches,` +
@@ -390,12 +393,12 @@ function buildStatements(ctx: PostgresContext) {
         ` ${keyedUnnestFrom(RECORD_ON_TASKS_COLUMNS)}`,
     ),
     recordOnTask:
-      `UPDATE ${tasks} SET` +
+      `UPDATE ${state} SET` +
       ` last_run_at = CASE WHEN $2::bool THEN ${at("$3")} ELSE last_run_at END,` +
       ` last_run_id = CASE WHEN $2::bool THEN $4::text ELSE last_run_id END,` +
       ` run_count = run_count + $5::int8,` +
       ` last_error = CASE WHEN $6::bool THEN $7::text ELSE last_error END,` +
-      ` status = COALESCE($8::text, status) WHERE id = $1::text`,
+      ` status = COALESCE($8::text, status) WHERE task_id = $1::text`,
     // By primary key, the task by its own (deleted or not).
     runWithTask: `${claimedRunSelect(ctx)} WHERE r.id = $1::text`,
     expiredClaims:
@@ -410,7 +413,7 @@ function buildStatements(ctx: PostgresContext) {
       ` ORDER BY r.claim_expires_at, r.id LIMIT $3::int4`,
     // Running runs hold a slot: the walk stays within the budget's slots.
     runningRuns:
-      `${claimedRunSelect(ctx, active)} WHERE r.status = 'running' AND t.target_kind = $1::text` +
+      `${claimedRunSelect(ctx, active)} WHERE r.status = 'running' AND t.task__target_kind = $1::text` +
       ` AND ($2::text IS NULL OR r.id > $2::text) ORDER BY r.id LIMIT $3::int4`,
     pastDeadline:
       `SELECT r.id FROM ${active} WHERE r.status IN ('launching', 'running')` +

@@ -75,7 +75,7 @@ export function unnestUpdate(table: string, columns: readonly Column[]): string 
 
 /**
  * `FROM unnest(...) AS u WHERE t.id = u.id AND t.id = ANY($1)` for a batch `UPDATE ... AS t` whose first
- * column (and parameter) is `id`: with `t.id = ANY($1)` beside the join, the rows to change are found
+ * column (and parameter) is its key, `id` (or `task_id`, the key of `task_state`): with `t.id = ANY($1)` beside the join, the rows to change are found
  * through the primary key once the table has statistics (a hash join over the whole table was the
  * planner's choice on a small or freshly analysed table). A table never analyzed (`reltuples` unknown)
  * can still be read whole: see docs/storage.md#the-claim-path-on-postgresql. (Rewriting the row at the
@@ -83,7 +83,8 @@ export function unnestUpdate(table: string, columns: readonly Column[]): string 
  * by `ctid`.)
  */
 export function keyedUnnestFrom(columns: readonly Column[]): string {
-  return `FROM ${unnestSource(columns)} WHERE t.id = u.id AND t.id = ANY($1::text[])`;
+  const key = columns[0]?.name === "task_id" ? "task_id" : "id";
+  return `FROM ${unnestSource(columns)} WHERE t.${key} = u.${key} AND t.${key} = ANY($1::text[])`;
 }
 
 /**

@@ -27,7 +27,7 @@ import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { PostgresAdmission } from "./postgres-admission.js";
 import { checkPostgresStamps } from "./postgres-calendar-repository.js";
-import { WAKE_CHANNEL, wake } from "./postgres-context.js";
+import { WAKE_CHANNEL, taskSource, wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { decodeCursor, pageOf } from "../shared/page-cursor.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
@@ -38,17 +38,12 @@ import {
   record,
   runFromRow,
   taskFromRow,
-  taskValues,
   taskSelectList,
+  taskValues,
+  taskWrite,
 } from "./postgres-rows.js";
 import type { InsertConflict } from "./postgres-run-writes.js";
-import {
-  columnArrays,
-  msToTimestamp,
-  prepared,
-  unnestInsert,
-  unnestUpdate,
-} from "./postgres-sql.js";
+import { columnArrays, msToTimestamp, prepared } from "./postgres-sql.js";
 import { withTransaction } from "./with-transaction.js";
 import { uniqueViolation } from "./postgres-errors.js";
 
@@ -89,28 +84,35 @@ export class PostgresTaskRepository implements TaskRepository {
     this.#ctx = ctx;
     this.#admission = new PostgresAdmission(ctx);
     const tasks = ctx.tasksTable;
-    const columns = taskSelectList("t");
-    this.#insert = unnestInsert(tasks, TASK_COLUMNS);
-    this.#rewrite = unnestUpdate(tasks, TASK_COLUMNS);
-    // One statement: the row and its wake-up commit together.
+    const state = ctx.taskStateTable;
+    const columns = taskSelectList("t", "s");
+    const from = taskSource(ctx);
+    // A task is two rows written together, in one statement (docs/storage.md#tasks-and-task_state).
+    this.#insert = taskWrite("insert", tasks, state);
+    this.#rewrite = taskWrite("rewrite", tasks, state);
+    // One statement: the rows and their wake-up commit together.
     const channel = TASK_COLUMNS.length + 1;
-    this.#insertAndWake =
-      `WITH inserted AS (${this.#insert} RETURNING id)` +
-      ` SELECT pg_notify($${channel}::text, $${channel + 1}::text) FROM inserted`;
+    this.#insertAndWake = taskWrite(
+      "insert",
+      tasks,
+      state,
+      `SELECT pg_notify($${channel}::text, $${channel + 1}::text) FROM inserted`,
+    );
     const visible =
       "t.id = $1::text AND t.deleted_at IS NULL AND ($2::text IS NULL OR t.owner = $2)";
-    this.#find = `SELECT ${columns} FROM ${tasks} AS t WHERE ${visible}`;
+    this.#find = `SELECT ${columns} FROM ${from} WHERE ${visible}`;
+    // Both rows: the state row is what admission and the verdict lock, the definition what edits rewrite.
     this.#lock = `${this.#find} FOR UPDATE`;
     this.#lockTaskRun =
       `SELECT ${ctx.runSql.columns} FROM ${ctx.runSql.table} AS r` +
       ` WHERE r.id = $1::text AND r.task_id = $2::text FOR UPDATE`;
     this.#findByKey =
-      `SELECT ${columns} FROM ${tasks} AS t WHERE t.owner = $1::text AND t.task_key = $2::text` +
+      `SELECT ${columns} FROM ${from} WHERE t.owner = $1::text AND t.task_key = $2::text` +
       ` AND t.task_key IS NOT NULL AND t.deleted_at IS NULL`;
     const list = (newest: boolean) =>
-      `SELECT ${columns} FROM ${tasks} AS t WHERE t.deleted_at IS NULL` +
+      `SELECT ${columns} FROM ${from} WHERE t.deleted_at IS NULL` +
       ` AND ($1::text IS NULL OR t.owner = $1)` +
-      ` AND ($2::text IS NULL OR t.status = $2)` +
+      ` AND ($2::text IS NULL OR s.status = $2)` +
       ` AND ($3::text IS NULL OR t.target_kind = $3)` +
       ` AND ($4::text IS NULL OR t.thread_id = $4)` +
       ` AND ($5::text IS NULL OR t.thread_scope = $5)` +
@@ -123,9 +125,10 @@ export class PostgresTaskRepository implements TaskRepository {
       ` ORDER BY ${newest ? "t.created_at DESC, t.id DESC" : "t.created_at, t.id"} LIMIT $8::int4`;
     this.#list = list(false);
     this.#listNewest = list(true);
+    // The first entry of task_state_due_idx: `due_at` is NULL for a task that is not due.
     this.#nextDue = prepared(
-      `SELECT (extract(epoch from min(t.next_run_at)) * 1000)::int8 AS at FROM ${tasks} AS t` +
-        ` WHERE t.status = 'enabled' AND t.deleted_at IS NULL AND t.defect_at IS NULL`,
+      `SELECT (extract(epoch from min(s.due_at)) * 1000)::int8 AS at FROM ${state} AS s` +
+        ` WHERE s.due_at IS NOT NULL`,
     );
   }
 
@@ -207,7 +210,7 @@ export class PostgresTaskRepository implements TaskRepository {
   }
 
   async #insertTask(task: Task, quota?: TaskCountCheck): Promise<void> {
-    const values = columnArrays(TASK_COLUMNS, [taskValues(task, this.#ctx.secrets)]);
+    const values = this.#rows([task]);
     const stamps = calendarStamps(task.schedule);
     if (stamps.length > 0 || quota !== undefined) {
       // Its calendars' rows stay share-locked until the task is in: see postgres-calendar-repository.ts.
@@ -248,13 +251,18 @@ export class PostgresTaskRepository implements TaskRepository {
       }
       // One unnest per chunk: the arrays travel as text parameters, so a chunk bounds their size.
       for (let start = 0; start < tasks.length; start += INSERT_CHUNK) {
-        const rows = tasks
-          .slice(start, start + INSERT_CHUNK)
-          .map((task) => taskValues(task, this.#ctx.secrets));
-        await client.query(this.#insert, columnArrays(TASK_COLUMNS, rows));
+        await client.query(this.#insert, this.#rows(tasks.slice(start, start + INSERT_CHUNK)));
       }
       await wake(this.#ctx, client, `tasks:${String(tasks.length)}`);
     });
+  }
+
+  /** The parameters of `#insert` and `#rewrite`. */
+  #rows(tasks: readonly Task[]): string[] {
+    return columnArrays(
+      TASK_COLUMNS,
+      tasks.map((task) => taskValues(task, this.#ctx.secrets)),
+    );
   }
 
   async findTask(scope: OwnerScope, id: TaskId): Promise<Task | null> {
@@ -310,10 +318,7 @@ export class PostgresTaskRepository implements TaskRepository {
       if (mutation.task !== undefined) {
         const stamps = changedStamps(task.schedule, mutation.task.schedule);
         await checkPostgresStamps(this.#ctx, client, task.owner, stamps);
-        await client.query(
-          this.#rewrite,
-          columnArrays(TASK_COLUMNS, [taskValues(mutation.task, this.#ctx.secrets)]),
-        );
+        await client.query(this.#rewrite, this.#rows([mutation.task]));
       }
       const kind = (mutation.task ?? task).target.kind;
       const inserted = await this.#insertNewRuns(client, mutation.newRuns ?? [], kind);

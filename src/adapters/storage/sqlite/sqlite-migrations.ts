@@ -23,6 +23,7 @@ import { SQLITE_MIGRATION_0011 } from "./sqlite-migration-0011.js";
 import { SQLITE_MIGRATION_0012 } from "./sqlite-migration-0012.js";
 import { SQLITE_MIGRATION_0013 } from "./sqlite-migration-0013.js";
 import { SQLITE_MIGRATION_0014 } from "./sqlite-migration-0014.js";
+import { SQLITE_MIGRATION_0015 } from "./sqlite-migration-0015.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -46,6 +47,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 12, name: "recent requested runs index", sql: SQLITE_MIGRATION_0012 },
   { version: 13, name: "recurrence schedules", sql: SQLITE_MIGRATION_0013 },
   { version: 14, name: "handler names by replica", sql: SQLITE_MIGRATION_0014 },
+  { version: 15, name: "task state apart from its definition", sql: SQLITE_MIGRATION_0015 },
 ];
 
 /** Thrown when the database's migrations do not match this code: newer, unknown or edited. */

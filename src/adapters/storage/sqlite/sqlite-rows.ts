@@ -159,6 +159,26 @@ export const RUN_COLUMNS: readonly (keyof RunRow)[] = [
   "result",
 ];
 
+/**
+ * The columns of a task row that live in `task_state` (what a fire changes: docs/storage.md#task-state-on-sqlite),
+ * keyed there by `task_id`; the others are the definition, in `tasks`.
+ */
+export const TASK_STATE_COLUMNS: readonly (keyof TaskRow)[] = [
+  "status",
+  "next_run_at",
+  "decided_through",
+  "admitted_count",
+  "last_run_at",
+  "last_run_id",
+  "last_error",
+  "run_count",
+  "defect_at",
+];
+
+export const TASK_DEFINITION_COLUMNS: readonly (keyof TaskRow)[] = TASK_COLUMNS.filter(
+  (name) => !TASK_STATE_COLUMNS.includes(name),
+);
+
 const KEYWORDS: ReadonlySet<string> = new Set(["trigger", "exclusive"]);
 
 /** A column name as SQL text, quoted when it is a keyword. */
@@ -375,4 +395,44 @@ export function runToRow(run: Run): RunRow {
     error: run.error,
     result: run.result === null ? null : JSON.stringify(run.result),
   };
+}
+
+/**
+ * A run's column values in `RUN_COLUMNS` order, for a statement with positional parameters: the run
+ * insert binds 30 values per admitted occurrence, and binding them by name cost a property lookup each
+ * (about 30% more per insert, measured alone). `runToRow` stays the one mapping: a test keeps the two equal.
+ */
+export function runValues(run: Run): unknown[] {
+  return [
+    run.id,
+    run.taskId,
+    run.owner,
+    run.trigger,
+    run.scheduledFor,
+    run.fireAt,
+    run.status,
+    run.reason,
+    run.missedCount,
+    run.missedUntil,
+    run.attempt,
+    run.failures,
+    run.notBefore,
+    run.threadScope,
+    run.threadId,
+    run.exclusive ? 1 : 0,
+    run.claimToken,
+    run.claimExpiresAt,
+    run.claimedBy,
+    run.targetRunId,
+    run.idempotencyKey,
+    run.queuedAt,
+    run.launchedAt,
+    run.deadlineAt,
+    run.finishedAt,
+    run.latenessMs,
+    run.late ? 1 : 0,
+    run.cancelRequestedAt,
+    run.error,
+    run.result === null ? null : JSON.stringify(run.result),
+  ];
 }

@@ -156,13 +156,14 @@ export class SqliteRunRepository implements RunRepository {
     );
     // Relative: a launch never writes back a run_count it read (docs/semantics.md#completion, disjoint writers).
     this.#recordLaunch = db.prepare(
-      `UPDATE tasks SET last_run_at = @at, last_run_id = @run, run_count = run_count + @add
-       WHERE id = @id`,
+      `UPDATE task_state SET last_run_at = @at, last_run_id = @run, run_count = run_count + @add
+       WHERE task_id = @id`,
     );
-    // Two statements: a verdict without a status must not touch tasks_due_idx (its predicate names status).
-    this.#recordError = db.prepare("UPDATE tasks SET last_error = @error WHERE id = @id");
+    // Two statements: a verdict without a status must not touch task_state_due_idx (its predicate
+    // names status).
+    this.#recordError = db.prepare("UPDATE task_state SET last_error = @error WHERE task_id = @id");
     this.#recordVerdict = db.prepare(
-      "UPDATE tasks SET last_error = @error, status = @status WHERE id = @id",
+      "UPDATE task_state SET last_error = @error, status = @status WHERE task_id = @id",
     );
   }
 

@@ -20,7 +20,12 @@ export const ACTIVE = "('queued', 'launching', 'running')";
 export const SLOT = "('launching', 'running')";
 export const TERMINAL = "('succeeded', 'failed', 'timed_out', 'cancelled', 'skipped', 'missed')";
 
-export const TASK_SELECT = `SELECT ${columnList(TASK_COLUMNS)} FROM tasks`;
+/**
+ * A task row whole: its definition joined to its state (one primary-key probe). Every column name is
+ * unique across the two tables (`task_state` is keyed by `task_id`), so filters stay unqualified.
+ */
+export const TASK_FROM = "tasks JOIN task_state ON task_state.task_id = tasks.id";
+export const TASK_SELECT = `SELECT ${columnList(TASK_COLUMNS)} FROM ${TASK_FROM}`;
 export const RUN_SELECT = `SELECT ${columnList(RUN_COLUMNS)} FROM runs`;
 
 const RUN_FIELDS = RUN_COLUMNS.filter((name) => name !== "id");
@@ -67,7 +72,8 @@ export class RowReader<Params extends unknown[], Row> {
 }
 
 export class SqliteStatements {
-  readonly insertRun: Statement<[RunRow]>;
+  /** Binds `runValues(run)` and the run's target kind. */
+  readonly insertRun: Statement;
   readonly runById: RowReader<[string], RunRow>;
   /** Any task, deleted ones included (runs of a deleted task still change). */
   readonly taskById: RowReader<[string], TaskRow>;
@@ -89,12 +95,11 @@ export class SqliteStatements {
   constructor(db: SqliteDatabase, secrets: SecretSealer) {
     this.#db = db;
     this.secrets = secrets;
-    this.insertRun = db.prepare<[RunRow]>(
-      // The task's target kind is copied onto the run, for the listing across tasks
-      // (docs/storage.md#runs-across-tasks): one primary-key probe.
+    // The values of `runValues`, then the task's target kind, copied onto the run for the listing
+    // across tasks (docs/storage.md#runs-across-tasks).
+    this.insertRun = db.prepare(
       `INSERT INTO runs (${columnList(RUN_COLUMNS)}, target_kind)
-       VALUES (${RUN_COLUMNS.map((name) => `@${name}`).join(", ")},
-               (SELECT target_kind FROM tasks WHERE id = @task_id))`,
+       VALUES (${RUN_COLUMNS.map(() => "?").join(", ")}, ?)`,
     );
     this.runById = new RowReader(db, `${RUN_SELECT} WHERE id = ?`, RUN_COLUMNS);
     this.taskById = new RowReader(db, `${TASK_SELECT} WHERE id = ?`, TASK_COLUMNS);

@@ -32,10 +32,12 @@ import { settle, StatementCache } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { SqliteCalendarStamps } from "./sqlite-calendar-repository.js";
 import { brokenRunKey, isTaskKeyTaken } from "./sqlite-errors.js";
-import { columnList, runFromRow, runToRow, TASK_COLUMNS } from "./sqlite-rows.js";
+import { columnList, runFromRow, runToRow, runValues, TASK_COLUMNS } from "./sqlite-rows.js";
+import type { TargetKind } from "../../../domain/target.js";
+import { TASK_DEFINITION_COLUMNS, TASK_STATE_COLUMNS } from "./sqlite-rows.js";
 import { taskFromRow, taskToRow } from "./sqlite-rows.js";
 import type { TaskRow } from "./sqlite-rows.js";
-import { RowReader, TASK_SELECT } from "./sqlite-statements.js";
+import { RowReader, TASK_FROM, TASK_SELECT } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
 
 type ListParams = Record<string, string | number>;
@@ -59,7 +61,9 @@ export class SqliteTaskRepository implements TaskRepository {
   readonly #newId: () => string;
   readonly #stamps: SqliteCalendarStamps;
   readonly #insertTask: Statement<[TaskRow]>;
+  readonly #insertState: Statement<[TaskRow]>;
   readonly #updateTask: Statement<[TaskRow]>;
+  readonly #updateState: Statement<[TaskRow]>;
   readonly #countTasks: Statement<[string], number>;
   readonly #countRecentRuns: Statement<[string, number, string], number>;
   readonly #visibleTask: Statement<[{ id: string; owner: string | null }], TaskRow>;
@@ -92,14 +96,23 @@ export class SqliteTaskRepository implements TaskRepository {
         `SELECT count(*) FROM runs WHERE owner = ? AND queued_at >= ? AND "trigger" = ?`,
       )
       .pluck();
+    // A task is two rows: its definition and its state (docs/storage.md#task-state-on-sqlite).
     this.#insertTask = db.prepare<[TaskRow]>(
-      `INSERT INTO tasks (${columnList(TASK_COLUMNS)})
-       VALUES (${TASK_COLUMNS.map((name) => `@${name}`).join(", ")})`,
+      `INSERT INTO tasks (${columnList(TASK_DEFINITION_COLUMNS)})
+       VALUES (${TASK_DEFINITION_COLUMNS.map((name) => `@${name}`).join(", ")})`,
+    );
+    this.#insertState = db.prepare<[TaskRow]>(
+      `INSERT INTO task_state (task_id, ${columnList(TASK_STATE_COLUMNS)})
+       VALUES (@id, ${TASK_STATE_COLUMNS.map((name) => `@${name}`).join(", ")})`,
     );
     this.#updateTask = db.prepare<[TaskRow]>(
-      `UPDATE tasks SET ${TASK_COLUMNS.filter((name) => name !== "id")
+      `UPDATE tasks SET ${TASK_DEFINITION_COLUMNS.filter((name) => name !== "id")
         .map((name) => `${name} = @${name}`)
         .join(", ")} WHERE id = @id`,
+    );
+    this.#updateState = db.prepare<[TaskRow]>(
+      `UPDATE task_state SET ${TASK_STATE_COLUMNS.map((name) => `${name} = @${name}`).join(", ")}
+       WHERE task_id = @id`,
     );
     this.#visibleTask = db.prepare(
       `${TASK_SELECT} WHERE id = @id AND deleted_at IS NULL AND (@owner IS NULL OR owner = @owner)`,
@@ -109,27 +122,28 @@ export class SqliteTaskRepository implements TaskRepository {
       `${TASK_SELECT} WHERE owner = @owner AND task_key = @key AND task_key IS NOT NULL
          AND deleted_at IS NULL`,
     );
-    // Matches tasks_due_idx's predicate exactly, so the scan walks that partial index.
+    // Repeats task_state_due_idx's predicate, so the scan walks that partial index in order; a deleted
+    // task has no next run (docs/semantics.md), and `deleted_at` is checked on its definition row anyway.
     this.#dueTasks = new RowReader(
       db,
-      `${TASK_SELECT} WHERE status = 'enabled' AND deleted_at IS NULL AND defect_at IS NULL
-         AND next_run_at <= ?
-       ORDER BY next_run_at, id LIMIT ?`,
+      `${TASK_SELECT} WHERE status = 'enabled' AND defect_at IS NULL AND next_run_at <= ?
+         AND deleted_at IS NULL
+       ORDER BY next_run_at, task_id LIMIT ?`,
       TASK_COLUMNS,
     );
     this.#writeAdmission = db.prepare<[ScheduleFieldsRow]>(
-      `UPDATE tasks SET status = @status, next_run_at = @next_run_at,
+      `UPDATE task_state SET status = @status, next_run_at = @next_run_at,
          decided_through = @decided_through, admitted_count = @admitted_count,
          last_error = CASE WHEN @set_last_error = 1 THEN @last_error ELSE last_error END
-       WHERE id = @id`,
+       WHERE task_id = @id`,
     );
     this.#markDefect = db.prepare<[{ id: string; at: number }]>(
-      "UPDATE tasks SET defect_at = @at WHERE id = @id AND defect_at IS NULL",
+      "UPDATE task_state SET defect_at = @at WHERE task_id = @id AND defect_at IS NULL",
     );
     this.#nextDue = db.prepare<[], { next_run_at: number }>(
-      `SELECT next_run_at FROM tasks
-       WHERE status = 'enabled' AND deleted_at IS NULL AND defect_at IS NULL
-         AND next_run_at IS NOT NULL
+      `SELECT next_run_at FROM ${TASK_FROM}
+       WHERE status = 'enabled' AND defect_at IS NULL AND next_run_at IS NOT NULL
+         AND deleted_at IS NULL
        ORDER BY next_run_at LIMIT 1`,
     );
   }
@@ -138,7 +152,7 @@ export class SqliteTaskRepository implements TaskRepository {
     const stamps = calendarStamps(task.schedule);
     const insert = (): void => {
       try {
-        this.#insertTask.run(taskToRow(task, this.#shared.secrets));
+        this.#insertRow(taskToRow(task, this.#shared.secrets));
       } catch (error) {
         if (task.key !== null && isTaskKeyTaken(error)) {
           throw new KeyTakenError(task.key, { cause: error });
@@ -147,16 +161,18 @@ export class SqliteTaskRepository implements TaskRepository {
       }
     };
     return settle(() => {
-      if (stamps.length === 0 && quota === undefined) {
-        insert();
-        return;
-      }
       this.#tx.write(() => {
         this.#checkCounts([task], quota);
         this.#stamps.check(task.owner, stamps);
         insert();
       });
     });
+  }
+
+  /** A task's two rows, definition and state; inside the caller's transaction. */
+  #insertRow(row: TaskRow): void {
+    this.#insertTask.run(row);
+    this.#insertState.run(row);
   }
 
   /** The quota of each owner the insert adds to, in the inserting transaction (one writer at a time). */
@@ -175,7 +191,7 @@ export class SqliteTaskRepository implements TaskRepository {
         for (const [owner, stamps] of stampsByOwner(tasks)) this.#stamps.check(owner, stamps);
         for (const task of tasks) {
           try {
-            this.#insertTask.run(taskToRow(task, this.#shared.secrets));
+            this.#insertRow(taskToRow(task, this.#shared.secrets));
           } catch (error) {
             if (task.key !== null && isTaskKeyTaken(error)) {
               throw new KeyTakenError(task.key, { cause: error });
@@ -278,10 +294,14 @@ export class SqliteTaskRepository implements TaskRepository {
         const mutation = decideMutation(locked, decide);
         if (mutation.task !== undefined) {
           this.#stamps.check(task.owner, changedStamps(task.schedule, mutation.task.schedule));
-          this.#updateTask.run(taskToRow({ ...mutation.task, id }, this.#shared.secrets));
+          const row = taskToRow({ ...mutation.task, id }, this.#shared.secrets);
+          this.#updateTask.run(row);
+          this.#updateState.run(row);
         }
+        // The target kind as stored by now (an update above may have changed it).
+        const targetKind = (mutation.task ?? task).target.kind;
         const inserted = (mutation.newRuns ?? []).map((newRun) =>
-          this.#insertUnlessRepeated(newRun),
+          this.#insertUnlessRepeated(newRun, targetKind),
         );
         const read = run === null ? activeRuns : [...activeRuns, run];
         for (const update of mutation.runUpdates ?? []) this.#rewrite(update, read);
@@ -372,7 +392,7 @@ export class SqliteTaskRepository implements TaskRepository {
   ): { inserted: Run[]; cancellations: Run[] } {
     const inserted = write.newRuns.map((newRun) => {
       try {
-        return this.#insert(newRun);
+        return this.#insert(newRun, task.target.kind);
       } catch (error) {
         if (brokenRunKey(error, newRun.trigger) === "runs_scheduled_occurrence_uq") {
           throw new OccurrenceDecided("occurrence already decided", { cause: error });
@@ -414,16 +434,19 @@ export class SqliteTaskRepository implements TaskRepository {
     return this.#shared.activeRunsOf.all(JSON.stringify(taskIds)).map(runFromRow);
   }
 
-  #insert(newRun: NewRun): Run {
+  /** Inserts a run of a task whose target is of `targetKind` (copied onto the run). */
+  #insert(newRun: NewRun, targetKind: TargetKind): Run {
     const run = newRunWithId(newRun, toRunId(this.#newId()));
-    this.#shared.insertRun.run(runToRow(run));
+    const values = runValues(run);
+    values.push(targetKind);
+    this.#shared.insertRun.run(values);
     return run;
   }
 
   /** A repeated backfill time or manual key is not an error: that run is simply not inserted. */
-  #insertUnlessRepeated(newRun: NewRun): Run | null {
+  #insertUnlessRepeated(newRun: NewRun, targetKind: TargetKind): Run | null {
     try {
-      return this.#insert(newRun);
+      return this.#insert(newRun, targetKind);
     } catch (error) {
       const key = brokenRunKey(error, newRun.trigger);
       if (key === "runs_backfill_occurrence_uq" || key === "runs_manual_key_uq") return null;

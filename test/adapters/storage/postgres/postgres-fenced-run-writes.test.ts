@@ -207,9 +207,10 @@ describe("postgres: a batch of run changes in one fenced statement", () => {
           ` task_id = NULL, owner = NULL, claimed_by = NULL, run_task_id = NULL WHERE run_id = $1::text`,
         [a1!.run.id],
       );
-      await pool.query(`UPDATE "${schema}".tasks SET version = version + 1 WHERE id = $1::text`, [
-        tasks[1]!.id,
-      ]);
+      await pool.query(
+        `UPDATE "${schema}".task_state SET version = version + 1 WHERE task_id = $1::text`,
+        [tasks[1]!.id],
+      );
     };
     const results = await store.runs.changeRuns([launch(a1!, 1), launch(b1!, 2)]);
     expect(kinds(results)).toEqual(["changed", "changed"]);

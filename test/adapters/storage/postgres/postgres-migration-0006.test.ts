@@ -20,7 +20,12 @@ import {
   recordCompletion,
   triggerRun,
 } from "../../../contract/store-steps.js";
-import { createPostgresTestDatabase, withRunQueueTables } from "../../../helpers/postgres.js";
+import {
+  bridgeTaskState,
+  createPostgresTestDatabase,
+  unbridgeTaskState,
+  withRunQueueTables,
+} from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
@@ -40,6 +45,8 @@ describe("postgres migration 6 (budget slots)", () => {
         ` ADD COLUMN retiring_until timestamptz`,
     );
     await pool.query(`ALTER TABLE ${q}.runs ADD COLUMN target_kind text`);
+    // And migration 23's task_state, where it writes a task's state.
+    await bridgeTaskState(pool, q);
     // And the run queue of migration 24, which today's store reads and writes.
     const returnRunQueue = await withRunQueueTables(pool, q);
     const before = await openPostgresStore({
@@ -59,6 +66,7 @@ describe("postgres migration 6 (budget slots)", () => {
       exclusiveRuns.push((await triggerRun(before, ALL, exclusive.id, key, minute(0, 2)))!.id);
     }
     await before.close();
+    await unbridgeTaskState(pool, q);
     // The rows below are written by SQL as schema 5 holds them, on the bare schema.
     await returnRunQueue();
     await pool.query(

@@ -98,16 +98,17 @@ describe("postgres migration 16 (less write-ahead log per fire)", () => {
     // Enough tasks to fill the first pages: at fillfactor 100 the first page would have no room left.
     for (let i = 0; i < 40; i++) await insertTask(store, { options: { overlap: "allow_all" } });
     const block = (ctid: string) => Number(/^\((\d+),/.exec(ctid)?.[1] ?? -1);
+    // Since migration 23 the bookkeeping is on the task's `task_state` row, whose table keeps the room.
     const first = await pool.query(
-      `SELECT id, ctid::text AS ctid FROM ${q}.tasks ORDER BY ctid LIMIT 1`,
+      `SELECT task_id, ctid::text AS ctid FROM ${q}.task_state ORDER BY ctid LIMIT 1`,
     );
-    const { id, ctid } = first.rows[0] as { id: string; ctid: string };
+    const { task_id: id, ctid } = first.rows[0] as { task_id: string; ctid: string };
     expect(block(ctid)).toBe(0);
     // A launch's bookkeeping: no indexed column changes, so the new version may stay on the page
     // (a heap-only update) when the page has room for it.
     const updated = await pool.query(
-      `UPDATE ${q}.tasks SET run_count = run_count + 1, last_run_at = now(), last_run_id = 'r'` +
-        ` WHERE id = $1::text RETURNING ctid::text AS ctid`,
+      `UPDATE ${q}.task_state SET run_count = run_count + 1, last_run_at = now(), last_run_id = 'r'` +
+        ` WHERE task_id = $1::text RETURNING ctid::text AS ctid`,
       [id],
     );
     expect(block((updated.rows[0] as { ctid: string }).ctid)).toBe(0);

@@ -15,7 +15,11 @@ import {
   recordLaunch,
   triggerRun,
 } from "../../../contract/store-steps.js";
-import { createPostgresTestDatabase, schemaAtVersion } from "../../../helpers/postgres.js";
+import {
+  createPostgresTestDatabase,
+  schemaAtVersion,
+  taskRows,
+} from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
@@ -39,7 +43,7 @@ describe("postgres migration 18 (room on every page for a fire's next versions)"
           `SELECT to_jsonb(x) - 'run_task_id' AS row FROM ${q}.${table} AS x ORDER BY (to_jsonb(x) - 'run_task_id')::text`,
         )
       ).rows;
-    const stored = { runs: await rows("runs"), tasks: await rows("tasks") };
+    const stored = { runs: await rows("runs"), tasks: await taskRows(pool, q) };
     const slots = await rows("claim_slots");
     expect((stored.runs as { row: { status: string } }[]).map((r) => r.row.status).sort()).toEqual([
       "launching",
@@ -50,7 +54,7 @@ describe("postgres migration 18 (room on every page for a fire's next versions)"
 
     await migrate();
     expect(await rows("runs")).toEqual(stored.runs);
-    expect(await rows("tasks")).toEqual(stored.tasks);
+    expect(await taskRows(pool, q)).toEqual(stored.tasks);
     expect(await rows("claim_slots")).toEqual(slots);
     const options = await pool.query(
       `SELECT c.relname, c.reloptions FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace` +

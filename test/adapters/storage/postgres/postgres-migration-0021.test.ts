@@ -21,7 +21,11 @@ import {
   reloadRun,
   triggerRun,
 } from "../../../contract/store-steps.js";
-import { createPostgresTestDatabase, schemaAtVersion } from "../../../helpers/postgres.js";
+import {
+  createPostgresTestDatabase,
+  schemaAtVersion,
+  taskRows,
+} from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
@@ -74,7 +78,7 @@ describe("postgres migration 21 (active runs found through their slots)", () => 
       ).rows;
     const stored = {
       runs: await rows("runs"),
-      tasks: await rows("tasks"),
+      tasks: await taskRows(pool, q),
       slots: await rows("claim_slots"),
     };
     expect((stored.runs as { row: { status: string } }[]).map((r) => r.row.status).sort()).toEqual([
@@ -87,7 +91,7 @@ describe("postgres migration 21 (active runs found through their slots)", () => 
 
     await migrate();
     expect(await rows("runs")).toEqual(stored.runs);
-    expect(await rows("tasks")).toEqual(stored.tasks);
+    expect(await taskRows(pool, q)).toEqual(stored.tasks);
     expect(await rows("claim_slots")).toEqual(stored.slots);
     const indexes = await pool.query(
       `SELECT indexname FROM pg_indexes WHERE schemaname = $1::text AND tablename = 'runs'`,

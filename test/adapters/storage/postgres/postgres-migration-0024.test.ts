@@ -17,7 +17,11 @@ import {
   recordCompletion,
   reloadRun,
 } from "../../../contract/store-steps.js";
-import { createPostgresTestDatabase, schemaAtVersion } from "../../../helpers/postgres.js";
+import {
+  createPostgresTestDatabase,
+  schemaAtVersion,
+  taskRows,
+} from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
@@ -88,11 +92,11 @@ describe("postgres migration 24 (a narrow queue, a ledger indexed on nothing a f
           `SELECT to_jsonb(x) AS row FROM ${q}.${table} AS x ORDER BY to_jsonb(x)::text`,
         )
       ).rows;
-    const stored = { runs: await rows("runs"), tasks: await rows("tasks") };
+    const stored = { runs: await rows("runs"), tasks: await taskRows(pool, q) };
 
     await migrate();
     expect(await rows("runs")).toEqual(stored.runs);
-    expect(await rows("tasks")).toEqual(stored.tasks);
+    expect(await taskRows(pool, q)).toEqual(stored.tasks);
     const ready = await pool.query(`SELECT run_id FROM ${q}.run_ready ORDER BY run_id`);
     expect(ready.rows.map((r) => (r as { run_id: string }).run_id)).toEqual([
       "r5-queued",

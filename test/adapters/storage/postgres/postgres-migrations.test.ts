@@ -69,7 +69,8 @@ describe("postgres migrations", () => {
     const names = result.rows.map((row) => (row as { indexname: string }).indexname);
     expect(names).toEqual(
       expect.arrayContaining([
-        "tasks_due_idx",
+        "task_state_due_idx",
+        "task_state_pkey",
         "tasks_owner_idx",
         "tasks_thread_idx",
         "runs_scheduled_occurrence_uq",

@@ -2,7 +2,8 @@
  * The claim path's plans do not walk `runs` (docs/storage.md#the-claim-path-on-postgresql): with 100,000
  * terminal runs in the table and 10,000 idle tasks, as created and after `ANALYZE`, every hot statement the store runs in a
  * burst (admission, the claim, the batched launch and completion, the wake-up and sweep reads) is
- * explained where it runs, as a custom and as a generic plan, and none scans `runs` or `tasks` whole.
+ * explained where it runs, as a custom and as a generic plan, and none scans `runs`, `tasks` or
+ * `task_state` whole (admission finds the due tasks through task_state_due_idx).
  * A structural check, not a timing.
  */
 import { afterAll, describe, expect, it } from "vitest";
@@ -28,6 +29,9 @@ const CLAIM_STATEMENTS = [
   // runs" and "batch: write runs", runs only for runs that miss the fence).
   "batch: read runs and tasks",
   "batch: fenced write",
+  // Due tasks through task_state_due_idx, and the next due instant from its first entry.
+  "admission: due tasks",
+  "wake: next due task",
 ];
 
 function escape(value: string): string {
@@ -47,7 +51,9 @@ describe.skipIf(!onServer)("PostgreSQL hot path plans on 100,000 terminal runs",
       await seedHistory(pool, schema, 100_000);
       for (const analyzed of [false, true]) {
         if (analyzed) {
-          await pool.query(`ANALYZE "${schema}".runs; ANALYZE "${schema}".tasks`);
+          await pool.query(
+            `ANALYZE "${schema}".runs; ANALYZE "${schema}".tasks; ANALYZE "${schema}".task_state`,
+          );
         }
         const plans: HotPlan[] = [];
         const store = await openPostgresStore({
@@ -66,6 +72,7 @@ describe.skipIf(!onServer)("PostgreSQL hot path plans on 100,000 terminal runs",
               ...sequentialScansOf(plan, "runs"),
               // The queue-timeout sweep reads each queued run's task option: a join, planned as such.
               ...(p.label === "sweep: queue timeouts" ? [] : sequentialScansOf(plan, "tasks")),
+              ...sequentialScansOf(plan, "task_state"),
             ].map((line) => `${p.label}: ${line.trim()}`),
           ),
         );

@@ -36,14 +36,17 @@ async function seed(pool: ReturnType<typeof database.pool>, schema: string): Pro
   // Tasks t0000..t0999: owner alice (80%), bob (15%), carol (5%); agent 70%, webhook 20%, handler 10%.
   await pool.query(
     `INSERT INTO ${q}.tasks (id, owner, title, schedule, schedule_type, target, target_kind, context,` +
-      ` thread_scope, options, metadata, status, decided_through, version, webhook_secret,` +
-      ` created_at, updated_at)` +
+      ` thread_scope, options, metadata, webhook_secret, created_at, updated_at)` +
       ` SELECT 't' || lpad(i::text, 4, '0'),` +
       ` CASE WHEN i % 20 < 16 THEN 'alice' WHEN i % 20 < 19 THEN 'bob' ELSE 'carol' END,` +
       ` 'seeded', '{"type":"interval","every":"1m"}', 'interval', '{"kind":"agent"}',` +
       ` CASE WHEN i % 10 < 7 THEN 'agent' WHEN i % 10 < 9 THEN 'webhook' ELSE 'handler' END,` +
-      ` '{}', 'run', '{}', '{}', 'enabled', now(), 1, 's', now(), now()` +
+      ` '{}', 'run', '{}', '{}', 's', now(), now()` +
       ` FROM generate_series(0, 999) AS i`,
+  );
+  await pool.query(
+    `INSERT INTO ${q}.task_state (task_id, version, status, decided_through)` +
+      ` SELECT 't' || lpad(i::text, 4, '0'), 1, 'enabled', now() FROM generate_series(0, 999) AS i`,
   );
   // Runs: 90% succeeded, then failed, timed_out, cancelled, skipped, missed and a few queued; 4% manual,
   // 1% backfill; 3% late. Each run takes its task's owner and target kind.
@@ -65,7 +68,7 @@ async function seed(pool: ReturnType<typeof database.pool>, schema: string): Pro
       ` JOIN ${q}.tasks AS t ON t.id = 't' || lpad((i % 1000)::text, 4, '0')`,
     [NOW],
   );
-  await pool.query(`ANALYZE ${q}.runs; ANALYZE ${q}.tasks`);
+  await pool.query(`ANALYZE ${q}.runs; ANALYZE ${q}.tasks; ANALYZE ${q}.task_state`);
 }
 
 const ALICE: OwnerScope = { kind: "owner", owner: ownerId("alice") };

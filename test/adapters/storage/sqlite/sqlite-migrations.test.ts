@@ -27,6 +27,8 @@ import {
 import { SCHEDULE_TYPES } from "../../../../src/domain/schedule/schedule-spec.js";
 import { TARGET_KINDS } from "../../../../src/domain/target.js";
 import { TASK_STATUSES } from "../../../../src/domain/task.js";
+import { taskId } from "../../../../src/domain/ids.js";
+import { ALL } from "../../../contract/fixtures.js";
 import { tempFiles } from "./sqlite-temp.js";
 
 const files = tempFiles("sqlite-migrations");
@@ -164,7 +166,7 @@ describe("the SQLite schema", () => {
   it("checks every closed value set against the domain's lists", () => {
     withDatabase((db) => {
       migrateSqlite(db);
-      expect(checkList(db, "tasks", "status")).toEqual([...TASK_STATUSES]);
+      expect(checkList(db, "task_state", "status")).toEqual([...TASK_STATUSES]);
       expect(checkList(db, "tasks", "schedule_type")).toEqual([...SCHEDULE_TYPES]);
       expect(checkList(db, "tasks", "target_kind")).toEqual([...TARGET_KINDS]);
       expect(checkList(db, "runs", "trigger")).toEqual([...RUN_TRIGGERS]);
@@ -209,8 +211,8 @@ describe("the SQLite schema", () => {
         "runs_thread_hold_idx",
         "runs_thread_queue_idx",
         "runs_thread_slot_uq",
+        "task_state_due_idx",
         "tasks_deleted_idx",
-        "tasks_due_idx",
         "tasks_group_idx",
         "tasks_key_uq",
         "tasks_owner_idx",
@@ -275,5 +277,120 @@ describe("SQLite migration 4 (excluded runs, calendars)", () => {
       expect(db.prepare("SELECT count(*) AS n FROM runs").get()).toEqual({ n: 0 });
       expect(db.prepare("SELECT count(*) AS n FROM calendars").get()).toEqual({ n: 0 });
     });
+  });
+});
+
+describe("SQLite migration 15 (task state apart from its definition)", () => {
+  it("keeps every task's state and every run of a database at migration 14", async () => {
+    const path = files.path();
+    withDatabase((db) => {
+      migrateSqlite(db, SQLITE_MIGRATIONS.slice(0, 14), 1);
+      const insertTask = db.prepare(
+        `INSERT INTO tasks (id, owner, title, schedule, schedule_type, target, target_kind, context,
+           thread_scope, options, metadata, status, next_run_at, decided_through, admitted_count,
+           last_run_at, last_run_id, last_error, run_count, version, webhook_secret, created_at,
+           updated_at, defect_at)
+         VALUES (?, 'o', 'T', '{"type":"interval","every":"PT1M"}', 'interval',
+           '{"kind":"handler","name":"h","input":null}', 'handler', '{"mode":"fresh_thread_per_run"}',
+           'handler', '{}', '{}', ?, ?, ?, ?, ?, ?, ?, ?, 1, 's', 0, 0, ?)`,
+      );
+      insertTask.run("t1", "enabled", 60_000, 0, 3, 50_000, "r3", null, 3, null);
+      insertTask.run("t2", "paused", null, 7000, 1, 7000, "r1", "boom", 1, null);
+      insertTask.run("t3", "enabled", 1000, 0, 0, null, null, null, 0, 500);
+      const insertRun = db.prepare(
+        `INSERT INTO runs (id, task_id, owner, "trigger", scheduled_for, fire_at, status, not_before,
+           thread_scope, thread_id, "exclusive", idempotency_key, queued_at, target_kind)
+         VALUES (?, 't1', 'o', 'scheduled', ?, ?, ?, 0, 'handler', ?, 0, ?, 0, 'handler')`,
+      );
+      const statuses = ["queued", "launching", "running", "succeeded", "failed", "cancelled"];
+      statuses.forEach((status, i) => {
+        insertRun.run(
+          `r${String(i)}`,
+          i * 1000,
+          i * 1000,
+          status,
+          `th${String(i)}`,
+          `k${String(i)}`,
+        );
+      });
+    }, path);
+    let before: unknown[] = [];
+    withDatabase((db) => {
+      before = db.prepare("SELECT * FROM runs ORDER BY id").all();
+      migrateSqlite(db, SQLITE_MIGRATIONS, 2);
+      expect(db.prepare("SELECT * FROM runs ORDER BY id").all()).toEqual(before);
+      expect(
+        db
+          .prepare(
+            `SELECT task_id, status, next_run_at, decided_through, admitted_count, last_run_at,
+               last_run_id, last_error, run_count, defect_at FROM task_state ORDER BY task_id`,
+          )
+          .all(),
+      ).toEqual([
+        {
+          task_id: "t1",
+          status: "enabled",
+          next_run_at: 60_000,
+          decided_through: 0,
+          admitted_count: 3,
+          last_run_at: 50_000,
+          last_run_id: "r3",
+          last_error: null,
+          run_count: 3,
+          defect_at: null,
+        },
+        {
+          task_id: "t2",
+          status: "paused",
+          next_run_at: null,
+          decided_through: 7000,
+          admitted_count: 1,
+          last_run_at: 7000,
+          last_run_id: "r1",
+          last_error: "boom",
+          run_count: 1,
+          defect_at: null,
+        },
+        {
+          task_id: "t3",
+          status: "enabled",
+          next_run_at: 1000,
+          decided_through: 0,
+          admitted_count: 0,
+          last_run_at: null,
+          last_run_id: null,
+          last_error: null,
+          run_count: 0,
+          defect_at: 500,
+        },
+      ]);
+      const columns = db
+        .prepare<[], { name: string }>("SELECT name FROM pragma_table_info('tasks')")
+        .all()
+        .map((row) => row.name);
+      expect(columns).not.toContain("status");
+      expect(columns).not.toContain("next_run_at");
+    }, path);
+    // The store reads the migrated tasks whole, admits the due one and carries on from its watermark.
+    const store = await openSqliteStore({ path, newId: createIdGenerator() });
+    try {
+      const t1 = await store.tasks.findTask(ALL, taskId("t1"));
+      expect(t1).toMatchObject({
+        status: "enabled",
+        nextRunAt: 60_000,
+        runCount: 3,
+        admittedCount: 3,
+      });
+      expect((await store.tasks.findTask(ALL, taskId("t2")))?.lastError).toBe("boom");
+      // t3 is defective: never due; t1 is due at 60,000.
+      expect(await store.tasks.nextDueAt()).toBe(60_000);
+    } finally {
+      await store.close();
+    }
+    withDatabase((db) => {
+      db.prepare("DELETE FROM runs").run();
+      db.prepare("DELETE FROM tasks WHERE id = 't2'").run();
+      expect(db.prepare("SELECT count(*) AS n FROM task_state").get()).toEqual({ n: 2 });
+    }, path);
   });
 });

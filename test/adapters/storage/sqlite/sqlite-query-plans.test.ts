@@ -77,8 +77,8 @@ function planOf(fragment: string): string[] {
 }
 
 const CASES: readonly (readonly [string, string, readonly string[]])[] = [
-  ["the due scan", "next_run_at <=", ["tasks_due_idx"]],
-  ["the next due instant", "ORDER BY next_run_at LIMIT 1", ["tasks_due_idx"]],
+  ["the due scan", "next_run_at <=", ["task_state_due_idx"]],
+  ["the next due instant", "ORDER BY next_run_at LIMIT 1", ["task_state_due_idx"]],
   [
     "the claim window and its busy threads and tasks",
     "t.handler_name",
@@ -124,7 +124,8 @@ describe("SQLite query plans", () => {
       .filter((sql) => /^\s*(SELECT|UPDATE|DELETE)/i.test(sql))
       .flatMap((sql) => explain(sql).map((detail) => ({ sql, detail })))
       .filter(
-        ({ detail }) => /^SCAN (tasks|runs|replicas)\b/.test(detail) && !detail.includes("USING"),
+        ({ detail }) =>
+          /^SCAN (tasks|task_state|runs|replicas)\b/.test(detail) && !detail.includes("USING"),
       );
     expect(scans).toEqual([]);
   });

@@ -46,13 +46,13 @@ describe("SQLite plans of runs across tasks, on 100,000 analysed runs", () => {
       db.exec(
         `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 999)
          INSERT INTO tasks (id, owner, title, schedule, schedule_type, target, target_kind, context,
-           thread_scope, options, metadata, status, decided_through, version, webhook_secret,
-           created_at, updated_at)
+           thread_scope, options, metadata, version, webhook_secret, created_at, updated_at)
          SELECT printf('t%04d', i),
            CASE WHEN i % 20 < 16 THEN 'alice' WHEN i % 20 < 19 THEN 'bob' ELSE 'carol' END,
            'seeded', '{"type":"interval","every":"1m"}', 'interval', '{"kind":"agent"}',
            CASE WHEN i % 10 < 7 THEN 'agent' WHEN i % 10 < 9 THEN 'webhook' ELSE 'handler' END,
-           '{}', 'run', '{}', '{}', 'enabled', 0, 1, 's', 0, 0 FROM n`,
+           '{}', 'run', '{}', '{}', 1, 's', 0, 0 FROM n;
+         INSERT INTO task_state (task_id, status, decided_through) SELECT id, 'enabled', 0 FROM tasks`,
       );
       db.exec(
         `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99999)
