@@ -1,15 +1,17 @@
 /**
- * `npx tsx bench/start-cost.ts [--runs N] [--postgres URL]` (docs/benchmarks.md#start-cost): the CPU a
- * replica spends from its spawn to its first claim, for `node bin/punctual.js worker` and `serve`, on
- * SQLite and PostgreSQL. Each run creates one handler task due at once, spawns the process, waits until
- * its handler has run (the first claim launched it), and reads the process's own utime + stime from
- * /proc: CPU time, not wall time, so a machine loaded by others moves it little. Needs the build
- * (`npm run build`). Prints a markdown table of the median and the range over the runs.
+ * `npx tsx bench/start-cost.ts [--runs N] [--postgres URL] [--bin PATH]...`
+ * (docs/benchmarks.md#start-cost): the CPU a replica spends from its spawn to its first claim, for
+ * `node bin/punctual.js worker` and `serve`, on SQLite and PostgreSQL. Each run creates one handler task
+ * due at once, spawns the process, waits until its handler has run (the first claim launched it), and
+ * reads the process's own utime + stime from /proc: CPU time, not wall time, which a machine loaded by
+ * others moves less (but moves). Needs the build (`npm run build`). Prints a markdown table of the
+ * median and the range over the runs. Each `--bin` (default: this checkout's bin/punctual.js) is a build
+ * to measure; several are started one after the other in each run, so that all see the same load.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { createScheduler } from "../src/composition.js";
@@ -25,6 +27,13 @@ function option(name: string, fallback: string): string {
 }
 
 const RUNS = Number(option("runs", "5"));
+/** Every `--bin PATH` given, else this checkout's. */
+const BINS = process.argv.flatMap((arg, at) =>
+  arg === "--bin" && process.argv[at + 1] !== undefined
+    ? [resolve(process.argv[at + 1] ?? "")]
+    : [],
+);
+if (BINS.length === 0) BINS.push(BIN);
 const ADMIN_URL = option(
   "postgres",
   process.env.PUNCTUAL_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
@@ -45,12 +54,19 @@ async function waitUntil(check: () => boolean, timeoutMs: number, what: string):
 }
 
 /** One spawn: CPU seconds from spawn to the first claim's launch. */
-async function once(command: "worker" | "serve", database: string, dir: string): Promise<number> {
+async function once(
+  command: "worker" | "serve",
+  database: string,
+  dir: string,
+  bin: string,
+): Promise<number> {
   const mark = join(dir, `mark-${String(Date.now())}`);
   const scheduler = createScheduler({
     store: storeFromDatabaseUrl(database),
     handlers: { mark: () => Promise.resolve() },
   });
+  // The store opened first: on a loaded machine opening it can outlast the second ahead the task is due.
+  await scheduler.runtime();
   await scheduler.tasks.create({
     title: "first claim",
     schedule: {
@@ -64,7 +80,7 @@ async function once(command: "worker" | "serve", database: string, dir: string):
     command === "worker"
       ? ["worker", "--handlers", join(dir, "handlers.js"), "--database", database]
       : ["serve", "--handlers", join(dir, "handlers.js"), "--database", database, "--port", "0"];
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [bin, ...args], {
     cwd: dir,
     env: { ...process.env, MARK_FILE: mark, PUNCTUAL_LOG_LEVEL: "warn" },
     stdio: "ignore",
@@ -103,14 +119,24 @@ async function main(): Promise<void> {
     ] as const) {
       for (const command of ["worker", "serve"] as const) {
         // One start first: migrations and the OS's file cache are not what is measured.
-        await once(command, database, dir);
-        const cpu: number[] = [];
-        for (let i = 0; i < RUNS; i++) cpu.push(await once(command, database, dir));
-        rows.push(
-          `| \`${command}\` | ${label} | ${median(cpu).toFixed(2)} s | ` +
-            `${Math.min(...cpu).toFixed(2)}-${Math.max(...cpu).toFixed(2)} s |`,
-        );
-        console.error(`${command} on ${label}: ${cpu.map((c) => c.toFixed(2)).join(", ")} s`);
+        for (const bin of BINS) await once(command, database, dir, bin);
+        const cpu: number[][] = BINS.map(() => []);
+        for (let i = 0; i < RUNS; i++) {
+          for (const [at, bin] of BINS.entries()) {
+            cpu[at]?.push(await once(command, database, dir, bin));
+          }
+        }
+        for (const [at, bin] of BINS.entries()) {
+          const runs = cpu[at] ?? [];
+          const build = BINS.length === 1 ? "" : ` ${bin} |`;
+          rows.push(
+            `| \`${command}\` | ${label} |${build} ${median(runs).toFixed(2)} s | ` +
+              `${Math.min(...runs).toFixed(2)}-${Math.max(...runs).toFixed(2)} s |`,
+          );
+          console.error(
+            `${command} on ${label}${build}: ${runs.map((c) => c.toFixed(2)).join(", ")} s`,
+          );
+        }
       }
     }
   } finally {
@@ -123,7 +149,9 @@ async function main(): Promise<void> {
       `${process.version}, load average ${loadavg()
         .map((l) => l.toFixed(1))
         .join(" ")}, ${String(RUNS)} runs each\n\n` +
-      `| command | database | CPU to first claim (median) | range |\n| --- | --- | --- | --- |\n` +
+      (BINS.length === 1
+        ? `| command | database | CPU to first claim (median) | range |\n| --- | --- | --- | --- |\n`
+        : `| command | database | bin | CPU to first claim (median) | range |\n| --- | --- | --- | --- | --- |\n`) +
       rows.join("\n"),
   );
 }

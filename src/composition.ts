@@ -182,6 +182,7 @@ export function createScheduler<const H extends HandlersOption = HandlersOption>
 function declaredPort(rt: SchedulerRuntime, actor: Actor): DeclaredSchedulesPort {
   const now = () => rt.clock.now();
   return {
+    owner: actor.owner,
     upsert: (input, dryRun) => rt.tasks.upsert(actor, input, null, now(), { dryRun }),
     listGroup: async (group) => {
       const items = [];

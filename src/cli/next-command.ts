@@ -43,6 +43,7 @@ interface NextOptions {
   readonly from?: string;
   readonly count: string;
   readonly exclude?: readonly string[];
+  readonly onExcluded?: string;
   readonly json?: boolean;
 }
 
@@ -54,6 +55,7 @@ const LABELS: Readonly<Record<string, string>> = {
   from: "invalid --from",
   count: "invalid --count",
   exclude: "invalid --exclude",
+  on_excluded: "invalid --on-excluded",
 };
 
 /** `cron.1` is the second expression, `exclude.0.days` the first --exclude. */
@@ -116,6 +118,13 @@ function notFired(fire: SuppressedFire): NotFired {
   };
 }
 
+/** `  moved from 2026-12-25 09:00 (excluded: ...)` for a moved occurrence (docs/schedules.md#moved-occurrences). */
+function movedText(from: SuppressedFire | undefined): string {
+  if (from === undefined) return "";
+  const why = from.exclusion === undefined ? "" : ` (excluded: ${exclusionText(from.exclusion)})`;
+  return `  moved from ${from.wall.replace("T", " ")}${why}`;
+}
+
 function humanLines(
   fires: readonly DescribedOccurrence[],
   namesRule: boolean,
@@ -124,7 +133,8 @@ function humanLines(
   return fires.flatMap((fire) => [
     ...notFiredLines(fire.suppressedBefore.map(notFired)),
     `${formatInstant(fire.at)}  ${fire.wall.replace("T", " ")} ${fire.offset}${noteText(fire.note, readBefore)}` +
-      (namesRule && fire.rule !== null ? `  (${fire.rule})` : ""),
+      (namesRule && fire.rule !== null ? `  (${fire.rule})` : "") +
+      movedText(fire.movedFrom),
   ]);
 }
 
@@ -137,7 +147,10 @@ export function runNext(
   const { from, count, problems } = parseArguments(options, io);
   const list = typeof exprs === "string" ? [exprs] : exprs;
   const excludes = options.exclude ?? [];
-  const exclude = excludes.length === 0 ? {} : { exclude: excludes.map(exclusionArgument) };
+  const exclude = {
+    ...(excludes.length === 0 ? {} : { exclude: excludes.map(exclusionArgument) }),
+    ...(options.onExcluded === undefined ? {} : { on_excluded: options.onExcluded }),
+  };
   if (options.rrule !== undefined && (list.length > 0 || options.tz !== undefined)) {
     io.stderr("punctual next: give cron expressions (with --tz) or --rrule, not both\n");
     return 2;
@@ -167,7 +180,11 @@ export function runNext(
         spec.type === "cron" || spec.type === "rrule" ? spec.rules.map((rule) => rule.text) : list;
       const zone = spec.type === "rrule" ? spec.timezone : (options.tz ?? "UTC");
       const what = `${rules.map((rule) => `"${rule}"`).join(", ")} in ${zone}`;
-      const skipping = excludes.length === 0 ? "" : `, skipping ${excludes.join(", ")}`;
+      const moving =
+        options.onExcluded === undefined || options.onExcluded === "skip"
+          ? "skipping"
+          : `moving to the ${options.onExcluded} free date`;
+      const skipping = excludes.length === 0 ? "" : `, ${moving} ${excludes.join(", ")}`;
       const header = `next ${fires.length} fires of ${what}${skipping} after ${formatInstant(from)}:`;
       io.stdout(
         `${[header, ...humanLines(fires, rules.length > 1, spec.type === "rrule")].join("\n")}\n`,
@@ -205,6 +222,10 @@ export function nextCommand(io: NextCommandIo = processIo): Command {
       'a day to skip, repeatable: 2026-12-25, 2026-12-24..2026-12-26, or day fields "days:* * sat,sun"',
       (value: string, previous: readonly string[]) => [...previous, value],
       [] as readonly string[],
+    )
+    .option(
+      "--on-excluded <what>",
+      "what an occurrence on an excluded date does: skip (default), previous or next (moved to the nearest date not excluded, same wall time)",
     )
     .option("--json", "print a JSON array of RFC 3339 UTC instants")
     .exitOverride()

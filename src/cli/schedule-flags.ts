@@ -16,6 +16,8 @@ export interface ScheduleFlags {
   readonly rrule?: string;
   /** The `--exclude` arguments; false for `--no-exclude`. */
   readonly exclude?: readonly string[] | false;
+  /** `--on-excluded skip|previous|next` (docs/schedules.md#moved-occurrences). */
+  readonly onExcluded?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -73,10 +75,14 @@ export function scheduleFromFlags(
     else if (type === "interval") schedule["every"] = flags.every;
     else if (type === "rrule") schedule["rrule"] = rruleArgument(flags.rrule ?? "");
     else schedule["run_at"] = flags.at;
-  } else if (flags.tz !== undefined || flags.exclude !== undefined) {
+  } else if (
+    flags.tz !== undefined ||
+    flags.exclude !== undefined ||
+    flags.onExcluded !== undefined
+  ) {
     if (from === undefined) {
       throw usage(
-        "--tz and --exclude change a schedule: give --cron, --every, --at or --rrule too",
+        "--tz, --exclude and --on-excluded change a schedule: give --cron, --every, --at or --rrule too",
       );
     }
     schedule = from;
@@ -92,6 +98,11 @@ export function scheduleFromFlags(
     if (schedule["type"] === "once")
       throw usage("--exclude applies to --cron, --every and --rrule schedules");
     schedule["exclude"] = flags.exclude.map(exclusionArgument);
+  }
+  if (flags.onExcluded !== undefined) {
+    if (schedule["type"] === "once")
+      throw usage("--on-excluded applies to --cron, --every and --rrule schedules");
+    schedule["on_excluded"] = flags.onExcluded;
   }
   return schedule;
 }

@@ -31,6 +31,7 @@ import {
 import type { PoolerFlags } from "./cli-options.js";
 import { stopDeadlineMs, thresholdsOf, withThresholdOptions } from "./threshold-options.js";
 import { portRefusal } from "./port-check.js";
+import type { PunctualServer } from "../composition-server.js";
 import type { ThresholdFlags } from "./threshold-options.js";
 
 /** The process around the command (injected in tests). */
@@ -180,29 +181,38 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     import("../composition-server.js"),
     import("../composition-stores.js"),
   ]);
-  const server = await createServer({
-    store: storeFromDatabaseUrl(url, pooler),
-    handlers,
-    handlerNames: handlerNamesOf(options.handlerNames ?? io.env["PUNCTUAL_HANDLER_NAMES"]),
-    logger,
-    httpLogger: logger,
-    host,
-    port: Number(portText),
-    runCoordinator: options.coordinator,
-    policy: thresholds.policy,
-    coordinator: thresholds.coordinator,
-    ...(thresholds.rateLimit === undefined ? {} : { rateLimit: thresholds.rateLimit }),
-    ...(options.deerflowApi === undefined ? {} : { deerflowApi: options.deerflowApi }),
-    ...(options.langgraphApi === undefined ? {} : { langGraphApi: options.langgraphApi }),
-    ...(options.langgraphProxy === true ? { langGraphProxy: true } : {}),
-    ...(authProxy === undefined ? {} : { authProxy }),
-    ...targets,
-  });
+  /**
+   * Built inside the start, so that a signal while the store opens (a first connection that hangs,
+   * migrations waiting for the lock another process holds) is heard at once: nothing was served or
+   * claimed yet, so nothing drains (docs/operations.md#what-happens-on-shutdown).
+   */
+  let opened: PunctualServer | null = null;
   return runUntilSignal({
     io,
     logger,
-    start: () => server.start(),
-    started: async (baseUrl) => {
+    start: async () => {
+      const created = await createServer({
+        store: storeFromDatabaseUrl(url, pooler),
+        handlers,
+        handlerNames: handlerNamesOf(options.handlerNames ?? io.env["PUNCTUAL_HANDLER_NAMES"]),
+        logger,
+        httpLogger: logger,
+        host,
+        port: Number(portText),
+        runCoordinator: options.coordinator,
+        policy: thresholds.policy,
+        coordinator: thresholds.coordinator,
+        ...(thresholds.rateLimit === undefined ? {} : { rateLimit: thresholds.rateLimit }),
+        ...(options.deerflowApi === undefined ? {} : { deerflowApi: options.deerflowApi }),
+        ...(options.langgraphApi === undefined ? {} : { langGraphApi: options.langgraphApi }),
+        ...(options.langgraphProxy === true ? { langGraphProxy: true } : {}),
+        ...(authProxy === undefined ? {} : { authProxy }),
+        ...targets,
+      });
+      opened = created;
+      return { server: created, baseUrl: await created.start() };
+    },
+    started: async ({ server, baseUrl }) => {
       logger.info(
         {
           url: baseUrl,
@@ -230,7 +240,12 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
         );
       }
     },
-    stop: () => server.stop(),
+    stop: async () => {
+      // Still opening its store: the stop is not waited for, the exit drops the connection and a
+      // migration waiting on its lock rolls back with it, as the worker's does.
+      if (opened === null) return;
+      await opened.stop();
+    },
     stopWithinMs: stopDeadlineMs(thresholds),
     stopping:
       "stopping: /readyz answers 503, the API answers until the coordinator has drained (signal again to exit now)",

@@ -102,6 +102,10 @@ export function withTaskFlags(command: Command): Command {
       "a day to skip, repeatable: 2026-12-25, 2026-12-24..2026-12-26, days:25 12 *, calendar:NAME",
       collect,
     )
+    .option(
+      "--on-excluded <what>",
+      "an occurrence on an excluded date: skip (default), or move it to the previous or next date not excluded",
+    )
     .option("--handler <name>", "a handler target (default for create: log)")
     .option("--webhook <url>", "a webhook target")
     .option("--input <json>", "the target's input");

@@ -255,7 +255,7 @@ class DecisionBuilder {
       notBefore: occurrence.fireAt,
       idempotencyKey: idempotencyKeyFor(task.id, "scheduled", occurrence.scheduledFor),
       exclusive: isExclusive(task.options.overlap),
-      threadScope: threadScopeOf(task.target),
+      threadScope: threadScopeOf(task.target, task.owner),
       threadId: context.mode === "reuse_thread" ? context.threadId : null,
     });
     this.#active++;

@@ -48,7 +48,7 @@ export function admissionRows(
   admission: Admission,
   now: Instant,
 ): { newRuns: NewRun[]; runUpdates: Run[]; cancelTargets: Run[] } {
-  const scope = { id: task.id, owner: task.owner, threadScope: threadScopeOf(task.target) };
+  const scope = { id: task.id, owner: task.owner, threadScope: threadScopeOf(task.target, task.owner) };
   const updates: Run[] = [];
   const targets: Run[] = [];
   for (const instruction of admission.cancellations) {

@@ -19,7 +19,7 @@ import type { Instant } from "./time.js";
 export function settleExcluded(task: Task, now: Instant): { task: Task; newRuns: NewRun[] } {
   const prefix = isTerminalTaskStatus(task.status) ? null : excludedPrefix(task, now);
   if (prefix === null) return { task, newRuns: [] };
-  const scope = { id: task.id, owner: task.owner, threadScope: threadScopeOf(task.target) };
+  const scope = { id: task.id, owner: task.owner, threadScope: threadScopeOf(task.target, task.owner) };
   return {
     task: { ...task, decidedThrough: prefix.until },
     newRuns: [newRunFromDecision(scope, prefix, now)],

@@ -6,7 +6,7 @@
  * when a calendar it names, or its schedule, leaves a date free. Explain and the calendar's put say so.
  */
 import type { ExclusionHit } from "./schedule/schedule-spec.js";
-import { excludedAt, nextAfter, nextFireAfter } from "./schedule/schedule-spec.js";
+import { excludedAt, nextAfter, nextOccurrenceAfter } from "./schedule/schedule-spec.js";
 import type { Task } from "./task.js";
 import { isTerminalTaskStatus } from "./task.js";
 import type { Instant } from "./time.js";
@@ -26,7 +26,8 @@ export function exclusionStall(task: Task): ExclusionStall | null {
   }
   if (spec.maxRuns !== null && task.admittedCount >= spec.maxRuns) return null;
   const next = nextAfter(spec, task.decidedThrough);
-  if (next === null || nextFireAfter(spec, task.decidedThrough) !== null) return null;
+  // By nominal time: an occurrence decided already is not a fire left.
+  if (next === null || nextOccurrenceAfter(spec, task.decidedThrough) !== null) return null;
   const exclusion = excludedAt(spec, next);
   return exclusion === null ? null : { next, exclusion };
 }

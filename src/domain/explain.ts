@@ -228,6 +228,14 @@ export function explainAt(input: ExplainInput): Explanation {
     }
   }
 
+  if (occ.exclusion !== null && decision !== null && decision.status !== "skipped") {
+    // Moved off its excluded date (docs/schedules.md#moved-occurrences): it kept its nominal time.
+    const { verdict, clause } = outcomeOf(decision, ctx);
+    return answer(
+      verdict,
+      `${occText} fell on an excluded date (${exclusionText(occ.exclusion)}) and was moved to ${local(decision.fireAt)}: it ${clause}; ${nextText}.`,
+    );
+  }
   if (occ.exclusion !== null) {
     const onDate = `${occText} fell on an excluded date (${exclusionText(occ.exclusion)})`;
     const recorded =

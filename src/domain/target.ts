@@ -1,8 +1,9 @@
 /**
  * Targets (where a run is launched) and execution contexts (which thread it runs on), docs/semantics.md#words, docs/semantics.md#tasks.
- * Thread identity is `(thread_scope, thread_id)`: the scope is the agent server's name or the target kind.
+ * Thread identity is `(thread_scope, thread_id)`: the scope is the agent server's name, or the target kind
+ * and the task's owner (docs/semantics.md#threads).
  */
-import type { ThreadId } from "./ids.js";
+import type { OwnerId, ThreadId } from "./ids.js";
 
 export const TARGET_KINDS = ["agent", "webhook", "handler"] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
@@ -84,7 +85,11 @@ export type ExecutionContext =
 /** Thread ids: letters, digits, `_`, `-` and `.`, 1-128 characters, not `.` or `..`. */
 export const THREAD_ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,128}$/;
 
-/** The scope a target's threads live in: the agent server's name, else the target kind. */
-export function threadScopeOf(target: Target): string {
-  return target.kind === "agent" ? `agent:${target.server}` : target.kind;
+/**
+ * The scope a target's threads live in (docs/semantics.md#threads): `agent:<server>` for an agent
+ * (its threads are the server's, guarded there by their `punctual_owner`), `webhook:<owner>` or
+ * `handler:<owner>` otherwise, so that two owners naming one `reuse_thread` label never share a thread.
+ */
+export function threadScopeOf(target: Target, owner: OwnerId): string {
+  return target.kind === "agent" ? `agent:${target.server}` : `${target.kind}:${owner}`;
 }

@@ -22,7 +22,7 @@ import { holdsSlot } from "./run.js";
 import { cancelRun, redriveRun } from "./run-transitions.js";
 import { runTaskContext } from "./run-change.js";
 import type { RunChange } from "./run-change.js";
-import { nextFireAfter } from "./schedule/schedule-spec.js";
+import { nextOccurrenceAfter } from "./schedule/schedule-spec.js";
 import { isTerminalTaskStatus, TASK_LIMITS } from "./task.js";
 import type { Task } from "./task.js";
 import { threadScopeOf } from "./target.js";
@@ -191,7 +191,7 @@ export function deleteTask(
 function runFields(task: Task): Pick<NewRun, "exclusive" | "threadScope" | "threadId"> {
   return {
     exclusive: isExclusive(task.options.overlap),
-    threadScope: threadScopeOf(task.target),
+    threadScope: threadScopeOf(task.target, task.owner),
     threadId: task.context.mode === "reuse_thread" ? task.context.threadId : null,
   };
 }
@@ -339,8 +339,10 @@ export function backfillTask(
   if (!(from < to)) throw ValidationError.of("from", "must be before `to`");
   if (to > now) throw ValidationError.of("to", "must not be in the future");
   const runs: NewRun[] = [];
-  let at = nextFireAfter(task.schedule, (from - 1) as Instant);
-  while (at !== null && at < to) {
+  // By nominal time: a moved occurrence is replayed as the occurrence it is, at its moved instant.
+  let occurrence = nextOccurrenceAfter(task.schedule, (from - 1) as Instant);
+  while (occurrence !== null && occurrence.scheduledFor < to) {
+    const at = occurrence.scheduledFor;
     if (runs.length >= TASK_LIMITS.backfillMax) {
       throw new LimitExceededError(
         "backfill",
@@ -355,12 +357,12 @@ export function backfillTask(
       owner: task.owner,
       trigger: "backfill",
       scheduledFor: at,
-      fireAt: at,
+      fireAt: occurrence.fireAt,
       notBefore: now,
       queuedAt: now,
       idempotencyKey: idempotencyKeyFor(task.id, "backfill", at),
     });
-    at = nextFireAfter(task.schedule, at);
+    occurrence = nextOccurrenceAfter(task.schedule, at);
   }
   return runs;
 }

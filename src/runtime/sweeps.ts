@@ -11,6 +11,7 @@ import type { BudgetHolder } from "../application/dispatch/budget-holder.js";
 import type { RecoverySweeps } from "../application/dispatch/recovery-sweeps.js";
 import type { Logger } from "../application/events/logger.js";
 import type { EventSink } from "../application/events/internal-events.js";
+import { LeaseLostError } from "../domain/errors.js";
 import type { RunId } from "../domain/ids.js";
 import type { RunLauncher } from "../domain/ports/run-launcher.js";
 import type { ReconcileFinding } from "../domain/run-change.js";
@@ -135,6 +136,15 @@ async function reconcileExpiredClaims(deps: SweepDeps, lost: LostReplicas): Prom
       );
       finding = { kind: "unknown" };
     }
-    await recovery.recordReconciliation(run.id, run.claimToken, finding, clock.now());
+    try {
+      await recovery.recordReconciliation(run.id, run.claimToken, finding, clock.now());
+    } catch (error) {
+      if (!(error instanceof LeaseLostError)) throw error;
+      // Another replica reconciled the claim first: its record stands. Every live replica lists the same
+      // expired claims in the same order, so that one is working through this list too: the rest is
+      // left to it (or to the next sweep), not raced claim by claim, and the sweep goes on with its
+      // other steps (the silent replicas' handler runs) instead of failing and backing off.
+      return;
+    }
   }
 }

@@ -169,7 +169,7 @@ describe("TaskService.create", () => {
     await expect(
       h.tasks.create(ALICE, { ...input, target: { kind: "handler", name: "log" } }, T0),
     ).rejects.toMatchObject({ code: "not_found" });
-    expect(h.threads.calls.at(-1)).toMatchObject({ threadScope: "handler" });
+    expect(h.threads.calls.at(-1)).toMatchObject({ threadScope: `handler:${ALICE.owner}` });
     expect(await everyTask(h)).toHaveLength(1);
   });
 });
@@ -572,7 +572,7 @@ describe("TaskService.list", () => {
     const h = harness();
     h.threads
       .add(ALICE.owner, "agent:main", "thread-a")
-      .add(ALICE.owner, "handler", "thread-a")
+      .add(ALICE.owner, `handler:${ALICE.owner}`, "thread-a")
       .add(ALICE.owner, "agent:main", "thread-b")
       .add(BOB.owner, "agent:main", "thread-a");
     const onA = cronInput("*/5 * * * *", {

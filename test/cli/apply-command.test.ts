@@ -27,11 +27,14 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(
+  args: string[],
+  as = token,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
   const io = {
-    env: { PUNCTUAL_URL: t.url, PUNCTUAL_TOKEN: token },
+    env: { PUNCTUAL_URL: t.url, PUNCTUAL_TOKEN: as },
     stdout: (text: string) => (stdout += text),
     stderr: (text: string) => (stderr += text),
   };
@@ -65,7 +68,7 @@ describe("punctual apply", () => {
     const declared = file("billing.yaml", YAML);
     const dry = await cli(["apply", declared, "--group", "billing", "--dry-run"]);
     expect(dry.stdout).toBe(
-      "plan (dry run, nothing written) for group billing:\n" +
+      "plan (dry run, nothing written) for group billing, owner alice:\n" +
         "  create    billing:nightly\n" +
         "  create    billing:weekly\n",
     );
@@ -92,7 +95,7 @@ describe("punctual apply", () => {
     );
     const pruned = await cli(["apply", fewer, "--group", "billing", "--prune", "pause"]);
     expect(pruned.stdout).toBe(
-      "applied for group billing:\n" +
+      "applied for group billing, owner alice:\n" +
         "  update    billing:nightly (schedule)\n" +
         "  prune     billing:weekly (paused)\n",
     );
@@ -115,5 +118,63 @@ describe("punctual apply", () => {
     const refused = await cli(["apply", bad, "--group", "g"]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("schedule.cron");
+  });
+
+  it("prunes only the owner its upserts go to, and refuses an owner the token does not write as", async () => {
+    // Issue 35: an admin token sees every owner's tasks of the group, but its upserts go to its own.
+    const admin = await t.token("ops", true);
+    const bob = await t.token("bob");
+    const one = (key: string, title: string) =>
+      JSON.stringify([
+        {
+          key,
+          title,
+          schedule: { type: "cron", cron: "0 4 * * *", timezone: "UTC" },
+          target: { kind: "handler", name: "log" },
+        },
+      ]);
+    const bobs = await cli(
+      ["apply", file("bob.json", one("shared:bob", "Bob's")), "--group", "shared"],
+      bob,
+    );
+    expect(bobs.code, bobs.stderr).toBe(0);
+
+    const ops = file("ops.json", one("shared:ops", "Ops'"));
+    const dry = await cli(
+      ["apply", ops, "--group", "shared", "--prune", "delete", "--dry-run"],
+      admin,
+    );
+    expect(dry.stdout).toBe(
+      "plan (dry run, nothing written) for group shared, owner ops:\n" + "  create    shared:ops\n",
+    );
+    const applied = await cli(["apply", ops, "--group", "shared", "--prune", "delete"], admin);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(applied.stdout).not.toContain("shared:bob");
+    const left = await cli(["tasks", "list", "--key", "shared:bob", "--json"], bob);
+    expect((JSON.parse(left.stdout) as { items: unknown[] }).items[0]).toMatchObject({
+      status: "enabled",
+    });
+
+    const across = await cli(
+      ["apply", ops, "--group", "shared", "--owner", "bob", "--prune", "delete"],
+      admin,
+    );
+    expect(across.code).toBe(2);
+    expect(across.stderr).toContain('the upserts go to owner "ops"');
+
+    // Nothing declared: whose tasks to prune must be named; named, only that owner's go.
+    const none = file("none.json", "[]");
+    const unnamed = await cli(["apply", none, "--group", "shared", "--prune", "delete"], admin);
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain("--owner");
+    const named = await cli(
+      ["apply", none, "--group", "shared", "--prune", "delete", "--owner", "ops"],
+      admin,
+    );
+    expect(named.stdout).toBe(
+      "applied for group shared, owner ops:\n" + "  prune     shared:ops (deleted)\n",
+    );
+    const still = await cli(["tasks", "list", "--key", "shared:bob", "--json"], bob);
+    expect((JSON.parse(still.stdout) as { items: unknown[] }).items).toHaveLength(1);
   });
 });

@@ -481,7 +481,7 @@ describe("punctual tasks", () => {
       attempt              0
       failures             0
       not_before           2026-03-07T12:00:00Z  (2026-03-07 13:00:00 GMT+1)
-      thread_scope         handler
+      thread_scope         handler:alice
       thread_id            id-8................................
       exclusive            true
       claim_expires_at     null
@@ -591,7 +591,7 @@ describe("punctual runs", () => {
       attempt              0
       failures             0
       not_before           2026-03-07T12:00:00Z  (2026-03-07 13:00:00 GMT+1)
-      thread_scope         handler
+      thread_scope         handler:alice
       thread_id            id-12...............................
       exclusive            false
       claim_expires_at     null
@@ -733,7 +733,10 @@ describe("punctual tasks with several rules and days to skip", () => {
       ],
       "--exclude applies to --cron, --every and --rrule",
     ],
-    [["tasks", "create", "--title", "x", "--tz", "UTC"], "--tz and --exclude change a schedule"],
+    [
+      ["tasks", "create", "--title", "x", "--tz", "UTC"],
+      "--tz, --exclude and --on-excluded change a schedule",
+    ],
     [["tasks", "create", "--title", "x", "--cron", "0 9 * * *", "--every", "PT1H"], "give one of"],
     [
       ["calendars", "put", "empty"],

@@ -194,6 +194,27 @@ describe("punctual next", () => {
     expect(json.stdout).toBe('["2026-12-25T07:00:00Z"]\n');
   });
 
+  it("moves an excluded occurrence with --on-excluded and says where it came from", async () => {
+    const args = ["0 9 25 * *", "--tz", "Europe/Berlin", "--from", "2026-11-30T00:00:00Z"];
+    const result = await run([
+      ...args,
+      "--count",
+      "2",
+      "--exclude",
+      "2026-12-25",
+      "--on-excluded",
+      "previous",
+    ]);
+    expect(result.stdout.split("\n")).toEqual([
+      'next 2 fires of "0 9 25 * *" in Europe/Berlin, moving to the previous free date 2026-12-25 after 2026-11-30T00:00:00Z:',
+      "2026-12-24T08:00:00Z  2026-12-24 09:00:00 +01:00  moved from 2026-12-25 09:00:00 (excluded: the date 2026-12-25)",
+      "2027-01-25T08:00:00Z  2027-01-25 09:00:00 +01:00",
+      "",
+    ]);
+    const refused = await run([...args, "--exclude", "2026-12-25", "--on-excluded", "before"]);
+    expect(refused.stderr).toContain("invalid --on-excluded");
+  });
+
   it("reads a day rule written days:FIELDS, as tasks create --exclude does", async () => {
     const args = ["0 8 * * *", "--from", "2026-12-23T12:00:00Z", "--count", "1", "--json"];
     const plain = await run([...args, "--exclude", "24 12 *"]);

@@ -20,6 +20,7 @@ import {
   HOUR,
   MINUTE,
   options,
+  OWNER,
   plus,
   schedule,
   SECOND,
@@ -207,7 +208,7 @@ describe("admit: the table of catch-up x overlap x active run x timing", () => {
         fireAt: d.scheduledFor,
         notBefore: d.scheduledFor,
         exclusive: row.overlap !== "allow_all",
-        threadScope: "handler",
+        threadScope: `handler:${OWNER}`,
         threadId: null,
         idempotencyKey: `punctual:task-1:scheduled:${d.scheduledFor}`,
       });

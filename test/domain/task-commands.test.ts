@@ -542,7 +542,7 @@ describe("triggerTask", () => {
       attempt: 0,
       failures: 0,
       exclusive: true,
-      threadScope: "handler",
+      threadScope: `handler:${OWNER}`,
       threadId: null,
       idempotencyKey: "punctual:task-1:manual:abc",
     });

@@ -4,12 +4,12 @@
  * and a SIGTERM sent before it has even loaded its modules, or while it opens its store, ends it with
  * exit 0 well within the shutdown grace.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureBuilt } from "./build.js";
+import { ROOT, ensureBuilt } from "./build.js";
 import { startCli, stopCli, waitForOutput } from "./process.js";
 
 /** A module loader hook that writes every module the process loads to stderr, one `[loaded] URL` a line. */
@@ -20,9 +20,39 @@ register("data:text/javascript," + encodeURIComponent(
 ));
 `;
 
+/**
+ * What `npm run build` bundled into each chunk of dist/cli-bundle/ (scripts/bundle-cli.ts), by chunk
+ * file name; empty when there is no bundle (bin/punctual.js then loads dist/cli/ itself).
+ */
+function bundleManifest(): ReadonlyMap<string, readonly string[]> {
+  const path = join(ROOT, "dist", "cli-bundle", "modules.json");
+  if (!existsSync(path)) return new Map();
+  return new Map(
+    Object.entries(JSON.parse(readFileSync(path, "utf8")) as Record<string, string[]>),
+  );
+}
+
 describe("punctual worker startup", () => {
   let dir = "";
   let recorder = "";
+  let manifest: ReadonlyMap<string, readonly string[]> = new Map();
+
+  /** The modules (paths from the package's root) behind the URLs the recorder listed. */
+  const modulesOf = (loaded: readonly string[]): string[] =>
+    loaded.flatMap((line) => {
+      const path = line.replace(/^\[loaded\] file:\/\//, "");
+      const chunk = /\/dist\/cli-bundle\/([^/]+)$/.exec(path)?.[1];
+      if (chunk !== undefined) return [...(manifest.get(chunk) ?? [])];
+      return path.startsWith(`${ROOT}/`) ? [path.slice(ROOT.length + 1)] : [path];
+    });
+
+  /** What the recorder prints when `module` (a path from the root) is loaded: its chunk's, if bundled. */
+  const loadLine = (module: string): string => {
+    for (const [chunk, inputs] of manifest) {
+      if (inputs.includes(module)) return `/dist/cli-bundle/${chunk}\n`;
+    }
+    return `/${module}\n`;
+  };
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "punctual-worker-startup-"));
@@ -30,6 +60,7 @@ describe("punctual worker startup", () => {
     recorder = join(dir, "recorder.mjs");
     writeFileSync(recorder, RECORDER);
     await ensureBuilt();
+    manifest = bundleManifest();
   }, 240_000);
 
   afterAll(() => {
@@ -43,28 +74,31 @@ describe("punctual worker startup", () => {
     );
     await waitForOutput(cli, "punctual worker started");
     expect(await stopCli(cli, "SIGTERM")).toEqual({ code: 0, signal: null });
-    const loaded = cli
-      .output()
-      .split("\n")
-      .filter((line) => line.startsWith("[loaded] "));
+    const loaded = modulesOf(
+      cli
+        .output()
+        .split("\n")
+        .filter((line) => line.startsWith("[loaded] ")),
+    );
     // The recorder works: the worker's own modules are listed.
-    expect(loaded.some((line) => line.includes("/dist/cli/worker-command.js"))).toBe(true);
-    const http = loaded.filter((line) =>
-      /node_modules\/(fastify|prom-client|pino-pretty|pg)\/|\/dist\/adapters\/http\//.test(line),
+    expect(loaded).toContain("dist/cli/worker-command.js");
+    expect(loaded).toContain("dist/adapters/storage/sqlite/sqlite-store.js");
+    const http = loaded.filter((path) =>
+      /node_modules\/(fastify|prom-client|pino-pretty|pg)\/|^dist\/adapters\/http\//.test(path),
     );
     expect(http).toEqual([]);
   });
 
   it.each([
     // main.js is resolved once bin/punctual.js holds signals and starts to load the program.
-    ["while its modules load", "/dist/cli/main.js"],
-    ["while it opens its store", "/dist/adapters/storage/sqlite/sqlite-store.js"],
+    ["while its modules load", "dist/cli/main.js"],
+    ["while it opens its store", "dist/adapters/storage/sqlite/sqlite-store.js"],
   ])("ends with exit 0 on a SIGTERM %s", async (what, module) => {
     const cli = startCli(
       ["worker", "--handlers", "handlers.mjs", "--database", join(dir, `early-${what.length}.db`)],
       { cwd: dir, env: { NODE_OPTIONS: `--import ${pathToFileURL(recorder).href}` } },
     );
-    await waitForOutput(cli, `${module}\n`);
+    await waitForOutput(cli, loadLine(module));
     // On a loaded host the store may be open by the time the signal lands: then it is a plain stop.
     const startedBefore = cli.output().includes("punctual worker started");
     // stopCli fails when the process has not exited 15 s after the signal: the bound, not a timing.

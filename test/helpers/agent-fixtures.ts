@@ -45,7 +45,7 @@ export function agentRun(task: Task, overrides: Partial<Run> = {}): Run {
   const id = randomUUID() as RunId;
   const threadId =
     task.context.mode === "reuse_thread" ? task.context.threadId : (randomUUID() as ThreadId);
-  return claimed(buildRun({ id, threadId, threadScope: threadScopeOf(task.target), ...overrides }));
+  return claimed(buildRun({ id, threadId, threadScope: threadScopeOf(task.target, task.owner), ...overrides }));
 }
 
 /** A server configuration as `parseAgentServers` would produce it. */

@@ -20,6 +20,11 @@ import {
   migratePostgres,
 } from "../../src/adapters/storage/postgres/postgres-migrations.js";
 import { schemaName } from "../../src/adapters/storage/postgres/postgres-schema-name.js";
+import {
+  RUN_TABLES_0024,
+  RUN_TRIGGERS_0024,
+  SLOT_TASK_0024,
+} from "../../src/adapters/storage/postgres/postgres-migration-0024.js";
 import { openPostgresStore } from "../../src/adapters/storage/postgres/postgres-store.js";
 import type {
   PostgresStore,
@@ -130,6 +135,8 @@ export interface OlderSchema {
   readonly store: PostgresStore;
   /** Applies every migration up to the newest. */
   readonly migrate: () => Promise<unknown>;
+  /** Takes back the run queue lent to an older schema (`withRunQueueTables`): the bare older schema. */
+  readonly withoutRunQueue: () => Promise<void>;
 }
 
 /** A fresh schema migrated up to `version` only, with a store on it that migrates nothing. */
@@ -147,6 +154,15 @@ export async function schemaAtVersion(
   const quoted = `"${schema}"`;
   const bridged = version < TASK_STATE_VERSION;
   if (bridged) await bridgeTaskState(pool, quoted);
+  // Today's store reads and writes the run queue (migration 24): lent to an older schema until the
+  // store closes or the schema migrates.
+  const lent = version < 24 ? await withRunQueueTables(pool, quoted) : null;
+  let returned = false;
+  const teardown = async (): Promise<void> => {
+    if (lent === null || returned) return;
+    returned = true;
+    await lent();
+  };
   const opened = await openPostgresStore({
     newId: createIdGenerator(),
     pool,
@@ -171,7 +187,11 @@ export async function schemaAtVersion(
     schema,
     quoted,
     store,
-    migrate: () => migratePostgres(pool, schemaName(schema)),
+    migrate: async () => {
+      await teardown();
+      return migratePostgres(pool, schemaName(schema));
+    },
+    withoutRunQueue: teardown,
   };
 }
 
@@ -442,4 +462,40 @@ export async function raceTestsRunnable(file: string): Promise<boolean> {
     `[punctual] SKIPPED ${file}: multi-connection race tests need a PostgreSQL server (none reachable).`,
   );
   return false;
+}
+
+/**
+ * Lets today's store write rows on a schema older than migration 24, as migration tests of older
+ * migrations do (migration 6's test adds later columns the same way): the run queue, hold tables, the
+ * slots' task column and the triggers that keep them, added to schema `quoted` (with a bare
+ * `claim_slots` when the schema predates it). Returns the teardown that leaves the schema exactly at its
+ * version again; the runs' rows it kept are what migration 24 reads.
+ */
+export async function withRunQueueTables(
+  pool: PostgresPool,
+  quoted: string,
+): Promise<() => Promise<void>> {
+  const slots = await pool.query(
+    `SELECT to_regclass('${quoted.replaceAll("'", "''")}.claim_slots') IS NOT NULL AS present`,
+  );
+  const hadSlots = (slots.rows[0] as { present: boolean }).present;
+  const bare =
+    `CREATE TABLE claim_slots (slot integer PRIMARY KEY, run_id text, thread_scope text,` +
+    ` thread_id text, task_id text, owner text, claimed_by text);`;
+  // One simple query, so one session: the triggers' functions keep the schema as their search path.
+  await pool.query(
+    `SET search_path TO ${quoted}; ${hadSlots ? "" : bare} ${RUN_TABLES_0024} ${SLOT_TASK_0024}` +
+      ` ${RUN_TRIGGERS_0024}; RESET search_path`,
+  );
+  return async () => {
+    await pool.query(
+      `DROP TRIGGER runs_inserted ON ${quoted}.runs; DROP TRIGGER runs_moved ON ${quoted}.runs;` +
+        ` DROP TRIGGER runs_deleted ON ${quoted}.runs; DROP FUNCTION ${quoted}.runs_inserted();` +
+        ` DROP FUNCTION ${quoted}.runs_moved(); DROP FUNCTION ${quoted}.runs_deleted();` +
+        ` DROP TABLE ${quoted}.run_ready; DROP TABLE ${quoted}.run_holds;` +
+        (hadSlots
+          ? ` ALTER TABLE ${quoted}.claim_slots DROP COLUMN run_task_id`
+          : ` DROP TABLE ${quoted}.claim_slots`),
+    );
+  };
 }

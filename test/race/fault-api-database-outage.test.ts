@@ -4,7 +4,9 @@
  * statement timeout. A table locked by another session makes the listing hit the server's statement
  * timeout; a blackholed proxy makes the client give up on its answer; a proxy gone makes every connection
  * fail. Each answers 503 `database_unavailable` with `Retry-After`, within a bounded time, never a
- * generic 500; once the database answers again, so does the API.
+ * generic 500; once the database answers again, so does the API. The DeerFlow and LangGraph-compatible
+ * routes answer the same outage 503 with `Retry-After` in their platforms' own `{"detail": "..."}`
+ * (docs/targets.md), never their generic 500.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,10 +44,15 @@ describe.skipIf(!runnable)("the API on a database that does not answer", () => {
   let base = "";
   let token = "";
 
-  const get = async (path: string): Promise<Answer> => {
+  const get = async (path: string, body?: unknown): Promise<Answer> => {
     const started = Date.now();
     const response = await fetch(`${base}${path}`, {
-      headers: { authorization: `Bearer ${token}` },
+      method: body === undefined ? "GET" : "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(ANSWER_BOUND_MS),
     });
     const text = await response.text();
@@ -62,6 +69,21 @@ describe.skipIf(!runnable)("the API on a database that does not answer", () => {
     expect(answer.headers.get("content-type")).toMatch(/^application\/problem\+json/);
     expect(answer.headers.get("retry-after")).toBe("5");
     expect(answer.body).toMatchObject({ type: PROBLEM, status: 503 });
+    expect(answer.body["detail"]).toMatch(detail);
+  };
+
+  /** The platform routes: DeerFlow's task list and LangGraph's cron search (docs/targets.md). */
+  const platformRoutes = [
+    { name: "DeerFlow", path: "/api/scheduled-tasks", body: undefined },
+    { name: "LangGraph", path: "/langgraph/lg/runs/crons/search", body: {} },
+  ] as const;
+
+  /** A platform route's outage: 503 and Retry-After in the platform's `{detail}`, not a problem. */
+  const expectPlatformUnavailable = (answer: Answer, detail: RegExp): void => {
+    expect(answer.status, JSON.stringify(answer.body)).toBe(503);
+    expect(answer.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(answer.headers.get("retry-after")).toBe("5");
+    expect(Object.keys(answer.body)).toEqual(["detail"]);
     expect(answer.body["detail"]).toMatch(detail);
   };
 
@@ -82,8 +104,18 @@ describe.skipIf(!runnable)("the API on a database that does not answer", () => {
         "--no-coordinator",
         "--pg-statement-timeout",
         `${String(STATEMENT_TIMEOUT_S)}s`,
+        ...["--deerflow-api", "df", "--langgraph-api", "lg"],
       ],
-      { cwd: dir },
+      {
+        cwd: dir,
+        // Never called: the routes answer from the database alone.
+        env: {
+          PUNCTUAL_AGENT_SERVERS: JSON.stringify([
+            { name: "df", url: "http://127.0.0.1:9/api", flavor: "deerflow" },
+            { name: "lg", url: "http://127.0.0.1:9" },
+          ]),
+        },
+      },
     );
     const cli = serve;
     base = await waitFor(() => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(cli.output())?.[1], {
@@ -115,11 +147,19 @@ describe.skipIf(!runnable)("the API on a database that does not answer", () => {
         const locked = await get("/v1/tasks");
         expectUnavailable(locked, /did not answer in time/);
         expect(locked.ms).toBeGreaterThanOrEqual(STATEMENT_TIMEOUT_S * 1000 - 100);
+        for (const route of platformRoutes) {
+          const answer = await get(route.path, route.body);
+          expectPlatformUnavailable(answer, /did not answer in time/);
+          expect(answer.ms).toBeGreaterThanOrEqual(STATEMENT_TIMEOUT_S * 1000 - 100);
+        }
         await admin.query("ROLLBACK");
       } finally {
         await admin.end();
       }
       expect((await get("/v1/tasks")).status).toBe(200);
+      for (const route of platformRoutes) {
+        expect((await get(route.path, route.body)).status, route.name).toBe(200);
+      }
 
       // Packets dropped: the statement never reaches the server, the client gives up on its answer.
       proxy.blackhole();
@@ -136,9 +176,17 @@ describe.skipIf(!runnable)("the API on a database that does not answer", () => {
       // The way to the server gone: connections are refused.
       await proxy.close();
       expectUnavailable(await get("/v1/tasks"), /could not be reached|did not answer in time/);
+      for (const route of platformRoutes) {
+        expectPlatformUnavailable(
+          await get(route.path, route.body),
+          /could not be reached|did not answer in time/,
+        );
+      }
       const output = serve?.output() ?? "";
       expect(output).toContain("the database did not answer a request");
       expect(output).not.toContain("unexpected error answering a request");
+      expect(output).not.toContain("unexpected error answering a DeerFlow-compatible request");
+      expect(output).not.toContain("unexpected error answering a LangGraph crons request");
     },
   );
 });

@@ -164,6 +164,27 @@ describe.skipIf(!runnable)("postgres dispatch races (reference 6.4)", () => {
       ]);
     }
 
+    /**
+     * Claims `run` into slot `slot` (numbered past the store's budget, so no claim of the store's takes it) on `client` as the claim's statement does: the slot bound (its
+     * unique keys on the thread and, exclusive, the task) and the run moved to launching, in one
+     * statement. Since migration 24 these keys alone keep one active run per exclusive task and thread.
+     */
+    async function claim(client: pg.Client, run: Run, slot: number): Promise<unknown> {
+      await client.query(
+        `INSERT INTO "${schema}".claim_slots (slot) SELECT generate_series(101, 108)` +
+          ` ON CONFLICT (slot) DO NOTHING`,
+      );
+      return client.query(
+        `WITH bound AS (UPDATE "${schema}".claim_slots AS s SET run_id = r.id,` +
+          ` thread_scope = r.thread_scope, thread_id = r.thread_id,` +
+          ` task_id = CASE WHEN r.exclusive THEN r.task_id END, owner = r.owner,` +
+          ` claimed_by = 'replica-x', run_task_id = r.task_id FROM "${schema}".runs AS r` +
+          ` WHERE r.id = $1::text AND s.slot = $2::int4 AND s.run_id IS NULL)` +
+          ` UPDATE "${schema}".runs SET status = 'launching' WHERE id = $1::text`,
+        [run.id, slot],
+      );
+    }
+
     /** Manual runs of a new task, queued side by side; `exclusive` makes them share the task's slot. */
     async function queuedRuns(exclusive: boolean, keys: string[]) {
       const store = replicas[0]!;
@@ -179,30 +200,36 @@ describe.skipIf(!runnable)("postgres dispatch races (reference 6.4)", () => {
       return { task, runs };
     }
 
-    it("lets one of two concurrent launches of an exclusive task win; the other hits runs_task_slot_uq", async () => {
+    it("lets one of two concurrent launches of an exclusive task win; the other hits claim_slots_task_uq", async () => {
       const { runs } = await queuedRuns(true, ["x", "y"]);
       await first.query("BEGIN");
       await second.query("BEGIN");
-      await move(first, runs[0]!, "launching");
-      const blocked = move(second, runs[1]!, "launching").then(() => "updated", violation);
+      await claim(first, runs[0]!, 101);
+      const blocked = claim(second, runs[1]!, 102).then(() => "updated", violation);
       await first.query("COMMIT");
-      expect(await blocked).toBe("23505:runs_task_slot_uq");
+      expect(await blocked).toBe("23505:claim_slots_task_uq");
       await second.query("ROLLBACK");
+      await move(first, runs[0]!, "succeeded");
     });
 
     it("keeps one active slot per exclusive task: tombstones and other tasks never conflict; the slot frees", async () => {
       const { runs } = await queuedRuns(true, ["p", "q", "r"]);
       const other = await queuedRuns(true, ["s"]);
-      await move(first, runs[0]!, "launching");
+      await claim(first, runs[0]!, 101);
       await move(first, runs[0]!, "running");
-      await expect(move(first, runs[1]!, "launching")).rejects.toMatchObject({
+      await expect(claim(first, runs[1]!, 102)).rejects.toMatchObject({
         code: "23505",
-        constraint: "runs_task_slot_uq",
+        constraint: "claim_slots_task_uq",
+      });
+      // No path moves a run to launching without a slot: the database refuses it (migration 24).
+      await expect(move(first, runs[1]!, "launching")).rejects.toMatchObject({
+        code: "23514",
+        constraint: "runs_active_holds_slot",
       });
       await move(first, runs[2]!, "cancelled");
-      await move(first, other.runs[0]!, "launching");
+      await claim(first, other.runs[0]!, 103);
       await move(first, runs[0]!, "succeeded");
-      await move(first, runs[1]!, "launching");
+      await claim(first, runs[1]!, 102);
     });
 
     it("lets one of two concurrent inserts of one manual key win; the other hits runs_manual_key_uq", async () => {

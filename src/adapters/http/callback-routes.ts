@@ -13,7 +13,7 @@
 import type { FastifyRequest } from "fastify";
 import { checkResultSize, checkStorableText } from "../../application/policy/limits.js";
 import { parseWith } from "../../application/shapes/task-input.js";
-import { z } from "zod";
+import * as z from "zod";
 import type { RunObservation } from "../../domain/ports/run-launcher.js";
 import type { ClaimedRun } from "../../domain/ports/run-repository.js";
 import type { RunChange, CompletionVerdict } from "../../domain/run-change.js";

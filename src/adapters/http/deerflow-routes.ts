@@ -6,7 +6,7 @@
  * punctual's wins; the docs list each deviation. Not in the OpenAPI document (it describes `/v1`).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { z } from "zod";
+import * as z from "zod";
 import type { Actor } from "../../application/access/actor.js";
 import type { TaskService } from "../../application/tasks/task-service.js";
 import type { TaskView } from "../../application/shapes/view-mappers.js";
@@ -26,6 +26,7 @@ import {
   updateBody,
 } from "./deerflow-views.js";
 import type { DeerflowTarget, LastRun } from "./deerflow-views.js";
+import { outageAnswer } from "./http-reply.js";
 import { problemFromError } from "./problem.js";
 
 export type { DeerflowTarget } from "./deerflow-views.js";
@@ -318,6 +319,11 @@ function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply)
     return reply.code(404).send({
       detail: error.resource === "thread" ? "Thread not found" : "Scheduled task not found",
     });
+  }
+  const outage = outageAnswer(error, request);
+  if (outage !== null) {
+    // The platform's own error shape, with the 503 and Retry-After /v1 answers.
+    return reply.code(503).headers(outage.headers).send({ detail: outage.detail });
   }
   const problem = problemFromError(error);
   if (problem === null) {

@@ -5,7 +5,7 @@
  * `cron` (5 fields; punctual's several expressions and days to skip as a documented deviation) or
  * `once`. Timestamps are RFC 3339 with `Z` (DeerFlow writes `+00:00`).
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { RunView, TaskView } from "../../application/shapes/view-mappers.js";
 import { formatInstant } from "../../domain/schedule/civil-time.js";
 import { parseSchedule } from "../../domain/schedule/parse-schedule.js";

@@ -37,17 +37,37 @@ export function sendAnswer(reply: FastifyReply, answer: Answer) {
   return answer.body === undefined ? reply.send() : reply.send(answer.body);
 }
 
+/** A database outage as any of the app's APIs answers it: 503, what it says, `Retry-After`. */
+export interface OutageAnswer {
+  readonly detail: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/**
+ * The 503 an error answers when it is a database outage (a timeout, a connection refused or dropped,
+ * a full disk), logged at warn; null for any other error. `/v1` answers it as a `database_unavailable`
+ * problem, the DeerFlow and LangGraph-compatible routes as their platforms' `{detail}`
+ * (docs/errors.md#http-only-problems).
+ */
+export function outageAnswer(error: unknown, request: FastifyRequest): OutageAnswer | null {
+  if (problemFromError(error) !== null) return null;
+  const outage = storeOutage(error);
+  if (outage === null) return null;
+  // Not a bug: the database was too slow or out of reach.
+  request.log.warn({ err: error, outage }, "the database did not answer a request");
+  return {
+    detail: OUTAGE_DETAIL[outage],
+    headers: { "retry-after": String(OUTAGE_RETRY_AFTER_S) },
+  };
+}
+
 /** The app's error handler: the problem an error answers, with its headers. */
 export function replyWithProblem(error: unknown, request: FastifyRequest, reply: FastifyReply) {
-  const problem = problemFromError(error);
-  const outage = problem === null ? storeOutage(error) : null;
+  const outage = outageAnswer(error, request);
   if (outage !== null) {
-    // Not a bug: the database was too slow or out of reach (docs/errors.md#http-only-problems).
-    request.log.warn({ err: error, outage }, "the database did not answer a request");
-    return sendProblem(reply, problemOf("database_unavailable", OUTAGE_DETAIL[outage]), {
-      "retry-after": String(OUTAGE_RETRY_AFTER_S),
-    });
+    return sendProblem(reply, problemOf("database_unavailable", outage.detail), outage.headers);
   }
+  const problem = problemFromError(error);
   if (problem === null) {
     request.log.error({ err: error }, "unexpected error answering a request");
     return sendProblem(

@@ -28,6 +28,7 @@ import {
   searchAnswer,
 } from "./langgraph-crons-views.js";
 import type { LangGraphTarget } from "./langgraph-crons-views.js";
+import { outageAnswer } from "./http-reply.js";
 import { problemFromError } from "./problem.js";
 
 export type { LangGraphTarget } from "./langgraph-crons-views.js";
@@ -202,6 +203,11 @@ function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply)
   if (error instanceof ValidationError) {
     const detail = error.errors.map((e) => `${cronField(e.field)}: ${e.message}`).join("; ");
     return reply.code(422).send({ detail });
+  }
+  const outage = outageAnswer(error, request);
+  if (outage !== null) {
+    // The platform's own error shape, with the 503 and Retry-After /v1 answers.
+    return reply.code(503).headers(outage.headers).send({ detail: outage.detail });
   }
   const problem = problemFromError(error);
   if (problem === null) {

@@ -5,7 +5,7 @@
  * cron runs each occurrence on a fresh thread (deleted after the run unless `on_run_completed: "keep"`);
  * `multitask_strategy` is punctual's overlap policy; `end_time` the schedule's `end_at`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { TaskView } from "../../application/shapes/view-mappers.js";
 
 /** The server the routes serve. */

@@ -7,7 +7,6 @@
  * threads (tagged `metadata.punctual_owner` when created through the proxy, as punctual tags its runs) and
  * what runs on them, and stateless runs. An admin token reaches everything.
  */
-import replyFrom from "@fastify/reply-from";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Actor } from "../../application/access/actor.js";
 import { agentExchange, agentPath } from "../launchers/agent/agent-http.js";
@@ -121,6 +120,9 @@ export async function registerLangGraphProxy(
   const upstream = new URL(server.url);
   const basePath = upstream.pathname.replace(/\/$/, "");
   const prefix = langGraphPrefix(server.name);
+  // Loaded only with --langgraph-proxy: the proxy's HTTP client (undici) is the largest module a
+  // server would otherwise parse at its start (docs/benchmarks.md#start-cost).
+  const { default: replyFrom } = await import("@fastify/reply-from");
   await app.register(
     async (api) => {
       await api.register(replyFrom, {

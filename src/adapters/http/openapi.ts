@@ -3,7 +3,7 @@
  * JSON Schema 2020-12, which OpenAPI 3.1 uses as is). Named shapes go to `components.schemas`; a
  * loosely checked input is documented by the shape it stands for (`documented-shape.ts`).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { documentedShapeOf } from "../../application/shapes/documented-shape.js";
 import { exposedProblems } from "./error-map.js";
 import { PROBLEM_CONTENT_TYPE } from "./problem.js";

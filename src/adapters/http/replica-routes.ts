@@ -3,7 +3,7 @@
  * live and the handler names they registered (docs/deploy.md#handler-names). Admin tokens only: a
  * replica belongs to no owner.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { Replica } from "../../domain/ports/replica-registry.js";
 import type { Instant } from "../../domain/time.js";
 import { HttpProblem } from "./problem.js";

@@ -4,7 +4,7 @@
  * shapes come from the application layer (shared with the library and `punctual/client`); the routes
  * validate with these and the OpenAPI document is generated from them.
  */
-import { z } from "zod";
+import * as z from "zod";
 import {
   backfillInputSchema,
   pauseInputSchema,

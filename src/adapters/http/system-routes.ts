@@ -2,7 +2,7 @@
  * The routes without a bearer token (docs/security.md): health, readiness, metrics, the OpenAPI document and its
  * page (the dashboard's page and assets are in dashboard/dashboard-routes.ts).
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { MigrationStatus } from "../../domain/ports/store.js";
 import { DOCS_PAGE } from "./docs-page.js";
 import type { SchedulerMetrics } from "../metrics/scheduler-metrics.js";

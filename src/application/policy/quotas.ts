@@ -8,7 +8,7 @@ import type { CalendarQuotaCheck } from "../../domain/ports/calendar-repository.
 import type { TaskCountCheck } from "../../domain/ports/task-repository.js";
 import { LimitExceededError, QuotaExceededError } from "../../domain/errors.js";
 import type { OwnerId } from "../../domain/ids.js";
-import { smallestPeriodMs } from "../../domain/schedule/smallest-period.js";
+import { gapBelow } from "../../domain/schedule/smallest-period.js";
 import type { ScheduleSpec } from "../../domain/schedule/schedule-types.js";
 import type { Instant } from "../../domain/time.js";
 
@@ -182,12 +182,12 @@ export function calendarQuotaCheck(quotas: OwnerQuotas): CalendarQuotaCheck | un
 export function checkMinPeriod(quotas: OwnerQuotas, schedule: ScheduleSpec, now: Instant): void {
   // A cron fires at whole seconds: none can be denser than 1 s, so only a larger minimum asks it.
   if (schedule.type === "cron" && quotas.minPeriodMs <= 1_000) return;
-  const period = smallestPeriodMs(schedule, now);
-  if (period !== null && period < quotas.minPeriodMs) {
+  const gap = gapBelow(schedule, now, quotas.minPeriodMs);
+  if (gap !== null) {
     throw new LimitExceededError(
       QUOTA_NAMES.minPeriodMs,
       quotas.minPeriodMs,
-      `${quotaMessage(QUOTA_NAMES.minPeriodMs, `${count(quotas.minPeriodMs)} ms`, `${count(period)} ms`)} (the least gap between two fires)`,
+      `${quotaMessage(QUOTA_NAMES.minPeriodMs, `${count(quotas.minPeriodMs)} ms`, `${count(gap.ms)} ms`)} (the least gap between two fires: ${gap.between})`,
     );
   }
 }

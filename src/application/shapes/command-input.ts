@@ -2,7 +2,7 @@
  * The input shapes of the task commands besides create and edit (pause, resume, backfill) and of the
  * list filters, shared by the HTTP API and `punctual/client`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { CATCH_UP_POLICIES } from "../../domain/options.js";
 import { RUN_STATUSES, RUN_TRIGGERS } from "../../domain/run.js";
 import { TASK_STATUSES } from "../../domain/task.js";

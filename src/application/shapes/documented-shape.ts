@@ -4,7 +4,7 @@
  * problem at once, in its own words), and shapes whose exact JSON Schema helps no reader (any JSON
  * value). The OpenAPI document shows the documented shape.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 const shapes = new WeakMap<z.core.$ZodType, z.core.$ZodType>();
 const anyObject = z.record(z.string(), z.unknown());

@@ -2,7 +2,7 @@
  * The small shapes every input and view is made of: any JSON value, a duration as users write it, an
  * instant as the API writes it.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { JsonValue } from "../../domain/target.js";
 import { documentedAs } from "./documented-shape.js";
 

@@ -4,9 +4,14 @@
  * in the task inputs and the body of a calendar put; `parseSchedule` and `parseCalendarItems` in the
  * domain check their fields.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { CalendarItemInput } from "../../domain/schedule/schedule-spec.js";
-import { MAX_CRON_RULES, MAX_EXCLUSION_ITEMS } from "../../domain/schedule/schedule-spec.js";
+import {
+  MAX_CRON_RULES,
+  MAX_EXCLUSION_ITEMS,
+  MAX_MOVE_DAYS,
+  ON_EXCLUDED,
+} from "../../domain/schedule/schedule-spec.js";
 import { checkedAsAnyObject, documentedAs } from "./documented-shape.js";
 import { durationInputSchema } from "./input-primitives.js";
 
@@ -76,6 +81,20 @@ const exclude = z
   .optional()
   .meta({ description: "local dates on which nothing fires (recorded skipped, reason excluded)" });
 
+/** `on_excluded` (docs/schedules.md#moved-occurrences). */
+const onExcluded = z
+  .enum(ON_EXCLUDED)
+  .nullable()
+  .optional()
+  .meta({
+    description:
+      "what becomes of an occurrence on an excluded date: skip (recorded skipped, reason excluded; " +
+      "the default), or move it to the nearest date before (previous) or after (next) that is not " +
+      `excluded, at the same wall time, at most ${MAX_MOVE_DAYS} days away and never past a ` +
+      "neighbouring occurrence (else it is skipped); a moved run keeps its scheduled_for and fires " +
+      "at its fire_at",
+  });
+
 /**
  * `{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }` (docs/schedules.md#cron), or
  * several expressions in one zone, and the days to skip.
@@ -90,6 +109,7 @@ export const cronScheduleInputSchema = z.strictObject({
   timezone,
   ...scheduleBounds,
   exclude,
+  on_excluded: onExcluded,
 });
 
 /** `{ type: "once", run_at: "2026-12-01T09:00:00", timezone: "Europe/Berlin" }`. */
@@ -113,6 +133,7 @@ export const intervalScheduleInputSchema = z.strictObject({
     .meta({ description: "the IANA zone `exclude` is read in (default UTC)" }),
   ...scheduleBounds,
   exclude,
+  on_excluded: onExcluded,
 });
 
 /**
@@ -128,6 +149,7 @@ export const rruleScheduleInputSchema = z.strictObject({
   }),
   ...scheduleBounds,
   exclude,
+  on_excluded: onExcluded,
 });
 
 /**

@@ -2,7 +2,7 @@
  * The input shapes of a task's target (docs/targets.md): an agent server's assistant, a webhook or an
  * in-process handler, defined once with zod and mapped to the domain's `Target` here.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ON_RUN_COMPLETED, WEBHOOK_METHODS, WEBHOOK_SIGNATURES } from "../../domain/target.js";
 import type { AgentRunConfig, Target } from "../../domain/target.js";
 import { jsonValueSchema } from "./input-primitives.js";

@@ -3,7 +3,7 @@
  * HTTP API and `punctual/client`. Parsing maps the public snake_case JSON to the domain's fields in this
  * one place; every problem becomes a ValidationError naming the field.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ValidationError } from "../../domain/errors.js";
 import type { FieldError } from "../../domain/errors.js";
 import type { ThreadId } from "../../domain/ids.js";

@@ -15,6 +15,7 @@ import type {
   DescribedOccurrence,
   DstNote,
   ExclusionHit,
+  SuppressedFire,
 } from "../../domain/schedule/schedule-spec.js";
 import type { Task } from "../../domain/task.js";
 import type {
@@ -263,6 +264,15 @@ export function exclusionView(hit: ExclusionHit): ExclusionHitView {
   return { item: calendarItemInput(hit.item), calendar: hit.calendar };
 }
 
+function suppressedFireView(fire: SuppressedFire) {
+  return {
+    kind: fire.kind,
+    at: formatInstant(fire.at),
+    wall: fire.wall,
+    ...(fire.exclusion === undefined ? {} : { exclusion: exclusionView(fire.exclusion) }),
+  };
+}
+
 /** The public shape of one upcoming fire (preview), with what DST or an exclusion does around it. */
 export function occurrenceView(occurrence: DescribedOccurrence): OccurrenceView {
   return {
@@ -271,12 +281,10 @@ export function occurrenceView(occurrence: DescribedOccurrence): OccurrenceView 
     offset: occurrence.offset,
     note: dstNoteView(occurrence.note),
     rule: occurrence.rule,
-    suppressed_before: occurrence.suppressedBefore.map((fire) => ({
-      kind: fire.kind,
-      at: formatInstant(fire.at),
-      wall: fire.wall,
-      ...(fire.exclusion === undefined ? {} : { exclusion: exclusionView(fire.exclusion) }),
-    })),
+    suppressed_before: occurrence.suppressedBefore.map(suppressedFireView),
+    ...(occurrence.movedFrom === undefined
+      ? {}
+      : { moved_from: suppressedFireView(occurrence.movedFrom) }),
   };
 }
 

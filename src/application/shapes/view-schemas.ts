@@ -5,7 +5,7 @@
  * a field a view adds without declaring it here fails those tests.
  */
 import { TASK_DEFECT_FIELDS } from "../../domain/task-defect.js";
-import { z } from "zod";
+import * as z from "zod";
 import { EXPLAIN_VERDICTS } from "../../domain/explain.js";
 import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../../domain/options.js";
 import { RUN_REASONS, RUN_STATUSES, RUN_TRIGGERS } from "../../domain/run.js";
@@ -38,6 +38,15 @@ const excludeView = z
   .optional()
   .meta({ description: "the days to skip, as written (absent when there are none)" });
 
+const onExcludedView = z
+  .enum(["previous", "next"])
+  .optional()
+  .meta({
+    description:
+      "an occurrence on an excluded date moves to the date before (previous) or after (next) that is " +
+      "not excluded, at the same wall time (absent: it is skipped)",
+  });
+
 export const cronScheduleViewSchema = z.strictObject({
   type: z.literal("cron"),
   cron: z.union([z.string(), z.array(z.string())]).meta({
@@ -46,6 +55,7 @@ export const cronScheduleViewSchema = z.strictObject({
   timezone: z.string(),
   ...boundsView,
   exclude: excludeView,
+  on_excluded: onExcludedView,
 });
 
 export const onceScheduleViewSchema = z.strictObject({
@@ -63,6 +73,7 @@ export const intervalScheduleViewSchema = z.strictObject({
   timezone: z.string().optional().meta({ description: "the zone `exclude` is read in" }),
   ...boundsView,
   exclude: excludeView,
+  on_excluded: onExcludedView,
 });
 
 export const rruleScheduleViewSchema = z.strictObject({
@@ -70,6 +81,7 @@ export const rruleScheduleViewSchema = z.strictObject({
   rrule: z.string().meta({ description: "the RFC 5545 recurrence text as written" }),
   ...boundsView,
   exclude: excludeView,
+  on_excluded: onExcludedView,
 });
 
 /** A task's schedule as read back: normalised, every default explicit (docs/schedules.md). */
@@ -301,6 +313,11 @@ export const occurrenceViewSchema = z.strictObject({
   note: dstNoteSchema.nullable(),
   rule: ruleText,
   suppressed_before: z.array(suppressedFireSchema),
+  moved_from: suppressedFireSchema.optional().meta({
+    description:
+      "for an occurrence moved off an excluded date (schedule on_excluded previous or next): its " +
+      "nominal time and the item that excludes it; `at` is where it fires",
+  }),
 });
 
 export const previewSchema = z.strictObject({ occurrences: z.array(occurrenceViewSchema) });

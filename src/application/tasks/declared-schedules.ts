@@ -3,7 +3,8 @@
  * one group, synced by upsert. Every definition is checked first (a dry run of each upsert), so a bad
  * one writes nothing; then each is upserted (identical ones write nothing, so replicas starting at once
  * do the work once), and the group's tasks no longer declared are left alone, paused or deleted as
- * `prune` says. Tasks of another group, and tasks in no group, are never touched. The same plan serves
+ * `prune` says. Tasks of another group, tasks in no group, and tasks of another owner than the one the
+ * upserts go to (an admin token sees every owner's) are never touched. The same plan serves
  * `createScheduler({ schedules })` (over the service) and `punctual apply` (over the HTTP client).
  */
 import { ValidationError } from "../../domain/errors.js";
@@ -21,6 +22,12 @@ export interface ScheduleDeclaration {
   readonly group?: string | undefined;
   /** @default "none" (left alone, and said so in the plan and the log) */
   readonly prune?: PruneMode | undefined;
+  /**
+   * The owner this declaration is for (`punctual apply --owner`): refused unless the upserts go to it,
+   * and the only owner whose tasks are pruned. Needed to prune when nothing is declared and the surface
+   * cannot say whose it is.
+   */
+  readonly owner?: string | undefined;
 }
 
 /** One line of the plan: what the sync did (or, in a dry run, would do) to one key. */
@@ -41,17 +48,21 @@ export interface DeclaredScheduleStep {
 
 export interface DeclaredSchedulesPlan {
   readonly group: string;
+  /** The owner the plan's upserts and prunes are for (null: nothing declared, nothing pruned). */
+  readonly owner: string | null;
   readonly dry_run: boolean;
   readonly steps: readonly DeclaredScheduleStep[];
 }
 
 /** What a sync needs of a surface (the service for the library, the HTTP client for the CLI). */
 export interface DeclaredSchedulesPort {
+  /** The owner the surface writes as, when it knows it (the library's actor); null over HTTP. */
+  readonly owner: string | null;
   upsert(
     input: unknown,
     dryRun: boolean,
   ): Promise<{ task: TaskView; created: boolean; changed: readonly string[] }>;
-  /** Every task of the caller in `group`. */
+  /** Every task the caller sees in `group` (every owner's for an admin). */
   listGroup(group: string): Promise<readonly TaskView[]>;
   pause(id: string): Promise<unknown>;
   /** Deletes the task, letting a launching or running run finish (`after_run`). */
@@ -132,6 +143,7 @@ export async function syncDeclaredSchedules(
       }),
     ),
   );
+  const owner = ownerOf(port, declaration, planned);
   const answers = dryRun ? planned : [];
   if (!dryRun) for (const input of inputs) answers.push(await port.upsert(input, false));
   const steps: DeclaredScheduleStep[] = answers.map((answer, i) => ({
@@ -142,12 +154,45 @@ export async function syncDeclaredSchedules(
   }));
   const declared = new Set(keys);
   const mode = declaration.prune ?? "none";
-  for (const task of await port.listGroup(group)) {
+  const listed = await port.listGroup(group);
+  if (owner === null && mode !== "none") {
+    const owners = [...new Set(listed.map((task) => task.owner))];
+    if (owners.length > 0) {
+      throw ValidationError.of(
+        "owner",
+        `nothing is declared, so the owner to prune is not known (the group holds tasks of ` +
+          `${owners.map((o) => `"${o}"`).join(", ")}): name it (punctual apply --owner)`,
+      );
+    }
+  }
+  for (const task of listed) {
+    // docs/library.md#declared-schedules: a prune never leaves the owner the upserts go to.
+    if (task.owner !== owner) continue;
     if (task.key === null || declared.has(task.key)) continue;
     const prune = await pruneOne(port, task, mode, dryRun);
     steps.push({ key: task.key, action: "prune", task_id: task.id, changed: [], prune });
   }
-  return { group, dry_run: dryRun, steps };
+  return { group, owner, dry_run: dryRun, steps };
+}
+
+/**
+ * The owner the upserts go to: the surface's, else the one every checked upsert answered with, else
+ * the declaration's. @throws validation_failed (`owner`) when the declaration names another owner
+ */
+function ownerOf(
+  port: DeclaredSchedulesPort,
+  declaration: ScheduleDeclaration,
+  planned: readonly { readonly task: TaskView }[],
+): string | null {
+  const writes = port.owner ?? planned[0]?.task.owner ?? null;
+  const named = declaration.owner;
+  if (named !== undefined && writes !== null && named !== writes) {
+    throw ValidationError.of(
+      "owner",
+      `the upserts go to owner "${writes}" (the caller's own), not "${named}": apply with a token of "${named}"`,
+    );
+  }
+  return writes ?? named ?? null;
 }
 
 /** A validation error of one definition, its fields named under `prefix` (`schedules.2.title`). */

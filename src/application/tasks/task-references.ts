@@ -83,7 +83,7 @@ export async function checkReferences(
   if (moved && context.mode === "reuse_thread") {
     const exists = await known.threads.threadExists(
       actor.owner,
-      threadScopeOf(merged.target),
+      threadScopeOf(merged.target, actor.owner),
       context.threadId,
     );
     if (!exists) throw new NotFoundError("thread", context.threadId);

@@ -10,7 +10,8 @@ import type { CronExpression } from "./cron-expression.js";
 import type { CronFire } from "./cron-next.js";
 import { nextAfter, nextCronFireOf, nextRRuleInstanceOf } from "./next-after.js";
 import type { ExclusionHit } from "./exclusions.js";
-import { excludedAt, exclusionZoneOf, nextFireAfter } from "./next-fire.js";
+import { movedFireOf } from "./moved-occurrence.js";
+import { excludedAt, exclusionZoneOf, nextFireOccurrenceAfter } from "./next-fire.js";
 import type {
   CronSchedule,
   IntervalSchedule,
@@ -78,6 +79,11 @@ export interface DescribedOccurrence {
   readonly rule: string | null;
   /** Set only in the `nominal` listing: the item that excludes this nominal time. */
   readonly exclusion: ExclusionHit | null;
+  /**
+   * For an occurrence moved off an excluded date (docs/schedules.md#moved-occurrences): its nominal
+   * time, local wall time and the item that excludes it; `at` is the moved instant.
+   */
+  readonly movedFrom?: SuppressedFire;
 }
 
 /** At most this many suppressed fires are listed per call (a per-second job skips 3600 in a gap). */
@@ -177,6 +183,25 @@ function describeOnce(spec: OnceSchedule, after: Instant): DescribedOccurrence[]
   ];
 }
 
+/** A moved occurrence as listed: at its moved instant, saying where it came from. */
+function movedOccurrence(
+  spec: ScheduleSpec,
+  zone: string,
+  nominal: Instant,
+  moved: Instant,
+  suppressed: readonly SuppressedFire[],
+): DescribedOccurrence {
+  const exclusion = excludedAt(spec, nominal);
+  const from: SuppressedFire = {
+    kind: "excluded",
+    at: nominal,
+    wall: formatWall(wallOf(zone, nominal)),
+    ...(exclusion === null ? {} : { exclusion }),
+  };
+  const fire = described(zone, { at: moved, note: null, suppressed, rule: null, exclusion: null });
+  return { ...fire, movedFrom: from };
+}
+
 interface Described {
   readonly at: Instant;
   readonly note: DstNote | null;
@@ -252,20 +277,38 @@ export function describeOccurrences(
   let lastListed: Instant = after;
   let listedSuppressed = 0;
   let excluded: SuppressedFire[] = [];
+  const moves = options.nominal !== true && spec.onExcluded !== undefined;
+  // A move to the next date can carry an occurrence at or before `after` past it.
+  const carried = moves ? nextFireOccurrenceAfter(spec, after) : null;
+  if (carried !== null && carried.moved && carried.scheduledFor <= after) {
+    list.push(movedOccurrence(spec, zone, carried.scheduledFor, carried.fireAt, []));
+    lastListed = carried.fireAt;
+  }
   while (list.length < count) {
     const next = nextNominal(spec, previous);
     if (next === null) break;
     const { at, fire } = next;
     const exclusion = excludedAt(spec, at);
+    const moved = moves && exclusion !== null ? movedFireOf(spec, at) : null;
+    if (moved !== null) {
+      // Listed at its moved instant, once it lies after `after` (a move to the previous date may not).
+      if (moved > after) {
+        list.push(movedOccurrence(spec, zone, at, moved, excluded));
+        excluded = [];
+        lastListed = moved;
+      }
+      previous = at;
+      continue;
+    }
     if (exclusion !== null && options.nominal !== true) {
       if (listedSuppressed + excluded.length < MAX_SUPPRESSED_LISTED) {
         excluded.push({ kind: "excluded", at, wall: formatWall(wallOf(zone, at)), exclusion });
         previous = at;
       } else {
         // Enough listed: jump over the rest of the excluded stretch in one search.
-        const jump = nextFireAfter(spec, at);
+        const jump = nextFireOccurrenceAfter(spec, at);
         if (jump === null) break;
-        previous = instant(jump - 1);
+        previous = instant(jump.scheduledFor - 1);
       }
       continue;
     }

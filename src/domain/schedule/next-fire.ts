@@ -11,6 +11,8 @@ import type { Exclusion, ExclusionHit } from "./exclusions.js";
 import { exclusionOn, localDayOf, nextDayNotExcluded } from "./exclusions.js";
 import { nextAfter } from "./next-after.js";
 import type { ScheduleSpec } from "./schedule-types.js";
+import { MAX_MOVE_DAYS, lastNominalIn, movedFireOf } from "./moved-occurrence.js";
+import type { OccurrenceFire } from "./moved-occurrence.js";
 import { resolveWall, wallOf } from "./wall-clock.js";
 
 /** Excluded days are skipped at most this far ahead: one Gregorian cycle, as cron searches. */
@@ -61,39 +63,93 @@ function startOfLocalDay(zone: string, day: number): number {
 }
 
 /**
- * The schedule's next nominal time strictly after `after` that is not excluded (the next fire), or null
- * when none is found within `horizonDays` local days (validation asks for 30 years only: each excluded
- * occurrence costs a search, and exclusions that leave nothing would walk the whole horizon).
- * Excluded dates are jumped over (a range whole), so a long holiday costs one search per stretch.
+ * The schedule's next occurrence after nominal time `after` that fires (its nominal time, and where it
+ * fires when it was moved: moved-occurrence.ts), or null when none is found within `horizonDays` local
+ * days (validation asks for 30 years only: each excluded occurrence costs a search, and exclusions that
+ * leave nothing would walk the whole horizon). Excluded dates are jumped over (a range whole), so a long
+ * holiday costs one search per stretch: only the first occurrence of a stretch can move to the date
+ * before it, and only the last to the date after it.
+ */
+export function nextOccurrenceAfter(
+  spec: ScheduleSpec,
+  after: Instant,
+  horizonDays = EXCLUSION_HORIZON_DAYS,
+): OccurrenceFire | null {
+  const exclusions = exclusionsOf(spec);
+  let next = nextAfter(spec, after);
+  if (exclusions.length === 0) return next === null ? null : fires(next);
+  const zone = exclusionZoneOf(spec);
+  const lastDay = localDayOf(wallOf(zone, after)) + horizonDays;
+  const direction = spec.type === "once" ? undefined : spec.onExcluded;
+  while (next !== null) {
+    const day = localDayOf(wallOf(zone, next));
+    if (exclusionOn(exclusions, day) === null) return fires(next);
+    if (direction === "previous") {
+      const moved = movedFireOf(spec, next);
+      if (moved !== null) return { scheduledFor: next, fireAt: moved, moved: true };
+    }
+    const open = nextDayNotExcluded(exclusions, day + 1, lastDay);
+    if (open === null) return null;
+    const from = Math.max(next, startOfLocalDay(zone, open) - 1);
+    if (direction === "next") {
+      const last = lastNominalIn(spec, instant(next - 1), instant(from));
+      const moved = last === null ? null : movedFireOf(spec, last);
+      if (last !== null && moved !== null)
+        return { scheduledFor: last, fireAt: moved, moved: true };
+    }
+    next = nextAfter(spec, instant(from));
+  }
+  return null;
+}
+
+function fires(at: Instant): OccurrenceFire {
+  return { scheduledFor: at, fireAt: at, moved: false };
+}
+
+/**
+ * The schedule's next fire strictly after instant `after`: the fire time of the first occurrence that
+ * fires after it (a moved occurrence at its moved instant), or null (see `nextOccurrenceAfter`).
  */
 export function nextFireAfter(
   spec: ScheduleSpec,
   after: Instant,
   horizonDays = EXCLUSION_HORIZON_DAYS,
 ): Instant | null {
-  const exclusions = exclusionsOf(spec);
-  let next = nextAfter(spec, after);
-  if (exclusions.length === 0) return next;
-  const zone = exclusionZoneOf(spec);
-  const lastDay = localDayOf(wallOf(zone, after)) + horizonDays;
-  while (next !== null) {
-    const day = localDayOf(wallOf(zone, next));
-    if (exclusionOn(exclusions, day) === null) return next;
-    const open = nextDayNotExcluded(exclusions, day + 1, lastDay);
-    if (open === null) return null;
-    const from = Math.max(next, startOfLocalDay(zone, open) - 1);
-    next = nextAfter(spec, instant(from));
+  return nextFireOccurrenceAfter(spec, after, horizonDays)?.fireAt ?? null;
+}
+
+/** The first occurrence whose fire time is strictly after instant `after` (see `nextFireAfter`). */
+export function nextFireOccurrenceAfter(
+  spec: ScheduleSpec,
+  after: Instant,
+  horizonDays = EXCLUSION_HORIZON_DAYS,
+): OccurrenceFire | null {
+  const direction = spec.type === "once" ? undefined : spec.onExcluded;
+  if (direction === "next") {
+    // Only the last occurrence at or before `after` can fire after it (a move stays before the next one).
+    const span = (MAX_MOVE_DAYS + 2) * MS_PER_DAY;
+    const last = lastNominalIn(spec, instant(after - span), after);
+    const moved = last === null ? null : movedFireOf(spec, last);
+    if (last !== null && moved !== null && moved > after) {
+      return { scheduledFor: last, fireAt: moved, moved: true };
+    }
   }
-  return null;
+  let occurrence = nextOccurrenceAfter(spec, after, horizonDays);
+  // A move to the previous date can land at or before `after`: the occurrence after it fires later.
+  while (occurrence !== null && occurrence.fireAt <= after) {
+    occurrence = nextOccurrenceAfter(spec, occurrence.scheduledFor, horizonDays);
+  }
+  return occurrence;
 }
 
 /**
- * When admission next has work: the next fire (the excluded nominal times before it are recorded then),
+ * When admission next has work, `after` being the nominal time decided through: the next occurrence's
+ * fire (the excluded nominal times before it are recorded then),
  * or, when only excluded nominal times remain before `end_at`, `end_at` itself (they are recorded and
  * the schedule ends). Null when nothing remains to decide.
  */
 export function nextDueAfter(spec: ScheduleSpec, after: Instant): Instant | null {
-  const fire = nextFireAfter(spec, after);
+  const fire = nextOccurrenceAfter(spec, after)?.fireAt ?? null;
   if (fire !== null || spec.endAt === null) return fire;
   const excluded = nextAfter(spec, after);
   return excluded === null ? null : instant(Math.max(excluded, spec.endAt));

@@ -14,7 +14,7 @@ import type { RecurrenceParts } from "./rrule-next.js";
 import { resolveRecurrence } from "./rrule-next.js";
 import type { CalendarSnapshot, Exclusion } from "./exclusions.js";
 import { parseExclusions } from "./exclusions.js";
-import { SCHEDULE_TYPES } from "./schedule-types.js";
+import { ON_EXCLUDED, SCHEDULE_TYPES } from "./schedule-types.js";
 import { DEFAULT_TIME_ZONE, timeZoneProblem } from "./time-zone-name.js";
 import { isDstGap, resolveWall } from "./wall-clock.js";
 import type { Fields, Problems } from "./schedule-problems.js";
@@ -48,11 +48,20 @@ export interface ParseScheduleContext {
 }
 
 const COMMON_KEYS = ["type", "jitter"];
+const EXCLUDE_KEYS = ["exclude", "on_excluded"];
 const KEYS: Readonly<Record<ScheduleType, readonly string[]>> = {
-  cron: [...COMMON_KEYS, "cron", "timezone", "start_at", "end_at", "max_runs", "exclude"],
+  cron: [...COMMON_KEYS, "cron", "timezone", "start_at", "end_at", "max_runs", ...EXCLUDE_KEYS],
   once: [...COMMON_KEYS, "run_at", "timezone"],
-  interval: [...COMMON_KEYS, "every", "start_at", "end_at", "max_runs", "exclude", "timezone"],
-  rrule: [...COMMON_KEYS, "rrule", "start_at", "end_at", "max_runs", "exclude"],
+  interval: [
+    ...COMMON_KEYS,
+    "every",
+    "start_at",
+    "end_at",
+    "max_runs",
+    ...EXCLUDE_KEYS,
+    "timezone",
+  ],
+  rrule: [...COMMON_KEYS, "rrule", "start_at", "end_at", "max_runs", ...EXCLUDE_KEYS],
 };
 
 /** A field's value, with `null` read as absent. */
@@ -213,6 +222,15 @@ function readExclude(input: Fields, problems: Problems, ctx: ParseScheduleContex
   return exclusions;
 }
 
+/** `on_excluded` (docs/schedules.md#moved-occurrences): absent for `skip`, the default. */
+function readOnExcluded(input: Fields, problems: Problems): { onExcluded?: "previous" | "next" } {
+  const value = valueOf(input, "on_excluded");
+  if (value === undefined || value === "skip") return {};
+  if (value === "previous" || value === "next") return { onExcluded: value };
+  problems.add("on_excluded", `must be one of ${ON_EXCLUDED.map((v) => `"${v}"`).join(", ")}`);
+  return {};
+}
+
 /** `rrule`: the RFC 5545 text (docs/schedules.md#rrule); each problem names its line, part and rule. */
 function readRecurrence(input: Fields, problems: Problems): RecurrenceParts | null {
   const value = valueOf(input, "rrule");
@@ -248,8 +266,9 @@ function build(
       const timezone = readZone(input, problems);
       const bounds = readBounds(input, problems);
       const exclude = readExclude(input, problems, ctx);
+      const onExcluded = readOnExcluded(input, problems);
       if (rules === null || timezone === null) return null;
-      return { type, rules, timezone, ...bounds, exclude };
+      return { type, rules, timezone, ...bounds, exclude, ...onExcluded };
     }
     case "once": {
       const timezone = readZone(input, problems);
@@ -264,16 +283,18 @@ function build(
       const bounds = readBounds(input, problems);
       const exclude = readExclude(input, problems, ctx);
       const timezone = valueOf(input, "timezone") === undefined ? null : readZone(input, problems);
+      const onExcluded = readOnExcluded(input, problems);
       if (everyMs === null) return null;
       const anchorAt = bounds.startAt ?? instant(floorSecond(ctx.anchorAt ?? ctx.referenceAt));
-      return { type, everyMs, anchorAt, ...bounds, timezone, exclude };
+      return { type, everyMs, anchorAt, ...bounds, timezone, exclude, ...onExcluded };
     }
     case "rrule": {
       const recurrence = readRecurrence(input, problems);
       const bounds = readBounds(input, problems);
       const exclude = readExclude(input, problems, ctx);
+      const onExcluded = readOnExcluded(input, problems);
       if (recurrence === null) return null;
-      return { type, ...recurrence, ...bounds, exclude };
+      return { type, ...recurrence, ...bounds, exclude, ...onExcluded };
     }
     default:
       return assertNever(type);

@@ -7,7 +7,7 @@ import { formatInstant } from "./civil-time.js";
 import type { Exclusion, ExclusionInput } from "./exclusions.js";
 import { exclusionInput } from "./exclusions.js";
 import { formatDuration } from "./iso-text.js";
-import type { ScheduleSpec } from "./schedule-types.js";
+import type { OnExcluded, ScheduleSpec } from "./schedule-types.js";
 
 /** A duration: ISO-8601 of fixed length (`PT5M`, `P1D`, `P1W`) or a number of seconds. */
 export type DurationInput = string | number;
@@ -35,7 +35,12 @@ export interface CronScheduleInput extends BoundsInput {
   /** IANA zone name. @default "UTC" */
   readonly timezone?: string | null | undefined;
   /** Local dates on which nothing fires: dates, ranges, day rules, named calendars. */
-  readonly exclude?: ExclusionInput[] | null | undefined;
+  readonly exclude?: ExclusionInput[] | null | undefined; /**
+   * What becomes of an occurrence on an excluded date (docs/schedules.md#moved-occurrences): skipped, or
+   * moved to the nearest date before (`previous`) or after (`next`) that is not excluded, same wall time.
+   * @default "skip"
+   */
+  readonly on_excluded?: OnExcluded | null | undefined;
 }
 
 /** `{ type: "once", run_at: "2026-12-01T09:00:00", timezone: "Europe/Berlin" }` (docs/schedules.md#once). */
@@ -55,7 +60,12 @@ export interface IntervalScheduleInput extends BoundsInput {
   /** The zone `exclude` is read in. @default "UTC" */
   readonly timezone?: string | null | undefined;
   /** Local dates on which nothing fires: dates, ranges, day rules, named calendars. */
-  readonly exclude?: ExclusionInput[] | null | undefined;
+  readonly exclude?: ExclusionInput[] | null | undefined; /**
+   * What becomes of an occurrence on an excluded date (docs/schedules.md#moved-occurrences): skipped, or
+   * moved to the nearest date before (`previous`) or after (`next`) that is not excluded, same wall time.
+   * @default "skip"
+   */
+  readonly on_excluded?: OnExcluded | null | undefined;
 }
 
 /**
@@ -67,7 +77,12 @@ export interface RRuleScheduleInput extends BoundsInput {
   /** A DTSTART line (with TZID, or UTC ending in Z), one or more RRULE lines, optional RDATE and EXDATE lines. */
   readonly rrule: string;
   /** Local dates (in DTSTART's zone) on which nothing fires: dates, ranges, day rules, named calendars. */
-  readonly exclude?: ExclusionInput[] | null | undefined;
+  readonly exclude?: ExclusionInput[] | null | undefined; /**
+   * What becomes of an occurrence on an excluded date (docs/schedules.md#moved-occurrences): skipped, or
+   * moved to the nearest date before (`previous`) or after (`next`) that is not excluded, same wall time.
+   * @default "skip"
+   */
+  readonly on_excluded?: OnExcluded | null | undefined;
 }
 
 /** A schedule as users write it. */
@@ -88,8 +103,14 @@ function boundsOf(spec: ScheduleSpec): {
   };
 }
 
-function excludeOf(exclude: readonly Exclusion[]): { exclude?: ExclusionInput[] } {
-  return exclude.length === 0 ? {} : { exclude: exclude.map(exclusionInput) };
+function excludeOf(
+  exclude: readonly Exclusion[],
+  onExcluded: Exclude<OnExcluded, "skip"> | undefined,
+): { exclude?: ExclusionInput[]; on_excluded?: Exclude<OnExcluded, "skip"> } {
+  return {
+    ...(exclude.length === 0 ? {} : { exclude: exclude.map(exclusionInput) }),
+    ...(onExcluded === undefined ? {} : { on_excluded: onExcluded }),
+  };
 }
 
 /**
@@ -106,7 +127,7 @@ export function scheduleToInput(spec: ScheduleSpec) {
         cron: spec.rules.length === 1 ? (spec.rules[0]?.text ?? "") : spec.rules.map((r) => r.text),
         timezone: spec.timezone,
         ...boundsOf(spec),
-        ...excludeOf(spec.exclude),
+        ...excludeOf(spec.exclude, spec.onExcluded),
       } satisfies CronScheduleInput;
     case "once":
       return {
@@ -121,14 +142,14 @@ export function scheduleToInput(spec: ScheduleSpec) {
         every: formatDuration(spec.everyMs),
         ...boundsOf(spec),
         ...(spec.timezone === null ? {} : { timezone: spec.timezone }),
-        ...excludeOf(spec.exclude),
+        ...excludeOf(spec.exclude, spec.onExcluded),
       } satisfies IntervalScheduleInput;
     case "rrule":
       return {
         type: "rrule",
         rrule: spec.text,
         ...boundsOf(spec),
-        ...excludeOf(spec.exclude),
+        ...excludeOf(spec.exclude, spec.onExcluded),
       } satisfies RRuleScheduleInput;
     default:
       return assertNever(spec);

@@ -11,7 +11,10 @@ export type {
   ScheduleSpec,
   ScheduleType,
 } from "./schedule-types.js";
-export { SCHEDULE_TYPES } from "./schedule-types.js";
+export { ON_EXCLUDED, SCHEDULE_TYPES } from "./schedule-types.js";
+export type { OnExcluded } from "./schedule-types.js";
+export { MAX_MOVE_DAYS, movedFireOf } from "./moved-occurrence.js";
+export type { OccurrenceFire } from "./moved-occurrence.js";
 export { nextAfter } from "./next-after.js";
 export { MAX_CRON_RULES, parseSchedule } from "./parse-schedule.js";
 export type { ParseScheduleContext } from "./parse-schedule.js";
@@ -32,6 +35,8 @@ export {
   exclusionZoneOf,
   nextDueAfter,
   nextFireAfter,
+  nextFireOccurrenceAfter,
+  nextOccurrenceAfter,
 } from "./next-fire.js";
 export {
   calendarItemInput,

@@ -11,6 +11,14 @@ import type { RecurrenceRule } from "./rrule-rule.js";
 export const SCHEDULE_TYPES = ["cron", "once", "interval", "rrule"] as const;
 export type ScheduleType = (typeof SCHEDULE_TYPES)[number];
 
+/**
+ * What becomes of an occurrence on an excluded date (docs/schedules.md#moved-occurrences): `skip` records it
+ * `skipped` (reason `excluded`); `previous` and `next` move it to the nearest date before or after that is
+ * not excluded, at the same wall time, when that lies between its neighbouring occurrences.
+ */
+export const ON_EXCLUDED = ["skip", "previous", "next"] as const;
+export type OnExcluded = (typeof ON_EXCLUDED)[number];
+
 /** Bounds and jitter shared by every schedule type (docs/schedules.md#bounds-and-jitter). */
 export interface ScheduleBounds {
   /** No occurrence before this instant. */
@@ -31,6 +39,8 @@ export interface CronSchedule extends ScheduleBounds {
   readonly timezone: string;
   /** Local dates on which nominal times do not fire (recorded `skipped`, reason `excluded`). */
   readonly exclude: readonly Exclusion[];
+  /** Absent for `skip`. */
+  readonly onExcluded?: Exclude<OnExcluded, "skip">;
 }
 
 /** One occurrence at `runAt` (docs/schedules.md#once). `startAt`, `endAt` and `maxRuns` are always `null`. */
@@ -52,6 +62,8 @@ export interface IntervalSchedule extends ScheduleBounds {
   readonly timezone: string | null;
   /** Local dates on which nominal times do not fire (recorded `skipped`, reason `excluded`). */
   readonly exclude: readonly Exclusion[];
+  /** Absent for `skip`. */
+  readonly onExcluded?: Exclude<OnExcluded, "skip">;
 }
 
 /**
@@ -74,6 +86,8 @@ export interface RRuleSchedule extends ScheduleBounds {
   readonly exdates: readonly Instant[];
   /** Local dates on which instances do not fire (recorded `skipped`, reason `excluded`). */
   readonly exclude: readonly Exclusion[];
+  /** Absent for `skip`. */
+  readonly onExcluded?: Exclude<OnExcluded, "skip">;
 }
 
 /** A validated schedule; make one with `parseSchedule`. */

@@ -24,6 +24,7 @@ import {
   minute,
   onceAt,
   reuseThread,
+  webhookTarget,
 } from "../fixtures.js";
 import {
   REPLICA,
@@ -199,7 +200,7 @@ export function describeClaims(ctx: ContractContext): void {
         id: y1!.id,
         taskId: handler.id,
         owner: handler.owner,
-        threadScope: "handler",
+        threadScope: `handler:${handler.owner}`,
         threadId: y1!.threadId,
         exclusive: false,
         notBefore: y1!.notBefore,
@@ -251,11 +252,32 @@ export function describeClaims(ctx: ContractContext): void {
       expect(order).toEqual([a1!.id, b1!.id, a2!.id]);
     });
 
+    it("gives two owners naming one webhook or handler label a thread each", async () => {
+      // docs/semantics.md#threads: Bob naming Alice's label gets a thread of his own, never holds hers.
+      const store = ctx.store();
+      for (const target of [handlerTarget("report"), webhookTarget()]) {
+        const nightly = { ...IDLE, target, context: reuseThread("nightly") };
+        const alice = await insertTask(store, { ...nightly, owner: ALICE });
+        const bob = await insertTask(store, { ...nightly, owner: BOB });
+        const mine = await triggerRun(store, ALL, alice.id, `a-${target.kind}`, minute(0, 1));
+        const his = await triggerRun(store, ALL, bob.id, `b-${target.kind}`, minute(0, 2));
+        expect(mine!.threadScope).toBe(`${target.kind}:${ALICE}`);
+        expect(his!.threadScope).toBe(`${target.kind}:${BOB}`);
+        expect(his!.threadId).toBe(mine!.threadId);
+        // Bob's run is held by nothing of Alice's: both launch at once, one per thread.
+        const claimed = await claimDue(store, minute(1), { handlerNames: new Set(["report"]) });
+        expect(claimed.map((c) => c.run.id).sort()).toEqual([mine!.id, his!.id].sort());
+        for (const c of claimed) {
+          await recordCompletion(store, c.run.id, { status: "succeeded" }, minute(1, 1));
+        }
+      }
+    });
+
     it("keeps FIFO on a shared thread named like a run's own thread", async () => {
       // A run on a fresh thread is on the thread named by its own id; another owner's task may bind that
-      // name. Here that run is beyond its owner's widest claim window (more than 1,000 runs this replica
-      // cannot launch are queued before it), so only the store's probe of the thread can hold the run
-      // behind it.
+      // name on the same agent server (agent threads are the server's, shared across owners). Here that
+      // run is beyond its owner's widest claim window (more than 1,000 runs this replica cannot launch
+      // are queued before it), so only the store's probe of the thread can hold the run behind it.
       const store = ctx.store();
       const report = { ...IDLE, owner: BOB, target: handlerTarget("report") };
       const many = await insertTask(store, { ...report, schedule: cron("* * * * *") });
@@ -270,12 +292,12 @@ export function describeClaims(ctx: ContractContext): void {
         ...(await backfillRuns(store, ALL, many.id, { from: minute(-599), to: T0 }, minute(0, 1))),
       ];
       expect(ahead.length).toBeGreaterThan(1000);
-      const fresh = await insertTask(store, report);
+      const fresh = await insertTask(store, { ...report, target: agentTarget("main") });
       const [own] = await triggerMany(store, fresh.id, 1, minute(0, 2));
       const bound = await insertTask(store, {
         ...IDLE,
         owner: ALICE,
-        target: handlerTarget("other"),
+        target: agentTarget("main"),
         context: reuseThread(own!.threadId),
       });
       const [behind] = await triggerMany(store, bound.id, 1, minute(0, 3));

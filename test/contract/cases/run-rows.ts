@@ -61,7 +61,7 @@ export function describeRunRows(ctx: ContractContext): void {
       const c = await triggerRun(store, ALL, webhook.id, "k", minute(0, 1));
       expect(a).toMatchObject({ threadScope: "agent:main", threadId: a!.id });
       expect(b).toMatchObject({ threadScope: "agent:main", threadId: "t-1" });
-      expect(c).toMatchObject({ threadScope: "webhook", threadId: c!.id });
+      expect(c).toMatchObject({ threadScope: `webhook:${c!.owner}`, threadId: c!.id });
     });
 
     it("hides another owner's run from findRun and listRuns", async () => {

@@ -199,7 +199,8 @@ export function describeTaskRows(ctx: ContractContext): void {
         ).map((task) => task.id);
       expect(await ids({})).toEqual([onMain!.id, onOther!.id, onWebhook!.id]);
       expect(await ids({ threadScope: "agent:main" })).toEqual([onMain!.id]);
-      expect(await ids({ threadScope: "webhook" })).toEqual([onWebhook!.id]);
+      expect(await ids({ threadScope: `webhook:${ALICE}` })).toEqual([onWebhook!.id]);
+      expect(await ids({ threadScope: "webhook" })).toEqual([]);
     });
 
     it("pages through every task exactly once in creation order", async () => {

@@ -1,26 +1,68 @@
 /** The least gap between fires that the `min_period` quota checks (docs/security.md#quotas). */
 import { describe, expect, it } from "vitest";
 import { parseSchedule } from "../../../src/domain/schedule/parse-schedule.js";
-import { smallestPeriodMs } from "../../../src/domain/schedule/smallest-period.js";
+import { gapBelow } from "../../../src/domain/schedule/smallest-period.js";
 import { instant } from "../../../src/domain/time.js";
 
 const NOW = instant(Date.UTC(2026, 0, 5, 12, 0, 0));
 const spec = (input: unknown) => parseSchedule(input, { referenceAt: NOW });
+const HOUR = 3_600_000;
+const cron = (rules: string | string[], timezone = "UTC") =>
+  spec({ type: "cron", cron: rules, timezone });
 
-describe("smallestPeriodMs", () => {
+describe("gapBelow", () => {
   it.each([
-    [{ type: "cron", cron: "* * * * * *", timezone: "UTC" }, 1_000],
-    [{ type: "cron", cron: "0,1 * * * * *", timezone: "UTC" }, 1_000],
-    [{ type: "cron", cron: "*/15 * * * *", timezone: "UTC" }, 900_000],
-    [{ type: "cron", cron: "0 9 * * 1-5", timezone: "Europe/Berlin" }, 86_400_000],
-    [{ type: "interval", every: "PT2M" }, 120_000],
-  ])("finds the least gap of %j", (input, expected) => {
-    expect(smallestPeriodMs(spec(input), NOW)).toBe(expected);
+    ["* * * * * *", 2_000, 1_000],
+    ["0,1 * * * * *", 2_000, 1_000],
+    ["*/15 * * * *", HOUR, 900_000],
+    ["0 0,23 * * *", 2 * HOUR, HOUR],
+    ["0 9 * * 1-5", 2 * 86_400_000, 86_400_000],
+  ])("finds the least gap of %s below %i ms: %i ms", (rules, min, expected) => {
+    expect(gapBelow(cron(rules, "Europe/Berlin"), NOW, min)?.ms).toBe(expected);
   });
 
-  it("has none for a once schedule", () => {
-    expect(
-      smallestPeriodMs(spec({ type: "once", run_at: "2026-02-01T00:00:00Z" }), NOW),
-    ).toBeNull();
+  it("answers null when no two fires are closer than the minimum", () => {
+    expect(gapBelow(cron("*/15 * * * *"), NOW, 900_000)).toBeNull();
+    expect(gapBelow(cron("0 9 * * 1"), NOW, 6 * 86_400_000)).toBeNull();
+    expect(gapBelow(spec({ type: "interval", every: "PT2M" }), NOW, 120_000)).toBeNull();
+    expect(gapBelow(spec({ type: "interval", every: "PT2M" }), NOW, 120_001)?.ms).toBe(120_000);
+    expect(gapBelow(spec({ type: "once", run_at: "2026-02-01T00:00:00Z" }), NOW, HOUR)).toBeNull();
+  });
+
+  it("finds a dense rule of one day a year in a union, wherever the samples would stop", () => {
+    // Issue 35: the 120 sampled fires of the daily rule never reached 24 June.
+    const gap = gapBelow(cron(["0 9 * * *", "* * * 24 6 *"]), NOW, HOUR);
+    expect(gap).toMatchObject({ ms: 1_000 });
+    expect(gap!.between).toContain('"* * * 24 6 *"');
+  });
+
+  it("compares two rules' times only on days both match, and names the pair", () => {
+    // Weekdays at 09:00, weekends at 10:00: never one hour apart on one day.
+    expect(gapBelow(cron(["0 9 * * 1-5", "0 10 * * 0,6"]), NOW, 2 * HOUR)).toBeNull();
+    const gap = gapBelow(cron(["0 9 * * 1-5", "30 9 * * 5"]), NOW, HOUR);
+    expect(gap).toEqual({
+      ms: 30 * 60_000,
+      between: '"0 9 * * 1-5" at 09:00:00 and "30 9 * * 5" at 09:30:00 on one day',
+    });
+    // Quartz items: the last day of a month and the first of the next are one day apart.
+    expect(gapBelow(cron(["0 23 L * *", "0 1 1 * *"]), NOW, 3 * HOUR)).toEqual({
+      ms: 2 * HOUR,
+      between: '"0 23 L * *" at 23:00:00 and "0 1 1 * *" at 01:00:00 1 day later',
+    });
+  });
+
+  it("counts the real time between fires across a DST transition", () => {
+    // 01:59 CET and 02:30 (in the gap: fired at 03:00 CEST) are one minute apart on 29 March 2026.
+    const gap = gapBelow(cron(["59 1 * * *", "30 2 * * *"], "Europe/Berlin"), NOW, 10 * 60_000);
+    expect(gap).toMatchObject({ ms: 60_000 });
+    expect(gap!.between).toContain("across a DST transition");
+    expect(gapBelow(cron("0 * * * *", "Europe/Berlin"), NOW, HOUR)).toBeNull();
+  });
+
+  it("answers the densest union the rules allow within the work budget", () => {
+    // 30 expressions of one second a minute each: 43,200 times of day, 30 day scans.
+    const rules = Array.from({ length: 30 }, (_, i) => `${i * 2} * * * * 1-5`);
+    expect(gapBelow(cron(rules), NOW, 2_001)).toMatchObject({ ms: 2_000 });
+    expect(gapBelow(cron(rules), NOW, 2_000)).toBeNull();
   });
 });

@@ -6,7 +6,7 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { z } from "zod";
+import * as z from "zod";
 import { HttpProblem } from "../problem.js";
 import { defineRoute } from "../route-spec.js";
 import { PAGE_HEADERS } from "../security-headers.js";

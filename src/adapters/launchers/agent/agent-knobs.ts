@@ -6,7 +6,7 @@
  * `context` together; DeerFlow forwards only the context keys it knows and drops the rest silently, so
  * any other key is refused here rather than lost there.
  */
-import { z } from "zod";
+import * as z from "zod";
 import {
   agentRunConfigFrom,
   agentRunConfigSchema,

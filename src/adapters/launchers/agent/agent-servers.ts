@@ -4,7 +4,7 @@
  * environment (`"${NAME}"`), so the configuration itself can be committed; they never appear in errors.
  */
 import { readFileSync } from "node:fs";
-import { z } from "zod";
+import * as z from "zod";
 import { ValidationError } from "../../../domain/errors.js";
 import type { FieldError } from "../../../domain/errors.js";
 import type { AgentKnobs } from "./agent-knobs.js";

@@ -62,7 +62,7 @@ function matches(task: Task, query: TaskQuery): boolean {
   return (
     task.context.mode === "reuse_thread" &&
     task.context.threadId === thread.threadId &&
-    (thread.threadScope === undefined || threadScopeOf(task.target) === thread.threadScope)
+    (thread.threadScope === undefined || threadScopeOf(task.target, task.owner) === thread.threadScope)
   );
 }
 

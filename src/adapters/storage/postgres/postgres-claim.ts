@@ -1,13 +1,15 @@
 /**
  * Claiming queued runs on PostgreSQL (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch;
  * the design is docs/storage.md#the-claim-path-on-postgresql). No lock serialises the replicas: a claim
- * reads and locks (`SKIP LOCKED`) the head of the queue, with the busy flags of its threads and tasks and
- * the free budget, all from `claim_slots` (one row per slot of the global budget, a few hundred rows at
- * most) in one statement, so a concurrent claim reads past the runs this one holds; `select` chooses; the
- * claim then takes that many free slots with `FOR UPDATE SKIP LOCKED`, fetches the chosen runs with their
- * tasks, and writes the runs' state and the slots' bindings in one statement. The busy flags are plain
- * reads, so a run another replica holds still heads its thread; the slots' unique keys and `runs`'s
- * partial indexes refuse a second active run in a thread or exclusive task if two claimers ever chose one.
+ * reads the head of the queue from `run_ready` (queued runs only) and locks its runs (`SKIP LOCKED`), with
+ * the busy flags of its threads and tasks (`claim_slots`, one row per slot of the global budget, and
+ * `run_holds`) and the free budget, in one statement, so a concurrent claim reads past the runs this one
+ * holds; `select` chooses; the claim then takes that many free slots with `FOR UPDATE SKIP LOCKED`,
+ * fetches the chosen runs with their tasks, and writes the runs' state and the slots' bindings in one
+ * statement (whose trigger takes the runs out of `run_ready`). The busy flags are plain reads, so a run
+ * another replica holds still heads its thread; the slots' unique keys refuse a second active run in a
+ * thread or exclusive task if two claimers ever chose one, and the database refuses an active run without
+ * a slot (migration 24).
  */
 import { randomUUID } from "node:crypto";
 import { ownerMaxActiveRuns, shareLimitsOwners, threadKey } from "../../../domain/claim.js";
@@ -77,6 +79,7 @@ const SLOT_BIND_COLUMNS: readonly Column[] = [
   { name: "task_id", type: "text" },
   { name: "owner", type: "text" },
   { name: "claimed_by", type: "text" },
+  { name: "run_task_id", type: "text" },
 ];
 
 /** How many times a claim reads the queue again after another replica took the runs it chose. */
@@ -85,6 +88,8 @@ const CONTENDED_READS = 3;
 export class PostgresClaim {
   readonly #ctx: PostgresContext;
   readonly #slots: string;
+  readonly #ready: string;
+  readonly #holds: string;
   readonly #lockChosen: PostgresStatement;
   readonly #lockSlots: PostgresStatement;
   readonly #ensureSlots: PostgresStatement;
@@ -97,6 +102,8 @@ export class PostgresClaim {
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     this.#slots = `${ctx.schema.quoted}.claim_slots`;
+    this.#ready = `${ctx.schema.quoted}.run_ready`;
+    this.#holds = `${ctx.schema.quoted}.run_holds`;
     // By id only, each by primary key (see lockedClaimedRunSelect): with `status = 'queued'` here the
     // planner walked the whole queue index. The status is checked once the rows are locked.
     this.#lockChosen = prepared(lockedClaimedRunSelect(ctx, "$1::text[]"));
@@ -110,13 +117,12 @@ export class PostgresClaim {
       `SELECT u.owner, pg_try_advisory_xact_lock(hashtextextended($2::text || u.owner, 0)) AS locked` +
         ` FROM unnest($1::text[]) AS u(owner)`,
     );
-    // The owners with queued runs: a skip scan of runs_owner_queue_idx, one probe per owner.
+    // The owners with queued runs: a skip scan of run_ready_owner_queue_idx, one probe per owner.
     this.#queuedOwners = prepared(
       `WITH RECURSIVE o(owner) AS (` +
-        ` (SELECT q.owner FROM ${ctx.runSql.table} AS q WHERE (q.status || '') = 'queued'` +
-        ` ORDER BY q.owner LIMIT 1)` +
-        ` UNION ALL SELECT (SELECT q.owner FROM ${ctx.runSql.table} AS q` +
-        ` WHERE (q.status || '') = 'queued' AND q.owner > o.owner ORDER BY q.owner LIMIT 1)` +
+        ` (SELECT q.owner FROM ${this.#ready} AS q ORDER BY q.owner LIMIT 1)` +
+        ` UNION ALL SELECT (SELECT q.owner FROM ${this.#ready} AS q` +
+        ` WHERE q.owner > o.owner ORDER BY q.owner LIMIT 1)` +
         ` FROM o WHERE o.owner IS NOT NULL)` +
         ` SELECT owner FROM o WHERE owner IS NOT NULL`,
     );
@@ -285,15 +291,16 @@ export class PostgresClaim {
   /**
    * Each owner's head of the queue in claim order (docs/storage.md#fair-share-across-owners), for the
    * owners the skip scan listed (`$2`): each owner's first `window` queued runs by
-   * `runs_owner_queue_idx`, locked, skipping runs another claim holds; each run with whether its thread (and, exclusive, its task) holds a slot or
-   * a not-told cancelled run's hold, whether an earlier queued run of its thread exists (another
-   * owner's: `runs_thread_queue_idx`, one probe, and the primary key for a run on a thread of its own),
+   * `run_ready_owner_queue_idx`, each run locked, skipping runs another claim holds; each run with whether
+   * its thread (and, exclusive, its task) holds a slot or a not-told cancelled run's hold (`run_holds`),
+   * whether an earlier queued run of its thread exists (another owner's: `run_ready_thread_queue_idx`,
+   * one probe, and `run_ready`'s primary key for a run on a thread of its own),
    * its task's handler, the slots its owner holds and the
    * budget's room. The owners' count, the window, budget and limit are written into the text (checked
    * integers; one prepared statement per combination, a handful), so the planner knows how many rows
    * it reads (an estimate of ten owners per recursive step once pushed a 200-run claim over
    * `jit_above_cost`). Every lookup is by key: the task by primary key, the busy flags and counts in
-   * `claim_slots`, whose rows are the budget's slots, and the first entries of small partial indexes
+   * `claim_slots`, whose rows are the budget's slots, and the first entries of `run_ready`'s indexes
    * (never a walk of `runs`).
    */
   #queueHead(
@@ -309,6 +316,8 @@ export class PostgresClaim {
     const ctx = this.#ctx;
     const slots = this.#slots;
     const runs = ctx.runSql.table;
+    const ready = this.#ready;
+    const holds = this.#holds;
     // A cancelled run whose target was not told holds its thread and task until its deadline
     // (docs/semantics.md#cancellation); the claim's instant is the first parameter, the owners the second.
     const now = msToTimestamp("$1::int8");
@@ -328,30 +337,28 @@ export class PostgresClaim {
       `SELECT ${columns},` +
         ` (EXISTS (SELECT 1 FROM ${slots} AS s` +
         ` WHERE s.thread_scope = r.thread_scope AND s.thread_id = r.thread_id)` +
-        ` OR EXISTS (SELECT 1 FROM ${runs} AS h WHERE (h.status || '') = 'cancelled'` +
-        ` AND h.deadline_at IS NOT NULL AND h.thread_scope = r.thread_scope` +
+        ` OR EXISTS (SELECT 1 FROM ${holds} AS h WHERE h.thread_scope = r.thread_scope` +
         ` AND h.thread_id = r.thread_id AND h.deadline_at > ${now})) AS thread_busy,` +
         ` (r.exclusive AND (EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.task_id = r.task_id)` +
-        ` OR EXISTS (SELECT 1 FROM ${runs} AS h WHERE (h.status || '') = 'cancelled'` +
-        ` AND h.deadline_at IS NOT NULL AND h.exclusive AND h.task_id = r.task_id` +
+        ` OR EXISTS (SELECT 1 FROM ${holds} AS h WHERE h.task_id = r.task_id` +
         ` AND h.deadline_at > ${now}))) AS task_busy,` +
-        // Runs on a shared thread are in runs_thread_queue_idx; a run on a thread of its own (thread id =
-        // run id) is not, so a run bound to a thread named like such a run finds it by primary key.
-        ` (EXISTS (SELECT 1 FROM ${runs} AS b WHERE (b.status || '') = 'queued' AND b.thread_id <> b.id` +
+        // Queued runs on a shared thread are in run_ready_thread_queue_idx; a run on a thread of its own
+        // (thread id = run id) is not, so a run bound to a thread named like such a run finds it by key.
+        ` (EXISTS (SELECT 1 FROM ${ready} AS b WHERE b.thread_id <> b.run_id` +
         ` AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id` +
-        ` AND (b.queued_at, b.id) < (r.queued_at, r.id))` +
-        // (the row is fetched by primary key alone, OFFSET 0 keeping the other conditions out of the
-        // probe: with them in it the planner chose runs_owner_queue_idx without its owner, a walk).
-        ` OR (r.thread_id <> r.id AND EXISTS (SELECT 1 FROM (SELECT p.id, p.thread_id, p.thread_scope,` +
-        ` p.status, p.queued_at FROM ${runs} AS p WHERE p.id = r.thread_id OFFSET 0) AS p` +
-        ` WHERE p.thread_id = p.id AND p.thread_scope = r.thread_scope AND p.status = 'queued'` +
-        ` AND (p.queued_at, p.id) < (r.queued_at, r.id)))) AS queued_behind,` +
+        ` AND (b.queued_at, b.run_id) < (r.queued_at, r.id))` +
+        ` OR (r.thread_id <> r.id AND EXISTS (SELECT 1 FROM ${ready} AS p` +
+        ` WHERE p.run_id = r.thread_id AND p.thread_id = p.run_id AND p.thread_scope = r.thread_scope` +
+        ` AND (p.queued_at, p.run_id) < (r.queued_at, r.id)))) AS queued_behind,` +
         ` o.held AS owner_active, ${room} AS room` +
         ` FROM (SELECT u.owner, (SELECT count(*) FROM ${slots} AS s WHERE s.owner = u.owner)::int4 AS held` +
         ` FROM (SELECT w.owner FROM unnest($2::text[]) AS w(owner) LIMIT ${int4(owners)}) AS u` +
         ` OFFSET 0) AS o` +
-        ` CROSS JOIN LATERAL (SELECT * FROM ${runs} AS q WHERE (q.status || '') = 'queued' AND q.owner = o.owner` +
-        ` ORDER BY q.queued_at, q.id LIMIT ${int4(window)} FOR UPDATE SKIP LOCKED) AS r` +
+        // The owner's first queued runs in run_ready_owner_queue_idx order, each run locked by primary key
+        // (skipping the runs another transaction holds) and seen queued once locked.
+        ` CROSS JOIN LATERAL (SELECT x.* FROM ${ready} AS q CROSS JOIN LATERAL (SELECT * FROM ${runs} AS p` +
+        ` WHERE p.id = q.run_id AND p.status = 'queued' FOR UPDATE SKIP LOCKED) AS x` +
+        ` WHERE q.owner = o.owner ORDER BY q.queued_at, q.run_id LIMIT ${int4(window)}) AS r` +
         task +
         // Uncorrelated, so evaluated once before anything else: with no room (the budget taken, as it
         // is for much of a burst) the queue is not read at all.
@@ -497,6 +504,7 @@ export class PostgresClaim {
       c.run.exclusive ? c.run.taskId : null,
       c.run.owner,
       c.run.claimedBy,
+      c.run.taskId,
     ]);
     const written = await this.#ctx.runSql.writeState(
       client,

@@ -13,15 +13,10 @@ export function uniqueViolation(error: unknown): string | null {
 }
 
 /**
- * The unique keys that keep one launching/running run per exclusive task and per thread: the partial
- * indexes of `runs` and the budget slots' own keys (docs/storage.md#the-claim-path-on-postgresql).
+ * The unique keys that keep one launching/running run per exclusive task and per thread: the budget
+ * slots' own keys, every active run holding a slot (migration 24, docs/storage.md#the-claim-path-on-postgresql).
  */
-export const SLOT_INDEXES: readonly string[] = [
-  "runs_task_slot_uq",
-  "runs_thread_slot_uq",
-  "claim_slots_task_uq",
-  "claim_slots_thread_uq",
-];
+export const SLOT_INDEXES: readonly string[] = ["claim_slots_task_uq", "claim_slots_thread_uq"];
 export const SCHEDULED_OCCURRENCE_INDEX = "runs_scheduled_occurrence_uq";
 
 /**

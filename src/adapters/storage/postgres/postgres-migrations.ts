@@ -29,6 +29,8 @@ import { POSTGRES_MIGRATION_0020 } from "./postgres-migration-0020.js";
 import { POSTGRES_MIGRATION_0021 } from "./postgres-migration-0021.js";
 import { POSTGRES_MIGRATION_0022 } from "./postgres-migration-0022.js";
 import { POSTGRES_MIGRATION_0023 } from "./postgres-migration-0023.js";
+import { POSTGRES_MIGRATION_0024 } from "./postgres-migration-0024.js";
+import { POSTGRES_MIGRATION_0025 } from "./postgres-migration-0025.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { uniqueViolation } from "./postgres-errors.js";
 import { integer, record, text } from "./postgres-rows.js";
@@ -79,6 +81,12 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     name: "a narrow task_state row for what a fire writes",
     sql: POSTGRES_MIGRATION_0023,
   },
+  {
+    version: 24,
+    name: "a narrow queue and a ledger indexed on nothing the hot path changes",
+    sql: POSTGRES_MIGRATION_0024,
+  },
+  { version: 25, name: "threads scoped by owner", sql: POSTGRES_MIGRATION_0025 },
 ];
 
 /** The sha256 recorded for a migration (of its SQL text exactly as shipped). */

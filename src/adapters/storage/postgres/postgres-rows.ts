@@ -124,7 +124,7 @@ export function taskDefinitionValues(task: Task, secrets: SecretSealer): unknown
     task.target.kind,
     task.target.kind === "handler" ? task.target.name : null,
     json(context),
-    threadScopeOf(task.target),
+    threadScopeOf(task.target, task.owner),
     context.mode === "reuse_thread" ? context.threadId : null,
     json(task.options),
     json(task.metadata),

@@ -3,9 +3,16 @@
  * path chosen by `runSearchPath` and written into the text so that each filter reaches its index. Values
  * are parameters; the statement is sent unnamed, so each is planned with its own values (a partial
  * index is only usable when the planner sees them).
+ *
+ * No index of `runs` names the status or finished_at (migration 24: a fire's status changes are then
+ * heap-only). A search for active runs only (queued, launching, running) reads its candidates from
+ * `run_ready` and `claim_slots`, bounded by the queue and the budget; any other status is a filter on
+ * the owner's listing walk (`runs_owner_listing_idx (owner, target_kind, scheduled_for DESC, id DESC)`,
+ * one branch per target kind), as is a finished-time range.
  */
 import type { OwnerScope, Page, RunSearch } from "../../../domain/ports/queries.js";
-import type { Run } from "../../../domain/run.js";
+import { ACTIVE_RUN_STATUSES } from "../../../domain/run.js";
+import type { Run, RunStatus } from "../../../domain/run.js";
 import { pageOf } from "../shared/page-cursor.js";
 import { runSearchPath, searchCursor, statusFilter } from "../shared/run-search.js";
 import type { PostgresQueryable } from "./postgres-pool.js";
@@ -61,17 +68,27 @@ export function runSearchStatement(
   search: RunSearch,
 ): { text: string; values: unknown[] } {
   const p = new Parameters();
-  const path = runSearchPath(search, scope.kind === "owner");
+  const owned = scope.kind === "owner";
+  const found = runSearchPath(search, owned);
+  // A finished-time range has no index of its own here: an owner's search walks its listing.
+  const unfinished: RunSearch = { ...search };
+  delete (unfinished as { finishedAfter?: unknown }).finishedAfter;
+  delete (unfinished as { finishedBefore?: unknown }).finishedBefore;
+  const path = found.kind === "finished" ? runSearchPath(unfinished, owned) : found;
   const where = conditions(scope, search, p);
+  const statuses = statusFilter(search);
+  if (statuses !== null) where.push(`r.status = ANY(${p.add(statuses, "text[]")})`);
+  if (found.kind === "finished") where.push("r.finished_at IS NOT NULL");
+  if (statuses !== null && path.kind !== "task" && onlyActive(statuses)) {
+    where.push(activeIds(sql, scope, p));
+  }
   const limit = p.add(search.limit + 1, "int4");
   const select = (extra: readonly string[]): string =>
     `SELECT ${sql.columns} FROM ${sql.table} AS r WHERE ${[...where, ...extra].join(" AND ") || "true"}` +
     ` ORDER BY r.scheduled_for DESC, r.id DESC LIMIT ${limit}`;
   if (path.kind === "branches") {
-    const branches = path.branches.map(
-      (b) =>
-        `(${select([`r.status = ${p.add(b.status, "text")}`, `r.target_kind = ${p.add(b.targetKind, "text")}`])})`,
-    );
+    const kinds = [...new Set(path.branches.map((b) => b.targetKind))];
+    const branches = kinds.map((kind) => `(${select([`r.target_kind = ${p.add(kind, "text")}`])})`);
     // One branch is a plain select: a parenthesised one under a second ORDER BY is a syntax error.
     const [only, ...more] = branches;
     if (only !== undefined && more.length === 0)
@@ -79,14 +96,26 @@ export function runSearchStatement(
     return { text: `${branches.join(" UNION ALL ")} ${ORDER} LIMIT ${limit}`, values: p.values };
   }
   const extra: string[] = [];
-  const statuses = statusFilter(search);
-  if (statuses !== null) extra.push(`r.status = ANY(${p.add(statuses, "text[]")})`);
   if (search.targetKind !== undefined) {
     extra.push(`r.target_kind = ${p.add(search.targetKind, "text")}`);
   }
   if (path.kind === "rare") extra.push(RARE);
-  if (path.kind === "finished") extra.push("r.finished_at IS NOT NULL");
   return { text: select(extra), values: p.values };
+}
+
+function onlyActive(statuses: readonly RunStatus[]): boolean {
+  return statuses.every((s) => (ACTIVE_RUN_STATUSES as readonly RunStatus[]).includes(s));
+}
+
+/** The run is queued (`run_ready`) or holds a budget slot: the live set, never the ledger. */
+function activeIds(sql: RunSql, scope: OwnerScope, p: Parameters): string {
+  const owner = scope.kind === "owner" ? p.add(scope.owner, "text") : null;
+  const mine = (alias: string) => (owner === null ? "" : ` WHERE ${alias}.owner = ${owner}`);
+  return (
+    `r.id IN (SELECT q.run_id FROM ${sql.schema}.run_ready AS q${mine("q")}` +
+    ` UNION ALL SELECT s.run_id FROM ${sql.schema}.claim_slots AS s` +
+    `${owner === null ? " WHERE s.run_id IS NOT NULL" : mine("s")})`
+  );
 }
 
 /** Runs the search and pages its rows. */

@@ -68,6 +68,8 @@ export class RunSql {
   /** How many parameters `writeState` sends before a prefix's. */
   readonly stateParameterCount = RUN_STATE_COLUMNS.length;
   readonly table: string;
+  /** The schema, quoted, for the run tables beside `runs` (`run_ready`, `claim_slots`). */
+  readonly schema: string;
   readonly columns: string;
   readonly #insert: string;
   readonly #update: string;
@@ -77,14 +79,23 @@ export class RunSql {
 
   constructor(schema: SchemaName) {
     this.table = `${schema.quoted}.runs`;
+    this.schema = schema.quoted;
     this.columns = selectList(RUN_COLUMNS, "r");
     this.#insert = unnestInsert(this.table, INSERT_COLUMNS);
     this.#update = unnestUpdate(this.table, RUN_COLUMNS);
     this.#writeState = unnestUpdate(this.table, RUN_STATE_COLUMNS);
+    // The active runs of a task are its queued runs (`run_ready`) and the runs bound to budget slots
+    // (`claim_slots`, a few hundred rows at most): no index of `runs` knows the status (migration 24).
+    // Each is locked by primary key in id order (the order every batch locks runs in) and kept if
+    // still active once locked; a run claimed or ended meanwhile is read again as it now is.
     this.#active =
-      `SELECT ${this.columns} FROM ${this.table} AS r ` +
-      `WHERE r.task_id = ANY($1::text[]) AND r.status IN (${literalList(ACTIVE_RUN_STATUSES)}) ` +
-      `ORDER BY r.queued_at, r.id FOR UPDATE`;
+      `SELECT ${this.columns} FROM (SELECT DISTINCT a.id FROM (` +
+      `SELECT q.run_id AS id FROM ${schema.quoted}.run_ready AS q WHERE q.task_id = ANY($1::text[])` +
+      ` UNION ALL SELECT s.run_id FROM ${schema.quoted}.claim_slots AS s` +
+      ` WHERE s.run_task_id = ANY($1::text[])) AS a ORDER BY a.id) AS w` +
+      ` CROSS JOIN LATERAL (SELECT * FROM ${this.table} AS p WHERE p.id = w.id` +
+      ` AND p.status IN (${literalList(ACTIVE_RUN_STATUSES)}) FOR UPDATE) AS r` +
+      ` ORDER BY r.queued_at, r.id`;
   }
 
   /**

@@ -1,7 +1,7 @@
 /**
  * The no-handler sweep's find on PostgreSQL (docs/semantics.md#handler-runs-nobody-serves): queued runs of
- * handler tasks whose handler no live replica serves. It walks the queued runs only (their status's
- * partial indexes) and reads each one's task by primary key.
+ * handler tasks whose handler no live replica serves. It walks the queued runs only (`run_ready`) and
+ * reads each one's task by primary key.
  */
 import type { UnservedRun } from "../../../domain/ports/run-repository.js";
 import { runId } from "../../../domain/ids.js";
@@ -18,11 +18,11 @@ export class PostgresUnservedRuns {
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     this.#find = prepared(
-      `SELECT r.id, t.handler_name FROM ${ctx.runSql.table} AS r` +
+      `SELECT r.run_id AS id, t.handler_name FROM ${ctx.schema.quoted}.run_ready AS r` +
         ` JOIN ${ctx.tasksTable} AS t ON t.id = r.task_id` +
-        ` WHERE r.status = 'queued' AND r.not_before < ${msToTimestamp("$1::int8")}` +
+        ` WHERE r.not_before < ${msToTimestamp("$1::int8")}` +
         ` AND t.handler_name IS NOT NULL AND t.handler_name <> ALL ($2::text[])` +
-        ` ORDER BY r.not_before, r.id LIMIT $3::int4`,
+        ` ORDER BY r.not_before, r.run_id LIMIT $3::int4`,
     );
   }
 

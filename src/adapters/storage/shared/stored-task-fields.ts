@@ -7,7 +7,7 @@
  * 14 us to decode with the checks against 3 us for its JSON.parse alone; a once task row about the
  * same as its parse. Admission and claims read each task row once per fire.
  */
-import { z } from "zod";
+import * as z from "zod";
 import {
   DEFAULT_TASK_OPTIONS,
   CATCH_UP_POLICIES,

@@ -24,6 +24,7 @@ import { SQLITE_MIGRATION_0012 } from "./sqlite-migration-0012.js";
 import { SQLITE_MIGRATION_0013 } from "./sqlite-migration-0013.js";
 import { SQLITE_MIGRATION_0014 } from "./sqlite-migration-0014.js";
 import { SQLITE_MIGRATION_0015 } from "./sqlite-migration-0015.js";
+import { SQLITE_MIGRATION_0016 } from "./sqlite-migration-0016.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -48,6 +49,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 13, name: "recurrence schedules", sql: SQLITE_MIGRATION_0013 },
   { version: 14, name: "handler names by replica", sql: SQLITE_MIGRATION_0014 },
   { version: 15, name: "task state apart from its definition", sql: SQLITE_MIGRATION_0015 },
+  { version: 16, name: "threads scoped by owner", sql: SQLITE_MIGRATION_0016 },
 ];
 
 /** Thrown when the database's migrations do not match this code: newer, unknown or edited. */

@@ -302,7 +302,7 @@ export function taskToRow(task: Task, secrets: SecretSealer): TaskRow {
     target_kind: target.kind,
     handler_name: target.kind === "handler" ? target.name : null,
     context: JSON.stringify(task.context),
-    thread_scope: threadScopeOf(target),
+    thread_scope: threadScopeOf(target, task.owner),
     thread_id: task.context.mode === "reuse_thread" ? task.context.threadId : null,
     options: JSON.stringify(task.options),
     metadata: JSON.stringify(task.metadata),

@@ -204,7 +204,7 @@ describe("postgres: a batch of run changes in one fenced statement", () => {
       // Neither touches the run rows: only the slot and task fences can see these.
       await pool.query(
         `UPDATE "${schema}".claim_slots SET run_id = NULL, thread_scope = NULL, thread_id = NULL,` +
-          ` task_id = NULL, owner = NULL, claimed_by = NULL WHERE run_id = $1::text`,
+          ` task_id = NULL, owner = NULL, claimed_by = NULL, run_task_id = NULL WHERE run_id = $1::text`,
         [a1!.run.id],
       );
       await pool.query(

@@ -24,6 +24,7 @@ import {
   bridgeTaskState,
   createPostgresTestDatabase,
   unbridgeTaskState,
+  withRunQueueTables,
 } from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
@@ -46,6 +47,8 @@ describe("postgres migration 6 (budget slots)", () => {
     await pool.query(`ALTER TABLE ${q}.runs ADD COLUMN target_kind text`);
     // And migration 23's task_state, where it writes a task's state.
     await bridgeTaskState(pool, q);
+    // And the run queue of migration 24, which today's store reads and writes.
+    const returnRunQueue = await withRunQueueTables(pool, q);
     const before = await openPostgresStore({
       newId: createIdGenerator(),
       pool,
@@ -64,6 +67,8 @@ describe("postgres migration 6 (budget slots)", () => {
     }
     await before.close();
     await unbridgeTaskState(pool, q);
+    // The rows below are written by SQL as schema 5 holds them, on the bare schema.
+    await returnRunQueue();
     await pool.query(
       `ALTER TABLE ${q}.tasks DROP COLUMN task_key, DROP COLUMN task_group, DROP COLUMN defect_at,` +
         ` DROP COLUMN retiring_secret, DROP COLUMN retiring_until`,

@@ -96,7 +96,7 @@ describe("postgres migration 15 (cheaper budget slots)", () => {
     await expect(
       pool.query(
         `UPDATE ${q}.claim_slots SET run_id = 'other', thread_scope = $1::text, thread_id = $2::text,` +
-          ` owner = 'someone' WHERE run_id IS NULL AND slot = (SELECT min(slot) FROM ${q}.claim_slots` +
+          ` owner = 'someone', run_task_id = 'another' WHERE run_id IS NULL AND slot = (SELECT min(slot) FROM ${q}.claim_slots` +
           ` WHERE run_id IS NULL)`,
         [bound.thread_scope, bound.thread_id],
       ),

@@ -29,7 +29,8 @@ afterAll(() => database.drop());
 
 describe("postgres migration 16 (less write-ahead log per fire)", () => {
   it("keeps every run, task and slot, and leaves room on the tasks' pages", async () => {
-    const { pool, schema, quoted: q, store: before } = await schemaAtVersion(database, 15);
+    const older = await schemaAtVersion(database, 15);
+    const { pool, schema, quoted: q, store: before } = older;
     const task = await insertTask(before, { options: { overlap: "allow_all" } });
     const runs: RunId[] = [];
     for (const key of ["a", "b", "c", "d"]) {
@@ -41,7 +42,11 @@ describe("postgres migration 16 (less write-ahead log per fire)", () => {
     await recordCompletion(before, claimed[1]!.run.id, { status: "succeeded" }, minute(1, 2));
     await before.close();
     const rows = async (table: string) =>
-      (await pool.query(`SELECT to_jsonb(x) AS row FROM ${q}.${table} AS x ORDER BY 1::text`)).rows;
+      (
+        await pool.query(
+          `SELECT to_jsonb(x) - 'run_task_id' AS row FROM ${q}.${table} AS x ORDER BY (to_jsonb(x) - 'run_task_id')::text`,
+        )
+      ).rows;
     const stored = { runs: await rows("runs"), tasks: await rows("tasks") };
     const slots = await rows("claim_slots");
     // One queued, one launching, one running, one succeeded.
@@ -53,6 +58,7 @@ describe("postgres migration 16 (less write-ahead log per fire)", () => {
     ]);
 
     // Up to this migration only: migration 18 leaves more room still.
+    await older.withoutRunQueue();
     await migratePostgres(
       pool,
       schemaName(schema),

@@ -38,7 +38,11 @@ describe("postgres migration 18 (room on every page for a fire's next versions)"
     await recordCompletion(before, claimed[1]!.run.id, { status: "succeeded" }, minute(1, 2));
     await before.close();
     const rows = async (table: string) =>
-      (await pool.query(`SELECT to_jsonb(x) AS row FROM ${q}.${table} AS x ORDER BY 1::text`)).rows;
+      (
+        await pool.query(
+          `SELECT to_jsonb(x) - 'run_task_id' AS row FROM ${q}.${table} AS x ORDER BY (to_jsonb(x) - 'run_task_id')::text`,
+        )
+      ).rows;
     const stored = { runs: await rows("runs"), tasks: await taskRows(pool, q) };
     const slots = await rows("claim_slots");
     expect((stored.runs as { row: { status: string } }[]).map((r) => r.row.status).sort()).toEqual([

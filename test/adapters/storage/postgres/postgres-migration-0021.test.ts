@@ -71,7 +71,11 @@ describe("postgres migration 21 (active runs found through their slots)", () => 
     await before.close();
 
     const rows = async (table: string) =>
-      (await pool.query(`SELECT to_jsonb(x) AS row FROM ${q}.${table} AS x ORDER BY 1::text`)).rows;
+      (
+        await pool.query(
+          `SELECT to_jsonb(x) - 'run_task_id' AS row FROM ${q}.${table} AS x ORDER BY (to_jsonb(x) - 'run_task_id')::text`,
+        )
+      ).rows;
     const stored = {
       runs: await rows("runs"),
       tasks: await taskRows(pool, q),

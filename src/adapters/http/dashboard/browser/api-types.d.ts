@@ -45,6 +45,8 @@ export interface Run {
   readonly reason: string | null;
   readonly attempt: number;
   readonly scheduled_for: string;
+  /** When it fires: scheduled_for plus jitter, or where a moved occurrence moved to. */
+  readonly fire_at: string;
   readonly launched_at: string | null;
   readonly finished_at: string | null;
   readonly lateness_ms: number | null;

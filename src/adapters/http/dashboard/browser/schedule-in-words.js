@@ -180,7 +180,11 @@ function exceptWords(schedule) {
   if (items.length === 0) return "";
   const named = items.slice(0, EXCLUDE_NAMED);
   const rest = items.length - named.length;
-  return `, except ${joined(rest === 0 ? named : [...named, `${rest} more`])}`;
+  const moved =
+    schedule["on_excluded"] === "previous" || schedule["on_excluded"] === "next"
+      ? ` (moved to the ${schedule["on_excluded"]} date not excluded, same time)`
+      : "";
+  return `, except ${joined(rest === 0 ? named : [...named, `${rest} more`])}${moved}`;
 }
 
 /**

@@ -324,7 +324,15 @@ export function runsTable(runs, cancel) {
               : null,
           ),
           h("td", {}, run.trigger),
-          h("td", { class: "mono" }, when(run.scheduled_for, BROWSER_ZONE)),
+          h(
+            "td",
+            { class: "mono" },
+            when(run.scheduled_for, BROWSER_ZONE),
+            // A jittered or moved occurrence (docs/schedules.md#moved-occurrences) fires at another time.
+            run.fire_at !== run.scheduled_for && run.status !== "skipped" && run.status !== "missed"
+              ? h("div", { class: "small" }, "fires " + when(run.fire_at, BROWSER_ZONE))
+              : null,
+          ),
           h("td", { class: "mono" }, when(run.launched_at, BROWSER_ZONE)),
           h("td", {}, latenessOf(run)),
           h("td", { class: "mono" }, when(run.finished_at, BROWSER_ZONE)),
