@@ -11,7 +11,8 @@ import type { ClaimRuns } from "../application/dispatch/claim-runs.js";
 import type { Logger } from "../application/events/logger.js";
 import type { EventSink } from "../application/events/internal-events.js";
 import { startSpanLazily } from "../application/events/tracing.js";
-import type { Tracer } from "../application/events/tracing.js";
+import type { TraceSpan, Tracer } from "../application/events/tracing.js";
+import type { ClaimedRun } from "../domain/ports/run-repository.js";
 import type { Run } from "../domain/run.js";
 import type { Task } from "../domain/task.js";
 import type { Clock } from "./clock.js";
@@ -155,10 +156,39 @@ export class AdmissionRounds {
         for (const item of claimed) launches.handBack(item, "claim answered too late to launch");
         return;
       }
-      for (const item of claimed) launches.start(item, claimSpan);
+      launchAll(launches, this.#deps.log, claimed, claimSpan);
       if (claimed.length < room) return;
       // Let the launches just started answer and queue their writes before claiming more.
       await yieldToEventLoop();
+    }
+  }
+}
+
+/**
+ * Hands each claimed run to its launch. A hand-off that throws (a tracer or logger of the user's) must
+ * not leave the runs after it claimed in silence until their lease ends and a sweep reconciles them:
+ * those were never started, so they are handed back (queued again, fenced by their tokens) and counted
+ * in a warn. The run whose hand-off threw may have started: it is left to its lease and the
+ * reconciliation (docs/semantics.md#run-statuses), never launched twice. The error is the caller's.
+ */
+function launchAll(
+  launches: Launches,
+  log: Logger,
+  claimed: readonly ClaimedRun[],
+  claimSpan: TraceSpan,
+): void {
+  for (const [i, item] of claimed.entries()) {
+    try {
+      launches.start(item, claimSpan);
+    } catch (error) {
+      // Handed back before the warn: a logger that throws too must not strand them.
+      const rest = claimed.slice(i + 1);
+      for (const other of rest) launches.handBack(other, "not launched: a launch hand-off threw");
+      log.warn(
+        { err: error, runs: rest.length, runId: item.run.id },
+        "claimed runs not launched (a launch hand-off threw): handed back; the run that threw is left to its lease",
+      );
+      throw error;
     }
   }
 }

@@ -7,6 +7,7 @@ import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
 import { createDispatch } from "../../src/application/dispatch/dispatch.js";
 import type { Logger } from "../../src/application/events/logger.js";
 import type { SchedulerEvents } from "../../src/application/events/internal-events.js";
+import type { Tracer } from "../../src/application/events/tracing.js";
 import type { ReferenceClock, Store } from "../../src/domain/ports/store.js";
 import { TaskService } from "../../src/application/tasks/task-service.js";
 import type { TaskView } from "../../src/application/shapes/view-mappers.js";
@@ -160,6 +161,8 @@ export interface HarnessOptions {
   readonly applyClockOffset?: (offsetMs: number) => void;
   /** How far the wall clock stepped since the last offset applied (with `referenceClock`). */
   readonly wallStepMs?: () => number;
+  /** Spans of the coordinator and its launches. @default none */
+  readonly tracer?: Tracer;
 }
 
 /** Handler names the fake launcher "runs": tasks target `{ kind: "handler", name: "job" }`. */
@@ -196,6 +199,7 @@ export function createHarness(options: HarnessOptions = {}) {
     ...(options.referenceClock === undefined ? {} : { referenceClock: options.referenceClock }),
     ...(options.wallStepMs === undefined ? {} : { wallStepMs: options.wallStepMs }),
     ...(options.inProcess === undefined ? {} : { inProcess: options.inProcess }),
+    ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
   });
   const tasks = new TaskService({
     store,
