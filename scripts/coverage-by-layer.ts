@@ -84,6 +84,18 @@ const MODULE_EXCEPTIONS: Readonly<Record<string, ModuleException>> = {
     reason:
       "open (issue 36): measured before test/domain/admit-task.test.ts; expected at 90/90 at the next full run",
   },
+  "src/domain/schedule/moved-occurrence.ts": {
+    lines: 94,
+    branches: 83,
+    reason:
+      "open (issue 36): new with issue 34's moved occurrences; the DST edges of a move (a gap of more than 3 hours, a repeated hour at both ends) are not yet judged one by one",
+  },
+  "src/domain/schedule/smallest-period.ts": {
+    lines: 98,
+    branches: 82,
+    reason:
+      "open (issue 36): new with issue 35's exact union gap; the work budget's refusal paths and the transition checks of zones with non-hour offsets are not yet judged one by one",
+  },
   "src/domain/schedule/cron-matcher.ts": {
     lines: 94,
     branches: 86,
