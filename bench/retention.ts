@@ -21,16 +21,12 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { option } from "./lib/argv-option.js";
 import { createScheduler } from "../src/composition.js";
 import { storeFromDatabaseUrl } from "../src/composition-stores.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const BIN = join(ROOT, "bin", "punctual.js");
-
-function option(name: string, fallback: string): string {
-  const at = process.argv.indexOf(`--${name}`);
-  return at === -1 ? fallback : (process.argv[at + 1] ?? fallback);
-}
 
 const RUNS = Number(option("runs", "10000000"));
 const BURST = Number(option("burst", "10000"));
