@@ -130,9 +130,11 @@ BEGIN
     RAISE EXCEPTION 'a run is launching or running only once claimed into a budget slot'
       USING ERRCODE = 'check_violation', CONSTRAINT = 'runs_active_holds_slot';
   END IF;
-  -- The queue: out when a run leaves queued, in when it comes back (a retry, a redrive).
+  -- The queue: out when a run leaves queued, in when it comes back (a retry, a redrive); a queued
+  -- run's row is found by its claim key (owner, queue instant, id).
   DELETE FROM run_ready AS q USING moved_old AS o JOIN moved_new AS n ON n.id = o.id
-   WHERE q.run_id = o.id AND o.status = 'queued' AND n.status <> 'queued';
+   WHERE q.owner = o.owner AND q.queued_at = o.queued_at AND q.run_id = o.id
+     AND o.status = 'queued' AND n.status <> 'queued';
   INSERT INTO run_ready (run_id, owner, task_id, thread_scope, thread_id, exclusive, queued_at, not_before)
     SELECT n.id, n.owner, n.task_id, n.thread_scope, n.thread_id, n.exclusive, n.queued_at, n.not_before
       FROM moved_old AS o JOIN moved_new AS n ON n.id = o.id
@@ -140,7 +142,8 @@ BEGIN
   UPDATE run_ready AS q SET thread_scope = n.thread_scope, thread_id = n.thread_id,
     exclusive = n.exclusive, queued_at = n.queued_at, not_before = n.not_before
     FROM moved_old AS o JOIN moved_new AS n ON n.id = o.id
-   WHERE q.run_id = n.id AND o.status = 'queued' AND n.status = 'queued'
+   WHERE q.owner = o.owner AND q.queued_at = o.queued_at AND q.run_id = o.id
+     AND o.status = 'queued' AND n.status = 'queued'
      AND (o.thread_scope, o.thread_id, o.exclusive, o.queued_at, o.not_before)
          IS DISTINCT FROM (n.thread_scope, n.thread_id, n.exclusive, n.queued_at, n.not_before);
   -- Holds: a cancelled run with a deadline holds its thread (and exclusive task) until then.
@@ -167,7 +170,7 @@ BEGIN
       owner = NULL, claimed_by = NULL, run_task_id = NULL
      WHERE thread_scope = OLD.thread_scope AND thread_id = OLD.thread_id AND run_id = OLD.id;
   ELSIF OLD.status = 'queued' THEN
-    DELETE FROM run_ready WHERE run_id = OLD.id;
+    DELETE FROM run_ready WHERE owner = OLD.owner AND queued_at = OLD.queued_at AND run_id = OLD.id;
   ELSE
     DELETE FROM run_holds WHERE run_id = OLD.id;
   END IF;
@@ -176,4 +179,19 @@ END
 $fn$;
 `;
 
-export const POSTGRES_MIGRATION_0026 = RUNS_REBUILT_0026 + SLOTS_0026;
+/**
+ * `run_ready` keyed by its claim order only: `run_ready_owner_queue_idx` becomes unique (a queued run's
+ * owner and queue instant are its own, so its id appears once) and the primary key on `run_id` goes, one
+ * index entry fewer per fire; every writer finds a run's row by that key (the triggers have the run's
+ * owner and queue instant), and the claim's probe of a run-named thread reads `runs` by primary key.
+ * `claim_slots_owner_idx` goes too: the claim counts each owner's slots in one pass over the slots
+ * (at most one row per slot of the budget), as it already counts the room.
+ */
+export const QUEUE_KEYS_0026 = `
+ALTER TABLE run_ready DROP CONSTRAINT run_ready_pkey;
+DROP INDEX run_ready_owner_queue_idx;
+CREATE UNIQUE INDEX run_ready_owner_queue_idx ON run_ready (owner, queued_at, run_id);
+DROP INDEX claim_slots_owner_idx;
+`;
+
+export const POSTGRES_MIGRATION_0026 = RUNS_REBUILT_0026 + SLOTS_0026 + QUEUE_KEYS_0026;

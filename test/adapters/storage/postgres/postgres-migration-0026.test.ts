@@ -161,7 +161,6 @@ describe("postgres migration 26 (mutable run columns last, one slot key fewer)",
       [schema],
     );
     expect(slotIndexes.rows.map((r) => (r as { indexname: string }).indexname)).toEqual([
-      "claim_slots_owner_idx",
       "claim_slots_pkey",
       "claim_slots_task_uq",
       "claim_slots_thread_uq",
