@@ -136,10 +136,12 @@ BEGIN
    WHERE q.owner = o.owner AND q.queued_at = o.queued_at AND q.run_id = o.id
      AND o.status = 'queued' AND n.status <> 'queued';
   INSERT INTO run_ready (run_id, owner, task_id, thread_scope, thread_id, exclusive, queued_at, not_before)
-    SELECT n.id, n.owner, n.task_id, n.thread_scope, n.thread_id, n.exclusive, n.queued_at, n.not_before
+    SELECT n.id, n.owner, n.task_id, CASE WHEN n.thread_id <> n.id THEN n.thread_scope END,
+           CASE WHEN n.thread_id <> n.id THEN n.thread_id END, n.exclusive, n.queued_at, n.not_before
       FROM moved_old AS o JOIN moved_new AS n ON n.id = o.id
      WHERE n.status = 'queued' AND o.status <> 'queued';
-  UPDATE run_ready AS q SET thread_scope = n.thread_scope, thread_id = n.thread_id,
+  UPDATE run_ready AS q SET thread_scope = CASE WHEN n.thread_id <> n.id THEN n.thread_scope END,
+    thread_id = CASE WHEN n.thread_id <> n.id THEN n.thread_id END,
     exclusive = n.exclusive, queued_at = n.queued_at, not_before = n.not_before
     FROM moved_old AS o JOIN moved_new AS n ON n.id = o.id
    WHERE q.owner = o.owner AND q.queued_at = o.queued_at AND q.run_id = o.id
@@ -184,11 +186,33 @@ $fn$;
  * owner and queue instant are its own, so its id appears once) and the primary key on `run_id` goes, one
  * index entry fewer per fire; every writer finds a run's row by that key (the triggers have the run's
  * owner and queue instant), and the claim's probe of a run-named thread reads `runs` by primary key.
+ * A queued run's thread is written in `run_ready` only for a shared thread (the one case the thread's
+ * FIFO index holds; a run on a thread of its own is its thread's only run): 50-odd bytes fewer per row.
  * `claim_slots_owner_idx` goes too: the claim counts each owner's slots in one pass over the slots
  * (at most one row per slot of the budget), as it already counts the room.
  */
 export const QUEUE_KEYS_0026 = `
 ALTER TABLE run_ready DROP CONSTRAINT run_ready_pkey;
+ALTER TABLE run_ready ALTER COLUMN thread_scope DROP NOT NULL, ALTER COLUMN thread_id DROP NOT NULL;
+UPDATE run_ready SET thread_scope = NULL, thread_id = NULL WHERE thread_id = run_id;
+
+CREATE OR REPLACE FUNCTION runs_inserted() RETURNS trigger LANGUAGE plpgsql
+  SET search_path FROM CURRENT AS $fn$
+BEGIN
+  IF EXISTS (SELECT 1 FROM inserted AS n WHERE n.status IN ('launching', 'running')) THEN
+    RAISE EXCEPTION 'a run is launching or running only once claimed into a budget slot'
+      USING ERRCODE = 'check_violation', CONSTRAINT = 'runs_active_holds_slot';
+  END IF;
+  INSERT INTO run_ready (run_id, owner, task_id, thread_scope, thread_id, exclusive, queued_at, not_before)
+    SELECT n.id, n.owner, n.task_id, CASE WHEN n.thread_id <> n.id THEN n.thread_scope END,
+           CASE WHEN n.thread_id <> n.id THEN n.thread_id END, n.exclusive, n.queued_at, n.not_before
+      FROM inserted AS n WHERE n.status = 'queued';
+  INSERT INTO run_holds (run_id, thread_scope, thread_id, task_id, deadline_at)
+    SELECT n.id, n.thread_scope, n.thread_id, CASE WHEN n.exclusive THEN n.task_id END, n.deadline_at
+      FROM inserted AS n WHERE n.status = 'cancelled' AND n.deadline_at IS NOT NULL;
+  RETURN NULL;
+END
+$fn$;
 DROP INDEX run_ready_owner_queue_idx;
 CREATE UNIQUE INDEX run_ready_owner_queue_idx ON run_ready (owner, queued_at, run_id);
 DROP INDEX claim_slots_owner_idx;
