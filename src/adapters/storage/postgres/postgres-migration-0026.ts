@@ -9,6 +9,9 @@
  *   update); with them last it is the tail (165). At fillfactor 50 a page held the run's insert and one
  *   more version, so a third of the verdicts found no room and were logged whole with an entry in every
  *   index; at 30 all three versions fit. Every row, index, constraint and trigger is kept.
+ *   `idempotency_key` may be NULL from now on for a scheduled or backfilled run whose key is the one
+ *   derived from its task, trigger and instant (the store writes NULL then and derives it on read:
+ *   about 70 bytes per run); a manual run's client key stays required. Rows already written keep theirs.
  * - `claim_slots` loses `claim_slots_run_uq`: a bound slot's thread key (`claim_slots_thread_uq`, every
  *   bound slot) already keeps a run to one slot, since a run has one thread, so a bind enters one index
  *   entry fewer. The slot of a run is found by its thread and id (that key) in the triggers below and in
@@ -37,7 +40,7 @@ CREATE TABLE runs (
   scheduled_for       timestamptz NOT NULL,
   fire_at             timestamptz NOT NULL,
   queued_at           timestamptz NOT NULL,
-  idempotency_key     text NOT NULL,
+  idempotency_key     text,
   thread_scope        text NOT NULL,
   thread_id           text NOT NULL,
   exclusive           boolean NOT NULL,
@@ -68,7 +71,8 @@ CREATE TABLE runs (
   CONSTRAINT runs_status_check CHECK (status = ANY (ARRAY['queued', 'launching', 'running', 'succeeded',
     'failed', 'timed_out', 'cancelled', 'skipped', 'missed'])),
   CONSTRAINT runs_target_kind_check CHECK (target_kind = ANY (ARRAY['agent', 'webhook', 'handler'])),
-  CONSTRAINT runs_trigger_check CHECK (trigger = ANY (ARRAY['scheduled', 'manual', 'backfill']))
+  CONSTRAINT runs_trigger_check CHECK (trigger = ANY (ARRAY['scheduled', 'manual', 'backfill'])),
+  CONSTRAINT runs_manual_key_check CHECK (trigger <> 'manual' OR idempotency_key IS NOT NULL)
 ) WITH (fillfactor = 30);
 
 INSERT INTO runs (id, task_id, owner, trigger, target_kind, scheduled_for, fire_at, queued_at,

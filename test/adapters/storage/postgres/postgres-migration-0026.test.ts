@@ -10,8 +10,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { openPostgresStore } from "../../../../src/adapters/storage/postgres/postgres-store.js";
 import { createIdGenerator } from "../../../../src/adapters/storage/shared/time-ordered-id.js";
-import { ALL, handlerTarget, minute } from "../../../contract/fixtures.js";
+import { ALL, handlerTarget, minute, onceAt } from "../../../contract/fixtures.js";
 import {
+  admitDue,
   claimDue,
   insertTask,
   recordCompletion,
@@ -192,6 +193,24 @@ describe("postgres migration 26 (mutable run columns last, one slot key fewer)",
     expect(third.map((c) => c.run.id)).toEqual(["r7-held"]);
     expect((await reloadRun(after, "r8-shared" as never)).status).toBe("queued");
     expect((await after.runs.findRun(ALL, "r3-done" as never))?.status).toBe("succeeded");
+
+    // A scheduled run's derived key is not stored, and reads back whole; a manual run's key is stored.
+    const due = await insertTask(after, {
+      schedule: onceAt(minute(70)),
+      target: handlerTarget("work"),
+    });
+    await admitDue(after, minute(70));
+    const keys = await pool.query(
+      `SELECT id, trigger, idempotency_key FROM ${q}.runs WHERE task_id = $1::text`,
+      [due.id],
+    );
+    expect(keys.rows).toMatchObject([{ trigger: "scheduled", idempotency_key: null }]);
+    const scheduled = await reloadRun(after, (keys.rows[0] as { id: string }).id as never);
+    expect(scheduled.idempotencyKey).toBe(`punctual:${due.id}:scheduled:${minute(70)}`);
+    expect((await reloadRun(after, "r8-shared" as never)).idempotencyKey).toBe("r8-shared");
+    await expect(
+      pool.query(`UPDATE ${q}.runs SET idempotency_key = NULL WHERE id = 'r8-shared'`),
+    ).rejects.toMatchObject({ code: "23514", constraint: "runs_manual_key_check" });
 
     // No path moves a run to launching or running without a bound slot, nor binds a second slot to a
     // thread that has an active run.
