@@ -20,6 +20,10 @@ import {
   recordLaunch,
   reload,
 } from "../../../contract/store-steps.js";
+import { CLEAR_SECRETS } from "../../../../src/adapters/storage/shared/secret-keyring.js";
+import { TaskDefinitions } from "../../../../src/adapters/storage/postgres/postgres-task-definitions.js";
+import { taskStateNames } from "../../../../src/adapters/storage/postgres/postgres-rows.js";
+import type { PostgresClient } from "../../../../src/adapters/storage/postgres/postgres-pool.js";
 import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
 import type { PostgresTestDatabase } from "../../../helpers/postgres.js";
 
@@ -76,5 +80,93 @@ describe("the claim's narrow read on PostgreSQL", () => {
       await admitter.close();
       await claimer.close();
     }
+  });
+});
+
+/** A whole task row as `taskSelectList` reads it, with its definition stamp. */
+function taskRow(id: string, stamp: string, title = "t"): Record<string, unknown> {
+  return {
+    id,
+    owner: "alice",
+    title,
+    description: null,
+    schedule: JSON.stringify({
+      type: "once",
+      runAt: 1_900_000_000_000,
+      localRunAt: null,
+      timezone: "UTC",
+      startAt: null,
+      endAt: null,
+      maxRuns: null,
+      jitterMs: 0,
+    }),
+    target: JSON.stringify({ kind: "handler", name: "noop", input: null }),
+    context: JSON.stringify({ mode: "fresh_thread_per_run" }),
+    options: JSON.stringify({
+      overlap: "queue",
+      catchUp: { windowMs: 0, policy: "skip" },
+      lateAfterMs: 1000,
+      retry: { maxAttempts: 1, initialMs: 0, maxDelayMs: 0 },
+      runTimeoutMs: 0,
+      queueTimeoutMs: 0,
+    }),
+    metadata: "{}",
+    webhook_secret: "whsec",
+    retiring_secret: null,
+    retiring_until: null,
+    created_at: "1800000000000",
+    updated_at: "1800000000000",
+    deleted_at: null,
+    task_key: null,
+    task_group: null,
+    version: 1,
+    status: "enabled",
+    next_run_at: null,
+    decided_through: "1900000000000",
+    admitted_count: "1",
+    run_count: "0",
+    defect_at: null,
+    last_run_at: null,
+    last_run_id: null,
+    last_error: null,
+    def_stamp: stamp,
+  };
+}
+
+describe("TaskDefinitions", () => {
+  it("holds a bounded number of definitions, forgetting the least recently used first", async () => {
+    const definitions = new TaskDefinitions(
+      { secrets: CLEAR_SECRETS, tasksTable: "tasks", taskStateTable: "task_state" },
+      2,
+    );
+    const read: string[][] = [];
+    // A client that answers the read of the definitions not held, and notes which were read.
+    const client = {
+      query: (_statement: unknown, values: readonly unknown[]) => {
+        const ids = values[0] as string[];
+        read.push(ids);
+        return Promise.resolve({ rows: ids.map((id) => taskRow(id, "1")), rowCount: ids.length });
+      },
+    } as unknown as PostgresClient;
+    const claim = (ids: readonly string[]) =>
+      definitions.tasksOf(
+        client,
+        ids.map((id) => ({ ...taskRow(id, "1"), task_id: id })),
+        { idColumn: "task_id", stampColumn: "def_stamp", names: taskStateNames("") },
+      );
+    definitions.taskFromRow(taskRow("a", "1"));
+    definitions.taskFromRow(taskRow("b", "1"));
+    await claim(["a"]); // a is now the most recently used
+    definitions.taskFromRow(taskRow("c", "1")); // b is forgotten
+    expect(definitions.size).toBe(2);
+    expect(read).toEqual([]);
+    const tasks = await claim(["a", "b", "c"]);
+    expect(tasks.map((t) => t.id)).toEqual(["a", "b", "c"]);
+    expect(read).toEqual([["b"]]);
+    expect(definitions.misses).toBe(1);
+    // A new stamp (a rotation: same version) is a miss too.
+    definitions.taskFromRow(taskRow("c", "2", "renamed"));
+    expect((await claim(["c"]))[0]?.title).toBe("t");
+    expect(read).toEqual([["b"], ["c"]]);
   });
 });
