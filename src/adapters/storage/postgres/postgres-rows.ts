@@ -517,9 +517,9 @@ export function instantOrNull(row: Row, column: string): Instant | null {
 
 function oneOf<T extends string>(list: readonly T[], row: Row, column: string): T {
   const value = row[column];
-  const found = list.find((item) => item === value);
-  if (found === undefined) throw malformed(column, `one of ${list.join(", ")}`);
-  return found;
+  // A loop, not `find`: no closure made for each column of each row read.
+  for (const item of list) if (item === value) return item;
+  throw malformed(column, `one of ${list.join(", ")}`);
 }
 
 function mapNull<T, U>(value: T | null, map: (value: T) => U): U | null {
