@@ -119,10 +119,15 @@ export class SqliteStatements {
        WHERE id IN (SELECT value FROM json_each(?))`,
       TASK_CONTEXT_COLUMNS,
     );
+    // A task's active runs are its rows in the queue and the slots (migration 17), never a walk of
+    // its history.
     this.activeRunsOf = new RowReader(
       db,
-      `${RUN_SELECT}
-       WHERE task_id IN (SELECT value FROM json_each(?)) AND status IN ${ACTIVE}
+      `WITH wanted(task_id) AS (SELECT value FROM json_each(?))
+       ${RUN_SELECT}
+       WHERE id IN (SELECT run_id FROM run_ready WHERE task_id IN wanted
+                    UNION ALL
+                    SELECT run_id FROM run_active WHERE task_id IN wanted)
        ORDER BY queued_at, id`,
       RUN_COLUMNS,
     );
