@@ -13,10 +13,9 @@
  *   budget counts its rows.
  * - `run_holds`: the cancelled runs whose target was not told, until their deadline (each holds its
  *   thread, and its task when exclusive: docs/semantics.md#cancellation).
- * - The store keeps the three in step in the transaction that writes a run (every run insert and update
- *   goes through `SqliteStatements.insertRun` and `writeRun`); a run entering a slot takes its
- *   `run_active` row before its own row is written, so a slot key refuses it as the partial unique
- *   indexes it replaces did. A deleted run leaves its places by a trigger.
+ * - Triggers on `runs` keep the three in step, row by row inside the statement that moves a run, whatever
+ *   path wrote it: a clash on `run_active` fails that statement like the partial unique indexes it
+ *   replaces did.
  * - `runs` keeps the occurrence, manual key, history, rare and requested indexes (none names a column a
  *   fire changes); the owner listing index loses `status`; retention walks `runs_queued_at_idx` (a run is
  *   queued before it finishes). Every run is kept; the new tables are filled from the runs as they stand.
@@ -69,19 +68,59 @@ CREATE INDEX run_holds_thread_idx ON run_holds (thread_scope, thread_id, deadlin
 CREATE INDEX run_holds_task_idx ON run_holds (task_id, deadline_at) WHERE task_id IS NOT NULL;
 `;
 
+const READY = `INSERT INTO run_ready (owner, queued_at, run_id, task_id, thread_scope, thread_id,
+                         "exclusive", not_before)
+    SELECT NEW.owner, NEW.queued_at, NEW.id, NEW.task_id, NEW.thread_scope, NEW.thread_id,
+           NEW."exclusive", NEW.not_before`;
+const ACTIVE = `INSERT INTO run_active (thread_scope, thread_id, run_id, owner, task_id, "exclusive")
+    SELECT NEW.thread_scope, NEW.thread_id, NEW.id, NEW.owner, NEW.task_id, NEW."exclusive"`;
+const HOLD = `INSERT OR REPLACE INTO run_holds (run_id, thread_scope, thread_id, task_id, deadline_at)
+    SELECT NEW.id, NEW.thread_scope, NEW.thread_id,
+           CASE WHEN NEW."exclusive" = 1 THEN NEW.task_id END, NEW.deadline_at`;
 const UNREADY = `DELETE FROM run_ready
    WHERE owner = OLD.owner AND queued_at = OLD.queued_at AND run_id = OLD.id`;
 const INACTIVE = `DELETE FROM run_active
    WHERE thread_scope = OLD.thread_scope AND thread_id = OLD.thread_id AND run_id = OLD.id`;
 const UNHOLD = "DELETE FROM run_holds WHERE run_id = OLD.id";
+/** The columns a queue, slot or hold row copies: only an update naming one of them can move a run. */
+const MOVES = `status, owner, task_id, thread_scope, thread_id, "exclusive", queued_at, not_before,
+  deadline_at`;
+const IS_ACTIVE = (row: string): string => `${row}.status IN ('launching', 'running')`;
+const IS_HOLD = (row: string): string =>
+  `(${row}.status = 'cancelled' AND ${row}.deadline_at IS NOT NULL)`;
+/** The slot row's identity changed (never on a path today, kept exact all the same). */
+const ACTIVE_KEY_MOVED = `(NEW.thread_scope <> OLD.thread_scope OR NEW.thread_id <> OLD.thread_id
+    OR NEW.task_id <> OLD.task_id OR NEW."exclusive" <> OLD."exclusive" OR NEW.owner <> OLD.owner)`;
 
-// Inserts and updates place the run in the statements that write it (sqlite-statements.ts: a row
-// trigger cost a frame allocation per run written); a run deleted (retention, a deleted task's runs, a
-// task's cascade) leaves its places by this trigger, whatever path deleted it.
+// One trigger per kind of write, each delete before its insert (SQLite gives no order between
+// triggers), and a WHEN that lets the writes that move nothing through without running it: a row
+// trigger's run allocates a frame (about 15 us a run insert, measured alone under load), so a fire runs
+// three (its insert, its claim, its verdict) and its launch (launching to running) none.
 const TRIGGERS = `
+CREATE TRIGGER runs_inserted AFTER INSERT ON runs
+  WHEN NEW.status IN ('queued', 'launching', 'running') OR ${IS_HOLD("NEW")}
+BEGIN
+  ${READY} WHERE NEW.status = 'queued';
+  ${ACTIVE} WHERE ${IS_ACTIVE("NEW")};
+  ${HOLD} WHERE ${IS_HOLD("NEW")};
+END;
+
+CREATE TRIGGER runs_moved AFTER UPDATE OF ${MOVES} ON runs
+  WHEN OLD.status = 'queued' OR NEW.status = 'queued'
+    OR (${IS_ACTIVE("OLD")}) <> (${IS_ACTIVE("NEW")})
+    OR (${IS_ACTIVE("OLD")} AND ${ACTIVE_KEY_MOVED})
+    OR ${IS_HOLD("OLD")} OR ${IS_HOLD("NEW")}
+BEGIN
+  ${UNREADY} AND OLD.status = 'queued';
+  ${READY} WHERE NEW.status = 'queued';
+  ${INACTIVE} AND ${IS_ACTIVE("OLD")} AND (NOT ${IS_ACTIVE("NEW")} OR ${ACTIVE_KEY_MOVED});
+  ${ACTIVE} WHERE ${IS_ACTIVE("NEW")} AND (NOT ${IS_ACTIVE("OLD")} OR ${ACTIVE_KEY_MOVED});
+  ${UNHOLD} AND ${IS_HOLD("OLD")} AND NOT ${IS_HOLD("NEW")};
+  ${HOLD} WHERE ${IS_HOLD("NEW")};
+END;
+
 CREATE TRIGGER runs_deleted AFTER DELETE ON runs
-  WHEN OLD.status IN ('queued', 'launching', 'running')
-    OR (OLD.status = 'cancelled' AND OLD.deadline_at IS NOT NULL)
+  WHEN OLD.status IN ('queued', 'launching', 'running') OR ${IS_HOLD("OLD")}
 BEGIN
   ${UNREADY};
   ${INACTIVE};

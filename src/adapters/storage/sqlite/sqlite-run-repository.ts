@@ -43,6 +43,14 @@ import type { SqliteStatements } from "./sqlite-statements.js";
 
 type ListParams = Record<string, string | number>;
 
+interface LaunchFields {
+  readonly id: string;
+  readonly at: number;
+  readonly run: string;
+  readonly add: number;
+  readonly error: string | null;
+}
+
 interface CandidateRow {
   readonly id: string;
   readonly task_id: string;
@@ -77,6 +85,8 @@ export class SqliteRunRepository implements RunRepository {
   readonly #recordLaunch: Statement<[{ id: string; at: number; run: string; add: number }]>;
   readonly #recordError: Statement<[{ id: string; error: string | null }]>;
   readonly #recordVerdict: Statement<[{ id: string; error: string | null; status: string }]>;
+  readonly #recordLaunchError: Statement<[LaunchFields]>;
+  readonly #recordLaunchVerdict: Statement<[LaunchFields & { status: string }]>;
   readonly #lists: StatementCache<[ListParams], RunRow>;
 
   constructor(options: {
@@ -167,6 +177,13 @@ export class SqliteRunRepository implements RunRepository {
     this.#recordError = db.prepare("UPDATE task_state SET last_error = @error WHERE task_id = @id");
     this.#recordVerdict = db.prepare(
       "UPDATE task_state SET last_error = @error, status = @status WHERE task_id = @id",
+    );
+    const launch = "last_run_at = @at, last_run_id = @run, run_count = run_count + @add";
+    this.#recordLaunchError = db.prepare(
+      `UPDATE task_state SET ${launch}, last_error = @error WHERE task_id = @id`,
+    );
+    this.#recordLaunchVerdict = db.prepare(
+      `UPDATE task_state SET ${launch}, last_error = @error, status = @status WHERE task_id = @id`,
     );
   }
 
@@ -331,6 +348,21 @@ export class SqliteRunRepository implements RunRepository {
 
   /** Launch bookkeeping and verdict fields only; `run_count` moves relatively. */
   #recordOnTask(entry: TaskBookkeeping): void {
+    const verdict = entry.verdict;
+    if (entry.launch !== null && verdict !== null) {
+      // A launch and its verdict in one batch (an in-process handler's usual case): one statement.
+      const fields = {
+        id: entry.taskId,
+        at: entry.launch.lastRunAt,
+        run: entry.launch.lastRunId,
+        add: entry.launches,
+        error: verdict.lastError,
+      };
+      if (verdict.status != null)
+        this.#recordLaunchVerdict.run({ ...fields, status: verdict.status });
+      else this.#recordLaunchError.run(fields);
+      return;
+    }
     if (entry.launch !== null) {
       this.#recordLaunch.run({
         id: entry.taskId,
@@ -339,7 +371,6 @@ export class SqliteRunRepository implements RunRepository {
         add: entry.launches,
       });
     }
-    const verdict = entry.verdict;
     if (verdict?.status != null) {
       this.#recordVerdict.run({
         id: entry.taskId,

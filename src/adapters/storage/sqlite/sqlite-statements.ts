@@ -71,78 +71,9 @@ export class RowReader<Params extends unknown[], Row> {
   }
 }
 
-/** What each place of a run copies from it: a write changing none of these leaves that place alone. */
-const READY_FIELDS = [
-  "owner",
-  "queued_at",
-  "task_id",
-  "thread_scope",
-  "thread_id",
-  "exclusive",
-  "not_before",
-] as const satisfies readonly (keyof RunRow)[];
-const SLOT_FIELDS = [
-  "owner",
-  "task_id",
-  "thread_scope",
-  "thread_id",
-  "exclusive",
-] as const satisfies readonly (keyof RunRow)[];
-const HOLD_FIELDS = [
-  "task_id",
-  "thread_scope",
-  "thread_id",
-  "exclusive",
-  "deadline_at",
-] as const satisfies readonly (keyof RunRow)[];
-
-const SLOT_STATUSES: ReadonlySet<string> = new Set(["launching", "running"]);
-
-function isHold(row: RunRow | undefined): boolean {
-  return row?.status === "cancelled" && row.deadline_at !== null;
-}
-
-function samePlace(before: RunRow, after: RunRow, fields: readonly (keyof RunRow)[]): boolean {
-  return fields.every((name) => before[name] === after[name]);
-}
-
-/** A run row from its values in `RUN_COLUMNS` order. */
-function rowOfValues(values: readonly unknown[]): RunRow {
-  const row: Record<string, unknown> = {};
-  RUN_COLUMNS.forEach((name, i) => (row[name] = values[i]));
-  return row as unknown as RunRow;
-}
-
-const STATUS_AT = RUN_COLUMNS.indexOf("status");
-/** `run_ready`'s columns in the positional insert's order, as indexes of `RUN_COLUMNS`. */
-const READY_AT = (
-  [
-    "owner",
-    "queued_at",
-    "id",
-    "task_id",
-    "thread_scope",
-    "thread_id",
-    "exclusive",
-    "not_before",
-  ] as const
-).map((name) => RUN_COLUMNS.indexOf(name));
-
 export class SqliteStatements {
-  readonly #insertRun: Statement;
-  /**
-   * The run's place beside the ledger (migration 17, docs/storage.md#the-run-model-on-sqlite): every run
-   * write of the store goes through `insertRun` and `writeRun`, which keep `run_ready` (queued runs),
-   * `run_active` (the slots: launching and running runs) and `run_holds` in step in the same
-   * transaction. Row triggers did this first and cost a frame allocation per run written (about 15 us
-   * a run insert, measured alone); deletes, off the hot path, keep their trigger (`runs_deleted`).
-   */
-  readonly #readyIn: Statement<unknown[]>;
-  readonly #readyOut: Statement<[RunRow]>;
-  readonly #activeIn: Statement<[RunRow]>;
-  readonly #activeOut: Statement<[RunRow]>;
-  readonly #holdIn: Statement<[RunRow]>;
-  readonly #holdOut: Statement<[RunRow]>;
+  /** Binds `runValues(run)` and the run's target kind. */
+  readonly insertRun: Statement;
   readonly runById: RowReader<[string], RunRow>;
   /** Any task, deleted ones included (runs of a deleted task still change). */
   readonly taskById: RowReader<[string], TaskRow>;
@@ -166,32 +97,10 @@ export class SqliteStatements {
     this.secrets = secrets;
     // The values of `runValues`, then the task's target kind, copied onto the run for the listing
     // across tasks (docs/storage.md#runs-across-tasks).
-    this.#insertRun = db.prepare(
+    this.insertRun = db.prepare(
       `INSERT INTO runs (${columnList(RUN_COLUMNS)}, target_kind)
        VALUES (${RUN_COLUMNS.map(() => "?").join(", ")}, ?)`,
     );
-    this.#readyIn = db.prepare(
-      `INSERT INTO run_ready (owner, queued_at, run_id, task_id, thread_scope, thread_id, "exclusive",
-                              not_before)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.#readyOut = db.prepare(
-      "DELETE FROM run_ready WHERE owner = @owner AND queued_at = @queued_at AND run_id = @id",
-    );
-    this.#activeIn = db.prepare(
-      `INSERT INTO run_active (thread_scope, thread_id, run_id, owner, task_id, "exclusive")
-       VALUES (@thread_scope, @thread_id, @id, @owner, @task_id, @exclusive)`,
-    );
-    this.#activeOut = db.prepare(
-      `DELETE FROM run_active
-       WHERE thread_scope = @thread_scope AND thread_id = @thread_id AND run_id = @id`,
-    );
-    this.#holdIn = db.prepare(
-      `INSERT OR REPLACE INTO run_holds (run_id, thread_scope, thread_id, task_id, deadline_at)
-       VALUES (@id, @thread_scope, @thread_id, CASE WHEN @exclusive = 1 THEN @task_id END,
-               @deadline_at)`,
-    );
-    this.#holdOut = db.prepare("DELETE FROM run_holds WHERE run_id = @id");
     this.runById = new RowReader(db, `${RUN_SELECT} WHERE id = ?`, RUN_COLUMNS);
     this.taskById = new RowReader(db, `${TASK_SELECT} WHERE id = ?`, TASK_COLUMNS);
     this.tasksByIds = new RowReader(
@@ -225,79 +134,21 @@ export class SqliteStatements {
   }
 
   /**
-   * Inserts a run from `runValues(run)` followed by its task's target kind, with its place: a queued
-   * run (every insert of the hot path) enters `run_ready`; a run inserted active takes its slot first,
-   * so a slot key that refuses it leaves nothing written.
-   */
-  insertRun(values: unknown[]): void {
-    const status = values[STATUS_AT];
-    if (status === "queued") {
-      this.#insertRun.run(values);
-      this.#readyIn.run(READY_AT.map((i) => values[i]));
-      return;
-    }
-    const row = rowOfValues(values);
-    if (SLOT_STATUSES.has(row.status)) this.#activeIn.run(row);
-    this.#insertRun.run(values);
-    if (isHold(row)) this.#holdIn.run(row);
-  }
-
-  /**
    * Rewrites a run row (an UPDATE: a missing run is not created) and returns the rows changed. Given the
    * row as read in this transaction, it writes only the columns that differ: SQLite rewrites every index
-   * that names a column in the SET list, so a whole-row write of a claim took about twice as long as
-   * writing its five changed columns (measured alone and in batches of 200). Without it, the row is read
-   * first (its place must be known). With `whenQueued`, only a run that is still queued moves (the
-   * claim's write). A run entering a slot takes it before anything is written: a slot key that refuses
-   * it (`run_active`'s keys) leaves the run as it was.
+   * that names a column in the SET list (eleven on runs), so a whole-row write of a claim took about
+   * twice as long as writing its five changed columns (measured alone and in batches of 200).
+   * With `whenQueued`, only a run that is still queued moves (the claim's write).
    */
-  writeRun(after: RunRow, given?: RunRow, whenQueued = false): number {
-    const before = given ?? this.runById.get(after.id);
-    if (before === undefined) return 0;
+  writeRun(after: RunRow, before?: RunRow, whenQueued = false): number {
     // The changed columns as a bit mask: this runs for every claim and every run change, and building
     // a list and a string key for each was a visible share of a burst's garbage.
     let mask = 0;
     for (let i = 0; i < RUN_FIELDS.length; i++) {
       const name = RUN_FIELDS[i] as keyof RunRow;
-      if (after[name] !== before[name]) mask |= 1 << i;
+      if (before === undefined || after[name] !== before[name]) mask |= 1 << i;
     }
     if (mask === 0 && !whenQueued) return 1;
-    const wasActive = SLOT_STATUSES.has(before.status);
-    const isActive = SLOT_STATUSES.has(after.status);
-    const slotMoved =
-      wasActive !== isActive || (isActive && !samePlace(before, after, SLOT_FIELDS));
-    if (slotMoved && isActive) {
-      if (wasActive) this.#activeOut.run(before);
-      this.#activeIn.run(after);
-    }
-    const changes = this.#update(mask, whenQueued).run(after).changes;
-    if (changes === 0) {
-      if (slotMoved && isActive) {
-        this.#activeOut.run(after);
-        if (wasActive) this.#activeIn.run(before);
-      }
-      return 0;
-    }
-    if (slotMoved && wasActive && !isActive) this.#activeOut.run(before);
-    const wasQueued = before.status === "queued";
-    const isQueued = after.status === "queued";
-    if (
-      (wasQueued || isQueued) &&
-      (wasQueued !== isQueued || !samePlace(before, after, READY_FIELDS))
-    ) {
-      if (wasQueued) this.#readyOut.run(before);
-      if (isQueued) this.#readyIn.run(READY_AT.map((i) => after[RUN_COLUMNS[i]!]));
-    }
-    const wasHold = isHold(before);
-    if (wasHold && !isHold(after)) this.#holdOut.run(before);
-    else if (isHold(after) && !(wasHold && samePlace(before, after, HOLD_FIELDS))) {
-      this.#holdIn.run(after);
-    }
-    return changes;
-  }
-
-  /** The UPDATE writing the columns of `mask` (a bit per RUN_FIELDS index), prepared once per mask. */
-  #update(mask: number, whenQueued: boolean): Statement<[RunRow]> {
     const key = whenQueued ? mask + QUEUED_GUARD : mask;
     let statement = this.#updates.get(key);
     if (statement === undefined) {
@@ -309,6 +160,6 @@ export class SqliteStatements {
       statement = this.#db.prepare<[RunRow]>(`UPDATE runs SET ${set} WHERE id = @id${guard}`);
       this.#updates.set(key, statement);
     }
-    return statement;
+    return statement.run(after).changes;
   }
 }
