@@ -1,66 +1,123 @@
-// A/B harness: the SQLite store's own cost of a burst of once tasks (admission 500, claim 200, launch+verdict
-// in one changeRuns batch), WAL bytes per fire (checkpoints off) and CPU per fire. Usage: tsx fire-cost.mts ROOT N
+/**
+ * What the SQLite store itself costs per fire (docs/storage.md#one-fire-on-sqlite-its-statements-and-its-wal):
+ * N once tasks due at one instant, driven through the store's ports as the runtime drives them (admission
+ * batches of 500, claims of 200, each claim's launches and verdicts in one `changeRuns` batch), on a file
+ * whose checkpoints are off, so the WAL's growth is every byte the fires wrote (deterministic, unlike the
+ * CPU, which is given per phase). `root` is a checkout of punctual, so that two versions of the store can be
+ * compared in alternated runs: `tsx bench/sqlite-fire-cost.ts <root> [N]`.
+ */
+import { rmSync, statSync } from "node:fs";
+import { resolve } from "node:path";
 import Database from "better-sqlite3";
-import { statSync, rmSync } from "node:fs";
-const root = process.argv[2]!;
-const n = Number(process.argv[3] ?? 10000);
-const { SqliteStore } = await import(`${root}/src/adapters/storage/sqlite/sqlite-store.ts`);
-const { migrateSqlite } = await import(`${root}/src/adapters/storage/sqlite/sqlite-migrations.ts`);
-const { createIdGenerator } = await import(`${root}/src/adapters/storage/shared/time-ordered-id.ts`);
-const F = await import(`${root}/test/contract/fixtures.ts`);
-const S = await import(`${root}/test/contract/store-steps.ts`);
-const { applyLaunchOutcome, completeRun } = await import(`${root}/src/domain/run-transitions.ts`);
-const path = `/tmp/i30sqlite-fire-${process.pid}.db`;
+import type * as StoreModule from "../src/adapters/storage/sqlite/sqlite-store.js";
+import type * as MigrationsModule from "../src/adapters/storage/sqlite/sqlite-migrations.js";
+import type * as IdsModule from "../src/adapters/storage/shared/time-ordered-id.js";
+import type * as FixturesModule from "../test/contract/fixtures.js";
+import type * as StepsModule from "../test/contract/store-steps.js";
+import type * as TransitionsModule from "../src/domain/run-transitions.js";
+
+type Module<T> = Promise<T>;
+
+const root = resolve(process.argv[2] ?? ".");
+const fires = Number(process.argv[3] ?? 10_000);
+const from = <T>(path: string): Module<T> => import(`${root}/${path}`) as Module<T>;
+
+const { SqliteStore } = await from<typeof StoreModule>(
+  "src/adapters/storage/sqlite/sqlite-store.ts",
+);
+const { migrateSqlite } = await from<typeof MigrationsModule>(
+  "src/adapters/storage/sqlite/sqlite-migrations.ts",
+);
+const { createIdGenerator } = await from<typeof IdsModule>(
+  "src/adapters/storage/shared/time-ordered-id.ts",
+);
+const fixtures = await from<typeof FixturesModule>("test/contract/fixtures.ts");
+const steps = await from<typeof StepsModule>("test/contract/store-steps.ts");
+const { applyLaunchOutcome, completeRun } = await from<typeof TransitionsModule>(
+  "src/domain/run-transitions.ts",
+);
+
+const path = `/tmp/punctual-sqlite-fire-cost-${String(process.pid)}.db`;
 const db = new Database(path);
 db.pragma("journal_mode = WAL");
 db.pragma("synchronous = NORMAL");
 db.pragma("wal_autocheckpoint = 0");
 db.pragma("foreign_keys = ON");
-if (process.env.CACHE) db.pragma(`cache_size = ${process.env.CACHE}`);
-if (process.env.MMAP) db.pragma(`mmap_size = ${process.env.MMAP}`);
 migrateSqlite(db);
 const store = new SqliteStore(db, { newId: createIdGenerator() });
-const due = F.minute(1);
-const tasks = Array.from({ length: n }, (_, i) => F.buildTask({ schedule: F.onceAt(due), title: `t${i}` }));
-db.transaction(() => {})();
-for (const t of tasks) await store.tasks.insertTask(t);
-db.pragma("wal_checkpoint(TRUNCATE)");
-const wal = () => { try { return statSync(`${path}-wal`).size; } catch { return 0; } };
-const w0 = wal();
-const c0 = process.cpuUsage();
-const t0 = performance.now();
-const now = F.minute(1, 5);
-let fired = 0;
-const phase = { admit: 0, claim: 0, write: 0 };
-const cpuSince = (c: NodeJS.CpuUsage): number => { const d = process.cpuUsage(c); return d.user + d.system; };
-let transactions = 0;
-for (;;) {
-  let c = process.cpuUsage();
-  const report = await S.admitDue(store, now, 500);
-  phase.admit += cpuSince(c);
-  transactions++;
-  c = process.cpuUsage();
-  const claimed = await S.claimDue(store, now, { limit: 200, maxConcurrentRuns: 100000 });
-  phase.claim += cpuSince(c);
-  transactions++;
-  if (claimed.length === 0 && (report.admitted?.length ?? report.tasks ?? 1) === 0) break;
-  if (claimed.length === 0) { if (fired >= n) break; continue; }
-  const reqs = claimed.flatMap((c: any) => [
-    { id: c.run.id, token: c.run.claimToken, decide: (run: any, task: any) => applyLaunchOutcome(run, { kind: "launched", targetRunId: null }, { now, task, policy: S.POLICY }) },
-    { id: c.run.id, decide: (run: any, task: any) => completeRun(run, { status: "succeeded", result: null }, { now, task }) },
-  ]);
-  c = process.cpuUsage();
-  const results = await store.runs.changeRuns(reqs);
-  phase.write += cpuSince(c);
-  transactions++;
-  for (const r of results) if (r.kind !== "changed") throw new Error(JSON.stringify(r));
-  fired += claimed.length;
-  if (fired >= n) break;
+const due = fixtures.minute(1);
+for (let i = 0; i < fires; i++) {
+  await store.tasks.insertTask(
+    fixtures.buildTask({ schedule: fixtures.onceAt(due), title: `t${String(i)}` }),
+  );
 }
-const cpu = process.cpuUsage(c0);
-const ms = performance.now() - t0;
-const w1 = wal();
-const done = db.prepare("SELECT count(*) FROM runs WHERE status = 'succeeded'").pluck().get();
-console.log(JSON.stringify({ root, fired, done, walPerFire: Math.round((w1 - w0) / fired), cpuUsPerFire: Math.round((cpu.user + cpu.system) / fired), wallMs: Math.round(ms), transactions, usPerFire: { admit: Math.round(phase.admit / fired), claim: Math.round(phase.claim / fired), write: Math.round(phase.write / fired) } }));
+db.pragma("wal_checkpoint(TRUNCATE)");
+const walBytes = (): number => {
+  try {
+    return statSync(`${path}-wal`).size;
+  } catch {
+    return 0;
+  }
+};
+const cpuSince = (start: NodeJS.CpuUsage): number => {
+  const used = process.cpuUsage(start);
+  return used.user + used.system;
+};
+
+const walBefore = walBytes();
+const cpuBefore = process.cpuUsage();
+const now = fixtures.minute(1, 5);
+const phase = { admit: 0, claim: 0, write: 0 };
+let fired = 0;
+let transactions = 0;
+while (fired < fires) {
+  let start = process.cpuUsage();
+  await steps.admitDue(store, now, 500);
+  phase.admit += cpuSince(start);
+  start = process.cpuUsage();
+  const claimed = await steps.claimDue(store, now, { limit: 200, maxConcurrentRuns: 1_000_000 });
+  phase.claim += cpuSince(start);
+  transactions += 2;
+  if (claimed.length === 0) continue;
+  start = process.cpuUsage();
+  const results = await store.runs.changeRuns(
+    claimed.flatMap(({ run }) => [
+      {
+        id: run.id,
+        ...(run.claimToken === null ? {} : { token: run.claimToken }),
+        decide: (current, task) =>
+          applyLaunchOutcome(
+            current,
+            { kind: "launched", targetRunId: null },
+            { now, task, policy: steps.POLICY },
+          ),
+      },
+      {
+        id: run.id,
+        decide: (current, task) =>
+          completeRun(current, { status: "succeeded", result: null }, { now, task }),
+      },
+    ]),
+  );
+  phase.write += cpuSince(start);
+  transactions++;
+  if (results.some((result) => result.kind !== "changed")) throw new Error("a write was refused");
+  fired += claimed.length;
+}
+const perFire = (us: number): number => Math.round(us / fired);
+console.log(
+  JSON.stringify({
+    root,
+    fired,
+    walPerFire: Math.round((walBytes() - walBefore) / fired),
+    cpuUsPerFire: perFire(cpuSince(cpuBefore)),
+    usPerFire: {
+      admit: perFire(phase.admit),
+      claim: perFire(phase.claim),
+      write: perFire(phase.write),
+    },
+    transactions,
+  }),
+);
 db.close();
-rmSync(path, { force: true }); rmSync(`${path}-wal`, { force: true }); rmSync(`${path}-shm`, { force: true });
+for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });

@@ -2,6 +2,11 @@
  * `searchRuns` on SQLite (docs/storage.md#runs-across-tasks): one statement per search, its index path
  * chosen by `runSearchPath` and written into the text so that each filter reaches its index (SQLite uses
  * a partial index only when the query repeats its predicate). Statements are cached by text.
+ *
+ * Since migration 17 no index of `runs` names the status or `finished_at`, as on PostgreSQL: a search for
+ * active runs only reads its candidates from `run_ready` and `run_active` (bounded by the queue and the
+ * budget); any other status, and a finished-time range, is a filter on the owner's walk of
+ * `runs_owner_listing_idx (owner, target_kind, scheduled_for DESC, id DESC)`, one branch per kind.
  */
 import type { OwnerScope, RunSearch } from "../../../domain/ports/queries.js";
 import { runSearchPath, searchCursor, statusFilter } from "../shared/run-search.js";
