@@ -180,7 +180,8 @@ export class SqliteStatements {
   /**
    * Inserts a run from `runValues(run)` followed by its task's target kind, with its place: a queued
    * run (every insert of the hot path) enters `run_ready`; a run inserted launching or running takes its
-   * slot first, so a slot key that refuses it leaves nothing written; a held one enters `run_holds`.
+   * slot after it (a run key refused first leaves no slot behind; a slot key refused fails the write,
+   * which no caller catches, so its transaction writes nothing); a held one enters `run_holds`.
    */
   insertRun(values: unknown[]): void {
     if (values[STATUS_AT] === "queued") {
@@ -189,8 +190,8 @@ export class SqliteStatements {
       return;
     }
     const row = rowOfValues(values);
-    if (SLOT_STATUSES.has(row.status)) this.#activeIn.run(row);
     this.#insertRun.run(values);
+    if (SLOT_STATUSES.has(row.status)) this.#activeIn.run(row);
     if (row.status === "cancelled" && row.deadline_at !== null) this.#holdIn.run(row);
   }
 
