@@ -101,7 +101,7 @@ export class SqliteStatements {
    * costs SQLite a frame per run (its WHEN is evaluated inside it), and admission inserts a run per fire.
    * Updates and deletes, whatever path makes them, are placed by the triggers of migration 17.
    */
-  readonly #readyIn: Statement<unknown[]>;
+  readonly #readyIn: Statement;
   readonly #activeIn: Statement<[RunRow]>;
   readonly #holdIn: Statement<[RunRow]>;
   readonly runById: RowReader<[string], RunRow>;
