@@ -18,7 +18,8 @@ import { taskSource } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { SCHEDULED_OCCURRENCE_INDEX, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
-import { record, taskFromRow, text, taskSelectList } from "./postgres-rows.js";
+import { record, text, taskSelectList } from "./postgres-rows.js";
+import { DEFINITION_STAMP } from "./postgres-task-definitions.js";
 import type { Column } from "./postgres-sql.js";
 import {
   columnArrays,
@@ -82,7 +83,7 @@ export class PostgresAdmission {
     // `due_at` is `next_run_at` while the task is enabled and not defective (a generated column), NULL
     // otherwise: task_state_due_idx holds the due tasks only. Only the state row is locked.
     this.#due = prepared(
-      `SELECT ${taskSelectList("t", "s")} FROM ${taskSource(ctx)}` +
+      `SELECT ${taskSelectList("t", "s")}, t.xmin::text AS ${DEFINITION_STAMP} FROM ${taskSource(ctx)}` +
         ` WHERE s.due_at <= ${msToTimestamp("$1::int8")}` +
         ` ORDER BY s.due_at, s.task_id LIMIT $2::int4 FOR UPDATE OF s SKIP LOCKED`,
     );
@@ -125,7 +126,8 @@ export class PostgresAdmission {
     const gates = new HeldGates();
     return withTransaction(ctx.pool, async (client) => {
       const due = await client.query(this.#due, [args.now, args.limit]);
-      const read = due.rows.map((row) => taskFromRow(row, this.#ctx.secrets));
+      // Each definition decoded once per version of its row, and kept for the claim of its run.
+      const read = due.rows.map((row) => ctx.definitions.taskFromRow(row));
       const defective = await this.#markDefective(client, read, args.now);
       const tasks = read.filter((task) => task.defect === null);
       if (tasks.length === 0) return report([], defective);
