@@ -439,7 +439,7 @@ export class SqliteTaskRepository implements TaskRepository {
     const run = newRunWithId(newRun, toRunId(this.#newId()));
     const values = runValues(run);
     values.push(targetKind);
-    this.#shared.insertRun.run(values);
+    this.#shared.insertRun(values);
     return run;
   }
 
