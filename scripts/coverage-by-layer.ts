@@ -98,18 +98,6 @@ const MODULE_EXCEPTIONS: Readonly<Record<string, ModuleException>> = {
     reason:
       "open (issue 36): warnings of rrule and interval schedules in zones with non-hour transitions",
   },
-  "src/domain/schedule/next-fire.ts": {
-    lines: 92,
-    branches: 86,
-    reason:
-      "unreachable by type: the `assertNever` defaults of exhaustive switches over schedule types; the rest is open",
-  },
-  "src/domain/schedule/schedule-input.ts": {
-    lines: 87,
-    branches: 91,
-    reason:
-      'unreachable by type: the `assertNever` default of the switch over schedule types and the `?? ""` of a cron with one rule',
-  },
 };
 
 /** Layers in the order of docs/architecture.md, the first matching prefix wins. */
