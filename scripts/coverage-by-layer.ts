@@ -45,12 +45,6 @@ const MODULE_EXCEPTIONS: Readonly<Record<string, ModuleException>> = {
     reason:
       "open (issue 36): the no-handler sweep without a registry, past 1,000 live replicas or with a replica of no names, and the orphan sweep's paging; src/application/dispatch is being reworked",
   },
-  "src/application/runs/manual-runs.ts": {
-    lines: 92,
-    branches: 72,
-    reason:
-      "a race: a trigger that loses its idempotency key's race, and a winner purged before it is read; the backfill quota's unlimited path is open",
-  },
   "src/application/shapes/view-mappers.ts": {
     lines: 99,
     branches: 87,
