@@ -45,12 +45,6 @@ const MODULE_EXCEPTIONS: Readonly<Record<string, ModuleException>> = {
     reason:
       "open (issue 36): the no-handler sweep without a registry, past 1,000 live replicas or with a replica of no names, and the orphan sweep's paging; src/application/dispatch is being reworked",
   },
-  "src/application/shapes/view-mappers.ts": {
-    lines: 99,
-    branches: 87,
-    reason:
-      'unreachable by type: the `?? ""` of lookups in a 100-entry digit table (noUncheckedIndexedAccess) cannot be taken',
-  },
   "src/application/tasks/upsert-task.ts": {
     lines: 97,
     branches: 82,
