@@ -62,12 +62,6 @@ const MODULE_EXCEPTIONS: Readonly<Record<string, ModuleException>> = {
     reason:
       "open (issue 36): notes of a preview that starts inside a DST fold or at the end of a bounded schedule",
   },
-  "src/domain/schedule/dst-warnings.ts": {
-    lines: 91,
-    branches: 79,
-    reason:
-      "open (issue 36): warnings of rrule and interval schedules in zones with non-hour transitions",
-  },
 };
 
 /** Layers in the order of docs/architecture.md, the first matching prefix wins. */
