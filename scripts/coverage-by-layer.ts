@@ -56,12 +56,6 @@ const MODULE_EXCEPTIONS: Readonly<Record<string, ModuleException>> = {
     reason:
       "open (issue 36): new with issue 35's exact union gap; the work budget's refusal paths and the transition checks of zones with non-hour offsets are not yet judged one by one",
   },
-  "src/domain/schedule/describe-occurrences.ts": {
-    lines: 91,
-    branches: 84,
-    reason:
-      "open (issue 36): notes of a preview that starts inside a DST fold or at the end of a bounded schedule",
-  },
 };
 
 /** Layers in the order of docs/architecture.md, the first matching prefix wins. */
