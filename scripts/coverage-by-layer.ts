@@ -45,11 +45,6 @@ const MODULE_EXCEPTIONS: Readonly<Record<string, ModuleException>> = {
     reason:
       "open (issue 36): the no-handler sweep without a registry, past 1,000 live replicas or with a replica of no names, and the orphan sweep's paging; src/application/dispatch is being reworked",
   },
-  "src/application/tasks/upsert-task.ts": {
-    lines: 97,
-    branches: 82,
-    reason: "open (issue 36): the upsert's field-by-field comparison for unchanged optional fields",
-  },
 };
 
 /** Layers in the order of docs/architecture.md, the first matching prefix wins. */
