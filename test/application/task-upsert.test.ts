@@ -203,23 +203,20 @@ describe("TaskService.upsert as a dry run (issue 36)", () => {
 
   it("names the fields it would change, with warnings only for a new schedule, and writes nothing", async () => {
     const h = harness();
-    const created = await upsert(h, keyed("k", cronInput("0 9 * * *")));
-    const same = await plan(h, keyed("k", cronInput("0 9 * * *")));
+    const at = (timezone: string) => ({ type: "cron", cron: "30 2 * * *", timezone });
+    const created = await upsert(h, keyed("k", cronInput("", { schedule: at("Europe/Berlin") })));
+    expect(created.warnings).not.toEqual([]);
+    const same = await plan(h, keyed("k", cronInput("", { schedule: at("Europe/Berlin") })));
     expect(same).toMatchObject({ created: false, changed: [], warnings: [] });
     expect(same.task.version).toBe(created.task.version);
-    const retitled = await plan(h, keyed("k", cronInput("0 9 * * *", { title: "Weekly" })));
-    expect(retitled).toMatchObject({ created: false, changed: ["title"], warnings: [] });
-    const moved = await plan(
+    const retitled = await plan(
       h,
-      keyed(
-        "k",
-        cronInput("30 2 * * *", {
-          schedule: { type: "cron", cron: "30 2 * * *", timezone: "Europe/Berlin" },
-        }),
-      ),
+      keyed("k", cronInput("", { schedule: at("Europe/Berlin"), title: "Weekly" })),
     );
+    expect(retitled).toMatchObject({ created: false, changed: ["title"], warnings: [] });
+    const moved = await plan(h, keyed("k", cronInput("", { schedule: at("America/New_York") })));
     expect(moved.changed).toEqual(["schedule"]);
-    expect(moved.warnings.join(" ")).toContain("Europe/Berlin");
+    expect(moved.warnings.join(" ")).toContain("America/New_York");
     expect(await reload(h, created.task.id)).toMatchObject({ title: "Daily report", version: 1 });
   });
 
