@@ -69,26 +69,6 @@ describe("gapBelow", () => {
   describe("edges (issue 36)", () => {
     const DAY = 86_400_000;
 
-    it("samples an rrule's fires for its least gap, and stops where the rule ends", () => {
-      const every5 = spec({
-        type: "rrule",
-        rrule: "DTSTART:20260105T120000Z\nRRULE:FREQ=MINUTELY;INTERVAL=5",
-      });
-      expect(gapBelow(every5, NOW, 10 * 60_000)).toEqual({
-        ms: 300_000,
-        between: "the fires at 2026-01-05T12:05:00Z and 2026-01-05T12:10:00Z",
-      });
-      expect(gapBelow(every5, NOW, 300_000)).toBeNull();
-      const twice = spec({
-        type: "rrule",
-        rrule: "DTSTART:20260105T130000Z\nRRULE:FREQ=HOURLY;INTERVAL=3;COUNT=2",
-      });
-      expect(gapBelow(twice, NOW, 4 * HOUR)).toEqual({
-        ms: 3 * HOUR,
-        between: "the fires at 2026-01-05T13:00:00Z and 2026-01-05T16:00:00Z",
-      });
-    });
-
     it("names a gap between two rules that spans days", () => {
       expect(gapBelow(cron(["59 23 * * 1", "0 0 * * 3"]), NOW, 3 * DAY)).toEqual({
         ms: DAY + 60_000,
