@@ -203,7 +203,7 @@ describe("TaskService.upsert as a dry run (issue 36)", () => {
 
   it("names the fields it would change, with warnings only for a new schedule, and writes nothing", async () => {
     const h = harness();
-    const at = (timezone: string) => ({ type: "cron", cron: "30 2 * * *", timezone });
+    const at = (timezone: string) => ({ type: "cron" as const, cron: "30 2 * * *", timezone });
     const created = await upsert(h, keyed("k", cronInput("", { schedule: at("Europe/Berlin") })));
     expect(created.warnings).not.toEqual([]);
     const same = await plan(h, keyed("k", cronInput("", { schedule: at("Europe/Berlin") })));
