@@ -132,6 +132,8 @@ export class CalendarService {
         );
     // Also after an unchanged put: it finishes the refreshes of a put that stopped half way.
     const { refreshed, held } = await this.#refreshTasks(actor, calendar, now);
+    // The versions no task references any more (docs/storage.md#calendars).
+    await repository.pruneCalendarVersions(actor.owner, name);
     return {
       calendar: {
         ...calendarView(calendar),
