@@ -99,6 +99,7 @@ const TABLES = [
   "api_tokens",
   "idempotency_records",
   "calendars",
+  "calendar_versions",
   "fleet_settings",
 ];
 
