@@ -232,7 +232,7 @@ export class CalendarService {
         );
     // Also after an unchanged put: it finishes the refreshes of a put that stopped half way.
     const { refreshed, held } = await this.#refreshTasks(actor, calendar, now);
-    // The versions no task references any more (docs/storage.md#calendars).
+    // The versions no task references any more (docs/storage.md#calendar-versions).
     await repository.pruneCalendarVersions(owner, name);
     return {
       calendar: {

@@ -58,7 +58,7 @@ export interface CalendarRepository {
   /**
    * Removes the stored versions of the calendar older than its current one (all of them once it is
    * deleted) that no task, deleted or not, references any more; returns how many. A put calls it once
-   * the tasks naming the calendar have moved to the new version (docs/storage.md#calendars).
+   * the tasks naming the calendar have moved to the new version (docs/storage.md#calendar-versions).
    */
   pruneCalendarVersions(owner: OwnerId, name: string): Promise<number>;
   /**

@@ -84,7 +84,7 @@ export class PostgresAdmission {
     // otherwise: task_state_due_idx holds the due tasks only. Only the state row is locked.
     this.#due = prepared(
       `SELECT ${taskSelectList("t", "s")},` +
-        // The calendar versions the due tasks name, in the same read (docs/storage.md#calendars).
+        // The calendar versions the due tasks name, in the same read (docs/storage.md#calendar-versions).
         ` ${calendarItemsColumn(`${ctx.schema.quoted}.calendar_versions`, "t")}` +
         ` FROM ${taskSource(ctx)}` +
         ` WHERE s.due_at <= ${msToTimestamp("$1::int8")}` +

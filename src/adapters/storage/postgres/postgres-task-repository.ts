@@ -86,7 +86,7 @@ export class PostgresTaskRepository implements TaskRepository {
     this.#admission = new PostgresAdmission(ctx);
     const tasks = ctx.tasksTable;
     const state = ctx.taskStateTable;
-    // Every task read joins the items of the calendar versions it names (docs/storage.md#calendars).
+    // Every task read joins the items of the calendar versions it names (docs/storage.md#calendar-versions).
     const columns = `${taskSelectList("t", "s")}, ${calendarItemsColumn(`${ctx.schema.quoted}.calendar_versions`, "t")}`;
     const from = taskSource(ctx);
     // A task is two rows written together, in one statement (docs/storage.md#tasks-and-task_state).

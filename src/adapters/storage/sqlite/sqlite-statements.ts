@@ -28,7 +28,7 @@ export const TASK_FROM = "tasks JOIN task_state ON task_state.task_id = tasks.id
 /**
  * The items of the calendar versions a task's schedule references, joined by primary key from
  * `calendar_versions` in the task read itself (`[[name, version, itemsText], ...]` as JSON text; an
- * empty list when it names none): docs/storage.md#calendars.
+ * empty list when it names none): docs/storage.md#calendar-versions.
  */
 export const CALENDAR_ITEMS_COLUMN = `(SELECT json_group_array(json_array(cv.name, cv.version, cv.items))
   FROM (SELECT DISTINCT json_extract(e.value, '$.name') AS name, json_extract(e.value, '$.version') AS version
