@@ -92,7 +92,7 @@ const CASES: readonly (readonly [string, string, readonly string[]])[] = [
     ],
   ],
   ["the owners with queued runs", "WITH RECURSIVE o(owner)", ["runs_owner_queue_idx"]],
-  ["a task's active runs", "json_each(", ["runs_active_task_idx"]],
+  ["a task's active runs", "task_id IN (SELECT value FROM json_each(", ["runs_active_task_idx"]],
   ["expired launch claims", "claim_expires_at <", ["runs_claim_expiry_idx"]],
   ["runs past their deadline", "deadline_at <", ["runs_deadline_idx"]],
   ["queue timeouts", "queueTimeoutMs", ["runs_queue_idx"]],
