@@ -161,7 +161,10 @@ function isUnresolved(exclusion: Exclusion): boolean {
 }
 
 /** The items of one calendar version a store read with a task, or undefined when it holds none. */
-export type CalendarVersionItems = (name: string, version: number) => readonly CalendarItem[] | undefined;
+export type CalendarVersionItems = (
+  name: string,
+  version: number,
+) => readonly CalendarItem[] | undefined;
 
 /**
  * `spec` with the items of the calendars it references, from `lookup` (the same spec when it holds

@@ -43,7 +43,11 @@ function scheduleColumn(spec: ScheduleSpec): ScheduleSpec {
   return resolveCalendars(decoded, (name, version) => {
     if (spec.type === "once") return undefined;
     for (const exclusion of spec.exclude) {
-      if (exclusion.kind === "calendar" && exclusion.name === name && exclusion.version === version) {
+      if (
+        exclusion.kind === "calendar" &&
+        exclusion.name === name &&
+        exclusion.version === version
+      ) {
         return exclusion.items;
       }
     }

@@ -18,13 +18,7 @@ import { taskSource } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { SCHEDULED_OCCURRENCE_INDEX, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
-import {
-  calendarItemsColumn,
-  record,
-  taskFromRow,
-  text,
-  taskSelectList,
-} from "./postgres-rows.js";
+import { calendarItemsColumn, record, taskFromRow, text, taskSelectList } from "./postgres-rows.js";
 import type { Column } from "./postgres-sql.js";
 import {
   columnArrays,

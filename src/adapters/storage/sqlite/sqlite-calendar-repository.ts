@@ -106,7 +106,9 @@ export class SqliteCalendarRepository implements CalendarRepository {
   readonly #upsert: Statement<[CalendarRow], CalendarRow>;
   readonly #delete: Statement<[{ owner: string; name: string }]>;
   readonly #using: Statement<[{ owner: string; name: string }], { id: string }>;
-  readonly #addVersion: Statement<[{ owner: string; name: string; version: number; items: string }]>;
+  readonly #addVersion: Statement<
+    [{ owner: string; name: string; version: number; items: string }]
+  >;
   readonly #prune: Statement<[{ owner: string; name: string }]>;
   readonly #withHolidays: Statement<
     [{ through: number; limit: number }],
@@ -211,7 +213,12 @@ export class SqliteCalendarRepository implements CalendarRepository {
           holiday_to_year: holidays?.throughYear ?? null,
         });
         if (row === undefined) throw new Error("sqlite: the calendar upsert returned no row");
-        this.#addVersion.run({ owner, name, version: row.version, items: calendarItemsText(items) });
+        this.#addVersion.run({
+          owner,
+          name,
+          version: row.version,
+          items: calendarItemsText(items),
+        });
         return calendarFromRow(row);
       }),
     );

@@ -32,7 +32,7 @@ import { settle, StatementCache } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { SqliteCalendarStamps } from "./sqlite-calendar-repository.js";
 import { brokenRunKey, isTaskKeyTaken } from "./sqlite-errors.js";
-import { columnList, runFromRow, runToRow, runValues, TASK_COLUMNS } from "./sqlite-rows.js";
+import { columnList, runFromRow, runToRow, runValues } from "./sqlite-rows.js";
 import type { TargetKind } from "../../../domain/target.js";
 import { TASK_DEFINITION_COLUMNS, TASK_STATE_COLUMNS } from "./sqlite-rows.js";
 import { taskFromRow, taskToRow } from "./sqlite-rows.js";

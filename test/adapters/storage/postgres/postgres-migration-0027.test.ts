@@ -48,7 +48,9 @@ describe("postgres migration 27 (calendars referenced by version)", () => {
 
     await migratePostgres(pool, schemaName(schema), POSTGRES_MIGRATIONS);
     const stored = await pool.query(`SELECT schedule::text AS s FROM ${q}.tasks`);
-    expect((stored.rows as { s: string }[]).every((row) => !row.s.includes("itemsJson"))).toBe(true);
+    expect((stored.rows as { s: string }[]).every((row) => !row.s.includes("itemsJson"))).toBe(
+      true,
+    );
     const versions = await pool.query(
       `SELECT name, version FROM ${q}.calendar_versions ORDER BY version`,
     );
