@@ -23,6 +23,7 @@ import type { HolidayRequest, HolidaySource } from "../../domain/ports/holiday-s
 import type { OwnerScope } from "../../domain/ports/queries.js";
 import {
   CALENDAR_NAME_PATTERN,
+  MAX_EXCLUSION_ITEMS,
   MAX_EXPANDED_EXCLUSION_ITEMS,
   STORED_SCHEDULE_WORK_STEPS,
   parseCalendarItems,
@@ -196,6 +197,12 @@ export class CalendarService {
     holidays: CalendarHolidays | null,
     now: Instant,
   ): Promise<PutCalendarResult> {
+    if (items.length > MAX_EXCLUSION_ITEMS) {
+      throw ValidationError.of(
+        "items",
+        `at most ${MAX_EXCLUSION_ITEMS} items a calendar, its holidays included (${items.length})`,
+      );
+    }
     const actor: Actor = { owner, admin: false };
     const repository = this.#repository();
     const [previous] = await repository.findCalendars(owner, [name]);
