@@ -26,6 +26,8 @@ export interface WorkerStats {
   /** Transactions (`BEGIN`) and heartbeat writes among those statements. */
   readonly transactions?: number;
   readonly heartbeats?: number;
+  /** Bytes read from the database's sockets since the worker started (with `statements`). */
+  readonly bytesReceived?: number;
 }
 
 export type ToWorker =
@@ -48,7 +50,12 @@ function send(message: FromWorker, then?: () => void): void {
 /** Worker side: answers the bench's requests; `stop` runs `onStop` and exits. */
 export function serveBench(handlers: {
   readonly executed: () => number;
-  readonly statements?: () => { statements: number; transactions: number; heartbeats: number };
+  readonly statements?: () => {
+    statements: number;
+    transactions: number;
+    heartbeats: number;
+    bytesReceived: number;
+  };
   readonly onStop: () => Promise<void>;
 }): { ready(): void; fail(error: unknown): never } {
   const delay = monitorEventLoopDelay({ resolution: 10 });

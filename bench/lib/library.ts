@@ -109,7 +109,14 @@ export class LibraryClient {
       const createMany = createManyOf(this.scheduler);
       if (createMany === null) throw new Error("tasks.createMany is not available");
       for (let first = 0; first < inputs.length; first += CREATE_MANY_CHUNK) {
-        const answer = await createMany(inputs.slice(first, first + CREATE_MANY_CHUNK));
+        let answer: readonly unknown[];
+        try {
+          answer = await createMany(inputs.slice(first, first + CREATE_MANY_CHUNK));
+        } catch (error) {
+          // A chunk is refused whole (one task's instant passed: the first chunks were created in
+          // time): reported as `create`'s refusals are, so an overrun setup is tried once more.
+          throw new CreationFailed(error, created, Math.round(performance.now() - startedAt));
+        }
         answer.forEach((item, i) => (ids[first + i] = createdId(item)));
         created += answer.length;
         onProgress?.(created);

@@ -330,7 +330,8 @@ export async function punctualBurst(
 }
 
 /**
- * Statements, transactions and heartbeats the replicas sent between two readings, per 1,000 fires; null
+ * Statements, transactions and heartbeats the replicas sent and the kilobytes they read from PostgreSQL
+ * between two readings, per 1,000 fires; null
  * when some replica did not count (SQLite, whose statements are not round trips).
  */
 function roundTripsPerThousand(
@@ -339,11 +340,11 @@ function roundTripsPerThousand(
   fires: number,
 ): RoundTripFigures | null {
   if (fires === 0 || before.length !== after.length) return null;
-  const sum = { statements: 0, transactions: 0, heartbeats: 0 };
+  const sum = { statements: 0, transactions: 0, heartbeats: 0, bytesReceived: 0 };
   for (let i = 0; i < after.length; i++) {
     const from = before[i];
     const to = after[i];
-    for (const key of ["statements", "transactions", "heartbeats"] as const) {
+    for (const key of ["statements", "transactions", "heartbeats", "bytesReceived"] as const) {
       const a = from?.[key];
       const b = to?.[key];
       if (a === undefined || b === undefined) return null;
@@ -355,6 +356,7 @@ function roundTripsPerThousand(
     statements: per(sum.statements),
     transactions: per(sum.transactions),
     heartbeats: per(sum.heartbeats),
+    kbReceived: per(sum.bytesReceived / 1000),
   };
 }
 

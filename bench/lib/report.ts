@@ -43,7 +43,8 @@ function rowLabel(r: BurstFigures): string {
 
 function roundTrips(figures: RoundTripFigures | null): string {
   if (figures === null) return MISSING;
-  return `${num(figures.statements, 1)} / ${num(figures.transactions, 1)} / ${num(figures.heartbeats, 1)}`;
+  const kb = figures.kbReceived === undefined ? MISSING : num(figures.kbReceived, 0);
+  return `${num(figures.statements, 1)} / ${num(figures.transactions, 1)} / ${num(figures.heartbeats, 1)} / ${kb}`;
 }
 
 function burstTable(rows: readonly BurstFigures[]): string {
@@ -61,7 +62,7 @@ function burstTable(rows: readonly BurstFigures[]): string {
       "losses",
       "CPU s per 1,000 (workers + db)",
       "WAL per fire (bytes)",
-      "per 1,000 fires: statements / transactions / heartbeats",
+      "per 1,000 fires: statements / transactions / heartbeats / kB read from PostgreSQL",
       "event loop delay max (ms)",
     ],
     rows.map((r) =>

@@ -192,4 +192,6 @@ export interface RoundTripFigures {
   readonly statements: number;
   readonly transactions: number;
   readonly heartbeats: number;
+  /** Kilobytes read from PostgreSQL (absent in results written before it was counted). */
+  readonly kbReceived?: number;
 }

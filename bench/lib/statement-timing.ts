@@ -54,11 +54,39 @@ export interface RoundTrips {
   readonly transactions: number;
   /** Heartbeat writes (the replica registry's upsert of `heartbeat_at`). */
   readonly heartbeats: number;
+  /** Bytes read from PostgreSQL's sockets: what the rows and answers of those statements weigh. */
+  readonly bytesReceived: number;
 }
 
 let sent = 0;
 let begun = 0;
 let beats = 0;
+
+/** The sockets of the clients that sent a statement, and the bytes read by those already closed. */
+const sockets = new Set<{ readonly bytesRead: number }>();
+let closedBytes = 0;
+
+/** Notes the socket of a client that sends a statement, once; its bytes are counted after it closes too. */
+function watchSocket(client: unknown): void {
+  const stream = (client as { connection?: { stream?: unknown } }).connection?.stream;
+  if (typeof stream !== "object" || stream === null || !("bytesRead" in stream)) return;
+  const socket = stream as {
+    readonly bytesRead: number;
+    once?: (e: string, f: () => void) => void;
+  };
+  if (sockets.has(socket)) return;
+  sockets.add(socket);
+  socket.once?.("close", () => {
+    closedBytes += socket.bytesRead;
+    sockets.delete(socket);
+  });
+}
+
+function bytesReceived(): number {
+  let total = closedBytes;
+  for (const socket of sockets) total += socket.bytesRead;
+  return total;
+}
 
 function textOf(query: unknown): string {
   if (typeof query === "string") return query;
@@ -77,6 +105,7 @@ export function countStatements(): void {
   const original = prototype.query;
   prototype.query = function (this: unknown, ...args: unknown[]): unknown {
     sent++;
+    watchSocket(this);
     const text = textOf(args[0]);
     if (text.startsWith("BEGIN")) begun++;
     else if (text.includes(".replicas (id, started_at, heartbeat_at")) beats++;
@@ -91,7 +120,12 @@ export function statementsSent(): number {
 
 /** Statements, transactions and heartbeats sent since `countStatements()`. */
 export function roundTrips(): RoundTrips {
-  return { statements: sent, transactions: begun, heartbeats: beats };
+  return {
+    statements: sent,
+    transactions: begun,
+    heartbeats: beats,
+    bytesReceived: bytesReceived(),
+  };
 }
 
 /** Wraps `pg.Client.prototype.query` (once). */

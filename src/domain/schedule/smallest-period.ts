@@ -12,13 +12,15 @@
  *   366 days is enumerated.
  * Exclusions and `start_at`/`end_at` only take fires away, so they are left out: the answer may refuse a
  * schedule whose dense days are all excluded (conservative), never accept a denser one. A recurrence
- * (`rrule`) is still sampled (its next 120 fires). Bounded by the work budget (work-budget.ts).
+ * (`rrule`) is bounded from its rules' structure (rrule-smallest-period.ts). Bounded by the work budget
+ * (work-budget.ts).
  */
 import { MS_PER_DAY, civilFromDays, daysInMonth, formatInstant } from "./civil-time.js";
 import type { CronExpression } from "./cron-expression.js";
 import { dateMatches } from "./cron-matcher.js";
 import { localDayOf } from "./exclusions.js";
 import { nextFireAfter } from "./next-fire.js";
+import { recurrenceGap } from "./rrule-smallest-period.js";
 import type { CronSchedule, ScheduleSpec } from "./schedule-types.js";
 import { wallOf } from "./wall-clock.js";
 import { spendWork, withWorkBudget } from "./work-budget.js";
@@ -31,8 +33,6 @@ export interface ScheduleGap {
   readonly between: string;
 }
 
-/** Recurrence fires looked at (a recurrence is still sampled). */
-const RRULE_SAMPLES = 120;
 /** Local days searched for two expressions' common days: every weekday of every date, leap days too. */
 const SCAN_DAYS = 28 * 366;
 /** Transitions looked at: those of the next 366 days, as the DST warnings. */
@@ -50,26 +50,11 @@ export function gapBelow(spec: ScheduleSpec, from: Instant, minMs: number): Sche
       case "interval":
         return spec.everyMs < minMs ? { ms: spec.everyMs, between: "two fires" } : null;
       case "rrule":
-        return sampledGap(spec, from, minMs);
+        return recurrenceGap(spec, from, minMs);
       case "cron":
         return cronGap(spec, from, minMs);
     }
   });
-}
-
-function sampledGap(spec: ScheduleSpec, from: Instant, minMs: number): ScheduleGap | null {
-  let least: ScheduleGap | null = null;
-  let previous = nextFireAfter(spec, from);
-  for (let i = 1; i < RRULE_SAMPLES && previous !== null; i++) {
-    const next = nextFireAfter(spec, previous);
-    if (next === null) break;
-    const ms = next - previous;
-    if (ms < minMs && (least === null || ms < least.ms)) {
-      least = { ms, between: `the fires at ${formatInstant(previous)} and ${formatInstant(next)}` };
-    }
-    previous = next;
-  }
-  return least;
 }
 
 const first = (values: readonly number[]): number => values[0] ?? 0;

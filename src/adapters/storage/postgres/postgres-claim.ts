@@ -32,10 +32,10 @@ import {
   unnestSource,
 } from "./postgres-sql.js";
 import {
-  claimedRunFromRow,
-  claimedTaskColumns,
-  claimedTaskJoin,
-  lockedClaimedRunSelect,
+  claimStateColumns,
+  claimStateJoin,
+  claimedRunsFromStateRows,
+  lockedClaimSelect,
 } from "./postgres-claimed-run.js";
 import { withTransaction } from "./with-transaction.js";
 import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
@@ -60,7 +60,7 @@ interface QueueHead {
   readonly room: number;
   /** The owners capped below the budget, and those whose share lock this claim holds; null: none capped. */
   readonly guard: OwnerGuard | null;
-  /** The candidates' whole rows (run and task) by run id, when the read returned them; else null. */
+  /** The candidates' whole rows (the run and its task's state) by run id, when the read returned them; else null. */
   readonly rows: ReadonlyMap<string, Record<string, unknown>> | null;
 }
 
@@ -106,7 +106,7 @@ export class PostgresClaim {
     this.#holds = `${ctx.schema.quoted}.run_holds`;
     // By id only, each by primary key (see lockedClaimedRunSelect): with `status = 'queued'` here the
     // planner walked the whole queue index. The status is checked once the rows are locked.
-    this.#lockChosen = prepared(lockedClaimedRunSelect(ctx, "$1::text[]"));
+    this.#lockChosen = prepared(lockedClaimSelect(ctx, "$1::text[]"));
     this.#lockSlots = prepared(
       `SELECT slot FROM ${this.#slots} WHERE run_id IS NULL AND slot <= $1::int4` +
         ` ORDER BY slot LIMIT $2::int4 FOR UPDATE SKIP LOCKED`,
@@ -324,15 +324,16 @@ export class PostgresClaim {
     const room =
       `(SELECT LEAST(count(*) FILTER (WHERE run_id IS NULL AND slot <= ${int4(budget)}),` +
       ` ${int4(budget)} - count(run_id), ${int4(limit)}) FROM ${slots})::int4`;
-    // The narrow read returns the whole run and task (what `#claimChosen` claims from): its runs are
-    // locked here already, and nearly all of them are chosen. The wide read, a few times the limit,
-    // returns what choosing needs; the chosen runs are fetched after.
+    // The narrow read returns the whole run and its task's state (what `#claimChosen` claims from, the
+    // task's definition taken from `TaskDefinitions`): its runs are locked here already, and nearly all
+    // of them are chosen. The wide read, a few times the limit, returns what choosing needs; the chosen
+    // runs are fetched after.
     const columns = full
-      ? `${ctx.runSql.columns}, ${claimedTaskColumns("t")}, t.task__handler_name AS handler_name`
+      ? `${ctx.runSql.columns}, ${claimStateColumns("t")}, t.task__handler_name AS handler_name`
       : `r.id, r.task_id, r.owner, r.thread_scope, r.thread_id, r.exclusive,` +
         ` ${timestampToMs("r.not_before")} AS not_before, ${timestampToMs("r.queued_at")} AS queued_at,` +
         ` (SELECT t.handler_name FROM ${ctx.tasksTable} AS t WHERE t.id = r.task_id) AS handler_name`;
-    const task = full ? claimedTaskJoin(ctx, "t") : "";
+    const task = full ? claimStateJoin(ctx, "t") : "";
     statement = prepared(
       `SELECT ${columns},` +
         ` (EXISTS (SELECT 1 FROM ${slots} AS s` +
@@ -427,13 +428,10 @@ export class PostgresClaim {
   ): Promise<Map<string, ClaimedRun>> {
     const found =
       rows === null
-        ? (await client.query(this.#lockChosen, [chosen.map((c) => c.id)])).rows
+        ? (await client.query(this.#lockChosen, [chosen.map((c) => c.id)])).rows.map(record)
         : chosen.map((c) => rows.get(c.id)).filter((row) => row !== undefined);
-    return new Map(
-      found
-        .map((row) => claimedRunFromRow(row, this.#ctx.secrets))
-        .map((one) => [one.run.id, one] as const),
-    );
+    const claimed = await claimedRunsFromStateRows(this.#ctx, client, found);
+    return new Map(claimed.map((one) => [one.run.id, one] as const));
   }
 
   /**

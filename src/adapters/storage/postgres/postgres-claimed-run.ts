@@ -6,7 +6,19 @@ import type { SecretSealer } from "../../../domain/ports/store.js";
 import type { ClaimedRun } from "../../../domain/ports/run-repository.js";
 import { taskSource } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
-import { TASK_COLUMNS, record, runFromRow, taskFromRow, taskSelectList } from "./postgres-rows.js";
+import type { Task } from "../../../domain/task.js";
+import type { PostgresClient } from "./postgres-pool.js";
+import {
+  TASK_COLUMNS,
+  TASK_STATE_COLUMNS,
+  record,
+  runFromRow,
+  taskFromRow,
+  taskSelectList,
+  taskStateNames,
+} from "./postgres-rows.js";
+import { timestampToMs } from "./postgres-sql.js";
+import { DEFINITION_STAMP } from "./postgres-task-definitions.js";
 
 const PREFIX = "task__";
 const PREFIXED_TASK_COLUMNS = TASK_COLUMNS.map((c) => [c.name, `${PREFIX}${c.name}`] as const);
@@ -56,4 +68,68 @@ export function claimedRunFromRow(value: unknown, secrets: SecretSealer): Claime
   const taskRow: Record<string, unknown> = {};
   for (const [name, prefixed] of PREFIXED_TASK_COLUMNS) taskRow[name] = row[prefixed];
   return { run: runFromRow(row), task: taskFromRow(taskRow, secrets) };
+}
+
+const STATE_COLUMNS = TASK_STATE_COLUMNS.filter((c) => c.name !== "task_id");
+
+/** The `task_state` columns a claim reads of each run's task, under the `task__` prefix. */
+export const CLAIM_STATE_NAMES = taskStateNames(PREFIX);
+
+/** The claim's row names the task's definition stamp (`tasks.xmin`) by this. */
+export const CLAIM_STAMP_COLUMN = `${PREFIX}${DEFINITION_STAMP}`;
+
+/**
+ * ` JOIN LATERAL (...) AS alias ON true`: what a claim reads of run `r`'s task (docs/storage.md#the-claim-reads-narrow-rows):
+ * its `task_state` row, its definition's stamp and its handler's name, each under the `task__` prefix;
+ * the definition itself comes from `TaskDefinitions`. By primary key, once per run (`OFFSET 0`), as in
+ * `claimedTaskJoin`.
+ */
+export function claimStateJoin(ctx: PostgresContext, alias: string): string {
+  // The task's id is the run's `task_id`.
+  const state = STATE_COLUMNS.map((c) =>
+    c.type === "ts"
+      ? `${timestampToMs(`v.${c.name}`)} AS ${PREFIX}${c.name}`
+      : `v.${c.name} AS ${PREFIX}${c.name}`,
+  ).join(", ");
+  return (
+    ` JOIN LATERAL (SELECT ${state}, k.xmin::text AS ${CLAIM_STAMP_COLUMN},` +
+    ` k.handler_name AS ${PREFIX}handler_name FROM ${taskSource(ctx, "k", "v")}` +
+    ` WHERE k.id = r.task_id OFFSET 0) AS ${alias} ON true`
+  );
+}
+
+/** The columns of `claimStateJoin`'s `alias` a claim selects (the handler's name aside). */
+export function claimStateColumns(alias: string): string {
+  return [...STATE_COLUMNS.map((c) => `${PREFIX}${c.name}`), CLAIM_STAMP_COLUMN]
+    .map((name) => `${alias}.${name}`)
+    .join(", ");
+}
+
+/**
+ * `SELECT <run r>, <claimStateColumns t>` over the runs of `ids` (a `text[]` parameter), each by primary
+ * key and locked `FOR UPDATE SKIP LOCKED`, as `lockedClaimedRunSelect` but narrow.
+ */
+export function lockedClaimSelect(ctx: PostgresContext, ids: string): string {
+  return (
+    `SELECT ${ctx.runSql.columns}, ${claimStateColumns("t")} FROM unnest(${ids}) AS w(id)` +
+    ` CROSS JOIN LATERAL (SELECT * FROM ${ctx.runSql.table} AS p` +
+    ` WHERE p.id = w.id FOR UPDATE SKIP LOCKED) AS r${claimStateJoin(ctx, "t")}`
+  );
+}
+
+/**
+ * Claimed runs from narrow rows (`lockedClaimSelect`, or the queue head's): each run mapped from its
+ * row, its task from the definitions held and its state, the definitions not held read in one statement.
+ */
+export async function claimedRunsFromStateRows(
+  ctx: PostgresContext,
+  client: PostgresClient,
+  rows: readonly Record<string, unknown>[],
+): Promise<ClaimedRun[]> {
+  const tasks = await ctx.definitions.tasksOf(client, rows, {
+    idColumn: "task_id",
+    stampColumn: CLAIM_STAMP_COLUMN,
+    names: CLAIM_STATE_NAMES,
+  });
+  return rows.map((row, i) => ({ run: runFromRow(row), task: tasks[i] as Task }));
 }

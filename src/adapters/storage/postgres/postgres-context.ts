@@ -5,6 +5,7 @@
 import type { SecretSealer } from "../../../domain/ports/store.js";
 import type { PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { RunSql } from "./postgres-run-writes.js";
+import { TaskDefinitions } from "./postgres-task-definitions.js";
 import type { SchemaName } from "./postgres-schema-name.js";
 
 /** The channel `mutateTask`, `insertTask` and completion writes notify; the coordinator listens on it. */
@@ -23,6 +24,8 @@ export interface PostgresContext {
   readonly notifies: boolean;
   /** How the tasks' signing secrets are stored (docs/security.md#secrets-at-rest). */
   readonly secrets: SecretSealer;
+  /** The definitions this store last read, by task (what a claim's narrow read takes its tasks from). */
+  readonly definitions: TaskDefinitions;
 }
 
 export function postgresContext(args: {
@@ -32,11 +35,19 @@ export function postgresContext(args: {
   notifies: boolean;
   secrets: SecretSealer;
 }): PostgresContext {
-  return {
-    ...args,
-    runSql: new RunSql(args.schema),
+  const tables = {
     tasksTable: `${args.schema.quoted}.tasks`,
     taskStateTable: `${args.schema.quoted}.task_state`,
+  };
+  return {
+    ...args,
+    ...tables,
+    runSql: new RunSql(args.schema),
+    definitions: new TaskDefinitions({
+      ...tables,
+      secrets: args.secrets,
+      calendarVersionsTable: `${args.schema.quoted}.calendar_versions`,
+    }),
   };
 }
 
@@ -54,6 +65,10 @@ export async function wake(
  * The one place a whole task is read: `tasks` (the definition, aliased `def`) joined by primary key to its
  * `task_state` row (aliased `state`), the columns `taskSelectList(def, state)` reads. Append `WHERE ...`.
  */
-export function taskSource(ctx: PostgresContext, def = "t", state = "s"): string {
+export function taskSource(
+  ctx: Pick<PostgresContext, "tasksTable" | "taskStateTable">,
+  def = "t",
+  state = "s",
+): string {
   return `${ctx.tasksTable} AS ${def} JOIN ${ctx.taskStateTable} AS ${state} ON ${state}.task_id = ${def}.id`;
 }

@@ -31,6 +31,7 @@ import { POSTGRES_MIGRATION_0022 } from "./postgres-migration-0022.js";
 import { POSTGRES_MIGRATION_0023 } from "./postgres-migration-0023.js";
 import { POSTGRES_MIGRATION_0024 } from "./postgres-migration-0024.js";
 import { POSTGRES_MIGRATION_0025 } from "./postgres-migration-0025.js";
+import { POSTGRES_MIGRATION_0026 } from "./postgres-migration-0026.js";
 import { POSTGRES_MIGRATION_0027 } from "./postgres-migration-0027.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { uniqueViolation } from "./postgres-errors.js";
@@ -88,6 +89,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     sql: POSTGRES_MIGRATION_0024,
   },
   { version: 25, name: "threads scoped by owner", sql: POSTGRES_MIGRATION_0025 },
+  { version: 26, name: "runs per minute counted across replicas", sql: POSTGRES_MIGRATION_0026 },
   {
     version: 27,
     name: "calendars referenced by version, holidays by region",
