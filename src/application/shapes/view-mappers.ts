@@ -259,6 +259,14 @@ export function calendarView(calendar: Calendar): CalendarView {
     name: calendar.name,
     items: calendar.items.map(calendarItemInput),
     version: calendar.version,
+    holidays:
+      calendar.holidays == null
+        ? null
+        : {
+            region: calendar.holidays.region,
+            from_year: calendar.holidays.fromYear,
+            through_year: calendar.holidays.throughYear,
+          },
     created_at: formatInstant(calendar.createdAt),
     updated_at: formatInstant(calendar.updatedAt),
   };

@@ -18,7 +18,7 @@ import { taskSource } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { SCHEDULED_OCCURRENCE_INDEX, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
-import { record, text, taskSelectList } from "./postgres-rows.js";
+import { calendarItemsColumn, record, text, taskSelectList } from "./postgres-rows.js";
 import { DEFINITION_STAMP } from "./postgres-task-definitions.js";
 import type { Column } from "./postgres-sql.js";
 import {
@@ -83,7 +83,10 @@ export class PostgresAdmission {
     // `due_at` is `next_run_at` while the task is enabled and not defective (a generated column), NULL
     // otherwise: task_state_due_idx holds the due tasks only. Only the state row is locked.
     this.#due = prepared(
-      `SELECT ${taskSelectList("t", "s")}, t.xmin::text AS ${DEFINITION_STAMP} FROM ${taskSource(ctx)}` +
+      `SELECT ${taskSelectList("t", "s")}, t.xmin::text AS ${DEFINITION_STAMP},` +
+        // The calendar versions the due tasks name, in the same read (docs/storage.md#calendar-versions).
+        ` ${calendarItemsColumn(`${ctx.schema.quoted}.calendar_versions`, "t")}` +
+        ` FROM ${taskSource(ctx)}` +
         ` WHERE s.due_at <= ${msToTimestamp("$1::int8")}` +
         ` ORDER BY s.due_at, s.task_id LIMIT $2::int4 FOR UPDATE OF s SKIP LOCKED`,
     );

@@ -41,6 +41,7 @@ import {
   runFromRow,
   taskFromRow,
   taskSelectList,
+  calendarItemsColumn,
   taskValues,
   taskWrite,
 } from "./postgres-rows.js";
@@ -89,7 +90,8 @@ export class PostgresTaskRepository implements TaskRepository {
     this.#admission = new PostgresAdmission(ctx, this.#rate);
     const tasks = ctx.tasksTable;
     const state = ctx.taskStateTable;
-    const columns = taskSelectList("t", "s");
+    // Every task read joins the items of the calendar versions it names (docs/storage.md#calendar-versions).
+    const columns = `${taskSelectList("t", "s")}, ${calendarItemsColumn(`${ctx.schema.quoted}.calendar_versions`, "t")}`;
     const from = taskSource(ctx);
     // A task is two rows written together, in one statement (docs/storage.md#tasks-and-task_state).
     this.#insert = taskWrite("insert", tasks, state);

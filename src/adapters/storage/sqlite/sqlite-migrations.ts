@@ -26,6 +26,7 @@ import { SQLITE_MIGRATION_0014 } from "./sqlite-migration-0014.js";
 import { SQLITE_MIGRATION_0015 } from "./sqlite-migration-0015.js";
 import { SQLITE_MIGRATION_0016 } from "./sqlite-migration-0016.js";
 import { SQLITE_MIGRATION_0017 } from "./sqlite-migration-0017.js";
+import { SQLITE_MIGRATION_0018 } from "./sqlite-migration-0018.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -55,6 +56,11 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     version: 17,
     name: "a narrow queue and a ledger indexed apart from status",
     sql: SQLITE_MIGRATION_0017,
+  },
+  {
+    version: 18,
+    name: "calendars referenced by version, holidays by region",
+    sql: SQLITE_MIGRATION_0018,
   },
 ];
 

@@ -25,7 +25,22 @@ export const TERMINAL = "('succeeded', 'failed', 'timed_out', 'cancelled', 'skip
  * unique across the two tables (`task_state` is keyed by `task_id`), so filters stay unqualified.
  */
 export const TASK_FROM = "tasks JOIN task_state ON task_state.task_id = tasks.id";
-export const TASK_SELECT = `SELECT ${columnList(TASK_COLUMNS)} FROM ${TASK_FROM}`;
+/**
+ * The items of the calendar versions a task's schedule references, joined by primary key from
+ * `calendar_versions` in the task read itself (`[[name, version, itemsText], ...]` as JSON text; an
+ * empty list when it names none): docs/storage.md#calendar-versions. A calendar named twice comes
+ * twice (the reader keys them): a DISTINCT would put a temporary B-tree in every task read's plan.
+ */
+export const CALENDAR_ITEMS_COLUMN = `(SELECT json_group_array(json_array(cv.name, cv.version, cv.items))
+  FROM (SELECT json_extract(e.value, '$.name') AS name, json_extract(e.value, '$.version') AS version
+          FROM json_each(tasks.schedule, '$.exclude') AS e
+         WHERE json_extract(e.value, '$.kind') = 'calendar') AS r
+  JOIN calendar_versions AS cv ON cv.owner = tasks.owner AND cv.name = r.name
+   AND cv.version = r.version) AS calendars`;
+
+/** A whole task's columns as read: the table's, then `calendars`. */
+export const TASK_READ_COLUMNS: readonly (keyof TaskRow)[] = [...TASK_COLUMNS, "calendars"];
+export const TASK_SELECT = `SELECT ${columnList(TASK_COLUMNS)}, ${CALENDAR_ITEMS_COLUMN} FROM ${TASK_FROM}`;
 export const RUN_SELECT = `SELECT ${columnList(RUN_COLUMNS)} FROM runs`;
 
 const RUN_FIELDS = RUN_COLUMNS.filter((name) => name !== "id");
@@ -146,11 +161,11 @@ export class SqliteStatements {
                @deadline_at)`,
     );
     this.runById = new RowReader(db, `${RUN_SELECT} WHERE id = ?`, RUN_COLUMNS);
-    this.taskById = new RowReader(db, `${TASK_SELECT} WHERE id = ?`, TASK_COLUMNS);
+    this.taskById = new RowReader(db, `${TASK_SELECT} WHERE id = ?`, TASK_READ_COLUMNS);
     this.tasksByIds = new RowReader(
       db,
       `${TASK_SELECT} WHERE id IN (SELECT value FROM json_each(?))`,
-      TASK_COLUMNS,
+      TASK_READ_COLUMNS,
     );
     this.runsByIds = new RowReader(
       db,

@@ -96,7 +96,11 @@ const CASES: readonly (readonly [string, string, readonly string[]])[] = [
     "WITH RECURSIVE o(owner)",
     ["SEARCH r USING PRIMARY KEY (owner>?)"],
   ],
-  ["a task's active runs", "json_each(", ["run_ready_task_idx", "run_active_task_uq"]],
+  [
+    "a task's active runs",
+    "WITH wanted(task_id) AS (SELECT value FROM json_each(",
+    ["run_ready_task_idx", "run_active_task_uq"],
+  ],
   [
     "expired launch claims",
     "claim_expires_at <",
