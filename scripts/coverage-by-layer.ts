@@ -33,98 +33,11 @@ interface ModuleException extends Floor {
  * by date); an exception goes once its module reaches 90/90 (the script says so).
  */
 const MODULE_EXCEPTIONS: Readonly<Record<string, ModuleException>> = {
-  "src/application/calendars/calendar-service.ts": {
-    lines: 90,
-    branches: 80,
-    reason:
-      "open (issue 36): a calendar put's refusals and the tasks it refreshes on a conflict are not yet judged in process",
-  },
   "src/application/dispatch/recovery-sweeps.ts": {
     lines: 96,
     branches: 75,
     reason:
       "open (issue 36): the no-handler sweep without a registry, past 1,000 live replicas or with a replica of no names, and the orphan sweep's paging; src/application/dispatch is being reworked",
-  },
-  "src/application/runs/cancel-run.ts": {
-    lines: 99,
-    branches: 82,
-    reason: "a race: a run purged between its read and its cancel's write",
-  },
-  "src/application/runs/manual-runs.ts": {
-    lines: 92,
-    branches: 72,
-    reason:
-      "a race: a trigger that loses its idempotency key's race, and a winner purged before it is read; the backfill quota's unlimited path is open",
-  },
-  "src/application/runs/redrive-run.ts": {
-    lines: 99,
-    branches: 82,
-    reason: "a race: a run purged between its read and its task's lock",
-  },
-  "src/application/shapes/view-mappers.ts": {
-    lines: 99,
-    branches: 87,
-    reason:
-      'unreachable by type: the `?? ""` of lookups in a 100-entry digit table (noUncheckedIndexedAccess) cannot be taken',
-  },
-  "src/application/tasks/create-task-batch.ts": {
-    lines: 94,
-    branches: 86,
-    reason:
-      "a race: a key taken between a batch's check and its insert; the batch's exclusion-item limit is open",
-  },
-  "src/application/tasks/upsert-task.ts": {
-    lines: 97,
-    branches: 82,
-    reason: "open (issue 36): the upsert's field-by-field comparison for unchanged optional fields",
-  },
-  "src/domain/admit-task.ts": {
-    lines: 99,
-    branches: 82,
-    reason:
-      "open (issue 36): measured before test/domain/admit-task.test.ts; expected at 90/90 at the next full run",
-  },
-  "src/domain/schedule/moved-occurrence.ts": {
-    lines: 94,
-    branches: 83,
-    reason:
-      "open (issue 36): new with issue 34's moved occurrences; the DST edges of a move (a gap of more than 3 hours, a repeated hour at both ends) are not yet judged one by one",
-  },
-  "src/domain/schedule/smallest-period.ts": {
-    lines: 98,
-    branches: 82,
-    reason:
-      "open (issue 36): new with issue 35's exact union gap; the work budget's refusal paths and the transition checks of zones with non-hour offsets are not yet judged one by one",
-  },
-  "src/domain/schedule/cron-matcher.ts": {
-    lines: 94,
-    branches: 86,
-    reason:
-      "open (issue 36): search paths that only exotic expressions reach (a step past the field's end, a day rule with no day in 400 years)",
-  },
-  "src/domain/schedule/describe-occurrences.ts": {
-    lines: 91,
-    branches: 84,
-    reason:
-      "open (issue 36): notes of a preview that starts inside a DST fold or at the end of a bounded schedule",
-  },
-  "src/domain/schedule/dst-warnings.ts": {
-    lines: 91,
-    branches: 79,
-    reason:
-      "open (issue 36): warnings of rrule and interval schedules in zones with non-hour transitions",
-  },
-  "src/domain/schedule/next-fire.ts": {
-    lines: 92,
-    branches: 86,
-    reason:
-      "unreachable by type: the `assertNever` defaults of exhaustive switches over schedule types; the rest is open",
-  },
-  "src/domain/schedule/schedule-input.ts": {
-    lines: 87,
-    branches: 91,
-    reason:
-      'unreachable by type: the `assertNever` default of the switch over schedule types and the `?? ""` of a cron with one rule',
   },
 };
 

@@ -224,6 +224,8 @@ export async function buildRuntime(options: SchedulerOptions): Promise<Scheduler
     wake,
     events,
     tracer: openTelemetryTracer(options.tracerProvider),
+    // docs/schedules.md#holidays: `tasks` is built below, before the first pass.
+    holidayUpkeep: (now) => tasks.calendars.extendHolidays(now),
     ...(options.coordinator === undefined ? {} : { options: options.coordinator }),
     ...(store.wakes === undefined ? {} : { wakes: store.wakes }),
     // Only the system clock is corrected by the store's: a virtual clock is the test's to move.

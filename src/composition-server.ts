@@ -83,27 +83,17 @@ const SERVER_KEYS = [
   ]),
 ];
 
-/**
- * The HTTP API and (unless `runCoordinator` is false) the coordinator, as `punctual serve` runs them.
- * @throws validation_failed when an option's name is unknown ("did you mean maxConcurrentRuns?")
- */
-export async function createServer(options: ServerOptions): Promise<PunctualServer> {
-  checkOptionKeys(options, SERVER_KEYS);
-  // The HTTP stack is loaded only by the server: `punctual worker` never parses Fastify or prom-client.
-  const [
-    { buildHttpApp },
-    { IDEMPOTENCY_RETENTION_MS, IdempotencyPurger },
-    metricsModule,
-    agent,
-    { RATE_LIMIT_DEFAULTS },
-  ] = await Promise.all([
-    import("./adapters/http/http-app.js"),
-    import("./adapters/http/idempotency-purger.js"),
-    import("./adapters/metrics/scheduler-metrics.js"),
-    import("./adapters/launchers/agent/agent-observation.js"),
-    import("./adapters/http/rate-limit.js"),
-  ]);
-  const { observationFromAgentRun } = agent;
+/** What the server runs before its HTTP app exists: the runtime, its metrics and tokens. */
+interface ServerCore {
+  readonly runtime: SchedulerRuntime;
+  readonly metrics: SchedulerMetrics;
+  readonly tokens: TokenService;
+}
+
+/** Opens the runtime (store, migrations) with its metrics listening from the first event on. */
+async function openCore(options: ServerOptions): Promise<ServerCore> {
+  // prom-client is loaded before the runtime opens: the metrics count every decision from the start.
+  const metricsModule = await import("./adapters/metrics/scheduler-metrics.js");
   const metrics: SchedulerMetrics = new metricsModule.SchedulerMetrics({
     perTaskLabels: options.metricsPerTask ?? false,
   });
@@ -116,7 +106,25 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
   };
   const runtime = await buildRuntime({ ...options, policy });
   metrics.listenTo(runtime.events, metricsSources(runtime));
-  const tokens = tokenServiceFor(runtime.store);
+  return { runtime, metrics, tokens: tokenServiceFor(runtime.store) };
+}
+
+/** Builds the HTTP app over `core` (loading the HTTP stack now) and the server around both. */
+async function serveCore(core: ServerCore, options: ServerOptions): Promise<PunctualServer> {
+  // The HTTP stack is loaded only by the server: `punctual worker` never parses Fastify.
+  const [
+    { buildHttpApp },
+    { IDEMPOTENCY_RETENTION_MS, IdempotencyPurger },
+    agent,
+    { RATE_LIMIT_DEFAULTS },
+  ] = await Promise.all([
+    import("./adapters/http/http-app.js"),
+    import("./adapters/http/idempotency-purger.js"),
+    import("./adapters/launchers/agent/agent-observation.js"),
+    import("./adapters/http/rate-limit.js"),
+  ]);
+  const { observationFromAgentRun } = agent;
+  const { runtime, metrics, tokens } = core;
   const idempotency = runtime.store.idempotency;
   if (idempotency === undefined)
     throw new Error(`the ${runtime.store.kind} store keeps no idempotency records`);
@@ -215,4 +223,81 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
         }
       })()),
   };
+}
+
+/**
+ * The HTTP API and (unless `runCoordinator` is false) the coordinator, as the HTTP tests run them: both
+ * built here, started by `start()`. `punctual serve` starts through `startServer` instead.
+ * @throws validation_failed when an option's name is unknown ("did you mean maxConcurrentRuns?")
+ */
+export async function createServer(options: ServerOptions): Promise<PunctualServer> {
+  checkOptionKeys(options, SERVER_KEYS);
+  return serveCore(await openCore(options), options);
+}
+
+/** Resolves once the coordinator has ended its first claim round, its first pass, or failed one. */
+function firstRound(runtime: SchedulerRuntime): Promise<void> {
+  return new Promise((resolve) => {
+    const offs = (["coordinator:claim", "coordinator:tick", "store:failed"] as const).map((event) =>
+      runtime.events.on(event, () => {
+        for (const off of offs) off();
+        resolve();
+      }),
+    );
+  });
+}
+
+/**
+ * `punctual serve`'s start (docs/operations.md#starting-replicas): the store opened, the coordinator
+ * (unless `runCoordinator` is false) starts and ends its first claim round before the HTTP stack is
+ * even loaded, so a replica of a crash-looping fleet claims its share within the CPU a worker's start
+ * takes; then the HTTP app is built and listens. `opened` receives the stop to call from then on: until
+ * the server exists it drains the coordinator and closes the store; a start that a stop overtook
+ * rejects without listening.
+ * @throws validation_failed when an option's name is unknown
+ */
+export async function startServer(
+  options: ServerOptions,
+  opened: (stop: () => Promise<void>) => void,
+): Promise<{ readonly server: PunctualServer; readonly baseUrl: string }> {
+  checkOptionKeys(options, SERVER_KEYS);
+  const core = await openCore(options);
+  const { runtime } = core;
+  // An object, not two variables: the stop given to `opened` changes both while this function awaits.
+  const state: { server: PunctualServer | null; stopping: Promise<void> | null } = {
+    server: null,
+    stopping: null,
+  };
+  let stopAsked: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => (stopAsked = resolve));
+  opened(
+    () =>
+      (state.stopping ??= (async () => {
+        stopAsked();
+        if (state.server !== null) {
+          await state.server.stop();
+          return;
+        }
+        try {
+          await runtime.coordinator.stop();
+        } finally {
+          await runtime.store.close();
+        }
+      })()),
+  );
+  if (options.runCoordinator ?? true) {
+    await runtime.coordinator.listen();
+    const round = firstRound(runtime);
+    runtime.coordinator.start();
+    await Promise.race([round, stopped]);
+  }
+  const overtaken = (): void => {
+    if (state.stopping !== null) throw new Error("stopped while starting");
+  };
+  overtaken();
+  const built = await serveCore(core, options);
+  overtaken();
+  state.server = built;
+  // The coordinator already runs: `start()` listens to it again and starts it again, both idempotent.
+  return { server: built, baseUrl: await built.start() };
 }

@@ -238,7 +238,9 @@ export interface SchedulerCalendars {
    * not decided yet (`tasks_refreshed` says how many); `warnings` names each task it leaves with no
    * fire at all (docs/schedules.md#when-everything-left-is-excluded).
    * `options.holidays` adds a region's public holidays of the years asked as dates
-   * (docs/schedules.md#holidays), e.g. `{ holidays: { region: "DE-BY" } }` for this year and the 9 after.
+   * (docs/schedules.md#holidays), e.g. `{ holidays: { region: "DE-BY" } }` for this year and the 9 after;
+   * the calendar then follows the region (`holidays` in its view) and the runtime adds later years'
+   * holidays as years pass. A put without `holidays` drops the region.
    * @throws validation_failed naming each bad item, or an unknown region (`holidays.region`)
    */
   put(

@@ -47,6 +47,11 @@ function calendarText(calendar: CalendarView | PutCalendarView, timeZone?: strin
   const lines = [
     `name             ${calendar.name}`,
     `version          ${calendar.version}`,
+    ...(calendar.holidays === null
+      ? []
+      : [
+          `holidays         ${calendar.holidays.region} ${calendar.holidays.from_year}..${calendar.holidays.through_year}`,
+        ]),
     `created_at       ${at(calendar.created_at)}`,
     `updated_at       ${at(calendar.updated_at)}`,
     ...("tasks_refreshed" in calendar ? [`tasks_refreshed  ${calendar.tasks_refreshed}`] : []),

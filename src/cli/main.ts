@@ -4,12 +4,6 @@
  */
 import { createRequire } from "node:module";
 import { Command, CommanderError } from "commander";
-import { clientCommands } from "./client-command.js";
-import { migrateCommand } from "./migrate-command.js";
-import { nextCommand } from "./next-command.js";
-import { serveCommand } from "./serve-command.js";
-import { tokenCommand } from "./token-command.js";
-import { workerCommand } from "./worker-command.js";
 
 /** The package's version (the same relative path from src/ and from dist/). */
 export function packageVersion(): string {
@@ -18,7 +12,35 @@ export function packageVersion(): string {
   return typeof version === "string" ? version : "unknown";
 }
 
-export function buildProgram(): Command {
+/**
+ * The commands of the program that runs `command`: a replica (`serve`, `worker`) loads its own command's
+ * module only, not the client, `apply` or the other commands (docs/benchmarks.md#start-cost: each
+ * module a start parses is CPU a crash-looping replica spends before its first claim); anything else
+ * loads them all, for the help and the suggestions of a mistyped name.
+ */
+async function commandsFor(command: string | undefined): Promise<Command[]> {
+  if (command === "worker") return [(await import("./worker-command.js")).workerCommand()];
+  if (command === "serve") return [(await import("./serve-command.js")).serveCommand()];
+  const [next, serve, token, client, worker, migrate] = await Promise.all([
+    import("./next-command.js"),
+    import("./serve-command.js"),
+    import("./token-command.js"),
+    import("./client-command.js"),
+    import("./worker-command.js"),
+    import("./migrate-command.js"),
+  ]);
+  return [
+    next.nextCommand(),
+    serve.serveCommand(),
+    token.tokenCommand(),
+    ...client.clientCommands(),
+    worker.workerCommand(),
+    migrate.migrateCommand(),
+  ];
+}
+
+/** The program, with the commands `command` (the first argument) needs; all of them when absent. */
+export async function buildProgram(command?: string): Promise<Command> {
   const program = new Command("punctual")
     .description("A durable scheduler: cron with time zones, once and interval tasks.")
     .version(packageVersion(), "-V, --version", "print punctual's version")
@@ -30,18 +52,13 @@ export function buildProgram(): Command {
 Example: when does "02:30 every day" fire in New York across the 2024 spring DST change?
   $ punctual next "30 2 * * *" --tz America/New_York --from 2024-03-09T00:00:00Z --count 3`,
     );
-  program.addCommand(nextCommand());
-  program.addCommand(serveCommand());
-  program.addCommand(tokenCommand());
-  for (const command of clientCommands()) program.addCommand(command);
-  program.addCommand(workerCommand());
-  program.addCommand(migrateCommand());
+  for (const each of await commandsFor(command)) program.addCommand(each);
   return program;
 }
 
 /** Runs the CLI with `argv` (as `process.argv`) and resolves with the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
-  return runProgram(buildProgram(), argv);
+  return runProgram(await buildProgram(argv[2]), argv);
 }
 
 /**

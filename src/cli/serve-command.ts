@@ -31,7 +31,6 @@ import {
 import type { PoolerFlags } from "./cli-options.js";
 import { stopDeadlineMs, thresholdsOf, withThresholdOptions } from "./threshold-options.js";
 import { portRefusal } from "./port-check.js";
-import type { PunctualServer } from "../composition-server.js";
 import type { ThresholdFlags } from "./threshold-options.js";
 
 /** The process around the command (injected in tests). */
@@ -177,41 +176,41 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     io.stderr(`punctual serve: ${message}\n`);
     throw new CommanderError(1, "punctual.portInUse", message);
   }
-  const [{ createServer }, { storeFromDatabaseUrl }] = await Promise.all([
+  const [{ startServer }, { storeFromDatabaseUrl }] = await Promise.all([
     import("../composition-server.js"),
     import("../composition-stores.js"),
   ]);
   /**
-   * Built inside the start, so that a signal while the store opens (a first connection that hangs,
-   * migrations waiting for the lock another process holds) is heard at once: nothing was served or
-   * claimed yet, so nothing drains (docs/operations.md#what-happens-on-shutdown).
+   * The stop from the moment the store has opened (startServer): a signal while it opens (a first
+   * connection that hangs, migrations waiting for the lock another process holds) is heard at once,
+   * and nothing was served or claimed yet, so nothing drains (docs/operations.md#what-happens-on-shutdown).
    */
-  let opened: PunctualServer | null = null;
+  let stopOpened: (() => Promise<void>) | null = null;
   return runUntilSignal({
     io,
     logger,
-    start: async () => {
-      const created = await createServer({
-        store: storeFromDatabaseUrl(url, pooler),
-        handlers,
-        handlerNames: handlerNamesOf(options.handlerNames ?? io.env["PUNCTUAL_HANDLER_NAMES"]),
-        logger,
-        httpLogger: logger,
-        host,
-        port: Number(portText),
-        runCoordinator: options.coordinator,
-        policy: thresholds.policy,
-        coordinator: thresholds.coordinator,
-        ...(thresholds.rateLimit === undefined ? {} : { rateLimit: thresholds.rateLimit }),
-        ...(options.deerflowApi === undefined ? {} : { deerflowApi: options.deerflowApi }),
-        ...(options.langgraphApi === undefined ? {} : { langGraphApi: options.langgraphApi }),
-        ...(options.langgraphProxy === true ? { langGraphProxy: true } : {}),
-        ...(authProxy === undefined ? {} : { authProxy }),
-        ...targets,
-      });
-      opened = created;
-      return { server: created, baseUrl: await created.start() };
-    },
+    start: () =>
+      startServer(
+        {
+          store: storeFromDatabaseUrl(url, pooler),
+          handlers,
+          handlerNames: handlerNamesOf(options.handlerNames ?? io.env["PUNCTUAL_HANDLER_NAMES"]),
+          logger,
+          httpLogger: logger,
+          host,
+          port: Number(portText),
+          runCoordinator: options.coordinator,
+          policy: thresholds.policy,
+          coordinator: thresholds.coordinator,
+          ...(thresholds.rateLimit === undefined ? {} : { rateLimit: thresholds.rateLimit }),
+          ...(options.deerflowApi === undefined ? {} : { deerflowApi: options.deerflowApi }),
+          ...(options.langgraphApi === undefined ? {} : { langGraphApi: options.langgraphApi }),
+          ...(options.langgraphProxy === true ? { langGraphProxy: true } : {}),
+          ...(authProxy === undefined ? {} : { authProxy }),
+          ...targets,
+        },
+        (stop) => (stopOpened = stop),
+      ),
     started: async ({ server, baseUrl }) => {
       logger.info(
         {
@@ -243,8 +242,8 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     stop: async () => {
       // Still opening its store: the stop is not waited for, the exit drops the connection and a
       // migration waiting on its lock rolls back with it, as the worker's does.
-      if (opened === null) return;
-      await opened.stop();
+      if (stopOpened === null) return;
+      await stopOpened();
     },
     stopWithinMs: stopDeadlineMs(thresholds),
     stopping:

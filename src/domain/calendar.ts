@@ -1,12 +1,24 @@
 /**
  * Named calendars (docs/schedules.md#calendars): an owner's list of days to skip, which schedules name in
- * `exclude` as `{calendar: NAME}`. A schedule holds a snapshot of the calendar's items with its version;
- * editing the calendar refreshes the snapshots of the tasks that name it.
+ * `exclude` as `{calendar: NAME}`. A schedule references the calendar at one version (the store keeps
+ * each version's items once, and hands them back with the task it reads); editing the calendar moves
+ * the references of the tasks that name it to the new version.
  */
 import type { OwnerId } from "./ids.js";
 import type { CalendarItem, Exclusion, ScheduleSpec } from "./schedule/schedule-spec.js";
 import { exclusionsOf } from "./schedule/schedule-spec.js";
 import type { Instant } from "./time.js";
+
+/**
+ * The region whose public holidays a calendar follows (docs/schedules.md#holidays): its items hold the
+ * holidays of `fromYear` through `throughYear`, both included, extended as years pass.
+ */
+export interface CalendarHolidays {
+  /** `DE-BY`, `US-CA`, ...: what the holiday source takes. */
+  readonly region: string;
+  readonly fromYear: number;
+  readonly throughYear: number;
+}
 
 export interface Calendar {
   readonly owner: OwnerId;
@@ -15,6 +27,8 @@ export interface Calendar {
   readonly items: readonly CalendarItem[];
   /** 1 when created, + 1 on each edit. */
   readonly version: number;
+  /** The region whose public holidays the items follow, or null (undefined where a caller builds one). */
+  readonly holidays?: CalendarHolidays | null;
   readonly createdAt: Instant;
   readonly updatedAt: Instant;
 }

@@ -162,7 +162,17 @@ export function completeRun(
         error ?? "the target reported a failure",
         verdict.retry,
       );
-      return { ...change, run: { ...change.run, result } };
+      if (run.status !== "launching" || change.run.status !== "queued") {
+        return { ...change, run: Object.assign({}, change.run, overtaken(run, now), { result }) };
+      }
+      // A retry does not wait for the record of the launch this verdict proves: the verdict books it,
+      // and that record, fenced by the claim the retry released, then writes nothing (lease_lost).
+      const launchedAt = run.launchedAt ?? now;
+      return {
+        ...change,
+        run: { ...change.run, launchedAt, result },
+        taskLaunch: { lastRunAt: launchedAt, lastRunId: run.id, runCountIncrement: 1 },
+      };
     }
     case "cancelled": {
       // The reason it was asked to stop (owner, superseded, task deleted) outlives the confirmation.

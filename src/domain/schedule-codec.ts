@@ -3,10 +3,12 @@
  * that depend on the current time. Storage adapters use only these two functions. Values stored by
  * earlier versions (without the fields added since) decode to the spec they meant.
  *
- * A named calendar's items are stored as one JSON text (`itemsJson`), and a day rule as its text only
- * (docs/security.md#bounded-work): reading a task back parses a string, not a thousand objects, and
- * the items are read only when an exclusion is evaluated, parsed once for every task holding the same
- * calendar version (the texts are equal). A listing reads none of them.
+ * A named calendar is stored as a reference, its name and version, never its items
+ * (docs/security.md#bounded-work): the store keeps each version's items once, as one packed JSON text
+ * (`calendarItemsText`), and hands them back with the task row it reads (`resolveCalendars`), parsed
+ * once for every task holding the same version (the texts are equal). A value stored before holds the
+ * items itself (`itemsJson`, or `items` earlier still), which decode as they did. A day rule is stored
+ * as its text only.
  */
 import { NO_DAY_ITEMS } from "./schedule/cron-day-items.js";
 import type { CronExpression } from "./schedule/cron-expression.js";
@@ -30,7 +32,7 @@ interface StoredDayRule {
 
 type StoredItem = Exclude<CalendarItem, { kind: "days" }> | StoredDayRule;
 
-/** A named calendar as stored: its items as one JSON text (a value stored before holds `items`). */
+/** A named calendar as stored: a reference (a value stored before holds `itemsJson` or `items`). */
 interface StoredCalendar {
   readonly kind: "calendar";
   readonly name: string;
@@ -84,8 +86,17 @@ function itemsJsonOf(items: readonly CalendarItem[]): string {
 
 function encodeExclusion(exclusion: Exclusion): StoredItem | StoredCalendar {
   if (exclusion.kind !== "calendar") return encodeItem(exclusion);
-  const { name, version, items } = exclusion;
-  return { kind: "calendar", name, version, itemsJson: itemsJsonOf(items) };
+  return { kind: "calendar", name: exclusion.name, version: exclusion.version };
+}
+
+/** The text a store keeps for one calendar version's items (a 1,000-item calendar is 6 to 15 KB). */
+export function calendarItemsText(items: readonly CalendarItem[]): string {
+  return itemsJsonOf(items);
+}
+
+/** The items of a text `calendarItemsText` wrote (or a JSON list of stored items), parsed once per text. */
+export function calendarItemsFromText(text: string): readonly CalendarItem[] {
+  return itemsFromJson(text);
 }
 
 /**
@@ -136,11 +147,55 @@ function itemsFromJson(text: string): readonly CalendarItem[] {
   return items;
 }
 
-/** A stored calendar whose items are decoded when first read. */
+/**
+ * A reference not resolved yet: its items are the store's to supply (`resolveCalendars`). It has no
+ * `items` at all, so that no path can decide against a calendar it did not read (reading them fails).
+ */
+function unresolvedCalendar(name: string, version: number): CalendarExclusion {
+  return { kind: "calendar", name, version } as CalendarExclusion;
+}
+
+/** Whether `exclusion` is a reference whose items the store has not supplied yet. */
+function isUnresolved(exclusion: Exclusion): boolean {
+  return exclusion.kind === "calendar" && (exclusion.items as unknown) === undefined;
+}
+
+/** The items of one calendar version a store read with a task, or undefined when it holds none. */
+export type CalendarVersionItems = (
+  name: string,
+  version: number,
+) => readonly CalendarItem[] | undefined;
+
+/**
+ * `spec` with the items of the calendars it references, from `lookup` (the same spec when it holds
+ * none to resolve). A version the lookup does not hold stays unresolved: reading its items throws.
+ */
+export function resolveCalendars(spec: ScheduleSpec, lookup: CalendarVersionItems): ScheduleSpec {
+  if (spec.type === "once" || !spec.exclude.some(isUnresolved)) return spec;
+  const exclude = spec.exclude.map((exclusion) => {
+    if (exclusion.kind !== "calendar" || !isUnresolved(exclusion)) return exclusion;
+    const items = lookup(exclusion.name, exclusion.version);
+    return items === undefined
+      ? exclusion
+      : { kind: "calendar" as const, name: exclusion.name, version: exclusion.version, items };
+  });
+  return { ...spec, exclude };
+}
+
+/** The calendar versions `spec` references whose items are not read yet. */
+export function unresolvedCalendars(spec: ScheduleSpec): { name: string; version: number }[] {
+  if (spec.type === "once") return [];
+  return spec.exclude.flatMap((e) =>
+    e.kind === "calendar" && isUnresolved(e) ? [{ name: e.name, version: e.version }] : [],
+  );
+}
+
+/** A stored calendar: a reference, or (stored before) its items, decoded when first read. */
 function decodeCalendar(stored: StoredCalendar): CalendarExclusion {
   const { name, version, itemsJson } = stored;
   if (itemsJson === undefined) {
-    return { kind: "calendar", name, version, items: (stored.items ?? []).map(decodeItem) };
+    if (stored.items === undefined) return unresolvedCalendar(name, version);
+    return { kind: "calendar", name, version, items: stored.items.map(decodeItem) };
   }
   let items: readonly CalendarItem[] | undefined;
   return {

@@ -13,6 +13,9 @@ import type { Clock } from "./clock.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 import type { WakeSignal } from "./wake-signal.js";
 
+import type { HolidayUpkeep } from "../application/calendars/calendar-service.js";
+import type { Instant } from "../domain/time.js";
+
 export interface CoordinatorDeps {
   readonly dispatch: Dispatch;
   readonly launcher: RunLauncher;
@@ -39,6 +42,12 @@ export interface CoordinatorDeps {
   readonly events?: EventSink;
   /** Spans for admission batches, claims, launches and verdicts (docs/operations.md#tracing). @default none */
   readonly tracer?: Tracer;
+  /**
+   * Brings the calendars following a region's public holidays up to the horizon
+   * (docs/schedules.md#holidays): called by the first sweep of each UTC day on the runtime's clock.
+   * @default none
+   */
+  readonly holidayUpkeep?: (now: Instant) => Promise<HolidayUpkeep>;
 }
 
 /** Runs this process executes itself (the handler launcher): what shutdown needs from them. */

@@ -31,6 +31,7 @@ import { BackgroundWork } from "./background-work.js";
 import { ClockCorrection } from "./clock-correction.js";
 import { ReplicaHeartbeat } from "./replica-heartbeat.js";
 import { sweep, sweepOrphans } from "./sweeps.js";
+import { DAY_MS } from "../domain/time.js";
 import { Retention } from "./retention.js";
 import { drainForShutdown } from "./shutdown-drain.js";
 import { withDefaults } from "./coordinator-options.js";
@@ -57,6 +58,8 @@ export class Coordinator {
   /** The wake-up subscription `listen()` made: resolves with the function that ends it. */
   #listening: Promise<() => Promise<void>> | null = null;
   #lastSweepAt = Number.NEGATIVE_INFINITY;
+  /** The UTC day (days since 1970-01-01) of the last holiday check. */
+  #holidayCheckDay = Number.NEGATIVE_INFINITY;
   #errorStreak = 0;
   /** Aborted when shutdown stops waiting for in-flight work: pending retries give up. */
   readonly #drainDeadline = new AbortController();
@@ -272,6 +275,7 @@ export class Coordinator {
           this.#cancelTarget(run, task);
         },
       });
+      await this.#checkHolidays();
     }
     await this.#rounds.admitAndClaim();
   }
@@ -372,6 +376,35 @@ export class Coordinator {
     // Due already. If it came due after the tick looked, tick again at once; if it was due when the
     // tick looked, it is waiting for something (the budget, a busy thread): the tick bounds the retry.
     return next > tickedAt ? now : tickAt;
+  }
+
+  /**
+   * The first sweep of each UTC day (on the runtime's clock) extends the calendars following a region's
+   * holidays (docs/schedules.md#holidays); one that cannot be extended is logged and tried the next day.
+   */
+  async #checkHolidays(): Promise<void> {
+    const upkeep = this.#deps.holidayUpkeep;
+    const now = this.#deps.clock.now();
+    const day = Math.floor(now / DAY_MS);
+    if (upkeep === undefined || day === this.#holidayCheckDay) return;
+    this.#holidayCheckDay = day;
+    try {
+      const { extended, failed } = await upkeep(now);
+      for (const { owner, name, throughYear } of extended) {
+        this.#log.info(
+          { owner, calendar: name, throughYear },
+          "a holiday calendar took later years",
+        );
+      }
+      for (const { owner, name, error } of failed) {
+        this.#log.warn(
+          { owner, calendar: name, err: error },
+          "a holiday calendar could not take later years: tomorrow's check tries again",
+        );
+      }
+    } catch (error) {
+      this.#log.warn({ err: error }, "the holiday check failed: tomorrow's check tries again");
+    }
   }
 
   /** Asks a run's target to stop (a cancel requested through the service, or by a sweep). */

@@ -15,9 +15,12 @@ import {
   harness,
   history,
   iso,
+  reload,
 } from "./harness.js";
 import type { Harness } from "./harness.js";
+import { CalendarService } from "../../src/application/calendars/calendar-service.js";
 import { taskId } from "../../src/domain/ids.js";
+import type { Store } from "../../src/domain/ports/store.js";
 import type { ExclusionInput } from "../../src/domain/schedule/schedule-spec.js";
 import { instant } from "../../src/domain/time.js";
 import type { Instant } from "../../src/domain/time.js";
@@ -210,5 +213,92 @@ describe("calendars through the service", () => {
     expect(ledger.map((r) => [r.scheduled_for, r.status, r.reason])).toEqual([
       [iso(day(8)), "skipped", "excluded"],
     ]);
+  });
+
+  it("refuses a bad name or item, and the delete of a calendar that does not exist", async () => {
+    const h = harness();
+    await expect(put(h, ".hidden", ["2030-01-10"])).rejects.toMatchObject({
+      code: "validation_failed",
+      errors: [{ field: "name" }],
+    });
+    await expect(put(h, "days", ["2030-02-30"])).rejects.toMatchObject({
+      code: "validation_failed",
+      errors: [{ field: "items.0" }],
+    });
+    await expect(h.tasks.calendars.delete(ALICE, "nowhere")).rejects.toMatchObject({
+      code: "not_found",
+      resource: "calendar",
+    });
+  });
+
+  it("refuses an edit that would take a task naming the calendar past 1,000 excluded items, naming it", async () => {
+    const h = harness();
+    await put(h, "few", ["2031-01-01"]);
+    const own = Array.from({ length: 10 }, (_, i) => `2035-01-${String(i + 10)}`);
+    const task = await createTask(h, daily([{ calendar: "few" }, ...own]));
+    // 995 items are a valid calendar, but with the task's own 10 dates it would exclude 1,005.
+    const many = Array.from({ length: 995 }, (_, i) =>
+      new Date(Date.UTC(2031, 0, 1) + i * DAY).toISOString().slice(0, 10),
+    );
+    const refused: unknown = await put(h, "few", many).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "validation_failed", errors: [{ field: "items" }] });
+    expect(String((refused as { errors: { message: string }[] }).errors[0]?.message)).toContain(
+      task.id,
+    );
+    expect((await h.tasks.calendars.get(ALICE, "few")).items).toEqual(["2031-01-01"]);
+  });
+
+  it("says a store without calendars keeps none", async () => {
+    // A store as the port allows it: one with no calendar repository (only what a delete reads of it).
+    const service = new CalendarService({
+      store: { kind: "memory", calendars: undefined } as unknown as Store,
+      wake: () => undefined,
+    });
+    await expect(service.delete(ALICE, "any")).rejects.toMatchObject({
+      code: "validation_failed",
+      errors: [{ field: "calendar" }],
+    });
+  });
+
+  it("passes over a task deleted while an edit checks and refreshes the tasks naming the calendar", async () => {
+    const h = harness();
+    await put(h, "days", ["2031-01-01"]);
+    const task = await createTask(h, daily([{ calendar: "days" }]));
+    const tasks = h.store.tasks;
+    const findTask = tasks.findTask.bind(tasks);
+    let armed = true;
+    // The delete lands right before the edit reads the task it found naming the calendar.
+    tasks.findTask = async (...args) => {
+      if (armed && args[1] === task.id) {
+        armed = false;
+        await h.tasks.delete(ALICE, task.id, { force: true }, h.clock.now);
+      }
+      return findTask(...args);
+    };
+    const edited = await put(h, "days", ["2031-01-01", "2031-01-02"]);
+    expect(armed).toBe(false);
+    expect(edited.calendar.items).toEqual(["2031-01-01", "2031-01-02"]);
+  });
+
+  it("passes over a task deleted between the edit's list of tasks to refresh and its row lock", async () => {
+    const h = harness();
+    await put(h, "days", ["2031-01-01"]);
+    const gone = await createTask(h, daily([{ calendar: "days" }]));
+    const kept = await createTask(h, daily([{ calendar: "days" }]));
+    const tasks = h.store.tasks;
+    const mutateTask = tasks.mutateTask.bind(tasks);
+    let armed = true;
+    tasks.mutateTask = (async (...args: Parameters<typeof mutateTask>) => {
+      if (armed && args[1] === gone.id) {
+        armed = false;
+        await h.tasks.delete(ALICE, gone.id, { force: true }, h.clock.now);
+      }
+      return mutateTask(...args);
+    }) as typeof tasks.mutateTask;
+    expect(kept.next_run_at).toBe(iso(day(8)));
+    await put(h, "days", ["2031-01-01", "2030-01-08"]);
+    expect(armed).toBe(false);
+    // The other task naming it was still brought to the new version: its 8 January is excluded.
+    expect((await reload(h, kept.id)).next_run_at).toBe(iso(day(9)));
   });
 });

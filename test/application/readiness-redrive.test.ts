@@ -13,10 +13,13 @@ import {
   claim,
   claimAndLaunch,
   createTask,
+  cronInput,
   harness,
+  history,
   launch,
   minute,
   onceInput,
+  reload,
   reloadRun,
   SECOND,
 } from "./harness.js";
@@ -139,6 +142,43 @@ describe("redriveRun", () => {
     await expect(h.tasks.redriveRun(ALICE, run.id, minute(7))).rejects.toMatchObject({
       code: "illegal_transition",
       message: `run ${run.id} is failed: its task was deleted`,
+    });
+  });
+
+  it("supersedes the task's queued run under cancel_other, and records its verdict on the task", async () => {
+    const h = harness();
+    const task = await createTask(
+      h,
+      cronInput("* * * * *", { options: { overlap: "cancel_other" } }),
+    );
+    await h.dispatch.admission.admitDue(minute(1), 10);
+    h.launcher.answer({ kind: "failed" });
+    const [claimed] = await claim(h, minute(1));
+    const failed = (await launch(h, claimed!, minute(1, SECOND)))!.run;
+    expect(failed.status).toBe("failed");
+    await h.dispatch.admission.admitDue(minute(2), 10);
+    const [waiting] = (await history(h, ALICE, task.id)).filter((r) => r.status === "queued");
+    await h.tasks.redriveRun(ALICE, failed.id, minute(2, SECOND));
+    expect(await reloadRun(h, waiting!.id)).toMatchObject({
+      status: "cancelled",
+      reason: "superseded",
+    });
+    expect((await reload(h, task.id)).last_error).toBe("cancelled before it started (superseded)");
+  });
+
+  it("answers not_found for a run purged between its read and its task's lock", async () => {
+    const { h, run } = await failedRun();
+    const runs = h.store.runs;
+    const findRun = runs.findRun.bind(runs);
+    // The purge lands right after the service read the run, before it locks the task.
+    runs.findRun = async (...args) => {
+      const found = await findRun(...args);
+      expect(await runs.purge(minute(60 * 24 * 365), 10)).toBe(1);
+      return found;
+    };
+    await expect(h.tasks.redriveRun(ALICE, run.id, minute(6))).rejects.toMatchObject({
+      code: "not_found",
+      resource: "run",
     });
   });
 });

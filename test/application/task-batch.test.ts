@@ -123,4 +123,53 @@ describe("TaskService.createMany", () => {
     await expect(h.tasks.createMany(ALICE, [], h.clock.now)).resolves.toEqual([]);
     expect(await taskCount(h)).toBe(0);
   });
+
+  it("refuses a batch whose schedules exclude over 10,000 items, calendars expanded, and writes nothing", async () => {
+    const h = harness();
+    const dates = Array.from({ length: 1_000 }, (_, i) =>
+      new Date(Date.UTC(2031, 0, 1) + i * 86_400_000).toISOString().slice(0, 10),
+    );
+    await h.tasks.calendars.put(ALICE, "long", { items: dates }, h.clock.now);
+    const item = handlerInput("0 8 * * *", {
+      schedule: {
+        type: "cron",
+        cron: "0 8 * * *",
+        timezone: "UTC",
+        exclude: [{ calendar: "long" }],
+      },
+    });
+    await expect(
+      h.tasks.createMany(ALICE, Array(10).fill(item), h.clock.now),
+    ).resolves.toHaveLength(10);
+    const error: unknown = await h.tasks
+      .createMany(ALICE, Array(11).fill(item), h.clock.now)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LimitExceededError);
+    expect(error).toMatchObject({ limit: "batch_exclusion_items", max: 10_000 });
+    expect(await taskCount(h)).toBe(10);
+  });
+
+  it("names the item whose key is taken between the batch's check and its insert", async () => {
+    const h = harness();
+    const tasks = h.store.tasks;
+    const insert = tasks.insertTasks.bind(tasks);
+    let raced = false;
+    tasks.insertTasks = async (...args) => {
+      if (!raced) {
+        raced = true;
+        await h.tasks.create(ALICE, handlerInput("* * * * *", { key: "late" }), h.clock.now);
+      }
+      return insert(...args);
+    };
+    const error = await refusal(
+      h.tasks.createMany(
+        ALICE,
+        [handlerInput("* * * * *", { key: "free" }), handlerInput("* * * * *", { key: "late" })],
+        h.clock.now,
+      ),
+    );
+    expect(error.errors.map((e) => e.field)).toEqual(["tasks[1].key"]);
+    expect(raced).toBe(true);
+    expect(await taskCount(h)).toBe(1);
+  });
 });

@@ -178,3 +178,62 @@ describe("TaskService.upsert", () => {
     expect(moved.task.group).toBeNull();
   });
 });
+
+describe("TaskService.upsert as a dry run (issue 36)", () => {
+  function plan(h: Harness, input: unknown, version: number | null = null) {
+    return h.tasks.upsert(ALICE, input, version, h.clock.now, { dryRun: true });
+  }
+
+  it("answers the create it would make and writes nothing", async () => {
+    const h = harness();
+    const answer = await plan(
+      h,
+      keyed(
+        "k",
+        cronInput("30 2 * * *", {
+          schedule: { type: "cron", cron: "30 2 * * *", timezone: "Europe/Berlin" },
+        }),
+      ),
+    );
+    expect(answer).toMatchObject({ created: true, changed: [] });
+    expect(answer.task.key).toBe("k");
+    expect(answer.warnings.join(" ")).toContain("Europe/Berlin");
+    await expect(h.tasks.getByKey(ALICE, "k")).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("names the fields it would change, with warnings only for a new schedule, and writes nothing", async () => {
+    const h = harness();
+    const at = (timezone: string) => ({ type: "cron" as const, cron: "30 2 * * *", timezone });
+    const created = await upsert(h, keyed("k", cronInput("", { schedule: at("Europe/Berlin") })));
+    expect(created.warnings).not.toEqual([]);
+    const same = await plan(h, keyed("k", cronInput("", { schedule: at("Europe/Berlin") })));
+    expect(same).toMatchObject({ created: false, changed: [], warnings: [] });
+    expect(same.task.version).toBe(created.task.version);
+    const retitled = await plan(
+      h,
+      keyed("k", cronInput("", { schedule: at("Europe/Berlin"), title: "Weekly" })),
+    );
+    expect(retitled).toMatchObject({ created: false, changed: ["title"], warnings: [] });
+    const moved = await plan(h, keyed("k", cronInput("", { schedule: at("America/New_York") })));
+    expect(moved.changed).toEqual(["schedule"]);
+    expect(moved.warnings.join(" ")).toContain("America/New_York");
+    expect(await reload(h, created.task.id)).toMatchObject({ title: "Daily report", version: 1 });
+  });
+
+  it("refuses a stale version as the upsert would, the absent task's version being 0", async () => {
+    const h = harness();
+    await expect(plan(h, keyed("k", cronInput("0 9 * * *")), 1)).rejects.toBeInstanceOf(
+      StaleVersionError,
+    );
+    await expect(plan(h, keyed("k", cronInput("0 9 * * *")), 0)).resolves.toMatchObject({
+      created: true,
+    });
+    await upsert(h, keyed("k", cronInput("0 9 * * *")));
+    await expect(plan(h, keyed("k", cronInput("0 9 * * *")), 2)).rejects.toBeInstanceOf(
+      StaleVersionError,
+    );
+    await expect(plan(h, keyed("k", cronInput("0 9 * * *")), 1)).resolves.toMatchObject({
+      created: false,
+    });
+  });
+});

@@ -10,12 +10,14 @@ import { targetFrom, targetSchema } from "../../src/application/shapes/target-in
 import {
   formatDuration,
   formatInstant,
+  receiverSecret,
   targetView,
+  taskView,
 } from "../../src/application/shapes/view-mappers.js";
 import type { Run } from "../../src/domain/run.js";
 import { instant } from "../../src/domain/time.js";
 import type { Instant } from "../../src/domain/time.js";
-import { buildRun } from "../domain/builders.js";
+import { buildRun, buildTask } from "../domain/builders.js";
 
 describe("formatInstant", () => {
   const iso = (at: number): string => {
@@ -175,5 +177,49 @@ describe("the warn line of a failure", () => {
       logged(buildRun({ status: "queued", reason: "retry" as Run["reason"] }), "running"),
     ).toEqual([]);
     expect(logged(buildRun({ status: "queued", reason: "replica_lost" }), "launching")).toEqual([]);
+  });
+});
+
+describe("a task's webhook secret and defect as its owner sees them", () => {
+  const webhook = {
+    kind: "webhook",
+    url: "https://example.test/hook",
+    method: "POST",
+    headers: {},
+    input: null,
+    cancelUrl: null,
+    idempotent: false,
+  } as const;
+
+  it("hands the receiver the stored secret, or its Standard Webhooks form", () => {
+    expect(receiverSecret("abc_-123", "punctual")).toBe("abc_-123");
+    expect(receiverSecret("abc_-123", "standard_webhooks")).toBe(`whsec_${btoa("abc_-123")}`);
+    // A secret already in that form is handed as it is.
+    expect(receiverSecret("whsec_QUJD", "standard_webhooks")).toBe("whsec_QUJD");
+  });
+
+  it("shows a webhook task's secret in its receiver's form, unless one server-wide secret signs", () => {
+    const task = buildTask({
+      target: { ...webhook, signature: "standard_webhooks" },
+      webhookSecret: "s3cret",
+    });
+    expect(taskView(task).webhook_secret).toBe(`whsec_${btoa("s3cret")}`);
+    expect(taskView({ ...task, target: webhook }).webhook_secret).toBe("s3cret");
+    expect(taskView(task, false).webhook_secret).toBeNull();
+    expect(taskView(buildTask({ webhookSecret: "s3cret" })).webhook_secret).toBeNull();
+  });
+
+  it("shows a defect with when it was found and each broken field", () => {
+    const task = buildTask({
+      defect: {
+        detectedAt: instant(Date.UTC(2030, 0, 7, 9)),
+        fields: [{ field: "schedule", message: "rules.0.hours: expected array" }],
+      },
+    });
+    expect(taskView(task).defect).toEqual({
+      detected_at: "2030-01-07T09:00:00Z",
+      fields: [{ field: "schedule", message: "rules.0.hours: expected array" }],
+    });
+    expect(taskView(buildTask()).defect).toBeNull();
   });
 });

@@ -278,6 +278,7 @@ describe("client.calendars", () => {
       name: created.name,
       items: created.items,
       version: 1,
+      holidays: null,
       created_at: created.created_at,
       updated_at: created.updated_at,
     });

@@ -11,6 +11,12 @@ import {
 import { DEFAULT_QUOTAS, QUOTA_NAMES } from "../../src/application/policy/quotas.js";
 import type { OwnerQuotas } from "../../src/application/policy/quotas.js";
 import { BATCH_EXCLUSION_ITEMS_MAX } from "../../src/application/tasks/create-task-batch.js";
+import { HOLIDAY_HORIZON_YEARS } from "../../src/application/calendars/calendar-service.js";
+import { MAX_HOLIDAY_YEARS } from "../../src/application/shapes/schedule-input.js";
+import { encodeSchedule } from "../../src/domain/schedule-codec.js";
+import { parseCalendarItems, parseSchedule } from "../../src/domain/schedule/schedule-spec.js";
+import { ownerId } from "../../src/domain/ids.js";
+import { instant } from "../../src/domain/time.js";
 import { MAX_DST_WARNINGS } from "../../src/domain/schedule/dst-warnings.js";
 import {
   MAX_CRON_RULES,
@@ -51,9 +57,34 @@ describe("docs/security.md's bounds", () => {
     expect(row("DeerFlow lists")[1]).toBe(
       `${n(DEERFLOW_LIST_MAX)} tasks, runs \`offset\` ${n(DEERFLOW_RUNS_OFFSET_MAX)}`,
     );
+    expect(row("`holidays` years")[1]).toBe(
+      `${n(MAX_HOLIDAY_YEARS)} a put, kept to this year + ${n(HOLIDAY_HORIZON_YEARS)}`,
+    );
     expect(row("a batch")[1]).toBe(
       `${n(BATCH_EXCLUSION_ITEMS_MAX)} exclusion items, yields per task`,
     );
+  });
+
+  it("store a named calendar as its name and version, whatever its size", () => {
+    expect(row("a named calendar, stored")[1]).toBe("name and version, items once a version");
+    const at = instant(Date.UTC(2030, 0, 1));
+    const dates = Array.from({ length: 1000 }, (_, i) =>
+      new Date(at + i * 86_400_000).toISOString().slice(0, 10),
+    );
+    const calendar = {
+      owner: ownerId("alice"),
+      name: "big",
+      items: parseCalendarItems(dates, "items", 0).items,
+      version: 7,
+      createdAt: at,
+      updatedAt: at,
+    };
+    const spec = parseSchedule(
+      { type: "cron", cron: "0 8 * * *", exclude: [{ calendar: "big" }] },
+      { referenceAt: at, calendars: new Map([["big", calendar]]) },
+    );
+    const stored = encodeSchedule(spec) as { exclude: unknown[] };
+    expect(stored.exclude).toEqual([{ kind: "calendar", name: "big", version: 7 }]);
   });
 
   it("give every quota with its default", () => {

@@ -389,6 +389,48 @@ describe("applyLaunchOutcome", () => {
       }
     });
 
+    it.each(["succeeded", "failed", "cancelled"] as const)(
+      "keeps the claim of a run its %s verdict ended while launching, and books its launch once",
+      (status) => {
+        const ended = overtaken(status);
+        expect(ended).toMatchObject({ status, claimToken: TOKEN, launchedAt: NOW });
+        const change = launch(
+          ended,
+          { kind: "launched", targetRunId: "t" },
+          RECURRING,
+          plus(NOW, 1),
+        );
+        expect(change.run).toMatchObject({ status, claimToken: null, launchedAt: NOW });
+        expect(change.taskLaunch).toEqual({
+          lastRunAt: NOW,
+          lastRunId: ended.id,
+          runCountIncrement: 1,
+        });
+      },
+    );
+
+    it("books the launch with a failure that queues a retry, which holds no claim", () => {
+      const change = completeRun(
+        claimed(),
+        { status: "failed", error: "x" },
+        { now: NOW, task: withRetries(2) },
+      );
+      expect(change.run).toMatchObject({ status: "queued", claimToken: null, launchedAt: NOW });
+      expect(change.taskLaunch).toEqual({
+        lastRunAt: NOW,
+        lastRunId: change.run.id,
+        runCountIncrement: 1,
+      });
+      expect(change.taskVerdict).toBeUndefined();
+      const again = completeRun(
+        running(),
+        { status: "failed" },
+        { now: NOW, task: withRetries(2) },
+      );
+      expect(again.run.status).toBe("queued");
+      expect(again.taskLaunch).toBeUndefined();
+    });
+
     it("refuses an outcome for an ended run that holds no claim", () => {
       const released = { ...overtaken("succeeded"), claimToken: null };
       expectIllegal(() => launch(released, { kind: "launched", targetRunId: "t" }));

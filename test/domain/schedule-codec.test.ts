@@ -1,17 +1,22 @@
 /**
  * The stored form of a schedule (src/domain/schedule-codec.ts) judged by what a store needs of it: every
  * schedule type, with every kind of exclusion and a named calendar, comes back through JSON as the spec
- * it was and fires at the same times; values stored by earlier versions decode to the spec they meant;
+ * it was and fires at the same times (a calendar stored as a reference, its items supplied by the store
+ * as a task read joins them); values stored by earlier versions decode to the spec they meant;
  * a corrupted rule is refused by name rather than read as something else.
  */
 import { describe, expect, it } from "vitest";
 import type { Calendar } from "../../src/domain/calendar.js";
 import { ownerId } from "../../src/domain/ids.js";
 import {
+  calendarItemsFromText,
+  calendarItemsText,
   decodeCalendarItems,
   decodeSchedule,
   encodeCalendarItems,
   encodeSchedule,
+  resolveCalendars,
+  unresolvedCalendars,
 } from "../../src/domain/schedule-codec.js";
 import { nextFireAfter } from "../../src/domain/schedule/next-fire.js";
 import type { ScheduleSpec } from "../../src/domain/schedule/schedule-spec.js";
@@ -40,9 +45,17 @@ function parse(input: Record<string, unknown>): ScheduleSpec {
   });
 }
 
-/** Through the codec and JSON, as a store writes and reads it back. */
+/** The text a store keeps for `holidays` version 3, as its `calendar_versions` row. */
+const HOLIDAYS_TEXT = calendarItemsText(HOLIDAYS.items);
+
+/**
+ * Through the codec and JSON, as a store writes and reads it back: the calendar version's items come
+ * from the text the store keeps for it.
+ */
 const roundTrip = (spec: ScheduleSpec): ScheduleSpec =>
-  decodeSchedule(JSON.parse(JSON.stringify(encodeSchedule(spec))));
+  resolveCalendars(decodeSchedule(JSON.parse(JSON.stringify(encodeSchedule(spec)))), (n, v) =>
+    n === "holidays" && v === 3 ? calendarItemsFromText(HOLIDAYS_TEXT) : undefined,
+  );
 
 /** The next 40 fires after the reference (exclusions applied). */
 function fires(spec: ScheduleSpec): string[] {
@@ -109,15 +122,25 @@ describe("schedule codec", () => {
     expect(fires(spec).length).toBeGreaterThan(0);
   });
 
-  it("stores a cron rule and a day rule as their text, and a calendar's items as one JSON text", () => {
+  it("stores a cron rule and a day rule as their text, and a calendar as its name and version only", () => {
     const stored = JSON.parse(
       JSON.stringify(encodeSchedule(parse({ type: "cron", cron: "0 8 * * *", exclude: EXCLUDE }))),
     ) as { rules: unknown; exclude: Record<string, unknown>[] };
     expect(stored.rules).toEqual(["0 8 * * *"]);
     expect(stored.exclude[2]).toEqual({ kind: "days", text: "* * sun" });
-    expect(stored.exclude[3]).toMatchObject({ kind: "calendar", name: "holidays", version: 3 });
-    expect(typeof stored.exclude[3]!["itemsJson"]).toBe("string");
-    expect(stored.exclude[3]).not.toHaveProperty("items");
+    expect(stored.exclude[3]).toEqual({ kind: "calendar", name: "holidays", version: 3 });
+  });
+
+  it("leaves a reference the store did not supply unresolved, and resolves it from the version's text", () => {
+    const spec = parse({ type: "cron", cron: "0 8 * * *", exclude: [{ calendar: "holidays" }] });
+    const decoded = decodeSchedule(JSON.parse(JSON.stringify(encodeSchedule(spec))));
+    expect(unresolvedCalendars(decoded)).toEqual([{ name: "holidays", version: 3 }]);
+    // Another version is not this one: it stays unresolved.
+    const other = resolveCalendars(decoded, (n, v) => (v === 4 ? HOLIDAYS.items : undefined));
+    expect(unresolvedCalendars(other)).toHaveLength(1);
+    const resolved = resolveCalendars(decoded, () => calendarItemsFromText(HOLIDAYS_TEXT));
+    expect(unresolvedCalendars(resolved)).toEqual([]);
+    expect(fires(resolved)).toEqual(fires(spec));
   });
 
   it("decodes a calendar stored before its items were one text, and a day rule stored parsed", () => {
@@ -125,8 +148,7 @@ describe("schedule codec", () => {
     const stored = JSON.parse(JSON.stringify(encodeSchedule(spec))) as {
       exclude: Record<string, unknown>[];
     };
-    const calendar = stored.exclude[3]!;
-    const items = (JSON.parse(calendar["itemsJson"] as string) as unknown[]).map((item) =>
+    const items = (JSON.parse(HOLIDAYS_TEXT) as unknown[]).map((item) =>
       typeof item === "number"
         ? { kind: "date", day: item }
         : typeof item === "string"
@@ -143,14 +165,15 @@ describe("schedule codec", () => {
     const back = decodeSchedule(older);
     expect(plain(back)).toEqual(plain(spec));
     expect(fires(back)).toEqual(fires(spec));
-    // A calendar stored with neither form holds no items.
-    const empty = decodeSchedule({
+    // Stored before as one text (`itemsJson`): decoded from it.
+    const asText = decodeSchedule({
       ...stored,
-      exclude: [{ kind: "calendar", name: "holidays", version: 3 }],
+      exclude: [
+        ...stored.exclude.slice(0, 3),
+        { kind: "calendar", name: "holidays", version: 3, itemsJson: HOLIDAYS_TEXT },
+      ],
     });
-    expect(
-      empty.type !== "once" && empty.exclude[0]?.kind === "calendar" && empty.exclude[0].items,
-    ).toEqual([]);
+    expect(fires(asText)).toEqual(fires(spec));
   });
 
   it("decodes an interval stored before zones and exclusions, and an rrule stored without exclusions", () => {

@@ -4,33 +4,14 @@
  * and a SIGTERM sent before it has even loaded its modules, or while it opens its store, ends it with
  * exit 0 well within the shutdown grace.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, ensureBuilt } from "./build.js";
+import { bundleLoadLine, bundleManifest, LOAD_RECORDER } from "./load-recorder.js";
 import { startCli, stopCli, waitForOutput } from "./process.js";
-
-/** A module loader hook that writes every module the process loads to stderr, one `[loaded] URL` a line. */
-const RECORDER = `
-import { register } from "node:module";
-register("data:text/javascript," + encodeURIComponent(
-  'export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write("[loaded] " + r.url + "\\\\n"); return r; }'
-));
-`;
-
-/**
- * What `npm run build` bundled into each chunk of dist/cli-bundle/ (scripts/bundle-cli.ts), by chunk
- * file name; empty when there is no bundle (bin/punctual.js then loads dist/cli/ itself).
- */
-function bundleManifest(): ReadonlyMap<string, readonly string[]> {
-  const path = join(ROOT, "dist", "cli-bundle", "modules.json");
-  if (!existsSync(path)) return new Map();
-  return new Map(
-    Object.entries(JSON.parse(readFileSync(path, "utf8")) as Record<string, string[]>),
-  );
-}
 
 describe("punctual worker startup", () => {
   let dir = "";
@@ -46,19 +27,11 @@ describe("punctual worker startup", () => {
       return path.startsWith(`${ROOT}/`) ? [path.slice(ROOT.length + 1)] : [path];
     });
 
-  /** What the recorder prints when `module` (a path from the root) is loaded: its chunk's, if bundled. */
-  const loadLine = (module: string): string => {
-    for (const [chunk, inputs] of manifest) {
-      if (inputs.includes(module)) return `/dist/cli-bundle/${chunk}\n`;
-    }
-    return `/${module}\n`;
-  };
-
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "punctual-worker-startup-"));
     writeFileSync(join(dir, "handlers.mjs"), "export default { noop: () => ({}) };\n");
     recorder = join(dir, "recorder.mjs");
-    writeFileSync(recorder, RECORDER);
+    writeFileSync(recorder, LOAD_RECORDER);
     await ensureBuilt();
     manifest = bundleManifest();
   }, 240_000);
@@ -98,7 +71,7 @@ describe("punctual worker startup", () => {
       ["worker", "--handlers", "handlers.mjs", "--database", join(dir, `early-${what.length}.db`)],
       { cwd: dir, env: { NODE_OPTIONS: `--import ${pathToFileURL(recorder).href}` } },
     );
-    await waitForOutput(cli, loadLine(module));
+    await waitForOutput(cli, bundleLoadLine(module));
     // On a loaded host the store may be open by the time the signal lands: then it is a plain stop.
     const startedBefore = cli.output().includes("punctual worker started");
     // stopCli fails when the process has not exited 15 s after the signal: the bound, not a timing.

@@ -99,6 +99,7 @@ const TABLES = [
   "api_tokens",
   "idempotency_records",
   "calendars",
+  "calendar_versions",
   "fleet_settings",
 ];
 
@@ -157,7 +158,10 @@ export async function schemaAtVersion(
   // Today's store reads and writes the run queue (migration 24): lent to an older schema until the
   // store closes or the schema migrates.
   const lent = version < 24 ? await withRunQueueTables(pool, quoted) : null;
-  // Today's store leaves a scheduled run's derived idempotency key NULL (migration 26): the column is
+  // Today's store joins calendar versions into its task reads (migration 27): lent likewise.
+  const lentCalendars =
+    version < CALENDAR_VERSIONS_VERSION ? await withCalendarVersions(pool, quoted) : null;
+  // Today's store leaves a scheduled run's derived idempotency key NULL (migration 28): the column is
   // lent nullable to an older schema, and the keys are written back (as that schema's code wrote them)
   // when the store closes or the schema migrates.
   const keysLent = version < NULLABLE_KEY_VERSION;
@@ -175,9 +179,10 @@ export async function schemaAtVersion(
   let returned = false;
   const teardown = async (): Promise<void> => {
     await returnKeys();
-    if (lent === null || returned) return;
+    if (returned) return;
     returned = true;
-    await lent();
+    if (lent !== null) await lent();
+    if (lentCalendars !== null) await lentCalendars();
   };
   const opened = await openPostgresStore({
     newId: createIdGenerator(),
@@ -213,11 +218,45 @@ export async function schemaAtVersion(
   };
 }
 
+/** The migration that stored calendars as references (docs/storage.md#calendar-versions). */
+const CALENDAR_VERSIONS_VERSION = 27;
+
+/**
+ * Lends an older schema migration 27's `calendar_versions` table (and the holiday columns of
+ * `calendars`, where it has that table), which today's store reads; the function returned takes them back.
+ */
+export async function withCalendarVersions(
+  pool: PostgresPool,
+  quoted: string,
+): Promise<() => Promise<void>> {
+  const found = await pool.query(
+    `SELECT to_regclass('${quoted.replaceAll("'", "''")}.calendars') IS NOT NULL AS present`,
+  );
+  const hasCalendars = (found.rows[0] as { present: boolean }).present;
+  const columns = ["holiday_region text", "holiday_from_year integer", "holiday_to_year integer"];
+  await pool.query(
+    `CREATE TABLE ${quoted}.calendar_versions (owner text NOT NULL, name text NOT NULL,` +
+      ` version integer NOT NULL, items text NOT NULL, PRIMARY KEY (owner, name, version));` +
+      (hasCalendars
+        ? ` ALTER TABLE ${quoted}.calendars ${columns.map((c) => `ADD COLUMN ${c}`).join(", ")};`
+        : ""),
+  );
+  return async () => {
+    await pool.query(
+      `DROP TABLE ${quoted}.calendar_versions;` +
+        (hasCalendars
+          ? ` ALTER TABLE ${quoted}.calendars DROP COLUMN holiday_region,` +
+            ` DROP COLUMN holiday_from_year, DROP COLUMN holiday_to_year;`
+          : ""),
+    );
+  };
+}
+
 /** The migration that moved what a fire writes into `task_state` (docs/storage.md#tasks-and-task_state). */
 const TASK_STATE_VERSION = 23;
 
 /** The migration from which a scheduled run's derived idempotency key may be stored NULL. */
-const NULLABLE_KEY_VERSION = 26;
+const NULLABLE_KEY_VERSION = 28;
 
 /** The task state columns that `tasks` held before schema 23 (each copied back if that schema has it). */
 const OLDER_TASK_STATE_COLUMNS = [

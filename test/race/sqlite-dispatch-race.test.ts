@@ -136,7 +136,7 @@ describe("SQLite dispatch races (separate processes, one file)", () => {
   );
 });
 
-describe("SQLite partial unique indexes (two connections, one file)", () => {
+describe("SQLite slot keys: run_active, kept by triggers on runs (two connections, one file)", () => {
   function slotWriter(path: string) {
     const raw = new Database(path);
     const move = raw.prepare("UPDATE runs SET status = ? WHERE id = ?");
@@ -184,10 +184,10 @@ describe("SQLite partial unique indexes (two connections, one file)", () => {
     const writer = slotWriter(path);
     try {
       expect(() => writer.move(second, "launching")).toThrow(
-        /UNIQUE constraint failed: runs.task_id/,
+        /UNIQUE constraint failed: index 'run_active_task_uq'/,
       );
       expect(() => writer.move(second, "running")).toThrow(
-        /UNIQUE constraint failed: runs.task_id/,
+        /UNIQUE constraint failed: index 'run_active_task_uq'/,
       );
       writer.insertCopy(first, "tombstone-1", "succeeded");
       writer.insertCopy(first, "tombstone-2", "cancelled");
@@ -211,7 +211,7 @@ describe("SQLite partial unique indexes (two connections, one file)", () => {
     try {
       expect(writer.move(mine, "running").changes).toBe(1);
       expect(() => writer.move(theirs, "launching")).toThrow(
-        /UNIQUE constraint failed: runs.thread_scope, runs.thread_id/,
+        /UNIQUE constraint failed: run_active.thread_scope, run_active.thread_id/,
       );
       writer.insertCopy(mine, "tombstone", "failed");
       expect(writer.move(free, "running").changes).toBe(1);

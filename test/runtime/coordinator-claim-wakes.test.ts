@@ -35,7 +35,7 @@ function countingStore(clock: VirtualClock): {
       if (property === "admitDueTasks") {
         return (...args: Parameters<Store["tasks"]["admitDueTasks"]>) => {
           counts.admissions++;
-          return target.admitDueTasks(...args);
+          return (target as Store["tasks"]).admitDueTasks(...args);
         };
       }
       const value: unknown = Reflect.get(target, property, target);

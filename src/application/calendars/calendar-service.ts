@@ -4,7 +4,9 @@
  * the lock admission takes), so that only occurrences not decided yet follow the new calendar, and
  * warns of each task naming it that will not fire while it stands.
  */
-import type { Calendar } from "../../domain/calendar.js";
+import type { Calendar, CalendarHolidays } from "../../domain/calendar.js";
+import type { CalendarItem } from "../../domain/schedule/schedule-spec.js";
+import type { OwnerId } from "../../domain/ids.js";
 import { refreshCalendar } from "../../domain/calendar-commands.js";
 import {
   CalendarChangedError,
@@ -17,10 +19,11 @@ import { exclusionStall } from "../../domain/exclusion-stall.js";
 import type { ExclusionStall } from "../../domain/exclusion-stall.js";
 import { stallWarning } from "../../domain/explain-words.js";
 import type { CalendarQuery, CalendarRepository } from "../../domain/ports/calendar-repository.js";
-import type { HolidaySource } from "../../domain/ports/holiday-source.js";
+import type { HolidayRequest, HolidaySource } from "../../domain/ports/holiday-source.js";
 import type { OwnerScope } from "../../domain/ports/queries.js";
 import {
   CALENDAR_NAME_PATTERN,
+  MAX_EXCLUSION_ITEMS,
   MAX_EXPANDED_EXCLUSION_ITEMS,
   STORED_SCHEDULE_WORK_STEPS,
   parseCalendarItems,
@@ -55,6 +58,32 @@ export interface CalendarServiceDeps {
   readonly wake: () => void;
   /** Per-owner quotas (docs/security.md#quotas): calendars and their items. @default none */
   readonly quotas?: Quotas;
+}
+
+/**
+ * How far ahead a calendar following a region's holidays holds them: the current year (UTC) and this
+ * many after (docs/schedules.md#holidays). A put asks for this by default; the runtime extends a
+ * calendar whose last year falls short, once a day.
+ */
+export const HOLIDAY_HORIZON_YEARS = 9;
+
+/** Calendars extended per check at most (the next check takes the rest). */
+const HOLIDAY_EXTENSIONS_PER_CHECK = 100;
+
+/** What one check of the holiday calendars did. */
+export interface HolidayUpkeep {
+  /** The calendars that took a new version with later years' holidays. */
+  readonly extended: readonly {
+    readonly owner: OwnerId;
+    readonly name: string;
+    readonly throughYear: number;
+  }[];
+  /** The ones that could not be extended, and why (the next check tries again). */
+  readonly failed: readonly {
+    readonly owner: OwnerId;
+    readonly name: string;
+    readonly error: unknown;
+  }[];
 }
 
 function checkName(name: string): void {
@@ -92,28 +121,105 @@ export class CalendarService {
   async put(actor: Actor, name: string, input: unknown, now: Instant): Promise<PutCalendarResult> {
     checkName(name);
     const body = parseWith(calendarPutInputSchema, input);
-    const holidayDates = await this.#holidayDates(body.holidays, now);
+    const asked = this.#holidayYears(body.holidays, now);
+    const holidayDates =
+      asked === null ? [] : await this.#holidaySource().publicHolidays(asked.request);
     const given = new Set(body.items.filter((item) => typeof item === "string"));
-    const { items, errors } = parseCalendarItems(
+    const items = this.#parseItems(
       [...body.items, ...holidayDates.filter((date) => !given.has(date))],
-      "items",
-      Math.floor(now / DAY_MS),
+      now,
     );
+    return this.#store(actor.owner, name, items, asked?.holidays ?? null, now);
+  }
+
+  /**
+   * Brings every calendar following a region's holidays to the current year (UTC, from `now`) and the
+   * `HOLIDAY_HORIZON_YEARS` after: the later years' holidays are added to its items as a new version,
+   * which refreshes the tasks naming it as any put does (docs/schedules.md#holidays). The runtime calls
+   * it once a day; a calendar that cannot take them (a quota, a task it would hold still) is reported
+   * and tried again at the next check.
+   */
+  async extendHolidays(now: Instant): Promise<HolidayUpkeep> {
+    const calendars = this.#deps.store.calendars;
+    if (calendars === undefined || this.#deps.holidays === undefined) {
+      return { extended: [], failed: [] };
+    }
+    const through = new Date(now).getUTCFullYear() + HOLIDAY_HORIZON_YEARS;
+    const due = await calendars.calendarsWithHolidaysBefore(through, HOLIDAY_EXTENSIONS_PER_CHECK);
+    const extended: { owner: OwnerId; name: string; throughYear: number }[] = [];
+    const failed: { owner: OwnerId; name: string; error: unknown }[] = [];
+    for (const { owner, name } of due) {
+      await nextTurn();
+      try {
+        const [calendar] = await calendars.findCalendars(owner, [name]);
+        const holidays = calendar?.holidays;
+        if (calendar === undefined || holidays == null || holidays.throughYear >= through) continue;
+        const dates = await this.#holidaySource().publicHolidays({
+          region: holidays.region,
+          fromYear: holidays.throughYear + 1,
+          toYear: through,
+        });
+        const held = new Set(
+          calendar.items.flatMap((item) => (item.kind === "date" ? [item.day] : [])),
+        );
+        const added = this.#parseItems(dates, now).filter(
+          (item) => item.kind !== "date" || !held.has(item.day),
+        );
+        await this.#store(
+          owner,
+          name,
+          [...calendar.items, ...added],
+          { ...holidays, throughYear: through },
+          now,
+        );
+        extended.push({ owner, name, throughYear: through });
+      } catch (error) {
+        failed.push({ owner, name, error });
+      }
+    }
+    return { extended, failed };
+  }
+
+  #parseItems(input: readonly unknown[], now: Instant): CalendarItem[] {
+    const { items, errors } = parseCalendarItems(input, "items", Math.floor(now / DAY_MS));
     if (errors.length > 0) throw new ValidationError(errors);
+    return items;
+  }
+
+  /**
+   * Writes the calendar's items and holiday region (a new version unless both are unchanged), then
+   * brings every task that names it to this version, and removes the versions no task references.
+   */
+  async #store(
+    owner: OwnerId,
+    name: string,
+    items: readonly CalendarItem[],
+    holidays: CalendarHolidays | null,
+    now: Instant,
+  ): Promise<PutCalendarResult> {
+    if (items.length > MAX_EXCLUSION_ITEMS) {
+      throw ValidationError.of(
+        "items",
+        `at most ${MAX_EXCLUSION_ITEMS} items a calendar, its holidays included (${items.length})`,
+      );
+    }
+    const actor: Actor = { owner, admin: false };
     const repository = this.#repository();
-    const [previous] = await repository.findCalendars(actor.owner, [name]);
+    const [previous] = await repository.findCalendars(owner, [name]);
     const unchanged =
       previous !== undefined &&
+      JSON.stringify(previous.holidays ?? null) === JSON.stringify(holidays) &&
       JSON.stringify(encodeCalendarItems(previous.items)) ===
         JSON.stringify(encodeCalendarItems(items));
     if (!unchanged) {
       await this.#checkTasks(
         actor,
         {
-          owner: actor.owner,
+          owner,
           name,
           items,
           version: (previous?.version ?? 0) + 1,
+          holidays,
           createdAt: previous?.createdAt ?? now,
           updatedAt: now,
         },
@@ -123,15 +229,18 @@ export class CalendarService {
     const calendar = unchanged
       ? previous
       : await repository.putCalendar(
-          actor.owner,
+          owner,
           name,
           items,
           now,
           // Checked in the writing transaction (docs/security.md#quotas).
-          calendarQuotaCheck((this.#deps.quotas ?? Quotas.UNLIMITED).of(actor.owner)),
+          calendarQuotaCheck((this.#deps.quotas ?? Quotas.UNLIMITED).of(owner)),
+          holidays,
         );
     // Also after an unchanged put: it finishes the refreshes of a put that stopped half way.
     const { refreshed, held } = await this.#refreshTasks(actor, calendar, now);
+    // The versions no task references any more (docs/storage.md#calendar-versions).
+    await repository.pruneCalendarVersions(owner, name);
     return {
       calendar: {
         ...calendarView(calendar),
@@ -143,21 +252,18 @@ export class CalendarService {
   }
 
   /**
-   * The dates of the region's public holidays a put asks for, its years bounded
-   * (docs/schedules.md#holidays).
-   * @throws validation_failed for years out of order or too many, or a region the dataset does not know
+   * The region and years of public holidays a put asks for, its years bounded; the calendar then
+   * follows the region (docs/schedules.md#holidays). Null when the put names no holidays.
+   * @throws validation_failed for years out of order or too many, or a server without a dataset
    */
-  async #holidayDates(
+  #holidayYears(
     request: HolidaysInput | undefined,
     now: Instant,
-  ): Promise<readonly string[]> {
-    if (request === undefined) return [];
-    const source = this.#deps.holidays;
-    if (source === undefined) {
-      throw ValidationError.of("holidays", "this server has no holiday dataset");
-    }
+  ): { request: HolidayRequest; holidays: CalendarHolidays } | null {
+    if (request === undefined) return null;
+    this.#holidaySource();
     const fromYear = request.from_year ?? new Date(now).getUTCFullYear();
-    const toYear = request.to_year ?? Math.min(9999, fromYear + 9);
+    const toYear = request.to_year ?? Math.min(9999, fromYear + HOLIDAY_HORIZON_YEARS);
     if (toYear < fromYear) {
       throw ValidationError.of("holidays.to_year", `must not be before from_year (${fromYear})`);
     }
@@ -167,7 +273,18 @@ export class CalendarService {
         `at most ${MAX_HOLIDAY_YEARS} years of holidays in one put (from_year ${fromYear})`,
       );
     }
-    return source.publicHolidays({ region: request.region, fromYear, toYear });
+    return {
+      request: { region: request.region, fromYear, toYear },
+      holidays: { region: request.region, fromYear, throughYear: toYear },
+    };
+  }
+
+  #holidaySource(): HolidaySource {
+    const source = this.#deps.holidays;
+    if (source === undefined) {
+      throw ValidationError.of("holidays", "this server has no holiday dataset");
+    }
+    return source;
   }
 
   /** @throws calendar_in_use (naming a task) while a task's schedule names the calendar */

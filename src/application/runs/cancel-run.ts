@@ -28,6 +28,8 @@ export async function cancelRun(
     {},
     (run, task) => requestRunCancel(run, now, runTaskContext(task)),
   );
+  // requestRunCancel answers a change or throws, and a run gone meanwhile is not_found: never null.
+  /* v8 ignore next */
   const run = changed?.change.run ?? found;
   if (changed?.change.cancelTarget === true) {
     deps.signals.cancelRequested(run, changed.task);

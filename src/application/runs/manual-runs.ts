@@ -3,8 +3,8 @@
  * (one run now, idempotent on its key, superseding the active runs under `cancel_other`) and a backfill
  * (the nominal times of a past range, each at most once), both written under the task's row lock; and
  * each within the owner's rate quotas (docs/security.md#quotas), a trigger counted against the runs
- * admitted per minute on this replica (the window the dispatcher shares) and a backfill against the
- * backfilled runs per hour the store counts.
+ * admitted per minute (across replicas by a store that counts them, and on this replica in the window
+ * the dispatcher shares) and a backfill against the backfilled runs per hour the store counts.
  */
 import { taskId as toTaskId } from "../../domain/ids.js";
 import { NotFoundError } from "../../domain/errors.js";
@@ -67,6 +67,7 @@ export async function triggerRun(
   task: Task,
   options: TriggerOptions,
   now: Instant,
+  rate?: { readonly perMinute: number; readonly check: (recent: number) => void },
 ): Promise<RunView> {
   const clientKey = options.idempotencyKey ?? deps.newId();
   validateClientKey(clientKey);
@@ -77,6 +78,11 @@ export async function triggerRun(
     scopeOf(actor),
     task.id,
     (locked) => {
+      // Refused inside the transaction, on the count the store took there across replicas: nothing is
+      // written (docs/security.md#quotas).
+      if (rate !== undefined && locked.admittedLastMinute !== undefined) {
+        rate.check(locked.admittedLastMinute);
+      }
       const ctx = { now, clientKey };
       const { task: taken, newRun } =
         options.takeOccurrence === true
@@ -98,6 +104,7 @@ export async function triggerRun(
         }),
       };
     },
+    rate === undefined ? {} : { admissions: { perMinute: rate.perMinute, now } },
   );
   for (const stopped of superseded) deps.signals.cancelRequested(stopped, task);
   deps.signals.wake();
@@ -145,20 +152,21 @@ export async function triggerWithinQuota(
   now: Instant,
 ): Promise<RunView> {
   const admissions = deps.admissions;
+  const perMinute = (deps.quotas ?? Quotas.UNLIMITED).of(actor.owner).runsPerMinute;
+  const limit = { limit: QUOTA_NAMES.runsPerMinute, max: perMinute, windowMs: MINUTE_MS };
   if (admissions !== undefined) {
-    const quotas = (deps.quotas ?? Quotas.UNLIMITED).of(actor.owner);
-    const limit = {
-      limit: QUOTA_NAMES.runsPerMinute,
-      max: quotas.runsPerMinute,
-      windowMs: MINUTE_MS,
-    };
     // Counted and taken in one synchronous step, before any await: concurrent triggers on this
     // replica each see the ones before them (docs/security.md#quotas); a trigger that fails gives it back.
     checkRate(limit, admissions.count(actor.owner, now), 1);
     admissions.add(actor.owner, now, 1);
   }
   try {
-    return await triggerRun(deps, actor, task, options, now);
+    return await triggerRun(deps, actor, task, options, now, {
+      perMinute,
+      check: (recent) => {
+        checkRate(limit, recent, 1);
+      },
+    });
   } catch (error) {
     admissions?.release(actor.owner, now, 1);
     throw error;

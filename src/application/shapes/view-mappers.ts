@@ -57,6 +57,9 @@ const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, "
 function dateText(days: number): string {
   const { year, month, day } = civilFromDays(days);
   const hundreds = Math.floor(year / 100);
+  // Every index is 0..99 (four-digit years, months, days): the `?? ""` (noUncheckedIndexedAccess) of
+  // these lookups and of formatInstant's are never taken, and not measured.
+  /* v8 ignore next */
   return `${TWO_DIGITS[hundreds] ?? ""}${TWO_DIGITS[year - hundreds * 100] ?? ""}-${TWO_DIGITS[month] ?? ""}-${TWO_DIGITS[day] ?? ""}`;
 }
 
@@ -75,9 +78,11 @@ export function formatInstant(at: Instant | null): string | null {
   const days = Math.floor(at / MS_PER_DAY);
   const ms = at % 1000;
   const seconds = (at - days * MS_PER_DAY - ms) / 1000;
+  /* v8 ignore start */
   const hh = TWO_DIGITS[Math.floor(seconds / 3600)] ?? "";
   const mm = TWO_DIGITS[Math.floor(seconds / 60) % 60] ?? "";
   const ss = TWO_DIGITS[seconds % 60] ?? "";
+  /* v8 ignore stop */
   const fraction = ms === 0 ? "" : `.${String(ms).padStart(3, "0")}`;
   return `${dateText(days)}T${hh}:${mm}:${ss}${fraction}Z`;
 }
@@ -254,6 +259,14 @@ export function calendarView(calendar: Calendar): CalendarView {
     name: calendar.name,
     items: calendar.items.map(calendarItemInput),
     version: calendar.version,
+    holidays:
+      calendar.holidays == null
+        ? null
+        : {
+            region: calendar.holidays.region,
+            from_year: calendar.holidays.fromYear,
+            through_year: calendar.holidays.throughYear,
+          },
     created_at: formatInstant(calendar.createdAt),
     updated_at: formatInstant(calendar.updatedAt),
   };

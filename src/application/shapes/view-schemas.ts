@@ -362,6 +362,21 @@ export const calendarViewSchema = z.strictObject({
   name: z.string(),
   items: z.array(calendarItemSchema),
   version: z.int().meta({ description: "1 when created, + 1 on each change" }),
+  holidays: z
+    .strictObject({
+      region: z.string(),
+      from_year: z.int(),
+      through_year: z.int().meta({
+        description:
+          "the last year whose holidays the items hold; kept at least the current year + " +
+          "9 as years pass (docs/schedules.md#holidays)",
+      }),
+    })
+    .nullable()
+    .meta({
+      description:
+        "the region whose public holidays the calendar follows (a put with `holidays`), or null",
+    }),
   created_at: instant,
   updated_at: instant,
 });

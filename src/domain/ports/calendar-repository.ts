@@ -1,5 +1,5 @@
 /** The calendar repository port (docs/architecture.md#ports): an owner's named calendars. */
-import type { Calendar } from "../calendar.js";
+import type { Calendar, CalendarHolidays } from "../calendar.js";
 import type { OwnerId, TaskId } from "../ids.js";
 import type { CalendarItem } from "../schedule/schedule-spec.js";
 import type { Instant } from "../time.js";
@@ -53,7 +53,22 @@ export interface CalendarRepository {
     items: readonly CalendarItem[],
     now: Instant,
     quota?: CalendarQuotaCheck,
+    holidays?: CalendarHolidays | null,
   ): Promise<Calendar>;
+  /**
+   * Removes the stored versions of the calendar older than its current one (all of them once it is
+   * deleted) that no task, deleted or not, references any more; returns how many. A put calls it once
+   * the tasks naming the calendar have moved to the new version (docs/storage.md#calendar-versions).
+   */
+  pruneCalendarVersions(owner: OwnerId, name: string): Promise<number>;
+  /**
+   * The owners and names of the calendars following a region's holidays whose items end before
+   * `throughYear`: the ones the runtime extends (docs/schedules.md#holidays), at most `limit`.
+   */
+  calendarsWithHolidaysBefore(
+    throughYear: number,
+    limit: number,
+  ): Promise<readonly { readonly owner: OwnerId; readonly name: string }[]>;
   /**
    * Deletes the calendar; false when the owner has none of that name.
    * @throws calendar_in_use naming a task (not deleted) whose schedule names it; nothing is deleted

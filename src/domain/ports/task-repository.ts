@@ -27,6 +27,13 @@ export interface LockedTask {
    * (a rate quota exact under concurrency: docs/security.md#quotas).
    */
   readonly recentRuns?: number;
+  /**
+   * With `options.admissions`, on a store that counts admissions across replicas: the runs the owner
+   * was queued (scheduled and triggered) in the minute before `now`, on every replica, counted in the
+   * transaction (docs/decisions.md#runs-per-minute-across-replicas). Absent where the store does not
+   * count them: the caller counts on its replica.
+   */
+  readonly admittedLastMinute?: number;
 }
 
 /** `mutateTask`'s options. */
@@ -35,6 +42,17 @@ export interface MutateTaskOptions {
   readonly run?: RunId;
   /** Count the owner's runs of `trigger` queued since `since` under the command's lock (`LockedTask.recentRuns`). */
   readonly recentRuns?: { readonly trigger: RunTrigger; readonly since: Instant };
+  /** The owner's `runs_per_minute` at `now`: count its queued runs (`LockedTask.admittedLastMinute`). */
+  readonly admissions?: { readonly perMinute: number; readonly now: Instant };
+}
+
+/**
+ * The `runs_per_minute` quota, for a store that counts admissions across replicas
+ * (docs/decisions.md#runs-per-minute-across-replicas).
+ */
+export interface AdmissionRate {
+  /** The owner's runs per minute; `Number.MAX_SAFE_INTEGER` or more: no quota, nothing counted. */
+  perMinute(owner: OwnerId): number;
 }
 
 /**
@@ -128,11 +146,17 @@ export interface TaskRepository {
    * calls `decide`, and writes what it returns as it is: the new runs, the rewritten active runs and the
    * task's schedule fields. A due task read with a `defect` is not decided: the store marks it
    * (`defect_at = now`) and reports it in `defective`.
+   *
+   * With `rate`, a store that counts admissions across replicas gives `decide` the runs the task's owner
+   * was queued in the minute before `now` on every replica, those of this batch decided before it
+   * included, and may call `decide` again for a task when it admits the batch again; other stores give
+   * `undefined` (the caller counts on its replica).
    */
   admitDueTasks(
     now: Instant,
     limit: number,
-    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
+    decide: (task: Task, activeRuns: readonly Run[], admittedLastMinute?: number) => AdmissionWrite,
+    rate?: AdmissionRate,
   ): Promise<AdmissionReport>;
   /** The earliest `next_run_at` of an enabled task not marked defective, for the coordinator's sleep. */
   nextDueAt(): Promise<Instant | null>;

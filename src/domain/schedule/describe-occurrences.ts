@@ -183,6 +183,12 @@ function describeOnce(spec: OnceSchedule, after: Instant): DescribedOccurrence[]
   ];
 }
 
+/** The text of the rule at `index` of `spec.rules`: never missing, so its `?? null` is not measured. */
+function ruleText(spec: CronSchedule, index: number): string | null {
+  /* v8 ignore next */
+  return spec.rules[index]?.text ?? null;
+}
+
 /** A moved occurrence as listed: at its moved instant, saying where it came from. */
 function movedOccurrence(
   spec: ScheduleSpec,
@@ -196,6 +202,8 @@ function movedOccurrence(
     kind: "excluded",
     at: nominal,
     wall: formatWall(wallOf(zone, nominal)),
+    // A moved occurrence is on an excluded date, so `exclusion` is never null here (not measured).
+    /* v8 ignore next */
     ...(exclusion === null ? {} : { exclusion }),
   };
   const fire = described(zone, { at: moved, note: null, suppressed, rule: null, exclusion: null });
@@ -324,8 +332,7 @@ export function describeOccurrences(
       spec.type === "cron" && fire !== null
         ? (gapNote(spec, fire) ?? overlapNote(zone, at, fire.wall))
         : (next.note ?? null);
-    const rule =
-      spec.type === "cron" && fire !== null ? (spec.rules[fire.rule]?.text ?? null) : null;
+    const rule = spec.type === "cron" && fire !== null ? ruleText(spec, fire.rule) : null;
     list.push(described(zone, { at, note, suppressed, rule, exclusion }));
     previous = at;
     lastListed = at;

@@ -53,6 +53,8 @@ function instantOfWall(spec: ScheduleSpec, zone: string, wall: number): number |
   const { instants, gap } = resolveWall(zone, wall);
   const [first] = instants;
   if (first !== undefined) return first;
+  // A wall time that resolves to no instant is in a gap: never null here, only typed so (not measured).
+  /* v8 ignore next */
   if (gap === null) return null;
   if (spec.type === "rrule") return wall - gap.offsetBefore;
   return isDstGap(gap) ? gap.at : null;

@@ -3,11 +3,14 @@
  * owner; a delete is refused while a task (not deleted) names it; a task write that brings a calendar
  * snapshot is refused when the calendar changed or went meanwhile (so no task keeps a stale snapshot),
  * and a write that does not touch its snapshots never is; excluded stretches land in the ledger as one
- * `skipped` range each.
+ * `skipped` range each. A task references its calendar by name and version: each read (admission's
+ * included) gives it that version's items, also after the calendar moved on; the versions no task
+ * references any more are removed, and a calendar made again after a delete never reuses a version a
+ * deleted task still references.
  */
 import { describe, expect, it } from "vitest";
 import type { Store } from "../../../src/domain/ports/store.js";
-import { withCalendar } from "../../../src/domain/calendar.js";
+import { calendarStamps, withCalendar } from "../../../src/domain/calendar.js";
 import type { Calendar } from "../../../src/domain/calendar.js";
 import { CalendarChangedError, CalendarInUseError } from "../../../src/domain/errors.js";
 import type { CalendarRepository } from "../../../src/domain/ports/calendar-repository.js";
@@ -293,6 +296,83 @@ export function describeCalendars(ctx: ContractContext): void {
         ["01-11", "queued", null, null, null],
         ["01-12", "skipped", "excluded", 1, "01-12"],
         ["01-13", "queued", null, null, null],
+      ]);
+    });
+
+    it("reads each task with the items of the version it references, admission included, after the calendar moved on", async () => {
+      const store = ctx.store();
+      const calendars = calendarsOf(store);
+      // T0 is Monday 2030-01-07 09:00 UTC; 08:00 daily. Version 1 excludes Jan 9, version 2 Jan 10.
+      const v1 = await calendars.putCalendar(ALICE, "holidays", items("2030-01-09"), at(1));
+      const task = taskNaming(v1);
+      const other = taskNaming(v1);
+      await store.tasks.insertTasks([task, other]);
+      const v2 = await calendars.putCalendar(ALICE, "holidays", items("2030-01-10"), at(2));
+      const itemsOf = (found: Task | null) =>
+        found?.schedule.type === "cron" && found.schedule.exclude[0]?.kind === "calendar"
+          ? found.schedule.exclude[0].items.map(calendarItemInput)
+          : null;
+      expect(itemsOf(await store.tasks.findTask(ALL, task.id))).toEqual(["2030-01-09"]);
+      // Both tasks still reference version 1: it stays.
+      await calendars.pruneCalendarVersions(ALICE, "holidays");
+      expect(itemsOf(await store.tasks.findTask(ALL, other.id))).toEqual(["2030-01-09"]);
+      // `other` moves to version 2; `task` keeps version 1, which admission decides against.
+      await store.tasks.mutateTask(ALL, other.id, (locked) => ({
+        task: { ...locked.task, schedule: withCalendar(locked.task.schedule, v2) },
+        result: () => null,
+      }));
+      await calendars.pruneCalendarVersions(ALICE, "holidays");
+      const now = (day: number): Instant => at((day - 7) * 24 * HOUR - HOUR + 10_000);
+      for (const day of [8, 9, 10, 11]) await admitDue(store, now(day));
+      const days = async (id: Task["id"]) =>
+        (await scheduledDecisions(store, id)).map((r) => [
+          new Date(r.scheduledFor).toISOString().slice(5, 10),
+          r.status === "skipped" ? "skipped" : "queued",
+        ]);
+      expect(await days(task.id)).toEqual([
+        ["01-08", "queued"],
+        ["01-09", "skipped"],
+        ["01-10", "queued"],
+        ["01-11", "queued"],
+      ]);
+      expect(await days(other.id)).toEqual([
+        ["01-08", "queued"],
+        ["01-09", "queued"],
+        ["01-10", "skipped"],
+        ["01-11", "queued"],
+      ]);
+      const listed = await store.tasks.listTasks(ALL, { limit: 10 });
+      expect(listed.items.map((t) => [t.id, itemsOf(t)])).toEqual(
+        expect.arrayContaining([
+          [task.id, ["2030-01-09"]],
+          [other.id, ["2030-01-10"]],
+        ]),
+      );
+    });
+
+    it("removes the versions no task references, and never reuses a version a deleted task references", async () => {
+      const store = ctx.store();
+      const calendars = calendarsOf(store);
+      const v1 = await calendars.putCalendar(ALICE, "holidays", items("2030-01-09"), at(1));
+      const task = taskNaming(v1);
+      await store.tasks.insertTask(task);
+      const v2 = await calendars.putCalendar(ALICE, "holidays", items("2030-01-10"), at(2));
+      await store.tasks.mutateTask(ALL, task.id, (locked) => ({
+        task: { ...locked.task, schedule: withCalendar(locked.task.schedule, v2) },
+        result: () => null,
+      }));
+      const removed = await calendars.pruneCalendarVersions(ALICE, "holidays");
+      // The SQL stores keep each version's items in a row of their own; the memory store's rows share them.
+      expect(removed).toBe(store.kind === "memory" ? 0 : 1);
+      await remove(store, task.id, at(3));
+      await expect(calendars.deleteCalendar(ALICE, "holidays")).resolves.toBe(true);
+      const again = await calendars.putCalendar(ALICE, "holidays", items("2030-02-01"), at(4));
+      expect(again.version).toBe(3);
+      const fresh = taskNaming(again);
+      await store.tasks.insertTask(fresh);
+      const found = await store.tasks.findTask(ALL, fresh.id);
+      expect(found === null ? [] : calendarStamps(found.schedule)).toEqual([
+        { name: "holidays", version: 3 },
       ]);
     });
   });

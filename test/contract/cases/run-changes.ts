@@ -198,6 +198,67 @@ export function describeRunChanges(ctx: ContractContext): void {
       expect(await store.tasks.findTask(ALL, task.id)).toBeNull();
     });
 
+    // SPEC 1.7: a launch is never misreported. A fast target's verdict may land before the record of its
+    // launch (docs/decisions.md): whatever the verdict says, the launch it proves is booked exactly once.
+    it.each(["succeeded", "failed", "cancelled"] as const)(
+      "books the late launch record of a run whose %s verdict overtook it",
+      async (status) => {
+        const store = ctx.store();
+        const task = await insertTask(store, IDLE);
+        await triggerRun(store, ALL, task.id, "fast", minute(0, 1));
+        const [claimed] = await claimDue(store, minute(1));
+        const verdict = await recordCompletion(
+          store,
+          claimed!.run.id,
+          { status, result: { fast: true } },
+          minute(1, 100),
+        );
+        expect(verdict!.run).toMatchObject({ status, claimToken: claimed!.run.claimToken });
+        const change = await recordLaunch(store, claimed!, minute(1, 200));
+        expect(change!.run).toMatchObject({
+          status,
+          result: { fast: true },
+          claimToken: null,
+          claimExpiresAt: null,
+          launchedAt: minute(1, 100),
+        });
+        expect(await reloadRun(store, claimed!.run.id)).toEqual(change!.run);
+        expect(await reload(store, task.id)).toMatchObject({
+          runCount: 1,
+          lastRunAt: minute(1, 100),
+          lastRunId: claimed!.run.id,
+        });
+      },
+    );
+
+    it("books the launch a retried failure proves once, though its launch record comes after the retry", async () => {
+      const store = ctx.store();
+      const task = await insertTask(store, {
+        ...IDLE,
+        options: { ...IDLE.options, retry: { maxAttempts: 2 } },
+      });
+      await triggerRun(store, ALL, task.id, "fast", minute(0, 1));
+      const [claimed] = await claimDue(store, minute(1));
+      const verdict = await recordCompletion(
+        store,
+        claimed!.run.id,
+        { status: "failed", error: "boom" },
+        minute(1, 100),
+      );
+      expect(verdict!.run).toMatchObject({ status: "queued", failures: 1, claimToken: null });
+      // The retry is not held back by the record: the verdict booked the launch, the record finds its
+      // claim released and writes nothing.
+      await expect(recordLaunch(store, claimed!, minute(1, 200))).rejects.toMatchObject({
+        code: "lease_lost",
+      });
+      expect(await reloadRun(store, claimed!.run.id)).toEqual(verdict!.run);
+      expect(await reload(store, task.id)).toMatchObject({
+        runCount: 1,
+        lastRunAt: minute(1, 100),
+        lastRunId: claimed!.run.id,
+      });
+    });
+
     it("hands decide the run and its task as stored, and writes nothing when it returns null", async () => {
       const store = ctx.store();
       const task = await insertTask(store);

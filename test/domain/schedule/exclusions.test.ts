@@ -173,6 +173,23 @@ describe("exclude", () => {
     expect(iso(nextDueAfter(spec, at("2026-01-31T23:59:59Z")) ?? 0)).toBe("2027-02-01T00:00:00Z");
   });
 
+  it("resumes on a day whose midnight is skipped by a DST jump, at its first fire", () => {
+    // America/Santiago jumps from 2026-09-06 00:00 to 01:00: that day starts at 01:00 (04:00Z), and its
+    // 00:30, in the gap, fires at the jump.
+    expect(
+      fires(
+        { type: "cron", cron: "30 0 * * *", timezone: "America/Santiago", exclude: ["2026-09-05"] },
+        "2026-09-04T12:00:00Z",
+        2,
+      ),
+    ).toEqual(["2026-09-06T04:00:00Z", "2026-09-07T03:30:00Z"]);
+  });
+
+  it("has nothing due once no nominal time remains before end_at", () => {
+    const spec = parse({ ...daily8, end_at: "2026-12-26T12:00:00Z", exclude: ["2026-12-25"] });
+    expect(nextDueAfter(spec, at("2026-12-26T08:00:00Z"))).toBeNull();
+  });
+
   it("wakes at end_at when only excluded nominal times remain before it", () => {
     const spec = parse({
       ...daily8,

@@ -74,6 +74,25 @@ describe("parseSchedule", () => {
       });
     });
 
+    it("writes an rrule schedule back as its text, bounds and exclusions, which parse to the same spec", () => {
+      const spec = parse({
+        type: "rrule",
+        rrule: "DTSTART;TZID=Europe/Berlin:20260105T093000\nRRULE:FREQ=WEEKLY;BYDAY=MO",
+        end_at: "2026-12-31T00:00:00Z",
+        exclude: ["2026-06-08"],
+        on_excluded: "next",
+      });
+      const input = scheduleToInput(spec);
+      expect(input).toEqual({
+        type: "rrule",
+        rrule: "DTSTART;TZID=Europe/Berlin:20260105T093000\nRRULE:FREQ=WEEKLY;BYDAY=MO",
+        end_at: "2026-12-31T00:00:00Z",
+        exclude: ["2026-06-08"],
+        on_excluded: "next",
+      });
+      expect(parse(input)).toEqual(spec);
+    });
+
     it.each(["x x x x x", "60 * * * *", "* * * * 99"])("rejects %j", (cron) => {
       expect(errorsOf({ type: "cron", cron })[0]?.field).toBe("schedule.cron");
     });

@@ -78,12 +78,12 @@ describe("sparse DAILY-or-finer rrule schedules", () => {
       "DTSTART:20240101T000000Z\nRRULE:FREQ=HOURLY;INTERVAL=168;BYDAY=TU",
       "DTSTART:20240101T000000Z\nRRULE:FREQ=SECONDLY;BYSECOND=60",
     ];
+    // The work budget is the bound (a refusal past it would be a work_budget error, not this one); the
+    // time it takes belongs to the bench.
     for (const text of never) {
-      const started = performance.now();
       expect(() =>
         withWorkBudget(() => parsed(text, Date.parse("2024-01-01T00:00:00Z")), SCHEDULE_WORK_STEPS),
       ).toThrow(/no instance within 30 years of DTSTART/);
-      expect(performance.now() - started, text).toBeLessThan(1_000);
     }
   });
 

@@ -65,4 +65,36 @@ describe("gapBelow", () => {
     expect(gapBelow(cron(rules), NOW, 2_001)).toMatchObject({ ms: 2_000 });
     expect(gapBelow(cron(rules), NOW, 2_000)).toBeNull();
   });
+
+  describe("edges (issue 36)", () => {
+    const DAY = 86_400_000;
+
+    it("names a gap between two rules that spans days", () => {
+      expect(gapBelow(cron(["59 23 * * 1", "0 0 * * 3"]), NOW, 3 * DAY)).toEqual({
+        ms: DAY + 60_000,
+        between: '"59 23 * * 1" at 23:59:00 and "0 0 * * 3" at 00:00:00 2 days later',
+      });
+    });
+
+    it("reads a shortcut's days, and passes over two rules firing at the same time", () => {
+      expect(gapBelow(cron(["@daily", "0 12 * * *"]), NOW, 13 * HOUR)).toEqual({
+        ms: 12 * HOUR,
+        between: '"@daily" at 00:00:00 and "0 12 * * *" at 12:00:00 on one day',
+      });
+      // Same time on different days: one fire a day, a day apart.
+      expect(gapBelow(cron(["0 9 * * 1-3", "0 9 * * 3-5"]), NOW, 2 * DAY)).toMatchObject({
+        ms: DAY,
+      });
+    });
+
+    it("stops at the schedule's end when it looks across a DST transition", () => {
+      const bounded = spec({
+        type: "cron",
+        cron: "30 1 * * *",
+        timezone: "America/New_York",
+        end_at: "2026-11-01T07:00:00Z",
+      });
+      expect(gapBelow(bounded, instant(Date.UTC(2026, 9, 30)), 2 * HOUR)).toBeNull();
+    });
+  });
 });

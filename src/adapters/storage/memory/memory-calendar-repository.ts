@@ -2,8 +2,8 @@
  * Calendars in memory: the reference semantics of `CalendarRepository`. Each method is one transaction
  * over `MemoryTables`, so a delete's in-use check and the delete are atomic.
  */
-import type { Calendar } from "../../../domain/calendar.js";
-import { namesCalendar } from "../../../domain/calendar.js";
+import type { Calendar, CalendarHolidays } from "../../../domain/calendar.js";
+import { calendarStamps, namesCalendar } from "../../../domain/calendar.js";
 import { CalendarChangedError, CalendarInUseError } from "../../../domain/errors.js";
 import type { OwnerId, TaskId } from "../../../domain/ids.js";
 import type {
@@ -79,6 +79,7 @@ export class MemoryCalendarRepository implements CalendarRepository {
     items: readonly CalendarItem[],
     now: Instant,
     quota?: CalendarQuotaCheck,
+    holidays?: CalendarHolidays | null,
   ): Promise<Calendar> {
     return this.#tables.atomically(() => {
       const previous = this.#tables.calendar(owner, name);
@@ -98,7 +99,8 @@ export class MemoryCalendarRepository implements CalendarRepository {
         owner,
         name,
         items,
-        version: (previous?.version ?? 0) + 1,
+        version: (previous?.version ?? this.#referencedVersion(owner, name)) + 1,
+        holidays: holidays == null ? null : { ...holidays },
         createdAt: previous?.createdAt ?? now,
         updatedAt: now,
       });
@@ -115,6 +117,39 @@ export class MemoryCalendarRepository implements CalendarRepository {
       this.#tables.putCalendar(owner, name, undefined);
       return true;
     });
+  }
+
+  /**
+   * The highest version of a deleted calendar its deleted tasks still reference (0 for none): a
+   * calendar made again starts after it, as on the SQL stores.
+   */
+  #referencedVersion(owner: OwnerId, name: string): number {
+    let highest = 0;
+    for (const task of this.#tables.tasks()) {
+      if (task.owner !== owner) continue;
+      for (const stamp of calendarStamps(task.schedule)) {
+        if (stamp.name === name) highest = Math.max(highest, stamp.version);
+      }
+    }
+    return highest;
+  }
+
+  /** Nothing to remove: the rows share each version's items list, which goes with its last task. */
+  pruneCalendarVersions(): Promise<number> {
+    return Promise.resolve(0);
+  }
+
+  calendarsWithHolidaysBefore(
+    throughYear: number,
+    limit: number,
+  ): Promise<readonly { readonly owner: OwnerId; readonly name: string }[]> {
+    return this.#tables.atomically(() =>
+      [...this.#tables.calendars()]
+        .filter((c) => c.holidays != null && c.holidays.throughYear < throughYear)
+        .sort((a, b) => (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : byName(a, b)))
+        .slice(0, limit)
+        .map((c) => ({ owner: c.owner, name: c.name })),
+    );
   }
 
   tasksUsingCalendar(owner: OwnerId, name: string): Promise<readonly TaskId[]> {

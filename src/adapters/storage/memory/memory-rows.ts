@@ -8,7 +8,12 @@ import type { RunId, ThreadId } from "../../../domain/ids.js";
 import { threadId as toThreadId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type { Run } from "../../../domain/run.js";
-import { decodeSchedule, encodeSchedule } from "../../../domain/schedule-codec.js";
+import {
+  decodeSchedule,
+  encodeSchedule,
+  resolveCalendars,
+} from "../../../domain/schedule-codec.js";
+import type { ScheduleSpec } from "../../../domain/schedule/schedule-spec.js";
 import type { Task } from "../../../domain/task.js";
 
 function deepFreeze<T>(value: T): T {
@@ -28,6 +33,28 @@ function jsonColumn<T>(value: T): T {
   return deepFreeze(JSON.parse(JSON.stringify(value)) as T);
 }
 
+/**
+ * The schedule as a row holds it: through the codec, which keeps a calendar as a reference (name and
+ * version), resolved here to the very items list the written task held, so every row naming one
+ * version shares one list (the SQL stores keep it once in `calendar_versions`).
+ */
+function scheduleColumn(spec: ScheduleSpec): ScheduleSpec {
+  const decoded = decodeSchedule(jsonColumn(encodeSchedule(spec)));
+  return resolveCalendars(decoded, (name, version) => {
+    if (spec.type === "once") return undefined;
+    for (const exclusion of spec.exclude) {
+      if (
+        exclusion.kind === "calendar" &&
+        exclusion.name === name &&
+        exclusion.version === version
+      ) {
+        return exclusion.items;
+      }
+    }
+    return undefined;
+  });
+}
+
 /** The stored, frozen copy of `task`: exactly the task table's columns. */
 export function taskRow(task: Task): Task {
   // The JSON columns are frozen deeply by `jsonColumn`; the other columns are primitives.
@@ -38,7 +65,7 @@ export function taskRow(task: Task): Task {
     description: task.description,
     schedule: Object.isFrozen(task.schedule)
       ? task.schedule
-      : deepFreeze(decodeSchedule(jsonColumn(encodeSchedule(task.schedule)))),
+      : deepFreeze(scheduleColumn(task.schedule)),
     target: jsonColumn(task.target),
     context: jsonColumn(task.context),
     options: jsonColumn(task.options),

@@ -10,7 +10,7 @@ import { runId } from "../../../domain/ids.js";
 import { newRunWithId } from "../../../domain/new-run.js";
 import type { AdmissionTaskFields } from "../../../domain/admission.js";
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
-import type { AdmissionReport } from "../../../domain/ports/task-repository.js";
+import type { AdmissionRate, AdmissionReport } from "../../../domain/ports/task-repository.js";
 import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
@@ -18,7 +18,7 @@ import { taskSource } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { SCHEDULED_OCCURRENCE_INDEX, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
-import { record, text, taskSelectList } from "./postgres-rows.js";
+import { calendarItemsColumn, record, text, taskSelectList } from "./postgres-rows.js";
 import { DEFINITION_STAMP } from "./postgres-task-definitions.js";
 import type { Column } from "./postgres-sql.js";
 import {
@@ -30,6 +30,8 @@ import {
   unnestValue,
 } from "./postgres-sql.js";
 import { withTransaction } from "./with-transaction.js";
+import { HeldGates, admitAgainWhenNear, quotasOf } from "./postgres-admission-rate.js";
+import type { AdmissionRateGate, PostgresAdmissionRate } from "./postgres-admission-rate.js";
 import { admissionReport } from "../shared/admission-report.js";
 
 /** What one task's admission writes. */
@@ -58,7 +60,8 @@ const OCCURRENCE_COLUMNS: readonly Column[] = [
 interface AdmitArgs {
   readonly now: Instant;
   readonly limit: number;
-  readonly decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite;
+  readonly decide: (task: Task, activeRuns: readonly Run[], admitted?: number) => AdmissionWrite;
+  readonly rate?: AdmissionRate | undefined;
 }
 
 /** An admission written without a savepoint met an occurrence already decided. */
@@ -71,14 +74,19 @@ export class PostgresAdmission {
   readonly #scheduleFields: PostgresStatement;
   readonly #decided: PostgresStatement;
   readonly #markDefects: PostgresStatement;
+  readonly #rate: PostgresAdmissionRate;
 
-  constructor(ctx: PostgresContext) {
+  constructor(ctx: PostgresContext, rate: PostgresAdmissionRate) {
     this.#ctx = ctx;
+    this.#rate = rate;
     const state = ctx.taskStateTable;
     // `due_at` is `next_run_at` while the task is enabled and not defective (a generated column), NULL
     // otherwise: task_state_due_idx holds the due tasks only. Only the state row is locked.
     this.#due = prepared(
-      `SELECT ${taskSelectList("t", "s")}, t.xmin::text AS ${DEFINITION_STAMP} FROM ${taskSource(ctx)}` +
+      `SELECT ${taskSelectList("t", "s")}, t.xmin::text AS ${DEFINITION_STAMP},` +
+        // The calendar versions the due tasks name, in the same read (docs/storage.md#calendar-versions).
+        ` ${calendarItemsColumn(`${ctx.schema.quoted}.calendar_versions`, "t")}` +
+        ` FROM ${taskSource(ctx)}` +
         ` WHERE s.due_at <= ${msToTimestamp("$1::int8")}` +
         ` ORDER BY s.due_at, s.task_id LIMIT $2::int4 FOR UPDATE OF s SKIP LOCKED`,
     );
@@ -103,11 +111,11 @@ export class PostgresAdmission {
 
   async admit(args: AdmitArgs): Promise<AdmissionReport> {
     try {
-      return await this.#admit(args, false);
+      return await admitAgainWhenNear(() => this.#admit(args, false));
     } catch (error) {
       if (!(error instanceof OccurrenceDecided)) throw error;
       // That transaction wrote nothing: admit again, with a savepoint to drop the decided tasks' work.
-      return this.#admit(args, true);
+      return admitAgainWhenNear(() => this.#admit(args, true));
     }
   }
 
@@ -118,6 +126,7 @@ export class PostgresAdmission {
    */
   #admit(args: AdmitArgs, careful: boolean): Promise<AdmissionReport> {
     const ctx = this.#ctx;
+    const gates = new HeldGates();
     return withTransaction(ctx.pool, async (client) => {
       const due = await client.query(this.#due, [args.now, args.limit]);
       // Each definition decoded once per version of its row, and kept for the claim of its run.
@@ -129,9 +138,11 @@ export class PostgresAdmission {
         client,
         tasks.map((t) => t.id),
       );
+      const gate = gates.hold(await this.#rate.open(client, quotasOf(tasks, args.rate), args.now));
       let admissions = tasks.map((task) => {
         const activeRuns = active.filter((run) => run.taskId === task.id);
-        const write = args.decide(task, activeRuns);
+        const write = args.decide(task, activeRuns, gate?.admitted(task.owner));
+        gate?.add(write.newRuns);
         return {
           task,
           fields: write.fields,
@@ -139,9 +150,10 @@ export class PostgresAdmission {
           runUpdates: write.runUpdates,
         };
       });
+      gate?.check();
       if (!careful) {
         try {
-          await this.#write(client, admissions);
+          await this.#write(client, admissions, gate);
           return report(admissions, defective);
         } catch (error) {
           if (uniqueViolation(error) === SCHEDULED_OCCURRENCE_INDEX) throw new OccurrenceDecided();
@@ -151,7 +163,7 @@ export class PostgresAdmission {
       for (;;) {
         await client.query("SAVEPOINT admission");
         try {
-          await this.#write(client, admissions);
+          await this.#write(client, admissions, gate);
           return report(admissions, defective);
         } catch (error) {
           if (uniqueViolation(error) !== SCHEDULED_OCCURRENCE_INDEX) throw error;
@@ -162,6 +174,8 @@ export class PostgresAdmission {
           admissions = admissions.filter((a) => !decided.has(a.task.id));
         }
       }
+    }).finally(() => {
+      gates.close();
     });
   }
 
@@ -179,8 +193,16 @@ export class PostgresAdmission {
     return defective;
   }
 
-  async #write(client: PostgresClient, admissions: readonly TaskAdmission[]): Promise<void> {
+  async #write(
+    client: PostgresClient,
+    admissions: readonly TaskAdmission[],
+    gate: AdmissionRateGate | null,
+  ): Promise<void> {
     if (admissions.length === 0) return;
+    await gate?.record(
+      client,
+      admissions.flatMap((a) => a.newRuns),
+    );
     const kinds = new Map(admissions.map((a) => [a.task.id, a.task.target.kind]));
     await this.#ctx.runSql.insert(
       client,

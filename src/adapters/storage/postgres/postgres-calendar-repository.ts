@@ -1,10 +1,12 @@
 /**
- * Calendars on PostgreSQL (`calendars`, migration 0005). A calendar's writes lock its row (`FOR UPDATE`,
+ * Calendars on PostgreSQL (`calendars`, migration 0005; `calendar_versions` and the holiday region,
+ * migration 0027). Each version's items are kept once in `calendar_versions`, written in the put's
+ * transaction, and joined by every task read that names it (`calendarItemsColumn`). A calendar's writes lock its row (`FOR UPDATE`,
  * or the upsert's own lock); a task write that brings a calendar snapshot locks the same row `FOR SHARE`
  * while it checks the version (`checkPostgresStamps`), so a delete's in-use check sees every task
  * committed before it and a task never keeps a snapshot of a calendar edited or deleted meanwhile.
  */
-import type { Calendar, CalendarStamp } from "../../../domain/calendar.js";
+import type { Calendar, CalendarHolidays, CalendarStamp } from "../../../domain/calendar.js";
 import { CalendarChangedError, CalendarInUseError } from "../../../domain/errors.js";
 import type { OwnerId, TaskId } from "../../../domain/ids.js";
 import { ownerId, taskId } from "../../../domain/ids.js";
@@ -15,7 +17,11 @@ import type {
 } from "../../../domain/ports/calendar-repository.js";
 import type { Page } from "../../../domain/ports/queries.js";
 import { decodeNameCursor, nameKey, pageOf } from "../shared/page-cursor.js";
-import { decodeCalendarItems, encodeCalendarItems } from "../../../domain/schedule-codec.js";
+import {
+  calendarItemsText,
+  decodeCalendarItems,
+  encodeCalendarItems,
+} from "../../../domain/schedule-codec.js";
 import type { CalendarItem } from "../../../domain/schedule/schedule-spec.js";
 import type { Instant } from "../../../domain/time.js";
 import type { PostgresContext } from "./postgres-context.js";
@@ -25,11 +31,22 @@ import { msToTimestamp, timestampToMs } from "./postgres-sql.js";
 import { withTransaction } from "./with-transaction.js";
 
 const COLUMNS = `owner, name, items, version, ${timestampToMs("created_at")} AS created_at,
-  ${timestampToMs("updated_at")} AS updated_at`;
+  ${timestampToMs("updated_at")} AS updated_at, holiday_region, holiday_from_year, holiday_to_year`;
+
+function holidaysOf(row: Record<string, unknown>): CalendarHolidays | null {
+  const region = row["holiday_region"];
+  if (typeof region !== "string") return null;
+  return {
+    region,
+    fromYear: integer(row, "holiday_from_year"),
+    throughYear: integer(row, "holiday_to_year"),
+  };
+}
 
 function calendarFromRow(value: unknown): Calendar {
   const row = record(value);
   return {
+    holidays: holidaysOf(row),
     owner: ownerId(text(row, "owner")),
     name: text(row, "name"),
     items: decodeCalendarItems(row["items"]),
@@ -75,10 +92,12 @@ export class PostgresCalendarRepository implements CalendarRepository {
   readonly #ctx: PostgresContext;
   readonly #table: string;
   readonly #using: string;
+  readonly #versions: string;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     this.#table = `${ctx.schema.quoted}.calendars`;
+    this.#versions = `${ctx.schema.quoted}.calendar_versions`;
     this.#using =
       `SELECT t.id FROM ${ctx.tasksTable} AS t` +
       ` WHERE t.owner = $1::text AND t.deleted_at IS NULL AND t.schedule -> 'exclude' @> $2::jsonb` +
@@ -112,11 +131,47 @@ export class PostgresCalendarRepository implements CalendarRepository {
     items: readonly CalendarItem[],
     now: Instant,
     quota?: CalendarQuotaCheck,
+    holidays?: CalendarHolidays | null,
   ): Promise<Calendar> {
-    if (quota === undefined) return this.#upsert(this.#ctx.pool, owner, name, items, now);
     return withTransaction(this.#ctx.pool, async (client) => {
-      await this.#checkHoldings(client, owner, name, items.length, quota);
-      return this.#upsert(client, owner, name, items, now);
+      if (quota !== undefined) await this.#checkHoldings(client, owner, name, items.length, quota);
+      const calendar = await this.#upsert(client, owner, name, items, now, holidays ?? null);
+      await client.query(
+        `INSERT INTO ${this.#versions} (owner, name, version, items)
+         VALUES ($1::text, $2::text, $3::int4, $4::text)`,
+        [owner, name, calendar.version, calendarItemsText(items)],
+      );
+      return calendar;
+    });
+  }
+
+  async pruneCalendarVersions(owner: OwnerId, name: string): Promise<number> {
+    const result = await this.#ctx.pool.query(
+      `DELETE FROM ${this.#versions} AS v
+       WHERE v.owner = $1::text AND v.name = $2::text
+         AND v.version < COALESCE((SELECT version FROM ${this.#table}
+                                   WHERE owner = $1::text AND name = $2::text), 2147483647)
+         AND NOT EXISTS (SELECT 1 FROM ${this.#ctx.tasksTable} AS t
+                         WHERE t.owner = $1::text AND t.schedule -> 'exclude' @> jsonb_build_array(
+                           jsonb_build_object('kind', 'calendar', 'name', v.name, 'version', v.version)))`,
+      [owner, name],
+    );
+    return result.rowCount ?? 0;
+  }
+
+  async calendarsWithHolidaysBefore(
+    throughYear: number,
+    limit: number,
+  ): Promise<readonly { readonly owner: OwnerId; readonly name: string }[]> {
+    const result = await this.#ctx.pool.query(
+      `SELECT owner, name FROM ${this.#table}
+       WHERE holiday_region IS NOT NULL AND holiday_to_year < $1::int4
+       ORDER BY owner, name LIMIT $2::int4`,
+      [throughYear, limit],
+    );
+    return result.rows.map((value) => {
+      const row = record(value);
+      return { owner: ownerId(text(row, "owner")), name: text(row, "name") };
     });
   }
 
@@ -161,15 +216,32 @@ export class PostgresCalendarRepository implements CalendarRepository {
     name: string,
     items: readonly CalendarItem[],
     now: Instant,
+    holidays: CalendarHolidays | null,
   ): Promise<Calendar> {
+    // A calendar made again after a delete starts after the versions deleted tasks still reference,
+    // so a (name, version) never stands for two lists of items.
     const result = await db.query(
-      `INSERT INTO ${this.#table} AS c (owner, name, items, version, created_at, updated_at)
-       VALUES ($1::text, $2::text, $3::jsonb, 1, ${msToTimestamp("$4::int8")},
-               ${msToTimestamp("$4::int8")})
+      `INSERT INTO ${this.#table} AS c (owner, name, items, version, created_at, updated_at,
+                                        holiday_region, holiday_from_year, holiday_to_year)
+       VALUES ($1::text, $2::text, $3::jsonb,
+               1 + COALESCE((SELECT max(version) FROM ${this.#versions}
+                             WHERE owner = $1::text AND name = $2::text), 0),
+               ${msToTimestamp("$4::int8")}, ${msToTimestamp("$4::int8")},
+               $5::text, $6::int4, $7::int4)
        ON CONFLICT (owner, name) DO UPDATE SET
-         items = excluded.items, version = c.version + 1, updated_at = excluded.updated_at
+         items = excluded.items, version = c.version + 1, updated_at = excluded.updated_at,
+         holiday_region = excluded.holiday_region, holiday_from_year = excluded.holiday_from_year,
+         holiday_to_year = excluded.holiday_to_year
        RETURNING ${COLUMNS}`,
-      [owner, name, JSON.stringify(encodeCalendarItems(items)), now],
+      [
+        owner,
+        name,
+        JSON.stringify(encodeCalendarItems(items)),
+        now,
+        holidays?.region ?? null,
+        holidays?.fromYear ?? null,
+        holidays?.throughYear ?? null,
+      ],
     );
     return calendarFromRow(result.rows[0]);
   }
@@ -189,6 +261,14 @@ export class PostgresCalendarRepository implements CalendarRepository {
         owner,
         name,
       ]);
+      // The versions deleted tasks still reference stay (reading such a task resolves them).
+      await client.query(
+        `DELETE FROM ${this.#versions} AS v WHERE v.owner = $1::text AND v.name = $2::text
+           AND NOT EXISTS (SELECT 1 FROM ${this.#ctx.tasksTable} AS t
+                           WHERE t.owner = $1::text AND t.schedule -> 'exclude' @> jsonb_build_array(
+                             jsonb_build_object('kind', 'calendar', 'name', v.name, 'version', v.version)))`,
+        [owner, name],
+      );
       return true;
     });
   }

@@ -43,7 +43,11 @@ export function postgresContext(args: {
     ...args,
     ...tables,
     runSql: new RunSql(args.schema),
-    definitions: new TaskDefinitions({ ...tables, secrets: args.secrets }),
+    definitions: new TaskDefinitions({
+      ...tables,
+      secrets: args.secrets,
+      calendarVersionsTable: `${args.schema.quoted}.calendar_versions`,
+    }),
   };
 }
 

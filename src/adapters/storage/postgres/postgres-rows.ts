@@ -246,6 +246,24 @@ export function taskSelectList(def: string, state: string, prefix = ""): string 
   }).join(", ");
 }
 
+/**
+ * The column `calendars` of a task read (after `taskSelectList`): the items of each calendar version
+ * the schedule of `def` references, joined from `calendar_versions` by primary key in the same
+ * statement (`[[name, version, itemsText], ...]` as JSON text, or null when it names none). A task that
+ * names no calendar costs an empty function scan. `versions` is the qualified table.
+ */
+export function calendarItemsColumn(versions: string, def: string): string {
+  return (
+    `(SELECT json_agg(json_build_array(cv.name, cv.version, cv.items))::text` +
+    ` FROM (SELECT DISTINCT e.v->>'name' AS name, (e.v->>'version')::int4 AS version` +
+    ` FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${def}.schedule->'exclude') = 'array'` +
+    ` THEN ${def}.schedule->'exclude' ELSE '[]'::jsonb END) AS e(v)` +
+    ` WHERE e.v->>'kind' = 'calendar' AND NOT e.v ? 'itemsJson' AND NOT e.v ? 'items') AS r` +
+    ` JOIN ${versions} AS cv ON cv.owner = ${def}.owner AND cv.name = r.name` +
+    ` AND cv.version = r.version) AS calendars`
+  );
+}
+
 /** A JSON column as read: its text (`taskSelectList`), or its value where a statement returned jsonb. */
 function stored(row: Row, column: string): StoredColumn {
   const value = row[column];
@@ -326,6 +344,8 @@ export function taskDefinitionFromRow(value: unknown, secrets: SecretSealer): De
       context: stored(row, "context"),
       options: stored(row, "options"),
       metadata: stored(row, "metadata"),
+      // Present where the read joined the calendar versions (`calendarItemsColumn`).
+      calendars: "calendars" in row ? (textOrNull(row, "calendars") ?? null) : undefined,
     },
     createdAt,
   );
@@ -421,7 +441,7 @@ const SCHEDULE_TYPES = ["cron", "once", "interval", "rrule"] as const;
 
 /**
  * The idempotency key as stored: NULL for a scheduled or backfilled run whose key is the one derived from
- * its task, trigger and instant (about 70 bytes of every run's row and of its insert's WAL, migration 26);
+ * its task, trigger and instant (about 70 bytes of every run's row and of its insert's WAL, migration 28);
  * a manual run's client key is always stored (`runs_manual_key_uq`).
  */
 function storedIdempotencyKey(run: Run): string | null {

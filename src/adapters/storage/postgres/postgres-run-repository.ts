@@ -42,6 +42,7 @@ import {
   taskFromRow,
   text,
   taskSelectList,
+  calendarItemsColumn,
 } from "./postgres-rows.js";
 import {
   columnArrays,
@@ -360,7 +361,8 @@ function buildStatements(ctx: PostgresContext) {
       ` ORDER BY r.scheduled_for DESC, r.id DESC LIMIT $7::int4`,
     // The task's state row is the lock every run writer, admission and owner commands take.
     lockTaskOfRun:
-      `SELECT ${taskSelectList("t", "s")} FROM ${taskSource(ctx)}` +
+      `SELECT ${taskSelectList("t", "s")},` +
+      ` ${calendarItemsColumn(`${ctx.schema.quoted}.calendar_versions`, "t")} FROM ${taskSource(ctx)}` +
       ` WHERE t.id = (SELECT task_id FROM ${runs} WHERE id = $1::text) FOR UPDATE OF s`,
     lockRun: `${select} WHERE r.id = $1::text FOR UPDATE`,
     // Both by primary key from the unnested ids, each probe a lateral subquery the planner cannot

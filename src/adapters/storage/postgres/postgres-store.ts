@@ -19,6 +19,7 @@ import type {
 } from "../../../domain/ports/store.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
+import { measureOffsetMs } from "./postgres-clock-offset.js";
 import { WAKE_CHANNEL, postgresContext } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { migratePostgres, postgresMigrationStatus } from "./postgres-migrations.js";
@@ -190,13 +191,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     refuses: isPostgresRefusal,
     dbNow,
     referenceClock: {
-      measureOffsetMs: async () => {
-        // The local reading is the machine's own clock, halfway through the round trip.
-        const before = Date.now();
-        const db = await dbNow();
-        const after = Date.now();
-        return db - (before + after) / 2;
-      },
+      // Several readings, the fastest kept (postgres-clock-offset.ts).
+      measureOffsetMs: () => measureOffsetMs(dbNow),
     },
     listen: listenOn,
     ...(listenPool === null ? {} : { wakes: new PostgresWakeSource(listenOn, WAKE_CHANNEL) }),

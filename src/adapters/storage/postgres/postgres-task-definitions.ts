@@ -16,6 +16,7 @@ import type { PostgresContext } from "./postgres-context.js";
 import { taskSource } from "./postgres-context.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import {
+  calendarItemsColumn,
   integer,
   record,
   taskDefinitionFromRow,
@@ -49,7 +50,10 @@ export class TaskDefinitions {
   #misses = 0;
 
   constructor(
-    ctx: Pick<PostgresContext, "secrets" | "tasksTable" | "taskStateTable">,
+    ctx: Pick<PostgresContext, "secrets" | "tasksTable" | "taskStateTable"> & {
+      /** Joined into every definition read, so that no definition kept holds an unread calendar. */
+      readonly calendarVersionsTable: string;
+    },
     capacity = TASK_DEFINITIONS_KEPT,
   ) {
     this.#secrets = ctx.secrets;
@@ -58,7 +62,10 @@ export class TaskDefinitions {
     // statistics say.
     this.#byIds = prepared(
       `SELECT d.* FROM unnest($1::text[]) AS w(id) CROSS JOIN LATERAL` +
-        ` (SELECT ${taskSelectList("k", "v")}, k.xmin::text AS ${DEFINITION_STAMP}` +
+        ` (SELECT ${taskSelectList("k", "v")}, k.xmin::text AS ${DEFINITION_STAMP},` +
+        // The calendar versions the schedule names (docs/storage.md#calendar-versions): a kept
+        // definition is admission's too, so it is never one whose calendars were not read.
+        ` ${calendarItemsColumn(ctx.calendarVersionsTable, "k")}` +
         ` FROM ${taskSource(ctx, "k", "v")} WHERE k.id = w.id OFFSET 0) AS d`,
     );
   }

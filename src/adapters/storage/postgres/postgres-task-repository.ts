@@ -14,6 +14,7 @@ import { runId } from "../../../domain/ids.js";
 import { newRunWithId } from "../../../domain/new-run.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
+  AdmissionRate,
   AdmissionReport,
   LockedTask,
   MutateTaskOptions,
@@ -26,6 +27,7 @@ import type { TargetKind } from "../../../domain/target.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { PostgresAdmission } from "./postgres-admission.js";
+import { HeldGates, PostgresAdmissionRate, admitAgainWhenNear } from "./postgres-admission-rate.js";
 import { checkPostgresStamps } from "./postgres-calendar-repository.js";
 import { WAKE_CHANNEL, taskSource, wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
@@ -39,6 +41,7 @@ import {
   runFromRow,
   taskFromRow,
   taskSelectList,
+  calendarItemsColumn,
   taskValues,
   taskWrite,
 } from "./postgres-rows.js";
@@ -79,13 +82,16 @@ export class PostgresTaskRepository implements TaskRepository {
   readonly #listNewest: string;
   readonly #nextDue: PostgresStatement;
   readonly #admission: PostgresAdmission;
+  readonly #rate: PostgresAdmissionRate;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
-    this.#admission = new PostgresAdmission(ctx);
+    this.#rate = new PostgresAdmissionRate(ctx);
+    this.#admission = new PostgresAdmission(ctx, this.#rate);
     const tasks = ctx.tasksTable;
     const state = ctx.taskStateTable;
-    const columns = taskSelectList("t", "s");
+    // Every task read joins the items of the calendar versions it names (docs/storage.md#calendar-versions).
+    const columns = `${taskSelectList("t", "s")}, ${calendarItemsColumn(`${ctx.schema.quoted}.calendar_versions`, "t")}`;
     const from = taskSource(ctx);
     // A task is two rows written together, in one statement (docs/storage.md#tasks-and-task_state).
     this.#insert = taskWrite("insert", tasks, state);
@@ -297,6 +303,16 @@ export class PostgresTaskRepository implements TaskRepository {
     decide: (locked: LockedTask) => TaskMutation<T>,
     options: MutateTaskOptions = {},
   ): Promise<T> {
+    return admitAgainWhenNear(() => this.#mutateTask(scope, id, decide, options));
+  }
+
+  #mutateTask<T>(
+    scope: OwnerScope,
+    id: TaskId,
+    decide: (locked: LockedTask) => TaskMutation<T>,
+    options: MutateTaskOptions,
+  ): Promise<T> {
+    const gates = new HeldGates();
     return withTransaction(this.#ctx.pool, async (client) => {
       const found = await client.query(this.#lock, [id, ownerOf(scope)]);
       if (found.rows[0] === undefined) throw new NotFoundError("task", id);
@@ -304,6 +320,14 @@ export class PostgresTaskRepository implements TaskRepository {
       // The active runs are locked too, so a concurrent claim cannot launch a run this command cancels.
       const activeRuns = await this.#ctx.runSql.lockActive(client, [task.id]);
       const recent = options.recentRuns;
+      const rated = options.admissions;
+      const gate =
+        rated === undefined
+          ? null
+          : gates.hold(
+              await this.#rate.open(client, new Map([[task.owner, rated.perMinute]]), rated.now),
+            );
+      const admitted = gate?.admitted(task.owner);
       const locked: LockedTask = {
         task,
         activeRuns,
@@ -313,8 +337,11 @@ export class PostgresTaskRepository implements TaskRepository {
         ...(recent === undefined
           ? {}
           : { recentRuns: await this.#countRecentRuns(client, task.owner, recent) }),
+        ...(admitted === undefined ? {} : { admittedLastMinute: admitted }),
       };
       const mutation = decideMutation(locked, decide);
+      gate?.add(mutation.newRuns ?? []);
+      gate?.check();
       if (mutation.task !== undefined) {
         const stamps = changedStamps(task.schedule, mutation.task.schedule);
         await checkPostgresStamps(this.#ctx, client, task.owner, stamps);
@@ -322,12 +349,18 @@ export class PostgresTaskRepository implements TaskRepository {
       }
       const kind = (mutation.task ?? task).target.kind;
       const inserted = await this.#insertNewRuns(client, mutation.newRuns ?? [], kind);
+      await gate?.record(
+        client,
+        inserted.filter((run) => run !== null),
+      );
       await this.#ctx.runSql.rewrite(client, mutation.runUpdates ?? []);
       const requeued = (mutation.runUpdates ?? []).some((run) => run.status === "queued");
       if (mutation.task !== undefined || requeued || inserted.some((run) => run !== null)) {
         await wake(this.#ctx, client, `task:${task.id}`);
       }
       return mutation.result(inserted);
+    }).finally(() => {
+      gates.close();
     });
   }
 
@@ -365,9 +398,10 @@ export class PostgresTaskRepository implements TaskRepository {
   admitDueTasks(
     now: Instant,
     limit: number,
-    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
+    decide: (task: Task, activeRuns: readonly Run[], admitted?: number) => AdmissionWrite,
+    rate?: AdmissionRate,
   ): Promise<AdmissionReport> {
-    return this.#admission.admit({ now, limit, decide });
+    return this.#admission.admit({ now, limit, decide, rate });
   }
 
   async nextDueAt(): Promise<Instant | null> {

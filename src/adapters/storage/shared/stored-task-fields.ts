@@ -14,7 +14,12 @@ import {
   OVERLAP_POLICIES,
 } from "../../../domain/options.js";
 import type { TaskOptions } from "../../../domain/options.js";
-import { decodeSchedule } from "../../../domain/schedule-codec.js";
+import {
+  calendarItemsFromText,
+  decodeSchedule,
+  resolveCalendars,
+  unresolvedCalendars,
+} from "../../../domain/schedule-codec.js";
 import { SCHEDULE_TYPES } from "../../../domain/schedule/schedule-spec.js";
 import type { ScheduleSpec } from "../../../domain/schedule/schedule-spec.js";
 import {
@@ -81,7 +86,7 @@ const exclusion = z.union([
     kind: z.literal("calendar"),
     name: z.string(),
     version: z.int(),
-    // Its items as one JSON text (schedule-codec.ts), or, stored by earlier versions, as a list.
+    // A reference (schedule-codec.ts); stored by earlier versions, its items as one JSON text or a list.
     itemsJson: z.string().optional(),
     items: z.array(calendarItem).optional(),
   }),
@@ -208,6 +213,12 @@ export interface StoredTaskColumns {
   readonly context: StoredColumn;
   readonly options: StoredColumn;
   readonly metadata: StoredColumn;
+  /**
+   * The items of the calendar versions the schedule references, as the task read joins them
+   * (`[[name, version, itemsText], ...]` as JSON text, or null for none); undefined where a read does not
+   * join them (a claim: the run's execution reads no exclusion), which leaves the references unresolved.
+   */
+  readonly calendars?: string | null | undefined;
 }
 
 export interface DecodedTaskFields {
@@ -351,6 +362,38 @@ function restoreSchedule(value: unknown): unknown {
   return decodeSchedule(value);
 }
 
+const calendarVersionsSchema = z.array(z.tuple([z.string(), z.int(), z.string()]));
+
+/**
+ * The schedule with the items of the calendar versions the read joined; a version the store does not
+ * hold is a defect (the schedule is then replaced by its stand-in), never a silent empty calendar.
+ */
+function withCalendarItems(
+  schedule: ScheduleSpec,
+  column: string | null,
+  defects: TaskDefectItem[],
+): ScheduleSpec | null {
+  if (schedule.type === "once") return schedule;
+  let byKey = new Map<string, string>();
+  if (column !== null) {
+    const parsed = calendarVersionsSchema.safeParse(JSON.parse(column));
+    if (!parsed.success) {
+      defects.push({ field: "schedule", message: "its calendar versions do not parse" });
+      return null;
+    }
+    byKey = new Map(parsed.data.map(([name, version, text]) => [`${version}:${name}`, text]));
+  }
+  const resolved = resolveCalendars(schedule, (name, version) => {
+    const text = byKey.get(`${version}:${name}`);
+    return text === undefined ? undefined : calendarItemsFromText(text);
+  });
+  const missing = unresolvedCalendars(resolved);
+  if (missing.length === 0) return resolved;
+  const named = missing.map((m) => `"${m.name}" version ${String(m.version)}`).join(", ");
+  defects.push({ field: "schedule", message: `calendar ${named} is not stored` });
+  return null;
+}
+
 /** Decodes a row's JSON columns; `createdAt` anchors the stand-in schedule of a defective one. */
 export function decodeTaskFields(
   columns: StoredTaskColumns,
@@ -365,6 +408,10 @@ export function decodeTaskFields(
     restoreSchedule,
     defects,
   ) as ScheduleSpec | null;
+  const resolved =
+    schedule === null || columns.calendars === undefined
+      ? schedule
+      : withCalendarItems(schedule, columns.calendars, defects);
   const target = check("target", columns.target, storedTarget, asIs, defects) as Target | null;
   const context = check(
     "context",
@@ -387,7 +434,7 @@ export function decodeTaskFields(
   if (defects.length === 0) {
     // Every check passed: none is null.
     return {
-      schedule: schedule as ScheduleSpec,
+      schedule: resolved as ScheduleSpec,
       target: target as Target,
       context: context as ExecutionContext,
       options: options as TaskOptions,
@@ -397,7 +444,7 @@ export function decodeTaskFields(
   }
   const stand = standIns(createdAt);
   return {
-    schedule: schedule ?? stand.schedule,
+    schedule: resolved ?? stand.schedule,
     target: target ?? stand.target,
     context: context ?? stand.context,
     options: options ?? stand.options,

@@ -1,9 +1,11 @@
 /**
- * Calendars on SQLite (`calendars`, migration 0004). Every write runs in one `BEGIN IMMEDIATE`
+ * Calendars on SQLite (`calendars`, migration 0004; `calendar_versions` and the holiday region,
+ * migration 0018). Each version's items are kept once in `calendar_versions`, written with the put,
+ * and joined by every task read that names it (`CALENDAR_ITEMS_COLUMN`). Every write runs in one `BEGIN IMMEDIATE`
  * transaction, so a delete's in-use check, and a task write's check of its calendar snapshots
  * (`SqliteCalendarStamps`), are serialised against every other writer.
  */
-import type { Calendar, CalendarStamp } from "../../../domain/calendar.js";
+import type { Calendar, CalendarHolidays, CalendarStamp } from "../../../domain/calendar.js";
 import { CalendarChangedError, CalendarInUseError } from "../../../domain/errors.js";
 import type { OwnerId, TaskId } from "../../../domain/ids.js";
 import { ownerId, taskId } from "../../../domain/ids.js";
@@ -15,7 +17,11 @@ import type {
 } from "../../../domain/ports/calendar-repository.js";
 import type { Page } from "../../../domain/ports/queries.js";
 import { decodeNameCursor, nameKey, pageOf } from "../shared/page-cursor.js";
-import { decodeCalendarItems, encodeCalendarItems } from "../../../domain/schedule-codec.js";
+import {
+  calendarItemsText,
+  decodeCalendarItems,
+  encodeCalendarItems,
+} from "../../../domain/schedule-codec.js";
 import type { CalendarItem } from "../../../domain/schedule/schedule-spec.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
@@ -30,12 +36,24 @@ interface CalendarRow {
   readonly version: number;
   readonly created_at: number;
   readonly updated_at: number;
+  readonly holiday_region: string | null;
+  readonly holiday_from_year: number | null;
+  readonly holiday_to_year: number | null;
 }
 
-const COLUMNS = "owner, name, items, version, created_at, updated_at";
+const COLUMNS =
+  "owner, name, items, version, created_at, updated_at, holiday_region, holiday_from_year, holiday_to_year";
 
 function calendarFromRow(row: CalendarRow): Calendar {
   return {
+    holidays:
+      row.holiday_region === null
+        ? null
+        : {
+            region: row.holiday_region,
+            fromYear: row.holiday_from_year ?? 0,
+            throughYear: row.holiday_to_year ?? 0,
+          },
     owner: ownerId(row.owner),
     name: row.name,
     items: decodeCalendarItems(JSON.parse(row.items)),
@@ -55,6 +73,11 @@ const TASKS_USING = `SELECT t.id FROM tasks AS t
                 WHERE json_extract(e.value, '$.kind') = 'calendar'
                   AND json_extract(e.value, '$.name') = @name)
   ORDER BY t.created_at, t.id`;
+
+/** Whether a task of the owner, deleted or not, references version `v.version` of `v.name`. */
+const REFERENCED = `EXISTS (SELECT 1 FROM tasks AS t, json_each(t.schedule, '$.exclude') AS e
+  WHERE t.owner = v.owner AND json_extract(e.value, '$.kind') = 'calendar'
+    AND json_extract(e.value, '$.name') = v.name AND json_extract(e.value, '$.version') = v.version)`;
 
 /** The check a task write makes of its calendar snapshots, inside its own write transaction. */
 export class SqliteCalendarStamps {
@@ -83,6 +106,14 @@ export class SqliteCalendarRepository implements CalendarRepository {
   readonly #upsert: Statement<[CalendarRow], CalendarRow>;
   readonly #delete: Statement<[{ owner: string; name: string }]>;
   readonly #using: Statement<[{ owner: string; name: string }], { id: string }>;
+  readonly #addVersion: Statement<
+    [{ owner: string; name: string; version: number; items: string }]
+  >;
+  readonly #prune: Statement<[{ owner: string; name: string }]>;
+  readonly #withHolidays: Statement<
+    [{ through: number; limit: number }],
+    { owner: string; name: string }
+  >;
 
   constructor(options: { db: SqliteDatabase; tx: SqliteTransactions }) {
     const db = options.db;
@@ -101,12 +132,34 @@ export class SqliteCalendarRepository implements CalendarRepository {
               max(CASE WHEN name = @name THEN json_array_length(items) END) AS current
        FROM calendars WHERE owner = @owner`,
     );
+    // A calendar made again after a delete starts after the versions deleted tasks still reference,
+    // so a (name, version) never stands for two lists of items.
     this.#upsert = db.prepare(
       `INSERT INTO calendars (${COLUMNS})
-       VALUES (@owner, @name, @items, @version, @created_at, @updated_at)
+       VALUES (@owner, @name, @items,
+               1 + coalesce((SELECT max(version) FROM calendar_versions
+                             WHERE owner = @owner AND name = @name), 0),
+               @created_at, @updated_at, @holiday_region, @holiday_from_year, @holiday_to_year)
        ON CONFLICT (owner, name) DO UPDATE SET
-         items = excluded.items, version = calendars.version + 1, updated_at = excluded.updated_at
+         items = excluded.items, version = calendars.version + 1, updated_at = excluded.updated_at,
+         holiday_region = excluded.holiday_region, holiday_from_year = excluded.holiday_from_year,
+         holiday_to_year = excluded.holiday_to_year
        RETURNING ${COLUMNS}`,
+    );
+    this.#addVersion = db.prepare(
+      `INSERT INTO calendar_versions (owner, name, version, items)
+       VALUES (@owner, @name, @version, @items)`,
+    );
+    this.#prune = db.prepare(
+      `DELETE FROM calendar_versions AS v WHERE v.owner = @owner AND v.name = @name
+         AND v.version < coalesce((SELECT version FROM calendars
+                                   WHERE owner = @owner AND name = @name), 2147483647)
+         AND NOT ${REFERENCED}`,
+    );
+    this.#withHolidays = db.prepare(
+      `SELECT owner, name FROM calendars
+       WHERE holiday_region IS NOT NULL AND holiday_to_year < @through
+       ORDER BY owner, name LIMIT @limit`,
     );
     this.#delete = db.prepare("DELETE FROM calendars WHERE owner = @owner AND name = @name");
     this.#using = db.prepare(TASKS_USING);
@@ -138,6 +191,7 @@ export class SqliteCalendarRepository implements CalendarRepository {
     items: readonly CalendarItem[],
     now: Instant,
     quota?: CalendarQuotaCheck,
+    holidays?: CalendarHolidays | null,
   ): Promise<Calendar> {
     return settle(() =>
       this.#tx.write(() => {
@@ -154,8 +208,17 @@ export class SqliteCalendarRepository implements CalendarRepository {
           version: 1,
           created_at: now,
           updated_at: now,
+          holiday_region: holidays?.region ?? null,
+          holiday_from_year: holidays?.fromYear ?? null,
+          holiday_to_year: holidays?.throughYear ?? null,
         });
         if (row === undefined) throw new Error("sqlite: the calendar upsert returned no row");
+        this.#addVersion.run({
+          owner,
+          name,
+          version: row.version,
+          items: calendarItemsText(items),
+        });
         return calendarFromRow(row);
       }),
     );
@@ -168,8 +231,25 @@ export class SqliteCalendarRepository implements CalendarRepository {
         const user = this.#using.get({ owner, name });
         if (user !== undefined) throw new CalendarInUseError(name, user.id);
         this.#delete.run({ owner, name });
+        // The versions deleted tasks still reference stay (reading such a task resolves them).
+        this.#prune.run({ owner, name });
         return true;
       }),
+    );
+  }
+
+  pruneCalendarVersions(owner: OwnerId, name: string): Promise<number> {
+    return settle(() => this.#tx.write(() => this.#prune.run({ owner, name }).changes));
+  }
+
+  calendarsWithHolidaysBefore(
+    throughYear: number,
+    limit: number,
+  ): Promise<readonly { readonly owner: OwnerId; readonly name: string }[]> {
+    return settle(() =>
+      this.#withHolidays
+        .all({ through: throughYear, limit })
+        .map((row) => ({ owner: ownerId(row.owner), name: row.name })),
     );
   }
 

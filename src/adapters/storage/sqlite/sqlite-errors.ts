@@ -30,9 +30,11 @@ export function brokenRunKey(error: unknown, trigger: RunTrigger): RunUniqueKey 
       return trigger === "backfill" ? "runs_backfill_occurrence_uq" : null;
     case "runs.task_id, runs.idempotency_key":
       return "runs_manual_key_uq";
-    case "runs.task_id":
+    // Since migration 17 the slots are run_active's rows, written by a trigger on runs in the same
+    // statement; the keys keep the names of the partial indexes they replaced.
+    case "index 'run_active_task_uq'":
       return "runs_task_slot_uq";
-    case "runs.thread_scope, runs.thread_id":
+    case "run_active.thread_scope, run_active.thread_id":
       return "runs_thread_slot_uq";
     default:
       return null;

@@ -25,6 +25,8 @@ import { SQLITE_MIGRATION_0013 } from "./sqlite-migration-0013.js";
 import { SQLITE_MIGRATION_0014 } from "./sqlite-migration-0014.js";
 import { SQLITE_MIGRATION_0015 } from "./sqlite-migration-0015.js";
 import { SQLITE_MIGRATION_0016 } from "./sqlite-migration-0016.js";
+import { SQLITE_MIGRATION_0017 } from "./sqlite-migration-0017.js";
+import { SQLITE_MIGRATION_0018 } from "./sqlite-migration-0018.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -50,6 +52,16 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
   { version: 14, name: "handler names by replica", sql: SQLITE_MIGRATION_0014 },
   { version: 15, name: "task state apart from its definition", sql: SQLITE_MIGRATION_0015 },
   { version: 16, name: "threads scoped by owner", sql: SQLITE_MIGRATION_0016 },
+  {
+    version: 17,
+    name: "a narrow queue and a ledger indexed apart from status",
+    sql: SQLITE_MIGRATION_0017,
+  },
+  {
+    version: 18,
+    name: "calendars referenced by version, holidays by region",
+    sql: SQLITE_MIGRATION_0018,
+  },
 ];
 
 /** Thrown when the database's migrations do not match this code: newer, unknown or edited. */

@@ -22,6 +22,11 @@ import {
 
 /** A row of `tasks`, as SQLite returns it and as the named parameters of its writes. */
 export interface TaskRow {
+  /**
+   * Read only (`TASK_SELECT`): the items of the calendar versions the schedule references,
+   * `[[name, version, itemsText], ...]` as JSON text (`CALENDAR_ITEMS_COLUMN`).
+   */
+  readonly calendars?: string | null;
   readonly id: string;
   readonly owner: string;
   readonly title: string;
@@ -214,6 +219,7 @@ export function taskFromRow(row: TaskRow, secrets: SecretSealer): Task {
       context: row.context,
       options: row.options,
       metadata: row.metadata,
+      calendars: row.calendars,
     },
     createdAt,
   );

@@ -38,10 +38,18 @@ import type { RunRow } from "./sqlite-rows.js";
 import { SqliteRunSweeps } from "./sqlite-run-sweeps.js";
 import { SqliteUnservedRuns } from "./sqlite-unserved-runs.js";
 import { sqliteRunSearch } from "./sqlite-run-search.js";
-import { RUN_SELECT, SLOT } from "./sqlite-statements.js";
+import { RUN_SELECT } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
 
 type ListParams = Record<string, string | number>;
+
+interface LaunchFields {
+  readonly id: string;
+  readonly at: number;
+  readonly run: string;
+  readonly add: number;
+  readonly error: string | null;
+}
 
 interface CandidateRow {
   readonly id: string;
@@ -77,6 +85,8 @@ export class SqliteRunRepository implements RunRepository {
   readonly #recordLaunch: Statement<[{ id: string; at: number; run: string; add: number }]>;
   readonly #recordError: Statement<[{ id: string; error: string | null }]>;
   readonly #recordVerdict: Statement<[{ id: string; error: string | null; status: string }]>;
+  readonly #recordLaunchError: Statement<[LaunchFields]>;
+  readonly #recordLaunchVerdict: Statement<[LaunchFields & { status: string }]>;
   readonly #lists: StatementCache<[ListParams], RunRow>;
 
   constructor(options: {
@@ -109,50 +119,53 @@ export class SqliteRunRepository implements RunRepository {
     this.#manualRun = db.prepare<[string, string], RunRow>(
       `${RUN_SELECT} WHERE task_id = ? AND idempotency_key = ? AND "trigger" = 'manual'`,
     );
-    // Counts the partial slot index's entries.
-    this.#slotsHeld = db
-      .prepare<[], number>(`SELECT count(*) FROM runs WHERE status IN ${SLOT}`)
-      .pluck(true);
-    // One owner's head of the queue, each run with whether its thread (and, exclusive, its task) holds
-    // a slot, and whether an earlier queued run of its thread exists (runs_thread_queue_idx): the
-    // lookups walk the partial unique slot indexes and the queue indexes (docs/storage.md#fair-share-across-owners).
+    // The budget's slots held: the rows of run_active (migration 17).
+    this.#slotsHeld = db.prepare<[], number>(`SELECT count(*) FROM run_active`).pluck(true);
+    // One owner's head of the queue (run_ready's key), each run with whether its thread (and, exclusive,
+    // its task) holds a slot, and whether an earlier queued run of its thread exists: the lookups probe
+    // run_active's key and run_active_task_uq, and run_ready_thread_idx for shared threads (a thread
+    // named like a run is that run's own: its key is probed in runs) (docs/storage.md#fair-share-across-owners).
     // A cancelled run whose target was not told holds its thread and task until its deadline
-    // (runs_thread_hold_idx, runs_task_hold_idx: docs/semantics.md#cancellation).
+    // (run_holds: docs/semantics.md#cancellation).
     this.#candidates = db.prepare<[{ owner: string; window: number; now: number }], CandidateRow>(
-      `SELECT r.id, r.task_id, r.owner, r.thread_scope, r.thread_id, r."exclusive", r.not_before,
-              r.queued_at, t.handler_name,
-              (EXISTS (SELECT 1 FROM runs b WHERE b.status IN ${SLOT}
-                      AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id)
-               OR EXISTS (SELECT 1 FROM runs h WHERE h.status = 'cancelled'
-                      AND h.deadline_at IS NOT NULL AND h.thread_scope = r.thread_scope
-                      AND h.thread_id = r.thread_id AND h.deadline_at > @now)) AS thread_busy,
-              (r."exclusive" = 1 AND (EXISTS (SELECT 1 FROM runs b WHERE b.status IN ${SLOT}
-                      AND b."exclusive" = 1 AND b.task_id = r.task_id)
-               OR EXISTS (SELECT 1 FROM runs h WHERE h.status = 'cancelled'
-                      AND h.deadline_at IS NOT NULL AND h."exclusive" = 1
-                      AND h.task_id = r.task_id AND h.deadline_at > @now))) AS task_busy,
-              EXISTS (SELECT 1 FROM runs q WHERE q.status = 'queued'
-                      AND q.thread_scope = r.thread_scope AND q.thread_id = r.thread_id
-                      AND (q.queued_at < r.queued_at OR (q.queued_at = r.queued_at AND q.id < r.id)))
+      `SELECT q.run_id AS id, q.task_id, q.owner, q.thread_scope, q.thread_id, q."exclusive",
+              q.not_before, q.queued_at, t.handler_name,
+              (EXISTS (SELECT 1 FROM run_active a
+                        WHERE a.thread_scope = q.thread_scope AND a.thread_id = q.thread_id)
+               OR EXISTS (SELECT 1 FROM run_holds h WHERE h.thread_scope = q.thread_scope
+                        AND h.thread_id = q.thread_id AND h.deadline_at > @now)) AS thread_busy,
+              (q."exclusive" = 1 AND (EXISTS (SELECT 1 FROM run_active a
+                        WHERE a.task_id = q.task_id AND a."exclusive" = 1)
+               OR EXISTS (SELECT 1 FROM run_holds h WHERE h.task_id = q.task_id
+                        AND h.task_id IS NOT NULL AND h.deadline_at > @now))) AS task_busy,
+              (EXISTS (SELECT 1 FROM run_ready b
+                        WHERE b.thread_scope = q.thread_scope AND b.thread_id = q.thread_id
+                          AND b.thread_id <> b.run_id
+                          AND (b.queued_at < q.queued_at
+                               OR (b.queued_at = q.queued_at AND b.run_id < q.run_id)))
+               OR (q.thread_id <> q.run_id AND EXISTS (SELECT 1 FROM runs x WHERE x.id = q.thread_id
+                          AND x.thread_scope = q.thread_scope AND x.thread_id = x.id
+                          AND x.status = 'queued'
+                          AND (x.queued_at < q.queued_at
+                               OR (x.queued_at = q.queued_at AND x.id < q.run_id)))))
                 AS queued_behind
-       FROM runs r JOIN tasks t ON t.id = r.task_id
-       WHERE r.status = 'queued' AND r.owner = @owner
-       ORDER BY r.queued_at, r.id LIMIT @window`,
+       FROM run_ready q JOIN tasks t ON t.id = q.task_id
+       WHERE q.owner = @owner
+       ORDER BY q.queued_at, q.run_id LIMIT @window`,
     );
-    // The owners with queued runs: a skip scan of runs_owner_queue_idx, one probe per owner.
+    // The owners with queued runs: a skip scan of run_ready's key, one probe per owner.
     this.#queuedOwners = db
       .prepare<[], string>(
         `WITH RECURSIVE o(owner) AS (
-           SELECT (SELECT owner FROM runs WHERE status = 'queued' ORDER BY owner LIMIT 1)
+           SELECT (SELECT owner FROM run_ready ORDER BY owner LIMIT 1)
            UNION ALL
-           SELECT (SELECT r.owner FROM runs r WHERE r.status = 'queued' AND r.owner > o.owner
-                   ORDER BY r.owner LIMIT 1)
+           SELECT (SELECT r.owner FROM run_ready r WHERE r.owner > o.owner ORDER BY r.owner LIMIT 1)
              FROM o WHERE o.owner IS NOT NULL)
          SELECT owner FROM o WHERE owner IS NOT NULL`,
       )
       .pluck(true);
     this.#ownerSlots = db.prepare<[], { owner: string; held: number }>(
-      `SELECT owner, count(*) AS held FROM runs WHERE status IN ${SLOT} GROUP BY owner`,
+      `SELECT owner, count(*) AS held FROM run_active GROUP BY owner`,
     );
     // Relative: a launch never writes back a run_count it read (docs/semantics.md#completion, disjoint writers).
     this.#recordLaunch = db.prepare(
@@ -164,6 +177,13 @@ export class SqliteRunRepository implements RunRepository {
     this.#recordError = db.prepare("UPDATE task_state SET last_error = @error WHERE task_id = @id");
     this.#recordVerdict = db.prepare(
       "UPDATE task_state SET last_error = @error, status = @status WHERE task_id = @id",
+    );
+    const launch = "last_run_at = @at, last_run_id = @run, run_count = run_count + @add";
+    this.#recordLaunchError = db.prepare(
+      `UPDATE task_state SET ${launch}, last_error = @error WHERE task_id = @id`,
+    );
+    this.#recordLaunchVerdict = db.prepare(
+      `UPDATE task_state SET ${launch}, last_error = @error, status = @status WHERE task_id = @id`,
     );
   }
 
@@ -328,6 +348,21 @@ export class SqliteRunRepository implements RunRepository {
 
   /** Launch bookkeeping and verdict fields only; `run_count` moves relatively. */
   #recordOnTask(entry: TaskBookkeeping): void {
+    const verdict = entry.verdict;
+    if (entry.launch !== null && verdict !== null) {
+      // A launch and its verdict in one batch (an in-process handler's usual case): one statement.
+      const fields = {
+        id: entry.taskId,
+        at: entry.launch.lastRunAt,
+        run: entry.launch.lastRunId,
+        add: entry.launches,
+        error: verdict.lastError,
+      };
+      if (verdict.status != null)
+        this.#recordLaunchVerdict.run({ ...fields, status: verdict.status });
+      else this.#recordLaunchError.run(fields);
+      return;
+    }
     if (entry.launch !== null) {
       this.#recordLaunch.run({
         id: entry.taskId,
@@ -336,7 +371,6 @@ export class SqliteRunRepository implements RunRepository {
         add: entry.launches,
       });
     }
-    const verdict = entry.verdict;
     if (verdict?.status != null) {
       this.#recordVerdict.run({
         id: entry.taskId,

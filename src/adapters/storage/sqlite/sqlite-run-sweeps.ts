@@ -12,7 +12,7 @@ import type { Statement } from "better-sqlite3";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { runFromRow, taskFromRow } from "./sqlite-rows.js";
 import type { RunRow } from "./sqlite-rows.js";
-import { ACTIVE, RUN_SELECT, SLOT, TERMINAL } from "./sqlite-statements.js";
+import { RUN_SELECT, SLOT, TERMINAL } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
 
 type IdsBefore = Statement<[number, number], { id: string }>;
@@ -26,7 +26,7 @@ export class SqliteRunSweeps {
   readonly #pastDeadline: IdsBefore;
   readonly #queueTimeouts: IdsBefore;
   readonly #lostHandlerRuns: IdsBefore;
-  readonly #purgeRuns: Statement<[number, number]>;
+  readonly #purgeRuns: Statement<[{ before: number; limit: number }]>;
   readonly #goneTasks: Statement<[number], { id: string }>;
   readonly #deleteRunsOf: Statement<[string]>;
   readonly #deleteTask: Statement<[string]>;
@@ -44,69 +44,75 @@ export class SqliteRunSweeps {
     const db = options.db;
     this.#tx = options.tx;
     this.#shared = options.statements;
+    // The launching and running runs are run_active's rows (at most the budget): each sweep of them
+    // reads those rows and probes each run by its key, never an index of the ledger (migration 17).
+    const active = "id IN (SELECT run_id FROM run_active)";
     this.#expiredClaims = db.prepare(
-      `${RUN_SELECT} WHERE status = 'launching' AND claim_expires_at < ?
+      `${RUN_SELECT} WHERE ${active} AND status = 'launching' AND claim_expires_at < ?
        ORDER BY claim_expires_at, id LIMIT ?`,
     );
-    // The claims not yet expired (a budget's worth at most, on runs_claim_expiry_idx) of replicas silent
-    // since the given instant: reconciled at once rather than at their expiry.
+    // The claims not yet expired (a budget's worth at most) of replicas silent since the given
+    // instant: reconciled at once rather than at their expiry.
     this.#claimsOfSilent = db.prepare(
-      `${RUN_SELECT} WHERE status = 'launching' AND claim_expires_at >= ?
+      `${RUN_SELECT} WHERE ${active} AND status = 'launching' AND claim_expires_at >= ?
          AND claimed_by IN (SELECT id FROM replicas WHERE heartbeat_at < ?)
        ORDER BY claim_expires_at, id LIMIT ?`,
     );
     this.#runningRuns = db.prepare(
-      `${RUN_SELECT} WHERE status IN ${SLOT} AND status = 'running'
+      `${RUN_SELECT} WHERE ${active} AND status = 'running'
          AND task_id IN (SELECT id FROM tasks WHERE target_kind = ?)
          AND (? IS NULL OR id > ?)
        ORDER BY id LIMIT ?`,
     );
     this.#pastDeadline = db.prepare(
-      `SELECT id FROM runs WHERE status IN ${SLOT} AND deadline_at < ?
+      `SELECT id FROM runs WHERE ${active} AND status IN ${SLOT} AND deadline_at < ?
        ORDER BY deadline_at, id LIMIT ?`,
     );
     // The timeout is read from the task's current options (as the memory store does), not copied onto
-    // the run: the scan walks the queued runs only (runs_queue_idx).
+    // the run: the scan reads the queued runs only (run_ready).
     this.#queueTimeouts = db.prepare(
-      `SELECT r.id FROM runs r JOIN tasks t ON t.id = r.task_id
-       WHERE r.status = 'queued'
-         AND r.queued_at + json_extract(t.options, '$.queueTimeoutMs') < ?
-       ORDER BY r.queued_at, r.id LIMIT ?`,
+      `SELECT q.run_id AS id FROM run_ready q JOIN tasks t ON t.id = q.task_id
+       WHERE q.queued_at + json_extract(t.options, '$.queueTimeoutMs') < ?
+       ORDER BY q.queued_at, q.run_id LIMIT ?`,
     );
     this.#lostHandlerRuns = db.prepare(
       `SELECT r.id FROM runs r
          JOIN tasks t ON t.id = r.task_id
          LEFT JOIN replicas p ON p.id = r.claimed_by
-       WHERE r.status IN ${SLOT} AND r.status = 'running' AND t.target_kind = 'handler'
-         AND (p.id IS NULL OR p.heartbeat_at < ?)
+       WHERE r.id IN (SELECT run_id FROM run_active) AND r.status = 'running'
+         AND t.target_kind = 'handler' AND (p.id IS NULL OR p.heartbeat_at < ?)
        ORDER BY r.launched_at, r.id LIMIT ?`,
     );
+    // Walks runs_queued_at_idx up to the cutoff: a run is queued before it finishes, so every run
+    // finished before the cutoff was queued before it; the rows passed over are the active ones and
+    // the few that finished after the cutoff, never the history (docs/storage.md#retention-on-sqlite).
     this.#purgeRuns = db.prepare(
       `DELETE FROM runs WHERE id IN (
          SELECT id FROM runs
-         WHERE finished_at IS NOT NULL AND finished_at < ? AND status IN ${TERMINAL}
-         ORDER BY finished_at, id LIMIT ?)`,
+         WHERE queued_at < @before AND finished_at < @before AND status IN ${TERMINAL}
+         ORDER BY queued_at LIMIT @limit)`,
     );
     this.#goneTasks = db.prepare(
       `SELECT id FROM tasks t
        WHERE deleted_at IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.task_id = t.id AND r.status IN ${ACTIVE})
+         AND NOT EXISTS (SELECT 1 FROM run_ready q WHERE q.task_id = t.id)
+         AND NOT EXISTS (SELECT 1 FROM run_active a WHERE a.task_id = t.id)
        ORDER BY deleted_at, id LIMIT ?`,
     );
     this.#deleteRunsOf = db.prepare("DELETE FROM runs WHERE task_id = ?");
     this.#deleteTask = db.prepare("DELETE FROM tasks WHERE id = ?");
     this.#wake = db.prepare(
       `SELECT min(at) AS wake FROM (
-         SELECT min(not_before) AS at FROM runs WHERE status = 'queued'
+         SELECT min(not_before) AS at FROM run_ready
          UNION ALL
-         SELECT min(claim_expires_at) FROM runs WHERE status = 'launching'
+         SELECT min(claim_expires_at) FROM runs WHERE ${active} AND status = 'launching'
          UNION ALL
-         SELECT min(deadline_at) FROM runs WHERE status IN ${SLOT} AND status = 'running')`,
+         SELECT min(deadline_at) FROM runs WHERE ${active} AND status = 'running')`,
     );
     this.#queueStats = db.prepare(
-      `SELECT (SELECT count(*) FROM runs WHERE status = 'queued') AS queued,
-         (SELECT min(not_before) FROM runs WHERE status = 'queued' AND not_before <= ?) AS oldest_ready_at,
-         (SELECT count(*) FROM runs WHERE status IN ${SLOT}) AS active`,
+      `SELECT (SELECT count(*) FROM run_ready) AS queued,
+         (SELECT min(not_before) FROM run_ready WHERE not_before <= ?) AS oldest_ready_at,
+         (SELECT count(*) FROM run_active) AS active`,
     );
   }
 
@@ -159,7 +165,7 @@ export class SqliteRunSweeps {
   purge(before: Instant, limit: number): number {
     const max = Math.max(0, limit);
     return this.#tx.write(() => {
-      let deleted = this.#purgeRuns.run(before, max).changes;
+      let deleted = this.#purgeRuns.run({ before, limit: max }).changes;
       for (const { id } of this.#goneTasks.all(max)) {
         deleted += this.#deleteRunsOf.run(id).changes;
         deleted += this.#deleteTask.run(id).changes;

@@ -25,7 +25,22 @@ export const TERMINAL = "('succeeded', 'failed', 'timed_out', 'cancelled', 'skip
  * unique across the two tables (`task_state` is keyed by `task_id`), so filters stay unqualified.
  */
 export const TASK_FROM = "tasks JOIN task_state ON task_state.task_id = tasks.id";
-export const TASK_SELECT = `SELECT ${columnList(TASK_COLUMNS)} FROM ${TASK_FROM}`;
+/**
+ * The items of the calendar versions a task's schedule references, joined by primary key from
+ * `calendar_versions` in the task read itself (`[[name, version, itemsText], ...]` as JSON text; an
+ * empty list when it names none): docs/storage.md#calendar-versions. A calendar named twice comes
+ * twice (the reader keys them): a DISTINCT would put a temporary B-tree in every task read's plan.
+ */
+export const CALENDAR_ITEMS_COLUMN = `(SELECT json_group_array(json_array(cv.name, cv.version, cv.items))
+  FROM (SELECT json_extract(e.value, '$.name') AS name, json_extract(e.value, '$.version') AS version
+          FROM json_each(tasks.schedule, '$.exclude') AS e
+         WHERE json_extract(e.value, '$.kind') = 'calendar') AS r
+  JOIN calendar_versions AS cv ON cv.owner = tasks.owner AND cv.name = r.name
+   AND cv.version = r.version) AS calendars`;
+
+/** A whole task's columns as read: the table's, then `calendars`. */
+export const TASK_READ_COLUMNS: readonly (keyof TaskRow)[] = [...TASK_COLUMNS, "calendars"];
+export const TASK_SELECT = `SELECT ${columnList(TASK_COLUMNS)}, ${CALENDAR_ITEMS_COLUMN} FROM ${TASK_FROM}`;
 export const RUN_SELECT = `SELECT ${columnList(RUN_COLUMNS)} FROM runs`;
 
 const RUN_FIELDS = RUN_COLUMNS.filter((name) => name !== "id");
@@ -71,9 +86,39 @@ export class RowReader<Params extends unknown[], Row> {
   }
 }
 
+const SLOT_STATUSES: ReadonlySet<string> = new Set(["launching", "running"]);
+const STATUS_AT = RUN_COLUMNS.indexOf("status");
+/** `run_ready`'s columns in the positional insert's order, as indexes of `RUN_COLUMNS`. */
+const READY_AT = (
+  [
+    "owner",
+    "queued_at",
+    "id",
+    "task_id",
+    "thread_scope",
+    "thread_id",
+    "exclusive",
+    "not_before",
+  ] as const
+).map((name) => RUN_COLUMNS.indexOf(name));
+
+/** A run row from its values in `RUN_COLUMNS` order. */
+function rowOfValues(values: readonly unknown[]): RunRow {
+  const row: Record<string, unknown> = {};
+  RUN_COLUMNS.forEach((name, i) => (row[name] = values[i]));
+  return row as unknown as RunRow;
+}
+
 export class SqliteStatements {
-  /** Binds `runValues(run)` and the run's target kind. */
-  readonly insertRun: Statement;
+  readonly #insertRun: Statement;
+  /**
+   * A run inserted is placed by the store's one insert (`insertRun`), not by a trigger: a row trigger
+   * costs SQLite a frame per run (its WHEN is evaluated inside it), and admission inserts a run per fire.
+   * Updates and deletes, whatever path makes them, are placed by the triggers of migration 17.
+   */
+  readonly #readyIn: Statement;
+  readonly #activeIn: Statement<[RunRow]>;
+  readonly #holdIn: Statement<[RunRow]>;
   readonly runById: RowReader<[string], RunRow>;
   /** Any task, deleted ones included (runs of a deleted task still change). */
   readonly taskById: RowReader<[string], TaskRow>;
@@ -97,16 +142,30 @@ export class SqliteStatements {
     this.secrets = secrets;
     // The values of `runValues`, then the task's target kind, copied onto the run for the listing
     // across tasks (docs/storage.md#runs-across-tasks).
-    this.insertRun = db.prepare(
+    this.#insertRun = db.prepare(
       `INSERT INTO runs (${columnList(RUN_COLUMNS)}, target_kind)
        VALUES (${RUN_COLUMNS.map(() => "?").join(", ")}, ?)`,
     );
+    this.#readyIn = db.prepare(
+      `INSERT INTO run_ready (owner, queued_at, run_id, task_id, thread_scope, thread_id, "exclusive",
+                              not_before)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#activeIn = db.prepare(
+      `INSERT INTO run_active (thread_scope, thread_id, run_id, owner, task_id, "exclusive")
+       VALUES (@thread_scope, @thread_id, @id, @owner, @task_id, @exclusive)`,
+    );
+    this.#holdIn = db.prepare(
+      `INSERT INTO run_holds (run_id, thread_scope, thread_id, task_id, deadline_at)
+       VALUES (@id, @thread_scope, @thread_id, CASE WHEN @exclusive = 1 THEN @task_id END,
+               @deadline_at)`,
+    );
     this.runById = new RowReader(db, `${RUN_SELECT} WHERE id = ?`, RUN_COLUMNS);
-    this.taskById = new RowReader(db, `${TASK_SELECT} WHERE id = ?`, TASK_COLUMNS);
+    this.taskById = new RowReader(db, `${TASK_SELECT} WHERE id = ?`, TASK_READ_COLUMNS);
     this.tasksByIds = new RowReader(
       db,
       `${TASK_SELECT} WHERE id IN (SELECT value FROM json_each(?))`,
-      TASK_COLUMNS,
+      TASK_READ_COLUMNS,
     );
     this.runsByIds = new RowReader(
       db,
@@ -119,13 +178,36 @@ export class SqliteStatements {
        WHERE id IN (SELECT value FROM json_each(?))`,
       TASK_CONTEXT_COLUMNS,
     );
+    // A task's active runs are its rows in the queue and the slots (migration 17), never a walk of
+    // its history.
     this.activeRunsOf = new RowReader(
       db,
-      `${RUN_SELECT}
-       WHERE task_id IN (SELECT value FROM json_each(?)) AND status IN ${ACTIVE}
+      `WITH wanted(task_id) AS (SELECT value FROM json_each(?))
+       ${RUN_SELECT}
+       WHERE id IN (SELECT run_id FROM run_ready WHERE task_id IN wanted
+                    UNION ALL
+                    SELECT run_id FROM run_active WHERE task_id IN wanted)
        ORDER BY queued_at, id`,
       RUN_COLUMNS,
     );
+  }
+
+  /**
+   * Inserts a run from `runValues(run)` followed by its task's target kind, with its place: a queued
+   * run (every insert of the hot path) enters `run_ready`; a run inserted launching or running takes its
+   * slot after it (a run key refused first leaves no slot behind; a slot key refused fails the write,
+   * which no caller catches, so its transaction writes nothing); a held one enters `run_holds`.
+   */
+  insertRun(values: unknown[]): void {
+    if (values[STATUS_AT] === "queued") {
+      this.#insertRun.run(values);
+      this.#readyIn.run(READY_AT.map((i) => values[i]));
+      return;
+    }
+    const row = rowOfValues(values);
+    this.#insertRun.run(values);
+    if (SLOT_STATUSES.has(row.status)) this.#activeIn.run(row);
+    if (row.status === "cancelled" && row.deadline_at !== null) this.#holdIn.run(row);
   }
 
   /**

@@ -32,12 +32,12 @@ import { settle, StatementCache } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { SqliteCalendarStamps } from "./sqlite-calendar-repository.js";
 import { brokenRunKey, isTaskKeyTaken } from "./sqlite-errors.js";
-import { columnList, runFromRow, runToRow, runValues, TASK_COLUMNS } from "./sqlite-rows.js";
+import { columnList, runFromRow, runToRow, runValues } from "./sqlite-rows.js";
 import type { TargetKind } from "../../../domain/target.js";
 import { TASK_DEFINITION_COLUMNS, TASK_STATE_COLUMNS } from "./sqlite-rows.js";
 import { taskFromRow, taskToRow } from "./sqlite-rows.js";
 import type { TaskRow } from "./sqlite-rows.js";
-import { RowReader, TASK_FROM, TASK_SELECT } from "./sqlite-statements.js";
+import { RowReader, TASK_FROM, TASK_READ_COLUMNS, TASK_SELECT } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
 
 type ListParams = Record<string, string | number>;
@@ -129,7 +129,7 @@ export class SqliteTaskRepository implements TaskRepository {
       `${TASK_SELECT} WHERE status = 'enabled' AND defect_at IS NULL AND next_run_at <= ?
          AND deleted_at IS NULL
        ORDER BY next_run_at, task_id LIMIT ?`,
-      TASK_COLUMNS,
+      TASK_READ_COLUMNS,
     );
     this.#writeAdmission = db.prepare<[ScheduleFieldsRow]>(
       `UPDATE task_state SET status = @status, next_run_at = @next_run_at,
@@ -439,7 +439,7 @@ export class SqliteTaskRepository implements TaskRepository {
     const run = newRunWithId(newRun, toRunId(this.#newId()));
     const values = runValues(run);
     values.push(targetKind);
-    this.#shared.insertRun.run(values);
+    this.#shared.insertRun(values);
     return run;
   }
 

@@ -1,6 +1,6 @@
 /**
  * The no-handler sweep's find on SQLite (docs/semantics.md#handler-runs-nobody-serves): queued runs of
- * handler tasks whose handler no live replica serves, walking the queued runs only (runs_queue_idx).
+ * handler tasks whose handler no live replica serves, reading the queued runs only (run_ready, migration 17).
  */
 import type { UnservedRun } from "../../../domain/ports/run-repository.js";
 import { runId } from "../../../domain/ids.js";
@@ -15,10 +15,10 @@ export class SqliteUnservedRuns {
 
   constructor(db: SqliteDatabase) {
     this.#find = db.prepare<Params, { id: string; handler_name: string }>(
-      `SELECT r.id, t.handler_name FROM runs r JOIN tasks t ON t.id = r.task_id
-       WHERE r.status = 'queued' AND r.not_before < @dueBefore AND t.handler_name IS NOT NULL
+      `SELECT q.run_id AS id, t.handler_name FROM run_ready q JOIN tasks t ON t.id = q.task_id
+       WHERE q.not_before < @dueBefore AND t.handler_name IS NOT NULL
          AND t.handler_name NOT IN (SELECT value FROM json_each(@served))
-       ORDER BY r.not_before, r.id LIMIT @limit`,
+       ORDER BY q.not_before, q.run_id LIMIT @limit`,
     );
   }
 

@@ -24,6 +24,7 @@ import {
   bridgeTaskState,
   createPostgresTestDatabase,
   unbridgeTaskState,
+  withCalendarVersions,
   withRunQueueTables,
 } from "../../../helpers/postgres.js";
 
@@ -49,6 +50,8 @@ describe("postgres migration 6 (budget slots)", () => {
     await bridgeTaskState(pool, q);
     // And the run queue of migration 24, which today's store reads and writes.
     const returnRunQueue = await withRunQueueTables(pool, q);
+    // And migration 27's calendar versions, which its task reads join.
+    const returnCalendarVersions = await withCalendarVersions(pool, q);
     const before = await openPostgresStore({
       newId: createIdGenerator(),
       pool,
@@ -69,6 +72,7 @@ describe("postgres migration 6 (budget slots)", () => {
     await unbridgeTaskState(pool, q);
     // The rows below are written by SQL as schema 5 holds them, on the bare schema.
     await returnRunQueue();
+    await returnCalendarVersions();
     await pool.query(
       `ALTER TABLE ${q}.tasks DROP COLUMN task_key, DROP COLUMN task_group, DROP COLUMN defect_at,` +
         ` DROP COLUMN retiring_secret, DROP COLUMN retiring_until`,

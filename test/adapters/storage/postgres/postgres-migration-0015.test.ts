@@ -54,7 +54,7 @@ describe("postgres migration 15 (cheaper budget slots)", () => {
     await migrate();
     expect(await rows()).toEqual(stored);
     expect(await slotRows()).toEqual(slots);
-    // The keys index taken slots only (the run key went in migration 26: a run's thread key keeps it
+    // The keys index taken slots only (the run key went in migration 28: a run's thread key keeps it
     // to one slot).
     const keys = await pool.query(
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1::text` +

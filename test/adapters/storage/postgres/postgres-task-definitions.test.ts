@@ -136,7 +136,12 @@ function taskRow(id: string, stamp: string, title = "t"): Record<string, unknown
 describe("TaskDefinitions", () => {
   it("holds a bounded number of definitions, forgetting the least recently used first", async () => {
     const definitions = new TaskDefinitions(
-      { secrets: CLEAR_SECRETS, tasksTable: "tasks", taskStateTable: "task_state" },
+      {
+        secrets: CLEAR_SECRETS,
+        tasksTable: "tasks",
+        taskStateTable: "task_state",
+        calendarVersionsTable: "calendar_versions",
+      },
       2,
     );
     const read: string[][] = [];

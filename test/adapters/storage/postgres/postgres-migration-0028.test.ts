@@ -1,5 +1,5 @@
 /**
- * Migration 26 (docs/storage.md#the-run-model-on-postgresql) upgrades a database of schema 25 holding
+ * Migration 28 (docs/storage.md#the-run-model-on-postgresql) upgrades a database of schema 27 holding
  * queued (on a thread of their own and on a shared thread), launching, running, terminal and held
  * (cancelled, target not told) runs: `runs` is rebuilt with the columns a fire writes last and every run
  * keeps every column, index, constraint and trigger; the slots lose their run key but keep their
@@ -24,9 +24,9 @@ const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
 const HANDLERS = new Set(["work"]);
 
-describe("postgres migration 26 (mutable run columns last, one slot key fewer)", () => {
+describe("postgres migration 28 (mutable run columns last, one slot key fewer)", () => {
   it("keeps every run and slot, reorders the ledger's columns, and goes on", async () => {
-    const { pool, schema, quoted: q, store: before, migrate } = await schemaAtVersion(database, 25);
+    const { pool, schema, quoted: q, store: before, migrate } = await schemaAtVersion(database, 27);
     const task = await insertTask(before, {
       target: handlerTarget("work"),
       options: { overlap: "allow_all" },
@@ -44,7 +44,7 @@ describe("postgres migration 26 (mutable run columns last, one slot key fewer)",
       ["r7-held", "queued", "held-1", minute(0, 7)],
       ["r8-shared", "queued", "shared-1", minute(0, 8)],
     ];
-    // Written queued (schema 25's triggers add them to run_ready), then moved as a claim, a verdict or
+    // Written queued (schema 27's triggers add them to run_ready), then moved as a claim, a verdict or
     // a cancel moves them.
     for (const [id, , thread, queuedAt] of seed) {
       await pool.query(
