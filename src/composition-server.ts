@@ -235,6 +235,9 @@ export async function createServer(options: ServerOptions): Promise<PunctualServ
   return serveCore(await openCore(options), options);
 }
 
+/** How long `serve` waits for the coordinator's first claim round before it loads the HTTP stack anyway. */
+const FIRST_ROUND_PATIENCE_MS = 2_000;
+
 /** Resolves once the coordinator has ended its first claim round, its first pass, or failed one. */
 function firstRound(runtime: SchedulerRuntime): Promise<void> {
   return new Promise((resolve) => {
@@ -289,7 +292,15 @@ export async function startServer(
     await runtime.coordinator.listen();
     const round = firstRound(runtime);
     runtime.coordinator.start();
-    await Promise.race([round, stopped]);
+    // Bounded: a database that answers slowly or not at all must not keep the API (and its 503s and
+    // health checks) from listening; the HTTP stack then loads beside the round still in progress.
+    let bound: NodeJS.Timeout | undefined;
+    const patience = new Promise<void>((resolve) => {
+      bound = setTimeout(resolve, FIRST_ROUND_PATIENCE_MS);
+      bound.unref();
+    });
+    await Promise.race([round, stopped, patience]);
+    clearTimeout(bound);
   }
   const overtaken = (): void => {
     if (state.stopping !== null) throw new Error("stopped while starting");

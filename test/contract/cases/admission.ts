@@ -230,6 +230,9 @@ export function describeAdmission(ctx: ContractContext): void {
       await admitDue(store, minute(1));
       const [claimed] = await claimDue(store, minute(1, 1000));
       await Promise.all([admitDue(store, minute(2)), recordLaunch(store, claimed!, minute(2))]);
+      // An admission that met the task's row locked by the launch skips it (SKIP LOCKED) and the next
+      // pass decides it: that pass, a no-op when the first admission did take the task.
+      await admitDue(store, minute(2));
       expect(await reload(store, task.id)).toMatchObject({
         runCount: 1,
         lastRunId: claimed!.run.id,
