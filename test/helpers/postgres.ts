@@ -161,8 +161,24 @@ export async function schemaAtVersion(
   // Today's store joins calendar versions into its task reads (migration 27): lent likewise.
   const lentCalendars =
     version < CALENDAR_VERSIONS_VERSION ? await withCalendarVersions(pool, quoted) : null;
+  // Today's store leaves a scheduled run's derived idempotency key NULL (migration 28): the column is
+  // lent nullable to an older schema, and the keys are written back (as that schema's code wrote them)
+  // when the store closes or the schema migrates.
+  const keysLent = version < NULLABLE_KEY_VERSION;
+  if (keysLent) {
+    await pool.query(`ALTER TABLE ${quoted}.runs ALTER COLUMN idempotency_key DROP NOT NULL`);
+  }
+  const returnKeys = async (): Promise<void> => {
+    if (!keysLent) return;
+    await pool.query(
+      `UPDATE ${quoted}.runs SET idempotency_key = 'punctual:' || task_id || ':' || trigger || ':'` +
+        ` || (extract(epoch FROM scheduled_for) * 1000)::int8 WHERE idempotency_key IS NULL`,
+    );
+    await pool.query(`ALTER TABLE ${quoted}.runs ALTER COLUMN idempotency_key SET NOT NULL`);
+  };
   let returned = false;
   const teardown = async (): Promise<void> => {
+    await returnKeys();
     if (returned) return;
     returned = true;
     if (lent !== null) await lent();
@@ -176,17 +192,19 @@ export async function schemaAtVersion(
   });
   const close = async () => {
     await opened.close();
-    await unbridgeTaskState(pool, quoted);
+    if (bridged) await unbridgeTaskState(pool, quoted);
+    await returnKeys();
   };
-  const store: PostgresStore = bridged
-    ? new Proxy(opened, {
-        get(target, property) {
-          if (property === "close") return close;
-          const value: unknown = Reflect.get(target, property, target);
-          return typeof value === "function" ? (value as () => unknown).bind(target) : value;
-        },
-      })
-    : opened;
+  const store: PostgresStore =
+    bridged || keysLent
+      ? new Proxy(opened, {
+          get(target, property) {
+            if (property === "close") return close;
+            const value: unknown = Reflect.get(target, property, target);
+            return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+          },
+        })
+      : opened;
   return {
     pool,
     schema,
@@ -236,6 +254,9 @@ export async function withCalendarVersions(
 
 /** The migration that moved what a fire writes into `task_state` (docs/storage.md#tasks-and-task_state). */
 const TASK_STATE_VERSION = 23;
+
+/** The migration from which a scheduled run's derived idempotency key may be stored NULL. */
+const NULLABLE_KEY_VERSION = 28;
 
 /** The task state columns that `tasks` held before schema 23 (each copied back if that schema has it). */
 const OLDER_TASK_STATE_COLUMNS = [

@@ -236,7 +236,12 @@ describe.skipIf(!runnable)("postgres dispatch races (reference 6.4)", () => {
       const { task, runs } = await queuedRuns(false, ["m"]);
       const copy = (client: pg.Client, id: string) =>
         client.query(
-          `INSERT INTO "${schema}".runs SELECT $1::text AS id, r.task_id, r.owner, r.trigger, ` +
+          `INSERT INTO "${schema}".runs (id, task_id, owner, trigger, scheduled_for, fire_at, status,` +
+            ` reason, missed_count, missed_until, attempt, failures, not_before, thread_scope, thread_id,` +
+            ` exclusive, claim_token, claim_expires_at, claimed_by, target_run_id, idempotency_key,` +
+            ` queued_at, launched_at, deadline_at, finished_at, lateness_ms, late, cancel_requested_at,` +
+            ` error, result, target_kind)` +
+            ` SELECT $1::text AS id, r.task_id, r.owner, r.trigger, ` +
             `r.scheduled_for, r.fire_at, r.status, r.reason, r.missed_count, r.missed_until, r.attempt, ` +
             `r.failures, r.not_before, r.thread_scope, $1::text AS thread_id, r.exclusive, r.claim_token, ` +
             `r.claim_expires_at, r.claimed_by, r.target_run_id, r.idempotency_key || '-2', r.queued_at, ` +

@@ -294,7 +294,7 @@ export class PostgresClaim {
    * `run_ready_owner_queue_idx`, each run locked, skipping runs another claim holds; each run with whether
    * its thread (and, exclusive, its task) holds a slot or a not-told cancelled run's hold (`run_holds`),
    * whether an earlier queued run of its thread exists (another owner's: `run_ready_thread_queue_idx`,
-   * one probe, and `run_ready`'s primary key for a run on a thread of its own),
+   * one probe, and the ledger's primary key for a run on a thread of its own),
    * its task's handler, the slots its owner holds and the
    * budget's room. The owners' count, the window, budget and limit are written into the text (checked
    * integers; one prepared statement per combination, a handful), so the planner knows how many rows
@@ -344,17 +344,20 @@ export class PostgresClaim {
         ` OR EXISTS (SELECT 1 FROM ${holds} AS h WHERE h.task_id = r.task_id` +
         ` AND h.deadline_at > ${now}))) AS task_busy,` +
         // Queued runs on a shared thread are in run_ready_thread_queue_idx; a run on a thread of its own
-        // (thread id = run id) is not, so a run bound to a thread named like such a run finds it by key.
+        // (thread id = run id) is not, so a run bound to a thread named like such a run finds it by the
+        // ledger's primary key (a run is queued exactly while it is in run_ready).
         ` (EXISTS (SELECT 1 FROM ${ready} AS b WHERE b.thread_id <> b.run_id` +
         ` AND b.thread_scope = r.thread_scope AND b.thread_id = r.thread_id` +
         ` AND (b.queued_at, b.run_id) < (r.queued_at, r.id))` +
-        ` OR (r.thread_id <> r.id AND EXISTS (SELECT 1 FROM ${ready} AS p` +
-        ` WHERE p.run_id = r.thread_id AND p.thread_id = p.run_id AND p.thread_scope = r.thread_scope` +
-        ` AND (p.queued_at, p.run_id) < (r.queued_at, r.id)))) AS queued_behind,` +
+        ` OR (r.thread_id <> r.id AND EXISTS (SELECT 1 FROM ${runs} AS p` +
+        ` WHERE p.id = r.thread_id AND p.status = 'queued' AND p.thread_id = p.id` +
+        ` AND p.thread_scope = r.thread_scope AND (p.queued_at, p.id) < (r.queued_at, r.id)))) AS queued_behind,` +
         ` o.held AS owner_active, ${room} AS room` +
-        ` FROM (SELECT u.owner, (SELECT count(*) FROM ${slots} AS s WHERE s.owner = u.owner)::int4 AS held` +
+        // Each owner's slots, counted in one pass over the slots (one row per slot of the budget).
+        ` FROM (SELECT u.owner, COALESCE(h.held, 0)::int4 AS held` +
         ` FROM (SELECT w.owner FROM unnest($2::text[]) AS w(owner) LIMIT ${int4(owners)}) AS u` +
-        ` OFFSET 0) AS o` +
+        ` LEFT JOIN (SELECT s.owner, count(*) AS held FROM ${slots} AS s WHERE s.owner IS NOT NULL` +
+        ` GROUP BY s.owner) AS h ON h.owner = u.owner OFFSET 0) AS o` +
         // The owner's first queued runs in run_ready_owner_queue_idx order, each run locked by primary key
         // (skipping the runs another transaction holds) and seen queued once locked.
         ` CROSS JOIN LATERAL (SELECT x.* FROM ${ready} AS q CROSS JOIN LATERAL (SELECT * FROM ${runs} AS p` +

@@ -6,7 +6,7 @@
  * bookkeeping and the wake-up, each run only where the database still holds what was read:
  * - the run row is the version read (`xmin`), so nothing wrote it since (a claim, a cancel, a sweep);
  * - its claim token is the one read (and a fenced request's token was checked against it in memory);
- * - a run read launching or running still holds its budget slot (`claim_slots.run_id`);
+ * - a run read launching or running still holds its budget slot (`claim_slots`, by its thread and id);
  * - its task is the version read (`task_state.version`: the options a verdict was judged by), the task's
  *   `task_state` row locked before any run is written, the order every other run writer locks in; the
  *   bookkeeping is written on that narrow row, a heap-only update (docs/storage.md#tasks-and-task_state).
@@ -118,8 +118,9 @@ export class PostgresFencedRunWrites {
         ` WHERE t.id = u.id AND t.id = ANY($1::text[])` +
         ` AND u.task_id = ANY ((SELECT array_agg(task_id) FROM locked)::text[])` +
         ` AND t.xmin = u.read_xmin::xid AND t.claim_token IS NOT DISTINCT FROM u.read_token` +
+        // A run's slot is found by its thread key (claim_slots_thread_uq): its thread and id.
         ` AND (NOT u.held OR EXISTS (SELECT 1 FROM ${ctx.schema.quoted}.claim_slots AS s` +
-        ` WHERE s.run_id = t.id))` +
+        ` WHERE s.thread_scope = t.thread_scope AND s.thread_id = t.thread_id AND s.run_id = t.id))` +
         ` RETURNING t.id),` +
         ` book AS (SELECT u.task_id,` +
         ` bool_or(u.launch_seq >= 0) AS launched,` +

@@ -33,6 +33,7 @@ import { POSTGRES_MIGRATION_0024 } from "./postgres-migration-0024.js";
 import { POSTGRES_MIGRATION_0025 } from "./postgres-migration-0025.js";
 import { POSTGRES_MIGRATION_0026 } from "./postgres-migration-0026.js";
 import { POSTGRES_MIGRATION_0027 } from "./postgres-migration-0027.js";
+import { POSTGRES_MIGRATION_0028 } from "./postgres-migration-0028.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { uniqueViolation } from "./postgres-errors.js";
 import { integer, record, text } from "./postgres-rows.js";
@@ -94,6 +95,11 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     version: 27,
     name: "calendars referenced by version, holidays by region",
     sql: POSTGRES_MIGRATION_0027,
+  },
+  {
+    version: 28,
+    name: "mutable run columns last, one slot key fewer, room for a fire's versions",
+    sql: POSTGRES_MIGRATION_0028,
   },
 ];
 

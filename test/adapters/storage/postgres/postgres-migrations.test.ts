@@ -74,7 +74,6 @@ describe("postgres migrations", () => {
         "runs_owner_listing_idx",
         "runs_queued_at_idx",
         "runs_owner_requested_idx",
-        "run_ready_pkey",
         "run_ready_owner_queue_idx",
         "run_ready_task_idx",
         "run_ready_thread_queue_idx",
