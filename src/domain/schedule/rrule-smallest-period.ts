@@ -183,7 +183,10 @@ function rulesAgainstEachOther(
     const { h, m, s } = timeLists(rule);
     const size = h.length * m.length * s.length;
     spendWork(size);
-    // More times of day than fit a day at `minMs` apart: two of them are closer (pigeonholes).
+    // More times of day than fit a day at `minMs` apart: two of them are closer (pigeonholes). Kept as a
+    // bound on this list's size; gapBelow asks here only once no rule alone is under `minMs`, and a rule
+    // with that many times of day already is (its own least step), so no input reaches it today.
+    /* v8 ignore next */
     if (size * minMs > MS_PER_DAY) return null;
     const list: number[] = [];
     for (const hour of h)
@@ -194,6 +197,8 @@ function rulesAgainstEachOther(
     return list;
   });
   const text = (r: number): string => rules[r]?.text ?? "";
+  // The pigeonholed rules (none reach here today, above): each offers the spacing its times must break.
+  /* v8 ignore start */
   times.forEach((list, r) => {
     const rule = rules[r];
     if (list !== null || rule === undefined) return;
@@ -203,6 +208,7 @@ function rulesAgainstEachOther(
       () => `"${text(r)}", which can fire at more times of day than fit apart, and the other rules`,
     );
   });
+  /* v8 ignore stop */
   const known = times.flatMap((list, rule) =>
     list === null ? [] : list.map((at) => ({ at, rule })),
   );

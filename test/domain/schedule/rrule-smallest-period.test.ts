@@ -61,6 +61,16 @@ describe("gapBelow of a recurrence", () => {
     expect(gapBelow(rrule(apart), NOW, HOUR)).toBeNull();
   });
 
+  it("leaves out an RDATE before the instant judged, and one past the rule's last fire has no fire after it", () => {
+    const past = "DTSTART:20260105T090000Z\nRRULE:FREQ=DAILY\nRDATE:20250101T000000Z";
+    expect(gapBelow(rrule(past), NOW, HOUR)).toBeNull();
+    const pastEnd = "DTSTART:20260105T090000Z\nRRULE:FREQ=DAILY;COUNT=3\nRDATE:20300101T000000Z";
+    expect(gapBelow(rrule(pastEnd), NOW, HOUR)).toBeNull();
+    // The same RDATE 30 minutes after a fire of the rule is judged against it.
+    const near = "DTSTART:20260105T090000Z\nRRULE:FREQ=DAILY\nRDATE:20300101T093000Z";
+    expect(gapBelow(rrule(near), NOW, HOUR)).toMatchObject({ ms: 30 * MINUTE });
+  });
+
   it("counts real time across a DST transition", () => {
     // Daily at 09:00 in Berlin: 23 hours of real time on 29 March 2026.
     expect(gapBelow(rrule(`${BERLIN}\nRRULE:FREQ=DAILY`), NOW, DAY)).toMatchObject({
