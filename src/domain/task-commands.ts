@@ -362,7 +362,7 @@ export function backfillTask(
       notBefore: now,
       queuedAt: now,
       idempotencyKey: idempotencyKeyFor(task.id, "backfill", at),
-      moved: occurrence.moved === true,
+      moved: occurrence.moved,
     });
     occurrence = nextOccurrenceAfter(task.schedule, at);
   }

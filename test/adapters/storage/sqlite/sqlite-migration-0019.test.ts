@@ -39,9 +39,9 @@ describe("SQLite migration 19 (a run from a moved occurrence says so)", () => {
         dflt_value: unknown;
       }[];
       expect(columns.at(-1)).toMatchObject({ name: "moved", notnull: 0, dflt_value: null });
-      expect(
-        reopened.prepare("SELECT count(*) AS n FROM runs WHERE moved IS NULL").get(),
-      ).toEqual({ n: 2 });
+      expect(reopened.prepare("SELECT count(*) AS n FROM runs WHERE moved IS NULL").get()).toEqual({
+        n: 2,
+      });
     } finally {
       reopened.close();
     }
