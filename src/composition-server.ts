@@ -288,8 +288,16 @@ export async function startServer(
         }
       })()),
   );
+  const overtaken = (): void => {
+    if (state.stopping !== null) throw new Error("stopped while starting");
+  };
   if (options.runCoordinator ?? true) {
+    // A stop asked before this point (a SIGTERM held while the modules loaded is delivered by
+    // `opened`) has already drained a coordinator that never started: starting it now would claim
+    // runs under a store about to close.
+    overtaken();
     await runtime.coordinator.listen();
+    overtaken();
     const round = firstRound(runtime);
     runtime.coordinator.start();
     // Bounded: a database that answers slowly or not at all must not keep the API (and its 503s and
@@ -302,9 +310,6 @@ export async function startServer(
     await Promise.race([round, stopped, patience]);
     clearTimeout(bound);
   }
-  const overtaken = (): void => {
-    if (state.stopping !== null) throw new Error("stopped while starting");
-  };
   overtaken();
   const built = await serveCore(core, options);
   overtaken();

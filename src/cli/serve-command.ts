@@ -186,6 +186,9 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
    * and nothing was served or claimed yet, so nothing drains (docs/operations.md#what-happens-on-shutdown).
    */
   let stopOpened: (() => Promise<void>) | null = null;
+  // A stop asked while the store opened: the start goes on in the background until the exit, so the
+  // stop is handed to it the moment it exists, before its coordinator can claim anything.
+  let stopAskedEarly = false;
   return runUntilSignal({
     io,
     logger,
@@ -209,7 +212,10 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
           ...(authProxy === undefined ? {} : { authProxy }),
           ...targets,
         },
-        (stop) => (stopOpened = stop),
+        (stop) => {
+          stopOpened = stop;
+          if (stopAskedEarly) void stop().catch(() => undefined);
+        },
       ),
     started: async ({ server, baseUrl }) => {
       logger.info(
@@ -242,7 +248,10 @@ export async function runServe(options: ServeOptions, io: ServeIo): Promise<numb
     stop: async () => {
       // Still opening its store: the stop is not waited for, the exit drops the connection and a
       // migration waiting on its lock rolls back with it, as the worker's does.
-      if (stopOpened === null) return;
+      if (stopOpened === null) {
+        stopAskedEarly = true;
+        return;
+      }
       await stopOpened();
     },
     stopWithinMs: stopDeadlineMs(thresholds),
