@@ -79,6 +79,16 @@ export function taskRows(items: readonly TaskView[], timeZone?: string): string 
   );
 }
 
+/**
+ * A run's nominal time, and for a run from a moved occurrence where it was moved to
+ * (docs/schedules.md#moved-occurrences): `2026-12-25 09:00:00 (moved to 2026-12-24 09:00:00)`.
+ */
+export function scheduledText(run: RunView, timeZone?: string): string {
+  const at = localTime(run.scheduled_for, timeZone);
+  // A server before the marker answers without the field.
+  return run.moved_from == null ? at : `${at} (moved to ${localTime(run.fire_at, timeZone)})`;
+}
+
 export function runRows(items: readonly RunView[], timeZone?: string): string {
   return table(
     ["ID", "TRIGGER", "STATUS", "SCHEDULED FOR", "LATENESS", "REASON / ERROR"],
@@ -86,7 +96,7 @@ export function runRows(items: readonly RunView[], timeZone?: string): string {
       r.id,
       r.trigger,
       r.status,
-      localTime(r.scheduled_for, timeZone),
+      scheduledText(r, timeZone),
       r.lateness_ms === null ? "" : `${(r.lateness_ms / 1000).toFixed(1)}s${r.late ? " late" : ""}`,
       textOf(r.reason ?? r.error).slice(0, 50),
     ]),

@@ -9,7 +9,7 @@ import type { PageView, RunView } from "../application/shapes/view-mappers.js";
 import type { RunStatus, RunTrigger } from "../domain/run.js";
 import { parseDuration } from "../domain/schedule/iso-text.js";
 import type { PunctualClient } from "../client/punctual-client.js";
-import { localTime } from "./api-output.js";
+import { scheduledText } from "./api-output.js";
 import { collect } from "./schedule-flags.js";
 import { table } from "./text-table.js";
 
@@ -81,7 +81,7 @@ export function runRowsAcrossTasks(items: readonly RunView[], timeZone?: string)
       r.id,
       r.trigger,
       r.status,
-      localTime(r.scheduled_for, timeZone),
+      scheduledText(r, timeZone),
       String(r.attempt),
       (r.reason ?? r.error ?? "").slice(0, 50),
     ]),

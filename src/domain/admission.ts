@@ -34,6 +34,8 @@ export interface QueueDecision {
   readonly exclusive: boolean;
   readonly threadScope: string;
   readonly threadId: ThreadId | null;
+  /** From an occurrence moved off an excluded date (docs/schedules.md#moved-occurrences). */
+  readonly moved: boolean;
 }
 
 export const SKIP_REASONS = [
@@ -257,6 +259,7 @@ class DecisionBuilder {
       exclusive: isExclusive(task.options.overlap),
       threadScope: threadScopeOf(task.target, task.owner),
       threadId: context.mode === "reuse_thread" ? context.threadId : null,
+      moved: occurrence.moved === true,
     });
     this.#active++;
     this.#queued++;

@@ -31,6 +31,7 @@ type NewRunFields = Pick<
   | "exclusive"
   | "idempotencyKey"
   | "finishedAt"
+  | "moved"
 >;
 
 /**
@@ -68,6 +69,7 @@ function unclaimedRow(fields: NewRunFields): NewRun {
     cancelRequestedAt: null,
     error: null,
     result: null,
+    moved: fields.moved,
   };
 }
 
@@ -96,6 +98,7 @@ export function newRunFromDecision(
         exclusive: decision.exclusive,
         idempotencyKey: decision.idempotencyKey,
         finishedAt: null,
+        moved: decision.moved,
       });
     case "skip":
       return terminalRecord(task, now, {
@@ -152,6 +155,7 @@ function terminalRecord(
     exclusive: false,
     idempotencyKey: idempotencyKeyFor(task.id, "scheduled", fields.scheduledFor),
     finishedAt: now,
+    moved: false,
   });
 }
 
@@ -192,5 +196,6 @@ export function newRunWithId(newRun: NewRun, id: RunId): Run {
     cancelRequestedAt: newRun.cancelRequestedAt,
     error: newRun.error,
     result: newRun.result,
+    moved: newRun.moved,
   };
 }

@@ -116,6 +116,12 @@ export interface Run {
   readonly cancelRequestedAt: Instant | null;
   readonly error: string | null;
   readonly result: JsonValue | null;
+  /**
+   * Admitted from an occurrence moved off an excluded date (docs/schedules.md#moved-occurrences):
+   * `scheduledFor` is the nominal time it came from and `fireAt` the moved instant. Stored only when
+   * true (a nullable column, NULL for every other run).
+   */
+  readonly moved: boolean;
 }
 
 export function isActiveRunStatus(status: RunStatus): boolean {

@@ -215,6 +215,7 @@ const FRESH = {
   missedCount: null,
   missedUntil: null,
   status: "queued",
+  moved: false,
 } as const;
 
 /** A client's idempotency key for a trigger: 1 to 200 characters (docs/semantics.md#launch bounds the derived key). */
@@ -361,6 +362,7 @@ export function backfillTask(
       notBefore: now,
       queuedAt: now,
       idempotencyKey: idempotencyKeyFor(task.id, "backfill", at),
+      moved: occurrence.moved,
     });
     occurrence = nextOccurrenceAfter(task.schedule, at);
   }

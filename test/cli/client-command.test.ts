@@ -496,6 +496,7 @@ describe("punctual tasks", () => {
       cancel_requested_at  null
       error                null
       result               null
+      moved_from           null
       "
     `);
     // A repeat says it is one, and shows the run as it is now, not as the first answer had it.
@@ -606,6 +607,7 @@ describe("punctual runs", () => {
       cancel_requested_at  null
       error                null
       result               null
+      moved_from           null
       "
     `);
     expect(await ok(["runs", "cancel", runId, "--json"])).toContain('"status": "cancelled"');

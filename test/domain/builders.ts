@@ -211,6 +211,7 @@ export function buildRun(overrides: Partial<Run> = {}): Run {
     cancelRequestedAt: null,
     error: null,
     result: null,
+    moved: false,
     ...overrides,
   };
 }

@@ -168,6 +168,10 @@ export async function schemaAtVersion(
   if (keysLent) {
     await pool.query(`ALTER TABLE ${quoted}.runs ALTER COLUMN idempotency_key DROP NOT NULL`);
   }
+  // Today's store reads and writes a run's moved marker (migration 29): the column is lent to an older
+  // schema and taken back before it migrates.
+  const movedLent = version < MOVED_MARKER_VERSION;
+  if (movedLent) await pool.query(`ALTER TABLE ${quoted}.runs ADD COLUMN moved boolean`);
   const returnKeys = async (): Promise<void> => {
     if (!keysLent) return;
     await pool.query(
@@ -183,6 +187,7 @@ export async function schemaAtVersion(
     returned = true;
     if (lent !== null) await lent();
     if (lentCalendars !== null) await lentCalendars();
+    if (movedLent) await pool.query(`ALTER TABLE ${quoted}.runs DROP COLUMN moved`);
   };
   const opened = await openPostgresStore({
     newId: createIdGenerator(),
@@ -217,6 +222,9 @@ export async function schemaAtVersion(
     withoutRunQueue: teardown,
   };
 }
+
+/** The migration that added the marker of a run from a moved occurrence (docs/schedules.md#moved-occurrences). */
+const MOVED_MARKER_VERSION = 29;
 
 /** The migration that stored calendars as references (docs/storage.md#calendar-versions). */
 const CALENDAR_VERSIONS_VERSION = 27;

@@ -242,6 +242,7 @@ export function runView(run: Run): RunView {
     cancel_requested_at: formatInstant(run.cancelRequestedAt),
     error: run.error,
     result: run.result,
+    moved_from: run.moved ? formatInstant(run.scheduledFor) : null,
   };
 }
 

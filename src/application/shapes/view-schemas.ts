@@ -228,6 +228,12 @@ export const runViewSchema = z.strictObject({
   cancel_requested_at: nullableInstant,
   error: z.string().nullable(),
   result: jsonValueSchema.nullable(),
+  moved_from: nullableInstant.meta({
+    description:
+      "for a run admitted from an occurrence moved off an excluded date (schedule on_excluded previous " +
+      "or next, docs/schedules.md#moved-occurrences): the nominal time it came from (its scheduled_for; " +
+      "fire_at is the moved instant). Kept through retries, redrives and backfills. null for any other run",
+  }),
 });
 
 export const createdTaskSchema = z.strictObject({

@@ -548,6 +548,34 @@ describe("pause, resume, cancel, trigger, backfill, preview, explain", () => {
     expect(huge.body.limit).toBe("backfill");
   });
 
+  it("shows a run from a moved occurrence with moved_from, and no other run", async () => {
+    const task = await createTask(alice, {
+      ...CRON_TASK,
+      schedule: {
+        type: "cron",
+        cron: "0 9 25 * *",
+        timezone: "UTC",
+        exclude: ["2025-12-25"],
+        on_excluded: "previous",
+      },
+    });
+    const answer = await api("POST", `/v1/tasks/${task.id}/backfill`, {
+      token: alice,
+      body: { from: "2025-12-01T00:00:00Z", to: "2026-02-01T00:00:00Z" },
+    });
+    expect(answer.status).toBe(202);
+    const brief = (run: any): unknown[] => [run.scheduled_for, run.fire_at, run.moved_from];
+    expect(answer.body.runs.map(brief)).toEqual([
+      ["2025-12-25T09:00:00Z", "2025-12-24T09:00:00Z", "2025-12-25T09:00:00Z"],
+      ["2026-01-25T09:00:00Z", "2026-01-25T09:00:00Z", null],
+    ]);
+    const [moved, ordinary] = answer.body.runs;
+    expect((await api("GET", `/v1/runs/${moved.id}`, { token: alice })).body).toEqual(moved);
+    expect((await api("GET", `/v1/runs/${ordinary.id}`, { token: alice })).body).toEqual(ordinary);
+    const listed = await api("GET", `/v1/tasks/${task.id}/runs`, { token: alice });
+    expect(listed.body.items.map(brief)).toEqual(answer.body.runs.map(brief).reverse());
+  });
+
   it("previews the next fires with wall times, and refuses a count over 100", async () => {
     const task = await createTask(alice, {
       ...CRON_TASK,

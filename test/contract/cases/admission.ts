@@ -9,7 +9,7 @@ import { idempotencyKeyFor } from "../../../src/domain/occurrence.js";
 import type { Run } from "../../../src/domain/run.js";
 import { parseSchedule } from "../../../src/domain/schedule/parse-schedule.js";
 import type { Task } from "../../../src/domain/task.js";
-import { ALICE, ALL, HOUR, T0, buildTask, cron, minute, onceAt } from "../fixtures.js";
+import { ALICE, ALL, HOUR, T0, at, buildTask, cron, minute, onceAt } from "../fixtures.js";
 import {
   admitDue,
   backfillRuns,
@@ -284,6 +284,54 @@ export function describeAdmission(ctx: ContractContext): void {
         reason: "superseded",
       });
       expect(await store.runs.findRun(ALL, superseded!.id)).toEqual(report.cancellations[0]);
+    });
+
+    it("marks a run admitted from a moved occurrence, through a retry and a backfill, and no other run", async () => {
+      const store = ctx.store();
+      const DAY = 24 * HOUR;
+      // Mondays at 09:00 (T0 is one); Monday the 14th is excluded and moves to Sunday the 13th.
+      const task = await insertTask(store, {
+        schedule: {
+          type: "cron",
+          cron: "0 9 * * 1",
+          timezone: "UTC",
+          exclude: ["2030-01-14"],
+          on_excluded: "previous",
+        },
+        options: { retry: { maxAttempts: 2 }, overlap: "allow_all" },
+      });
+      const moved = (await admitDue(store, at(6 * DAY + 30_000))).queuedRuns[0]!;
+      expect(moved).toMatchObject({ scheduledFor: at(7 * DAY), fireAt: at(6 * DAY), moved: true });
+      expect(await store.runs.findRun(ALL, moved.id)).toEqual(moved);
+      // A failed attempt goes back to the queue (a run change): the marker stays.
+      await claimAndLaunch(store, at(6 * DAY + 40_000));
+      const retried = await recordCompletion(
+        store,
+        moved.id,
+        { status: "failed", error: "boom" },
+        at(6 * DAY + 50_000),
+      );
+      expect(retried!.run).toMatchObject({ status: "queued", attempt: 1, moved: true });
+      expect(await store.runs.findRun(ALL, moved.id)).toMatchObject({ moved: true });
+      const ordinary = (await admitDue(store, at(14 * DAY + 30_000))).queuedRuns[0]!;
+      expect(ordinary).toMatchObject({ scheduledFor: at(14 * DAY), moved: false });
+      expect(await store.runs.findRun(ALL, ordinary.id)).toMatchObject({ moved: false });
+      const backfilled = await backfillRuns(
+        store,
+        ALL,
+        task.id,
+        { from: at(DAY), to: at(15 * DAY) },
+        at(15 * DAY),
+      );
+      expect(
+        backfilled.map((run) => run && [run.scheduledFor - T0, run.fireAt - T0, run.moved]),
+      ).toEqual([
+        [7 * DAY, 6 * DAY, true],
+        [14 * DAY, 14 * DAY, false],
+      ]);
+      for (const run of backfilled) {
+        expect(await store.runs.findRun(ALL, run!.id)).toEqual(run);
+      }
     });
 
     it("rolls back only the task whose occurrence was already decided", async () => {

@@ -137,5 +137,6 @@ function rowOf(run: Omit<Run, "id" | "threadId">, id: RunId, threadId: ThreadId)
     cancelRequestedAt: run.cancelRequestedAt,
     error: run.error,
     result: run.result === null ? null : jsonColumn(run.result),
+    moved: run.moved,
   });
 }

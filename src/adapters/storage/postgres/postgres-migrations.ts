@@ -34,6 +34,7 @@ import { POSTGRES_MIGRATION_0025 } from "./postgres-migration-0025.js";
 import { POSTGRES_MIGRATION_0026 } from "./postgres-migration-0026.js";
 import { POSTGRES_MIGRATION_0027 } from "./postgres-migration-0027.js";
 import { POSTGRES_MIGRATION_0028 } from "./postgres-migration-0028.js";
+import { POSTGRES_MIGRATION_0029 } from "./postgres-migration-0029.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { uniqueViolation } from "./postgres-errors.js";
 import { integer, record, text } from "./postgres-rows.js";
@@ -100,6 +101,11 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     version: 28,
     name: "mutable run columns last, one slot key fewer, room for a fire's versions",
     sql: POSTGRES_MIGRATION_0028,
+  },
+  {
+    version: 29,
+    name: "a run from a moved occurrence says so",
+    sql: POSTGRES_MIGRATION_0029,
   },
 ];
 

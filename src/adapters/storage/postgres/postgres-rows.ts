@@ -105,6 +105,8 @@ export const RUN_COLUMNS: readonly Column[] = [
   { name: "cancel_requested_at", type: "ts" },
   { name: "error", type: "text" },
   { name: "result", type: "jsonb" },
+  // Last and NULL but for a run from a moved occurrence (migration 29, docs/schedules.md#moved-occurrences).
+  { name: "moved", type: "bool" },
 ];
 
 /** The task's definition as one row of wire values, in `TASK_DEFINITION_COLUMNS` order; `secrets` seals its signing secrets. */
@@ -228,6 +230,7 @@ export function runValues(run: Run): unknown[] {
     run.cancelRequestedAt,
     run.error,
     run.result === null ? null : json(run.result),
+    run.moved ? true : null,
   ];
 }
 
@@ -497,6 +500,7 @@ export function runFromRow(value: unknown): Run {
     cancelRequestedAt: instantOrNull(row, "cancel_requested_at"),
     error: textOrNull(row, "error"),
     result: (row["result"] ?? null) as JsonValue | null,
+    moved: row["moved"] === true,
   };
 }
 

@@ -71,6 +71,7 @@ const IDENTITY_FIELDS = [
   "exclusive",
   "idempotencyKey",
   "queuedAt",
+  "moved",
 ] as const satisfies readonly (keyof Run)[];
 
 /** The run fields a change may write (everything but the id and the identity fields). */

@@ -27,6 +27,7 @@ import { SQLITE_MIGRATION_0015 } from "./sqlite-migration-0015.js";
 import { SQLITE_MIGRATION_0016 } from "./sqlite-migration-0016.js";
 import { SQLITE_MIGRATION_0017 } from "./sqlite-migration-0017.js";
 import { SQLITE_MIGRATION_0018 } from "./sqlite-migration-0018.js";
+import { SQLITE_MIGRATION_0019 } from "./sqlite-migration-0019.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -61,6 +62,11 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     version: 18,
     name: "calendars referenced by version, holidays by region",
     sql: SQLITE_MIGRATION_0018,
+  },
+  {
+    version: 19,
+    name: "a run from a moved occurrence says so",
+    sql: SQLITE_MIGRATION_0019,
   },
 ];
 

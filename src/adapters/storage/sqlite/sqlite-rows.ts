@@ -93,6 +93,8 @@ export interface RunRow {
   readonly cancel_requested_at: number | null;
   readonly error: string | null;
   readonly result: string | null;
+  /** 1 for a run from a moved occurrence, else NULL (migration 19, docs/schedules.md#moved-occurrences). */
+  readonly moved: number | null;
 }
 
 /** Column names, in table order; `trigger` and `exclusive` are SQLite keywords and always quoted. */
@@ -162,6 +164,7 @@ export const RUN_COLUMNS: readonly (keyof RunRow)[] = [
   "cancel_requested_at",
   "error",
   "result",
+  "moved",
 ];
 
 /**
@@ -365,6 +368,7 @@ export function runFromRow(row: RunRow): Run {
     cancelRequestedAt: atOrNull(row.cancel_requested_at),
     error: row.error,
     result: row.result === null ? null : (JSON.parse(row.result) as JsonValue),
+    moved: row.moved === 1,
   };
 }
 
@@ -400,6 +404,7 @@ export function runToRow(run: Run): RunRow {
     cancel_requested_at: run.cancelRequestedAt,
     error: run.error,
     result: run.result === null ? null : JSON.stringify(run.result),
+    moved: run.moved ? 1 : null,
   };
 }
 
@@ -440,5 +445,6 @@ export function runValues(run: Run): unknown[] {
     run.cancelRequestedAt,
     run.error,
     run.result === null ? null : JSON.stringify(run.result),
+    run.moved ? 1 : null,
   ];
 }

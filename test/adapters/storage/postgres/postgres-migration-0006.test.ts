@@ -39,13 +39,14 @@ describe("postgres migration 6 (budget slots)", () => {
     await migratePostgres(pool, schemaName(schema), POSTGRES_MIGRATIONS.slice(0, 5));
     // The store's run writes are the same on schema 5: make the rows as it would. Its task insert also
     // writes migration 7's key columns, migration 12's defect_at, migration 13's retiring secret, and its
-    // run insert migration 9's target kind, so they exist only while the rows are made.
+    // run insert migration 9's target kind and migration 29's moved marker, so they exist only while the
+    // rows are made.
     await pool.query(
       `ALTER TABLE ${q}.tasks ADD COLUMN task_key text, ADD COLUMN task_group text,` +
         ` ADD COLUMN defect_at timestamptz, ADD COLUMN retiring_secret text,` +
         ` ADD COLUMN retiring_until timestamptz`,
     );
-    await pool.query(`ALTER TABLE ${q}.runs ADD COLUMN target_kind text`);
+    await pool.query(`ALTER TABLE ${q}.runs ADD COLUMN target_kind text, ADD COLUMN moved boolean`);
     // And migration 23's task_state, where it writes a task's state.
     await bridgeTaskState(pool, q);
     // And the run queue of migration 24, which today's store reads and writes.
@@ -77,7 +78,7 @@ describe("postgres migration 6 (budget slots)", () => {
       `ALTER TABLE ${q}.tasks DROP COLUMN task_key, DROP COLUMN task_group, DROP COLUMN defect_at,` +
         ` DROP COLUMN retiring_secret, DROP COLUMN retiring_until`,
     );
-    await pool.query(`ALTER TABLE ${q}.runs DROP COLUMN target_kind`);
+    await pool.query(`ALTER TABLE ${q}.runs DROP COLUMN target_kind, DROP COLUMN moved`);
     // What an older replica left behind: a running and a launching claim, a finished run, and an
     // exclusive running run with a later one of its task queued.
     const claimed = (id: string, status: string) =>
@@ -100,9 +101,11 @@ describe("postgres migration 6 (budget slots)", () => {
 
     await migratePostgres(pool, schemaName(schema));
 
-    // Every row as it was, plus migration 9's copy of its task's target kind.
+    // Every row as it was, plus migration 9's copy of its task's target kind and migration 29's marker.
     expect(await rows()).toEqual(
-      stored.map((r) => ({ row: { ...(r as { row: object }).row, target_kind: "agent" } })),
+      stored.map((r) => ({
+        row: { ...(r as { row: object }).row, target_kind: "agent", moved: null },
+      })),
     );
     const slots = await pool.query(
       `SELECT run_id, thread_scope, thread_id, task_id, claimed_by FROM ${q}.claim_slots` +

@@ -41,10 +41,11 @@ describe("postgres migration 16 (less write-ahead log per fire)", () => {
     await recordLaunch(before, claimed[0]!, minute(1, 1));
     await recordCompletion(before, claimed[1]!.run.id, { status: "succeeded" }, minute(1, 2));
     await before.close();
+    // `moved` is migration 29's column, lent to the older schema while its store writes: not compared.
     const rows = async (table: string) =>
       (
         await pool.query(
-          `SELECT to_jsonb(x) - 'run_task_id' AS row FROM ${q}.${table} AS x ORDER BY (to_jsonb(x) - 'run_task_id')::text`,
+          `SELECT to_jsonb(x) - 'run_task_id' - 'moved' AS row FROM ${q}.${table} AS x ORDER BY (to_jsonb(x) - 'run_task_id' - 'moved')::text`,
         )
       ).rows;
     const stored = { runs: await rows("runs"), tasks: await rows("tasks") };

@@ -58,10 +58,11 @@ describe("postgres migrations 17 and 19 (no task key lock per run, no key for a 
     await recordLaunch(before, claimed[0]!, minute(1, 1));
     await recordCompletion(before, claimed[1]!.run.id, { status: "succeeded" }, minute(1, 2));
     await before.close();
+    // `moved` is migration 29's column, lent to the older schema while its store writes: not compared.
     const rows = async (table: string) =>
       (
         await pool.query(
-          `SELECT to_jsonb(x) - 'run_task_id' AS row FROM ${q}.${table} AS x ORDER BY (to_jsonb(x) - 'run_task_id')::text`,
+          `SELECT to_jsonb(x) - 'run_task_id' - 'moved' AS row FROM ${q}.${table} AS x ORDER BY (to_jsonb(x) - 'run_task_id' - 'moved')::text`,
         )
       ).rows;
     const stored = { runs: await rows("runs"), tasks: await taskRows(pool, q) };

@@ -259,13 +259,14 @@ describe("SQLite migration 4 (excluded runs, calendars)", () => {
       ).toThrow(/CHECK constraint failed/);
       const before = db.prepare("SELECT * FROM runs ORDER BY id").all();
       migrateSqlite(db, SQLITE_MIGRATIONS, 2);
-      // Migration 7 copies each run's task target kind onto it, and migration 17 scopes its thread by
-      // its owner; nothing else changes.
+      // Migration 7 copies each run's task target kind onto it, migration 17 scopes its thread by
+      // its owner, and migration 19 adds the moved marker, NULL (unmarked); nothing else changes.
       expect(db.prepare("SELECT * FROM runs ORDER BY id").all()).toEqual(
         before.map((row) => ({
           ...(row as object),
           target_kind: "handler",
           thread_scope: "handler:o",
+          moved: null,
         })),
       );
       insertRun.run("r3", 5000, 5000, "skipped", "excluded", 2, 6000, "r3", "k3");

@@ -57,6 +57,8 @@ export interface Run {
   readonly cancel_requested_at: string | null;
   readonly error: string | null;
   readonly result: unknown;
+  /** A run from a moved occurrence: the nominal time it came from (its scheduled_for); else null. */
+  readonly moved_from: string | null;
 }
 
 /** One replica of `GET /v1/replicas` (admin tokens). */

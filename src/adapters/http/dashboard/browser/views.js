@@ -328,9 +328,14 @@ export function runsTable(runs, cancel) {
             "td",
             { class: "mono" },
             when(run.scheduled_for, BROWSER_ZONE),
-            // A jittered or moved occurrence (docs/schedules.md#moved-occurrences) fires at another time.
+            // A jittered or moved occurrence (docs/schedules.md#moved-occurrences) fires at another time;
+            // a moved one says so.
             run.fire_at !== run.scheduled_for && run.status !== "skipped" && run.status !== "missed"
-              ? h("div", { class: "small" }, "fires " + when(run.fire_at, BROWSER_ZONE))
+              ? h(
+                  "div",
+                  { class: "small" },
+                  (run.moved_from ? "moved: fires " : "fires ") + when(run.fire_at, BROWSER_ZONE),
+                )
               : null,
           ),
           h("td", { class: "mono" }, when(run.launched_at, BROWSER_ZONE)),
