@@ -420,11 +420,13 @@ function buildStatements(ctx: PostgresContext) {
     pastDeadline:
       `SELECT r.id FROM ${active} WHERE r.status IN ('launching', 'running')` +
       ` AND r.deadline_at < ${at("$1")} ORDER BY r.deadline_at, r.id LIMIT $2::int4`,
-    // The queue timeout is the task's current option (a policy edit applies at once), read from its JSON.
+    // The queue timeout is the task's current option (a policy edit applies at once), read from its JSON
+    // by primary key for each queued run: joined, the planner hashed every task at each sweep (a
+    // sequential scan of `tasks` in docs/storage-plans.md at 10,000 tasks).
     queueTimeouts:
-      `SELECT q.run_id AS id FROM ${ready} AS q JOIN ${tasks} AS t ON t.id = q.task_id` +
-      ` WHERE q.queued_at +` +
-      ` (t.options ->> 'queueTimeoutMs')::int8 * interval '1 millisecond' < ${at("$1")}` +
+      `SELECT q.run_id AS id FROM ${ready} AS q WHERE q.queued_at +` +
+      ` (SELECT (t.options ->> 'queueTimeoutMs')::int8 FROM ${tasks} AS t WHERE t.id = q.task_id)` +
+      ` * interval '1 millisecond' < ${at("$1")}` +
       ` ORDER BY q.queued_at, q.run_id LIMIT $2::int4`,
     // The task's kind by primary key for each running run (a budget's worth at most, through the
     // slots): joined, the planner without statistics hashed every task at each sweep.
