@@ -112,16 +112,14 @@ export class TaskDefinitions {
       readonly names: TaskStateNames;
     },
   ): Promise<Task[]> {
+    const heldFor = (row: Record<string, unknown>, id: string): DecodedDefinition | null =>
+      this.#held(id, integer(row, columns.names.version), text(row, columns.stampColumn));
     const tasks = new Array<Task | null>(rows.length);
     let missing: Set<string> | null = null;
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i] as Record<string, unknown>;
       const id = text(row, columns.idColumn);
-      const decoded = this.#held(
-        id,
-        integer(row, columns.names.version),
-        text(row, columns.stampColumn),
-      );
+      const decoded = heldFor(row, id);
       if (decoded === null) {
         (missing ??= new Set()).add(id);
         tasks[i] = null;
@@ -140,11 +138,8 @@ export class TaskDefinitions {
         if (tasks[i] !== null) continue;
         const row = rows[i] as Record<string, unknown>;
         const id = text(row, columns.idColumn);
-        const decoded = this.#held(
-          id,
-          integer(row, columns.names.version),
-          text(row, columns.stampColumn),
-        );
+        // The read above filled the cache: a definition it read newer than this state row is not held.
+        const decoded = heldFor(row, id);
         const task = decoded === null ? read.get(id) : taskWithState(decoded, row, columns.names);
         // Its task row is kept until its runs are purged: a run read has its task.
         if (task === undefined)
