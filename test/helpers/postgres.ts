@@ -226,6 +226,14 @@ export async function schemaAtVersion(
 /** The migration that added the marker of a run from a moved occurrence (docs/schedules.md#moved-occurrences). */
 const MOVED_MARKER_VERSION = 29;
 
+/** Whether schema `quoted` (an identifier already quoted) has table `name`. */
+async function tableExists(pool: PostgresPool, quoted: string, name: string): Promise<boolean> {
+  const found = await pool.query("SELECT to_regclass($1::text) IS NOT NULL AS present", [
+    `${quoted}.${name}`,
+  ]);
+  return (found.rows[0] as { present: boolean }).present;
+}
+
 /** The migration that stored calendars as references (docs/storage.md#calendar-versions). */
 const CALENDAR_VERSIONS_VERSION = 27;
 
@@ -237,10 +245,7 @@ export async function withCalendarVersions(
   pool: PostgresPool,
   quoted: string,
 ): Promise<() => Promise<void>> {
-  const found = await pool.query(
-    `SELECT to_regclass('${quoted.replaceAll("'", "''")}.calendars') IS NOT NULL AS present`,
-  );
-  const hasCalendars = (found.rows[0] as { present: boolean }).present;
+  const hasCalendars = await tableExists(pool, quoted, "calendars");
   const columns = ["holiday_region text", "holiday_from_year integer", "holiday_to_year integer"];
   await pool.query(
     `CREATE TABLE ${quoted}.calendar_versions (owner text NOT NULL, name text NOT NULL,` +
@@ -329,10 +334,7 @@ export async function unbridgeTaskState(pool: PostgresPool, quoted: string): Pro
  * migration compare equal. Ordered by id.
  */
 export async function taskRows(pool: PostgresPool, quoted: string): Promise<readonly unknown[]> {
-  const split = await pool.query("SELECT to_regclass($1::text) IS NOT NULL AS present", [
-    `${quoted}.task_state`,
-  ]);
-  const merged = (split.rows[0] as { present: boolean }).present
+  const merged = (await tableExists(pool, quoted, "task_state"))
     ? `to_jsonb(t) || (to_jsonb(s) - 'task_id' - 'due_at') AS row FROM ${quoted}.tasks AS t` +
       ` JOIN ${quoted}.task_state AS s ON s.task_id = t.id`
     : `to_jsonb(t) AS row FROM ${quoted}.tasks AS t`;
@@ -543,10 +545,7 @@ export async function withRunQueueTables(
   pool: PostgresPool,
   quoted: string,
 ): Promise<() => Promise<void>> {
-  const slots = await pool.query(
-    `SELECT to_regclass('${quoted.replaceAll("'", "''")}.claim_slots') IS NOT NULL AS present`,
-  );
-  const hadSlots = (slots.rows[0] as { present: boolean }).present;
+  const hadSlots = await tableExists(pool, quoted, "claim_slots");
   const bare =
     `CREATE TABLE claim_slots (slot integer PRIMARY KEY, run_id text, thread_scope text,` +
     ` thread_id text, task_id text, owner text, claimed_by text);`;
