@@ -29,6 +29,7 @@ import { SQLITE_MIGRATION_0017 } from "./sqlite-migration-0017.js";
 import { SQLITE_MIGRATION_0018 } from "./sqlite-migration-0018.js";
 import { SQLITE_MIGRATION_0019 } from "./sqlite-migration-0019.js";
 import { SQLITE_MIGRATION_0020 } from "./sqlite-migration-0020.js";
+import { SQLITE_MIGRATION_0021 } from "./sqlite-migration-0021.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -73,6 +74,11 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     version: 20,
     name: "a task's definition row stamped on every write",
     sql: SQLITE_MIGRATION_0020,
+  },
+  {
+    version: 21,
+    name: "a task's history and its occurrence keys in one index",
+    sql: SQLITE_MIGRATION_0021,
   },
 ];
 
