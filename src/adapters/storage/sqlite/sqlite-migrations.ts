@@ -30,6 +30,7 @@ import { SQLITE_MIGRATION_0018 } from "./sqlite-migration-0018.js";
 import { SQLITE_MIGRATION_0019 } from "./sqlite-migration-0019.js";
 import { SQLITE_MIGRATION_0020 } from "./sqlite-migration-0020.js";
 import { SQLITE_MIGRATION_0021 } from "./sqlite-migration-0021.js";
+import { SQLITE_MIGRATION_0022 } from "./sqlite-migration-0022.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -79,6 +80,11 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     version: 21,
     name: "a task's history and its occurrence keys in one index",
     sql: SQLITE_MIGRATION_0021,
+  },
+  {
+    version: 22,
+    name: "the owner listing index ascending, appended to",
+    sql: SQLITE_MIGRATION_0022,
   },
 ];
 
