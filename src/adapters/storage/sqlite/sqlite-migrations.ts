@@ -31,6 +31,7 @@ import { SQLITE_MIGRATION_0019 } from "./sqlite-migration-0019.js";
 import { SQLITE_MIGRATION_0020 } from "./sqlite-migration-0020.js";
 import { SQLITE_MIGRATION_0021 } from "./sqlite-migration-0021.js";
 import { SQLITE_MIGRATION_0022 } from "./sqlite-migration-0022.js";
+import { SQLITE_MIGRATION_0023 } from "./sqlite-migration-0023.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -85,6 +86,11 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     version: 22,
     name: "the owner listing index ascending, appended to",
     sql: SQLITE_MIGRATION_0022,
+  },
+  {
+    version: 23,
+    name: "a task with no next run out of the due index",
+    sql: SQLITE_MIGRATION_0023,
   },
 ];
 
