@@ -179,7 +179,13 @@ export class Launches {
     if (token === null) return;
     const write = this.#writes
       .enqueue(
-        { kind: "launch", runId: run.id, token, answer: { outcome: { kind: "busy", message } } },
+        {
+          kind: "launch",
+          runId: run.id,
+          token,
+          answer: { outcome: { kind: "busy", message } },
+          claimed: item,
+        },
         run.claimExpiresAt,
       )
       .then((result) => {
@@ -331,8 +337,9 @@ export class Launches {
       if (outcome.kind === "launched" && completion === undefined)
         this.#keepLaunchSpan(run.id, span);
     }
+    // With the run as claimed: the store may decide on it instead of reading it again.
     const recorded = this.#writes.enqueue(
-      { kind: "launch", runId: run.id, token, answer },
+      { kind: "launch", runId: run.id, token, answer, claimed: { run, task } },
       run.claimExpiresAt,
     );
     answered?.();

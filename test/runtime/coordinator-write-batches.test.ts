@@ -53,6 +53,16 @@ describe("Coordinator write batches", () => {
       expect(launch).toBeGreaterThanOrEqual(0);
       expect(launch).toBeLessThan(batch!.indexOf(request));
     }
+    // Each launch answer carries the run as claimed and its task's version: a store may decide on them
+    // instead of reading the run again (docs/storage.md#the-fenced-run-write).
+    for (const launch of batch!.filter((r) => r.token !== undefined)) {
+      const task = tasks.find((t) => t.id === launch.expect?.run.taskId);
+      expect(launch.expect).toMatchObject({
+        run: { id: launch.id, status: "launching", claimToken: launch.token, attempt: 1 },
+        task: { scheduleType: "interval", targetKind: "handler" },
+        taskVersion: task?.version,
+      });
+    }
     for (const task of tasks) {
       const [run] = (await h.tasks.listRuns(LOCAL_ACTOR, task.id, { limit: 10 })).items;
       expect(run).toMatchObject({ status: "succeeded", result: "done", attempt: 1 });

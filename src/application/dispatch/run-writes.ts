@@ -21,6 +21,7 @@ import type {
   LaunchAnswer,
   LaunchOutcome,
   RunChange,
+  RunTaskContext,
 } from "../../domain/run-change.js";
 import { handBackRun } from "../../domain/run-recovery.js";
 import {
@@ -46,6 +47,11 @@ export type RunWrite =
       readonly runId: RunId;
       readonly token: FencingToken;
       readonly answer: LaunchAnswer;
+      /**
+       * The run as this replica claimed it, with its task: what the store may decide on instead of
+       * reading the run again (`RunChangeRequest.expect`). @default none
+       */
+      readonly claimed?: ClaimedRun;
     }
   | {
       readonly kind: "completion";
@@ -132,13 +138,21 @@ export class RunWrites {
           },
         };
       }
+      const decide = (run: Run, task: RunTaskContext): RunChange => {
+        found[i] ??= run.status;
+        kinds[i] ??= task.targetKind;
+        return applyLaunchAnswer(run, write.answer, { now, task, policy: this.#budget.policy });
+      };
+      const claimed = write.claimed;
+      if (claimed?.run.id !== write.runId) return { id: write.runId, token: write.token, decide };
       return {
         id: write.runId,
         token: write.token,
-        decide: (run, task) => {
-          found[i] ??= run.status;
-          kinds[i] ??= task.targetKind;
-          return applyLaunchAnswer(run, write.answer, { now, task, policy: this.#budget.policy });
+        decide,
+        expect: {
+          run: claimed.run,
+          task: runTaskContext(claimed.task),
+          taskVersion: claimed.task.version,
         },
       };
     });
