@@ -70,4 +70,34 @@ describe("Coordinator write batches", () => {
     }
     await h.coordinator.stop();
   });
+
+  it("writes a verdict that comes after its launch was written with the run as launched", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, batches } = recordingStore(clock);
+    const h = createHarness({ clock, store });
+    const launched: string[] = [];
+    h.launcher.behaviour = (call) => {
+      call.resolve();
+      launched.push(call.run.id);
+    };
+    const task = await h.create({ schedule: { type: "interval", every: "PT1H" } });
+    await h.tasks.trigger(LOCAL_ACTOR, task.id, {}, clock.now());
+    await h.tick();
+    await h.coordinator.settle();
+    expect(batches).toHaveLength(1);
+    const [id] = launched;
+    await h.coordinator.reportCompletion(id as never, { status: "succeeded", result: "later" });
+    await h.coordinator.settle();
+    expect(batches).toHaveLength(2);
+    // The verdict's own batch: the run as the launch answer wrote it, so no read is needed.
+    expect(batches[1]).toHaveLength(1);
+    expect(batches[1]![0]!.expect).toMatchObject({
+      run: { id, status: "running", claimToken: null, attempt: 1 },
+      task: { scheduleType: "interval", targetKind: "handler" },
+      taskVersion: task.version,
+    });
+    const [run] = (await h.tasks.listRuns(LOCAL_ACTOR, task.id, { limit: 10 })).items;
+    expect(run).toMatchObject({ status: "succeeded", result: "later" });
+    await h.coordinator.stop();
+  });
 });

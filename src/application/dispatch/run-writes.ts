@@ -10,6 +10,7 @@ import type {
   ClaimedRun,
   RunChangeRequest,
   RunChangeResult,
+  RunExpectation,
   RunRepository,
 } from "../../domain/ports/run-repository.js";
 import { isRefusal } from "../../domain/ports/store.js";
@@ -59,6 +60,11 @@ export type RunWrite =
       readonly verdict: CompletionVerdict;
       /** The attempt the verdict is about (a handler's): refused (lease_lost) once the run is past it. */
       readonly attempt?: number;
+      /**
+       * The run as this replica's launch answer wrote it, with its task: what the store may decide on
+       * instead of reading the run again (`RunChangeRequest.expect`). @default none
+       */
+      readonly launched?: ClaimedRun;
     };
 
 export interface RunWritesDeps {
@@ -123,8 +129,10 @@ export class RunWrites {
     const kinds: (TargetKind | undefined)[] = [];
     const requests = writes.map((write, i): RunChangeRequest => {
       if (write.kind === "completion") {
+        const launched = write.launched;
         return {
           id: write.runId,
+          ...(launched?.run.id === write.runId ? { expect: expectationOf(launched) } : {}),
           decide: (run, task) => {
             found[i] ??= run.status;
             kinds[i] ??= task.targetKind;
@@ -149,11 +157,7 @@ export class RunWrites {
         id: write.runId,
         token: write.token,
         decide,
-        expect: {
-          run: claimed.run,
-          task: runTaskContext(claimed.task),
-          taskVersion: claimed.task.version,
-        },
+        expect: expectationOf(claimed),
       };
     });
     const results = await this.#runs.changeRuns(requests);
@@ -227,4 +231,9 @@ export class RunWrites {
   findTaskOf(run: Run): Promise<Task | null> {
     return this.#tasks.findTask({ kind: "all" }, run.taskId);
   }
+}
+
+/** What a store may decide on instead of reading `item`'s run: the run and its task as this replica has them. */
+function expectationOf(item: ClaimedRun): RunExpectation {
+  return { run: item.run, task: runTaskContext(item.task), taskVersion: item.task.version };
 }

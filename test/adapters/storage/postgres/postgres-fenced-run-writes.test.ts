@@ -23,7 +23,11 @@ import type {
   RunChangeResult,
 } from "../../../../src/domain/ports/run-repository.js";
 import { runTaskContext } from "../../../../src/domain/run-change.js";
-import { applyLaunchOutcome, completeRun } from "../../../../src/domain/run-transitions.js";
+import {
+  applyLaunchOutcome,
+  completeRun,
+  heartbeatRun,
+} from "../../../../src/domain/run-transitions.js";
 import type { Task } from "../../../../src/domain/task.js";
 import { ALL, minute, onceAt } from "../../../contract/fixtures.js";
 import {
@@ -326,6 +330,52 @@ describe("postgres: a batch of run changes in one fenced statement", () => {
         minute(1, 1),
       ]);
       expect((await reload(store, tasks[0]!.id)).runCount).toBe(1);
+    });
+
+    it("writes a later verdict on the run as its launch wrote it, a heartbeat's deadline or a cancel apart", async () => {
+      const [a1, a2] = ofTask(0);
+      const [b1] = ofTask(1);
+      const launches = await store.runs.changeRuns([
+        expecting(a1!, launch(a1!, 1)),
+        expecting(a2!, launch(a2!, 1)),
+        expecting(b1!, launch(b1!, 1)),
+      ]);
+      const launched = launches.map((r) => {
+        if (r.kind !== "changed") throw new Error("not launched");
+        return r.change.run;
+      });
+      const item = (claimed: ClaimedRun, i: number): ClaimedRun => ({
+        ...claimed,
+        run: launched[i]!,
+      });
+      // Since the launch: a2's target beat (its deadline moved), b1 was asked to stop.
+      await store.runs.changeRun(a2!.run.id, {}, (run, task) =>
+        heartbeatRun(run, minute(1, 50), task.options),
+      );
+      await cancelOneRun(store, b1!.run.id, minute(1, 60));
+      recorder.sent.length = 0;
+      const results = await store.runs.changeRuns([
+        expecting(item(a1!, 0), succeed(a1!, 100)),
+        expecting(item(a2!, 1), succeed(a2!, 100)),
+        expecting(item(b1!, 2), succeed(b1!, 100)),
+      ]);
+      expect(kinds(results)).toEqual(["changed", "changed", "changed"]);
+      // a1 and a2 by the one statement (a heartbeat changes nothing a verdict decides on); b1 missed
+      // the fence and was read under its lock.
+      expect(recorder.written).toEqual([a1!.run.id, a2!.run.id].sort());
+      expect(withRead()).toBe(false);
+      for (const c of [a1!, a2!]) {
+        expect(await reloadRun(store, c.run.id)).toMatchObject({
+          status: "succeeded",
+          deadlineAt: null,
+          result: { at: 100 },
+        });
+      }
+      expect(await reloadRun(store, b1!.run.id)).toMatchObject({
+        status: "succeeded",
+        cancelRequestedAt: minute(1, 60),
+        reason: null,
+      });
     });
 
     it("refuses a stale claim whatever the writer expected: the database checks the token", async () => {
