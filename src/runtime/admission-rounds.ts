@@ -45,6 +45,8 @@ export interface AdmissionRoundsDeps {
   readonly cover: { readonly cover: number; covers(cover: number): boolean };
   /** A claim starts: the frees gathered for one (claim-trigger.ts) are used by it. @default none */
   readonly claiming?: () => void;
+  /** An admission batch was written, queuing `queued` runs, before they are claimed. @default none */
+  readonly admitted?: (queued: number) => void;
 }
 
 export class AdmissionRounds {
@@ -86,6 +88,7 @@ export class AdmissionRounds {
       });
       for (const run of report.cancellations) this.#deps.cancelTarget(run, null);
       for (const task of report.defective) this.#reportDefect(task);
+      if (report.queuedRuns.length > 0) this.#deps.admitted?.(report.queuedRuns.length);
       if (this.#deps.stopped()) return;
       await this.#claimAndLaunch();
       if (report.tasks < settings.admissionBatch) return;

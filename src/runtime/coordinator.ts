@@ -148,6 +148,9 @@ export class Coordinator {
       claiming: () => {
         this.#claimTrigger.claiming();
       },
+      admitted: (queued) => {
+        this.#announceQueued(queued);
+      },
     });
     this.#claimTrigger = new ClaimTrigger({
       clock: deps.clock,
@@ -205,9 +208,13 @@ export class Coordinator {
     const wakes = this.#deps.wakes;
     if (wakes === undefined || this.#stopping !== null) return;
     this.#listening ??= wakes.subscribe(
-      (hint) => {
-        // Runs changed elsewhere (slots freed, a run queued again): counted as a free for a claim.
-        if (hint === "runs") this.#claimTrigger.freed();
+      (hint, from) => {
+        // Another replica queued more runs than it claims at once: claim now (this replica's own
+        // announcement is not for it). Runs changed elsewhere (slots freed, a run queued again):
+        // counted as a free for a claim.
+        if (hint === "queued") {
+          if (from !== this.#deps.replicaId) this.#wake.wakeClaim();
+        } else if (hint === "runs") this.#claimTrigger.freed();
         else this.#wake.wake();
       },
       (error) => {
@@ -218,6 +225,26 @@ export class Coordinator {
       },
     );
     await this.#listening;
+  }
+
+  /**
+   * An admission batch queued `queued` runs: when they are more than this replica's next claim takes,
+   * the other replicas are told, so that an idle one claims the rest at once instead of waiting for a
+   * freed slot or its next pass (docs/operations.md#which-replica-runs-what). Sent before this replica
+   * claims, so both claims run together.
+   */
+  #announceQueued(queued: number): void {
+    const wakes = this.#deps.wakes;
+    if (wakes?.announceQueued === undefined) return;
+    const maxInFlight =
+      this.#deps.options?.maxInFlight ?? this.#deps.dispatch.budget.policy.maxConcurrentRuns;
+    const room = Math.min(maxInFlight - this.#launches.size, this.#opts.claimBatch);
+    if (queued <= room) return;
+    void this.#background.track(
+      wakes.announceQueued(this.#deps.replicaId),
+      { queued },
+      "could not tell the other replicas that runs were queued: they claim them at their next pass",
+    );
   }
 
   /** Stops: no new claims or admissions, in-flight launches drained within the timeout. Idempotent. */
