@@ -148,8 +148,8 @@ export class Coordinator {
       claiming: () => {
         this.#claimTrigger.claiming();
       },
-      admitted: (queued) => {
-        this.#announceQueued(queued);
+      admitted: (queued, claimed) => {
+        this.#announceQueued(queued, claimed);
       },
     });
     this.#claimTrigger = new ClaimTrigger({
@@ -228,18 +228,15 @@ export class Coordinator {
   }
 
   /**
-   * An admission batch queued `queued` runs: when they are more than this replica's next claim takes,
-   * the other replicas are told, so that an idle one claims the rest at once instead of waiting for a
-   * freed slot or its next pass (docs/operations.md#which-replica-runs-what). Sent before this replica
-   * claims, so both claims run together.
+   * An admission batch queued `queued` runs and this replica's claims after it took `claimed`: when
+   * some are left, the other replicas are told, so that an idle one claims them at once instead of
+   * waiting for a freed slot or its next pass (docs/operations.md#which-replica-runs-what). Sent once
+   * this replica's claims are done, not before: a claim that overlaps another may find the runs it
+   * wanted locked by it and claim none.
    */
-  #announceQueued(queued: number): void {
+  #announceQueued(queued: number, claimed: number): void {
     const wakes = this.#deps.wakes;
-    if (wakes?.announceQueued === undefined) return;
-    const maxInFlight =
-      this.#deps.options?.maxInFlight ?? this.#deps.dispatch.budget.policy.maxConcurrentRuns;
-    const room = Math.min(maxInFlight - this.#launches.size, this.#opts.claimBatch);
-    if (queued <= room) return;
+    if (wakes?.announceQueued === undefined || claimed >= queued) return;
     void this.#background.track(
       wakes.announceQueued(this.#deps.replicaId),
       { queued },

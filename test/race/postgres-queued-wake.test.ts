@@ -1,8 +1,8 @@
 /**
- * Two replicas on the real PostgreSQL: one admits more due runs than it claims at once, and the other,
- * idle and asleep until a tick an hour away, is woken by the admitter's `queued` notification and claims
- * the rest (docs/operations.md#which-replica-runs-what). Without the notification the sleeper would wake
- * only at its tick or at a freed slot, and the admitter's handlers free none while the test waits.
+ * Two replicas on the real PostgreSQL: one admits more due runs than it claims, and the other, which
+ * admits nothing itself (so its passes claim nothing), is woken by the admitter's `queued` notification
+ * and claims the rest (docs/operations.md#which-replica-runs-what). Without the notification it would
+ * claim only at a freed slot, and the admitter's handlers free none while the test waits.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresStore } from "../../src/adapters/storage/postgres/postgres-store.js";
@@ -55,13 +55,13 @@ describe.skipIf(!runnable)("postgres: an admission that queued more than it clai
     const policy = { maxConcurrentRuns: TASKS * 2 };
     const schedulers: Scheduler[] = [];
     try {
-      // The sleeper starts first: its first pass finds nothing due and nothing to wait for, so it
-      // sleeps until its tick, an hour away.
       const sleeper = createScheduler({
         store: store(true),
         handlers: { hold: hold("sleeper") },
         policy,
-        coordinator: { tickMs: 3_600_000, sweepMs: 3_600_000 },
+        // It admits nothing and so claims nothing at a pass (a pass claims after each admission batch):
+        // only a claim wake-up makes it claim, whenever its passes happen.
+        coordinator: { tickMs: 3_600_000, sweepMs: 3_600_000, admissionRounds: 0 },
         replicaId: "sleeper",
       });
       schedulers.push(sleeper);

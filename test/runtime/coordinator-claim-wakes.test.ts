@@ -135,7 +135,7 @@ describe("Coordinator claim wake-ups", () => {
     await h.coordinator.stop();
   });
 
-  it("an admission that queued more than the admitter claims wakes the other replicas to claim; fewer wake none", async () => {
+  it("an admission that queued more than its replica then claimed wakes the other replicas to claim; fewer wake none", async () => {
     const clock = new VirtualClock(t0);
     const store = createMemoryStore({ newId: createIdGenerator(() => clock.now()) });
     const bus = new WakeBus();
@@ -173,8 +173,8 @@ describe("Coordinator claim wake-ups", () => {
     expect(bus.sent).toEqual(["admitter"]);
     expect(admitter.launcher.calls).toHaveLength(2);
     expect(sleeper.launcher.calls).toHaveLength(4);
-    // An admission that queued no more than its replica's room (the sleeper's: one run, six free)
-    // announces nothing.
+    // An admission whose runs its replica claimed all (the sleeper's: one run, six free) announces
+    // nothing.
     await sleeper.create({
       schedule: { type: "once", run_at: new Date(dueAt + 1_000).toISOString() },
     });
