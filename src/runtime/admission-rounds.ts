@@ -45,6 +45,8 @@ export interface AdmissionRoundsDeps {
   readonly cover: { readonly cover: number; covers(cover: number): boolean };
   /** A claim starts: the frees gathered for one (claim-trigger.ts) are used by it. @default none */
   readonly claiming?: () => void;
+  /** An admission batch queued `queued` runs, and the claims after it took `claimed`. @default none */
+  readonly admitted?: (queued: number, claimed: number) => void;
 }
 
 export class AdmissionRounds {
@@ -87,7 +89,8 @@ export class AdmissionRounds {
       for (const run of report.cancellations) this.#deps.cancelTarget(run, null);
       for (const task of report.defective) this.#reportDefect(task);
       if (this.#deps.stopped()) return;
-      await this.#claimAndLaunch();
+      const claimed = await this.#claimAndLaunch();
+      if (report.queuedRuns.length > 0) this.#deps.admitted?.(report.queuedRuns.length, claimed);
       if (report.tasks < settings.admissionBatch) return;
     }
     // Every round came back full: more tasks are due; the loop ticks again at once.
@@ -115,13 +118,13 @@ export class AdmissionRounds {
    * Claims and launches up to `claimBatch` runs at a time while there is room: the next claim overlaps
    * the previous batch's launches and their writes instead of waiting for them.
    */
-  async #claimAndLaunch(): Promise<void> {
+  async #claimAndLaunch(): Promise<number> {
     const { claims, budget, clock, replicaId, launches } = this.#deps;
-    for (;;) {
+    for (let taken = 0; ;) {
       // Unless set, the cap follows the budget in force, which the fleet's stored value may change.
       const maxInFlight = this.#deps.options?.maxInFlight ?? budget.policy.maxConcurrentRuns;
       const room = Math.min(maxInFlight - launches.size, this.#deps.settings.claimBatch);
-      if (room <= 0 || this.#deps.stopped()) return;
+      if (room <= 0 || this.#deps.stopped()) return taken;
       const cover = this.#deps.cover.cover;
       this.#deps.claiming?.();
       const claimStarted = performance.now();
@@ -154,10 +157,11 @@ export class AdmissionRounds {
           );
         }
         for (const item of claimed) launches.handBack(item, "claim answered too late to launch");
-        return;
+        return taken;
       }
       launchAll(launches, this.#deps.log, claimed, claimSpan);
-      if (claimed.length < room) return;
+      taken += claimed.length;
+      if (claimed.length < room) return taken;
       // Let the launches just started answer and queue their writes before claiming more.
       await yieldToEventLoop();
     }
