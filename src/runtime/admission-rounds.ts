@@ -51,6 +51,8 @@ export class AdmissionRounds {
   readonly #deps: AdmissionRoundsDeps;
   /** The last admission stopped at its round limit with tasks still due. */
   #moreDue = false;
+  /** The store has answered an admission with `claimed`: it fuses the claim in. */
+  #storeFuses = false;
 
   constructor(deps: AdmissionRoundsDeps) {
     this.#deps = deps;
@@ -85,14 +87,15 @@ export class AdmissionRounds {
               handlerNames: this.#deps.handlerNames,
             })
           : undefined;
+      const limit = this.#admissionLimit(fused === undefined ? 0 : room);
       const cover = this.#deps.cover.cover;
       if (fused !== undefined) this.#deps.claiming?.();
       const admitSpan = startSpanLazily(this.#deps.tracer, "punctual.admission", () => ({
-        "punctual.admission.limit": settings.admissionBatch,
+        "punctual.admission.limit": limit,
       }));
       const report = await inSpan(
         admitSpan,
-        () => admission.admitDue(now, settings.admissionBatch, fused),
+        () => admission.admitDue(now, limit, fused),
         (admitted) => ({
           "punctual.admission.tasks": admitted.tasks,
           "punctual.claim.runs": admitted.claimed?.length ?? 0,
@@ -104,6 +107,7 @@ export class AdmissionRounds {
       });
       for (const run of report.cancellations) this.#deps.cancelTarget(run, null);
       for (const task of report.defective) this.#reportDefect(task);
+      if (report.claimed !== undefined) this.#storeFuses = true;
       const claimed = report.claimed ?? [];
       if (claimed.length > 0) {
         this.#deps.claims.announce(claimed);
@@ -112,10 +116,23 @@ export class AdmissionRounds {
       }
       if (this.#deps.stopped()) return;
       await this.#claimAndLaunch();
-      if (report.tasks < settings.admissionBatch) return;
+      if (report.tasks < limit) return;
     }
     // Every round came back full: more tasks are due; the loop ticks again at once.
     this.#moreDue = true;
+  }
+
+  /**
+   * How many due tasks one admission round takes. A store that fuses the claim in takes about the room
+   * while there is some (docs/storage.md#fused-admit-and-claim): the runs beyond it would be queued, and
+   * a queued run of an owner stops the next round's runs of that owner from being fused. Never less than
+   * a quarter of the batch, so that a small room does not slow the decisions; the whole batch when
+   * there is no room (nothing would be fused: decisions are never held back for the budget).
+   */
+  #admissionLimit(room: number): number {
+    const batch = this.#deps.settings.admissionBatch;
+    if (!this.#storeFuses || room <= 0) return batch;
+    return Math.min(batch, Math.max(room, Math.ceil(batch / 4)));
   }
 
   /** Once per defect: the store has taken the task out of the due set (docs/operations.md#a-task-that-does-not-parse). */

@@ -19,10 +19,12 @@ const t0 = Date.parse("2026-01-05T00:00:00Z");
 function fusingStore(clock: VirtualClock): {
   store: Store;
   claims: (AdmissionClaim | undefined)[];
+  limits: number[];
   hold: () => () => void;
 } {
   const base = createMemoryStore({ newId: createIdGenerator(() => clock.now()) });
   const claims: (AdmissionClaim | undefined)[] = [];
+  const limits: number[] = [];
   let gate: Promise<void> | null = null;
   const admitDueTasks: Store["tasks"]["admitDueTasks"] = async (
     now,
@@ -32,8 +34,9 @@ function fusingStore(clock: VirtualClock): {
     claim,
   ) => {
     claims.push(claim);
+    limits.push(limit);
     const report = await base.tasks.admitDueTasks(now, limit, decide);
-    if (claim === undefined || report.queuedRuns.length === 0) return report;
+    if (claim === undefined) return report;
     const claimed = await base.runs.claimRuns(claim.request, claim.select, claim.claim);
     const held = gate;
     gate = null;
@@ -50,6 +53,7 @@ function fusingStore(clock: VirtualClock): {
   return {
     store: { ...withRunMethods(base, {}), tasks },
     claims,
+    limits,
     hold: () => {
       let release: () => void = () => undefined;
       gate = new Promise((resolve) => {
@@ -114,5 +118,24 @@ describe("Coordinator with the claim fused into admission", () => {
     await h.at(t0 + 3_600_000);
     expect(claims.length).toBeGreaterThan(0);
     expect(claims.every((c) => c === undefined)).toBe(true);
+  });
+
+  it("admits about the room per round once the store fuses, never less than a quarter of the batch", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, limits } = fusingStore(clock);
+    const h = createHarness({
+      clock,
+      store,
+      policy: { maxConcurrentRuns: 100 },
+      coordinator: { admissionBatch: 12, claimBatch: 5, admissionRounds: 10 },
+    });
+    h.launcher.behaviour = () => undefined;
+    for (let i = 0; i < 30; i++) await h.create({ schedule: { type: "interval", every: "PT1H" } });
+    await h.at(t0 + 3_600_000);
+    // The first admission learns that the store fuses; then the room (5) per round, until the room is
+    // under a quarter of the batch (3): then 3.
+    expect(limits[0]).toBe(12);
+    expect(limits.slice(1, 4)).toEqual([5, 5, 5]);
+    expect(limits.every((limit) => limit >= 3)).toBe(true);
   });
 });

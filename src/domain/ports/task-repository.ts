@@ -89,7 +89,8 @@ export interface AdmissionReport {
   /**
    * Runs of this batch inserted already claimed by the caller (`claim` given to a store that fuses the
    * claim into admission, docs/storage.md#fused-admit-and-claim): launching, each with its task; they are
-   * also in `queuedRuns` as decided. @default none
+   * also in `queuedRuns` as decided. Given (empty when nothing was claimed) whenever the store fused the
+   * claim in; absent from a store that cannot. @default none
    */
   readonly claimed?: readonly ClaimedRun[];
 }

@@ -148,13 +148,14 @@ export class PostgresAdmission {
   #admit(args: AdmitArgs, careful: boolean, fuse: boolean): Promise<AdmissionReport> {
     const ctx = this.#ctx;
     const gates = new HeldGates();
+    const claim = fuse ? args.claim : undefined;
     return withTransaction(ctx.pool, async (client) => {
       const due = await client.query(this.#due, [args.now, args.limit]);
       // Each definition decoded once per version of its row, and kept for the claim of its run.
       const read = due.rows.map((row) => ctx.definitions.taskFromRow(row));
       const defective = await this.#markDefective(client, read, args.now);
       const tasks = read.filter((task) => task.defect === null);
-      if (tasks.length === 0) return report([], defective, null);
+      if (tasks.length === 0) return report([], defective, null, claim !== undefined);
       const active = await ctx.runSql.lockActive(
         client,
         tasks.map((t) => t.id),
@@ -172,12 +173,11 @@ export class PostgresAdmission {
         };
       });
       gate?.check();
-      const claim = fuse ? args.claim : undefined;
       let fused = claim === undefined ? null : await this.#fuse(client, claim, admissions);
       if (!careful) {
         try {
           await this.#write(client, admissions, gate, fused);
-          return report(admissions, defective, fused);
+          return report(admissions, defective, fused, claim !== undefined);
         } catch (error) {
           const violated = uniqueViolation(error);
           if (violated === SCHEDULED_OCCURRENCE_INDEX) throw new OccurrenceDecided();
@@ -189,7 +189,7 @@ export class PostgresAdmission {
         await client.query("SAVEPOINT admission");
         try {
           await this.#write(client, admissions, gate, fused);
-          return report(admissions, defective, fused);
+          return report(admissions, defective, fused, claim !== undefined);
         } catch (error) {
           const violated = uniqueViolation(error);
           if (fused !== null && SLOT_INDEXES.includes(violated ?? "")) throw new FusedSlotClash();
@@ -307,6 +307,8 @@ function report(
   admissions: readonly TaskAdmission[],
   defective: readonly Task[],
   fused: FusedClaims | null,
+  /** Whether a claim was fused in: then `claimed` is given, empty when nothing was claimed. */
+  claimAsked: boolean,
 ): AdmissionReport {
   const decided = admissionReport(
     admissions.length,
@@ -314,7 +316,7 @@ function report(
     admissions.flatMap((a) => a.runUpdates),
     defective,
   );
-  return fused === null ? decided : { ...decided, claimed: fused.claimed };
+  return claimAsked ? { ...decided, claimed: fused?.claimed ?? [] } : decided;
 }
 
 /** `fused` without the claims of `tasks` (dropped from the batch), each kept with its slot. */
