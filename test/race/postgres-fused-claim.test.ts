@@ -25,6 +25,7 @@ import {
 import {
   POLICY,
   admitAndClaim,
+  cancelOneRun,
   claimDue,
   insertTask,
   ledger,
@@ -78,6 +79,15 @@ describe.skipIf(!runnable)("postgres: the claim fused into admission", () => {
     return ids;
   }
 
+  /** Cancels the queued runs of `ids`: a ready queued run would stop the next cases' fusion. */
+  async function cancelQueued(ids: readonly TaskId[], at: Instant): Promise<void> {
+    for (const id of ids) {
+      for (const run of await ledger(replicas[0]!, id)) {
+        if (run.status === "queued") await cancelOneRun(replicas[0]!, run.id, at);
+      }
+    }
+  }
+
   async function statuses(ids: readonly TaskId[]): Promise<string[]> {
     const out: string[] = [];
     for (const id of ids) for (const run of await ledger(replicas[0]!, id)) out.push(run.status);
@@ -124,22 +134,28 @@ describe.skipIf(!runnable)("postgres: the claim fused into admission", () => {
     expect(claimed.map((c) => c.run.taskId)).toEqual(ids);
   });
 
-  it("never overtakes a queued run of the owner, nor one of its thread by another owner", async () => {
-    const owner = ownerId("carol");
-    // A queued run of Carol's, waiting (its handler is not served by the claim below).
+  it("fuses nothing while a queued run is ready to claim, whoever's it is", async () => {
+    // A queued run of Carol's, ready (its handler is not served by the claims below).
     const waiting = await insertTask(replicas[0]!, {
-      owner,
+      owner: ownerId("carol"),
       schedule: onceAt(minute(600)),
       target: handlerTarget("other"),
       options: { overlap: "allow_all" },
     });
-    await triggerRun(replicas[0]!, ALL, waiting.id, "waiting", minute(3));
-    const carols = await dueTasks(2, minute(3), { owner });
+    const carols = await triggerRun(replicas[0]!, ALL, waiting.id, "waiting", minute(3));
+    const erins = await dueTasks(2, minute(3), { owner: ownerId("erin") });
     const first = await admitAndClaim(replicas[0]!, minute(3, 10), { handlerNames: HANDLER });
     expect(first.claimed ?? []).toEqual([]);
-    expect(await statuses(carols)).toEqual(["queued", "queued"]);
+    expect(await statuses(erins)).toEqual(["queued", "queued"]);
+    // The claim takes them, as before.
+    const claimed = await claimDue(replicas[1]!, minute(3, 20), { handlerNames: HANDLER });
+    expect(claimed.map((c) => c.run.taskId).sort()).toEqual([...erins].sort());
+    await cancelOneRun(replicas[0]!, carols!.id, minute(3, 30));
+  });
 
-    // Alice's queued run on the agent thread `shared`; Bob's due task on the same thread.
+  it("never overtakes a queued run of its thread, even one not yet ready", async () => {
+    // Alice's queued run on the agent thread `shared`, not ready before minute 10; Bob's due task on
+    // the same thread.
     const thread = { target: agentTarget("main"), context: reuseThread("shared") };
     const alices = await insertTask(replicas[0]!, {
       ...thread,
@@ -147,15 +163,15 @@ describe.skipIf(!runnable)("postgres: the claim fused into admission", () => {
       schedule: onceAt(minute(600)),
       options: { overlap: "allow_all" },
     });
-    const aliceRun = await triggerRun(replicas[0]!, ALL, alices.id, "first", minute(3, 500));
+    const aliceRun = await triggerRun(replicas[0]!, ALL, alices.id, "first", minute(10));
+    expect(aliceRun!.notBefore).toBe(minute(10));
     const bobs = await dueTasks(1, minute(4), { ...thread, owner: BOB });
-    const second = await admitAndClaim(replicas[0]!, minute(4, 10), { handlerNames: HANDLER });
-    expect(second.claimed ?? []).toEqual([]);
+    // Frank's task, on a thread of its own: the waiting run does not hold it back.
+    const franks = await dueTasks(1, minute(4), { owner: ownerId("frank") });
+    const report = await admitAndClaim(replicas[0]!, minute(4, 10), { handlerNames: HANDLER });
+    expect(report.claimed?.map((c) => c.run.taskId)).toEqual(franks);
     expect(await statuses(bobs)).toEqual(["queued"]);
-    // The claim then takes the thread's head: Alice's run.
-    const claimed = await claimDue(replicas[1]!, minute(4, 20), { handlerNames: HANDLER });
-    expect(claimed.map((c) => c.run.id)).toContain(aliceRun!.id);
-    expect(claimed.map((c) => c.run.taskId)).not.toContain(bobs[0]);
+    await cancelQueued([...bobs, alices.id], minute(4, 20));
   });
 
   it("keeps each owner within its share", async () => {
@@ -175,6 +191,7 @@ describe.skipIf(!runnable)("postgres: the claim fused into admission", () => {
       maxConcurrentRuns: 100,
     });
     expect(more.map((c) => c.run.taskId)).toEqual([]);
+    await cancelQueued(ids, minute(5, 30));
   });
 
   it("keeps the global budget exact while two replicas fuse at once", async () => {

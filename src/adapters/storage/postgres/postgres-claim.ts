@@ -161,9 +161,10 @@ export class PostgresClaim {
    * transaction, before its runs are inserted: of `entries` (the batch's new queued runs with their
    * tasks), the ones this replica may launch at once, chosen by `select` as a claim chooses, claimed
    * with freshly minted tokens, each with a free budget slot locked `SKIP LOCKED` (the slots bound by
-   * `bindSlotsBefore` in front of the insert). A run is offered only while no queued run precedes it:
-   * none of its owner's runs is in `run_ready` (the owner's claim order), none of its shared thread's,
-   * and its thread and exclusive task hold no slot. Null when nothing is fused.
+   * `bindSlotsBefore` in front of the insert). Only while no queued run is ready to claim (the claim
+   * would then choose among exactly these runs: no queued run is overtaken, and the owners' round-robin
+   * is the claim's), and a run only while no queued run of its task or shared thread precedes it and its
+   * thread and exclusive task hold no slot. Null when nothing is fused.
    */
   async fuse(
     client: PostgresClient,
@@ -715,19 +716,31 @@ const FUSED_COLUMNS: readonly Column[] = [
 ];
 
 /**
- * The fused claim's read (docs/storage.md#fused-admit-and-claim): for each new run (`$1`..`$6`), whether
- * its thread or exclusive task holds a slot or a not-told cancelled run's hold, whether a queued run
- * precedes it (any of its owner's in `run_ready`, the first entry of `run_ready_owner_queue_idx`; any of
- * its shared thread's, the first of `run_ready_thread_queue_idx`; for a thread named like a run, that
- * run queued, by the ledger's primary key), the slots its owner holds and the budget's room (`$8`
- * budget, `$9` limit). The room is computed once, first: with none, no row is returned and nothing else
- * is read. Every lookup is by key; the slots (one row per slot of the budget) are counted in one pass.
+ * Queued runs the fused claim's read looks at, at most, to make sure none is ready to claim: with more
+ * in `run_ready`, nothing is fused (the claim path serves the queue).
+ */
+const FUSED_QUEUE_LOOK = 1000;
+
+/**
+ * The fused claim's read (docs/storage.md#fused-admit-and-claim): the budget's room (`$8` budget, `$9`
+ * limit), 0 unless no queued run is ready to claim (`not_before` at or before `$7`: `run_ready` read
+ * whole, at most `FUSED_QUEUE_LOOK` rows, else 0 too), computed once, first: with no room no row is
+ * returned and nothing else is read. Then, for each new run (`$1`..`$6`), whether its thread or exclusive
+ * task holds a slot or a not-told cancelled run's hold, whether a queued run, ready or not, precedes it
+ * in its FIFO (its task's, by `run_ready_task_idx`; its shared thread's, the first entry of
+ * `run_ready_thread_queue_idx`; for a thread named like a run, that run queued, by the ledger's primary
+ * key) and the slots its owner holds. Every lookup is by key; the slots (one row per slot of the budget)
+ * are counted in one pass.
  */
 function fusedReadText(ctx: PostgresContext, slots: string, ready: string, holds: string): string {
   const now = msToTimestamp("$7::int8");
+  const look = int4(FUSED_QUEUE_LOOK);
   return (
-    `WITH room AS MATERIALIZED (SELECT LEAST(count(*) FILTER (WHERE run_id IS NULL AND slot <= $8::int4),` +
-    ` $8::int4 - count(run_id), $9::int4)::int4 AS room FROM ${slots}),` +
+    `WITH waiting AS MATERIALIZED (SELECT count(*) FILTER (WHERE w.not_before <= ${now}) = 0` +
+    ` AND count(*) <= ${look} AS none FROM (SELECT q.not_before FROM ${ready} AS q LIMIT ${look} + 1) AS w),` +
+    ` room AS MATERIALIZED (SELECT CASE WHEN (SELECT none FROM waiting)` +
+    ` THEN LEAST(count(*) FILTER (WHERE run_id IS NULL AND slot <= $8::int4),` +
+    ` $8::int4 - count(run_id), $9::int4) ELSE 0 END::int4 AS room FROM ${slots}),` +
     ` held AS MATERIALIZED (SELECT s.owner, count(*)::int4 AS held FROM ${slots} AS s` +
     ` WHERE s.owner IS NOT NULL AND (SELECT room FROM room) > 0 GROUP BY s.owner)` +
     ` SELECT u.id,` +
@@ -737,7 +750,7 @@ function fusedReadText(ctx: PostgresContext, slots: string, ready: string, holds
     ` (u.exclusive AND (EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.task_id = u.task_id)` +
     ` OR EXISTS (SELECT 1 FROM ${holds} AS h WHERE h.task_id = u.task_id` +
     ` AND h.deadline_at > ${now}))) AS task_busy,` +
-    ` (EXISTS (SELECT 1 FROM ${ready} AS q WHERE q.owner = u.owner)` +
+    ` (EXISTS (SELECT 1 FROM ${ready} AS q WHERE q.task_id = u.task_id)` +
     ` OR EXISTS (SELECT 1 FROM ${ready} AS b WHERE b.thread_id <> b.run_id` +
     ` AND b.thread_scope = u.thread_scope AND b.thread_id = u.thread_id)` +
     ` OR (u.thread_id <> u.id AND EXISTS (SELECT 1 FROM ${ctx.runSql.table} AS p` +

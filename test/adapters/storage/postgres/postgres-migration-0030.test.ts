@@ -27,7 +27,7 @@ describe("postgres migration 30 (a run may be inserted already claimed)", () => 
   it("keeps every run, and lets an admission insert the runs it claims", async () => {
     const { pool, schema, quoted: q, store: before, migrate } = await schemaAtVersion(database, 29);
     const work = { target: handlerTarget("work") };
-    // Four runs, left launching, running, succeeded and queued (Bob's).
+    // Four runs, left launching, running, succeeded and queued (Bob's, not ready before minute 60).
     for (let i = 1; i <= 3; i++) await insertTask(before, { ...work, schedule: onceAt(minute(i)) });
     // Bob's on a handler no claim here serves.
     await insertTask(before, {
@@ -44,6 +44,13 @@ describe("postgres migration 30 (a run may be inserted already claimed)", () => 
     await recordLaunch(before, third!, minute(5, 1));
     await recordCompletion(before, third!.run.id, { status: "succeeded" }, minute(5, 2));
     expect(first!.run.status).toBe("launching");
+    const notBefore = (at: number) =>
+      pool.query(
+        `UPDATE ${q}.runs SET not_before = timestamptz 'epoch' + $1 * interval '1 millisecond'` +
+          ` WHERE status = 'queued'`,
+        [at],
+      );
+    await notBefore(minute(60));
     const due = await insertTask(before, { ...work, schedule: onceAt(minute(6)) });
     const rows = async () =>
       (await pool.query(`SELECT * FROM ${q}.runs ORDER BY id`)).rows as Record<string, unknown>[];
@@ -69,11 +76,12 @@ describe("postgres migration 30 (a run may be inserted already claimed)", () => 
     expect(fused.claimed?.map((c) => [c.run.taskId, c.run.status])).toEqual([
       [due.id, "launching"],
     ]);
-    // Bob's queued run heads his queue: his due task's run is queued behind it, not fused.
-    const bobs = await insertTask(after, { ...work, owner: BOB, schedule: onceAt(minute(7)) });
+    // Once Bob's queued run is ready to claim, nothing is fused: the next run is queued.
+    await notBefore(minute(4));
+    const next = await insertTask(after, { ...work, schedule: onceAt(minute(7)) });
     const behind = await admitAndClaim(after, minute(7, 1), { handlerNames: HANDLERS });
-    expect(behind.claimed ?? []).toEqual([]);
-    expect(behind.queuedRuns.map((r) => r.taskId)).toEqual([bobs.id]);
+    expect(behind.claimed).toEqual([]);
+    expect(behind.queuedRuns.map((r) => r.taskId)).toEqual([next.id]);
     // Still refused: a run inserted launching that holds no slot (a copy of the fused run, renamed).
     const client = await pool.connect();
     try {
