@@ -1,9 +1,10 @@
 /**
  * Migration 30 (docs/storage.md#fused-admit-and-claim) lets a run be inserted already claimed: on a
- * database of schema 29 holding queued, launching, running and terminal runs, an admission with the claim
- * fused in is refused by the insert trigger (and writes nothing); after the migration every run reads as
- * before, the same admission inserts its run launching with its slot, and a run inserted launching
- * without a slot is still refused.
+ * database of schema 29 holding launching, running, terminal and queued runs (the queued one not ready
+ * yet), an admission with the claim fused in is refused by the insert trigger and writes nothing; after
+ * the migration every run reads as before, the same admission inserts its run launching with its slot,
+ * once the queued run is ready nothing is fused, and a run inserted launching without a slot is still
+ * refused.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { openPostgresStore } from "../../../../src/adapters/storage/postgres/postgres-store.js";
