@@ -45,6 +45,8 @@ export interface AdmissionRoundsDeps {
   readonly cover: { readonly cover: number; covers(cover: number): boolean };
   /** A claim starts: the frees gathered for one (claim-trigger.ts) are used by it. @default none */
   readonly claiming?: () => void;
+  /** An admission batch queued `queued` runs, and the claims after it took `claimed`. @default none */
+  readonly admitted?: (queued: number, claimed: number) => void;
 }
 
 export class AdmissionRounds {
@@ -115,7 +117,11 @@ export class AdmissionRounds {
         if (!this.#launchClaimed(claimed, cover, admitSpan)) return;
       }
       if (this.#deps.stopped()) return;
-      await this.#claimAndLaunch();
+      const taken = await this.#claimAndLaunch();
+      // The runs inserted claimed are in `queuedRuns` (as decided) and were taken by this replica.
+      if (report.queuedRuns.length > 0) {
+        this.#deps.admitted?.(report.queuedRuns.length, claimed.length + taken);
+      }
       if (report.tasks < limit) return;
     }
     // Every round came back full: more tasks are due; the loop ticks again at once.
@@ -189,11 +195,11 @@ export class AdmissionRounds {
    * Claims and launches up to `claimBatch` runs at a time while there is room: the next claim overlaps
    * the previous batch's launches and their writes instead of waiting for them.
    */
-  async #claimAndLaunch(): Promise<void> {
+  async #claimAndLaunch(): Promise<number> {
     const { claims, clock, replicaId } = this.#deps;
-    for (;;) {
+    for (let taken = 0; ;) {
       const room = this.#claimRoom();
-      if (room <= 0) return;
+      if (room <= 0) return taken;
       const cover = this.#deps.cover.cover;
       this.#deps.claiming?.();
       const claimStarted = performance.now();
@@ -216,8 +222,9 @@ export class AdmissionRounds {
         durationMs: performance.now() - claimStarted,
         claimed: claimed.length,
       });
-      if (!this.#launchClaimed(claimed, cover, claimSpan)) return;
-      if (claimed.length < room) return;
+      if (!this.#launchClaimed(claimed, cover, claimSpan)) return taken;
+      taken += claimed.length;
+      if (claimed.length < room) return taken;
       // Let the launches just started answer and queue their writes before claiming more.
       await yieldToEventLoop();
     }
