@@ -48,6 +48,8 @@ export interface LaunchesDeps {
 
 /** Launch spans kept for the verdicts that follow them, at most (the oldest are forgotten first). */
 const KEPT_LAUNCH_SPANS = 10_000;
+/** Launched runs kept for the verdicts that follow them, at most (the oldest are forgotten first). */
+const KEPT_LAUNCHED_RUNS = 10_000;
 
 /** What a span says of a run: its ids, the task's key, the attempt (bounded values only). */
 function runAttributes(run: Run, task: Task): Record<string, string | number> {
@@ -77,6 +79,13 @@ export class Launches {
   readonly #deadlines: LaunchDeadlines;
   /** Verdicts reported and not yet written (`reporting`). */
   #reporting = 0;
+  /**
+   * Each run this replica launched and whose verdict is awaited, as its launch answer wrote it, with its
+   * task (bounded, insertion order): the verdict's write carries it, so the store need not read the run.
+   */
+  readonly #launched = new Map<RunId, ClaimedRun>();
+  /** Runs whose verdict was reported while their launch answer was still being written. */
+  readonly #verdictFirst = new Set<RunId>();
 
   constructor(deps: LaunchesDeps) {
     this.#deps = deps;
@@ -179,7 +188,13 @@ export class Launches {
     if (token === null) return;
     const write = this.#writes
       .enqueue(
-        { kind: "launch", runId: run.id, token, answer: { outcome: { kind: "busy", message } } },
+        {
+          kind: "launch",
+          runId: run.id,
+          token,
+          answer: { outcome: { kind: "busy", message } },
+          claimed: item,
+        },
         run.claimExpiresAt,
       )
       .then((result) => {
@@ -214,10 +229,18 @@ export class Launches {
       const span = this.#completionSpan(runId, verdict);
       let requeued: boolean;
       try {
+        const launched = this.#launched.get(runId);
+        if (launched !== undefined) this.#launched.delete(runId);
+        // Its launch answer is still on its way (often in the same batch): nothing to keep for it then.
+        else if (this.#inFlight.has(runId)) this.#verdictFirst.add(runId);
         const result = await this.#writes.enqueue(
-          attempt === undefined
-            ? { kind: "completion", runId, verdict }
-            : { kind: "completion", runId, verdict, attempt },
+          {
+            kind: "completion",
+            runId,
+            verdict,
+            ...(attempt === undefined ? {} : { attempt }),
+            ...(launched === undefined ? {} : { launched }),
+          },
           null,
         );
         if (result.kind === "refused") {
@@ -245,6 +268,14 @@ export class Launches {
       { "punctual.run.id": runId, "punctual.run.verdict": verdict.status },
       parent === undefined ? {} : { parent },
     );
+  }
+
+  #keepLaunched(item: ClaimedRun): void {
+    if (this.#launched.size >= KEPT_LAUNCHED_RUNS) {
+      const oldest = this.#launched.keys().next();
+      if (oldest.done !== true) this.#launched.delete(oldest.value);
+    }
+    this.#launched.set(item.run.id, item);
   }
 
   #keepLaunchSpan(runId: RunId, span: TraceSpan): void {
@@ -331,13 +362,18 @@ export class Launches {
       if (outcome.kind === "launched" && completion === undefined)
         this.#keepLaunchSpan(run.id, span);
     }
+    // With the run as claimed: the store may decide on it instead of reading it again.
     const recorded = this.#writes.enqueue(
-      { kind: "launch", runId: run.id, token, answer },
+      { kind: "launch", runId: run.id, token, answer, claimed: { run, task } },
       run.claimExpiresAt,
     );
     answered?.();
     return recorded.then(
       (result) => {
+        const verdictFirst = this.#verdictFirst.delete(run.id);
+        if (!verdictFirst && result.kind === "changed" && result.change.run.status === "running") {
+          this.#keepLaunched({ run: result.change.run, task });
+        }
         try {
           this.#recorded(run, task, result, completion, span);
         } finally {
@@ -346,6 +382,7 @@ export class Launches {
         }
       },
       (error: unknown) => {
+        this.#verdictFirst.delete(run.id);
         // The claim stays until it expires and is reconciled: never released while the outcome is unknown.
         this.#deps.log.error(
           { err: error, runId: run.id },
