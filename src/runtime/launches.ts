@@ -8,7 +8,7 @@
 import type { PolicyInForce } from "../application/dispatch/budget-holder.js";
 import type { RunWrites } from "../application/dispatch/run-writes.js";
 import type { Logger } from "../application/events/logger.js";
-import { NO_SPAN, NO_TRACING, startSpanLazily } from "../application/events/tracing.js";
+import { NO_SPAN, NO_TRACING } from "../application/events/tracing.js";
 import type { TraceSpan, Tracer } from "../application/events/tracing.js";
 import type { FencingToken, RunId } from "../domain/ids.js";
 import type { ClaimedRun, RunChangeResult } from "../domain/ports/run-repository.js";
@@ -257,11 +257,12 @@ export class Launches {
 
   /** The launch's span, linked to the claim's; `NO_SPAN`, with no attributes made, when nothing records. */
   #launchSpan(run: Run, task: Task, claimSpan: TraceSpan | undefined): TraceSpan {
-    return startSpanLazily(
-      this.#tracer,
+    // Asked here rather than through `startSpanLazily`, whose two closures a launch would make for nothing.
+    if (this.#tracer.recording?.() === false) return NO_SPAN;
+    return this.#tracer.startSpan(
       "punctual.launch",
-      () => runAttributes(run, task),
-      () => (claimSpan === undefined ? {} : { links: [claimSpan] }),
+      runAttributes(run, task),
+      claimSpan === undefined ? {} : { links: [claimSpan] },
     );
   }
 

@@ -5,7 +5,7 @@
  */
 import { LazyAbort } from "../../../application/dispatch/lazy-abort.js";
 import { runView, taskView } from "../../../application/shapes/view-mappers.js";
-import type { TaskView } from "../../../application/shapes/view-mappers.js";
+import type { RunView, TaskView } from "../../../application/shapes/view-mappers.js";
 import { LaunchFailedError, LaunchIndeterminateError } from "../../../domain/errors.js";
 import type { RunId } from "../../../domain/ids.js";
 import type {
@@ -39,6 +39,9 @@ export interface HandlerSink {
 }
 
 const SHUTDOWN = "replica shutting down";
+
+/** Settled once: awaited so that a handler starts after its launch has answered. */
+const STARTED: Promise<void> = Promise.resolve();
 
 export class HandlerLauncher implements RunLauncher {
   readonly #handlers: ReadonlyMap<string, RegisteredHandler>;
@@ -102,6 +105,8 @@ export class HandlerLauncher implements RunLauncher {
 
   #start(request: StartNowRequest): LaunchedRun {
     const { run, task } = request;
+    // Read before anything starts: a run that cannot be read fails the launch, never a started handler.
+    const { id, threadId } = run;
     if (task.target.kind !== "handler") throw new LaunchFailedError("not a handler task");
     const handler = this.#handlers.get(task.target.name);
     const sink = this.#sink;
@@ -109,12 +114,15 @@ export class HandlerLauncher implements RunLauncher {
       throw new LaunchFailedError(`no handler named "${task.target.name}" in this replica`);
     }
     const controller = new LazyAbort();
-    // The run's view is made here, so a run that cannot be shown fails the launch, not the handler; the
-    // task's view and the signal are made when the handler first reads them (most read neither).
-    const runShown = runView(run);
+    // The run's and the task's views and the signal are made when the handler first reads them: most
+    // handlers read few of them, and a run's view formats a handful of instants (docs/benchmarks.md,
+    // the worker's side of a launch). The run is a value, so a view made later shows the same run.
+    let runShown: RunView | undefined;
     let taskShown: TaskView | undefined;
     const context: HandlerContext<unknown> = {
-      run: runShown,
+      get run() {
+        return (runShown ??= runView(run));
+      },
       get task() {
         return (taskShown ??= taskView(task));
       },
@@ -122,12 +130,13 @@ export class HandlerLauncher implements RunLauncher {
       get signal() {
         return controller.signal;
       },
-      heartbeat: () => sink.heartbeat(run.id),
+      heartbeat: () => sink.heartbeat(id),
     };
-    // #execute leaves #running itself once its verdict is passed on (it cannot end before this set).
+    // #execute leaves #running itself once its verdict is passed on (it cannot end before this set: it
+    // calls the handler only after this launch has answered).
     const done = this.#execute(handler, context, run, controller, sink);
-    this.#running.set(run.id, { controller, done });
-    return { targetRunId: run.id, threadId: run.threadId };
+    this.#running.set(id, { controller, done });
+    return { targetRunId: id, threadId };
   }
 
   async #execute(
@@ -140,11 +149,19 @@ export class HandlerLauncher implements RunLauncher {
     let verdict: CompletionVerdict;
     try {
       try {
-        const input = await this.#checkedInput(handler, context.input);
-        if (!input.ok) {
+        // The handler is called after the launch has answered, so its verdict can never queue ahead of
+        // the launch (a settled promise: one turn of the microtask queue, nothing made).
+        await STARTED;
+        const input =
+          handler.schema === null ? null : await checkedInput(handler.schema, context.input);
+        if (input !== null && !input.ok) {
           verdict = input.verdict;
         } else {
-          const result: unknown = await handler.run(withInput(context, input.value));
+          let result: unknown = handler.run(
+            input === null ? context : withInput(context, input.value),
+          );
+          // A handler that returns at once (no promise) is not waited for a turn more.
+          if (isThenable(result)) result = await result;
           verdict = { status: "succeeded", result: toJson(result) };
         }
       } catch (error) {
@@ -160,25 +177,6 @@ export class HandlerLauncher implements RunLauncher {
     } finally {
       this.#running.delete(run.id);
     }
-  }
-
-  /** The input as the handler's schema outputs it; a failed verdict (no retry) when it no longer passes. */
-  async #checkedInput(
-    handler: RegisteredHandler,
-    input: unknown,
-  ): Promise<{ ok: true; value: unknown } | { ok: false; verdict: CompletionVerdict }> {
-    if (handler.schema === null) return { ok: true, value: input };
-    const checked = await validateWith(handler.schema, input, "target.input");
-    if (checked.ok) return checked;
-    const problems = checked.errors.map((e) => `${e.field}: ${e.message}`).join("; ");
-    return {
-      ok: false,
-      verdict: {
-        status: "failed",
-        error: `the input no longer matches the handler's schema: ${problems}`,
-        retry: { kind: "never", reason: "invalid_input" },
-      },
-    };
   }
 
   cancel(run: Run): Promise<void> {
@@ -216,6 +214,33 @@ export class HandlerLauncher implements RunLauncher {
   get running(): number {
     return this.#running.size;
   }
+}
+
+/** The input as the handler's schema outputs it; a failed verdict (no retry) when it no longer passes. */
+async function checkedInput(
+  schema: NonNullable<RegisteredHandler["schema"]>,
+  input: unknown,
+): Promise<{ ok: true; value: unknown } | { ok: false; verdict: CompletionVerdict }> {
+  const checked = await validateWith(schema, input, "target.input");
+  if (checked.ok) return checked;
+  const problems = checked.errors.map((e) => `${e.field}: ${e.message}`).join("; ");
+  return {
+    ok: false,
+    verdict: {
+      status: "failed",
+      error: `the input no longer matches the handler's schema: ${problems}`,
+      retry: { kind: "never", reason: "invalid_input" },
+    },
+  };
+}
+
+/** Whether `value` is awaited as a promise would be (a promise or any other thenable). */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
 }
 
 function messageOf(error: unknown): string {
