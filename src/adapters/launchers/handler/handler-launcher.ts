@@ -4,8 +4,6 @@
  * A handler receives `{ run, task, input, signal, heartbeat }`.
  */
 import { LazyAbort } from "../../../application/dispatch/lazy-abort.js";
-import { runView, taskView } from "../../../application/shapes/view-mappers.js";
-import type { RunView, TaskView } from "../../../application/shapes/view-mappers.js";
 import { LaunchFailedError, LaunchIndeterminateError } from "../../../domain/errors.js";
 import type { RunId } from "../../../domain/ids.js";
 import type {
@@ -15,18 +13,15 @@ import type {
   StartNowRequest,
 } from "../../../domain/ports/run-launcher.js";
 import type { Run } from "../../../domain/run.js";
+import type { Task } from "../../../domain/task.js";
 import type { CompletionVerdict, ReconcileFinding } from "../../../domain/run-change.js";
 import type { JsonValue } from "../../../domain/target.js";
 import { boundedRetryDelayMs, resultProblem } from "../../../application/policy/limits.js";
 import type { FieldError } from "../../../domain/errors.js";
 import type { DurationMs } from "../../../domain/time.js";
+import { LazyHandlerContext } from "./handler-context.js";
 import { registerHandlers, validateWith } from "./handler-definition.js";
-import type {
-  Handler,
-  HandlerContext,
-  HandlersOption,
-  RegisteredHandler,
-} from "./handler-definition.js";
+import type { Handler, HandlersOption, RegisteredHandler } from "./handler-definition.js";
 import { retryWordOf } from "./handler-errors.js";
 
 /** Where verdicts go: the coordinator, which records them after the launch. */
@@ -114,35 +109,17 @@ export class HandlerLauncher implements RunLauncher {
       throw new LaunchFailedError(`no handler named "${task.target.name}" in this replica`);
     }
     const controller = new LazyAbort();
-    // The run's and the task's views and the signal are made when the handler first reads them: most
-    // handlers read few of them, and a run's view formats a handful of instants (docs/benchmarks.md,
-    // the worker's side of a launch). The run is a value, so a view made later shows the same run.
-    let runShown: RunView | undefined;
-    let taskShown: TaskView | undefined;
-    const context: HandlerContext<unknown> = {
-      get run() {
-        return (runShown ??= runView(run));
-      },
-      get task() {
-        return (taskShown ??= taskView(task));
-      },
-      input: task.target.input,
-      get signal() {
-        return controller.signal;
-      },
-      heartbeat: () => sink.heartbeat(id),
-    };
     // #execute leaves #running itself once its verdict is passed on (it cannot end before this set: it
     // calls the handler only after this launch has answered).
-    const done = this.#execute(handler, context, run, controller, sink);
+    const done = this.#execute(handler, run, task, controller, sink);
     this.#running.set(id, { controller, done });
     return { targetRunId: id, threadId };
   }
 
   async #execute(
     handler: RegisteredHandler,
-    context: HandlerContext<unknown>,
     run: Run,
+    task: Task,
     controller: LazyAbort,
     sink: HandlerSink,
   ): Promise<void> {
@@ -152,14 +129,20 @@ export class HandlerLauncher implements RunLauncher {
         // The handler is called after the launch has answered, so its verdict can never queue ahead of
         // the launch (a settled promise: one turn of the microtask queue, nothing made).
         await STARTED;
-        const input =
-          handler.schema === null ? null : await checkedInput(handler.schema, context.input);
+        const stored = task.target.kind === "handler" ? task.target.input : null;
+        const input = handler.schema === null ? null : await checkedInput(handler.schema, stored);
         if (input !== null && !input.ok) {
           verdict = input.verdict;
         } else {
-          let result: unknown = handler.run(
-            input === null ? context : withInput(context, input.value),
+          const id = run.id;
+          const context = new LazyHandlerContext(
+            run,
+            task,
+            input === null ? stored : input.value,
+            controller,
+            () => sink.heartbeat(id),
           );
+          let result: unknown = handler.run(context);
           // A handler that returns at once (no promise) is not waited for a turn more.
           if (isThenable(result)) result = await result;
           verdict = { status: "succeeded", result: toJson(result) };
@@ -257,22 +240,6 @@ function failedVerdict(error: unknown): CompletionVerdict {
   }
   const delayMs = boundedRetryDelayMs(word.delayMs) as DurationMs;
   return { status: "failed", error: message, retry: { kind: "after", delayMs } };
-}
-
-/** `source` with `input`, its `task` and `signal` still read lazily (a spread would read the getters). */
-function withInput(source: HandlerContext<unknown>, input: unknown): HandlerContext<unknown> {
-  if (input === source.input) return source;
-  return {
-    run: source.run,
-    input,
-    get task() {
-      return source.task;
-    },
-    get signal() {
-      return source.signal;
-    },
-    heartbeat: () => source.heartbeat(),
-  };
 }
 
 /** A handler's return value as stored JSON (`undefined` becomes null; non-JSON values are refused). */
