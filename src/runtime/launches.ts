@@ -6,7 +6,7 @@
  * and is reconciled: it is never released while its outcome is unknown.
  */
 import type { PolicyInForce } from "../application/dispatch/budget-holder.js";
-import type { RunWrites } from "../application/dispatch/run-writes.js";
+import type { RunWrite, RunWrites } from "../application/dispatch/run-writes.js";
 import type { Logger } from "../application/events/logger.js";
 import { NO_SPAN, NO_TRACING } from "../application/events/tracing.js";
 import type { TraceSpan, Tracer } from "../application/events/tracing.js";
@@ -14,6 +14,7 @@ import type { FencingToken, RunId } from "../domain/ids.js";
 import type { ClaimedRun, RunChangeResult } from "../domain/ports/run-repository.js";
 import type { RunLauncher } from "../domain/ports/run-launcher.js";
 import type { CompletionVerdict, LaunchAnswer } from "../domain/run-change.js";
+import type { Instant } from "../domain/time.js";
 import type { Run } from "../domain/run.js";
 import type { Task } from "../domain/task.js";
 import type { BackgroundWork } from "./background-work.js";
@@ -21,6 +22,7 @@ import type { Clock } from "./clock.js";
 import { callLauncher, startNow } from "./launch-call.js";
 import { LaunchDeadlines } from "./launch-deadlines.js";
 import { RunWriteQueue } from "./run-write-queue.js";
+import type { QueuedWrite } from "./run-write-queue.js";
 
 export interface LaunchesDeps {
   readonly runWrites: RunWrites;
@@ -64,7 +66,8 @@ function runAttributes(run: Run, task: Task): Record<string, string | number> {
 
 export class Launches {
   readonly #deps: LaunchesDeps;
-  readonly #inFlight = new Map<RunId, Promise<void>>();
+  /** Per launch in flight: its promise, or, for a launch answered at once, its queued answer's write. */
+  readonly #inFlight = new Map<RunId, Promise<void> | LaunchWrite>();
   /** Per launch in flight: resolves once its answer is queued for writing (or the launch gave up). */
   readonly #answered = new Map<RunId, Promise<void>>();
   readonly #writes: RunWriteQueue;
@@ -77,6 +80,34 @@ export class Launches {
   readonly #deadlines: LaunchDeadlines;
   /** Verdicts reported and not yet written (`reporting`). */
   #reporting = 0;
+
+  /** What follows each launch answer's write (made once, shared by every launch's write). */
+  readonly #afterLaunch: AfterLaunch = {
+    recorded: (write, result) => {
+      this.#recorded(write.run, write.task, result, write.answer.completion, write.span);
+    },
+    notRecorded: (write, error) => {
+      // The claim stays until it expires and is reconciled: never released while the outcome is unknown.
+      this.#deps.log.error(
+        { err: error, runId: write.run.id },
+        "could not record a launch outcome; the claim will be reconciled",
+      );
+    },
+    left: (write) => {
+      this.#inFlight.delete(write.run.id);
+    },
+  };
+
+  /** What follows each verdict's write (made once, shared by every verdict's write). */
+  readonly #afterCompletion: AfterCompletion = {
+    completed: (requeued) => {
+      this.#deps.completed(requeued);
+    },
+    // After `completed`: the claim trigger counts this verdict as still reporting when it looks.
+    reported: () => {
+      this.#reporting--;
+    },
+  };
 
   constructor(deps: LaunchesDeps) {
     this.#deps = deps;
@@ -126,7 +157,9 @@ export class Launches {
 
   /** The launches in flight, each settling once its answer is recorded (or given up). */
   get pending(): readonly Promise<void>[] {
-    return [...this.#inFlight.values()];
+    return Array.from(this.#inFlight.values(), (launch) =>
+      launch instanceof LaunchWrite ? launch.settled() : launch,
+    );
   }
 
   /**
@@ -148,8 +181,11 @@ export class Launches {
       traceHeaders: span.headers,
     });
     if (now !== null) {
-      // Answered already: queued at once, so no verdict can queue ahead of it and nothing waits for it.
-      this.#inFlight.set(run.id, this.#record(run, task, token, now, span));
+      // Answered already: queued at once, so no verdict can queue ahead of it and nothing waits for it
+      // (no promise is made: the write tells its launch how it went, and leaves #inFlight itself).
+      const write = new LaunchWrite(this.#afterLaunch, run, task, token, now, span, true);
+      this.#inFlight.set(run.id, write);
+      this.#queueLaunch(write);
       return;
     }
     const id = run.id;
@@ -198,41 +234,19 @@ export class Launches {
     // launch first); a launch answered at once is queued already.
     const answered = this.#answered.get(runId);
     this.#reporting++;
-    const write =
-      answered === undefined
-        ? this.#writeCompletion(runId, verdict, attempt)
-        : answered.then(() => this.#writeCompletion(runId, verdict, attempt));
-    return this.#deps.background.track(write, { runId }, "could not record a completion");
-  }
-
-  async #writeCompletion(
-    runId: RunId,
-    verdict: CompletionVerdict,
-    attempt: number | undefined,
-  ): Promise<void> {
-    try {
-      const span = this.#completionSpan(runId, verdict);
-      let requeued: boolean;
-      try {
-        const result = await this.#writes.enqueue(
-          attempt === undefined
-            ? { kind: "completion", runId, verdict }
-            : { kind: "completion", runId, verdict, attempt },
-          null,
-        );
-        if (result.kind === "refused") {
-          span.fail(result.error.message);
-          throw result.error;
-        }
-        requeued = result.kind === "changed" && result.change.run.status === "queued";
-      } finally {
-        span.end();
-      }
-      this.#deps.completed(requeued);
-    } finally {
-      // After `completed`: the claim trigger counts this verdict as still reporting when it looks.
-      this.#reporting--;
-    }
+    const write = new CompletionWrite(
+      this.#afterCompletion,
+      attempt === undefined
+        ? { kind: "completion", runId, verdict }
+        : { kind: "completion", runId, verdict, attempt },
+      this.#completionSpan(runId, verdict),
+    );
+    if (answered === undefined) this.#writes.push(write);
+    else
+      void answered.then(() => {
+        this.#writes.push(write);
+      });
+    return this.#deps.background.track(write.promise, { runId }, "could not record a completion");
   }
 
   /** A span for the verdict of `runId`, the child of its launch's span when this replica launched it. */
@@ -315,7 +329,7 @@ export class Launches {
    * ending the launch's span. A store outage must not strand a launched run: the queue retries until
    * the lease ends (then the claim is reconciled by whoever sweeps it, never launched again blindly). A
    * verdict known at launch is recorded with it, only if the launch leaves the run running. Never
-   * rejects. Without `answered` (a launch answered at once), the launch leaves `inFlight` here.
+   * rejects. `answered` is called once the answer is queued.
    */
   #record(
     run: Run,
@@ -323,39 +337,25 @@ export class Launches {
     token: FencingToken,
     answer: LaunchAnswer,
     span: TraceSpan,
-    answered?: () => void,
+    answered: () => void,
   ): Promise<void> {
-    const { outcome, completion } = answer;
+    const write = new LaunchWrite(this.#afterLaunch, run, task, token, answer, span, false);
+    this.#queueLaunch(write);
+    answered();
+    return write.settled();
+  }
+
+  /** Queues a launch answer's write, its span told the outcome first. */
+  #queueLaunch(write: LaunchWrite): void {
+    const { span, answer } = write;
     if (span !== NO_SPAN) {
+      const { outcome, completion } = answer;
       span.setAttributes({ "punctual.launch.outcome": outcome.kind });
       if (outcome.kind === "failed" || outcome.kind === "indeterminate") span.fail(outcome.message);
       if (outcome.kind === "launched" && completion === undefined)
-        this.#keepLaunchSpan(run.id, span);
+        this.#keepLaunchSpan(write.run.id, span);
     }
-    const recorded = this.#writes.enqueue(
-      { kind: "launch", runId: run.id, token, answer },
-      run.claimExpiresAt,
-    );
-    answered?.();
-    return recorded.then(
-      (result) => {
-        try {
-          this.#recorded(run, task, result, completion, span);
-        } finally {
-          span.end();
-          if (answered === undefined) this.#inFlight.delete(run.id);
-        }
-      },
-      (error: unknown) => {
-        // The claim stays until it expires and is reconciled: never released while the outcome is unknown.
-        this.#deps.log.error(
-          { err: error, runId: run.id },
-          "could not record a launch outcome; the claim will be reconciled",
-        );
-        span.end();
-        if (answered === undefined) this.#inFlight.delete(run.id);
-      },
-    );
+    this.#writes.push(write);
   }
 
   /** What follows a launch answer's write: its verdict's span, the target told to stop, or the refusal logged. */
@@ -390,5 +390,122 @@ export class Launches {
         "could not record a launch outcome; the claim will be reconciled",
       );
     }
+  }
+}
+
+/** What a launch answer's write reports to the launches (`Launches.#afterLaunch`). */
+interface AfterLaunch {
+  recorded(write: LaunchWrite, result: RunChangeResult): void;
+  notRecorded(write: LaunchWrite, error: unknown): void;
+  /** A launch answered at once is over: it leaves the launches in flight. */
+  left(write: LaunchWrite): void;
+}
+
+/**
+ * A launch answer in the write queue, and what follows its write. One object per launch, its own waiter
+ * (`QueuedWrite`): no promise is made unless someone waits for it (`settled`, at shutdown).
+ */
+class LaunchWrite implements QueuedWrite {
+  readonly write: RunWrite;
+  readonly until: Instant | null;
+  #done = false;
+  #settle: (() => void) | null = null;
+  #settled: Promise<void> | null = null;
+
+  constructor(
+    readonly after: AfterLaunch,
+    readonly run: Run,
+    readonly task: Task,
+    token: FencingToken,
+    readonly answer: LaunchAnswer,
+    readonly span: TraceSpan,
+    /** Answered at once: the write ends the launch (leaves `inFlight`). */
+    readonly answeredAtOnce: boolean,
+  ) {
+    this.write = { kind: "launch", runId: run.id, token, answer };
+    this.until = run.claimExpiresAt;
+  }
+
+  written(result: RunChangeResult): void {
+    try {
+      this.after.recorded(this, result);
+    } finally {
+      this.#end();
+    }
+  }
+
+  notWritten(error: unknown): void {
+    try {
+      this.after.notRecorded(this, error);
+    } finally {
+      this.#end();
+    }
+  }
+
+  /** Settles once the answer is written or given up (never rejects). */
+  settled(): Promise<void> {
+    if (this.#done) return Promise.resolve();
+    this.#settled ??= new Promise<void>((resolve) => {
+      this.#settle = resolve;
+    });
+    return this.#settled;
+  }
+
+  #end(): void {
+    this.#done = true;
+    this.span.end();
+    if (this.answeredAtOnce) this.after.left(this);
+    this.#settle?.();
+  }
+}
+
+/** What a verdict's write reports to the launches (`Launches.#afterCompletion`). */
+interface AfterCompletion {
+  /** Written: `requeued` when the run is queued again (a retry). */
+  completed(requeued: boolean): void;
+  /** Written or given up: no longer reporting. */
+  reported(): void;
+}
+
+/** A verdict in the write queue: its promise settles once it is written (rejects if refused or given up). */
+class CompletionWrite implements QueuedWrite {
+  readonly until = null;
+  readonly promise: Promise<void>;
+  #resolve: () => void = () => undefined;
+  #reject: (error: unknown) => void = () => undefined;
+
+  constructor(
+    readonly after: AfterCompletion,
+    readonly write: RunWrite & { readonly kind: "completion" },
+    readonly span: TraceSpan,
+  ) {
+    this.promise = new Promise<void>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+  }
+
+  written(result: RunChangeResult): void {
+    try {
+      if (result.kind === "refused") {
+        this.span.fail(result.error.message);
+        this.span.end();
+        this.#reject(result.error);
+        return;
+      }
+      this.span.end();
+      this.after.completed(result.kind === "changed" && result.change.run.status === "queued");
+      this.#resolve();
+    } catch (error) {
+      this.#reject(error);
+    } finally {
+      this.after.reported();
+    }
+  }
+
+  notWritten(error: unknown): void {
+    this.span.end();
+    this.after.reported();
+    this.#reject(error);
   }
 }
