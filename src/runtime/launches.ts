@@ -131,6 +131,9 @@ export class Launches {
           "the store refused a run's verdict; the run is recorded failed without its result",
         );
       },
+      onWaiterError: (error) => {
+        deps.log.error({ err: error }, "what follows a recorded launch or verdict failed");
+      },
       onSuccess: () => {
         if (this.#storeFailures > 0) {
           deps.log.info({ failures: this.#storeFailures }, "store writes succeed again");

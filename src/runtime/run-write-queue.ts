@@ -37,6 +37,11 @@ export interface RunWriteQueueDeps {
   readonly onRefusal?: (write: RunWrite, error: unknown) => void;
   /** A batch was written. */
   readonly onSuccess: () => void;
+  /**
+   * A waiter threw on hearing its result (a bug): the batch's other waiters are told all the same, and
+   * the batch is not written again. @default thrown again, uncaught, on the next tick
+   */
+  readonly onWaiterError?: (error: unknown) => void;
 }
 
 /**
@@ -146,7 +151,7 @@ export class RunWriteQueue {
         const p = live[i];
         const result = results[i];
         if (p === undefined) continue;
-        tell(p, result);
+        tell(p, result, this.#deps.onWaiterError ?? throwLater);
       }
       return;
     }
@@ -185,17 +190,26 @@ export class RunWriteQueue {
 
 /**
  * Tells `p` its result. A waiter that throws is a bug: it must not keep the batch's other waiters from
- * hearing, so its error is thrown again on its own (uncaught, as a rejected promise nobody handled was).
+ * hearing, nor be taken for an outage (which would write the batch again); `failed` hears of it.
  */
-function tell(p: QueuedWrite, result: RunChangeResult | undefined): void {
+function tell(
+  p: QueuedWrite,
+  result: RunChangeResult | undefined,
+  failed: (error: unknown) => void,
+): void {
   try {
     if (result === undefined) p.notWritten(new Error("the store returned too few results"));
     else p.written(result);
   } catch (error) {
-    process.nextTick(() => {
-      throw error;
-    });
+    failed(error);
   }
+}
+
+/** An error thrown again on its own, uncaught, as a rejected promise nobody handled would be. */
+function throwLater(error: unknown): void {
+  process.nextTick(() => {
+    throw error;
+  });
 }
 
 /** What a refused write's error records: the store's words, shortened. */
