@@ -10,8 +10,12 @@
  *   the `k` that `minMs` can span, when such a pair of days exists in those 28 years;
  * - a DST transition moves fires in real time: every fire within `minMs` of each transition of the next
  *   366 days is enumerated.
- * Exclusions and `start_at`/`end_at` only take fires away, so they are left out: the answer may refuse a
- * schedule whose dense days are all excluded (conservative), never accept a denser one. A recurrence
+ * Exclusions that skip and `start_at`/`end_at` only take fires away, so they are left out: the answer may
+ * refuse a schedule whose dense days are all excluded (conservative), never accept a denser one. Exclusions
+ * that move (`on_excluded`, docs/schedules.md#moved-occurrences) bring fires closer: a moved occurrence
+ * fires at its wall time on another date, strictly between its neighbours, and which dates are excluded
+ * can change after the check (a calendar is a reference). Such a schedule is also judged as if each of its
+ * times of day could fire on any date, less the forward DST shifts a gap can span. A recurrence
  * (`rrule`) is bounded from its rules' structure (rrule-smallest-period.ts). Bounded by the work budget
  * (work-budget.ts).
  */
@@ -21,7 +25,7 @@ import { dateMatches } from "./cron-matcher.js";
 import { localDayOf } from "./exclusions.js";
 import { nextFireAfter } from "./next-fire.js";
 import { recurrenceGap } from "./rrule-smallest-period.js";
-import type { CronSchedule, ScheduleSpec } from "./schedule-types.js";
+import type { CronSchedule, IntervalSchedule, ScheduleSpec } from "./schedule-types.js";
 import { wallOf } from "./wall-clock.js";
 import { spendWork, withWorkBudget } from "./work-budget.js";
 import { transitionsBetween } from "./zone-offsets.js";
@@ -48,13 +52,91 @@ export function gapBelow(spec: ScheduleSpec, from: Instant, minMs: number): Sche
       case "once":
         return null;
       case "interval":
-        return spec.everyMs < minMs ? { ms: spec.everyMs, between: "two fires" } : null;
+        if (spec.everyMs < minMs) return { ms: spec.everyMs, between: "two fires" };
+        return moves(spec) ? movedIntervalGap(spec, from, minMs) : null;
       case "rrule":
         return recurrenceGap(spec, from, minMs);
-      case "cron":
-        return cronGap(spec, from, minMs);
+      case "cron": {
+        const nominal = cronGap(spec, from, minMs);
+        if (!moves(spec)) return nominal;
+        const moved = movedCronGap(spec, from, minMs);
+        return moved !== null && (nominal === null || moved.ms < nominal.ms) ? moved : nominal;
+      }
     }
   });
+}
+
+const MOVES = "an excluded occurrence moves to another date at the same wall time";
+
+/** Whether an excluded occurrence may move to another date (docs/schedules.md#moved-occurrences). */
+function moves(spec: {
+  readonly onExcluded?: unknown;
+  readonly exclude: readonly unknown[];
+}): boolean {
+  return spec.onExcluded !== undefined && spec.exclude.length > 0;
+}
+
+/**
+ * The most real time forward DST transitions take out of any stretch of `minMs` (ms) after `from`: the
+ * wall-clock gap between two fires less this is a lower bound on their real gap.
+ */
+function forwardShiftWithin(zone: string | null, from: Instant, minMs: number): number {
+  if (zone === null) return 0;
+  const forward = transitionsBetween(zone, from, from + TRANSITION_HORIZON_MS + minMs)
+    .map((t) => ({ at: t.at, shift: t.offsetAfter - t.offsetBefore }))
+    .filter((t) => t.shift > 0);
+  let most = 0;
+  for (const end of forward) {
+    let sum = 0;
+    for (const t of forward) if (t.at <= end.at && t.at > end.at - minMs) sum += t.shift;
+    most = Math.max(most, sum);
+  }
+  return most;
+}
+
+/**
+ * A cron schedule whose occurrences may move: its times of day (every expression's) on any dates, the
+ * closest two on one date or on consecutive dates, less the forward shifts a gap can span.
+ */
+function movedCronGap(spec: CronSchedule, from: Instant, minMs: number): ScheduleGap | null {
+  const times = [...new Set(spec.rules.flatMap(timesOf))].sort((a, b) => a - b);
+  const shift = forwardShiftWithin(spec.timezone, from, minMs);
+  const across = shift > 0 ? ", across a DST transition" : "";
+  let least = MS_PER_DAY - (last(times) - first(times));
+  let between =
+    times.length === 1
+      ? `two fires at ${clock(first(times))} on different dates`
+      : `a fire at ${clock(last(times))} and one at ${clock(first(times))} the next date`;
+  let previous: number | null = null;
+  for (const at of times) {
+    if (previous !== null && at - previous < least) {
+      least = at - previous;
+      between = `fires at ${clock(previous)} and ${clock(at)} on one date`;
+    }
+    previous = at;
+  }
+  // Two fires are distinct whole seconds: never closer than a second.
+  const ms = Math.max(1_000, least - shift);
+  return ms < minMs ? { ms, between: `${between} (${MOVES})${across}` } : null;
+}
+
+/**
+ * An interval whose occurrences may move: a fire moved `k` wall days towards a neighbour `everyMs` away
+ * stays strictly between, so it comes `everyMs - k` days close to it, for the most days `k` that fit
+ * (forward DST shifts included).
+ */
+function movedIntervalGap(
+  spec: IntervalSchedule,
+  from: Instant,
+  minMs: number,
+): ScheduleGap | null {
+  const shift = forwardShiftWithin(spec.timezone, from, minMs);
+  const k = Math.ceil((spec.everyMs + shift) / MS_PER_DAY) - 1;
+  if (k < 1) return null;
+  const ms = Math.max(1_000, spec.everyMs - k * MS_PER_DAY - shift);
+  return ms < minMs
+    ? { ms, between: `a fire moved ${k} day${k === 1 ? "" : "s"} towards another (${MOVES})` }
+    : null;
 }
 
 // The time lists are never empty and `i` stays in bounds: the `?? 0` and `?? ""` fallbacks

@@ -97,4 +97,55 @@ describe("gapBelow", () => {
       expect(gapBelow(bounded, instant(Date.UTC(2026, 9, 30)), 2 * HOUR)).toBeNull();
     });
   });
+
+  describe("moved occurrences (on_excluded)", () => {
+    const DAY = 86_400_000;
+    const moved = (input: Record<string, unknown>) =>
+      spec({ exclude: [{ days: "* * sat,sun" }], on_excluded: "previous", ...input });
+
+    it("judges a cron schedule whose occurrences may move as if it fired on any date", () => {
+      // Weekly: 7 days apart as written, but an occurrence moved to the previous free date can land
+      // one day after the occurrence before it, whatever the calendar excludes.
+      expect(gapBelow(cron("0 9 * * 1"), NOW, 7 * DAY)).toBeNull();
+      const weekly = moved({ type: "cron", cron: "0 9 * * 1", timezone: "UTC" });
+      expect(gapBelow(weekly, NOW, 7 * DAY)).toEqual({
+        ms: DAY,
+        between:
+          "two fires at 09:00:00 on different dates (an excluded occurrence moves to another date at the same wall time)",
+      });
+      expect(gapBelow(weekly, NOW, DAY)).toBeNull();
+      // Two rules never on one day as written, yet a moved one can land on the other's day.
+      const pair = moved({ type: "cron", cron: ["0 9 * * 1-5", "0 10 * * 0,6"], timezone: "UTC" });
+      expect(gapBelow(pair, NOW, 2 * HOUR)).toMatchObject({ ms: HOUR });
+      expect(gapBelow(pair, NOW, HOUR)).toBeNull();
+    });
+
+    it("counts a forward DST transition between two moved fires", () => {
+      const weekly = moved({ type: "cron", cron: "0 9 * * 1", timezone: "Europe/Berlin" });
+      expect(gapBelow(weekly, NOW, DAY)).toMatchObject({ ms: DAY - HOUR });
+      expect(gapBelow(weekly, NOW, DAY - HOUR)).toBeNull();
+    });
+
+    it("judges an interval whose occurrences may move", () => {
+      const every = (text: string, extra: Record<string, unknown> = {}) =>
+        spec({ type: "interval", every: text, timezone: "UTC", ...extra });
+      expect(gapBelow(every("P3D"), NOW, 2 * DAY)).toBeNull();
+      // Moved two days earlier, a fire lands one day after the fire before it.
+      expect(
+        gapBelow(moved({ type: "interval", every: "P3D", timezone: "UTC" }), NOW, 2 * DAY),
+      ).toMatchObject({
+        ms: DAY,
+      });
+      // Every 36 hours: moved a day, a fire is 12 hours from a neighbour.
+      expect(
+        gapBelow(moved({ type: "interval", every: "PT36H", timezone: "UTC" }), NOW, DAY),
+      ).toMatchObject({
+        ms: 12 * HOUR,
+      });
+      // Shorter than a day: no other date lies between two fires, nothing moves.
+      expect(
+        gapBelow(moved({ type: "interval", every: "PT20H", timezone: "UTC" }), NOW, 20 * HOUR),
+      ).toBeNull();
+    });
+  });
 });
