@@ -474,8 +474,9 @@ interface AfterCompletion {
 class CompletionWrite implements QueuedWrite {
   readonly until = null;
   readonly promise: Promise<void>;
-  #resolve: () => void = () => undefined;
-  #reject: (error: unknown) => void = () => undefined;
+  // Set by the promise's executor, which runs at once (no placeholder closures made per verdict).
+  #resolve!: () => void;
+  #reject!: (error: unknown) => void;
 
   constructor(
     readonly after: AfterCompletion,

@@ -134,13 +134,13 @@ export class HandlerLauncher implements RunLauncher {
         if (input !== null && !input.ok) {
           verdict = input.verdict;
         } else {
-          const id = run.id;
           const context = new LazyHandlerContext(
             run,
             task,
             input === null ? stored : input.value,
             controller,
-            () => sink.heartbeat(id),
+            // Bound rather than a closure: nothing is made but the bound function.
+            sink.heartbeat.bind(sink, run.id),
           );
           let result: unknown = handler.run(context);
           // A handler that returns at once (no promise) is not waited for a turn more.
