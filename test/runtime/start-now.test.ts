@@ -139,10 +139,14 @@ describe("HandlerLauncher.startNow", () => {
         seen.push(context);
       },
     });
+    const beats: string[] = [];
     launcher.connect({
       completed: () => Promise.resolve(),
       lost: () => Promise.resolve(),
-      heartbeat: () => Promise.resolve(),
+      heartbeat: (runId) => {
+        beats.push(runId);
+        return Promise.resolve();
+      },
     });
     const run = claimed(buildRun());
     const task = buildTask({ target: { kind: "handler", name: "look", input: { n: 1 } } });
@@ -161,6 +165,12 @@ describe("HandlerLauncher.startNow", () => {
     expect(spread.task).toBe(context.task);
     expect(spread.input).toEqual({ n: 1 });
     expect(spread.signal).toBeInstanceOf(AbortSignal);
-    expect(typeof spread.heartbeat).toBe("function");
+    // A handler may take `heartbeat` apart from its context and call it alone.
+    /* eslint-disable @typescript-eslint/unbound-method -- what the test checks */
+    expect(spread.heartbeat).toBe(context.heartbeat);
+    const { heartbeat } = context;
+    /* eslint-enable @typescript-eslint/unbound-method */
+    await heartbeat();
+    expect(beats).toEqual([run.id]);
   });
 });

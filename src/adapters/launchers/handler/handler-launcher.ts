@@ -139,8 +139,7 @@ export class HandlerLauncher implements RunLauncher {
             task,
             input === null ? stored : input.value,
             controller,
-            // Bound rather than a closure: nothing is made but the bound function.
-            sink.heartbeat.bind(sink, run.id),
+            sink,
           );
           let result: unknown = handler.run(context);
           // A handler that returns at once (no promise) is not waited for a turn more.
