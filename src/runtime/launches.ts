@@ -80,6 +80,8 @@ export class Launches {
   readonly #deadlines: LaunchDeadlines;
   /** Verdicts reported and not yet written (`reporting`). */
   #reporting = 0;
+  /** Made only when someone waits for every verdict to be written (`allReported`, at shutdown). */
+  #allReported: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
 
   /** What follows each launch answer's write (made once, shared by every launch's write). */
   readonly #afterLaunch: AfterLaunch = {
@@ -103,9 +105,16 @@ export class Launches {
     completed: (requeued) => {
       this.#deps.completed(requeued);
     },
+    failed: (runId, error) => {
+      this.#deps.log.error({ runId, err: error }, "could not record a completion");
+    },
     // After `completed`: the claim trigger counts this verdict as still reporting when it looks.
     reported: () => {
       this.#reporting--;
+      if (this.#reporting === 0 && this.#allReported !== null) {
+        this.#allReported.resolve();
+        this.#allReported = null;
+      }
     },
   };
 
@@ -151,6 +160,19 @@ export class Launches {
   /** Verdicts reported after launch whose write has not finished yet. */
   get reporting(): number {
     return this.#reporting;
+  }
+
+  /** Settles once no verdict reported here is waiting to be written (logged if it could not be). */
+  allReported(): Promise<void> {
+    if (this.#reporting === 0) return Promise.resolve();
+    if (this.#allReported === null) {
+      let resolve: () => void = () => undefined;
+      const promise = new Promise<void>((done) => {
+        resolve = done;
+      });
+      this.#allReported = { promise, resolve };
+    }
+    return this.#allReported.promise;
   }
 
   /** Whether `runId` is being launched here. */
@@ -249,7 +271,9 @@ export class Launches {
       void answered.then(() => {
         this.#writes.push(write);
       });
-    return this.#deps.background.track(write.promise, { runId }, "could not record a completion");
+    // Its own promise, which never rejects (a failure is logged): no tracking promise per verdict;
+    // shutdown waits for every verdict through `allReported`.
+    return write.promise;
   }
 
   /** A span for the verdict of `runId`, the child of its launch's span when this replica launched it. */
@@ -466,6 +490,8 @@ class LaunchWrite implements QueuedWrite {
 interface AfterCompletion {
   /** Written: `requeued` when the run is queued again (a retry). */
   completed(requeued: boolean): void;
+  /** Not written (refused, or given up): logged. */
+  failed(runId: RunId, error: unknown): void;
   /** Written or given up: no longer reporting. */
   reported(): void;
 }
@@ -473,19 +499,18 @@ interface AfterCompletion {
 /** A verdict in the write queue: its promise settles once it is written (rejects if refused or given up). */
 class CompletionWrite implements QueuedWrite {
   readonly until = null;
+  /** Settles once the verdict is written, or its failure logged: never rejects. */
   readonly promise: Promise<void>;
-  // Set by the promise's executor, which runs at once (no placeholder closures made per verdict).
+  // Set by the promise's executor, which runs at once (no placeholder closure made per verdict).
   #resolve!: () => void;
-  #reject!: (error: unknown) => void;
 
   constructor(
     readonly after: AfterCompletion,
     readonly write: RunWrite & { readonly kind: "completion" },
     readonly span: TraceSpan,
   ) {
-    this.promise = new Promise<void>((resolve, reject) => {
+    this.promise = new Promise<void>((resolve) => {
       this.#resolve = resolve;
-      this.#reject = reject;
     });
   }
 
@@ -494,22 +519,26 @@ class CompletionWrite implements QueuedWrite {
       if (result.kind === "refused") {
         this.span.fail(result.error.message);
         this.span.end();
-        this.#reject(result.error);
+        this.after.failed(this.write.runId, result.error);
         return;
       }
       this.span.end();
       this.after.completed(result.kind === "changed" && result.change.run.status === "queued");
-      this.#resolve();
     } catch (error) {
-      this.#reject(error);
+      this.after.failed(this.write.runId, error);
     } finally {
       this.after.reported();
+      this.#resolve();
     }
   }
 
   notWritten(error: unknown): void {
     this.span.end();
-    this.after.reported();
-    this.#reject(error);
+    try {
+      this.after.failed(this.write.runId, error);
+    } finally {
+      this.after.reported();
+      this.#resolve();
+    }
   }
 }
