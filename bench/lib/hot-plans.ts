@@ -23,6 +23,13 @@ export interface HotPlan {
 
 /** What each hot statement is, recognised by a fragment of its text; statements not listed are not explained. */
 const HOT: readonly (readonly [string, (text: string) => boolean])[] = [
+  // The claim fused into admission (docs/storage.md#fused-admit-and-claim): its read, and the insert of
+  // the runs claimed with their slots bound in front (first: the read names `thread_busy` as the queue head does, the insert starts as the claim's write).
+  ["admission: fused claim read", (t) => t.startsWith("WITH waiting AS MATERIALIZED")],
+  [
+    "admission: insert claimed runs, bind slots",
+    (t) => t.startsWith("WITH bindings AS MATERIALIZED") && t.includes("INSERT INTO"),
+  ],
   ["claim: queued owners", (t) => t.startsWith("WITH RECURSIVE o(owner)")],
   ["claim: queue head", (t) => t.includes("AS thread_busy")],
   ["claim: take budget slots", (t) => t.includes("claim_slots WHERE run_id IS NULL AND slot <=")],

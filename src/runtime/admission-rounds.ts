@@ -45,12 +45,16 @@ export interface AdmissionRoundsDeps {
   readonly cover: { readonly cover: number; covers(cover: number): boolean };
   /** A claim starts: the frees gathered for one (claim-trigger.ts) are used by it. @default none */
   readonly claiming?: () => void;
+  /** An admission batch queued `queued` runs, and the claims after it took `claimed`. @default none */
+  readonly admitted?: (queued: number, claimed: number) => void;
 }
 
 export class AdmissionRounds {
   readonly #deps: AdmissionRoundsDeps;
   /** The last admission stopped at its round limit with tasks still due. */
   #moreDue = false;
+  /** The store has answered an admission with `claimed`: it fuses the claim in. */
+  #storeFuses = false;
 
   constructor(deps: AdmissionRoundsDeps) {
     this.#deps = deps;
@@ -72,13 +76,32 @@ export class AdmissionRounds {
       if (this.#deps.stopped()) return;
       if (round > 0) await yieldToEventLoop();
       const admitStarted = performance.now();
+      const now = clock.now();
+      // The runs this replica can launch at once are claimed in the admitting transaction, where the
+      // store can (docs/storage.md#fused-admit-and-claim): within the room a claim would have.
+      const room = this.#claimRoom();
+      const fused =
+        room > 0
+          ? this.#deps.claims.admissionClaim({
+              now,
+              replicaId: this.#deps.replicaId,
+              limit: room,
+              handlerNames: this.#deps.handlerNames,
+            })
+          : undefined;
+      const limit = this.#admissionLimit(fused === undefined ? 0 : room);
+      const cover = this.#deps.cover.cover;
+      if (fused !== undefined) this.#deps.claiming?.();
       const admitSpan = startSpanLazily(this.#deps.tracer, "punctual.admission", () => ({
-        "punctual.admission.limit": settings.admissionBatch,
+        "punctual.admission.limit": limit,
       }));
       const report = await inSpan(
         admitSpan,
-        () => admission.admitDue(clock.now(), settings.admissionBatch),
-        (admitted) => ({ "punctual.admission.tasks": admitted.tasks }),
+        () => admission.admitDue(now, limit, fused),
+        (admitted) => ({
+          "punctual.admission.tasks": admitted.tasks,
+          "punctual.claim.runs": admitted.claimed?.length ?? 0,
+        }),
       );
       events.emit("coordinator:admission", {
         durationMs: performance.now() - admitStarted,
@@ -86,12 +109,36 @@ export class AdmissionRounds {
       });
       for (const run of report.cancellations) this.#deps.cancelTarget(run, null);
       for (const task of report.defective) this.#reportDefect(task);
+      if (report.claimed !== undefined) this.#storeFuses = true;
+      const claimed = report.claimed ?? [];
+      if (claimed.length > 0) {
+        this.#deps.claims.announce(claimed);
+        // Launched (or handed back) even when stopping: they are claimed, as a claim's answer is.
+        if (!this.#launchClaimed(claimed, cover, admitSpan)) return;
+      }
       if (this.#deps.stopped()) return;
-      await this.#claimAndLaunch();
-      if (report.tasks < settings.admissionBatch) return;
+      const taken = await this.#claimAndLaunch();
+      // The runs inserted claimed are in `queuedRuns` (as decided) and were taken by this replica.
+      if (report.queuedRuns.length > 0) {
+        this.#deps.admitted?.(report.queuedRuns.length, claimed.length + taken);
+      }
+      if (report.tasks < limit) return;
     }
     // Every round came back full: more tasks are due; the loop ticks again at once.
     this.#moreDue = true;
+  }
+
+  /**
+   * How many due tasks one admission round takes. A store that fuses the claim in takes about the room
+   * while there is some (docs/storage.md#fused-admit-and-claim): the runs beyond it would be queued, and
+   * a queued run of an owner stops the next round's runs of that owner from being fused. Never less than
+   * a quarter of the batch, so that a small room does not slow the decisions; the whole batch when
+   * there is no room (nothing would be fused: decisions are never held back for the budget).
+   */
+  #admissionLimit(room: number): number {
+    const batch = this.#deps.settings.admissionBatch;
+    if (!this.#storeFuses || room <= 0) return batch;
+    return Math.min(batch, Math.max(room, Math.ceil(batch / 4)));
   }
 
   /** Once per defect: the store has taken the task out of the due set (docs/operations.md#a-task-that-does-not-parse). */
@@ -112,16 +159,47 @@ export class AdmissionRounds {
   }
 
   /**
+   * How many runs one claim may take now: the room under this replica's in-flight cap, at most
+   * `claimBatch`; none while stopping.
+   */
+  #claimRoom(): number {
+    if (this.#deps.stopped()) return 0;
+    // Unless set, the cap follows the budget in force, which the fleet's stored value may change.
+    const maxInFlight =
+      this.#deps.options?.maxInFlight ?? this.#deps.budget.policy.maxConcurrentRuns;
+    return Math.min(maxInFlight - this.#deps.launches.size, this.#deps.settings.claimBatch);
+  }
+
+  /**
+   * Launches runs claimed while this replica's heartbeat cover was `cover`; false when the answer came
+   * after the cover ended (a partition, a stall): its claims may be another's by now, so none is
+   * launched and each is handed back, fenced by its token.
+   */
+  #launchClaimed(claimed: readonly ClaimedRun[], cover: number, span: TraceSpan): boolean {
+    const { launches, log } = this.#deps;
+    if (!this.#deps.cover.covers(cover)) {
+      if (claimed.length > 0) {
+        log.warn(
+          { runs: claimed.length },
+          "claims answered after this replica may have been judged silent: not launched, handed back",
+        );
+      }
+      for (const item of claimed) launches.handBack(item, "claim answered too late to launch");
+      return false;
+    }
+    launchAll(launches, log, claimed, span);
+    return true;
+  }
+
+  /**
    * Claims and launches up to `claimBatch` runs at a time while there is room: the next claim overlaps
    * the previous batch's launches and their writes instead of waiting for them.
    */
-  async #claimAndLaunch(): Promise<void> {
-    const { claims, budget, clock, replicaId, launches } = this.#deps;
-    for (;;) {
-      // Unless set, the cap follows the budget in force, which the fleet's stored value may change.
-      const maxInFlight = this.#deps.options?.maxInFlight ?? budget.policy.maxConcurrentRuns;
-      const room = Math.min(maxInFlight - launches.size, this.#deps.settings.claimBatch);
-      if (room <= 0 || this.#deps.stopped()) return;
+  async #claimAndLaunch(): Promise<number> {
+    const { claims, clock, replicaId } = this.#deps;
+    for (let taken = 0; ;) {
+      const room = this.#claimRoom();
+      if (room <= 0) return taken;
       const cover = this.#deps.cover.cover;
       this.#deps.claiming?.();
       const claimStarted = performance.now();
@@ -144,20 +222,9 @@ export class AdmissionRounds {
         durationMs: performance.now() - claimStarted,
         claimed: claimed.length,
       });
-      if (!this.#deps.cover.covers(cover)) {
-        // The answer came after this replica's heartbeats stopped vouching for it (a partition, a
-        // stall): its claims may be another's by now. Launch none; hand each back, fenced by its token.
-        if (claimed.length > 0) {
-          this.#deps.log.warn(
-            { runs: claimed.length },
-            "claims answered after this replica may have been judged silent: not launched, handed back",
-          );
-        }
-        for (const item of claimed) launches.handBack(item, "claim answered too late to launch");
-        return;
-      }
-      launchAll(launches, this.#deps.log, claimed, claimSpan);
-      if (claimed.length < room) return;
+      if (!this.#launchClaimed(claimed, cover, claimSpan)) return taken;
+      taken += claimed.length;
+      if (claimed.length < room) return taken;
       // Let the launches just started answer and queue their writes before claiming more.
       await yieldToEventLoop();
     }

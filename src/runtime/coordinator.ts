@@ -148,6 +148,9 @@ export class Coordinator {
       claiming: () => {
         this.#claimTrigger.claiming();
       },
+      admitted: (queued, claimed) => {
+        this.#announceQueued(queued, claimed);
+      },
     });
     this.#claimTrigger = new ClaimTrigger({
       clock: deps.clock,
@@ -205,9 +208,13 @@ export class Coordinator {
     const wakes = this.#deps.wakes;
     if (wakes === undefined || this.#stopping !== null) return;
     this.#listening ??= wakes.subscribe(
-      (hint) => {
-        // Runs changed elsewhere (slots freed, a run queued again): counted as a free for a claim.
-        if (hint === "runs") this.#claimTrigger.freed();
+      (hint, from) => {
+        // Another replica queued more runs than it claims at once: claim now (this replica's own
+        // announcement is not for it). Runs changed elsewhere (slots freed, a run queued again):
+        // counted as a free for a claim.
+        if (hint === "queued") {
+          if (from !== this.#deps.replicaId) this.#wake.wakeClaim();
+        } else if (hint === "runs") this.#claimTrigger.freed();
         else this.#wake.wake();
       },
       (error) => {
@@ -218,6 +225,23 @@ export class Coordinator {
       },
     );
     await this.#listening;
+  }
+
+  /**
+   * An admission batch queued `queued` runs and this replica's claims after it took `claimed`: when
+   * some are left, the other replicas are told, so that an idle one claims them at once instead of
+   * waiting for a freed slot or its next pass (docs/operations.md#which-replica-runs-what). Sent once
+   * this replica's claims are done, not before: a claim that overlaps another may find the runs it
+   * wanted locked by it and claim none.
+   */
+  #announceQueued(queued: number, claimed: number): void {
+    const wakes = this.#deps.wakes;
+    if (wakes?.announceQueued === undefined || claimed >= queued) return;
+    void this.#background.track(
+      wakes.announceQueued(this.#deps.replicaId),
+      { queued },
+      "could not tell the other replicas that runs were queued: they claim them at their next pass",
+    );
   }
 
   /** Stops: no new claims or admissions, in-flight launches drained within the timeout. Idempotent. */

@@ -50,6 +50,8 @@ export interface LaunchesDeps {
 
 /** Launch spans kept for the verdicts that follow them, at most (the oldest are forgotten first). */
 const KEPT_LAUNCH_SPANS = 10_000;
+/** Launched runs kept for the verdicts that follow them, at most (the oldest are forgotten first). */
+const KEPT_LAUNCHED_RUNS = 10_000;
 
 /** What a span says of a run: its ids, the task's key, the attempt (bounded values only). */
 function runAttributes(run: Run, task: Task): Record<string, string | number> {
@@ -80,15 +82,28 @@ export class Launches {
   readonly #deadlines: LaunchDeadlines;
   /** Verdicts reported and not yet written (`reporting`). */
   #reporting = 0;
+  /**
+   * Each run this replica launched and whose verdict is awaited, as its launch answer wrote it, with its
+   * task (bounded, insertion order): the verdict's write carries it, so the store need not read the run.
+   */
+  readonly #launched = new Map<RunId, ClaimedRun>();
+  /** Runs whose verdict was reported while their launch answer was still being written. */
+  readonly #verdictFirst = new Set<RunId>();
   /** Made only when someone waits for every verdict to be written (`allReported`, at shutdown). */
   #allReported: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
 
   /** What follows each launch answer's write (made once, shared by every launch's write). */
   readonly #afterLaunch: AfterLaunch = {
     recorded: (write, result) => {
+      const { run, task } = write;
+      const verdictFirst = this.#verdictFirst.delete(run.id);
+      if (!verdictFirst && result.kind === "changed" && result.change.run.status === "running") {
+        this.#keepLaunched({ run: result.change.run, task });
+      }
       this.#recorded(write.run, write.task, result, write.answer.completion, write.span);
     },
     notRecorded: (write, error) => {
+      this.#verdictFirst.delete(write.run.id);
       // The claim stays until it expires and is reconciled: never released while the outcome is unknown.
       this.#deps.log.error(
         { err: error, runId: write.run.id },
@@ -240,7 +255,13 @@ export class Launches {
     if (token === null) return;
     const write = this.#writes
       .enqueue(
-        { kind: "launch", runId: run.id, token, answer: { outcome: { kind: "busy", message } } },
+        {
+          kind: "launch",
+          runId: run.id,
+          token,
+          answer: { outcome: { kind: "busy", message } },
+          claimed: item,
+        },
         run.claimExpiresAt,
       )
       .then((result) => {
@@ -259,21 +280,45 @@ export class Launches {
     // launch first); a launch answered at once is queued already.
     const answered = this.#answered.get(runId);
     this.#reporting++;
-    const write = new CompletionWrite(
-      this.#afterCompletion,
-      attempt === undefined
-        ? { kind: "completion", runId, verdict }
-        : { kind: "completion", runId, verdict, attempt },
-      this.#completionSpan(runId, verdict),
-    );
-    if (answered === undefined) this.#writes.push(write);
-    else
-      void answered.then(() => {
-        this.#writes.push(write);
-      });
+    const span = this.#completionSpan(runId, verdict);
     // Its own promise, which never rejects (a failure is logged): no tracking promise per verdict;
     // shutdown waits for every verdict through `allReported`.
+    if (answered === undefined) return this.#queueCompletion(runId, verdict, attempt, span);
+    return answered.then(() => this.#queueCompletion(runId, verdict, attempt, span));
+  }
+
+  /** Queues a verdict's write, with the run as its launch wrote it when this replica kept it. */
+  #queueCompletion(
+    runId: RunId,
+    verdict: CompletionVerdict,
+    attempt: number | undefined,
+    span: TraceSpan,
+  ): Promise<void> {
+    const launched = this.#launched.get(runId);
+    if (launched !== undefined) this.#launched.delete(runId);
+    // Its launch answer is still on its way (often in the same batch): nothing to keep for it then.
+    else if (this.#inFlight.has(runId)) this.#verdictFirst.add(runId);
+    // Fields added as known, no spread of conditional literals (one write per fire).
+    const request: {
+      kind: "completion";
+      runId: RunId;
+      verdict: CompletionVerdict;
+      attempt?: number;
+      launched?: ClaimedRun;
+    } = { kind: "completion", runId, verdict };
+    if (attempt !== undefined) request.attempt = attempt;
+    if (launched !== undefined) request.launched = launched;
+    const write = new CompletionWrite(this.#afterCompletion, request, span);
+    this.#writes.push(write);
     return write.promise;
+  }
+
+  #keepLaunched(item: ClaimedRun): void {
+    if (this.#launched.size >= KEPT_LAUNCHED_RUNS) {
+      const oldest = this.#launched.keys().next();
+      if (oldest.done !== true) this.#launched.delete(oldest.value);
+    }
+    this.#launched.set(item.run.id, item);
   }
 
   /** A span for the verdict of `runId`, the child of its launch's span when this replica launched it. */
@@ -449,7 +494,8 @@ class LaunchWrite implements QueuedWrite {
     /** Answered at once: the write ends the launch (leaves `inFlight`). */
     readonly answeredAtOnce: boolean,
   ) {
-    this.write = { kind: "launch", runId: run.id, token, answer };
+    // With the run as claimed: the store may decide on it instead of reading it again.
+    this.write = { kind: "launch", runId: run.id, token, answer, claimed: { run, task } };
     this.until = run.claimExpiresAt;
   }
 

@@ -8,7 +8,11 @@ import type { OwnerShare } from "../../src/domain/claim.js";
 import type { RunId, TaskId } from "../../src/domain/ids.js";
 import { DEFAULT_POLICY } from "../../src/domain/options.js";
 import type { CatchUpPolicy } from "../../src/domain/options.js";
-import type { AdmissionReport, TaskMutation } from "../../src/domain/ports/task-repository.js";
+import type {
+  AdmissionClaim,
+  AdmissionReport,
+  TaskMutation,
+} from "../../src/domain/ports/task-repository.js";
 import type { ClaimedRun } from "../../src/domain/ports/run-repository.js";
 import type { OwnerScope } from "../../src/domain/ports/queries.js";
 import type { Run } from "../../src/domain/run.js";
@@ -78,11 +82,35 @@ export function claimDue(
   now: Instant,
   options: ClaimOptions = {},
 ): Promise<readonly ClaimedRun[]> {
+  const { request, select, claim } = claimArgs(now, options);
+  return store.runs.claimRuns(request, select, claim);
+}
+
+/**
+ * The coordinator's admission with the claim fused in (docs/storage.md#fused-admit-and-claim): a store
+ * that can claims the new runs it may launch at once in the admitting transaction (`claimed`).
+ */
+export function admitAndClaim(
+  store: Store,
+  now: Instant,
+  options: ClaimOptions & { readonly batch?: number } = {},
+): Promise<AdmissionReport> {
+  return store.tasks.admitDueTasks(
+    now,
+    options.batch ?? 100,
+    (task, activeRuns) => admitTask(task, activeRuns, now).write,
+    undefined,
+    claimArgs(now, options),
+  );
+}
+
+/** The request, selection and transition of a claim, as the application builds them. */
+function claimArgs(now: Instant, options: ClaimOptions): AdmissionClaim {
   const handlerNames = options.handlerNames ?? new Set<string>();
   const replicaId = options.replicaId ?? REPLICA;
   const leaseMs = options.leaseMs ?? POLICY.leaseMs;
-  return store.runs.claimRuns(
-    {
+  return {
+    request: {
       now,
       replicaId,
       leaseMs,
@@ -91,15 +119,15 @@ export function claimDue(
       handlerNames,
       ...(options.share === undefined ? {} : { share: options.share }),
     },
-    (input) =>
+    select: (input) =>
       selectClaimable({
         ...input,
         now,
         handlerNames,
         ...(options.share === undefined ? {} : { share: options.share }),
       }),
-    (run, task, token) => claimRun(run, { now, token, leaseMs, replicaId }, task.options),
-  );
+    claim: (run, task, token) => claimRun(run, { now, token, leaseMs, replicaId }, task.options),
+  };
 }
 
 /** Records a launch outcome, fenced by the claim's token. */

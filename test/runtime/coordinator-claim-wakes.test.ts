@@ -7,12 +7,12 @@ import { describe, expect, it } from "vitest";
 import { LOCAL_ACTOR } from "../../src/application/access/actor.js";
 import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
-import type { Store } from "../../src/domain/ports/store.js";
+import type { Store, WakeHint, WakeSource } from "../../src/domain/ports/store.js";
 import type { RunId } from "../../src/domain/ids.js";
 import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
 import { CLAIM_LINGER_MS } from "../../src/runtime/claim-trigger.js";
 import type { InProcessRuns } from "../../src/runtime/coordinator-deps.js";
-import { createHarness, withRunMethods } from "./harness.js";
+import { createHarness, leavePending, withRunMethods } from "./harness.js";
 
 const t0 = Date.parse("2026-01-05T00:00:00Z");
 const HOUR = 3_600_000;
@@ -134,4 +134,76 @@ describe("Coordinator claim wake-ups", () => {
     expect(counts.admissions).toBe(1);
     await h.coordinator.stop();
   });
+
+  it("an admission that queued more than its replica then claimed wakes the other replicas to claim; fewer wake none", async () => {
+    const clock = new VirtualClock(t0);
+    const store = createMemoryStore({ newId: createIdGenerator(() => clock.now()) });
+    const bus = new WakeBus();
+    const admitter = createHarness({
+      clock,
+      store,
+      replicaId: "admitter",
+      wakes: bus,
+      coordinator: { tickMs: HOUR, sweepMs: HOUR, maxInFlight: 2, claimBatch: 2 },
+      policy: { maxConcurrentRuns: 10 },
+    });
+    const sleeper = createHarness({
+      clock,
+      store,
+      replicaId: "sleeper",
+      wakes: bus,
+      coordinator: { tickMs: HOUR, sweepMs: HOUR },
+      policy: { maxConcurrentRuns: 10 },
+    });
+    // Launches stay in flight: no verdict frees a slot (and wakes a claim) during the test.
+    admitter.launcher.behaviour = leavePending;
+    sleeper.launcher.behaviour = leavePending;
+    await sleeper.coordinator.listen();
+    await admitter.coordinator.listen();
+    // The sleeper's first pass finds nothing due: it sleeps until its tick, an hour away.
+    sleeper.coordinator.start();
+    await flushPromises();
+    const dueAt = t0 + 1_000;
+    for (let i = 0; i < 6; i++) {
+      await admitter.create({ schedule: { type: "once", run_at: new Date(dueAt).toISOString() } });
+    }
+    await admitter.at(dueAt);
+    for (let i = 0; i < 20 && sleeper.launcher.calls.length < 4; i++) await flushPromises();
+    // Six queued, two claimed by the admitter: it told the others once, and the sleeper took the rest.
+    expect(bus.sent).toEqual(["admitter"]);
+    expect(admitter.launcher.calls).toHaveLength(2);
+    expect(sleeper.launcher.calls).toHaveLength(4);
+    // An admission whose runs its replica claimed all (the sleeper's: one run, six free) announces
+    // nothing.
+    await sleeper.create({
+      schedule: { type: "once", run_at: new Date(dueAt + 1_000).toISOString() },
+    });
+    await sleeper.at(dueAt + 1_000);
+    for (let i = 0; i < 5; i++) await flushPromises();
+    expect(bus.sent).toEqual(["admitter"]);
+    expect(sleeper.launcher.calls).toHaveLength(5);
+    for (const call of [...admitter.launcher.calls, ...sleeper.launcher.calls]) call.resolve();
+    await flushPromises();
+    await Promise.all([admitter.coordinator.stop(), sleeper.coordinator.stop()]);
+  });
 });
+
+/** Wake-ups between replicas in one process: every announcement reaches every subscriber, the sender's too. */
+class WakeBus implements WakeSource {
+  readonly sent: string[] = [];
+  readonly #listeners = new Set<(hint?: WakeHint, from?: string) => void>();
+
+  subscribe(onWake: (hint?: WakeHint, from?: string) => void): Promise<() => Promise<void>> {
+    this.#listeners.add(onWake);
+    return Promise.resolve(() => {
+      this.#listeners.delete(onWake);
+      return Promise.resolve();
+    });
+  }
+
+  announceQueued(from: string): Promise<void> {
+    this.sent.push(from);
+    for (const listener of this.#listeners) listener("queued", from);
+    return Promise.resolve();
+  }
+}

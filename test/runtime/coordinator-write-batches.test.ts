@@ -53,11 +53,51 @@ describe("Coordinator write batches", () => {
       expect(launch).toBeGreaterThanOrEqual(0);
       expect(launch).toBeLessThan(batch!.indexOf(request));
     }
+    // Each launch answer carries the run as claimed and its task's version: a store may decide on them
+    // instead of reading the run again (docs/storage.md#the-fenced-run-write).
+    for (const launch of batch!.filter((r) => r.token !== undefined)) {
+      const task = tasks.find((t) => t.id === launch.expect?.run.taskId);
+      expect(launch.expect).toMatchObject({
+        run: { id: launch.id, status: "launching", claimToken: launch.token, attempt: 1 },
+        task: { scheduleType: "interval", targetKind: "handler" },
+        taskVersion: task?.version,
+      });
+    }
     for (const task of tasks) {
       const [run] = (await h.tasks.listRuns(LOCAL_ACTOR, task.id, { limit: 10 })).items;
       expect(run).toMatchObject({ status: "succeeded", result: "done", attempt: 1 });
       expect((await h.tasks.get(LOCAL_ACTOR, task.id)).run_count).toBe(1);
     }
+    await h.coordinator.stop();
+  });
+
+  it("writes a verdict that comes after its launch was written with the run as launched", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, batches } = recordingStore(clock);
+    const h = createHarness({ clock, store });
+    const launched: string[] = [];
+    h.launcher.behaviour = (call) => {
+      call.resolve();
+      launched.push(call.run.id);
+    };
+    const task = await h.create({ schedule: { type: "interval", every: "PT1H" } });
+    await h.tasks.trigger(LOCAL_ACTOR, task.id, {}, clock.now());
+    await h.tick();
+    await h.coordinator.settle();
+    expect(batches).toHaveLength(1);
+    const [id] = launched;
+    await h.coordinator.reportCompletion(id as never, { status: "succeeded", result: "later" });
+    await h.coordinator.settle();
+    expect(batches).toHaveLength(2);
+    // The verdict's own batch: the run as the launch answer wrote it, so no read is needed.
+    expect(batches[1]).toHaveLength(1);
+    expect(batches[1]![0]!.expect).toMatchObject({
+      run: { id, status: "running", claimToken: null, attempt: 1 },
+      task: { scheduleType: "interval", targetKind: "handler" },
+      taskVersion: task.version,
+    });
+    const [run] = (await h.tasks.listRuns(LOCAL_ACTOR, task.id, { limit: 10 })).items;
+    expect(run).toMatchObject({ status: "succeeded", result: "later" });
     await h.coordinator.stop();
   });
 

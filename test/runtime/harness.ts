@@ -8,7 +8,7 @@ import { createDispatch } from "../../src/application/dispatch/dispatch.js";
 import type { Logger } from "../../src/application/events/logger.js";
 import type { SchedulerEvents } from "../../src/application/events/internal-events.js";
 import type { Tracer } from "../../src/application/events/tracing.js";
-import type { ReferenceClock, Store } from "../../src/domain/ports/store.js";
+import type { ReferenceClock, Store, WakeSource } from "../../src/domain/ports/store.js";
 import { TaskService } from "../../src/application/tasks/task-service.js";
 import type { TaskView } from "../../src/application/shapes/view-mappers.js";
 import { buildPolicy } from "../../src/application/policy/policy-options.js";
@@ -163,6 +163,8 @@ export interface HarnessOptions {
   readonly wallStepMs?: () => number;
   /** Spans of the coordinator and its launches. @default none */
   readonly tracer?: Tracer;
+  /** Wake-ups from other replicas (`coordinator.listen()` subscribes). @default none */
+  readonly wakes?: WakeSource;
 }
 
 /** Handler names the fake launcher "runs": tasks target `{ kind: "handler", name: "job" }`. */
@@ -200,6 +202,7 @@ export function createHarness(options: HarnessOptions = {}) {
     ...(options.wallStepMs === undefined ? {} : { wallStepMs: options.wallStepMs }),
     ...(options.inProcess === undefined ? {} : { inProcess: options.inProcess }),
     ...(options.tracer === undefined ? {} : { tracer: options.tracer }),
+    ...(options.wakes === undefined ? {} : { wakes: options.wakes }),
   });
   const tasks = new TaskService({
     store,

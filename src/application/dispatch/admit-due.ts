@@ -5,6 +5,7 @@
  */
 import { admitTask } from "../../domain/admit-task.js";
 import type {
+  AdmissionClaim,
   AdmissionRate,
   AdmissionReport,
   TaskRepository,
@@ -41,8 +42,11 @@ export class AdmitDue {
     this.#rate = { perMinute: (owner) => quotas.of(owner).runsPerMinute };
   }
 
-  /** Admits up to `limit` due tasks in one batch. */
-  async admitDue(now: Instant, limit: number): Promise<AdmissionReport> {
+  /**
+   * Admits up to `limit` due tasks in one batch; with `claim`, a store that can claims the new runs this
+   * replica may launch at once in the same transaction (docs/storage.md#fused-admit-and-claim).
+   */
+  async admitDue(now: Instant, limit: number, claim?: AdmissionClaim): Promise<AdmissionReport> {
     // Counted as decided; a batch the store then fails to write over-counts, never under-counts.
     const report = await this.#tasks.admitDueTasks(
       now,
@@ -58,6 +62,7 @@ export class AdmitDue {
         return write;
       },
       this.#rate,
+      claim,
     );
     for (const task of report.defective) this.#events.emit("task:defective", { task });
     this.#events.emit("admission:batch", { tasks: report.tasks });

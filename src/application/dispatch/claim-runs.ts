@@ -4,6 +4,7 @@
  */
 import { selectClaimable, shareLimitsOwners } from "../../domain/claim.js";
 import type { ClaimedRun, RunRepository } from "../../domain/ports/run-repository.js";
+import type { AdmissionClaim } from "../../domain/ports/task-repository.js";
 import { claimRun } from "../../domain/run-transitions.js";
 import type { Instant } from "../../domain/time.js";
 import { NO_EVENTS } from "../events/internal-events.js";
@@ -27,12 +28,18 @@ export class ClaimRuns {
   }
 
   /** Claims queued runs this replica can launch, within the global budget (docs/semantics.md#launch). */
-  async claim(args: {
-    now: Instant;
-    replicaId: string;
-    limit: number;
-    handlerNames: ReadonlySet<string>;
-  }): Promise<readonly ClaimedRun[]> {
+  async claim(args: ClaimArgs): Promise<readonly ClaimedRun[]> {
+    const { request, select, claim } = this.admissionClaim(args);
+    const claimed = await this.#runs.claimRuns(request, select, claim);
+    this.announce(claimed);
+    return claimed;
+  }
+
+  /**
+   * The same claim, for a store to make in the admitting transaction (docs/storage.md#fused-admit-and-claim):
+   * the request with the budget and share in force, the domain's selection and its transition.
+   */
+  admissionClaim(args: ClaimArgs): AdmissionClaim {
     const { now, replicaId, handlerNames } = args;
     const policy = this.#budget.policy;
     const leaseMs = policy.leaseMs;
@@ -42,8 +49,8 @@ export class ClaimRuns {
       shareLimitsOwners(policy.ownerShare, policy.maxConcurrentRuns)
         ? policy.ownerShare
         : undefined;
-    const claimed = await this.#runs.claimRuns(
-      {
+    return {
+      request: {
         now,
         replicaId,
         leaseMs,
@@ -52,7 +59,7 @@ export class ClaimRuns {
         handlerNames,
         ...(share === undefined ? {} : { share }),
       },
-      (input) =>
+      select: (input) =>
         selectClaimable({
           candidates: input.candidates,
           busyThreads: input.busyThreads,
@@ -63,13 +70,23 @@ export class ClaimRuns {
           ...(input.ownerActive === undefined ? {} : { ownerActive: input.ownerActive }),
           ...(share === undefined ? {} : { share }),
         }),
-      (run, task, token) => claimRun(run, { now, token, leaseMs, replicaId }, task.options),
-    );
-    if (this.#events.listens?.("run:claimed") !== false) {
-      for (const item of claimed) {
-        this.#events.emit("run:claimed", { run: item.run, targetKind: item.task.target.kind });
-      }
-    }
-    return claimed;
+      claim: (run, task, token) => claimRun(run, { now, token, leaseMs, replicaId }, task.options),
+    };
   }
+
+  /** Emits `run:claimed` for each run claimed, by `claim` or in an admission. */
+  announce(claimed: readonly ClaimedRun[]): void {
+    if (claimed.length === 0 || this.#events.listens?.("run:claimed") === false) return;
+    for (const item of claimed) {
+      this.#events.emit("run:claimed", { run: item.run, targetKind: item.task.target.kind });
+    }
+  }
+}
+
+/** What one claim asks for. */
+export interface ClaimArgs {
+  readonly now: Instant;
+  readonly replicaId: string;
+  readonly limit: number;
+  readonly handlerNames: ReadonlySet<string>;
 }

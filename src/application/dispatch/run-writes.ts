@@ -10,6 +10,7 @@ import type {
   ClaimedRun,
   RunChangeRequest,
   RunChangeResult,
+  RunExpectation,
   RunRepository,
 } from "../../domain/ports/run-repository.js";
 import { isRefusal } from "../../domain/ports/store.js";
@@ -21,6 +22,7 @@ import type {
   LaunchAnswer,
   LaunchOutcome,
   RunChange,
+  RunTaskContext,
 } from "../../domain/run-change.js";
 import { handBackRun } from "../../domain/run-recovery.js";
 import {
@@ -46,6 +48,11 @@ export type RunWrite =
       readonly runId: RunId;
       readonly token: FencingToken;
       readonly answer: LaunchAnswer;
+      /**
+       * The run as this replica claimed it, with its task: what the store may decide on instead of
+       * reading the run again (`RunChangeRequest.expect`). @default none
+       */
+      readonly claimed?: ClaimedRun;
     }
   | {
       readonly kind: "completion";
@@ -53,6 +60,11 @@ export type RunWrite =
       readonly verdict: CompletionVerdict;
       /** The attempt the verdict is about (a handler's): refused (lease_lost) once the run is past it. */
       readonly attempt?: number;
+      /**
+       * The run as this replica's launch answer wrote it, with its task: what the store may decide on
+       * instead of reading the run again (`RunChangeRequest.expect`). @default none
+       */
+      readonly launched?: ClaimedRun;
     };
 
 export interface RunWritesDeps {
@@ -117,8 +129,10 @@ export class RunWrites {
     const kinds: (TargetKind | undefined)[] = [];
     const requests = writes.map((write, i): RunChangeRequest => {
       if (write.kind === "completion") {
+        const launched = write.launched;
         return {
           id: write.runId,
+          ...(launched?.run.id === write.runId ? { expect: expectationOf(launched) } : {}),
           decide: (run, task) => {
             found[i] ??= run.status;
             kinds[i] ??= task.targetKind;
@@ -132,14 +146,18 @@ export class RunWrites {
           },
         };
       }
+      const decide = (run: Run, task: RunTaskContext): RunChange => {
+        found[i] ??= run.status;
+        kinds[i] ??= task.targetKind;
+        return applyLaunchAnswer(run, write.answer, { now, task, policy: this.#budget.policy });
+      };
+      const claimed = write.claimed;
+      if (claimed?.run.id !== write.runId) return { id: write.runId, token: write.token, decide };
       return {
         id: write.runId,
         token: write.token,
-        decide: (run, task) => {
-          found[i] ??= run.status;
-          kinds[i] ??= task.targetKind;
-          return applyLaunchAnswer(run, write.answer, { now, task, policy: this.#budget.policy });
-        },
+        decide,
+        expect: expectationOf(claimed),
       };
     });
     const results = await this.#runs.changeRuns(requests);
@@ -213,4 +231,9 @@ export class RunWrites {
   findTaskOf(run: Run): Promise<Task | null> {
     return this.#tasks.findTask({ kind: "all" }, run.taskId);
   }
+}
+
+/** What a store may decide on instead of reading `item`'s run: the run and its task as this replica has them. */
+function expectationOf(item: ClaimedRun): RunExpectation {
+  return { run: item.run, task: runTaskContext(item.task), taskVersion: item.task.version };
 }

@@ -153,6 +153,24 @@ export interface RunChangeRequest {
   /** When given, the change is fenced: refused (lease_lost) unless it is still the run's claim token. */
   readonly token?: FencingToken;
   readonly decide: (run: Run, task: RunTaskContext) => RunChange | null;
+  /**
+   * What the writer knows the run was (it claimed and launched it), so that a store may decide without
+   * reading it again (docs/storage.md#the-fenced-run-write). Looked at on a run's first request of a
+   * batch only. A store may ignore it; one that uses it writes only where the database still holds what
+   * `decide` depended on, and otherwise answers exactly as without it. @default none
+   */
+  readonly expect?: RunExpectation;
+}
+
+/**
+ * A run as its writer last saw it, every field as the store holds it (a claimed run as the claim wrote
+ * it), with the context of its task at `taskVersion` (`Task.version`): what `decide` is applied to when
+ * a store takes the expectation instead of reading the run.
+ */
+export interface RunExpectation {
+  readonly run: Run;
+  readonly task: RunTaskContext;
+  readonly taskVersion: number;
 }
 
 /** What became of one request of a batch, at the same index. */

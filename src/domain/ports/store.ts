@@ -31,16 +31,24 @@ export interface WakeSource {
    * @throws when the first connection cannot listen
    */
   subscribe(
-    onWake: (hint?: WakeHint) => void,
+    onWake: (hint?: WakeHint, from?: string) => void,
     onLost?: (error: Error) => void,
   ): Promise<() => Promise<void>>;
+  /**
+   * Tells every listening replica that `from` (a replica id) queued more runs than it claims at once, so
+   * that the idle ones claim the rest now rather than at their next pass (docs/architecture.md#cadence):
+   * they hear `queued` with `from`, and the sender ignores its own. Absent: a store that cannot send.
+   */
+  announceQueued?(from: string): Promise<void>;
 }
 
 /**
  * What a wake-up says of its cause, when the store can tell: `runs` when only runs changed (launch slots
- * freed, a run queued again), so a claim is what may be useful; none when new work may be due.
+ * freed, a run queued again), so a claim is what may be useful; `queued` when a replica's admission
+ * queued more runs than it claims at once (`announceQueued`), so a claim is what is useful; none when
+ * new work may be due.
  */
-export type WakeHint = "runs";
+export type WakeHint = "runs" | "queued";
 
 /** A clock shared by every replica (the database's), to correct this machine's skew. */
 export interface ReferenceClock {

@@ -11,6 +11,7 @@ import type { Run, RunTrigger } from "../run.js";
 import type { Task } from "../task.js";
 import type { Instant } from "../time.js";
 import type { OwnerScope, Page, TaskQuery } from "./queries.js";
+import type { ClaimRequest, ClaimedRun, RunRepository } from "./run-repository.js";
 
 /** A task and its active runs, read under the task's row lock. */
 export interface LockedTask {
@@ -85,6 +86,24 @@ export interface AdmissionReport {
    * admitted, and marked (`defect.detectedAt`) so that no later batch reads them again until an edit.
    */
   readonly defective: readonly Task[];
+  /**
+   * Runs of this batch inserted already claimed by the caller (`claim` given to a store that fuses the
+   * claim into admission, docs/storage.md#fused-admit-and-claim): launching, each with its task; they are
+   * also in `queuedRuns` as decided. Given (empty when nothing was claimed) whenever the store fused the
+   * claim in; absent from a store that cannot. @default none
+   */
+  readonly claimed?: readonly ClaimedRun[];
+}
+
+/**
+ * A claim made in the admitting transaction (docs/storage.md#fused-admit-and-claim): the request, the
+ * domain's selection and the transition, as `RunRepository.claimRuns` takes them. A store that cannot
+ * fuse ignores it and claims nothing.
+ */
+export interface AdmissionClaim {
+  readonly request: ClaimRequest;
+  readonly select: Parameters<RunRepository["claimRuns"]>[1];
+  readonly claim: Parameters<RunRepository["claimRuns"]>[2];
 }
 
 /**
@@ -151,12 +170,16 @@ export interface TaskRepository {
    * was queued in the minute before `now` on every replica, those of this batch decided before it
    * included, and may call `decide` again for a task when it admits the batch again; other stores give
    * `undefined` (the caller counts on its replica).
+   *
+   * With `claim`, a store that can inserts the new runs this replica may launch at once already claimed
+   * (`claimed` in the report), chosen by `claim.select` as a claim would; the others are queued.
    */
   admitDueTasks(
     now: Instant,
     limit: number,
     decide: (task: Task, activeRuns: readonly Run[], admittedLastMinute?: number) => AdmissionWrite,
     rate?: AdmissionRate,
+    claim?: AdmissionClaim,
   ): Promise<AdmissionReport>;
   /** The earliest `next_run_at` of an enabled task not marked defective, for the coordinator's sleep. */
   nextDueAt(): Promise<Instant | null>;

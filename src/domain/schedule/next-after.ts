@@ -76,17 +76,48 @@ function nextIntervalAfter(spec: IntervalSchedule, after: Instant): Instant | nu
  */
 export function nextAfter(spec: ScheduleSpec, after: Instant): Instant | null {
   switch (spec.type) {
-    case "cron": {
-      const fire = nextCronFireOf(spec, after);
-      return fire === null ? null : instant(fire.at);
-    }
+    case "cron":
+      return remembered(spec, after, () => {
+        const fire = nextCronFireOf(spec, after);
+        return fire === null ? null : instant(fire.at);
+      });
     case "once":
       return spec.runAt > after ? spec.runAt : null;
     case "interval":
       return nextIntervalAfter(spec, after);
     case "rrule":
-      return nextRRuleInstanceOf(spec, after)?.at ?? null;
+      return remembered(spec, after, () => nextRRuleInstanceOf(spec, after)?.at ?? null);
     default:
       return assertNever(spec);
   }
+}
+
+/** One answer of `nextAfter`. */
+interface Answer {
+  readonly after: Instant;
+  readonly next: Instant | null;
+}
+
+/**
+ * The last two answers of `nextAfter` for each cron and rrule schedule (a parsed schedule never changes,
+ * and the stores keep a task's parsed definition from one admission to the next). An admission asks for
+ * the nominal time after the task's watermark, the one after that (its jitter's bound, and where the
+ * next admission starts) and then that one again (the task's next fire): one cron search per admission
+ * instead of three (docs/semantics.md#the-life-of-an-occurrence).
+ */
+const answers = new WeakMap<ScheduleSpec, readonly [Answer, Answer | undefined]>();
+
+function remembered(
+  spec: ScheduleSpec,
+  after: Instant,
+  search: () => Instant | null,
+): Instant | null {
+  const held = answers.get(spec);
+  if (held !== undefined) {
+    if (held[0].after === after) return held[0].next;
+    if (held[1]?.after === after) return held[1].next;
+  }
+  const next = search();
+  answers.set(spec, [{ after, next }, held?.[0]]);
+  return next;
 }

@@ -12,12 +12,14 @@ import {
   completeRun,
 } from "../../../src/domain/run-transitions.js";
 import type { CompletionVerdict, LaunchOutcome } from "../../../src/domain/run-change.js";
+import { runTaskContext } from "../../../src/domain/run-change.js";
 import type { Instant } from "../../../src/domain/time.js";
 import { ALL, minute, onceAt } from "../fixtures.js";
 import {
   POLICY,
   admitDue,
   claimDue,
+  edit,
   insertTask,
   insertTasks,
   recordLaunch,
@@ -168,6 +170,49 @@ export function describeRunBatches(ctx: ContractContext): void {
         lastError: null,
         version: task.version,
       });
+    });
+
+    it("answers as from the row whatever a request expected the run and its task to be", async () => {
+      const store = ctx.store();
+      const task = await insertTask(store, IDLE);
+      for (const key of ["a", "b", "c"]) await triggerRun(store, ALL, task.id, key, minute(0, 1));
+      const [a, b, c] = await claimDue(store, minute(1));
+      const expecting = (claimed: ClaimedRun, request: RunChangeRequest): RunChangeRequest => ({
+        ...request,
+        expect: {
+          run: claimed.run,
+          task: runTaskContext(claimed.task),
+          taskVersion: claimed.task.version,
+        },
+      });
+      // b was handed back and claimed again (its first claim is stale); then the task is edited to
+      // three attempts, so c's failure is retried although c was claimed under one attempt.
+      await recordLaunch(store, b!, minute(1), { kind: "busy", message: "thread busy" });
+      await claimDue(store, minute(1, 5000));
+      const retry = { ...task.options.retry, maxAttempts: 3 };
+      await edit(store, ALL, task.id, { options: { ...task.options, retry } }, minute(1, 5500));
+      const results = await store.runs.changeRuns([
+        expecting(a!, launch(a!, minute(1, 6000))),
+        complete(a!, { status: "succeeded", result: { ok: true } }, minute(1, 6000)),
+        expecting(b!, launch(b!, minute(1, 6000))),
+        expecting(c!, launch(c!, minute(1, 6000))),
+        complete(c!, { status: "failed", error: "boom" }, minute(1, 6000)),
+      ]);
+      expect(results.map((r) => (r.kind === "refused" ? r.error.code : r.kind))).toEqual([
+        "changed",
+        "changed",
+        "lease_lost",
+        "changed",
+        "changed",
+      ]);
+      expect(await reloadRun(store, a!.run.id)).toMatchObject({
+        status: "succeeded",
+        result: { ok: true },
+        claimToken: null,
+      });
+      expect(await reloadRun(store, b!.run.id)).toMatchObject({ status: "launching", attempt: 2 });
+      expect(await reloadRun(store, c!.run.id)).toMatchObject({ status: "queued", failures: 1 });
+      expect(await reload(store, task.id)).toMatchObject({ runCount: 2, lastError: null });
     });
 
     it("hands decide a once task's run_at, so a manual run that took the occurrence ends the task", async () => {

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { nextAfter, parseSchedule } from "../../../src/domain/schedule/schedule-spec.js";
 import type { ScheduleSpec } from "../../../src/domain/schedule/schedule-spec.js";
 import { instant } from "../../../src/domain/time.js";
+import { withWorkBudget } from "../../../src/domain/schedule/work-budget.js";
 import type { Instant } from "../../../src/domain/time.js";
 
 const at = (text: string): Instant => instant(Date.parse(text));
@@ -183,5 +184,32 @@ describe("nextAfter on schedules read back from storage", () => {
       );
       expect(readBack.map(fires)).toEqual(expected);
     }
+  });
+});
+
+describe("nextAfter remembers its last answers", () => {
+  // One cron rule: each search spends one step of the work budget, a remembered answer none.
+  const everySecond = (): ScheduleSpec => spec({ type: "cron", cron: "* * * * * *" });
+  const t = at("2026-03-01T10:00:00Z");
+
+  it("answers a question asked again without searching", () => {
+    const cron = everySecond();
+    const first = withWorkBudget(() => nextAfter(cron, t), 1);
+    expect(withWorkBudget(() => nextAfter(cron, t), 0)).toBe(first);
+  });
+
+  it("keeps the last two: an admission's watermark, the next nominal time, then the watermark again", () => {
+    const cron = everySecond();
+    const next = withWorkBudget(() => nextAfter(cron, t), 1);
+    const following = withWorkBudget(() => nextAfter(cron, next!), 1);
+    // The next admission starts from `next` (its watermark) and asks for `following`'s successor.
+    expect(withWorkBudget(() => nextAfter(cron, next!), 0)).toBe(following);
+    expect(withWorkBudget(() => nextAfter(cron, t), 0)).toBe(next);
+    expect(() => withWorkBudget(() => nextAfter(cron, following!), 0)).toThrow(/too expensive/);
+  });
+
+  it("remembers per schedule: another schedule with the same text searches", () => {
+    withWorkBudget(() => nextAfter(everySecond(), t), 1);
+    expect(() => withWorkBudget(() => nextAfter(everySecond(), t), 0)).toThrow(/too expensive/);
   });
 });

@@ -10,13 +10,19 @@ import { runId } from "../../../domain/ids.js";
 import { newRunWithId } from "../../../domain/new-run.js";
 import type { AdmissionTaskFields } from "../../../domain/admission.js";
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
-import type { AdmissionRate, AdmissionReport } from "../../../domain/ports/task-repository.js";
+import type { ClaimedRun } from "../../../domain/ports/run-repository.js";
+import type {
+  AdmissionClaim,
+  AdmissionRate,
+  AdmissionReport,
+} from "../../../domain/ports/task-repository.js";
 import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { taskSource } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
-import { SCHEDULED_OCCURRENCE_INDEX, uniqueViolation } from "./postgres-errors.js";
+import type { FusedClaims, PostgresClaim } from "./postgres-claim.js";
+import { SCHEDULED_OCCURRENCE_INDEX, SLOT_INDEXES, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import { calendarItemsColumn, record, text, taskSelectList } from "./postgres-rows.js";
 import { DEFINITION_STAMP } from "./postgres-task-definitions.js";
@@ -62,10 +68,15 @@ interface AdmitArgs {
   readonly limit: number;
   readonly decide: (task: Task, activeRuns: readonly Run[], admitted?: number) => AdmissionWrite;
   readonly rate?: AdmissionRate | undefined;
+  /** The claim to fuse into the admission (docs/storage.md#fused-admit-and-claim). */
+  readonly claim?: AdmissionClaim | undefined;
 }
 
 /** An admission written without a savepoint met an occurrence already decided. */
 class OccurrenceDecided extends Error {}
+
+/** A fused claim's slot key refused a run (another claim bound its thread or task first): admit unfused. */
+class FusedSlotClash extends Error {}
 
 /** Admission's statements, built once per store. */
 export class PostgresAdmission {
@@ -75,10 +86,12 @@ export class PostgresAdmission {
   readonly #decided: PostgresStatement;
   readonly #markDefects: PostgresStatement;
   readonly #rate: PostgresAdmissionRate;
+  readonly #claims: PostgresClaim;
 
-  constructor(ctx: PostgresContext, rate: PostgresAdmissionRate) {
+  constructor(ctx: PostgresContext, rate: PostgresAdmissionRate, claims: PostgresClaim) {
     this.#ctx = ctx;
     this.#rate = rate;
+    this.#claims = claims;
     const state = ctx.taskStateTable;
     // `due_at` is `next_run_at` while the task is enabled and not defective (a generated column), NULL
     // otherwise: task_state_due_idx holds the due tasks only. Only the state row is locked.
@@ -110,12 +123,20 @@ export class PostgresAdmission {
   }
 
   async admit(args: AdmitArgs): Promise<AdmissionReport> {
-    try {
-      return await admitAgainWhenNear(() => this.#admit(args, false));
-    } catch (error) {
-      if (!(error instanceof OccurrenceDecided)) throw error;
-      // That transaction wrote nothing: admit again, with a savepoint to drop the decided tasks' work.
-      return admitAgainWhenNear(() => this.#admit(args, true));
+    let careful = false;
+    let fuse = args.claim !== undefined;
+    if (fuse && args.claim !== undefined)
+      await this.#claims.ensure(args.claim.request.maxConcurrentRuns);
+    for (;;) {
+      try {
+        return await admitAgainWhenNear(() => this.#admit(args, careful, fuse));
+      } catch (error) {
+        // That transaction wrote nothing: admit again, with a savepoint to drop the decided tasks'
+        // work, or without the fused claim whose slot key clashed (the runs are then queued).
+        if (error instanceof OccurrenceDecided && !careful) careful = true;
+        else if (error instanceof FusedSlotClash && fuse) fuse = false;
+        else throw error;
+      }
     }
   }
 
@@ -124,16 +145,17 @@ export class PostgresAdmission {
    * yet, and a savepoint is one more round trip); an occurrence already decided then abandons the
    * transaction (OccurrenceDecided) and the batch is admitted again `careful`ly.
    */
-  #admit(args: AdmitArgs, careful: boolean): Promise<AdmissionReport> {
+  #admit(args: AdmitArgs, careful: boolean, fuse: boolean): Promise<AdmissionReport> {
     const ctx = this.#ctx;
     const gates = new HeldGates();
+    const claim = fuse ? args.claim : undefined;
     return withTransaction(ctx.pool, async (client) => {
       const due = await client.query(this.#due, [args.now, args.limit]);
       // Each definition decoded once per version of its row, and kept for the claim of its run.
       const read = due.rows.map((row) => ctx.definitions.taskFromRow(row));
       const defective = await this.#markDefective(client, read, args.now);
       const tasks = read.filter((task) => task.defect === null);
-      if (tasks.length === 0) return report([], defective);
+      if (tasks.length === 0) return report([], defective, null, claim !== undefined);
       const active = await ctx.runSql.lockActive(
         client,
         tasks.map((t) => t.id),
@@ -151,27 +173,34 @@ export class PostgresAdmission {
         };
       });
       gate?.check();
+      let fused = claim === undefined ? null : await this.#fuse(client, claim, admissions);
       if (!careful) {
         try {
-          await this.#write(client, admissions, gate);
-          return report(admissions, defective);
+          await this.#write(client, admissions, gate, fused);
+          return report(admissions, defective, fused, claim !== undefined);
         } catch (error) {
-          if (uniqueViolation(error) === SCHEDULED_OCCURRENCE_INDEX) throw new OccurrenceDecided();
+          const violated = uniqueViolation(error);
+          if (violated === SCHEDULED_OCCURRENCE_INDEX) throw new OccurrenceDecided();
+          if (fused !== null && SLOT_INDEXES.includes(violated ?? "")) throw new FusedSlotClash();
           throw error;
         }
       }
       for (;;) {
         await client.query("SAVEPOINT admission");
         try {
-          await this.#write(client, admissions, gate);
-          return report(admissions, defective);
+          await this.#write(client, admissions, gate, fused);
+          return report(admissions, defective, fused, claim !== undefined);
         } catch (error) {
-          if (uniqueViolation(error) !== SCHEDULED_OCCURRENCE_INDEX) throw error;
+          const violated = uniqueViolation(error);
+          if (fused !== null && SLOT_INDEXES.includes(violated ?? "")) throw new FusedSlotClash();
+          if (violated !== SCHEDULED_OCCURRENCE_INDEX) throw error;
           // An occurrence is already decided (docs/semantics.md#guarantees): drop that task's work, keep the others'.
           await client.query("ROLLBACK TO SAVEPOINT admission");
           const decided = await this.#alreadyDecided(client, admissions);
           if (decided.size === 0) throw error;
           admissions = admissions.filter((a) => !decided.has(a.task.id));
+          // The dropped tasks' claims go with them; the others keep their slots (still locked).
+          fused = fused === null ? null : dropClaims(fused, decided);
         }
       }
     }).finally(() => {
@@ -193,10 +222,37 @@ export class PostgresAdmission {
     return defective;
   }
 
+  /**
+   * The fused claim (docs/storage.md#fused-admit-and-claim): of the batch's new queued runs, those this
+   * replica may launch at once, claimed by `PostgresClaim.fuse`; each with its task as admission leaves it.
+   */
+  async #fuse(
+    client: PostgresClient,
+    claim: AdmissionClaim,
+    admissions: readonly TaskAdmission[],
+  ): Promise<FusedClaims | null> {
+    const entries: ClaimedRun[] = [];
+    for (const { task, fields, newRuns } of admissions) {
+      const queued = newRuns.filter((run) => run.status === "queued");
+      if (queued.length === 0) continue;
+      const admitted: Task = {
+        ...task,
+        status: fields.status,
+        nextRunAt: fields.nextRunAt,
+        decidedThrough: fields.decidedThrough,
+        admittedCount: fields.admittedCount,
+        lastError: fields.lastError ?? task.lastError,
+      };
+      for (const run of queued) entries.push({ run, task: admitted });
+    }
+    return this.#claims.fuse(client, claim.request, claim.select, claim.claim, entries);
+  }
+
   async #write(
     client: PostgresClient,
     admissions: readonly TaskAdmission[],
     gate: AdmissionRateGate | null,
+    fused: FusedClaims | null,
   ): Promise<void> {
     if (admissions.length === 0) return;
     await gate?.record(
@@ -204,15 +260,19 @@ export class PostgresAdmission {
       admissions.flatMap((a) => a.newRuns),
     );
     const kinds = new Map(admissions.map((a) => [a.task.id, a.task.target.kind]));
+    // A fused run is inserted as claimed (launching, its slot bound in the same statement).
+    const claimed = new Map(fused?.claimed.map((c) => [c.run.id, c.run] as const));
     await this.#ctx.runSql.insert(
       client,
-      admissions.flatMap((a) => a.newRuns),
+      admissions.flatMap((a) => a.newRuns.map((run) => claimed.get(run.id) ?? run)),
       (run) => {
         const kind = kinds.get(run.taskId);
         if (kind === undefined)
           throw new Error(`admission wrote run ${run.id} of a task it did not admit`);
         return kind;
       },
+      "none",
+      fused === null ? undefined : this.#claims.bindSlotsBefore(fused),
     );
     await this.#ctx.runSql.rewrite(
       client,
@@ -243,11 +303,27 @@ export class PostgresAdmission {
   }
 }
 
-function report(admissions: readonly TaskAdmission[], defective: readonly Task[]): AdmissionReport {
-  return admissionReport(
+function report(
+  admissions: readonly TaskAdmission[],
+  defective: readonly Task[],
+  fused: FusedClaims | null,
+  /** Whether a claim was fused in: then `claimed` is given, empty when nothing was claimed. */
+  claimAsked: boolean,
+): AdmissionReport {
+  const decided = admissionReport(
     admissions.length,
     admissions.flatMap((a) => a.newRuns),
     admissions.flatMap((a) => a.runUpdates),
     defective,
   );
+  return claimAsked ? { ...decided, claimed: fused?.claimed ?? [] } : decided;
+}
+
+/** `fused` without the claims of `tasks` (dropped from the batch), each kept with its slot. */
+function dropClaims(fused: FusedClaims, tasks: ReadonlySet<string>): FusedClaims | null {
+  const kept = fused.claimed.flatMap((c, i) =>
+    tasks.has(c.run.taskId) ? [] : [{ claim: c, slot: fused.slots[i] ?? 0 }],
+  );
+  if (kept.length === 0) return null;
+  return { claimed: kept.map((k) => k.claim), slots: kept.map((k) => k.slot) };
 }

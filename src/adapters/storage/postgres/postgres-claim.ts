@@ -22,6 +22,7 @@ import type { Task } from "../../../domain/task.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { SLOT_INDEXES, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
+import type { StatementPrefix } from "./postgres-run-writes.js";
 import { instantOf, integer, record, text } from "./postgres-rows.js";
 import type { Column } from "./postgres-sql.js";
 import {
@@ -95,6 +96,7 @@ export class PostgresClaim {
   readonly #ensureSlots: PostgresStatement;
   readonly #lockOwners: PostgresStatement;
   readonly #queuedOwners: PostgresStatement;
+  readonly #fusedRead: PostgresStatement;
   readonly #statements = new Map<string, PostgresStatement>();
   /** The highest budget whose slots this store has made sure exist. */
   #ensured = 0;
@@ -126,6 +128,7 @@ export class PostgresClaim {
         ` FROM o WHERE o.owner IS NOT NULL)` +
         ` SELECT owner FROM o WHERE owner IS NOT NULL`,
     );
+    this.#fusedRead = prepared(fusedReadText(ctx, this.#slots, this.#ready, this.#holds));
     this.#ensureSlots = prepared(
       `INSERT INTO ${this.#slots} (slot) SELECT generate_series(1, $1::int4)` +
         ` ON CONFLICT (slot) DO NOTHING`,
@@ -149,6 +152,120 @@ export class PostgresClaim {
   }
 
   /** Makes sure slots 1..budget exist (once per store and budget: a raised budget adds its slots). */
+  async ensure(budget: number): Promise<void> {
+    await this.#ensure(budget);
+  }
+
+  /**
+   * The claim fused into an admission (docs/storage.md#fused-admit-and-claim), in the admitting
+   * transaction, before its runs are inserted: of `entries` (the batch's new queued runs with their
+   * tasks), the ones this replica may launch at once, chosen by `select` as a claim chooses, claimed
+   * with freshly minted tokens, each with a free budget slot locked `SKIP LOCKED` (the slots bound by
+   * `bindSlotsBefore` in front of the insert). Only while no queued run is ready to claim (the claim
+   * would then choose among exactly these runs: no queued run is overtaken, and the owners' round-robin
+   * is the claim's), and a run only while no queued run of its task or shared thread precedes it and its
+   * thread and exclusive task hold no slot. Null when nothing is fused.
+   */
+  async fuse(
+    client: PostgresClient,
+    request: ClaimRequest,
+    select: Select,
+    claim: Claim,
+    entries: readonly ClaimedRun[],
+  ): Promise<FusedClaims | null> {
+    if (request.maxConcurrentRuns <= 0 || request.limit <= 0 || entries.length === 0) return null;
+    const owners = [...new Set(entries.map((e) => e.run.owner))];
+    const guard = await this.#lockCappedOwners(client, request, owners);
+    const rows = entries.map(({ run }) => [
+      run.id,
+      run.owner,
+      run.taskId,
+      run.threadScope,
+      run.threadId,
+      run.exclusive,
+    ]);
+    const read = await client.query(this.#fusedRead, [
+      ...columnArrays(FUSED_COLUMNS, rows),
+      request.now,
+      request.maxConcurrentRuns,
+      request.limit,
+    ]);
+    // Empty when the budget has no room (the read then looks at nothing else).
+    if (read.rows.length === 0) return null;
+    const flags = new Map(read.rows.map((row) => [text(record(row), "id"), record(row)]));
+    const busyThreads = new Set<string>();
+    const busyTasks = new Set<TaskId>();
+    const ownerActive = new Map<string, number>();
+    let room = 0;
+    const candidates = entries.map(({ run, task }): ClaimCandidate => {
+      const row = flags.get(run.id);
+      if (row === undefined) throw new Error(`the fused claim's read left out run ${run.id}`);
+      if (row["thread_busy"] === true) busyThreads.add(threadKey(run.threadScope, run.threadId));
+      if (row["task_busy"] === true) busyTasks.add(run.taskId);
+      ownerActive.set(run.owner, integer(row, "owner_active"));
+      room = integer(row, "room");
+      // An owner capped below the budget whose share lock another claim holds is left to it.
+      const shareHeld =
+        guard === null || !guard.capped.has(run.owner) || guard.locked.has(run.owner);
+      return {
+        id: run.id,
+        taskId: run.taskId,
+        owner: run.owner,
+        threadScope: run.threadScope,
+        threadId: run.threadId,
+        exclusive: run.exclusive,
+        notBefore: run.notBefore,
+        queuedAt: run.queuedAt,
+        handlerName: task.target.kind === "handler" ? task.target.name : null,
+        ...(row["queued_behind"] === true || !shareHeld ? { queuedBehind: true } : {}),
+      };
+    });
+    if (room <= 0) return null;
+    const offered = new Set<string>(candidates.map((c) => c.id));
+    const chosen = select({ candidates, busyThreads, busyTasks, ownerActive, budget: room })
+      // The budget is the store's to keep, whatever `select` returned; and only offered runs.
+      .filter((c) => offered.delete(c.id))
+      .slice(0, room);
+    const head: QueueHead = {
+      candidates,
+      ownerActive,
+      full: false,
+      busyThreads,
+      busyTasks,
+      room,
+      guard,
+      rows: null,
+    };
+    const within = this.#withinShares(request, head, chosen);
+    if (within.length === 0) return null;
+    const slotRows = await client.query(this.#lockSlots, [
+      request.maxConcurrentRuns,
+      within.length,
+    ]);
+    const slots = slotRows.rows.map((row) => integer(record(row), "slot"));
+    const byId = new Map(entries.map((e) => [e.run.id, e] as const));
+    const claimed: ClaimedRun[] = [];
+    for (const candidate of within.slice(0, slots.length)) {
+      const entry = byId.get(candidate.id);
+      if (entry === undefined) continue;
+      const token = fencingToken(randomUUID());
+      claimed.push({ run: claim(entry.run, entry.task, token), task: entry.task });
+    }
+    if (claimed.length === 0) return null;
+    return { claimed, slots: slots.slice(0, claimed.length) };
+  }
+
+  /**
+   * The binding of `fused`'s slots, as a data-modifying `WITH` in front of the runs' insert (its
+   * parameters after the insert's): the insert's trigger checks every run inserted launching holds one.
+   */
+  bindSlotsBefore(fused: FusedClaims): StatementPrefix {
+    return {
+      text: this.#bindSlots(this.#ctx.runSql.insertParameterCount + 1),
+      values: columnArrays(SLOT_BIND_COLUMNS, bindingRows(fused.claimed, fused.slots)),
+    };
+  }
+
   async #ensure(budget: number): Promise<void> {
     if (budget <= this.#ensured) return;
     await this.#ctx.pool.query(this.#ensureSlots, [budget]);
@@ -497,33 +614,25 @@ export class PostgresClaim {
     claimed: readonly ClaimedRun[],
     slots: readonly number[],
   ): Promise<ClaimedRun[]> {
-    const bindings = claimed.map((c, i) => [
-      slots[i],
-      c.run.id,
-      c.run.threadScope,
-      c.run.threadId,
-      c.run.exclusive ? c.run.taskId : null,
-      c.run.owner,
-      c.run.claimedBy,
-      c.run.taskId,
-    ]);
     const written = await this.#ctx.runSql.writeState(
       client,
       claimed.map((c) => c.run),
       "",
-      { text: this.#bindSlots(), values: columnArrays(SLOT_BIND_COLUMNS, bindings) },
+      {
+        text: this.#bindSlots(this.#ctx.runSql.stateParameterCount + 1),
+        values: columnArrays(SLOT_BIND_COLUMNS, bindingRows(claimed, slots)),
+      },
     );
     return claimed.filter((c) => written.has(c.run.id));
   }
 
   /**
-   * The slot binding, as a data-modifying `WITH` in front of the runs' write (parameters after its).
+   * The slot binding, as a data-modifying `WITH` in front of the runs' write (parameters from `first`).
    * The bindings are materialized first: joined to the slots directly, a generic plan that expected one
    * free slot and ten bindings ran the `unnest` again for every slot it bound (250 times for a claim of
    * 250, 40 of the statement's 64 ms). Read from a materialized CTE, the worst plan rescans a tuplestore.
    */
-  #bindSlots(): string {
-    const first = this.#ctx.runSql.stateParameterCount + 1;
+  #bindSlots(first: number): string {
     const sets = SLOT_BIND_COLUMNS.slice(1)
       .map((c) => `${c.name} = u.${c.name}`)
       .join(", ");
@@ -575,6 +684,84 @@ export class PostgresClaim {
 
 /** A claim's slot key refused a run it wrote without a savepoint: the transaction must be redone. */
 class SlotClash extends Error {}
+
+/** The runs a fused claim took, launching, and the budget slot each is bound to (same order). */
+export interface FusedClaims {
+  readonly claimed: readonly ClaimedRun[];
+  readonly slots: readonly number[];
+}
+
+/** One row per claimed run, in `SLOT_BIND_COLUMNS` order, with the slot it is bound to. */
+function bindingRows(claimed: readonly ClaimedRun[], slots: readonly number[]): unknown[][] {
+  return claimed.map((c, i) => [
+    slots[i],
+    c.run.id,
+    c.run.threadScope,
+    c.run.threadId,
+    c.run.exclusive ? c.run.taskId : null,
+    c.run.owner,
+    c.run.claimedBy,
+    c.run.taskId,
+  ]);
+}
+
+/** What the fused claim's read is given of each new queued run. */
+const FUSED_COLUMNS: readonly Column[] = [
+  { name: "id", type: "text" },
+  { name: "owner", type: "text" },
+  { name: "task_id", type: "text" },
+  { name: "thread_scope", type: "text" },
+  { name: "thread_id", type: "text" },
+  { name: "exclusive", type: "bool" },
+];
+
+/**
+ * Queued runs the fused claim's read looks at, at most, to make sure none is ready to claim: with more
+ * in `run_ready`, nothing is fused (the claim path serves the queue).
+ */
+const FUSED_QUEUE_LOOK = 1000;
+
+/**
+ * The fused claim's read (docs/storage.md#fused-admit-and-claim): the budget's room (`$8` budget, `$9`
+ * limit), 0 unless no queued run is ready to claim (`not_before` at or before `$7`: `run_ready` read
+ * whole, at most `FUSED_QUEUE_LOOK` rows, else 0 too), computed once, first: with no room no row is
+ * returned and nothing else is read. Then, for each new run (`$1`..`$6`), whether its thread or exclusive
+ * task holds a slot or a not-told cancelled run's hold, whether a queued run, ready or not, precedes it
+ * in its FIFO (its task's, by `run_ready_task_idx`; its shared thread's, the first entry of
+ * `run_ready_thread_queue_idx`; for a thread named like a run, that run queued, by the ledger's primary
+ * key) and the slots its owner holds. Every lookup is by key; the slots (one row per slot of the budget)
+ * are counted in one pass.
+ */
+function fusedReadText(ctx: PostgresContext, slots: string, ready: string, holds: string): string {
+  const now = msToTimestamp("$7::int8");
+  const look = int4(FUSED_QUEUE_LOOK);
+  return (
+    `WITH waiting AS MATERIALIZED (SELECT count(*) FILTER (WHERE w.not_before <= ${now}) = 0` +
+    ` AND count(*) <= ${look} AS none FROM (SELECT q.not_before FROM ${ready} AS q LIMIT ${look} + 1) AS w),` +
+    ` room AS MATERIALIZED (SELECT CASE WHEN (SELECT none FROM waiting)` +
+    ` THEN LEAST(count(*) FILTER (WHERE run_id IS NULL AND slot <= $8::int4),` +
+    ` $8::int4 - count(run_id), $9::int4) ELSE 0 END::int4 AS room FROM ${slots}),` +
+    ` held AS MATERIALIZED (SELECT s.owner, count(*)::int4 AS held FROM ${slots} AS s` +
+    ` WHERE s.owner IS NOT NULL AND (SELECT room FROM room) > 0 GROUP BY s.owner)` +
+    ` SELECT u.id,` +
+    ` (EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.thread_scope = u.thread_scope AND s.thread_id = u.thread_id)` +
+    ` OR EXISTS (SELECT 1 FROM ${holds} AS h WHERE h.thread_scope = u.thread_scope` +
+    ` AND h.thread_id = u.thread_id AND h.deadline_at > ${now})) AS thread_busy,` +
+    ` (u.exclusive AND (EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.task_id = u.task_id)` +
+    ` OR EXISTS (SELECT 1 FROM ${holds} AS h WHERE h.task_id = u.task_id` +
+    ` AND h.deadline_at > ${now}))) AS task_busy,` +
+    ` (EXISTS (SELECT 1 FROM ${ready} AS q WHERE q.task_id = u.task_id)` +
+    ` OR EXISTS (SELECT 1 FROM ${ready} AS b WHERE b.thread_id <> b.run_id` +
+    ` AND b.thread_scope = u.thread_scope AND b.thread_id = u.thread_id)` +
+    ` OR (u.thread_id <> u.id AND EXISTS (SELECT 1 FROM ${ctx.runSql.table} AS p` +
+    ` WHERE p.id = u.thread_id AND p.status = 'queued' AND p.thread_id = p.id` +
+    ` AND p.thread_scope = u.thread_scope))) AS queued_behind,` +
+    ` COALESCE(o.held, 0)::int4 AS owner_active, r.room` +
+    ` FROM room AS r CROSS JOIN ${unnestSource(FUSED_COLUMNS)}` +
+    ` LEFT JOIN held AS o ON o.owner = u.owner` +
+    ` WHERE r.room > 0`
+  );
+}
 
 /** An integer written into SQL text: checked, so nothing but digits and a sign ever lands there. */
 function int4(value: number): string {

@@ -1,25 +1,40 @@
 /**
  * A batch of run changes (a write-behind flush: launch answers and verdicts) written by one fenced
- * statement instead of a locking transaction (docs/storage.md#the-fenced-run-write). The runs and their
- * tasks' contexts are read without a lock, the changes are applied in memory as the locking path applies
- * them (`applyRunChanges`), and one autocommit statement writes every changed run, its task's
- * bookkeeping and the wake-up, each run only where the database still holds what was read:
- * - the run row is the version read (`xmin`), so nothing wrote it since (a claim, a cancel, a sweep);
+ * statement instead of a locking transaction (docs/storage.md#the-fenced-run-write). A run whose first
+ * request carries what the writer knows of it (`RunChangeRequest.expect`: the run as it claimed it, the
+ * task's context it launched with) is not read; the others and their tasks' contexts are read without
+ * a lock. The changes are applied in memory as the locking path applies them (`applyRunChanges`), and
+ * one autocommit statement writes every changed run (only the columns its change changed), its task's
+ * bookkeeping and the wake-up, each run only where the database still holds what was decided on:
+ * - its status, attempt and cancel request are the ones decided on; a run read is also the row version
+ *   read (`xmin`), so nothing wrote it since (a claim, a cancel, a sweep);
  * - its claim token is the one read (and a fenced request's token was checked against it in memory);
  * - a run read launching or running still holds its budget slot (`claim_slots`, by its thread and id);
  * - its task is the version read (`task_state.version`: the options a verdict was judged by), the task's
  *   `task_state` row locked before any run is written, the order every other run writer locks in; the
  *   bookkeeping is written on that narrow row, a heap-only update (docs/storage.md#tasks-and-task_state).
  * A run that misses the fence is not written, nor is its task's bookkeeping for it: its requests go to the
- * locking path, which reads it again under its lock (LeaseLostError and every refusal as before).
+ * locking path, which reads it again under its lock (LeaseLostError and every refusal as before). So does
+ * an expected run that one of its requests refused or left unchanged: only the database's own row can
+ * confirm a refusal.
  */
 import type { RunId, TaskId } from "../../../domain/ids.js";
 import { runId } from "../../../domain/ids.js";
-import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports/run-repository.js";
+import type {
+  RunChangeRequest,
+  RunChangeResult,
+  RunExpectation,
+} from "../../../domain/ports/run-repository.js";
 import { holdsSlot } from "../../../domain/run.js";
 import type { Run } from "../../../domain/run.js";
 import type { RunTaskContext } from "../../../domain/run-change.js";
-import { applyRunChanges, batchRunIds, taskBookkeepingOf } from "../shared/run-change-batch.js";
+import {
+  RUN_STATE_FIELDS,
+  applyRunChanges,
+  batchRunIds,
+  taskBookkeepingOf,
+} from "../shared/run-change-batch.js";
+import type { AppliedRunChanges, ChangedRunRow } from "../shared/run-change-batch.js";
 import { WAKE_CHANNEL } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import type { PostgresStatement } from "./postgres-pool.js";
@@ -34,10 +49,18 @@ import {
   unnestValue,
 } from "./postgres-sql.js";
 
-/** What the fenced write sends per changed run: its new state, the fence, its task's bookkeeping. */
+/**
+ * The fence and the task's bookkeeping, sent per changed run after the columns its change wrote (and,
+ * when the batch's runs changed different columns, the mask of each run's).
+ */
 const FENCE_COLUMNS: readonly Column[] = [
+  // The row version read; null for a run taken from its writer's expectation.
   { name: "read_xmin", type: "text" },
+  // What the change was decided on: the database must still hold it.
   { name: "read_token", type: "text" },
+  { name: "read_status", type: "text" },
+  { name: "read_attempt", type: "int4" },
+  { name: "read_cancel", type: "ts" },
   { name: "held", type: "bool" },
   { name: "task_id", type: "text" },
   { name: "task_version", type: "int4" },
@@ -54,7 +77,13 @@ const FENCE_COLUMNS: readonly Column[] = [
   { name: "verdict_status", type: "text" },
   { name: "wakes", type: "bool" },
 ];
-const COLUMNS: readonly Column[] = [...RUN_STATE_COLUMNS, ...FENCE_COLUMNS];
+
+/** The run columns a change may write (`RUN_STATE_FIELDS`' columns), bit `i` of a mask for the `i`th. */
+const STATE_COLUMNS = RUN_STATE_COLUMNS.slice(1);
+const STATUS_BIT = 1 << RUN_STATE_FIELDS.indexOf("status");
+const MASK_COLUMN: Column = { name: "changed", type: "int4" };
+/** Write statements kept per set of columns written; a batch past them is sent unnamed. */
+const KEPT_WRITE_SHAPES = 64;
 
 /** One changed run's bookkeeping on its task, as the fenced write sends it. */
 interface RunBookkeeping {
@@ -76,10 +105,24 @@ export interface FencedOutcome {
   readonly fallback: number[];
 }
 
+/** What a changed run's write is fenced by besides its status, attempt, token and cancel request. */
+interface ReadFence {
+  /** The row version read; null when the run came from its writer's expectation. */
+  readonly xmin: string | null;
+  readonly version: number;
+}
+
+/** Requests of one group of a batch (read, or taken from expectations), with their batch indexes. */
+interface Group {
+  readonly indexes: number[];
+  readonly requests: RunChangeRequest[];
+}
+
 export class PostgresFencedRunWrites {
   readonly #ctx: PostgresContext;
   readonly #read: PostgresStatement;
-  readonly #write: PostgresStatement;
+  /** The write statement per set of columns written (a mask of `STATE_COLUMNS`) and masked or not. */
+  readonly #writes = new Map<string, PostgresStatement>();
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
@@ -99,25 +142,54 @@ export class PostgresFencedRunWrites {
         ` FROM ${tasks} AS k JOIN ${state} AS v ON v.task_id = k.id` +
         ` WHERE k.id = r.task_id OFFSET 0) AS t`,
     );
-    const sets = RUN_STATE_COLUMNS.slice(1)
-      .map((c) => `${c.name} = ${unnestValue(c)}`)
+  }
+
+  /**
+   * The write of the runs' columns in `shape` (bits of `STATE_COLUMNS`); `masked`: each run writes only
+   * the columns of its own mask (the batch's runs changed different columns), the others as they are.
+   */
+  #write(shape: number, masked: boolean): PostgresStatement | string {
+    const key = `${String(shape)}${masked ? "m" : ""}`;
+    const kept = this.#writes.get(key);
+    if (kept !== undefined) return kept;
+    const ctx = this.#ctx;
+    const runs = ctx.runSql.table;
+    const state = ctx.taskStateTable;
+    const written = STATE_COLUMNS.filter((_, i) => (shape & (1 << i)) !== 0);
+    const columns = [
+      RUN_STATE_COLUMNS[0] as Column,
+      ...written,
+      ...(masked ? [MASK_COLUMN] : []),
+      ...FENCE_COLUMNS,
+    ];
+    const sets = written
+      .map((c) => {
+        if (!masked) return `${c.name} = ${unnestValue(c)}`;
+        const bit = 1 << STATE_COLUMNS.indexOf(c);
+        return `${c.name} = CASE WHEN u.changed & ${String(bit)} <> 0 THEN ${unnestValue(c)} ELSE t.${c.name} END`;
+      })
       .join(", ");
     const notify = ctx.notifies
       ? `, (SELECT pg_notify('${WAKE_CHANNEL}', 'run:' || min(w.id)) FROM written AS w` +
         ` JOIN u ON u.id = w.id WHERE u.wakes HAVING count(*) > 0) AS woke`
       : "";
-    this.#write = prepared(
-      `WITH u AS MATERIALIZED (SELECT * FROM ${unnestSource(COLUMNS)}),` +
-        // The tasks first, in id order, each only at the version read: the lock order of every writer.
-        ` locked AS MATERIALIZED (SELECT k.task_id FROM (SELECT DISTINCT task_id, task_version FROM u` +
-        ` ORDER BY task_id) AS w CROSS JOIN LATERAL (SELECT p.task_id FROM ${state} AS p` +
+    const statement = prepared(
+      `WITH u AS MATERIALIZED (SELECT * FROM ${unnestSource(columns)}),` +
+        // The tasks first, in id order, each only at the version decided on: the lock order of every
+        // writer. Two runs of one task may have been decided on two versions: each gets its own.
+        ` locked AS MATERIALIZED (SELECT w.task_id || '@' || w.task_version::text AS task_key` +
+        ` FROM (SELECT DISTINCT task_id, task_version FROM u ORDER BY task_id) AS w` +
+        ` CROSS JOIN LATERAL (SELECT p.task_id FROM ${state} AS p` +
         ` WHERE p.task_id = w.task_id AND p.version = w.task_version FOR UPDATE) AS k),` +
         // The fence. `locked` is read as a one-time array (an init plan): every task is locked before
         // the first run is written.
         ` written AS (UPDATE ${runs} AS t SET ${sets} FROM u` +
         ` WHERE t.id = u.id AND t.id = ANY($1::text[])` +
-        ` AND u.task_id = ANY ((SELECT array_agg(task_id) FROM locked)::text[])` +
-        ` AND t.xmin = u.read_xmin::xid AND t.claim_token IS NOT DISTINCT FROM u.read_token` +
+        ` AND u.task_id || '@' || u.task_version::text = ANY ((SELECT array_agg(task_key) FROM locked)::text[])` +
+        ` AND (u.read_xmin IS NULL OR t.xmin = u.read_xmin::xid)` +
+        ` AND t.status = u.read_status AND t.attempt = u.read_attempt` +
+        ` AND t.claim_token IS NOT DISTINCT FROM u.read_token` +
+        ` AND t.cancel_requested_at IS NOT DISTINCT FROM ${msToTimestamp("u.read_cancel")}` +
         // A run's slot is found by its thread key (claim_slots_thread_uq): its thread and id.
         ` AND (NOT u.held OR EXISTS (SELECT 1 FROM ${ctx.schema.quoted}.claim_slots AS s` +
         ` WHERE s.thread_scope = t.thread_scope AND s.thread_id = t.thread_id AND s.run_id = t.id))` +
@@ -142,32 +214,85 @@ export class PostgresFencedRunWrites {
         ` SELECT (SELECT count(*) FROM booked)::int4 AS booked,` +
         ` ARRAY(SELECT id FROM written) AS ids${notify}`,
     );
+    if (this.#writes.size >= KEPT_WRITE_SHAPES) return statement.text;
+    this.#writes.set(key, statement);
+    return statement;
   }
 
   /**
-   * Applies `requests` and writes what they change in one fenced statement (plus the read before it).
-   * The requests of a run that missed the fence come back in `fallback`, their results undefined.
+   * Applies `requests` and writes what they change in one fenced statement (after one read of the runs
+   * not taken from their writers' expectations, if any). The requests of a run that missed the fence
+   * come back in `fallback`, their results undefined.
    */
   async apply(requests: readonly RunChangeRequest[]): Promise<FencedOutcome> {
-    const ids = batchRunIds(requests);
-    const read = await this.#ctx.pool.query(this.#read, [ids]);
+    const expected = expectations(requests);
+    const toRead = batchRunIds(requests).filter((id) => !expected.runs.has(id));
     const runs = new Map<RunId, Run>();
     const tasks = new Map<TaskId, RunTaskContext>();
-    const fence = new Map<RunId, { xmin: string; version: number }>();
-    for (const value of read.rows) {
-      const row = record(value);
-      const run = runFromRow(row);
-      runs.set(run.id, run);
-      tasks.set(run.taskId, runTaskContextFromRow(row));
-      fence.set(run.id, { xmin: text(row, "read_xmin"), version: integer(row, "task_version") });
+    const fence = new Map<RunId, ReadFence>();
+    if (toRead.length > 0) {
+      const read = await this.#ctx.pool.query(this.#read, [toRead]);
+      for (const value of read.rows) {
+        const row = record(value);
+        const run = runFromRow(row);
+        runs.set(run.id, run);
+        tasks.set(run.taskId, runTaskContextFromRow(row));
+        fence.set(run.id, { xmin: text(row, "read_xmin"), version: integer(row, "task_version") });
+      }
     }
-    const applied = applyRunChanges(requests, runs, tasks);
-    const results: (RunChangeResult | undefined)[] = [...applied.results];
-    if (applied.runs.length === 0) return { results, fallback: [] };
+    const results: (RunChangeResult | undefined)[] = new Array<RunChangeResult | undefined>(
+      requests.length,
+    );
+    const changed: ChangedRunRow[] = [];
+    const refusedExpected = new Set<RunId>();
+    // Requests of expected runs and of runs read are applied apart (each run's requests see only that
+    // run, so the split changes no answer), each over its own tasks' contexts.
+    const read: Group = { indexes: [], requests: [] };
+    const taken: Group = { indexes: [], requests: [] };
+    requests.forEach((request, i) => {
+      const group = expected.runs.has(request.id) ? taken : read;
+      group.indexes.push(i);
+      group.requests.push(request);
+    });
+    const place = (group: Group, applied: AppliedRunChanges, fromExpectation: boolean) => {
+      applied.results.forEach((result, j) => {
+        const index = group.indexes[j] as number;
+        results[index] = result;
+        if (fromExpectation && result.kind !== "changed") {
+          refusedExpected.add((group.requests[j] as RunChangeRequest).id);
+        }
+      });
+      for (const row of applied.runs) changed.push(row);
+    };
+    if (read.requests.length > 0) place(read, applyRunChanges(read.requests, runs, tasks), false);
+    if (taken.requests.length > 0) {
+      const expectedRuns = new Map<RunId, Run>();
+      for (const [id, e] of expected.runs) {
+        expectedRuns.set(id, e.run);
+        fence.set(id, { xmin: null, version: e.taskVersion });
+      }
+      place(taken, applyRunChanges(taken.requests, expectedRuns, expected.tasks), true);
+    }
+
+    const fallback: number[] = [];
+    const leave = (ids: ReadonlySet<RunId>) => {
+      requests.forEach((request, i) => {
+        if (!ids.has(request.id)) return;
+        results[i] = undefined;
+        fallback.push(i);
+      });
+    };
+    // An expectation can confirm a write (the database checks it), never a refusal: those runs are
+    // answered by the locking path from the row itself.
+    const toWrite = changed.filter((row) => !refusedExpected.has(row.after.id));
+    if (toWrite.length === 0) {
+      leave(refusedExpected);
+      return { results, fallback };
+    }
 
     const books = new Map<RunId, RunBookkeeping>();
-    applied.results.forEach((result, i) => {
-      if (result.kind !== "changed") return;
+    results.forEach((result, i) => {
+      if (result?.kind !== "changed") return;
       const id = result.change.run.id;
       const book = books.get(id) ?? noBookkeeping();
       const one = taskBookkeepingOf(result.change.run.taskId, result.change);
@@ -188,18 +313,32 @@ export class PostgresFencedRunWrites {
       books.set(id, book);
     });
 
-    const rows = applied.runs.map(({ before, after }) => {
+    // Each run writes only the columns its change changed: the others stay as the database holds them.
+    // The status is always written (unchanged, it is the value the fence just checked): a change that
+    // changed no column still writes its row, so that the database confirms what it decided on.
+    const masks = toWrite.map(({ before, after }) => changedMask(before, after) | STATUS_BIT);
+    const shape = masks.reduce((all, mask) => all | mask, 0);
+    const masked = masks.some((mask) => mask !== shape);
+    const rows = toWrite.map(({ before, after }, r) => {
       const book = books.get(after.id) ?? noBookkeeping();
       const read = fence.get(after.id);
-      // Every changed run was read by the statement above.
+      // Every changed run was read by the statement above or taken from its expectation.
       if (read === undefined) throw new Error(`run ${after.id} changed without being read`);
       const wakes =
         (holdsSlot(before.status) && !holdsSlot(after.status)) ||
         (after.status === "queued" && before.status !== "queued");
-      return [
-        ...runStateValues(after),
+      const values = runStateValues(after);
+      const row: unknown[] = [after.id];
+      for (let c = 0; c < STATE_COLUMNS.length; c++) {
+        if ((shape & (1 << c)) !== 0) row.push(values[c + 1]);
+      }
+      if (masked) row.push(masks[r]);
+      row.push(
         read.xmin,
         before.claimToken,
+        before.status,
+        before.attempt,
+        before.cancelRequestedAt,
         holdsSlot(before.status),
         before.taskId,
         read.version,
@@ -212,21 +351,62 @@ export class PostgresFencedRunWrites {
         book.statusSeq,
         book.status,
         wakes,
-      ];
+      );
+      return row;
     });
-    const answer = await this.#ctx.pool.query(this.#write, columnArrays(COLUMNS, rows));
+    const write = this.#write(shape, masked);
+    const columns = [
+      RUN_STATE_COLUMNS[0] as Column,
+      ...STATE_COLUMNS.filter((_, i) => (shape & (1 << i)) !== 0),
+      ...(masked ? [MASK_COLUMN] : []),
+      ...FENCE_COLUMNS,
+    ];
+    const answer = await this.#ctx.pool.query(write, columnArrays(columns, rows));
     const written = new Set(
       (record(answer.rows[0])["ids"] as readonly string[]).map((id) => runId(id)),
     );
-    const missed = new Set(applied.runs.map((r) => r.after.id).filter((id) => !written.has(id)));
-    const fallback: number[] = [];
-    requests.forEach((request, i) => {
-      if (!missed.has(request.id)) return;
-      results[i] = undefined;
-      fallback.push(i);
-    });
+    const missed = new Set(toWrite.map((r) => r.after.id).filter((id) => !written.has(id)));
+    for (const id of refusedExpected) missed.add(id);
+    leave(missed);
     return { results, fallback };
   }
+}
+
+/**
+ * The runs whose first request of the batch carries an expectation, and their tasks' contexts. A run
+ * whose task another expected run of the batch has at another version is read instead (one context
+ * per task in a group).
+ */
+function expectations(requests: readonly RunChangeRequest[]): {
+  runs: Map<RunId, RunExpectation>;
+  tasks: Map<TaskId, RunTaskContext>;
+} {
+  const runs = new Map<RunId, RunExpectation>();
+  const tasks = new Map<TaskId, RunTaskContext>();
+  const versions = new Map<TaskId, number>();
+  const seen = new Set<RunId>();
+  for (const request of requests) {
+    if (seen.has(request.id)) continue;
+    seen.add(request.id);
+    const e = request.expect;
+    if (e?.run.id !== request.id) continue;
+    const version = versions.get(e.run.taskId);
+    if (version !== undefined && version !== e.taskVersion) continue;
+    versions.set(e.run.taskId, e.taskVersion);
+    tasks.set(e.run.taskId, e.task);
+    runs.set(request.id, e);
+  }
+  return { runs, tasks };
+}
+
+/** Bit `i` set for each of `RUN_STATE_FIELDS` whose value `after` changed from `before`. */
+function changedMask(before: Run, after: Run): number {
+  let mask = 0;
+  for (let i = 0; i < RUN_STATE_FIELDS.length; i++) {
+    const field = RUN_STATE_FIELDS[i] as (typeof RUN_STATE_FIELDS)[number];
+    if (before[field] !== after[field]) mask |= 1 << i;
+  }
+  return mask;
 }
 
 function noBookkeeping(): RunBookkeeping {

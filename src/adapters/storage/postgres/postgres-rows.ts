@@ -14,7 +14,7 @@ import { decodeTaskFields, decodeTaskOptions, onceAtOf } from "../shared/stored-
 import type { StoredColumn } from "../shared/stored-task-fields.js";
 import { TASK_STATUSES } from "../../../domain/task.js";
 import type { Task } from "../../../domain/task.js";
-import type { TaskDefectItem } from "../../../domain/task-defect.js";
+import type { DecodedDefinition, TaskDefinition } from "../shared/task-definition-cache.js";
 import { threadScopeOf } from "../../../domain/target.js";
 import type { JsonValue } from "../../../domain/target.js";
 import { instant } from "../../../domain/time.js";
@@ -273,30 +273,7 @@ function stored(row: Row, column: string): StoredColumn {
   return typeof value === "string" ? value : () => present(row, column);
 }
 
-/**
- * A task's definition: what only owner commands write (its `tasks` row), decoded once for each version
- * of that row (docs/storage.md#the-claim-reads-narrow-rows); the rest of a `Task` is its `task_state` row.
- */
-export type TaskDefinition = Omit<Task, TaskStateField>;
-
-/** The fields of a task that come from its `task_state` row (`defect` joins its detection instant to the definition's). */
-type TaskStateField =
-  | "status"
-  | "nextRunAt"
-  | "decidedThrough"
-  | "admittedCount"
-  | "lastRunAt"
-  | "lastRunId"
-  | "runCount"
-  | "lastError"
-  | "version"
-  | "defect";
-
-/** A decoded definition and the JSON columns of it that did not parse (empty for a sound row). */
-export interface DecodedDefinition {
-  readonly definition: TaskDefinition;
-  readonly defects: readonly TaskDefectItem[];
-}
+export type { DecodedDefinition, TaskDefinition } from "../shared/task-definition-cache.js";
 
 /** The `task_state` columns as one statement names them: `prefix` + the column's name, made once. */
 export interface TaskStateNames {

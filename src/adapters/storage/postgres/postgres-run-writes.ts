@@ -67,6 +67,8 @@ export interface StatementPrefix {
 export class RunSql {
   /** How many parameters `writeState` sends before a prefix's. */
   readonly stateParameterCount = RUN_STATE_COLUMNS.length;
+  /** How many parameters `insert` sends before a prefix's. */
+  readonly insertParameterCount = INSERT_COLUMNS.length;
   readonly table: string;
   /** The schema, quoted, for the run tables beside `runs` (`run_ready`, `claim_slots`). */
   readonly schema: string;
@@ -100,13 +102,15 @@ export class RunSql {
 
   /**
    * Inserts `runs` in one statement, each with its task's target kind (`kindOf`); returns the ids
-   * written (all of them unless `conflict` dropped some).
+   * written (all of them unless `conflict` dropped some). `prefix` goes in front, its parameters after
+   * the insert's (`insertParameterCount`): a fused claim's slot binding (docs/storage.md#fused-admit-and-claim).
    */
   async insert(
     db: PostgresQueryable,
     runs: readonly Run[],
     kindOf: (run: Run) => TargetKind,
     conflict: InsertConflict = "none",
+    prefix?: StatementPrefix,
   ): Promise<Set<string>> {
     if (runs.length === 0) return new Set();
     const rows = runs.map((run) => {
@@ -114,9 +118,10 @@ export class RunSql {
       values.push(kindOf(run));
       return values;
     });
+    const sql = `${this.#insert}${ON_CONFLICT[conflict]} RETURNING id`;
     const result = await db.query(
-      this.#statement(`${this.#insert}${ON_CONFLICT[conflict]} RETURNING id`),
-      columnArrays(INSERT_COLUMNS, rows),
+      this.#statement(prefix === undefined ? sql : `${prefix.text} ${sql}`),
+      [...columnArrays(INSERT_COLUMNS, rows), ...(prefix?.values ?? [])],
     );
     return new Set(result.rows.map((row) => text(record(row), "id")));
   }

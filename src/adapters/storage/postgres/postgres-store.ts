@@ -195,7 +195,15 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       measureOffsetMs: () => measureOffsetMs(dbNow),
     },
     listen: listenOn,
-    ...(listenPool === null ? {} : { wakes: new PostgresWakeSource(listenOn, WAKE_CHANNEL) }),
+    ...(listenPool === null
+      ? {}
+      : {
+          wakes: new PostgresWakeSource(
+            listenOn,
+            WAKE_CHANNEL,
+            ctx.notifies ? (channel, payload) => notify(pool, channel, payload) : undefined,
+          ),
+        }),
     notify: (channel, payload) => notify(pool, channel, payload),
     close: () => {
       closing ??= (async () => {

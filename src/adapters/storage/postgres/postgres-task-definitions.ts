@@ -8,9 +8,11 @@
  * The stamp is the task's `version` (which counts changes to the fields a user owns) with the `xmin` of its
  * `tasks` row: a secret's rotation and a deletion write the row without a new version, and any write of
  * the row gives it a new `xmin`, so a definition is never taken for a row version it was not read from.
- * Bounded: the least recently used definition is forgotten first.
+ * Bounded: the least recently used definition is forgotten first (the bookkeeping shared with SQLite,
+ * task-definition-cache.ts).
  */
 import type { SecretSealer } from "../../../domain/ports/store.js";
+import { TaskDefinitionCache, TASK_DEFINITIONS_KEPT } from "../shared/task-definition-cache.js";
 import type { Task } from "../../../domain/task.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { taskSource } from "./postgres-context.js";
@@ -28,26 +30,15 @@ import {
 import type { DecodedDefinition, TaskStateNames } from "./postgres-rows.js";
 import { prepared } from "./postgres-sql.js";
 
-/** Definitions kept: a burst's tasks between their admission and their claim, and every recurring task of most fleets. */
-export const TASK_DEFINITIONS_KEPT = 16_384;
-
 /** The column a statement names a task row's `xmin` by, after its prefix. */
 export const DEFINITION_STAMP = "def_stamp";
-
-interface Entry {
-  readonly version: number;
-  readonly stamp: string;
-  readonly decoded: DecodedDefinition;
-}
 
 const PLAIN_STATE = taskStateNames("");
 
 export class TaskDefinitions {
   readonly #secrets: SecretSealer;
-  readonly #capacity: number;
-  readonly #entries = new Map<string, Entry>();
+  readonly #cache: TaskDefinitionCache<DecodedDefinition>;
   readonly #byIds: PostgresStatement;
-  #misses = 0;
 
   constructor(
     ctx: Pick<PostgresContext, "secrets" | "tasksTable" | "taskStateTable"> & {
@@ -57,7 +48,7 @@ export class TaskDefinitions {
     capacity = TASK_DEFINITIONS_KEPT,
   ) {
     this.#secrets = ctx.secrets;
-    this.#capacity = capacity;
+    this.#cache = new TaskDefinitionCache(capacity);
     // Each task by primary key from a lateral subquery (`OFFSET 0`): probed once per id whatever the
     // statistics say.
     this.#byIds = prepared(
@@ -72,12 +63,12 @@ export class TaskDefinitions {
 
   /** Definitions read from the database because they were not held at their stamp (for tests and the bench). */
   get misses(): number {
-    return this.#misses;
+    return this.#cache.misses;
   }
 
   /** Definitions held. */
   get size(): number {
-    return this.#entries.size;
+    return this.#cache.size;
   }
 
   /**
@@ -89,10 +80,10 @@ export class TaskDefinitions {
     const id = text(row, "id");
     const version = integer(row, "version");
     const stamp = text(row, DEFINITION_STAMP);
-    let decoded = this.#held(id, version, stamp);
+    let decoded = this.#cache.held(id, version, stamp);
     if (decoded === null) {
       decoded = taskDefinitionFromRow(row, this.#secrets);
-      this.#keep(id, { version, stamp, decoded });
+      this.#cache.keep(id, version, stamp, decoded);
     }
     return taskWithState(decoded, row, PLAIN_STATE);
   }
@@ -113,7 +104,7 @@ export class TaskDefinitions {
     },
   ): Promise<Task[]> {
     const heldFor = (row: Record<string, unknown>, id: string): DecodedDefinition | null =>
-      this.#held(id, integer(row, columns.names.version), text(row, columns.stampColumn));
+      this.#cache.held(id, integer(row, columns.names.version), text(row, columns.stampColumn));
     const tasks = new Array<Task | null>(rows.length);
     let missing: Set<string> | null = null;
     for (let i = 0; i < rows.length; i++) {
@@ -128,7 +119,7 @@ export class TaskDefinitions {
       }
     }
     if (missing !== null) {
-      this.#misses += missing.size;
+      this.#cache.missed(missing.size);
       const read = new Map<string, Task>();
       for (const row of (await client.query(this.#byIds, [[...missing]])).rows) {
         const task = this.taskFromRow(row);
@@ -148,23 +139,5 @@ export class TaskDefinitions {
       }
     }
     return tasks as Task[];
-  }
-
-  #held(id: string, version: number, stamp: string): DecodedDefinition | null {
-    const entry = this.#entries.get(id);
-    if (entry === undefined || entry.version !== version || entry.stamp !== stamp) return null;
-    // Used last: moved to the end, which is forgotten last.
-    this.#entries.delete(id);
-    this.#entries.set(id, entry);
-    return entry.decoded;
-  }
-
-  #keep(id: string, entry: Entry): void {
-    this.#entries.delete(id);
-    if (this.#entries.size >= this.#capacity) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done !== true) this.#entries.delete(oldest.value);
-    }
-    this.#entries.set(id, entry);
   }
 }

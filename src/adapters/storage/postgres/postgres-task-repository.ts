@@ -14,6 +14,7 @@ import { runId } from "../../../domain/ids.js";
 import { newRunWithId } from "../../../domain/new-run.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
+  AdmissionClaim,
   AdmissionRate,
   AdmissionReport,
   LockedTask,
@@ -27,6 +28,7 @@ import type { TargetKind } from "../../../domain/target.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { PostgresAdmission } from "./postgres-admission.js";
+import { PostgresClaim } from "./postgres-claim.js";
 import { HeldGates, PostgresAdmissionRate, admitAgainWhenNear } from "./postgres-admission-rate.js";
 import { checkPostgresStamps } from "./postgres-calendar-repository.js";
 import { WAKE_CHANNEL, taskSource, wake } from "./postgres-context.js";
@@ -87,7 +89,7 @@ export class PostgresTaskRepository implements TaskRepository {
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     this.#rate = new PostgresAdmissionRate(ctx);
-    this.#admission = new PostgresAdmission(ctx, this.#rate);
+    this.#admission = new PostgresAdmission(ctx, this.#rate, new PostgresClaim(ctx));
     const tasks = ctx.tasksTable;
     const state = ctx.taskStateTable;
     // Every task read joins the items of the calendar versions it names (docs/storage.md#calendar-versions).
@@ -400,8 +402,9 @@ export class PostgresTaskRepository implements TaskRepository {
     limit: number,
     decide: (task: Task, activeRuns: readonly Run[], admitted?: number) => AdmissionWrite,
     rate?: AdmissionRate,
+    claim?: AdmissionClaim,
   ): Promise<AdmissionReport> {
-    return this.#admission.admit({ now, limit, decide, rate });
+    return this.#admission.admit({ now, limit, decide, rate, claim });
   }
 
   async nextDueAt(): Promise<Instant | null> {

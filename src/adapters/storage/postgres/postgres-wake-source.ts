@@ -19,17 +19,28 @@ export type ListenFn = (
 const RECONNECT_INITIAL_MS = 500;
 const RECONNECT_MAX_MS = 30_000;
 
+/** Sends one notification on a channel (a PostgreSQL store's `notify`, outside any transaction). */
+export type NotifyFn = (channel: string, payload: string) => Promise<void>;
+
+/** The payload of `announceQueued`: this prefix, then the sender's replica id. */
+const QUEUED_PREFIX = "queued:";
+
 export class PostgresWakeSource implements WakeSource {
   readonly #listen: ListenFn;
   readonly #channel: string;
+  readonly announceQueued?: (from: string) => Promise<void>;
 
-  constructor(listen: ListenFn, channel: string) {
+  /** `notify` absent (the store sends no notifications): `announceQueued` is absent too. */
+  constructor(listen: ListenFn, channel: string, notify?: NotifyFn) {
     this.#listen = listen;
     this.#channel = channel;
+    if (notify !== undefined) {
+      this.announceQueued = (from) => notify(channel, `${QUEUED_PREFIX}${from}`);
+    }
   }
 
   async subscribe(
-    onWake: (hint?: WakeHint) => void,
+    onWake: (hint?: WakeHint, from?: string) => void,
     onLost?: (error: Error) => void,
   ): Promise<() => Promise<void>> {
     let stopped = false;
@@ -37,8 +48,13 @@ export class PostgresWakeSource implements WakeSource {
     let timer: NodeJS.Timeout | undefined;
     let failures = 0;
     const connect = async (): Promise<void> => {
-      // Run writes notify `run:<id>` (a slot freed, a run queued again); task writes `task:`/`tasks:`.
+      // Run writes notify `run:<id>` (a slot freed, a run queued again); task writes `task:`/`tasks:`;
+      // an admission that queued more than its replica claims at once `queued:<replica id>`.
       const heard = (payload: string): void => {
+        if (payload.startsWith(QUEUED_PREFIX)) {
+          onWake("queued", payload.slice(QUEUED_PREFIX.length));
+          return;
+        }
         onWake(payload.startsWith("run:") ? "runs" : undefined);
       };
       listener = await this.#listen(this.#channel, heard, {

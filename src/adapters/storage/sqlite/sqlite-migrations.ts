@@ -28,6 +28,7 @@ import { SQLITE_MIGRATION_0016 } from "./sqlite-migration-0016.js";
 import { SQLITE_MIGRATION_0017 } from "./sqlite-migration-0017.js";
 import { SQLITE_MIGRATION_0018 } from "./sqlite-migration-0018.js";
 import { SQLITE_MIGRATION_0019 } from "./sqlite-migration-0019.js";
+import { SQLITE_MIGRATION_0020 } from "./sqlite-migration-0020.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -67,6 +68,11 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     version: 19,
     name: "a run from a moved occurrence says so",
     sql: SQLITE_MIGRATION_0019,
+  },
+  {
+    version: 20,
+    name: "a task's definition row stamped on every write",
+    sql: SQLITE_MIGRATION_0020,
   },
 ];
 

@@ -13,12 +13,8 @@ import { threadScopeOf } from "../../../domain/target.js";
 import type { Task, TaskStatus } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
-import {
-  decodeTaskFields,
-  decodeTaskOptions,
-  defectOf,
-  onceAtOf,
-} from "../shared/stored-task-fields.js";
+import { decodeTaskFields, decodeTaskOptions, onceAtOf } from "../shared/stored-task-fields.js";
+import type { DecodedDefinition, TaskDefinition } from "../shared/task-definition-cache.js";
 
 /** A row of `tasks`, as SQLite returns it and as the named parameters of its writes. */
 export interface TaskRow {
@@ -27,6 +23,11 @@ export interface TaskRow {
    * `[[name, version, itemsText], ...]` as JSON text (`CALENDAR_ITEMS_COLUMN`).
    */
   readonly calendars?: string | null;
+  /**
+   * Read only (`TASK_SELECT`): the definition row's stamp, which every write of it moves (migration 20,
+   * docs/storage.md#the-claim-reads-narrow-rows).
+   */
+  readonly stamp?: number;
   readonly id: string;
   readonly owner: string;
   readonly title: string;
@@ -212,8 +213,31 @@ function flag(value: number): boolean {
   return value === 1;
 }
 
+/**
+ * What a task row holds besides its definition: its `task_state` columns and its `version` (the
+ * definition cache's key with the stamp: docs/storage.md#the-claim-reads-narrow-rows).
+ */
+export type TaskStateRow = Pick<
+  TaskRow,
+  | "status"
+  | "next_run_at"
+  | "decided_through"
+  | "admitted_count"
+  | "last_run_at"
+  | "last_run_id"
+  | "last_error"
+  | "run_count"
+  | "defect_at"
+  | "version"
+>;
+
 /** A task row as read; `secrets` opens its signing secrets (docs/security.md#secrets-at-rest). */
 export function taskFromRow(row: TaskRow, secrets: SecretSealer): Task {
+  return taskWithState(taskDefinitionFromRow(row, secrets), row);
+}
+
+/** The definition columns of a task row as read (`TASK_SELECT`), decoded. */
+export function taskDefinitionFromRow(row: TaskRow, secrets: SecretSealer): DecodedDefinition {
   const createdAt = at(row.created_at);
   const fields = decodeTaskFields(
     {
@@ -226,7 +250,9 @@ export function taskFromRow(row: TaskRow, secrets: SecretSealer): Task {
     },
     createdAt,
   );
-  return {
+  // Every field in one literal, never a spread: a spread into a literal of this size makes V8 build a
+  // slow (dictionary) object.
+  const definition: Mutable<TaskDefinition> = {
     id: row.id as TaskId,
     owner: row.owner as OwnerId,
     title: row.title,
@@ -236,6 +262,35 @@ export function taskFromRow(row: TaskRow, secrets: SecretSealer): Task {
     context: fields.context,
     options: fields.options,
     metadata: fields.metadata,
+    webhookSecret: secrets.open(row.webhook_secret),
+    createdAt,
+    updatedAt: at(row.updated_at),
+    deletedAt: atOrNull(row.deleted_at),
+    key: row.task_key,
+    group: row.task_group,
+  };
+  if (row.retiring_secret !== null && row.retiring_until !== null) {
+    definition.retiringSecret = {
+      secret: secrets.open(row.retiring_secret),
+      until: at(row.retiring_until),
+    };
+  }
+  return { definition, defects: fields.defects };
+}
+
+/** The whole task: `decoded`'s definition with the state of `row`. */
+export function taskWithState(decoded: DecodedDefinition, row: TaskStateRow): Task {
+  const { definition, defects } = decoded;
+  const task: Mutable<Task> = {
+    id: definition.id,
+    owner: definition.owner,
+    title: definition.title,
+    description: definition.description,
+    schedule: definition.schedule,
+    target: definition.target,
+    context: definition.context,
+    options: definition.options,
+    metadata: definition.metadata,
     status: row.status as TaskStatus,
     nextRunAt: atOrNull(row.next_run_at),
     decidedThrough: at(row.decided_through),
@@ -245,23 +300,19 @@ export function taskFromRow(row: TaskRow, secrets: SecretSealer): Task {
     runCount: row.run_count,
     lastError: row.last_error,
     version: row.version,
-    webhookSecret: secrets.open(row.webhook_secret),
-    ...(row.retiring_secret === null || row.retiring_until === null
-      ? {}
-      : {
-          retiringSecret: {
-            secret: secrets.open(row.retiring_secret),
-            until: at(row.retiring_until),
-          },
-        }),
-    createdAt,
-    updatedAt: at(row.updated_at),
-    deletedAt: atOrNull(row.deleted_at),
-    key: row.task_key,
-    group: row.task_group,
-    defect: defectOf(fields, atOrNull(row.defect_at)),
+    webhookSecret: definition.webhookSecret,
+    createdAt: definition.createdAt,
+    updatedAt: definition.updatedAt,
+    deletedAt: definition.deletedAt,
+    key: definition.key,
+    group: definition.group,
+    defect: defects.length === 0 ? null : { fields: defects, detectedAt: atOrNull(row.defect_at) },
   };
+  if (definition.retiringSecret !== undefined) task.retiringSecret = definition.retiringSecret;
+  return task;
 }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * What a batch of run changes reads of a task: its id, what run transitions need, and a once task's

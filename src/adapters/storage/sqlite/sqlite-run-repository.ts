@@ -33,13 +33,14 @@ import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { settle, StatementCache } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { brokenRunKey } from "./sqlite-errors.js";
-import { runFromRow, runTaskContextFromRow, runToRow, taskFromRow } from "./sqlite-rows.js";
+import { runFromRow, runTaskContextFromRow, runToRow } from "./sqlite-rows.js";
 import type { RunRow } from "./sqlite-rows.js";
 import { SqliteRunSweeps } from "./sqlite-run-sweeps.js";
 import { SqliteUnservedRuns } from "./sqlite-unserved-runs.js";
 import { sqliteRunSearch } from "./sqlite-run-search.js";
 import { RUN_SELECT } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
+import type { SqliteTaskDefinitions } from "./sqlite-task-definitions.js";
 
 type ListParams = Record<string, string | number>;
 
@@ -74,6 +75,7 @@ export class SqliteRunRepository implements RunRepository {
   readonly #unserved: SqliteUnservedRuns;
   readonly #tx: SqliteTransactions;
   readonly #shared: SqliteStatements;
+  readonly #definitions: SqliteTaskDefinitions;
   readonly #visibleRun: Statement<[{ id: string; owner: string | null }], RunRow>;
   readonly #manualRun: Statement<[string, string], RunRow>;
   readonly #recentRuns: Statement<[string, number, string], number>;
@@ -93,6 +95,7 @@ export class SqliteRunRepository implements RunRepository {
     db: SqliteDatabase;
     tx: SqliteTransactions;
     statements: SqliteStatements;
+    definitions: SqliteTaskDefinitions;
   }) {
     const db = options.db;
     this.#sweeps = new SqliteRunSweeps(options);
@@ -100,6 +103,7 @@ export class SqliteRunRepository implements RunRepository {
     this.#lists = new StatementCache(db);
     this.#tx = options.tx;
     this.#shared = options.statements;
+    this.#definitions = options.definitions;
     this.#visibleRun = db.prepare(
       `${RUN_SELECT} WHERE id = @id AND (@owner IS NULL OR owner = @owner)`,
     );
@@ -271,7 +275,11 @@ export class SqliteRunRepository implements RunRepository {
         for (const row of this.#shared.runsByIds.all(JSON.stringify(picked.map((c) => c.id)))) {
           rows.set(row.id, row);
         }
-        const tasks = this.#tasksOf([...new Set([...rows.values()].map((row) => row.task_id))]);
+        // Each task's state read narrow, its definition held or read whole when its row changed
+        // (docs/storage.md#the-claim-reads-narrow-rows).
+        const tasks = this.#definitions.tasksOf([
+          ...new Set([...rows.values()].map((row) => row.task_id)),
+        ]);
         const claimed: ClaimedRun[] = [];
         for (const candidate of picked) {
           // The budget is the store's to keep: never more than it, whatever `select` returned.
@@ -494,20 +502,9 @@ export class SqliteRunRepository implements RunRepository {
     const row = this.#shared.taskById.get(id);
     // The foreign key keeps a task row for every run (purge deletes a task's runs with it).
     if (row === undefined) throw new Error(`sqlite store: no task ${id} for its run`);
-    const task = taskFromRow(row, this.#shared.secrets);
+    const task = this.#definitions.taskFromRow(row);
     cache.set(id, task);
     return task;
-  }
-
-  /** Tasks by id, read in one statement; the cache `#taskOf` falls back on. */
-  #tasksOf(ids: readonly string[]): Map<string, Task> {
-    const tasks = new Map<string, Task>();
-    if (ids.length === 0) return tasks;
-    for (const row of this.#shared.tasksByIds.all(JSON.stringify(ids))) {
-      const task = taskFromRow(row, this.#shared.secrets);
-      tasks.set(task.id, task);
-    }
-    return tasks;
   }
 }
 

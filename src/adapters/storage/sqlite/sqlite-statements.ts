@@ -38,9 +38,13 @@ export const CALENDAR_ITEMS_COLUMN = `(SELECT json_group_array(json_array(cv.nam
   JOIN calendar_versions AS cv ON cv.owner = tasks.owner AND cv.name = r.name
    AND cv.version = r.version) AS calendars`;
 
-/** A whole task's columns as read: the table's, then `calendars`. */
-export const TASK_READ_COLUMNS: readonly (keyof TaskRow)[] = [...TASK_COLUMNS, "calendars"];
-export const TASK_SELECT = `SELECT ${columnList(TASK_COLUMNS)}, ${CALENDAR_ITEMS_COLUMN} FROM ${TASK_FROM}`;
+/** A whole task's columns as read: the table's, then its definition's `stamp` and `calendars`. */
+export const TASK_READ_COLUMNS: readonly (keyof TaskRow)[] = [
+  ...TASK_COLUMNS,
+  "stamp",
+  "calendars",
+];
+export const TASK_SELECT = `SELECT ${columnList(TASK_COLUMNS)}, stamp, ${CALENDAR_ITEMS_COLUMN} FROM ${TASK_FROM}`;
 export const RUN_SELECT = `SELECT ${columnList(RUN_COLUMNS)} FROM runs`;
 
 const RUN_FIELDS = RUN_COLUMNS.filter((name) => name !== "id");

@@ -20,6 +20,7 @@ import { SqliteFleetSettings } from "./sqlite-fleet-settings.js";
 import { SqliteReplicaRegistry } from "./sqlite-replica-registry.js";
 import { SqliteRunRepository } from "./sqlite-run-repository.js";
 import { SqliteStatements } from "./sqlite-statements.js";
+import { SqliteTaskDefinitions } from "./sqlite-task-definitions.js";
 import { SqliteTaskRepository } from "./sqlite-task-repository.js";
 import { SqliteTokenRepository } from "./sqlite-token-repository.js";
 import { isSqliteRefusal } from "./sqlite-errors.js";
@@ -47,8 +48,16 @@ export class SqliteStore implements Store {
     this.#secrets = options.secrets ?? CLEAR_SECRETS;
     const tx = new SqliteTransactions(db);
     const statements = new SqliteStatements(db, this.#secrets);
-    this.tasks = new SqliteTaskRepository({ db, tx, statements, newId: options.newId });
-    this.runs = new SqliteRunRepository({ db, tx, statements });
+    // One cache for both: admission leaves the definitions it decoded for the claim that follows.
+    const definitions = new SqliteTaskDefinitions(db, this.#secrets);
+    this.tasks = new SqliteTaskRepository({
+      db,
+      tx,
+      statements,
+      definitions,
+      newId: options.newId,
+    });
+    this.runs = new SqliteRunRepository({ db, tx, statements, definitions });
     this.replicas = new SqliteReplicaRegistry(db);
     this.calendars = new SqliteCalendarRepository({ db, tx });
     this.apiTokens = new SqliteTokenRepository(db);

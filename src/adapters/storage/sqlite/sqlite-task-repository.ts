@@ -39,6 +39,7 @@ import { taskFromRow, taskToRow } from "./sqlite-rows.js";
 import type { TaskRow } from "./sqlite-rows.js";
 import { RowReader, TASK_FROM, TASK_READ_COLUMNS, TASK_SELECT } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
+import type { SqliteTaskDefinitions } from "./sqlite-task-definitions.js";
 
 type ListParams = Record<string, string | number>;
 
@@ -58,6 +59,7 @@ interface ScheduleFieldsRow {
 export class SqliteTaskRepository implements TaskRepository {
   readonly #tx: SqliteTransactions;
   readonly #shared: SqliteStatements;
+  readonly #definitions: SqliteTaskDefinitions;
   readonly #newId: () => string;
   readonly #stamps: SqliteCalendarStamps;
   readonly #insertTask: Statement<[TaskRow]>;
@@ -78,12 +80,14 @@ export class SqliteTaskRepository implements TaskRepository {
     db: SqliteDatabase;
     tx: SqliteTransactions;
     statements: SqliteStatements;
+    definitions: SqliteTaskDefinitions;
     newId: () => string;
   }) {
     const db = options.db;
     this.#lists = new StatementCache(db);
     this.#tx = options.tx;
     this.#shared = options.statements;
+    this.#definitions = options.definitions;
     this.#newId = options.newId;
     this.#stamps = new SqliteCalendarStamps(db);
     this.#countTasks = db
@@ -339,9 +343,10 @@ export class SqliteTaskRepository implements TaskRepository {
     decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
     perTaskSavepoints: boolean,
   ): AdmissionReport {
+    // Each definition decoded once per stamp, and left for the claim that follows.
     const read = this.#dueTasks
       .all(now, Math.max(0, limit))
-      .map((row) => taskFromRow(row, this.#shared.secrets));
+      .map((row) => this.#definitions.taskFromRow(row));
     const due = read.filter((task) => task.defect === null);
     const defective = read
       .filter((task) => task.defect !== null)

@@ -3,7 +3,10 @@
  * transaction (docs/storage.md#the-fenced-run-write); a run that something else wrote between that read
  * and the write (another claim token, a freed slot, an edited task) misses the fence and goes through the
  * locking path instead, which refuses a stale token as before (lease_lost), while the batch's other runs
- * and their tasks' bookkeeping are written by the fenced statement.
+ * and their tasks' bookkeeping are written by the fenced statement. A run whose request carries what its
+ * writer knows of it (`expect`: the run as claimed, the task's context it launched with) is not read at
+ * all: the statement checks what the decision depended on, and a run that moved on since (cancelled,
+ * claimed again, redriven, its task edited) is answered by the locking path exactly as without it.
  */
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import type {
@@ -19,12 +22,20 @@ import type {
   RunChangeRequest,
   RunChangeResult,
 } from "../../../../src/domain/ports/run-repository.js";
-import { applyLaunchOutcome, completeRun } from "../../../../src/domain/run-transitions.js";
+import { runTaskContext } from "../../../../src/domain/run-change.js";
+import {
+  applyLaunchOutcome,
+  completeRun,
+  heartbeatRun,
+} from "../../../../src/domain/run-transitions.js";
 import type { Task } from "../../../../src/domain/task.js";
 import { ALL, minute, onceAt } from "../../../contract/fixtures.js";
 import {
   POLICY,
+  cancelOneRun,
   claimDue,
+  edit,
+  recordCompletion,
   insertTask,
   reload,
   reloadRun,
@@ -94,6 +105,26 @@ function fail(claimed: ClaimedRun, at: number): RunChangeRequest {
     id: claimed.run.id,
     decide: (run, task) =>
       completeRun(run, { status: "failed", error: `boom ${at}` }, { now: minute(1, at), task }),
+  };
+}
+
+/** `request` with what its writer knows of the run: as `claimed` claimed it. */
+function expecting(claimed: ClaimedRun, request: RunChangeRequest): RunChangeRequest {
+  return {
+    ...request,
+    expect: {
+      run: claimed.run,
+      task: runTaskContext(claimed.task),
+      taskVersion: claimed.task.version,
+    },
+  };
+}
+
+function succeed(claimed: ClaimedRun, at: number): RunChangeRequest {
+  return {
+    id: claimed.run.id,
+    decide: (run, task) =>
+      completeRun(run, { status: "succeeded", result: { at } }, { now: minute(1, at), task }),
   };
 }
 
@@ -219,5 +250,202 @@ describe("postgres: a batch of run changes in one fenced statement", () => {
     expect(recorder.sent.some((t) => t.startsWith("BEGIN"))).toBe(true);
     expect((await reload(store, tasks[0]!.id)).runCount).toBe(1);
     expect((await reload(store, tasks[1]!.id)).runCount).toBe(1);
+  });
+
+  describe("with the writers' expectations", () => {
+    const withRead = () => recorder.sent.some((t) => t.includes("read_xmin FROM"));
+
+    it("writes launches and verdicts in one statement without reading the runs", async () => {
+      const [a1, a2] = ofTask(0);
+      const [b1, b2] = ofTask(1);
+      const requests = [
+        expecting(a2!, launch(a2!, 1)),
+        expecting(a1!, launch(a1!, 2)),
+        expecting(b1!, launch(b1!, 3)),
+        fail(b1!, 4),
+        expecting(b2!, launch(b2!, 5)),
+        succeed(a2!, 6),
+      ];
+      const results = await store.runs.changeRuns(requests);
+      expect(kinds(results)).toEqual(Array<string>(6).fill("changed"));
+      // One statement: no read, no transaction.
+      expect(recorder.sent).toHaveLength(1);
+      expect(withRead()).toBe(false);
+      expect(recorder.written).toEqual([a1, a2, b1, b2].map((c) => c!.run.id).sort());
+
+      const a2Row = await reloadRun(store, a2!.run.id);
+      expect([a2Row.status, a2Row.result, a2Row.claimToken, a2Row.finishedAt]).toEqual([
+        "succeeded",
+        { at: 6 },
+        null,
+        minute(1, 6),
+      ]);
+      expect(a2Row.launchedAt).toBe(minute(1, 1));
+      const b1Row = await reloadRun(store, b1!.run.id);
+      expect([b1Row.status, b1Row.error, b1Row.failures]).toEqual(["failed", "boom 4", 1]);
+      expect((await reloadRun(store, a1!.run.id)).status).toBe("running");
+      expect((await reloadRun(store, b2!.run.id)).targetRunId).toBe(`t-${b2!.run.id}`);
+      const a = await reload(store, tasks[0]!.id);
+      const b = await reload(store, tasks[1]!.id);
+      expect([a.runCount, a.lastRunId, a.lastError]).toEqual([2, a1!.run.id, null]);
+      expect([b.runCount, b.lastRunId, b.lastError]).toEqual([2, b2!.run.id, "boom 4"]);
+      expect(await slotsHeld()).toEqual({ n: 2 });
+    });
+
+    it("answers a run cancelled since its claim as the read would: the launch asks its target to stop", async () => {
+      const [a1] = ofTask(0);
+      const [b1] = ofTask(1);
+      await cancelOneRun(store, a1!.run.id, minute(1, 1));
+      recorder.sent.length = 0;
+      const results = await store.runs.changeRuns([
+        expecting(a1!, launch(a1!, 2)),
+        expecting(b1!, launch(b1!, 3)),
+      ]);
+      expect(kinds(results)).toEqual(["changed", "changed"]);
+      // The expectation (no cancel) missed the fence: the locking path read the cancel request.
+      expect(recorder.written).toEqual([b1!.run.id]);
+      const launched = results[0]!;
+      expect(launched.kind === "changed" && launched.change.cancelTarget).toBe(true);
+      const row = await reloadRun(store, a1!.run.id);
+      expect([row.status, row.cancelRequestedAt, row.reason]).toEqual([
+        "running",
+        minute(1, 1),
+        "cancel_requested",
+      ]);
+    });
+
+    it("books the launch of a run whose verdict overtook it as the read would: the verdict stands", async () => {
+      const [a1] = ofTask(0);
+      // A callback's verdict, written before the launch answer's flush: the run ended, its claim kept
+      // (the same token) so that the launch can still be booked.
+      await recordCompletion(store, a1!.run.id, { status: "succeeded" }, minute(1, 1));
+      recorder.sent.length = 0;
+      const results = await store.runs.changeRuns([expecting(a1!, launch(a1!, 2))]);
+      expect(kinds(results)).toEqual(["changed"]);
+      expect(recorder.written).toEqual([]);
+      const row = await reloadRun(store, a1!.run.id);
+      expect([row.status, row.claimToken, row.launchedAt]).toEqual([
+        "succeeded",
+        null,
+        minute(1, 1),
+      ]);
+      expect((await reload(store, tasks[0]!.id)).runCount).toBe(1);
+    });
+
+    it("writes a later verdict on the run as its launch wrote it, a heartbeat's deadline or a cancel apart", async () => {
+      const [a1, a2] = ofTask(0);
+      const [b1] = ofTask(1);
+      const launches = await store.runs.changeRuns([
+        expecting(a1!, launch(a1!, 1)),
+        expecting(a2!, launch(a2!, 1)),
+        expecting(b1!, launch(b1!, 1)),
+      ]);
+      const launched = launches.map((r) => {
+        if (r.kind !== "changed") throw new Error("not launched");
+        return r.change.run;
+      });
+      const item = (claimed: ClaimedRun, i: number): ClaimedRun => ({
+        ...claimed,
+        run: launched[i]!,
+      });
+      // Since the launch: a2's target beat (its deadline moved), b1 was asked to stop.
+      await store.runs.changeRun(a2!.run.id, {}, (run, task) =>
+        heartbeatRun(run, minute(1, 50), task.options),
+      );
+      await cancelOneRun(store, b1!.run.id, minute(1, 60));
+      recorder.sent.length = 0;
+      const results = await store.runs.changeRuns([
+        expecting(item(a1!, 0), succeed(a1!, 100)),
+        expecting(item(a2!, 1), succeed(a2!, 100)),
+        expecting(item(b1!, 2), succeed(b1!, 100)),
+      ]);
+      expect(kinds(results)).toEqual(["changed", "changed", "changed"]);
+      // a1 and a2 by the one statement (a heartbeat changes nothing a verdict decides on); b1 missed
+      // the fence and was read under its lock.
+      expect(recorder.written).toEqual([a1!.run.id, a2!.run.id].sort());
+      expect(withRead()).toBe(false);
+      for (const c of [a1!, a2!]) {
+        expect(await reloadRun(store, c.run.id)).toMatchObject({
+          status: "succeeded",
+          deadlineAt: null,
+          result: { at: 100 },
+        });
+      }
+      expect(await reloadRun(store, b1!.run.id)).toMatchObject({
+        status: "succeeded",
+        cancelRequestedAt: minute(1, 60),
+        reason: null,
+      });
+    });
+
+    it("refuses a stale claim whatever the writer expected: the database checks the token", async () => {
+      const [a1, a2] = ofTask(0);
+      const [b1] = ofTask(1);
+      // a1 was claimed again by another replica (another token, the next attempt); a2 ended and was
+      // redriven (queued again, no token); b1's writer claims a token the database never held.
+      await pool.query(
+        `UPDATE "${schema}".runs SET claim_token = 'another', attempt = attempt + 1 WHERE id = $1::text`,
+        [a1!.run.id],
+      );
+      await pool.query(
+        `UPDATE "${schema}".runs SET status = 'failed', claim_token = NULL, claim_expires_at = NULL,` +
+          ` finished_at = now() WHERE id = $1::text`,
+        [a2!.run.id],
+      );
+      await pool.query(
+        `UPDATE "${schema}".runs SET status = 'queued', finished_at = NULL WHERE id = $1::text`,
+        [a2!.run.id],
+      );
+      const forged = { ...b1!, run: { ...b1!.run, claimToken: "forged" as never } };
+      recorder.sent.length = 0;
+      const results = await store.runs.changeRuns([
+        expecting(a1!, launch(a1!, 1)),
+        expecting(a2!, launch(a2!, 2)),
+        expecting(forged, { ...launch(b1!, 3), token: "forged" as never }),
+      ]);
+      expect(kinds(results)).toEqual(["lease_lost", "lease_lost", "lease_lost"]);
+      expect(recorder.written).toEqual([]);
+      expect((await reloadRun(store, a1!.run.id)).claimToken).toBe("another");
+      expect((await reloadRun(store, a2!.run.id)).status).toBe("queued");
+      expect((await reloadRun(store, b1!.run.id)).status).toBe("launching");
+      expect((await reload(store, tasks[0]!.id)).runCount).toBe(0);
+    });
+
+    it("decides a verdict by the task's retry policy in force, not the one it launched with", async () => {
+      const [a1] = ofTask(0);
+      const [b1] = ofTask(1);
+      const task = tasks[0]!;
+      await edit(
+        store,
+        ALL,
+        task.id,
+        { options: { ...task.options, retry: { ...task.options.retry, maxAttempts: 3 } } },
+        minute(1, 1),
+      );
+      recorder.sent.length = 0;
+      const results = await store.runs.changeRuns([
+        expecting(a1!, launch(a1!, 2)),
+        fail(a1!, 3),
+        expecting(b1!, launch(b1!, 4)),
+        fail(b1!, 5),
+      ]);
+      expect(kinds(results)).toEqual(["changed", "changed", "changed", "changed"]);
+      expect(recorder.written).toEqual([b1!.run.id]);
+      // Edited to three attempts: the failure is retried, as a read of the task would decide.
+      expect((await reloadRun(store, a1!.run.id)).status).toBe("queued");
+      expect((await reloadRun(store, b1!.run.id)).status).toBe("failed");
+    });
+
+    it("leaves a run its expectation refuses to the locking path, which answers from the row", async () => {
+      const [a1] = ofTask(0);
+      // The writer thinks the run is at another attempt than it is: refused in memory, but only the
+      // row can say so; the locking path reads it and the launch is written.
+      const stale = { ...a1!, run: { ...a1!.run, status: "running" as const } };
+      recorder.sent.length = 0;
+      const results = await store.runs.changeRuns([expecting(stale, launch(a1!, 1))]);
+      expect(kinds(results)).toEqual(["changed"]);
+      expect(recorder.sent.some((t) => t.startsWith("BEGIN"))).toBe(true);
+      expect((await reloadRun(store, a1!.run.id)).status).toBe("running");
+    });
   });
 });

@@ -25,6 +25,9 @@ const CLAIM_STATEMENTS = [
   "claim: take budget slots",
   "claim: lock chosen runs",
   "claim: write claims, bind slots",
+  // The claim fused into admission: its read, and the insert binding the claimed runs' slots.
+  "admission: fused claim read",
+  "admission: insert claimed runs, bind slots",
   // A batch of launches and verdicts: read, then one fenced statement (the locking path, "batch: lock
   // runs" and "batch: write runs", runs only for runs that miss the fence).
   "batch: read runs and tasks",

@@ -1,0 +1,141 @@
+/**
+ * Runs claimed in the admitting transaction (docs/storage.md#fused-admit-and-claim) are launched like a
+ * claim's: the admission is given a claim within this replica's room, its claimed runs are announced
+ * (`run:claimed`) and launched, and claims answered after the heartbeat cover ran out are handed back.
+ * The memory store here fuses by claiming right after its admission (the real fusion is PostgreSQL's,
+ * test/race/postgres-fused-claim.test.ts); what is tested is the coordinator's side.
+ */
+import { describe, expect, it } from "vitest";
+import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
+import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
+import type { AdmissionClaim } from "../../src/domain/ports/task-repository.js";
+import type { Store } from "../../src/domain/ports/store.js";
+import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
+import { SECOND, createHarness, withRunMethods } from "./harness.js";
+
+const t0 = Date.parse("2026-01-05T00:00:00Z");
+
+/** A memory store whose admission claims when given a claim, optionally answering only once released. */
+function fusingStore(clock: VirtualClock): {
+  store: Store;
+  claims: (AdmissionClaim | undefined)[];
+  limits: number[];
+  hold: () => () => void;
+} {
+  const base = createMemoryStore({ newId: createIdGenerator(() => clock.now()) });
+  const claims: (AdmissionClaim | undefined)[] = [];
+  const limits: number[] = [];
+  let gate: Promise<void> | null = null;
+  const admitDueTasks: Store["tasks"]["admitDueTasks"] = async (
+    now,
+    limit,
+    decide,
+    rate,
+    claim,
+  ) => {
+    claims.push(claim);
+    limits.push(limit);
+    const report = await base.tasks.admitDueTasks(now, limit, decide);
+    if (claim === undefined) return report;
+    const claimed = await base.runs.claimRuns(claim.request, claim.select, claim.claim);
+    const held = gate;
+    gate = null;
+    if (held !== null) await held;
+    return { ...report, claimed };
+  };
+  const tasks = new Proxy(base.tasks, {
+    get: (target, property) => {
+      if (property === "admitDueTasks") return admitDueTasks;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? (value as () => unknown).bind(target) : value;
+    },
+  });
+  return {
+    store: { ...withRunMethods(base, {}), tasks },
+    claims,
+    limits,
+    hold: () => {
+      let release: () => void = () => undefined;
+      gate = new Promise((resolve) => {
+        release = resolve;
+      });
+      return release;
+    },
+  };
+}
+
+describe("Coordinator with the claim fused into admission", () => {
+  it("gives the admission a claim within its room, and launches and announces what it claimed", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, claims } = fusingStore(clock);
+    const claimed: string[] = [];
+    const h = createHarness({
+      clock,
+      store,
+      policy: { maxConcurrentRuns: 3 },
+      coordinator: { claimBatch: 2 },
+    });
+    h.dispatch.claims.announce = (runs) => {
+      for (const run of runs) claimed.push(run.run.id);
+    };
+    const task = await h.create({ schedule: { type: "interval", every: "PT1H" } });
+    await h.at(t0 + 3_600_000);
+    expect(claims[0]?.request).toMatchObject({
+      limit: 2,
+      maxConcurrentRuns: 3,
+      replicaId: "replica-a",
+    });
+    const calls = h.launcher.callsFor(task.id);
+    expect(calls).toHaveLength(1);
+    expect(claimed).toEqual([calls[0]!.run.id]);
+    expect((await h.runs(task.id)).map((r) => r.status)).toEqual(["running"]);
+  });
+
+  it("hands back what it claimed when the answer came after its heartbeat cover ran out", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, hold } = fusingStore(clock);
+    const h = createHarness({ clock, store });
+    const task = await h.create({ schedule: { type: "interval", every: "PT1H" } });
+    await clock.set((t0 + 3_600_000) as never);
+    const release = hold();
+    const pass = h.coordinator.tick();
+    await flushPromises();
+    await clock.advance(11 * SECOND);
+    release();
+    await pass;
+    await flushPromises();
+    expect(h.launcher.callsFor(task.id)).toHaveLength(0);
+    expect(h.logger.at("warn").some((m) => m.includes("not launched, handed back"))).toBe(true);
+    const [handedBack] = await h.runs(task.id);
+    expect(handedBack).toMatchObject({ status: "queued", claimToken: null });
+  });
+
+  it("gives no claim when this replica has no room", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, claims } = fusingStore(clock);
+    const h = createHarness({ clock, store, coordinator: { maxInFlight: 0 } });
+    await h.create({ schedule: { type: "interval", every: "PT1H" } });
+    await h.at(t0 + 3_600_000);
+    expect(claims.length).toBeGreaterThan(0);
+    expect(claims.every((c) => c === undefined)).toBe(true);
+  });
+
+  it("admits about the room per round once the store fuses, never less than a quarter of the batch", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, limits } = fusingStore(clock);
+    const h = createHarness({
+      clock,
+      store,
+      policy: { maxConcurrentRuns: 100 },
+      coordinator: { admissionBatch: 12, claimBatch: 5, admissionRounds: 10 },
+    });
+    h.launcher.behaviour = () => undefined;
+    for (let i = 0; i < 30; i++) await h.create({ schedule: { type: "interval", every: "PT1H" } });
+    await h.at(t0 + 3_600_000);
+    // The first admission learns that the store fuses; then the room (5) per round, until the room is
+    // under a quarter of the batch (3): then 3.
+    expect(limits[0]).toBe(12);
+    expect(limits.slice(1, 4)).toEqual([5, 5, 5]);
+    expect(limits.every((limit) => limit >= 3)).toBe(true);
+  });
+});
