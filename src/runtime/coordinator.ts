@@ -304,10 +304,14 @@ export class Coordinator {
     await this.#rounds.admitAndClaim();
   }
 
-  /** Waits until every launch in flight and every background write has settled. */
+  /** Waits until every launch in flight, every verdict reported and every background write has settled. */
   async settle(): Promise<void> {
-    while (this.#launches.size > 0 || this.#background.size > 0) {
-      await Promise.allSettled([...this.#launches.pending, ...this.#background.pending]);
+    while (this.#launches.size > 0 || this.#launches.reporting > 0 || this.#background.size > 0) {
+      await Promise.allSettled([
+        ...this.#launches.pending,
+        this.#launches.allReported(),
+        ...this.#background.pending,
+      ]);
     }
   }
 

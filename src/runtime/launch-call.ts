@@ -135,14 +135,14 @@ function answered(run: Run, launched: LaunchedRun, log: Logger): LaunchAnswer {
       ? `the target answered for thread ${launched.threadId}, not ${run.threadId}`
       : undefined;
   if (mismatch !== undefined) log.warn({ runId: run.id }, mismatch);
-  return {
-    outcome: {
-      kind: "launched",
-      targetRunId: launched.targetRunId,
-      ...(mismatch === undefined ? {} : { threadMismatch: mismatch }),
-    },
-    ...(launched.completion === undefined ? {} : { completion: launched.completion }),
-  };
+  // Literals with every field, no spread of a conditional one: one answer per fire.
+  const outcome: LaunchOutcome =
+    mismatch === undefined
+      ? { kind: "launched", targetRunId: launched.targetRunId }
+      : { kind: "launched", targetRunId: launched.targetRunId, threadMismatch: mismatch };
+  return launched.completion === undefined
+    ? { outcome }
+    : { outcome, completion: launched.completion };
 }
 
 /** Maps a launcher failure to its outcome; anything outside the contract counts as indeterminate. */

@@ -6,14 +6,15 @@
  * and is reconciled: it is never released while its outcome is unknown.
  */
 import type { PolicyInForce } from "../application/dispatch/budget-holder.js";
-import type { RunWrites } from "../application/dispatch/run-writes.js";
+import type { RunWrite, RunWrites } from "../application/dispatch/run-writes.js";
 import type { Logger } from "../application/events/logger.js";
-import { NO_SPAN, NO_TRACING, startSpanLazily } from "../application/events/tracing.js";
+import { NO_SPAN, NO_TRACING } from "../application/events/tracing.js";
 import type { TraceSpan, Tracer } from "../application/events/tracing.js";
 import type { FencingToken, RunId } from "../domain/ids.js";
 import type { ClaimedRun, RunChangeResult } from "../domain/ports/run-repository.js";
 import type { RunLauncher } from "../domain/ports/run-launcher.js";
 import type { CompletionVerdict, LaunchAnswer } from "../domain/run-change.js";
+import type { Instant } from "../domain/time.js";
 import type { Run } from "../domain/run.js";
 import type { Task } from "../domain/task.js";
 import type { BackgroundWork } from "./background-work.js";
@@ -21,6 +22,7 @@ import type { Clock } from "./clock.js";
 import { callLauncher, startNow } from "./launch-call.js";
 import { LaunchDeadlines } from "./launch-deadlines.js";
 import { RunWriteQueue } from "./run-write-queue.js";
+import type { QueuedWrite } from "./run-write-queue.js";
 
 export interface LaunchesDeps {
   readonly runWrites: RunWrites;
@@ -66,7 +68,8 @@ function runAttributes(run: Run, task: Task): Record<string, string | number> {
 
 export class Launches {
   readonly #deps: LaunchesDeps;
-  readonly #inFlight = new Map<RunId, Promise<void>>();
+  /** Per launch in flight: its promise, or, for a launch answered at once, its queued answer's write. */
+  readonly #inFlight = new Map<RunId, Promise<void> | LaunchWrite>();
   /** Per launch in flight: resolves once its answer is queued for writing (or the launch gave up). */
   readonly #answered = new Map<RunId, Promise<void>>();
   readonly #writes: RunWriteQueue;
@@ -86,6 +89,49 @@ export class Launches {
   readonly #launched = new Map<RunId, ClaimedRun>();
   /** Runs whose verdict was reported while their launch answer was still being written. */
   readonly #verdictFirst = new Set<RunId>();
+  /** Made only when someone waits for every verdict to be written (`allReported`, at shutdown). */
+  #allReported: { readonly promise: Promise<void>; readonly resolve: () => void } | null = null;
+
+  /** What follows each launch answer's write (made once, shared by every launch's write). */
+  readonly #afterLaunch: AfterLaunch = {
+    recorded: (write, result) => {
+      const { run, task } = write;
+      const verdictFirst = this.#verdictFirst.delete(run.id);
+      if (!verdictFirst && result.kind === "changed" && result.change.run.status === "running") {
+        this.#keepLaunched({ run: result.change.run, task });
+      }
+      this.#recorded(write.run, write.task, result, write.answer.completion, write.span);
+    },
+    notRecorded: (write, error) => {
+      this.#verdictFirst.delete(write.run.id);
+      // The claim stays until it expires and is reconciled: never released while the outcome is unknown.
+      this.#deps.log.error(
+        { err: error, runId: write.run.id },
+        "could not record a launch outcome; the claim will be reconciled",
+      );
+    },
+    left: (write) => {
+      this.#inFlight.delete(write.run.id);
+    },
+  };
+
+  /** What follows each verdict's write (made once, shared by every verdict's write). */
+  readonly #afterCompletion: AfterCompletion = {
+    completed: (requeued) => {
+      this.#deps.completed(requeued);
+    },
+    failed: (runId, error) => {
+      this.#deps.log.error({ runId, err: error }, "could not record a completion");
+    },
+    // After `completed`: the claim trigger counts this verdict as still reporting when it looks.
+    reported: () => {
+      this.#reporting--;
+      if (this.#reporting === 0 && this.#allReported !== null) {
+        this.#allReported.resolve();
+        this.#allReported = null;
+      }
+    },
+  };
 
   constructor(deps: LaunchesDeps) {
     this.#deps = deps;
@@ -109,6 +155,9 @@ export class Launches {
           "the store refused a run's verdict; the run is recorded failed without its result",
         );
       },
+      onWaiterError: (error) => {
+        deps.log.error({ err: error }, "what follows a recorded launch or verdict failed");
+      },
       onSuccess: () => {
         if (this.#storeFailures > 0) {
           deps.log.info({ failures: this.#storeFailures }, "store writes succeed again");
@@ -128,6 +177,19 @@ export class Launches {
     return this.#reporting;
   }
 
+  /** Settles once no verdict reported here is waiting to be written (logged if it could not be). */
+  allReported(): Promise<void> {
+    if (this.#reporting === 0) return Promise.resolve();
+    if (this.#allReported === null) {
+      let resolve: () => void = () => undefined;
+      const promise = new Promise<void>((done) => {
+        resolve = done;
+      });
+      this.#allReported = { promise, resolve };
+    }
+    return this.#allReported.promise;
+  }
+
   /** Whether `runId` is being launched here. */
   has(runId: RunId): boolean {
     return this.#inFlight.has(runId);
@@ -135,7 +197,9 @@ export class Launches {
 
   /** The launches in flight, each settling once its answer is recorded (or given up). */
   get pending(): readonly Promise<void>[] {
-    return [...this.#inFlight.values()];
+    return Array.from(this.#inFlight.values(), (launch) =>
+      launch instanceof LaunchWrite ? launch.settled() : launch,
+    );
   }
 
   /**
@@ -157,8 +221,11 @@ export class Launches {
       traceHeaders: span.headers,
     });
     if (now !== null) {
-      // Answered already: queued at once, so no verdict can queue ahead of it and nothing waits for it.
-      this.#inFlight.set(run.id, this.#record(run, task, token, now, span));
+      // Answered already: queued at once, so no verdict can queue ahead of it and nothing waits for it
+      // (no promise is made: the write tells its launch how it went, and leaves #inFlight itself).
+      const write = new LaunchWrite(this.#afterLaunch, run, task, token, now, span, true);
+      this.#inFlight.set(run.id, write);
+      this.#queueLaunch(write);
       return;
     }
     const id = run.id;
@@ -213,49 +280,45 @@ export class Launches {
     // launch first); a launch answered at once is queued already.
     const answered = this.#answered.get(runId);
     this.#reporting++;
-    const write =
-      answered === undefined
-        ? this.#writeCompletion(runId, verdict, attempt)
-        : answered.then(() => this.#writeCompletion(runId, verdict, attempt));
-    return this.#deps.background.track(write, { runId }, "could not record a completion");
+    const span = this.#completionSpan(runId, verdict);
+    // Its own promise, which never rejects (a failure is logged): no tracking promise per verdict;
+    // shutdown waits for every verdict through `allReported`.
+    if (answered === undefined) return this.#queueCompletion(runId, verdict, attempt, span);
+    return answered.then(() => this.#queueCompletion(runId, verdict, attempt, span));
   }
 
-  async #writeCompletion(
+  /** Queues a verdict's write, with the run as its launch wrote it when this replica kept it. */
+  #queueCompletion(
     runId: RunId,
     verdict: CompletionVerdict,
     attempt: number | undefined,
+    span: TraceSpan,
   ): Promise<void> {
-    try {
-      const span = this.#completionSpan(runId, verdict);
-      let requeued: boolean;
-      try {
-        const launched = this.#launched.get(runId);
-        if (launched !== undefined) this.#launched.delete(runId);
-        // Its launch answer is still on its way (often in the same batch): nothing to keep for it then.
-        else if (this.#inFlight.has(runId)) this.#verdictFirst.add(runId);
-        const result = await this.#writes.enqueue(
-          {
-            kind: "completion",
-            runId,
-            verdict,
-            ...(attempt === undefined ? {} : { attempt }),
-            ...(launched === undefined ? {} : { launched }),
-          },
-          null,
-        );
-        if (result.kind === "refused") {
-          span.fail(result.error.message);
-          throw result.error;
-        }
-        requeued = result.kind === "changed" && result.change.run.status === "queued";
-      } finally {
-        span.end();
-      }
-      this.#deps.completed(requeued);
-    } finally {
-      // After `completed`: the claim trigger counts this verdict as still reporting when it looks.
-      this.#reporting--;
+    const launched = this.#launched.get(runId);
+    if (launched !== undefined) this.#launched.delete(runId);
+    // Its launch answer is still on its way (often in the same batch): nothing to keep for it then.
+    else if (this.#inFlight.has(runId)) this.#verdictFirst.add(runId);
+    // Fields added as known, no spread of conditional literals (one write per fire).
+    const request: {
+      kind: "completion";
+      runId: RunId;
+      verdict: CompletionVerdict;
+      attempt?: number;
+      launched?: ClaimedRun;
+    } = { kind: "completion", runId, verdict };
+    if (attempt !== undefined) request.attempt = attempt;
+    if (launched !== undefined) request.launched = launched;
+    const write = new CompletionWrite(this.#afterCompletion, request, span);
+    this.#writes.push(write);
+    return write.promise;
+  }
+
+  #keepLaunched(item: ClaimedRun): void {
+    if (this.#launched.size >= KEPT_LAUNCHED_RUNS) {
+      const oldest = this.#launched.keys().next();
+      if (oldest.done !== true) this.#launched.delete(oldest.value);
     }
+    this.#launched.set(item.run.id, item);
   }
 
   /** A span for the verdict of `runId`, the child of its launch's span when this replica launched it. */
@@ -270,14 +333,6 @@ export class Launches {
     );
   }
 
-  #keepLaunched(item: ClaimedRun): void {
-    if (this.#launched.size >= KEPT_LAUNCHED_RUNS) {
-      const oldest = this.#launched.keys().next();
-      if (oldest.done !== true) this.#launched.delete(oldest.value);
-    }
-    this.#launched.set(item.run.id, item);
-  }
-
   #keepLaunchSpan(runId: RunId, span: TraceSpan): void {
     if (this.#launchSpans.size >= KEPT_LAUNCH_SPANS) {
       const oldest = this.#launchSpans.keys().next();
@@ -288,11 +343,12 @@ export class Launches {
 
   /** The launch's span, linked to the claim's; `NO_SPAN`, with no attributes made, when nothing records. */
   #launchSpan(run: Run, task: Task, claimSpan: TraceSpan | undefined): TraceSpan {
-    return startSpanLazily(
-      this.#tracer,
+    // Asked here rather than through `startSpanLazily`, whose two closures a launch would make for nothing.
+    if (this.#tracer.recording?.() === false) return NO_SPAN;
+    return this.#tracer.startSpan(
       "punctual.launch",
-      () => runAttributes(run, task),
-      () => (claimSpan === undefined ? {} : { links: [claimSpan] }),
+      runAttributes(run, task),
+      claimSpan === undefined ? {} : { links: [claimSpan] },
     );
   }
 
@@ -345,7 +401,7 @@ export class Launches {
    * ending the launch's span. A store outage must not strand a launched run: the queue retries until
    * the lease ends (then the claim is reconciled by whoever sweeps it, never launched again blindly). A
    * verdict known at launch is recorded with it, only if the launch leaves the run running. Never
-   * rejects. Without `answered` (a launch answered at once), the launch leaves `inFlight` here.
+   * rejects. `answered` is called once the answer is queued.
    */
   #record(
     run: Run,
@@ -353,45 +409,25 @@ export class Launches {
     token: FencingToken,
     answer: LaunchAnswer,
     span: TraceSpan,
-    answered?: () => void,
+    answered: () => void,
   ): Promise<void> {
-    const { outcome, completion } = answer;
+    const write = new LaunchWrite(this.#afterLaunch, run, task, token, answer, span, false);
+    this.#queueLaunch(write);
+    answered();
+    return write.settled();
+  }
+
+  /** Queues a launch answer's write, its span told the outcome first. */
+  #queueLaunch(write: LaunchWrite): void {
+    const { span, answer } = write;
     if (span !== NO_SPAN) {
+      const { outcome, completion } = answer;
       span.setAttributes({ "punctual.launch.outcome": outcome.kind });
       if (outcome.kind === "failed" || outcome.kind === "indeterminate") span.fail(outcome.message);
       if (outcome.kind === "launched" && completion === undefined)
-        this.#keepLaunchSpan(run.id, span);
+        this.#keepLaunchSpan(write.run.id, span);
     }
-    // With the run as claimed: the store may decide on it instead of reading it again.
-    const recorded = this.#writes.enqueue(
-      { kind: "launch", runId: run.id, token, answer, claimed: { run, task } },
-      run.claimExpiresAt,
-    );
-    answered?.();
-    return recorded.then(
-      (result) => {
-        const verdictFirst = this.#verdictFirst.delete(run.id);
-        if (!verdictFirst && result.kind === "changed" && result.change.run.status === "running") {
-          this.#keepLaunched({ run: result.change.run, task });
-        }
-        try {
-          this.#recorded(run, task, result, completion, span);
-        } finally {
-          span.end();
-          if (answered === undefined) this.#inFlight.delete(run.id);
-        }
-      },
-      (error: unknown) => {
-        this.#verdictFirst.delete(run.id);
-        // The claim stays until it expires and is reconciled: never released while the outcome is unknown.
-        this.#deps.log.error(
-          { err: error, runId: run.id },
-          "could not record a launch outcome; the claim will be reconciled",
-        );
-        span.end();
-        if (answered === undefined) this.#inFlight.delete(run.id);
-      },
-    );
+    this.#writes.push(write);
   }
 
   /** What follows a launch answer's write: its verdict's span, the target told to stop, or the refusal logged. */
@@ -425,6 +461,130 @@ export class Launches {
         { err: result.error, runId: run.id },
         "could not record a launch outcome; the claim will be reconciled",
       );
+    }
+  }
+}
+
+/** What a launch answer's write reports to the launches (`Launches.#afterLaunch`). */
+interface AfterLaunch {
+  recorded(write: LaunchWrite, result: RunChangeResult): void;
+  notRecorded(write: LaunchWrite, error: unknown): void;
+  /** A launch answered at once is over: it leaves the launches in flight. */
+  left(write: LaunchWrite): void;
+}
+
+/**
+ * A launch answer in the write queue, and what follows its write. One object per launch, its own waiter
+ * (`QueuedWrite`): no promise is made unless someone waits for it (`settled`, at shutdown).
+ */
+class LaunchWrite implements QueuedWrite {
+  readonly write: RunWrite;
+  readonly until: Instant | null;
+  #done = false;
+  #settle: (() => void) | null = null;
+  #settled: Promise<void> | null = null;
+
+  constructor(
+    readonly after: AfterLaunch,
+    readonly run: Run,
+    readonly task: Task,
+    token: FencingToken,
+    readonly answer: LaunchAnswer,
+    readonly span: TraceSpan,
+    /** Answered at once: the write ends the launch (leaves `inFlight`). */
+    readonly answeredAtOnce: boolean,
+  ) {
+    // With the run as claimed: the store may decide on it instead of reading it again.
+    this.write = { kind: "launch", runId: run.id, token, answer, claimed: { run, task } };
+    this.until = run.claimExpiresAt;
+  }
+
+  written(result: RunChangeResult): void {
+    try {
+      this.after.recorded(this, result);
+    } finally {
+      this.#end();
+    }
+  }
+
+  notWritten(error: unknown): void {
+    try {
+      this.after.notRecorded(this, error);
+    } finally {
+      this.#end();
+    }
+  }
+
+  /** Settles once the answer is written or given up (never rejects). */
+  settled(): Promise<void> {
+    if (this.#done) return Promise.resolve();
+    this.#settled ??= new Promise<void>((resolve) => {
+      this.#settle = resolve;
+    });
+    return this.#settled;
+  }
+
+  #end(): void {
+    this.#done = true;
+    this.span.end();
+    if (this.answeredAtOnce) this.after.left(this);
+    this.#settle?.();
+  }
+}
+
+/** What a verdict's write reports to the launches (`Launches.#afterCompletion`). */
+interface AfterCompletion {
+  /** Written: `requeued` when the run is queued again (a retry). */
+  completed(requeued: boolean): void;
+  /** Not written (refused, or given up): logged. */
+  failed(runId: RunId, error: unknown): void;
+  /** Written or given up: no longer reporting. */
+  reported(): void;
+}
+
+/** A verdict in the write queue: its promise settles once it is written (rejects if refused or given up). */
+class CompletionWrite implements QueuedWrite {
+  readonly until = null;
+  /** Settles once the verdict is written, or its failure logged: never rejects. */
+  readonly promise: Promise<void>;
+  // Set by the promise's executor, which runs at once (no placeholder closure made per verdict).
+  #resolve!: () => void;
+
+  constructor(
+    readonly after: AfterCompletion,
+    readonly write: RunWrite & { readonly kind: "completion" },
+    readonly span: TraceSpan,
+  ) {
+    this.promise = new Promise<void>((resolve) => {
+      this.#resolve = resolve;
+    });
+  }
+
+  written(result: RunChangeResult): void {
+    try {
+      if (result.kind === "refused") {
+        this.span.fail(result.error.message);
+        this.span.end();
+        this.after.failed(this.write.runId, result.error);
+        return;
+      }
+      this.span.end();
+      this.after.completed(result.kind === "changed" && result.change.run.status === "queued");
+    } catch (error) {
+      this.after.failed(this.write.runId, error);
+    } finally {
+      this.after.reported();
+      this.#resolve();
+    }
+  }
+
+  notWritten(error: unknown): void {
+    this.span.end();
+    try {
+      this.after.failed(this.write.runId, error);
+    } finally {
+      this.after.reported();
+      this.#resolve();
     }
   }
 }

@@ -37,19 +37,29 @@ export interface RunWriteQueueDeps {
   readonly onRefusal?: (write: RunWrite, error: unknown) => void;
   /** A batch was written. */
   readonly onSuccess: () => void;
+  /**
+   * A waiter threw on hearing its result (a bug): the batch's other waiters are told all the same, and
+   * the batch is not written again. @default thrown again, uncaught, on the next tick
+   */
+  readonly onWaiterError?: (error: unknown) => void;
 }
 
-interface Pending {
+/**
+ * A write waiting in the queue, and who hears how it went: `written` with its result once its batch is
+ * written, or `notWritten` with the store's error once it is given up. A caller on the hot path passes
+ * one object of its own (no promise, no closures per write); `enqueue` wraps a promise around one.
+ */
+export interface QueuedWrite {
   readonly write: RunWrite;
   /** The write is given up once a retry would start at or after this instant (a claim's lease). */
   readonly until: Instant | null;
-  readonly resolve: (result: RunChangeResult) => void;
-  readonly reject: (error: unknown) => void;
+  written(result: RunChangeResult): void;
+  notWritten(error: unknown): void;
 }
 
 export class RunWriteQueue {
   readonly #deps: RunWriteQueueDeps;
-  #pending: Pending[] = [];
+  #pending: QueuedWrite[] = [];
   #scheduled = false;
   #flushing = false;
 
@@ -68,9 +78,14 @@ export class RunWriteQueue {
    */
   enqueue(write: RunWrite, until: Instant | null): Promise<RunChangeResult> {
     return new Promise<RunChangeResult>((resolve, reject) => {
-      this.#pending.push({ write, until, resolve, reject });
-      this.#schedule();
+      this.push({ write, until, written: resolve, notWritten: reject });
     });
+  }
+
+  /** Queues `queued.write`, as `enqueue` does, telling `queued` how it went. */
+  push(queued: QueuedWrite): void {
+    this.#pending.push(queued);
+    this.#schedule();
   }
 
   #schedule(): void {
@@ -97,22 +112,16 @@ export class RunWriteQueue {
   }
 
   /** Writes one batch, retrying with back-off while the store fails (an outage), as `#persist` does. */
-  async #writeBatch(batch: readonly Pending[]): Promise<void> {
+  async #writeBatch(batch: readonly QueuedWrite[]): Promise<void> {
     const { clock, giveUp } = this.#deps;
     let live = batch;
     for (let attempt = 0; ; attempt++) {
+      let results: readonly RunChangeResult[];
       try {
-        const results = await this.#deps.write(live.map((p) => p.write));
-        this.#deps.onSuccess();
-        live.forEach((p, i) => {
-          const result = results[i];
-          if (result === undefined) p.reject(new Error("the store returned too few results"));
-          else p.resolve(result);
-        });
-        return;
+        results = await this.#deps.write(live.map((p) => p.write));
       } catch (error) {
         if (isPunctualError(error)) {
-          for (const p of live) p.reject(error);
+          for (const p of live) p.notWritten(error);
           return;
         }
         if (this.#deps.isRefusal?.(error) === true) {
@@ -120,9 +129,9 @@ export class RunWriteQueue {
           return;
         }
         const wakeAt = clock.now() + exponentialBackoffMs(attempt, 200, 5000);
-        const keep: Pending[] = [];
+        const keep: QueuedWrite[] = [];
         for (const p of live) {
-          if (p.until !== null && wakeAt >= p.until) p.reject(error);
+          if (p.until !== null && wakeAt >= p.until) p.notWritten(error);
           else keep.push(p);
         }
         live = keep;
@@ -130,15 +139,26 @@ export class RunWriteQueue {
         this.#deps.onFailure(error);
         await clock.sleepUntil(wakeAt as Instant, giveUp);
         if (giveUp.aborted) {
-          for (const p of live) p.reject(error);
+          for (const p of live) p.notWritten(error);
           return;
         }
+        continue;
       }
+      // Told outside the write's try: what a waiter does with its result is never taken for an outage
+      // (which would write the batch again).
+      this.#deps.onSuccess();
+      for (let i = 0; i < live.length; i++) {
+        const p = live[i];
+        const result = results[i];
+        if (p === undefined) continue;
+        tell(p, result, this.#deps.onWaiterError ?? throwLater);
+      }
+      return;
     }
   }
 
   /** A refused batch: each write alone; the one refused alone is written as its failure. */
-  async #writeRefused(batch: readonly Pending[], error: unknown): Promise<void> {
+  async #writeRefused(batch: readonly QueuedWrite[], error: unknown): Promise<void> {
     if (batch.length > 1) {
       for (const p of batch) await this.#writeBatch([p]);
       return;
@@ -147,13 +167,49 @@ export class RunWriteQueue {
     if (p === undefined) return;
     const failure = refusedWrite(p.write, error);
     if (failure === null) {
-      p.reject(error);
+      p.notWritten(error);
       return;
     }
     this.#deps.onRefusal?.(p.write, error);
     // The failure carries no result: a refusal of it is the store's to explain (rejected, not retried).
-    await this.#writeBatch([{ ...p, write: failure }]);
+    // Its waiter is told as the refused write's would be (a spread would drop a class's methods).
+    await this.#writeBatch([
+      {
+        write: failure,
+        until: p.until,
+        written: (result) => {
+          p.written(result);
+        },
+        notWritten: (failed) => {
+          p.notWritten(failed);
+        },
+      },
+    ]);
   }
+}
+
+/**
+ * Tells `p` its result. A waiter that throws is a bug: it must not keep the batch's other waiters from
+ * hearing, nor be taken for an outage (which would write the batch again); `failed` hears of it.
+ */
+function tell(
+  p: QueuedWrite,
+  result: RunChangeResult | undefined,
+  failed: (error: unknown) => void,
+): void {
+  try {
+    if (result === undefined) p.notWritten(new Error("the store returned too few results"));
+    else p.written(result);
+  } catch (error) {
+    failed(error);
+  }
+}
+
+/** An error thrown again on its own, uncaught, as a rejected promise nobody handled would be. */
+function throwLater(error: unknown): void {
+  process.nextTick(() => {
+    throw error;
+  });
 }
 
 /** What a refused write's error records: the store's words, shortened. */

@@ -97,11 +97,15 @@ function expectContractError(error: unknown): void {
   if (isPunctualError(error)) expect(CONTRACT_CODES).toContain(error.code);
 }
 
-/** A copy of `run` whose occurrence fields throw a TypeError when read: a bug inside the launcher. */
+/**
+ * A copy of `run` whose id and occurrence fields throw a TypeError when read: a bug inside the launcher
+ * (every launcher reads the id at launch; the handler launcher leaves the occurrence to the run's view,
+ * made when the handler reads it).
+ */
 function brokenRun(run: Run, bug: TypeError): Run {
   return new Proxy(run, {
     get(target, property, receiver) {
-      if (property === "scheduledFor" || property === "fireAt") throw bug;
+      if (property === "id" || property === "scheduledFor" || property === "fireAt") throw bug;
       return Reflect.get(target, property, receiver) as unknown;
     },
   });

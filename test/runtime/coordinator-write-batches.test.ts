@@ -100,4 +100,28 @@ describe("Coordinator write batches", () => {
     expect(run).toMatchObject({ status: "succeeded", result: "later" });
     await h.coordinator.stop();
   });
+
+  it("waits, when settling, for a verdict reported after its launch was written", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, batches } = recordingStore(clock);
+    const h = createHarness({ clock, store });
+    h.launcher.behaviour = (call) => {
+      call.resolve();
+    };
+    const task = await h.create({ schedule: { type: "interval", every: "PT1H" } });
+    await h.tasks.trigger(LOCAL_ACTOR, task.id, {}, clock.now());
+    await h.tick();
+    await h.coordinator.settle();
+    const [launched] = (await h.tasks.listRuns(LOCAL_ACTOR, task.id, { limit: 10 })).items;
+    expect(launched).toMatchObject({ status: "running" });
+    // Nothing else in flight: only the verdict's own write is left for `settle` to wait for.
+    void h.coordinator.reportCompletion(launched!.id as never, {
+      status: "succeeded",
+      result: "late",
+    });
+    await h.coordinator.settle();
+    expect(batches).toHaveLength(2);
+    const [run] = (await h.tasks.listRuns(LOCAL_ACTOR, task.id, { limit: 10 })).items;
+    expect(run).toMatchObject({ status: "succeeded", result: "late" });
+  });
 });

@@ -217,4 +217,44 @@ describe("a webhook answering 200 with a result 1,001 deep, on SQLite (issue 21)
       await receiver.close();
     }
   });
+
+  it("tells every waiter of a batch even when one throws, and never writes the batch again for it", async () => {
+    const clock = new VirtualClock(t0);
+    const batches: number[] = [];
+    const waiterErrors: unknown[] = [];
+    const queue = new RunWriteQueue({
+      clock,
+      maxBatch: 50,
+      giveUp: new AbortController().signal,
+      write: (writes) => {
+        batches.push(writes.length);
+        return Promise.resolve(
+          writes.map((): RunChangeResult => ({ kind: "changed", change: {} as never })),
+        );
+      },
+      onFailure: () => undefined,
+      onSuccess: () => undefined,
+      onWaiterError: (error) => waiterErrors.push(error),
+    });
+    const heard: string[] = [];
+    const bug = new Error("a waiter's bug");
+    for (const id of ["run-a", "run-b", "run-c"]) {
+      queue.push({
+        write: completion(id),
+        until: null,
+        written: () => {
+          heard.push(id);
+          if (id === "run-a") throw bug;
+        },
+        notWritten: () => {
+          heard.push(`${id} not written`);
+        },
+      });
+    }
+    await flushPromises();
+    expect(batches).toEqual([3]);
+    expect(heard).toEqual(["run-a", "run-b", "run-c"]);
+    expect(waiterErrors).toEqual([bug]);
+    expect(clock.nextWakeAt()).toBeNull();
+  });
 });

@@ -5,7 +5,9 @@
  * not start that way goes to `launch`.
  */
 import { describe, expect, it } from "vitest";
+import type { HandlerContext } from "../../src/adapters/launchers/handler/handler-definition.js";
 import { HandlerLauncher } from "../../src/adapters/launchers/handler/handler-launcher.js";
+import { runView, taskView } from "../../src/application/shapes/view-mappers.js";
 import { silentLogger } from "../../src/application/events/logger.js";
 import {
   LaunchFailedError,
@@ -128,5 +130,47 @@ describe("HandlerLauncher.startNow", () => {
     expect(() => launcher.startNow({ run: claimed(buildRun()), task: unknown })).toThrow(
       LaunchFailedError,
     );
+  });
+
+  it("gives a context whose views are its own enumerable properties, made once, on first read", async () => {
+    const seen: HandlerContext[] = [];
+    const launcher = new HandlerLauncher({
+      look: (context) => {
+        seen.push(context);
+      },
+    });
+    const beats: string[] = [];
+    launcher.connect({
+      completed: () => Promise.resolve(),
+      lost: () => Promise.resolve(),
+      heartbeat: (runId) => {
+        beats.push(runId);
+        return Promise.resolve();
+      },
+    });
+    const run = claimed(buildRun());
+    const task = buildTask({ target: { kind: "handler", name: "look", input: { n: 1 } } });
+    launcher.startNow({ run, task });
+    await launcher.settled();
+    const [context] = seen;
+    if (context === undefined) throw new Error("the handler was not called");
+    expect(Object.keys(context)).toEqual(["run", "task", "input", "signal", "heartbeat"]);
+    expect(context.run).toEqual(runView(run));
+    expect(context.run).toBe(context.run);
+    expect(context.task).toEqual(taskView(task));
+    expect(context.task).toBe(context.task);
+    // A spread sees what the handler sees (a user may pass `{ ...context, input }` on).
+    const spread = { ...context };
+    expect(spread.run).toBe(context.run);
+    expect(spread.task).toBe(context.task);
+    expect(spread.input).toEqual({ n: 1 });
+    expect(spread.signal).toBeInstanceOf(AbortSignal);
+    // A handler may take `heartbeat` apart from its context and call it alone.
+    /* eslint-disable @typescript-eslint/unbound-method -- what the test checks */
+    expect(spread.heartbeat).toBe(context.heartbeat);
+    const { heartbeat } = context;
+    /* eslint-enable @typescript-eslint/unbound-method */
+    await heartbeat();
+    expect(beats).toEqual([run.id]);
   });
 });

@@ -4,8 +4,6 @@
  * A handler receives `{ run, task, input, signal, heartbeat }`.
  */
 import { LazyAbort } from "../../../application/dispatch/lazy-abort.js";
-import { runView, taskView } from "../../../application/shapes/view-mappers.js";
-import type { TaskView } from "../../../application/shapes/view-mappers.js";
 import { LaunchFailedError, LaunchIndeterminateError } from "../../../domain/errors.js";
 import type { RunId } from "../../../domain/ids.js";
 import type {
@@ -15,18 +13,15 @@ import type {
   StartNowRequest,
 } from "../../../domain/ports/run-launcher.js";
 import type { Run } from "../../../domain/run.js";
+import type { Task } from "../../../domain/task.js";
 import type { CompletionVerdict, ReconcileFinding } from "../../../domain/run-change.js";
 import type { JsonValue } from "../../../domain/target.js";
 import { boundedRetryDelayMs, resultProblem } from "../../../application/policy/limits.js";
 import type { FieldError } from "../../../domain/errors.js";
 import type { DurationMs } from "../../../domain/time.js";
+import { LazyHandlerContext } from "./handler-context.js";
 import { registerHandlers, validateWith } from "./handler-definition.js";
-import type {
-  Handler,
-  HandlerContext,
-  HandlersOption,
-  RegisteredHandler,
-} from "./handler-definition.js";
+import type { Handler, HandlersOption, RegisteredHandler } from "./handler-definition.js";
 import { retryWordOf } from "./handler-errors.js";
 
 /** Where verdicts go: the coordinator, which records them after the launch. */
@@ -39,6 +34,9 @@ export interface HandlerSink {
 }
 
 const SHUTDOWN = "replica shutting down";
+
+/** Settled once: awaited so that a handler starts after its launch has answered. */
+const STARTED: Promise<void> = Promise.resolve();
 
 export class HandlerLauncher implements RunLauncher {
   readonly #handlers: ReadonlyMap<string, RegisteredHandler>;
@@ -102,6 +100,8 @@ export class HandlerLauncher implements RunLauncher {
 
   #start(request: StartNowRequest): LaunchedRun {
     const { run, task } = request;
+    // Read before anything starts: a run that cannot be read fails the launch, never a started handler.
+    const { id, threadId } = run;
     if (task.target.kind !== "handler") throw new LaunchFailedError("not a handler task");
     const handler = this.#handlers.get(task.target.name);
     const sink = this.#sink;
@@ -109,42 +109,41 @@ export class HandlerLauncher implements RunLauncher {
       throw new LaunchFailedError(`no handler named "${task.target.name}" in this replica`);
     }
     const controller = new LazyAbort();
-    // The run's view is made here, so a run that cannot be shown fails the launch, not the handler; the
-    // task's view and the signal are made when the handler first reads them (most read neither).
-    const runShown = runView(run);
-    let taskShown: TaskView | undefined;
-    const context: HandlerContext<unknown> = {
-      run: runShown,
-      get task() {
-        return (taskShown ??= taskView(task));
-      },
-      input: task.target.input,
-      get signal() {
-        return controller.signal;
-      },
-      heartbeat: () => sink.heartbeat(run.id),
-    };
-    // #execute leaves #running itself once its verdict is passed on (it cannot end before this set).
-    const done = this.#execute(handler, context, run, controller, sink);
-    this.#running.set(run.id, { controller, done });
-    return { targetRunId: run.id, threadId: run.threadId };
+    // #execute leaves #running itself once its verdict is passed on (it cannot end before this set: it
+    // calls the handler only after this launch has answered).
+    const done = this.#execute(handler, run, task, controller, sink);
+    this.#running.set(id, { controller, done });
+    return { targetRunId: id, threadId };
   }
 
   async #execute(
     handler: RegisteredHandler,
-    context: HandlerContext<unknown>,
     run: Run,
+    task: Task,
     controller: LazyAbort,
     sink: HandlerSink,
   ): Promise<void> {
     let verdict: CompletionVerdict;
     try {
       try {
-        const input = await this.#checkedInput(handler, context.input);
-        if (!input.ok) {
+        // The handler is called after the launch has answered, so its verdict can never queue ahead of
+        // the launch (a settled promise: one turn of the microtask queue, nothing made).
+        await STARTED;
+        const stored = task.target.kind === "handler" ? task.target.input : null;
+        const input = handler.schema === null ? null : await checkedInput(handler.schema, stored);
+        if (input !== null && !input.ok) {
           verdict = input.verdict;
         } else {
-          const result: unknown = await handler.run(withInput(context, input.value));
+          const context = new LazyHandlerContext(
+            run,
+            task,
+            input === null ? stored : input.value,
+            controller,
+            sink,
+          );
+          let result: unknown = handler.run(context);
+          // A handler that returns at once (no promise) is not waited for a turn more.
+          if (isThenable(result)) result = await result;
           verdict = { status: "succeeded", result: toJson(result) };
         }
       } catch (error) {
@@ -160,25 +159,6 @@ export class HandlerLauncher implements RunLauncher {
     } finally {
       this.#running.delete(run.id);
     }
-  }
-
-  /** The input as the handler's schema outputs it; a failed verdict (no retry) when it no longer passes. */
-  async #checkedInput(
-    handler: RegisteredHandler,
-    input: unknown,
-  ): Promise<{ ok: true; value: unknown } | { ok: false; verdict: CompletionVerdict }> {
-    if (handler.schema === null) return { ok: true, value: input };
-    const checked = await validateWith(handler.schema, input, "target.input");
-    if (checked.ok) return checked;
-    const problems = checked.errors.map((e) => `${e.field}: ${e.message}`).join("; ");
-    return {
-      ok: false,
-      verdict: {
-        status: "failed",
-        error: `the input no longer matches the handler's schema: ${problems}`,
-        retry: { kind: "never", reason: "invalid_input" },
-      },
-    };
   }
 
   cancel(run: Run): Promise<void> {
@@ -218,6 +198,33 @@ export class HandlerLauncher implements RunLauncher {
   }
 }
 
+/** The input as the handler's schema outputs it; a failed verdict (no retry) when it no longer passes. */
+async function checkedInput(
+  schema: NonNullable<RegisteredHandler["schema"]>,
+  input: unknown,
+): Promise<{ ok: true; value: unknown } | { ok: false; verdict: CompletionVerdict }> {
+  const checked = await validateWith(schema, input, "target.input");
+  if (checked.ok) return checked;
+  const problems = checked.errors.map((e) => `${e.field}: ${e.message}`).join("; ");
+  return {
+    ok: false,
+    verdict: {
+      status: "failed",
+      error: `the input no longer matches the handler's schema: ${problems}`,
+      retry: { kind: "never", reason: "invalid_input" },
+    },
+  };
+}
+
+/** Whether `value` is awaited as a promise would be (a promise or any other thenable). */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -232,22 +239,6 @@ function failedVerdict(error: unknown): CompletionVerdict {
   }
   const delayMs = boundedRetryDelayMs(word.delayMs) as DurationMs;
   return { status: "failed", error: message, retry: { kind: "after", delayMs } };
-}
-
-/** `source` with `input`, its `task` and `signal` still read lazily (a spread would read the getters). */
-function withInput(source: HandlerContext<unknown>, input: unknown): HandlerContext<unknown> {
-  if (input === source.input) return source;
-  return {
-    run: source.run,
-    input,
-    get task() {
-      return source.task;
-    },
-    get signal() {
-      return source.signal;
-    },
-    heartbeat: () => source.heartbeat(),
-  };
 }
 
 /** A handler's return value as stored JSON (`undefined` becomes null; non-JSON values are refused). */
