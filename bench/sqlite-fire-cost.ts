@@ -4,9 +4,11 @@
  * batches of 500, claims of 200, each claim's launches and verdicts in one `changeRuns` batch), on a file
  * whose checkpoints are off, so the WAL's growth is every byte the fires wrote (deterministic, unlike the
  * CPU, which is given per phase). `root` is a checkout of punctual, so that two versions of the store can be
- * compared in alternated runs: `tsx bench/sqlite-fire-cost.ts <root> [N]`.
+ * compared in alternated runs: `tsx bench/sqlite-fire-cost.ts <root> [N] [--pages]`. With `--pages` it also
+ * says which b-tree each WAL frame wrote, per phase (frames per 1,000 fires; a page is looked up in `dbstat`
+ * right after its phase, so a page freed later still counts where it was written; far slower, same WAL).
  */
-import { rmSync, statSync } from "node:fs";
+import { readFileSync, rmSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import Database from "better-sqlite3";
 import type * as StoreModule from "../src/adapters/storage/sqlite/sqlite-store.js";
@@ -20,6 +22,7 @@ type Module<T> = Promise<T>;
 
 const root = resolve(process.argv[2] ?? ".");
 const fires = Number(process.argv[3] ?? 10_000);
+const pages = process.argv.includes("--pages");
 const from = <T>(path: string): Module<T> => import(`${root}/${path}`) as Module<T>;
 
 const { SqliteStore } = await from<typeof StoreModule>(
@@ -64,7 +67,32 @@ const cpuSince = (start: NodeJS.CpuUsage): number => {
   return used.user + used.system;
 };
 
+/** WAL frames written since the last call, counted by phase and by the b-tree their page belongs to. */
+const framesByTree = new Map<string, number>();
+let walRead = 0;
+const countFrames = (phaseName: string): void => {
+  if (!pages) return;
+  const wal = readFileSync(`${path}-wal`);
+  if (wal.length < 32) return;
+  const pageSize = wal.readUInt32BE(8);
+  const trees = new Map<number, string>();
+  const rows = db.prepare("SELECT name, pageno FROM dbstat").all() as {
+    name: string;
+    pageno: number;
+  }[];
+  for (const row of rows) trees.set(row.pageno, row.name);
+  for (
+    walRead = Math.max(walRead, 32);
+    walRead + 24 + pageSize <= wal.length;
+    walRead += 24 + pageSize
+  ) {
+    const key = `${phaseName} ${trees.get(wal.readUInt32BE(walRead)) ?? "(freed since)"}`;
+    framesByTree.set(key, (framesByTree.get(key) ?? 0) + 1);
+  }
+};
+
 const walBefore = walBytes();
+walRead = walBefore;
 const cpuBefore = process.cpuUsage();
 const now = fixtures.minute(1, 5);
 const phase = { admit: 0, claim: 0, write: 0 };
@@ -74,9 +102,11 @@ while (fired < fires) {
   let start = process.cpuUsage();
   await steps.admitDue(store, now, 500);
   phase.admit += cpuSince(start);
+  countFrames("admit");
   start = process.cpuUsage();
   const claimed = await steps.claimDue(store, now, { limit: 200, maxConcurrentRuns: 1_000_000 });
   phase.claim += cpuSince(start);
+  countFrames("claim");
   transactions += 2;
   if (claimed.length === 0) continue;
   start = process.cpuUsage();
@@ -100,6 +130,7 @@ while (fired < fires) {
     ]),
   );
   phase.write += cpuSince(start);
+  countFrames("write");
   transactions++;
   if (results.some((result) => result.kind !== "changed")) throw new Error("a write was refused");
   fired += claimed.length;
@@ -119,5 +150,8 @@ console.log(
     transactions,
   }),
 );
+for (const [key, frames] of [...framesByTree].sort()) {
+  console.log(`${key.padEnd(40)} ${((frames * 1000) / fired).toFixed(1)}`);
+}
 db.close();
 for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });

@@ -25,7 +25,8 @@ export function brokenRunKey(error: unknown, trigger: RunTrigger): RunUniqueKey 
   switch (error.message.slice(PREFIX.length)) {
     case "runs.id":
       return "runs_pkey";
-    case "runs.task_id, runs.scheduled_for":
+    // Since migration 21 one index keeps both occurrence keys; the names are those of the two it replaced.
+    case "index 'runs_occurrence_uq'":
       if (trigger === "scheduled") return "runs_scheduled_occurrence_uq";
       return trigger === "backfill" ? "runs_backfill_occurrence_uq" : null;
     case "runs.task_id, runs.idempotency_key":

@@ -29,6 +29,9 @@ import { SQLITE_MIGRATION_0017 } from "./sqlite-migration-0017.js";
 import { SQLITE_MIGRATION_0018 } from "./sqlite-migration-0018.js";
 import { SQLITE_MIGRATION_0019 } from "./sqlite-migration-0019.js";
 import { SQLITE_MIGRATION_0020 } from "./sqlite-migration-0020.js";
+import { SQLITE_MIGRATION_0021 } from "./sqlite-migration-0021.js";
+import { SQLITE_MIGRATION_0022 } from "./sqlite-migration-0022.js";
+import { SQLITE_MIGRATION_0023 } from "./sqlite-migration-0023.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -73,6 +76,21 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     version: 20,
     name: "a task's definition row stamped on every write",
     sql: SQLITE_MIGRATION_0020,
+  },
+  {
+    version: 21,
+    name: "a task's history and its occurrence keys in one index",
+    sql: SQLITE_MIGRATION_0021,
+  },
+  {
+    version: 22,
+    name: "the owner listing index ascending, appended to",
+    sql: SQLITE_MIGRATION_0022,
+  },
+  {
+    version: 23,
+    name: "a task with no next run out of the due index",
+    sql: SQLITE_MIGRATION_0023,
   },
 ];
 

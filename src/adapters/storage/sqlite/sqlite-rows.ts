@@ -7,6 +7,7 @@ import type { SecretSealer } from "../../../domain/ports/store.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../../domain/ids.js";
 import type { RunTaskContext } from "../../../domain/run-change.js";
 import type { Run, RunReason, RunStatus, RunTrigger } from "../../../domain/run.js";
+import { idempotencyKeyFor } from "../../../domain/occurrence.js";
 import { encodeSchedule } from "../../../domain/schedule-codec.js";
 import type { JsonValue } from "../../../domain/target.js";
 import { threadScopeOf } from "../../../domain/target.js";
@@ -409,7 +410,7 @@ export function runFromRow(row: RunRow): Run {
     claimExpiresAt: atOrNull(row.claim_expires_at),
     claimedBy: row.claimed_by,
     targetRunId: row.target_run_id,
-    idempotencyKey: row.idempotency_key,
+    idempotencyKey: idempotencyKeyOf(row),
     queuedAt: at(row.queued_at),
     launchedAt: atOrNull(row.launched_at),
     deadlineAt: atOrNull(row.deadline_at),
@@ -421,6 +422,27 @@ export function runFromRow(row: RunRow): Run {
     result: row.result === null ? null : (JSON.parse(row.result) as JsonValue),
     moved: row.moved === 1,
   };
+}
+
+/**
+ * The idempotency key as stored: empty for a scheduled or backfilled run whose key is the one derived from
+ * its task, trigger and instant, which is then derived on read (about 60 bytes of every run's row, so of
+ * the pages its insert, claim and verdict write: docs/storage.md#one-fire-on-sqlite-its-statements-and-its-wal).
+ * A manual run's client key is always stored (`runs_manual_key_uq`). The column is `NOT NULL` on SQLite,
+ * so the derived key is stored `''` rather than NULL (no migration: runs written before keep their keys,
+ * and read them as stored); only a run that is not manual is ever derived.
+ */
+export function storedIdempotencyKey(run: Run): string {
+  return run.trigger !== "manual" &&
+    run.idempotencyKey === idempotencyKeyFor(run.taskId, run.trigger, run.scheduledFor)
+    ? ""
+    : run.idempotencyKey;
+}
+
+/** The idempotency key of a run row: the stored one, else the one derived (`storedIdempotencyKey`). */
+function idempotencyKeyOf(row: RunRow): string {
+  if (row.idempotency_key !== "" || row.trigger === "manual") return row.idempotency_key;
+  return idempotencyKeyFor(row.task_id as TaskId, row.trigger as RunTrigger, at(row.scheduled_for));
 }
 
 export function runToRow(run: Run): RunRow {
@@ -445,7 +467,7 @@ export function runToRow(run: Run): RunRow {
     claim_expires_at: run.claimExpiresAt,
     claimed_by: run.claimedBy,
     target_run_id: run.targetRunId,
-    idempotency_key: run.idempotencyKey,
+    idempotency_key: storedIdempotencyKey(run),
     queued_at: run.queuedAt,
     launched_at: run.launchedAt,
     deadline_at: run.deadlineAt,
@@ -486,7 +508,7 @@ export function runValues(run: Run): unknown[] {
     run.claimExpiresAt,
     run.claimedBy,
     run.targetRunId,
-    run.idempotencyKey,
+    storedIdempotencyKey(run),
     run.queuedAt,
     run.launchedAt,
     run.deadlineAt,

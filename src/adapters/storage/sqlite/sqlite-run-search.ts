@@ -6,7 +6,8 @@
  * Since migration 17 no index of `runs` names the status or `finished_at`, as on PostgreSQL: a search for
  * active runs only reads its candidates from `run_ready` and `run_active` (bounded by the queue and the
  * budget); any other status, and a finished-time range, is a filter on the owner's walk of
- * `runs_owner_listing_idx (owner, target_kind, scheduled_for DESC, id DESC)`, one branch per kind.
+ * `runs_owner_listing_idx (owner, target_kind, scheduled_for, id)`, one branch per kind, walked backwards
+ * (ascending since migration 22, so that a new run is appended to it).
  */
 import type { OwnerScope, RunSearch } from "../../../domain/ports/queries.js";
 import { runSearchPath, searchCursor, statusFilter } from "../shared/run-search.js";

@@ -115,7 +115,7 @@ const CASES: readonly (readonly [string, string, readonly string[]])[] = [
   ["retention", "finished_at <", ["runs_queued_at_idx"]],
   ["the slots held", "SELECT count(*) FROM run_active", ["run_active"]],
   ["deleted tasks to purge", "deleted_at IS NOT NULL", ["tasks_deleted_idx"]],
-  ["a task's history", "ORDER BY scheduled_for DESC", ["runs_history_idx"]],
+  ["a task's history", "ORDER BY scheduled_for DESC", ["runs_occurrence_uq (task_id=?)"]],
   ["an owner's tasks", "ORDER BY created_at, id", ["tasks_owner_idx"]],
   ["a manual run by key", "AND idempotency_key = ", ["runs_manual_key_uq"]],
 ];
