@@ -3,15 +3,14 @@
  * heads of the queue with their busy threads and tasks, `select`'s choice, the minted tokens and the
  * claimed runs' writes. The reference semantics of `RunRepository.claimRuns`.
  */
-import { randomUUID } from "node:crypto";
 import type { ClaimCandidate, ClaimSelectionInput } from "../../../domain/claim.js";
 import { ownerMaxActiveRuns, threadKey } from "../../../domain/claim.js";
 import type { FencingToken, TaskId } from "../../../domain/ids.js";
-import { fencingToken } from "../../../domain/ids.js";
 import type { ClaimedRun, ClaimRequest } from "../../../domain/ports/run-repository.js";
 import type { Run } from "../../../domain/run.js";
 import { holdsSlot } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
+import { claimBudget, claimChosen } from "../shared/claim-round.js";
 import { runRow } from "./memory-rows.js";
 import { ConstraintViolationError, taskOfRun } from "./memory-tables.js";
 import type { MemoryTables } from "./memory-tables.js";
@@ -48,7 +47,7 @@ export class MemoryClaim {
     return this.#tables.atomically(() => {
       const active = this.#tables.activeRuns();
       const slots = active.filter((run) => holdsSlot(run.status));
-      const budget = Math.max(0, Math.min(request.maxConcurrentRuns - slots.length, request.limit));
+      const budget = claimBudget(request, slots.length);
       const window = Math.max(4 * request.limit, MIN_CLAIM_WINDOW);
       const candidates = this.#ownerHeads(active, window);
       const offered = new Set(candidates.map((candidate) => candidate.id));
@@ -64,29 +63,33 @@ export class MemoryClaim {
         budget,
         ownerActive: countByOwner(slots),
       });
-      const claimed: ClaimedRun[] = [];
+      // The budget and the owners' shares are the store's to keep, whatever `select` returned.
+      const share = request.share;
       const held = countByOwner(slots);
-      for (const candidate of chosen) {
-        // The budget and the owners' shares are the store's to keep, whatever `select` returned.
-        if (claimed.length >= budget) break;
-        const owned = held.get(candidate.owner) ?? 0;
-        if (
-          request.share !== undefined &&
-          owned >= ownerMaxActiveRuns(request.share, candidate.owner)
-        ) {
-          continue;
-        }
-        const run = this.#tables.run(candidate.id);
-        if (!offered.has(candidate.id) || run?.status !== "queued") continue;
-        offered.delete(candidate.id);
-        const task = this.#taskOf(run);
-        const row = runRow(claim(run, task, fencingToken(randomUUID())));
-        if (this.#writeClaim(row)) {
-          claimed.push({ run: row, task });
-          held.set(candidate.owner, owned + 1);
-        }
-      }
-      return claimed;
+      return claimChosen(
+        chosen,
+        budget,
+        claim,
+        {
+          rowOf: (candidate) =>
+            offered.has(candidate.id) ? this.#tables.run(candidate.id) : undefined,
+          statusOf: (run) => run.status,
+          claimable: (run) => {
+            offered.delete(run.id);
+            return { run, task: this.#taskOf(run) };
+          },
+          writeClaim: (run) => {
+            const row = runRow(run);
+            return this.#writeClaim(row) ? row : null;
+          },
+        },
+        share === undefined
+          ? undefined
+          : {
+              admits: (owner) => (held.get(owner) ?? 0) < ownerMaxActiveRuns(share, owner),
+              claimed: (owner) => held.set(owner, (held.get(owner) ?? 0) + 1),
+            },
+      );
     });
   }
 

@@ -4,17 +4,16 @@
  * `select`'s choice, the minted tokens and the claimed runs' writes all happen under the single write
  * lock; the partial unique indexes back that up.
  */
-import { randomUUID } from "node:crypto";
 import type { ClaimCandidate, ClaimSelectionInput, OwnerShare } from "../../../domain/claim.js";
 import { ownerMaxActiveRuns, threadKey } from "../../../domain/claim.js";
 import type { FencingToken, OwnerId, RunId, TaskId, ThreadId } from "../../../domain/ids.js";
-import { fencingToken } from "../../../domain/ids.js";
 import type { ClaimedRun, ClaimRequest } from "../../../domain/ports/run-repository.js";
-import type { Run } from "../../../domain/run.js";
+import type { Run, RunStatus } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
+import { claimBudget, claimChosen } from "../shared/claim-round.js";
 import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
 import { settle } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
@@ -120,10 +119,7 @@ export class SqliteClaim {
     return settle(() =>
       this.#tx.write(() => {
         // Read under the write lock: no other claimer can change the count until this commits.
-        const budget = Math.max(
-          0,
-          Math.min(request.maxConcurrentRuns - (this.#slotsHeld.get() ?? 0), request.limit),
-        );
+        const budget = claimBudget(request, this.#slotsHeld.get() ?? 0);
         if (budget === 0) return [];
         const picked = this.#choose(request.limit, budget, request.share, request.now, select);
         if (picked.length === 0) return [];
@@ -138,17 +134,16 @@ export class SqliteClaim {
         const tasks = this.#definitions.tasksOf([
           ...new Set([...rows.values()].map((row) => row.task_id)),
         ]);
-        const claimed: ClaimedRun[] = [];
-        for (const candidate of picked) {
-          // The budget is the store's to keep: never more than it, whatever `select` returned.
-          if (claimed.length >= budget) break;
-          const row = rows.get(candidate.id);
-          if (row?.status !== "queued") continue;
-          const task = this.#taskOf(row.task_id, tasks);
-          const run = claim(runFromRow(row), task, fencingToken(randomUUID()));
-          if (this.#writeClaim(run, row)) claimed.push({ run, task });
-        }
-        return claimed;
+        // The budget is the store's to keep: never more than it, whatever `select` returned.
+        return claimChosen(picked, budget, claim, {
+          rowOf: (candidate) => rows.get(candidate.id),
+          statusOf: (row) => row.status as RunStatus,
+          claimable: (row) => {
+            const task = this.#taskOf(row.task_id, tasks);
+            return { run: runFromRow(row), task };
+          },
+          writeClaim: (run, before) => (this.#writeClaim(run, before) ? run : null),
+        });
       }),
     );
   }
