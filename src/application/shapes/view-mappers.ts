@@ -80,7 +80,8 @@ let lastMinuteText = "";
 
 /**
  * RFC 3339 UTC with `Z`, without a fraction for whole seconds. Integer arithmetic: `toISOString` took
- * half a microsecond, a dozen times per run shown (a year's ledger, every handler launch).
+ * half a microsecond, a dozen times per run shown (a year's ledger, every handler launch). Recent
+ * instants are answered from `formattedAt`/`formattedText`, the current minute's prefix reused.
  */
 export function formatInstant(at: Instant): string;
 export function formatInstant(at: Instant | null): string | null;
@@ -91,6 +92,8 @@ export function formatInstant(at: Instant | null): string | null {
     return iso.endsWith(".000Z") ? `${iso.slice(0, -5)}Z` : iso;
   }
   const slot = at % FORMATTED_SLOTS;
+  // A slot's text is set with its instant: the `?? ""` is never taken.
+  /* v8 ignore next */
   if (formattedAt[slot] === at) return formattedText[slot] ?? "";
   const minute = Math.floor(at / 60_000);
   if (minute !== lastMinute) {
