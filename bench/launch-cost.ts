@@ -1,6 +1,6 @@
 /**
  * `node --min-semi-space-size=256 --max-semi-space-size=256 --expose-gc --import tsx bench/launch-cost.ts [--runs N] [--rounds N]
- * [--checkout PATH]...` (docs/benchmarks.md, the worker's side of a launch): what the runtime and the
+ * [--handler noop|reads-run] [--checkout PATH]...` (docs/benchmarks.md, the worker's side of a launch): what the runtime and the
  * handler launcher cost per fire, with no store and no driver, for one or several checkouts in one
  * process. Each round, for each checkout in turn (the order alternating between rounds): N claimed
  * runs of an in-process no-op handler, handed to the checkout's `Launches` 250 at a time as a claim
@@ -10,6 +10,10 @@
  * (`heapUsed` before and after; the young generation is made large enough that no collection runs
  * in a round, which the script checks) and the process's CPU (user + system, noisy). Each
  * `--checkout` (default: this one) is a source tree with this project's `src/` and `test/domain/`.
+ * `--handler reads-run` runs a handler that reads what the bench's replica's handler reads of
+ * `ctx.run` (its id, task, attempt and two instants, bench/replica.ts) instead of one that reads nothing.
+ * `--instants spread` gives each run its own nominal time (1,037 ms apart, so about one run in 58
+ * changes minute) instead of one instant shared by every run, which formatInstant's memo answers at once.
  */
 import { createHook } from "node:async_hooks";
 import { loadavg } from "node:os";
@@ -22,6 +26,29 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RUNS = Number(option("runs", "10000"));
 const ROUNDS = Number(option("rounds", "7"));
 const CLAIM = 250;
+const HANDLER = option("handler", "noop");
+const SPREAD = option("instants", "same") === "spread";
+if (HANDLER !== "noop" && HANDLER !== "reads-run") throw new Error(`--handler ${HANDLER}?`);
+/** What the reading handler read, kept so that no read is optimised away. */
+let readLength = 0;
+interface RunRead {
+  readonly id: string;
+  readonly task_id: string;
+  readonly scheduled_for: string;
+  readonly fire_at: string;
+  readonly attempt: number;
+}
+const handler =
+  HANDLER === "noop"
+    ? () => undefined
+    : ({ run }: { run: RunRead }) => {
+        readLength +=
+          run.id.length +
+          run.task_id.length +
+          run.scheduled_for.length +
+          run.fire_at.length +
+          run.attempt;
+      };
 const CHECKOUTS = process.argv.flatMap((arg, at) =>
   arg === "--checkout" && process.argv[at + 1] !== undefined
     ? [resolve(process.argv[at + 1] ?? "")]
@@ -51,7 +78,7 @@ async function load(root: string): Promise<Checkout> {
   const { HandlerLauncher } = (await import(
     `${root}/src/adapters/launchers/handler/handler-launcher.ts`
   )) as {
-    HandlerLauncher: new (handlers: Record<string, () => unknown>) => {
+    HandlerLauncher: new (handlers: Record<string, typeof handler>) => {
       connect(sink: Record<string, unknown>): void;
       settled(): Promise<void>;
     } & Record<string, unknown>;
@@ -75,7 +102,7 @@ async function load(root: string): Promise<Checkout> {
     root,
     make() {
       const clock = new SystemClock();
-      const launcher = new HandlerLauncher({ noop: () => undefined });
+      const launcher = new HandlerLauncher({ noop: handler });
       const background = new BackgroundWork(silentLogger);
       let written = 0;
       const runWrites = {
@@ -131,7 +158,10 @@ async function load(root: string): Promise<Checkout> {
       const now = Date.now();
       const task = builders.buildTask({ target: { kind: "handler", name: "noop", input: null } });
       return Array.from({ length: count }, (_, n) => ({
-        run: builders.claimed(builders.buildRun({ id: `run-${n}`, scheduledFor: now }), now),
+        run: builders.claimed(
+          builders.buildRun({ id: `run-${n}`, scheduledFor: SPREAD ? now - n * 1037 : now }),
+          now,
+        ),
         task,
       }));
     },
@@ -211,6 +241,9 @@ for (let r = 0; r < ROUNDS; r++) {
     results.set(checkout.root, list);
   }
 }
+console.error(
+  `instants: ${SPREAD ? "spread" : "same"}; handler: ${HANDLER}${HANDLER === "noop" ? "" : ` (read ${readLength} characters)`}`,
+);
 console.error(
   `load average at the end: ${loadavg()
     .map((l) => l.toFixed(2))

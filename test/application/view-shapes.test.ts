@@ -11,6 +11,7 @@ import {
   formatDuration,
   formatInstant,
   receiverSecret,
+  runView,
   targetView,
   taskView,
 } from "../../src/application/shapes/view-mappers.js";
@@ -50,6 +51,110 @@ describe("formatInstant", () => {
     expect(formatInstant(Date.UTC(1900, 0, 1) as Instant)).toBe("1900-01-01T00:00:00Z");
     expect(formatInstant(Date.UTC(10_000, 0, 1) as Instant)).toBe("+010000-01-01T00:00:00Z");
     expect(formatInstant(0.5 as Instant)).toBe("1970-01-01T00:00:00Z");
+  });
+});
+
+describe("formatInstant's memo of recent instants (docs/benchmarks.md)", () => {
+  const iso = (at: number): string => {
+    const text = new Date(at).toISOString();
+    return text.endsWith(".000Z") ? `${text.slice(0, -5)}Z` : text;
+  };
+
+  it("never answers an instant with another that shares its slot, minute or day", () => {
+    const base = Date.UTC(2026, 11, 7, 10, 59, 58, 0);
+    const samples: number[] = [];
+    // The same slot (the table has 251), a second or a millisecond apart, across a minute, an hour, a
+    // day and a year boundary, alternating so that each remembered minute is left and come back to.
+    for (const start of [
+      base,
+      Date.UTC(2026, 11, 31, 23, 59, 59, 500),
+      Date.UTC(2028, 1, 28, 23, 59, 0),
+    ]) {
+      for (let i = 0; i < 40; i++) {
+        samples.push(
+          start + i * 251,
+          start + i * 251 * 60,
+          start + i * 1000,
+          start + i,
+          start - i * 86_400_000,
+        );
+        samples.push(start + (i % 2) * 60_000 + i, start + (i % 2) * 251);
+      }
+    }
+    for (const at of samples) expect(formatInstant(instant(at)), String(at)).toBe(iso(at));
+    // And again, from the memo this time, in the reverse order.
+    for (const at of samples.reverse())
+      expect(formatInstant(instant(at)), String(at)).toBe(iso(at));
+  });
+});
+
+describe("a run's view", () => {
+  it("keeps its JSON, keys and spread: every instant formatted, in the schema's order", () => {
+    const at = Date.UTC(2026, 11, 7, 10, 0, 0);
+    const run = buildRun({
+      scheduledFor: instant(at),
+      fireAt: instant(at + 1),
+      missedUntil: instant(at + 2),
+      notBefore: instant(at + 3_000),
+      claimExpiresAt: instant(at + 60_000),
+      queuedAt: instant(at - 1),
+      launchedAt: instant(at + 5),
+      deadlineAt: instant(at + 3_600_000),
+      finishedAt: instant(at + 86_400_000),
+      cancelRequestedAt: instant(at + 7),
+      moved: true,
+    });
+    const view = runView(run);
+    const expected = {
+      scheduled_for: "2026-12-07T10:00:00Z",
+      fire_at: "2026-12-07T10:00:00.001Z",
+      missed_until: "2026-12-07T10:00:00.002Z",
+      not_before: "2026-12-07T10:00:03Z",
+      claim_expires_at: "2026-12-07T10:01:00Z",
+      queued_at: "2026-12-07T09:59:59.999Z",
+      launched_at: "2026-12-07T10:00:00.005Z",
+      deadline_at: "2026-12-07T11:00:00Z",
+      finished_at: "2026-12-08T10:00:00Z",
+      cancel_requested_at: "2026-12-07T10:00:00.007Z",
+      moved_from: "2026-12-07T10:00:00Z",
+    };
+    expect(view).toMatchObject(expected);
+    expect(Object.keys(view)).toEqual([
+      "id",
+      "task_id",
+      "owner",
+      "trigger",
+      "scheduled_for",
+      "fire_at",
+      "status",
+      "reason",
+      "missed_count",
+      "missed_until",
+      "attempt",
+      "failures",
+      "not_before",
+      "thread_scope",
+      "thread_id",
+      "exclusive",
+      "claim_expires_at",
+      "target_run_id",
+      "idempotency_key",
+      "queued_at",
+      "launched_at",
+      "deadline_at",
+      "finished_at",
+      "lateness_ms",
+      "late",
+      "cancel_requested_at",
+      "error",
+      "result",
+      "moved_from",
+    ]);
+    expect(Object.getPrototypeOf(view)).toBe(Object.prototype);
+    expect(JSON.parse(JSON.stringify(view))).toEqual({ ...view });
+    expect({ ...view }).toStrictEqual(view);
+    // Shown again, the same text (from the memo).
+    expect(JSON.stringify(runView(run))).toBe(JSON.stringify(view));
   });
 });
 

@@ -64,8 +64,24 @@ function dateText(days: number): string {
 }
 
 /**
+ * The last instants formatted, by `at % FORMATTED_SLOTS` (a prime: whole seconds and minutes spread over
+ * every slot). A run's view shows the same instant several times (its nominal time, fire time and
+ * `not_before` of a first attempt), a burst's runs share their nominal time and a claim's runs their
+ * claim instants: a hit costs a comparison where a format made about 400 bytes of intermediate strings
+ * (docs/benchmarks.md, the worker's side of a launch). The strings are immutable, so sharing one is
+ * safe; the table holds at most 251 of them.
+ */
+const FORMATTED_SLOTS = 251;
+const formattedAt = new Array<number>(FORMATTED_SLOTS).fill(-1);
+const formattedText = new Array<string>(FORMATTED_SLOTS).fill("");
+/** The minute of the last instant formatted (minutes since the epoch), and its `YYYY-MM-DDThh:mm:`. */
+let lastMinute = -1;
+let lastMinuteText = "";
+
+/**
  * RFC 3339 UTC with `Z`, without a fraction for whole seconds. Integer arithmetic: `toISOString` took
- * half a microsecond, a dozen times per run shown (a year's ledger, every handler launch).
+ * half a microsecond, a dozen times per run shown (a year's ledger, every handler launch). Recent
+ * instants are answered from `formattedAt`/`formattedText`, the current minute's prefix reused.
  */
 export function formatInstant(at: Instant): string;
 export function formatInstant(at: Instant | null): string | null;
@@ -75,16 +91,26 @@ export function formatInstant(at: Instant | null): string | null {
     const iso = new Date(at).toISOString();
     return iso.endsWith(".000Z") ? `${iso.slice(0, -5)}Z` : iso;
   }
-  const days = Math.floor(at / MS_PER_DAY);
+  const slot = at % FORMATTED_SLOTS;
+  // A slot's text is set with its instant: the `?? ""` is never taken.
+  /* v8 ignore next */
+  if (formattedAt[slot] === at) return formattedText[slot] ?? "";
+  const minute = Math.floor(at / 60_000);
+  if (minute !== lastMinute) {
+    const days = Math.floor(at / MS_PER_DAY);
+    const minuteOfDay = minute - days * 1440;
+    /* v8 ignore next */
+    lastMinuteText = `${dateText(days)}T${TWO_DIGITS[Math.floor(minuteOfDay / 60)] ?? ""}:${TWO_DIGITS[minuteOfDay % 60] ?? ""}:`;
+    lastMinute = minute;
+  }
   const ms = at % 1000;
-  const seconds = (at - days * MS_PER_DAY - ms) / 1000;
-  /* v8 ignore start */
-  const hh = TWO_DIGITS[Math.floor(seconds / 3600)] ?? "";
-  const mm = TWO_DIGITS[Math.floor(seconds / 60) % 60] ?? "";
-  const ss = TWO_DIGITS[seconds % 60] ?? "";
-  /* v8 ignore stop */
-  const fraction = ms === 0 ? "" : `.${String(ms).padStart(3, "0")}`;
-  return `${dateText(days)}T${hh}:${mm}:${ss}${fraction}Z`;
+  /* v8 ignore next */
+  const ss = TWO_DIGITS[Math.floor(at / 1000) % 60] ?? "";
+  const text =
+    ms === 0 ? `${lastMinuteText}${ss}Z` : `${lastMinuteText}${ss}.${String(ms).padStart(3, "0")}Z`;
+  formattedAt[slot] = at;
+  formattedText[slot] = text;
+  return text;
 }
 
 /** ISO-8601 duration of whole seconds (`PT90S`), or milliseconds when not whole. */
