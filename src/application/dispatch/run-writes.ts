@@ -38,7 +38,7 @@ import type { Task } from "../../domain/task.js";
 import type { Instant } from "../../domain/time.js";
 import { NO_EVENTS } from "../events/internal-events.js";
 import type { EventSink } from "../events/internal-events.js";
-import { changeOneRun } from "../runs/reported-change.js";
+import { changeOneRun, reportRunChanged } from "../runs/reported-change.js";
 import type { PolicyInForce } from "./budget-holder.js";
 
 /** One write of a `recordRunWrites` batch: a launch answer (fenced), or a verdict. */
@@ -164,13 +164,8 @@ export class RunWrites {
     results.forEach((result, i) => {
       const from = found[i];
       const targetKind = kinds[i];
-      if (
-        result.kind === "changed" &&
-        from !== undefined &&
-        targetKind !== undefined &&
-        from !== result.change.run.status
-      ) {
-        this.#events.emit("run:changed", { run: result.change.run, from, targetKind });
+      if (result.kind === "changed" && from !== undefined && targetKind !== undefined) {
+        reportRunChanged(this.#events, result.change.run, from, targetKind);
       }
     });
     return results;

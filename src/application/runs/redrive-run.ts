@@ -12,6 +12,7 @@ import type { Instant } from "../../domain/time.js";
 import { scopeOf } from "../access/actor.js";
 import type { Actor } from "../access/actor.js";
 import type { EventSink } from "../events/internal-events.js";
+import { reportRunChanged } from "./reported-change.js";
 import { runView } from "../shapes/view-mappers.js";
 import type { RunView } from "../shapes/view-mappers.js";
 
@@ -65,11 +66,8 @@ export async function redriveRun(
       }
       throw error;
     });
-  deps.events.emit("run:changed", {
-    run: outcome.run,
-    from: outcome.from,
-    targetKind: outcome.task.target.kind,
-  });
+  // Redrive always moves an ended run to queued: a status change, reported.
+  reportRunChanged(deps.events, outcome.run, outcome.from, outcome.task.target.kind);
   for (const stopped of outcome.cancelTargets) deps.signals.cancelRequested(stopped, outcome.task);
   deps.signals.wake();
   return runView(outcome.run);

@@ -1,14 +1,26 @@
 /**
  * One run changed through the store, its status change reported as a `run:changed` event
  * (docs/architecture.md#events). Both services change runs this way, so every status change they record
- * is reported once, with the status the write found.
+ * is reported once, with the status the write found. `reportRunChanged` is the one place the event is
+ * emitted: the batched run writes and redrive report through it too.
  */
 import type { FencingToken, RunId } from "../../domain/ids.js";
 import type { RunRepository } from "../../domain/ports/run-repository.js";
 import type { Run, RunStatus } from "../../domain/run.js";
 import type { RunChange } from "../../domain/run-change.js";
+import type { TargetKind } from "../../domain/target.js";
 import type { Task } from "../../domain/task.js";
 import type { EventSink } from "../events/internal-events.js";
+
+/** Emits `run:changed` for a run a write found at `from`, when its status changed. */
+export function reportRunChanged(
+  events: EventSink,
+  run: Run,
+  from: RunStatus,
+  targetKind: TargetKind,
+): void {
+  if (from !== run.status) events.emit("run:changed", { run, from, targetKind });
+}
 
 /** A run change as written, with the task `decide` saw (for the target's cancel hook). */
 export interface ChangedRun {
@@ -31,13 +43,7 @@ export async function changeRunReported(
     return decide(run, task);
   });
   if (change === null || seen.from === undefined || seen.task === undefined) return null;
-  if (seen.from !== change.run.status) {
-    events.emit("run:changed", {
-      run: change.run,
-      from: seen.from,
-      targetKind: seen.task.target.kind,
-    });
-  }
+  reportRunChanged(events, change.run, seen.from, seen.task.target.kind);
   return { change, task: seen.task };
 }
 

@@ -349,3 +349,11 @@ export class MemoryTables {
     }
   }
 }
+
+/** A run's task. */
+export function taskOfRun(tables: MemoryTables, run: Run): Task {
+  const task = tables.task(run.taskId);
+  // A task row outlives its runs (purge deletes the runs first), so a run always finds its task.
+  if (task === undefined) throw new Error(`memory store: run ${run.id} has no task ${run.taskId}`);
+  return task;
+}

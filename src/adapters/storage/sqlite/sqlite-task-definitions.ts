@@ -14,6 +14,7 @@ import type { SqliteDatabase } from "./sqlite-database.js";
 import { taskDefinitionFromRow, taskWithState } from "./sqlite-rows.js";
 import type { TaskRow, TaskStateRow } from "./sqlite-rows.js";
 import { RowReader, TASK_READ_COLUMNS, TASK_SELECT } from "./sqlite-statements.js";
+import type { SqliteStatements } from "./sqlite-statements.js";
 
 /** A task's state row with its id, `version` and definition `stamp`: what a claim reads of a task. */
 interface StampedStateRow extends TaskStateRow {
@@ -105,4 +106,21 @@ export class SqliteTaskDefinitions {
     }
     return tasks;
   }
+}
+
+/** A run's task, read whole by id (its definition from `definitions`), kept in `cache` for the caller's batch. */
+export function taskOfRun(
+  statements: SqliteStatements,
+  definitions: SqliteTaskDefinitions,
+  id: string,
+  cache: Map<string, Task>,
+): Task {
+  const known = cache.get(id);
+  if (known !== undefined) return known;
+  const row = statements.taskById.get(id);
+  // The foreign key keeps a task row for every run (purge deletes a task's runs with it).
+  if (row === undefined) throw new Error(`sqlite store: no task ${id} for its run`);
+  const task = definitions.taskFromRow(row);
+  cache.set(id, task);
+  return task;
 }

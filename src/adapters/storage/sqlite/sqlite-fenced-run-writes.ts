@@ -1,0 +1,161 @@
+/**
+ * Fenced run writes on SQLite: `changeRun` and `changeRuns` each in one `BEGIN IMMEDIATE` transaction, the
+ * run read, its claim token checked, the change decided and written with its task's bookkeeping under the
+ * single write lock (docs/storage.md#the-run-model-on-sqlite).
+ */
+import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
+import type { FencingToken, RunId, TaskId } from "../../../domain/ids.js";
+import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports/run-repository.js";
+import type { Run } from "../../../domain/run.js";
+import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
+import type { Task } from "../../../domain/task.js";
+import type { Statement } from "better-sqlite3";
+import { applyRunChanges, batchRunIds, taskBookkeepingOf } from "../shared/run-change-batch.js";
+import type { TaskBookkeeping } from "../shared/run-change-batch.js";
+import { settle } from "./sqlite-database.js";
+import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
+import { runFromRow, runTaskContextFromRow, runToRow } from "./sqlite-rows.js";
+import type { RunRow } from "./sqlite-rows.js";
+import type { SqliteStatements } from "./sqlite-statements.js";
+import { taskOfRun } from "./sqlite-task-definitions.js";
+import type { SqliteTaskDefinitions } from "./sqlite-task-definitions.js";
+
+interface LaunchFields {
+  readonly id: string;
+  readonly at: number;
+  readonly run: string;
+  readonly add: number;
+  readonly error: string | null;
+}
+
+export class SqliteFencedRunWrites {
+  readonly #tx: SqliteTransactions;
+  readonly #shared: SqliteStatements;
+  readonly #definitions: SqliteTaskDefinitions;
+  readonly #recordLaunch: Statement<[{ id: string; at: number; run: string; add: number }]>;
+  readonly #recordError: Statement<[{ id: string; error: string | null }]>;
+  readonly #recordVerdict: Statement<[{ id: string; error: string | null; status: string }]>;
+  readonly #recordLaunchError: Statement<[LaunchFields]>;
+  readonly #recordLaunchVerdict: Statement<[LaunchFields & { status: string }]>;
+
+  constructor(options: {
+    db: SqliteDatabase;
+    tx: SqliteTransactions;
+    statements: SqliteStatements;
+    definitions: SqliteTaskDefinitions;
+  }) {
+    const db = options.db;
+    this.#tx = options.tx;
+    this.#shared = options.statements;
+    this.#definitions = options.definitions;
+    // Relative: a launch never writes back a run_count it read (docs/semantics.md#completion, disjoint writers).
+    this.#recordLaunch = db.prepare(
+      `UPDATE task_state SET last_run_at = @at, last_run_id = @run, run_count = run_count + @add
+       WHERE task_id = @id`,
+    );
+    // Two statements: a verdict without a status must not touch task_state_due_idx (its predicate
+    // names status).
+    this.#recordError = db.prepare("UPDATE task_state SET last_error = @error WHERE task_id = @id");
+    this.#recordVerdict = db.prepare(
+      "UPDATE task_state SET last_error = @error, status = @status WHERE task_id = @id",
+    );
+    const launch = "last_run_at = @at, last_run_id = @run, run_count = run_count + @add";
+    this.#recordLaunchError = db.prepare(
+      `UPDATE task_state SET ${launch}, last_error = @error WHERE task_id = @id`,
+    );
+    this.#recordLaunchVerdict = db.prepare(
+      `UPDATE task_state SET ${launch}, last_error = @error, status = @status WHERE task_id = @id`,
+    );
+  }
+
+  changeRun(
+    id: RunId,
+    guard: { readonly token?: FencingToken },
+    decide: (run: Run, task: Task) => RunChange | null,
+  ): Promise<RunChange | null> {
+    return settle(() =>
+      this.#tx.write(() => {
+        const row = this.#shared.runById.get(id);
+        if (row === undefined) throw new NotFoundError("run", id);
+        const run = runFromRow(row);
+        if (guard.token !== undefined && run.claimToken !== guard.token) {
+          throw new LeaseLostError(`the claim on run ${id} was superseded or released`);
+        }
+        const task = this.#taskOf(run.taskId, new Map());
+        const change = decide(run, task);
+        if (change === null) return null;
+        const next: Run = { ...change.run, id };
+        this.#shared.writeRun(runToRow(next), row);
+        this.#recordOnTask(taskBookkeepingOf(task.id, change));
+        return { ...change, run: next };
+      }),
+    );
+  }
+
+  changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
+    if (requests.length === 0) return Promise.resolve([]);
+    return settle(() =>
+      this.#tx.write(() => {
+        const ids = JSON.stringify(batchRunIds(requests));
+        const rows = new Map<string, RunRow>();
+        const runs = new Map<RunId, Run>();
+        for (const row of this.#shared.runsByIds.all(ids)) {
+          const run = runFromRow(row);
+          rows.set(run.id, row);
+          runs.set(run.id, run);
+        }
+        const taskIds = JSON.stringify([...new Set([...runs.values()].map((r) => r.taskId))]);
+        const tasks = new Map<TaskId, RunTaskContext>();
+        for (const row of this.#shared.taskContextsByIds.all(taskIds)) {
+          tasks.set(row.id as TaskId, runTaskContextFromRow(row));
+        }
+        const applied = applyRunChanges(requests, runs, tasks);
+        for (const { after } of applied.runs) {
+          this.#shared.writeRun(runToRow(after), rows.get(after.id));
+        }
+        for (const entry of applied.tasks) this.#recordOnTask(entry);
+        return applied.results;
+      }),
+    );
+  }
+
+  /** Launch bookkeeping and verdict fields only; `run_count` moves relatively. */
+  #recordOnTask(entry: TaskBookkeeping): void {
+    const verdict = entry.verdict;
+    if (entry.launch !== null && verdict !== null) {
+      // A launch and its verdict in one batch (an in-process handler's usual case): one statement.
+      const fields = {
+        id: entry.taskId,
+        at: entry.launch.lastRunAt,
+        run: entry.launch.lastRunId,
+        add: entry.launches,
+        error: verdict.lastError,
+      };
+      if (verdict.status != null)
+        this.#recordLaunchVerdict.run({ ...fields, status: verdict.status });
+      else this.#recordLaunchError.run(fields);
+      return;
+    }
+    if (entry.launch !== null) {
+      this.#recordLaunch.run({
+        id: entry.taskId,
+        at: entry.launch.lastRunAt,
+        run: entry.launch.lastRunId,
+        add: entry.launches,
+      });
+    }
+    if (verdict?.status != null) {
+      this.#recordVerdict.run({
+        id: entry.taskId,
+        error: verdict.lastError,
+        status: verdict.status,
+      });
+    } else if (verdict !== null) {
+      this.#recordError.run({ id: entry.taskId, error: verdict.lastError });
+    }
+  }
+
+  #taskOf(id: string, cache: Map<string, Task>): Task {
+    return taskOfRun(this.#shared, this.#definitions, id, cache);
+  }
+}
