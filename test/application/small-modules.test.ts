@@ -6,7 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { BudgetHolder } from "../../src/application/dispatch/budget-holder.js";
 import { silentLogger } from "../../src/application/events/logger.js";
-import { NO_TRACING } from "../../src/application/events/tracing.js";
+import { NO_SPAN, NO_TRACING, startSpanLazily } from "../../src/application/events/tracing.js";
+import type { TraceSpan, Tracer } from "../../src/application/events/tracing.js";
 import {
   closestKey,
   refuseUnknownOptions,
@@ -109,5 +110,28 @@ describe("the silent stand-ins", () => {
     }).not.toThrow();
     expect(span.headers).toEqual({});
     expect(NO_TRACING.startSpan("other", {}, { parent: span })).toBe(span);
+  });
+
+  it("makes a span's attributes only when its tracer records, and always when it cannot say", () => {
+    const started: string[] = [];
+    const recorded: TraceSpan = { ...NO_SPAN, headers: { traceparent: "00-x" } };
+    const tracer = (recording?: boolean): Tracer => ({
+      ...(recording === undefined ? {} : { recording: () => recording }),
+      startSpan: (name, attributes) => {
+        started.push(`${name} ${JSON.stringify(attributes)}`);
+        return recorded;
+      },
+    });
+    let made = 0;
+    const attributes = () => {
+      made++;
+      return { runs: 3 };
+    };
+    expect(startSpanLazily(tracer(false), "punctual.claim", attributes)).toBe(NO_SPAN);
+    expect(made).toBe(0);
+    expect(startSpanLazily(tracer(true), "punctual.claim", attributes)).toBe(recorded);
+    expect(startSpanLazily(tracer(), "punctual.admission", attributes)).toBe(recorded);
+    expect(made).toBe(2);
+    expect(started).toEqual(['punctual.claim {"runs":3}', 'punctual.admission {"runs":3}']);
   });
 });

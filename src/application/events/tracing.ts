@@ -59,10 +59,7 @@ export function startSpanLazily(
   tracer: Tracer,
   name: string,
   attributes: () => TraceAttributes,
-  relation?: () => { readonly parent?: TraceSpan; readonly links?: readonly TraceSpan[] },
 ): TraceSpan {
   if (tracer.recording?.() === false) return NO_SPAN;
-  return relation === undefined
-    ? tracer.startSpan(name, attributes())
-    : tracer.startSpan(name, attributes(), relation());
+  return tracer.startSpan(name, attributes());
 }
