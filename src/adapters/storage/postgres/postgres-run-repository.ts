@@ -341,10 +341,12 @@ function buildStatements(ctx: PostgresContext) {
   // The launching and running runs, found through the budget's slots (at most one run per slot, a
   // few hundred rows): each slot's run by primary key. A run is launching or running only while it
   // holds a slot (bound in the claim's statement, freed by the slot trigger), so no index of `runs`
-  // needs to know which runs are active (migration 21, docs/storage.md#write-ahead-log-per-fire).
+  // needs to know which runs are active (migration 21, docs/storage.md#write-ahead-log-per-fire). One
+  // array of the slots' run ids, not a lookup per slot: a plan made while `runs` looked empty (a fresh
+  // database, whose migration analysed it) scans `runs` once per call, not once per slot.
   const active =
-    `${ctx.schema.quoted}.claim_slots AS s CROSS JOIN LATERAL (SELECT * FROM ${runs} AS p` +
-    ` WHERE p.id = s.run_id OFFSET 0) AS r`;
+    `(SELECT * FROM ${runs} AS p WHERE p.id = ANY (ARRAY(SELECT s.run_id` +
+    ` FROM ${ctx.schema.quoted}.claim_slots AS s WHERE s.run_id IS NOT NULL))) AS r`;
   const at = (param: string) => msToTimestamp(`${param}::int8`);
   // The queued runs (migration 24): a narrow table the claim deletes from, so no index of `runs`
   // depends on the status.
