@@ -17,6 +17,7 @@ import {
   recordLaunch,
 } from "../../../contract/store-steps.js";
 import { tempFiles } from "./sqlite-temp.js";
+import { runLedger } from "./run-ledger-snapshot.js";
 
 const files = tempFiles("sqlite-migration-0020");
 afterAll(() => {
@@ -43,10 +44,7 @@ describe("SQLite migration 20 (a task's definition row stamped on every write)",
     db.exec(`DROP TRIGGER tasks_stamped;
       ALTER TABLE tasks DROP COLUMN stamp;
       DELETE FROM schema_migrations WHERE version = 20;`);
-    const runsBefore = db.prepare("SELECT * FROM runs ORDER BY id").all();
-    const placesBefore = ["run_ready", "run_active", "run_holds"].map((table) =>
-      db.prepare(`SELECT * FROM ${table} ORDER BY run_id`).all(),
-    );
+    const { runs: runsBefore, places: placesBefore } = runLedger(db);
     expect(
       db.prepare("SELECT status, count(*) AS n FROM runs GROUP BY status ORDER BY status").all(),
     ).toEqual([
@@ -60,12 +58,7 @@ describe("SQLite migration 20 (a task's definition row stamped on every write)",
     const after = await openSqliteStore({ path, newId: createIdGenerator() });
     const reopened = openSqliteDatabase(path);
     try {
-      expect(reopened.prepare("SELECT * FROM runs ORDER BY id").all()).toEqual(runsBefore);
-      expect(
-        ["run_ready", "run_active", "run_holds"].map((table) =>
-          reopened.prepare(`SELECT * FROM ${table} ORDER BY run_id`).all(),
-        ),
-      ).toEqual(placesBefore);
+      expect(runLedger(reopened)).toEqual({ runs: runsBefore, places: placesBefore });
       expect(reopened.prepare("SELECT DISTINCT stamp FROM tasks").all()).toEqual([{ stamp: 0 }]);
       // Any write of a definition row moves its stamp, once per statement.
       const [task] = (await after.tasks.listTasks(ALL, { limit: 1 })).items;

@@ -18,6 +18,7 @@ import {
   recordLaunch,
 } from "../../../contract/store-steps.js";
 import { tempFiles } from "./sqlite-temp.js";
+import { runLedger } from "./run-ledger-snapshot.js";
 
 const files = tempFiles("sqlite-migration-0021");
 afterAll(() => {
@@ -50,10 +51,7 @@ describe("SQLite migration 21 (a task's history and its occurrence keys in one i
         WHERE "trigger" = 'backfill';
       CREATE INDEX runs_history_idx ON runs (task_id, scheduled_for DESC, id DESC);
       DELETE FROM schema_migrations WHERE version = 21;`);
-    const runsBefore = db.prepare("SELECT * FROM runs ORDER BY id").all();
-    const placesBefore = ["run_ready", "run_active", "run_holds"].map((table) =>
-      db.prepare(`SELECT * FROM ${table} ORDER BY run_id`).all(),
-    );
+    const { runs: runsBefore, places: placesBefore } = runLedger(db);
     expect(
       db.prepare("SELECT status, count(*) AS n FROM runs GROUP BY status ORDER BY status").all(),
     ).toEqual([
@@ -67,12 +65,7 @@ describe("SQLite migration 21 (a task's history and its occurrence keys in one i
     const after = await openSqliteStore({ path, newId: createIdGenerator() });
     const reopened = openSqliteDatabase(path);
     try {
-      expect(reopened.prepare("SELECT * FROM runs ORDER BY id").all()).toEqual(runsBefore);
-      expect(
-        ["run_ready", "run_active", "run_holds"].map((table) =>
-          reopened.prepare(`SELECT * FROM ${table} ORDER BY run_id`).all(),
-        ),
-      ).toEqual(placesBefore);
+      expect(runLedger(reopened)).toEqual({ runs: runsBefore, places: placesBefore });
       expect(reopened.prepare(RUN_INDEXES).all()).toEqual(
         [
           "runs_manual_key_uq",

@@ -17,6 +17,7 @@ import {
   recordLaunch,
 } from "../../../contract/store-steps.js";
 import { tempFiles } from "./sqlite-temp.js";
+import { runLedger } from "./run-ledger-snapshot.js";
 
 const files = tempFiles("sqlite-migration-0022");
 afterAll(() => {
@@ -44,10 +45,7 @@ describe("SQLite migration 22 (the owner listing index ascending, appended to)",
     db.exec(`DROP INDEX runs_owner_listing_idx;
       CREATE INDEX runs_owner_listing_idx ON runs (owner, target_kind, scheduled_for DESC, id DESC);
       DELETE FROM schema_migrations WHERE version = 22;`);
-    const runsBefore = db.prepare("SELECT * FROM runs ORDER BY id").all();
-    const placesBefore = ["run_ready", "run_active", "run_holds"].map((table) =>
-      db.prepare(`SELECT * FROM ${table} ORDER BY run_id`).all(),
-    );
+    const { runs: runsBefore, places: placesBefore } = runLedger(db);
     expect(
       db.prepare("SELECT status, count(*) AS n FROM runs GROUP BY status ORDER BY status").all(),
     ).toEqual([
@@ -61,12 +59,7 @@ describe("SQLite migration 22 (the owner listing index ascending, appended to)",
     const after = await openSqliteStore({ path, newId: createIdGenerator() });
     const reopened = openSqliteDatabase(path);
     try {
-      expect(reopened.prepare("SELECT * FROM runs ORDER BY id").all()).toEqual(runsBefore);
-      expect(
-        ["run_ready", "run_active", "run_holds"].map((table) =>
-          reopened.prepare(`SELECT * FROM ${table} ORDER BY run_id`).all(),
-        ),
-      ).toEqual(placesBefore);
+      expect(runLedger(reopened)).toEqual({ runs: runsBefore, places: placesBefore });
       expect(reopened.prepare(LISTING).get()).toEqual({
         sql: "CREATE INDEX runs_owner_listing_idx ON runs (owner, target_kind, scheduled_for, id)",
       });

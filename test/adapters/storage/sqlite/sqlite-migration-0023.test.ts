@@ -17,6 +17,7 @@ import {
   recordLaunch,
 } from "../../../contract/store-steps.js";
 import { tempFiles } from "./sqlite-temp.js";
+import { runLedger } from "./run-ledger-snapshot.js";
 
 const files = tempFiles("sqlite-migration-0023");
 afterAll(() => {
@@ -59,10 +60,7 @@ describe("SQLite migration 23 (a task with no next run out of the due index)", (
         )
         .get(),
     ).toEqual({ n: 3 });
-    const runsBefore = db.prepare("SELECT * FROM runs ORDER BY id").all();
-    const placesBefore = ["run_ready", "run_active", "run_holds"].map((table) =>
-      db.prepare(`SELECT * FROM ${table} ORDER BY run_id`).all(),
-    );
+    const { runs: runsBefore, places: placesBefore } = runLedger(db);
     expect(
       db.prepare("SELECT status, count(*) AS n FROM runs GROUP BY status ORDER BY status").all(),
     ).toEqual([
@@ -76,12 +74,7 @@ describe("SQLite migration 23 (a task with no next run out of the due index)", (
     const after = await openSqliteStore({ path, newId: createIdGenerator() });
     const reopened = openSqliteDatabase(path);
     try {
-      expect(reopened.prepare("SELECT * FROM runs ORDER BY id").all()).toEqual(runsBefore);
-      expect(
-        ["run_ready", "run_active", "run_holds"].map((table) =>
-          reopened.prepare(`SELECT * FROM ${table} ORDER BY run_id`).all(),
-        ),
-      ).toEqual(placesBefore);
+      expect(runLedger(reopened)).toEqual({ runs: runsBefore, places: placesBefore });
       expect(reopened.prepare("SELECT * FROM task_state ORDER BY task_id").all()).toEqual(
         statesBefore,
       );
