@@ -37,6 +37,7 @@ import type { TargetKind } from "../../../domain/target.js";
 import { TASK_DEFINITION_COLUMNS, TASK_STATE_COLUMNS } from "./sqlite-rows.js";
 import { taskFromRow, taskToRow } from "./sqlite-rows.js";
 import type { TaskRow } from "./sqlite-rows.js";
+import { taskReadRowOf } from "./sqlite-row-shapes.js";
 import { RowReader, TASK_FROM, TASK_READ_COLUMNS, TASK_SELECT } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
 import type { SqliteTaskDefinitions } from "./sqlite-task-definitions.js";
@@ -134,6 +135,7 @@ export class SqliteTaskRepository implements TaskRepository {
          AND deleted_at IS NULL
        ORDER BY next_run_at, task_id LIMIT ?`,
       TASK_READ_COLUMNS,
+      taskReadRowOf,
     );
     this.#writeAdmission = db.prepare<[ScheduleFieldsRow]>(
       `UPDATE task_state SET status = @status, next_run_at = @next_run_at,
