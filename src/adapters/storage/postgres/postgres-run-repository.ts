@@ -4,7 +4,7 @@
  * sweeps' queries and retention (postgres-run-sweeps.ts). A change that frees a launch slot or requeues
  * a run notifies the wake channel at commit.
  */
-import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
+import { NotFoundError } from "../../../domain/errors.js";
 import type { FencingToken, OwnerId, RunId, TaskId } from "../../../domain/ids.js";
 import { taskId } from "../../../domain/ids.js";
 import type {
@@ -23,7 +23,7 @@ import type { Run, RunTrigger } from "../../../domain/run.js";
 import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
-import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
+import { applyRunChanges, batchRunIds, decideRunChange } from "../shared/run-change-batch.js";
 import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { PostgresClaim } from "./postgres-claim.js";
 import { PostgresFencedRunWrites } from "./postgres-fenced-run-writes.js";
@@ -155,15 +155,10 @@ export class PostgresRunRepository implements RunRepository {
       if (taskRow.rows[0] === undefined) throw new NotFoundError("run", id);
       const task = taskFromRow(taskRow.rows[0], this.#ctx.secrets);
       const runRow = await client.query(this.#sql.lockRun, [id]);
-      if (runRow.rows[0] === undefined) throw new NotFoundError("run", id);
-      const run = runFromRow(runRow.rows[0]);
-      if (guard.token !== undefined && run.claimToken !== guard.token) {
-        throw new LeaseLostError(
-          `the claim on run ${id} was superseded: its fencing token changed`,
-        );
-      }
-      const change = decide(run, task);
-      if (change === null) return null;
+      const read = runRow.rows[0] === undefined ? undefined : runFromRow(runRow.rows[0]);
+      const decided = decideRunChange(id, read, guard.token, () => task, decide);
+      if (decided === null) return null;
+      const { before: run, change } = decided;
       await this.#ctx.runSql.rewrite(client, [change.run]);
       await this.#recordOnTask(client, task, change);
       const freed = holdsSlot(run.status) && !holdsSlot(change.run.status);
