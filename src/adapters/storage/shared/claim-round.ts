@@ -8,7 +8,7 @@
  * through `claimChosen`. A run a slot key refuses is skipped, not an error. The store supplies only its
  * statements (`ClaimRoundReader`, `ClaimRoundStore`) and runs this inside its own transaction.
  *
- * The only place a store mints a claim's fencing token.
+ * The only place a store mints a claim's fencing token (test/architecture/storage-roles.test.ts).
  */
 import { randomUUID } from "node:crypto";
 import type { ClaimCandidate } from "../../../domain/claim.js";
