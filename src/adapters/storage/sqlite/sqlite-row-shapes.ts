@@ -3,7 +3,7 @@
  * one object literal per row type. A literal builds every row of a type with one hidden class in one
  * allocation; the loop over a column list it replaces stored each key through a generic keyed store
  * and cost 1.2 to 4 us a 31-column run row against 0.1 to 0.2 us (measured alone, 200-row batches),
- * and a fire reads about three such rows (docs/storage.md#one-fire-on-sqlite-its-statements-and-its-wal).
+ * and a fire reads about three such rows (docs/storage.md#sqlite, "Batches and statements").
  * `RowReader` checks at prepare time that a shaper puts value i under its statement's column i, so a
  * shaper and its column list cannot drift apart unnoticed.
  */

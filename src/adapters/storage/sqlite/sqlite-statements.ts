@@ -58,7 +58,7 @@ const QUEUED_GUARD = 2 ** 31;
  * row objects by `shape`, an object literal of the row's type (sqlite-row-shapes.ts). better-sqlite3
  * builds each row object key by key; a literal builds rows of one shape in one allocation (reading 500
  * task rows took about half as long in raw mode with a loop over the columns, and the literal is faster
- * again: docs/storage.md#one-fire-on-sqlite-its-statements-and-its-wal). The constructor checks that the
+ * again: docs/storage.md#sqlite, "Batches and statements"). The constructor checks that the
  * statement's columns are `columns` and that `shape` puts value i under column i. The hot reads
  * (admission, claims, batched run changes) go through this.
  */

@@ -58,7 +58,7 @@ describe("the SQLite row shapes", () => {
     db.close();
   });
 
-  it("a run row read through the store's reader equals the row read by name", () => {
+  it("a run row shaped by its literal equals the row built by name", () => {
     const names: readonly (keyof RunRow)[] = RUN_COLUMNS;
     const values = names.map((name, i) => `${name}:${String(i)}`);
     expect(runRowOf(values)).toEqual(Object.fromEntries(names.map((n, i) => [n, values[i]])));
