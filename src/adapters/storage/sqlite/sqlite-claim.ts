@@ -13,7 +13,8 @@ import type { Task } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
-import { claimBudget, claimChosen } from "../shared/claim-round.js";
+import { claimBudget, claimChosen, decideClaims } from "../shared/claim-round.js";
+import type { ClaimRoundReader } from "../shared/claim-round.js";
 import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
 import { settle } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
@@ -84,6 +85,8 @@ export class SqliteClaim {
   readonly #candidates: RowReader<[{ owner: string; window: number; now: number }], CandidateRow>;
   readonly #queuedOwners: Statement<[], string>;
   readonly #ownerSlots: Statement<[], { owner: string; held: number }>;
+  readonly #queueLook: Statement<[{ now: number; look: number }], FusedQueueRow>;
+  readonly #fusedFlags: Statement<[FusedFlagsArgs], FusedFlagsRow>;
 
   constructor(options: {
     db: SqliteDatabase;
@@ -148,6 +151,106 @@ export class SqliteClaim {
       .pluck(true);
     this.#ownerSlots = db.prepare<[], { owner: string; held: number }>(
       `SELECT owner, count(*) AS held FROM run_active GROUP BY owner`,
+    );
+    // The fused claim's look at the queue: how many queued runs (up to `look`), and whether one of them
+    // is ready to claim (docs/storage.md#fused-admit-and-claim-on-sqlite). Empty in a burst within the budget.
+    this.#queueLook = db.prepare<[{ now: number; look: number }], FusedQueueRow>(
+      `SELECT count(*) AS queued, coalesce(min(not_before) <= @now, 0) AS ready
+         FROM (SELECT not_before FROM run_ready LIMIT @look)`,
+    );
+    // A new run's place, as the claim's read tells it of a queued run: whether its thread (and,
+    // exclusive, its task) holds a slot or a not-told cancelled run's hold, and whether a queued run,
+    // ready or not, precedes it in its FIFO: its task's (run_ready_task_idx), its shared thread's
+    // (run_ready_thread_idx), or for a thread named like a run, that run queued (the ledger's key).
+    this.#fusedFlags = db.prepare<[FusedFlagsArgs], FusedFlagsRow>(
+      `SELECT
+         (EXISTS (SELECT 1 FROM run_active a
+                   WHERE a.thread_scope = @thread_scope AND a.thread_id = @thread_id)
+          OR EXISTS (SELECT 1 FROM run_holds h WHERE h.thread_scope = @thread_scope
+                   AND h.thread_id = @thread_id AND h.deadline_at > @now)) AS thread_busy,
+         (@exclusive = 1 AND (EXISTS (SELECT 1 FROM run_active a
+                   WHERE a.task_id = @task_id AND a."exclusive" = 1)
+          OR EXISTS (SELECT 1 FROM run_holds h WHERE h.task_id = @task_id
+                   AND h.task_id IS NOT NULL AND h.deadline_at > @now))) AS task_busy,
+         (EXISTS (SELECT 1 FROM run_ready q WHERE q.task_id = @task_id)
+          OR EXISTS (SELECT 1 FROM run_ready b WHERE b.thread_scope = @thread_scope
+                   AND b.thread_id = @thread_id AND b.thread_id <> b.run_id)
+          OR (@thread_id <> @id AND EXISTS (SELECT 1 FROM runs p WHERE p.id = @thread_id
+                   AND p.status = 'queued' AND p.thread_id = p.id
+                   AND p.thread_scope = @thread_scope))) AS queued_behind`,
+    );
+  }
+
+  /**
+   * The claim fused into an admission (docs/storage.md#fused-admit-and-claim-on-sqlite), inside the
+   * admitting write transaction, before its runs are inserted: of `entries` (the batch's new queued runs
+   * with their tasks as admission leaves them), the ones this replica may launch at once, chosen by
+   * `select` as a claim chooses and claimed by the shared round with freshly minted tokens; the caller
+   * inserts them launching. The rule is PostgreSQL's: only while no queued run is ready to claim (the
+   * claim would then choose among exactly these runs), and a run only while no queued run of its task or
+   * shared thread precedes it and its thread and exclusive task hold no slot; never more than the
+   * budget's room (counted under the write lock, which no other claimer can take until this commits) nor
+   * an owner's share. Empty when nothing is fused.
+   */
+  fuse(
+    request: ClaimRequest,
+    select: (input: Omit<ClaimSelectionInput, "now" | "handlerNames">) => readonly ClaimCandidate[],
+    claim: (run: Run, task: Task, token: FencingToken) => Run,
+    entries: readonly ClaimedRun[],
+  ): ClaimedRun[] {
+    if (entries.length === 0) return [];
+    const room = claimBudget(request, this.#slotsHeld.get() ?? 0);
+    if (room === 0) return [];
+    const queue = this.#queueLook.get({ now: request.now, look: FUSED_QUEUE_LOOK + 1 });
+    if (queue === undefined || queue.ready === 1 || queue.queued > FUSED_QUEUE_LOOK) return [];
+    const busyThreads = new Set<string>();
+    const busyTasks = new Set<TaskId>();
+    const candidates = entries.map(({ run, task }): ClaimCandidate => {
+      const flags = this.#fusedFlags.get({
+        id: run.id,
+        task_id: run.taskId,
+        thread_scope: run.threadScope,
+        thread_id: run.threadId,
+        exclusive: run.exclusive ? 1 : 0,
+        now: request.now,
+      });
+      if (flags?.thread_busy === 1) busyThreads.add(threadKey(run.threadScope, run.threadId));
+      if (flags?.task_busy === 1) busyTasks.add(run.taskId);
+      return {
+        id: run.id,
+        taskId: run.taskId,
+        owner: run.owner,
+        threadScope: run.threadScope,
+        threadId: run.threadId,
+        exclusive: run.exclusive,
+        notBefore: run.notBefore,
+        queuedAt: run.queuedAt,
+        handlerName: task.target.kind === "handler" ? task.target.name : null,
+        ...(flags?.queued_behind === 1 ? { queuedBehind: true } : {}),
+      };
+    });
+    const ownerActive = new Map<string, number>();
+    // Counted only when some owner may be capped (the library's default caps nobody).
+    if (request.share !== undefined) {
+      for (const row of this.#ownerSlots.all()) ownerActive.set(row.owner, row.held);
+    }
+    const share = request.share;
+    const counted = new Map(ownerActive);
+    const offered = new Set<string>(candidates.map((candidate) => candidate.id));
+    const chosen = select({ candidates, busyThreads, busyTasks, budget: room, ownerActive })
+      // Only offered runs, each once, within the owners' shares: the store's to keep.
+      .filter((candidate) => offered.delete(candidate.id))
+      .filter((candidate) => {
+        if (share === undefined) return true;
+        const held = counted.get(candidate.owner) ?? 0;
+        if (held >= ownerMaxActiveRuns(share, candidate.owner)) return false;
+        counted.set(candidate.owner, held + 1);
+        return true;
+      });
+    const byId = new Map(entries.map((entry) => [entry.run.id as string, entry] as const));
+    // The shared round's decision over the batch's new queued runs, never more than the room.
+    return decideClaims(chosen, room, claim, newRunsReader(byId)).map(
+      (decision) => decision.claimed,
     );
   }
 
@@ -260,6 +363,41 @@ export class SqliteClaim {
   #taskOf(id: string, cache: Map<string, Task>): Task {
     return taskOfRun(this.#shared, this.#definitions, id, cache);
   }
+}
+
+/**
+ * Queued runs the fused claim looks at, at most, to make sure none is ready to claim: with more in
+ * `run_ready`, nothing is fused (the claim serves the queue). PostgreSQL's bound too.
+ */
+const FUSED_QUEUE_LOOK = 1000;
+
+interface FusedQueueRow {
+  readonly queued: number;
+  readonly ready: number;
+}
+
+interface FusedFlagsArgs {
+  readonly id: string;
+  readonly task_id: string;
+  readonly thread_scope: string;
+  readonly thread_id: string;
+  readonly exclusive: number;
+  readonly now: number;
+}
+
+interface FusedFlagsRow {
+  readonly thread_busy: number;
+  readonly task_busy: number;
+  readonly queued_behind: number;
+}
+
+/** The round's reader over a batch's new runs, not yet written: each is queued, with its task. */
+function newRunsReader(byId: ReadonlyMap<string, ClaimedRun>): ClaimRoundReader<ClaimedRun> {
+  return {
+    rowOf: (candidate) => byId.get(candidate.id),
+    statusOf: (found) => found.run.status,
+    claimable: (found) => found,
+  };
 }
 
 /** How many of `items` fall under each key. */

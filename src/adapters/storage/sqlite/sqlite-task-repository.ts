@@ -12,6 +12,8 @@ import { decideMutation } from "../shared/task-mutation.js";
 import type { OwnerId, TaskId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
+  AdmissionClaim,
+  AdmissionRate,
   AdmissionReport,
   LockedTask,
   MutateTaskOptions,
@@ -274,8 +276,11 @@ export class SqliteTaskRepository implements TaskRepository {
     now: Instant,
     limit: number,
     decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
+    _rate?: AdmissionRate,
+    claim?: AdmissionClaim,
   ): Promise<AdmissionReport> {
-    return this.#admission.admitDueTasks(now, limit, decide);
+    // The admission rate is counted by the caller on this replica (one process holds the file).
+    return this.#admission.admitDueTasks(now, limit, decide, claim);
   }
 
   nextDueAt(): Promise<Instant | null> {
