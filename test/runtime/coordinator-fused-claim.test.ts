@@ -2,8 +2,9 @@
  * Runs claimed in the admitting transaction (docs/storage.md#fused-admit-and-claim) are launched like a
  * claim's: the admission is given a claim within this replica's room, its claimed runs are announced
  * (`run:claimed`) and launched, and claims answered after the heartbeat cover ran out are handed back.
- * The memory store here fuses by claiming right after its admission (the real fusion is PostgreSQL's,
- * test/race/postgres-fused-claim.test.ts); what is tested is the coordinator's side.
+ * The memory store here fuses by claiming right after its admission (the real fusion is the SQL stores':
+ * test/race/postgres-fused-claim.test.ts, test/adapters/storage/sqlite/sqlite-fused-claim.test.ts); what
+ * is tested is the coordinator's side.
  */
 import { describe, expect, it } from "vitest";
 import { createMemoryStore } from "../../src/adapters/storage/memory/memory-store.js";
