@@ -45,6 +45,7 @@ import {
   columnArrays,
   msToTimestamp,
   prepared,
+  textArray,
   unnestSource,
   unnestValue,
 } from "./postgres-sql.js";
@@ -231,7 +232,7 @@ export class PostgresFencedRunWrites {
     const tasks = new Map<TaskId, RunTaskContext>();
     const fence = new Map<RunId, ReadFence>();
     if (toRead.length > 0) {
-      const read = await this.#ctx.pool.query(this.#read, [toRead]);
+      const read = await this.#ctx.pool.query(this.#read, [textArray(toRead)]);
       for (const value of read.rows) {
         const row = record(value);
         const run = runFromRow(row);
