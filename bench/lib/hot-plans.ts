@@ -53,7 +53,8 @@ const HOT: readonly (readonly [string, (text: string) => boolean])[] = [
   ["sweep: lost handler runs", (t) => t.includes("heartbeat_at <")],
 ];
 
-function labelOf(text: string): string | null {
+/** The label of a hot statement (its line in docs/storage-plans.md), or null for any other statement. */
+export function labelOf(text: string): string | null {
   for (const [label, matches] of HOT) if (matches(text)) return label;
   return null;
 }

@@ -107,8 +107,8 @@ export class PostgresClaim {
     this.#slots = `${ctx.schema.quoted}.claim_slots`;
     this.#ready = `${ctx.schema.quoted}.run_ready`;
     this.#holds = `${ctx.schema.quoted}.run_holds`;
-    // By id only, each by primary key (see lockedClaimedRunSelect): with `status = 'queued'` here the
-    // planner walked the whole queue index. The status is checked once the rows are locked.
+    // By id only (see lockedClaimSelect): with `status = 'queued'` here the planner walked the whole
+    // queue index. The status is checked once the rows are locked.
     this.#lockChosen = prepared(lockedClaimSelect(ctx, "$1::text[]"));
     this.#lockSlots = prepared(
       `SELECT slot FROM ${this.#slots} WHERE run_id IS NULL AND slot <= $1::int4` +
