@@ -2,14 +2,15 @@
  * Claiming queued runs on PostgreSQL (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch;
  * the design is docs/storage.md#the-claim-path-on-postgresql). No lock serialises the replicas: a claim
  * reads the head of the queue from `run_ready` (queued runs only) and locks its runs (`SKIP LOCKED`), with
- * the busy flags of its threads and tasks (`claim_slots`, one row per slot of the global budget, and
- * `run_holds`) and the free budget, in one statement, so a concurrent claim reads past the runs this one
- * holds; `select` chooses; the claim then takes that many free slots with `FOR UPDATE SKIP LOCKED`,
- * fetches the chosen runs with their tasks, and writes the runs' state and the slots' bindings in one
- * statement (whose trigger takes the runs out of `run_ready`). The busy flags are plain reads, so a run
- * another replica holds still heads its thread; the slots' unique keys refuse a second active run in a
- * thread or exclusive task if two claimers ever chose one, and the database refuses an active run without
- * a slot (migration 24).
+ * the busy flags of its threads and tasks (`claim_slots`, one lease row per taken slot of the global
+ * budget since migration 31, and `run_holds`) and the free budget, in one statement, so a concurrent claim
+ * reads past the runs this one holds; `select` chooses; the claim then takes that many free slot numbers
+ * (each under an advisory lock tried, never waited for), fetches the chosen runs with their tasks, and
+ * inserts the leases and writes the runs' state in one statement (whose trigger takes the runs out of
+ * `run_ready`): a lease a key refuses (`ON CONFLICT DO NOTHING`) leaves its run queued. The busy flags are
+ * plain reads, so a run another replica holds still heads its thread; the leases' unique keys refuse a
+ * second active run in a thread or exclusive task if two claimers ever chose one, and the database
+ * refuses an active run without a lease (migrations 24 and 31).
  */
 import { randomUUID } from "node:crypto";
 import { ownerMaxActiveRuns, shareLimitsOwners, threadKey } from "../../../domain/claim.js";
@@ -153,8 +154,8 @@ export class PostgresClaim {
    * The claim fused into an admission (docs/storage.md#fused-admit-and-claim), in the admitting
    * transaction, before its runs are inserted: of `entries` (the batch's new queued runs with their
    * tasks), the ones this replica may launch at once, chosen by `select` as a claim chooses, claimed
-   * with freshly minted tokens, each with a free budget slot locked `SKIP LOCKED` (the slots bound by
-   * `bindSlotsBefore` in front of the insert). Only while no queued run is ready to claim (the claim
+   * with freshly minted tokens, each with a free budget slot number taken as the claim takes it (the
+   * leases inserted by `bindSlotsBefore` in front of the insert). Only while no queued run is ready to claim (the claim
    * would then choose among exactly these runs: no queued run is overtaken, and the owners' round-robin
    * is the claim's), and a run only while no queued run of its task or shared thread precedes it and its
    * thread and exclusive task hold no slot. Null when nothing is fused.
