@@ -78,10 +78,11 @@ export class MemoryClaim {
             offered.delete(run.id);
             return { run, task: this.#taskOf(run) };
           },
-          writeClaim: (run) => {
-            const row = runRow(run);
-            return this.#writeClaim(row) ? row : null;
-          },
+          writeClaims: (decisions) =>
+            decisions.flatMap(({ claimed }) => {
+              const row = runRow(claimed.run);
+              return this.#writeClaim(row) ? [{ run: row, task: claimed.task }] : [];
+            }),
         },
         share === undefined
           ? undefined

@@ -3,14 +3,13 @@
  * `MemoryTables`, the run read, its claim token checked, the change decided and written with its task's
  * bookkeeping. The reference semantics of `RunRepository.changeRun` and `changeRuns`.
  */
-import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
 import type { FencingToken, RunId, TaskId } from "../../../domain/ids.js";
 import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports/run-repository.js";
 import type { Run } from "../../../domain/run.js";
 import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
 import { runTaskContext, withTaskPatches } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
-import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
+import { applyRunChanges, batchRunIds, decideRunChange } from "../shared/run-change-batch.js";
 import { runRow, taskRow } from "./memory-rows.js";
 import { taskOfRun } from "./memory-tables.js";
 import type { MemoryTables } from "./memory-tables.js";
@@ -28,15 +27,16 @@ export class MemoryFencedRunWrites {
     decide: (run: Run, task: Task) => RunChange | null,
   ): Promise<RunChange | null> {
     return this.#tables.atomically(() => {
-      const run = this.#tables.run(id);
-      if (run === undefined) throw new NotFoundError("run", id);
-      if (guard.token !== undefined && run.claimToken !== guard.token) {
-        throw new LeaseLostError(`the claim on run ${id} was superseded or released`);
-      }
-      const task = this.#taskOf(run);
-      const change = decide(run, task);
-      if (change === null) return null;
-      const row = runRow({ ...change.run, id });
+      const decided = decideRunChange(
+        id,
+        this.#tables.run(id),
+        guard.token,
+        (run) => this.#taskOf(run),
+        decide,
+      );
+      if (decided === null) return null;
+      const { task, change } = decided;
+      const row = runRow(change.run);
       this.#tables.putRun(row);
       const launch = change.taskLaunch;
       const verdict = change.taskVerdict;

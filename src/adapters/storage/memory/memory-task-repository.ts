@@ -1,6 +1,7 @@
 /**
- * Tasks in memory: creation, scoped reads, owner commands and admission, each one atomic transaction over
- * `MemoryTables`. The reference semantics of `TaskRepository` that the SQL stores must match.
+ * Tasks in memory: creation, scoped reads, owner commands and admission (memory-admission.ts), each one
+ * atomic transaction over `MemoryTables`. The reference semantics of `TaskRepository` that the SQL stores
+ * must match.
  */
 import type { TaskCountCheck } from "../../../domain/ports/task-repository.js";
 import { addedByOwner } from "../shared/added-by-owner.js";
@@ -9,7 +10,6 @@ import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/ca
 import { KeyTakenError, NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
 import type { OwnerId, RunId, TaskId } from "../../../domain/ids.js";
-import { runId as toRunId } from "../../../domain/ids.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
   AdmissionReport,
@@ -28,12 +28,12 @@ import type { TaskDefectField } from "../../../domain/task-defect.js";
 import { decodeTaskFields, defectOf } from "../shared/stored-task-fields.js";
 import { compareKeys, decodeCursor, pageOf } from "../shared/page-cursor.js";
 import type { CursorKey } from "../shared/page-cursor.js";
-import { newRunRow, runRow, taskRow } from "./memory-rows.js";
-import { admissionReport } from "../shared/admission-report.js";
+import { runRow, taskRow } from "./memory-rows.js";
 import { checkMemoryStamps } from "./memory-calendar-repository.js";
 import { isVisibleTo } from "./memory-scope.js";
 import { ConstraintViolationError } from "./memory-tables.js";
 import type { MemoryTables } from "./memory-tables.js";
+import { activeRunsOf, insertRun, MemoryAdmission, updateRun } from "./memory-admission.js";
 
 /** Conflicts that mean "already written" when a command inserts runs: that run is not inserted. */
 const REPEATABLE_KEYS: readonly string[] = ["runs_backfill_occurrence_uq", "runs_manual_key_uq"];
@@ -67,28 +67,17 @@ function matches(task: Task, query: TaskQuery): boolean {
   );
 }
 
-/** Enabled, not deleted and not marked defective: what the SQL stores' due index holds. */
-function isDueCandidate(task: Task): boolean {
-  return (
-    task.status === "enabled" &&
-    task.deletedAt === null &&
-    (task.defect === null || task.defect.detectedAt === null)
-  );
-}
-
-function byQueueOrder(a: Run, b: Run): number {
-  return compareKeys([a.queuedAt, a.id], [b.queuedAt, b.id]);
-}
-
 export class MemoryTaskRepository implements TaskRepository {
   readonly #tables: MemoryTables;
   readonly #newId: () => string;
+  readonly #admission: MemoryAdmission;
   /** What `overwriteColumn` wrote, by task: the raw text of each column it broke. */
   readonly #overwritten = new Map<TaskId, Partial<Record<TaskDefectField, string>>>();
 
   constructor(tables: MemoryTables, newId: () => string) {
     this.#tables = tables;
     this.#newId = newId;
+    this.#admission = new MemoryAdmission(tables, newId);
   }
 
   insertTask(task: Task, quota?: TaskCountCheck): Promise<void> {
@@ -182,7 +171,7 @@ export class MemoryTaskRepository implements TaskRepository {
     return this.#tables.atomically(() => {
       const task = this.#visible(scope, id);
       if (task === undefined) throw new NotFoundError("task", id);
-      const activeRuns = this.#activeRunsOf(id);
+      const activeRuns = activeRunsOf(this.#tables, id);
       const recent = options.recentRuns;
       const locked: LockedTask = {
         task,
@@ -206,7 +195,7 @@ export class MemoryTaskRepository implements TaskRepository {
         this.#tables.putTask(taskRow({ ...mutation.task, id }));
       }
       const inserted = (mutation.newRuns ?? []).map((newRun) => this.#insertUnlessRepeated(newRun));
-      for (const run of mutation.runUpdates ?? []) this.#updateRun(run);
+      for (const run of mutation.runUpdates ?? []) updateRun(this.#tables, run);
       return mutation.result(inserted);
     });
   }
@@ -215,75 +204,6 @@ export class MemoryTaskRepository implements TaskRepository {
   #runOf(taskId: TaskId, id: RunId): Run | null {
     const run = this.#tables.run(id);
     return run === undefined || run.taskId !== taskId ? null : runRow(run);
-  }
-
-  admitDueTasks(
-    now: Instant,
-    limit: number,
-    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
-  ): Promise<AdmissionReport> {
-    return this.#tables.atomically(() => {
-      const read = [...this.#tables.tasks()]
-        .filter((task) => isDueCandidate(task))
-        .filter((task) => task.nextRunAt !== null && task.nextRunAt <= now)
-        .sort((a, b) => compareKeys([a.nextRunAt ?? 0, a.id], [b.nextRunAt ?? 0, b.id]))
-        .slice(0, Math.max(0, limit));
-      const due = read.filter((task) => task.defect === null);
-      const defective = read.flatMap((task) => {
-        if (task.defect === null) return [];
-        // Taken out of the due set, once (the SQL stores' `defect_at`).
-        const marked = taskRow({ ...task, defect: { ...task.defect, detectedAt: now } });
-        this.#tables.putTask(marked);
-        return [marked];
-      });
-      const written = { tasks: 0, inserted: [] as Run[], cancellations: [] as Run[] };
-      for (const task of due) {
-        const activeRuns = this.#activeRunsOf(task.id);
-        const write = decide(task, activeRuns);
-        try {
-          // A savepoint per task: an occurrence already decided rolls back this task's work only.
-          const outcome = this.#tables.transaction(() => this.#admit(task, write));
-          written.tasks++;
-          written.inserted.push(...outcome.inserted);
-          written.cancellations.push(...outcome.cancellations);
-        } catch (error) {
-          const decided =
-            error instanceof ConstraintViolationError &&
-            error.constraint === "runs_scheduled_occurrence_uq";
-          if (!decided) throw error;
-        }
-      }
-      return admissionReport(written.tasks, written.inserted, written.cancellations, defective);
-    });
-  }
-
-  nextDueAt(): Promise<Instant | null> {
-    return this.#tables.atomically(() => {
-      let earliest: Instant | null = null;
-      for (const task of this.#tables.tasks()) {
-        if (!isDueCandidate(task) || task.nextRunAt === null) continue;
-        if (earliest === null || task.nextRunAt < earliest) earliest = task.nextRunAt;
-      }
-      return earliest;
-    });
-  }
-
-  /** Writes one task's admission: its decisions, its cancellations and its schedule fields only. */
-  #admit(task: Task, write: AdmissionWrite): { inserted: Run[]; cancellations: Run[] } {
-    const inserted = write.newRuns.map((newRun) => this.#insert(newRun));
-    const cancellations = write.runUpdates.map((run) => this.#updateRun(run));
-    const fields = write.fields;
-    this.#tables.putTask(
-      taskRow({
-        ...task,
-        status: fields.status,
-        nextRunAt: fields.nextRunAt,
-        decidedThrough: fields.decidedThrough,
-        admittedCount: fields.admittedCount,
-        lastError: fields.lastError ?? task.lastError,
-      }),
-    );
-    return { inserted, cancellations: cancellations.filter((run) => run !== null) };
   }
 
   /**
@@ -329,6 +249,18 @@ export class MemoryTaskRepository implements TaskRepository {
     });
   }
 
+  admitDueTasks(
+    now: Instant,
+    limit: number,
+    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
+  ): Promise<AdmissionReport> {
+    return this.#admission.admitDueTasks(now, limit, decide);
+  }
+
+  nextDueAt(): Promise<Instant | null> {
+    return this.#admission.nextDueAt();
+  }
+
   #visible(scope: OwnerScope, id: TaskId): Task | undefined {
     const task = this.#tables.task(id);
     if (task === undefined || task.deletedAt !== null || !isVisibleTo(scope, task.owner)) {
@@ -337,32 +269,14 @@ export class MemoryTaskRepository implements TaskRepository {
     return task;
   }
 
-  #activeRunsOf(id: TaskId): Run[] {
-    return this.#tables.activeRuns(id).sort(byQueueOrder);
-  }
-
-  #insert(newRun: NewRun): Run {
-    const row = newRunRow(newRun, toRunId(this.#newId()));
-    this.#tables.insertRun(row);
-    return row;
-  }
-
   #insertUnlessRepeated(newRun: NewRun): Run | null {
     try {
-      return this.#insert(newRun);
+      return insertRun(this.#tables, this.#newId, newRun);
     } catch (error) {
       if (error instanceof ConstraintViolationError && REPEATABLE_KEYS.includes(error.constraint)) {
         return null;
       }
       throw error;
     }
-  }
-
-  /** Rewrites an existing run row (an UPDATE: a run that is not there is not created). */
-  #updateRun(run: Run): Run | null {
-    if (this.#tables.run(run.id) === undefined) return null;
-    const row = runRow(run);
-    this.#tables.putRun(row);
-    return row;
   }
 }

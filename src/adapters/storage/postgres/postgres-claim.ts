@@ -12,10 +12,9 @@
  * second active run in a thread or exclusive task if two claimers ever chose one, and the database
  * refuses an active run without a lease (migrations 24 and 31).
  */
-import { randomUUID } from "node:crypto";
 import { ownerMaxActiveRuns, shareLimitsOwners, threadKey } from "../../../domain/claim.js";
 import type { ClaimCandidate, ClaimSelectionInput } from "../../../domain/claim.js";
-import { fencingToken, ownerId, runId, taskId, threadId } from "../../../domain/ids.js";
+import { ownerId, runId, taskId, threadId } from "../../../domain/ids.js";
 import type { FencingToken, TaskId } from "../../../domain/ids.js";
 import type { ClaimRequest, ClaimedRun } from "../../../domain/ports/run-repository.js";
 import type { Run } from "../../../domain/run.js";
@@ -41,6 +40,8 @@ import {
 } from "./postgres-claimed-run.js";
 import { withTransaction } from "./with-transaction.js";
 import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
+import { decideClaims } from "../shared/claim-round.js";
+import type { ClaimRoundReader } from "../shared/claim-round.js";
 
 type Select = (
   input: Omit<ClaimSelectionInput, "now" | "handlerNames">,
@@ -155,10 +156,10 @@ export class PostgresClaim {
    * transaction, before its runs are inserted: of `entries` (the batch's new queued runs with their
    * tasks), the ones this replica may launch at once, chosen by `select` as a claim chooses, claimed
    * with freshly minted tokens, each with a free budget slot number taken as the claim takes it (the
-   * leases inserted by `bindSlotsBefore` in front of the insert). Only while no queued run is ready to claim (the claim
-   * would then choose among exactly these runs: no queued run is overtaken, and the owners' round-robin
-   * is the claim's), and a run only while no queued run of its task or shared thread precedes it and its
-   * thread and exclusive task hold no slot. Null when nothing is fused.
+   * leases inserted by `bindSlotsBefore` in front of the insert). Only while no queued run is ready to
+   * claim (the claim would then choose among exactly these runs: no queued run is overtaken, and the
+   * owners' round-robin is the claim's), and a run only while no queued run of its task or shared thread
+   * precedes it and its thread and exclusive task hold no slot. Null when nothing is fused.
    */
   async fuse(
     client: PostgresClient,
@@ -239,13 +240,10 @@ export class PostgresClaim {
     ]);
     const slots = slotRows.rows.map((row) => integer(record(row), "slot"));
     const byId = new Map(entries.map((e) => [e.run.id, e] as const));
-    const claimed: ClaimedRun[] = [];
-    for (const candidate of within.slice(0, slots.length)) {
-      const entry = byId.get(candidate.id);
-      if (entry === undefined) continue;
-      const token = fencingToken(randomUUID());
-      claimed.push({ run: claim(entry.run, entry.task, token), task: entry.task });
-    }
+    // The shared round's decision over the batch's new queued runs, one per slot locked.
+    const claimed = decideClaims(within, slots.length, claim, readClaimed(byId), undefined).map(
+      (decision) => decision.claimed,
+    );
     if (claimed.length === 0) return null;
     return { claimed, slots: slots.slice(0, claimed.length) };
   }
@@ -504,15 +502,12 @@ export class PostgresClaim {
     if (slots.length === 0) return { claimed: [], taken: [] };
     const fresh = await this.#chosenRows(client, chosen, rows);
     const taken = chosen.filter((c) => !fresh.has(c.id));
-    const claimed: ClaimedRun[] = [];
-    for (const candidate of chosen) {
-      if (claimed.length >= slots.length) break;
-      const found = fresh.get(candidate.id);
-      // Claimed (or changed) by another transaction since the queue was read: not this claim's.
-      if (found === undefined || found.run.status !== "queued") continue;
-      const token = fencingToken(randomUUID());
-      claimed.push({ run: claim(found.run, found.task, token), task: found.task });
-    }
+    // The shared round's decision, as many as this claim holds slots for: a run claimed (or changed) by
+    // another transaction since the queue was read is not this claim's. The shares were kept above
+    // (#withinShares, under the owners' share locks).
+    const claimed = decideClaims(chosen, slots.length, claim, readClaimed(fresh), undefined).map(
+      (decision) => decision.claimed,
+    );
     // Every chosen run was taken or changed by another transaction: read the queue again.
     if (claimed.length === 0) return { claimed: null, taken };
     if (!careful) {
@@ -669,6 +664,15 @@ export class PostgresClaim {
     }
     return kept;
   }
+}
+
+/** The claim round reads a chosen run from the runs this transaction locked, with their tasks, by id. */
+function readClaimed(byId: ReadonlyMap<string, ClaimedRun>): ClaimRoundReader<ClaimedRun> {
+  return {
+    rowOf: (candidate) => byId.get(candidate.id),
+    statusOf: (found) => found.run.status,
+    claimable: (found) => found,
+  };
 }
 
 /** A claim's slot key refused a run it wrote without a savepoint: the transaction must be redone. */

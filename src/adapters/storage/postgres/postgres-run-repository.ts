@@ -1,12 +1,12 @@
 /**
  * `RunRepository` on PostgreSQL: reads, claims (postgres-claim.ts), fenced changes under the task's and
  * then the run's row lock (a batch first tries one fenced statement, postgres-fenced-run-writes.ts), the
- * sweeps' queries and retention. A change that frees a launch slot or requeues a run notifies the wake
- * channel at commit.
+ * sweeps' queries and retention (postgres-run-sweeps.ts). A change that frees a launch slot or requeues
+ * a run notifies the wake channel at commit.
  */
-import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
+import { NotFoundError } from "../../../domain/errors.js";
 import type { FencingToken, OwnerId, RunId, TaskId } from "../../../domain/ids.js";
-import { runId, taskId } from "../../../domain/ids.js";
+import { taskId } from "../../../domain/ids.js";
 import type {
   ClaimRequest,
   ClaimedRun,
@@ -18,12 +18,12 @@ import type {
 } from "../../../domain/ports/run-repository.js";
 import type { OwnerScope, Page, RunQuery, RunSearch } from "../../../domain/ports/queries.js";
 import type { TargetKind } from "../../../domain/target.js";
-import { holdsSlot, TERMINAL_RUN_STATUSES } from "../../../domain/run.js";
+import { holdsSlot } from "../../../domain/run.js";
 import type { Run, RunTrigger } from "../../../domain/run.js";
 import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
-import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
+import { applyRunChanges, batchRunIds, decideRunChange } from "../shared/run-change-batch.js";
 import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { PostgresClaim } from "./postgres-claim.js";
 import { PostgresFencedRunWrites } from "./postgres-fenced-run-writes.js";
@@ -32,9 +32,8 @@ import { claimedRunFromRow, claimedRunSelect } from "./postgres-claimed-run.js";
 import { taskSource, wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { decodeCursor, pageOf } from "../shared/page-cursor.js";
-import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
+import type { PostgresClient } from "./postgres-pool.js";
 import {
-  instantOrNull,
   integer,
   record,
   runFromRow,
@@ -46,11 +45,9 @@ import {
 } from "./postgres-rows.js";
 import {
   columnArrays,
-  literalList,
   msToTimestamp,
   prepared,
   preparedAll,
-  timestampToMs,
   keyedUnnestFrom,
   unnestValue,
 } from "./postgres-sql.js";
@@ -58,6 +55,7 @@ import type { Column } from "./postgres-sql.js";
 import { ownerOf } from "./postgres-task-repository.js";
 import { withTransaction } from "./with-transaction.js";
 import { PostgresUnservedRuns } from "./postgres-unserved-runs.js";
+import { PostgresRunSweeps } from "./postgres-run-sweeps.js";
 
 /** A batch's task bookkeeping as unnested arrays, in the order `#recordOnTasks` writes them. */
 const LAST_RUN_AT: Column = { name: "last_run_at", type: "ts" };
@@ -78,6 +76,7 @@ export class PostgresRunRepository implements RunRepository {
   readonly #fenced: PostgresFencedRunWrites;
   readonly #sql: ReturnType<typeof buildStatements>;
   readonly #unserved: PostgresUnservedRuns;
+  readonly #sweeps: PostgresRunSweeps;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
@@ -85,6 +84,7 @@ export class PostgresRunRepository implements RunRepository {
     this.#fenced = new PostgresFencedRunWrites(ctx);
     this.#sql = buildStatements(ctx);
     this.#unserved = new PostgresUnservedRuns(ctx);
+    this.#sweeps = new PostgresRunSweeps(ctx);
   }
 
   async findRun(scope: OwnerScope, id: RunId): Promise<Run | null> {
@@ -155,15 +155,10 @@ export class PostgresRunRepository implements RunRepository {
       if (taskRow.rows[0] === undefined) throw new NotFoundError("run", id);
       const task = taskFromRow(taskRow.rows[0], this.#ctx.secrets);
       const runRow = await client.query(this.#sql.lockRun, [id]);
-      if (runRow.rows[0] === undefined) throw new NotFoundError("run", id);
-      const run = runFromRow(runRow.rows[0]);
-      if (guard.token !== undefined && run.claimToken !== guard.token) {
-        throw new LeaseLostError(
-          `the claim on run ${id} was superseded: its fencing token changed`,
-        );
-      }
-      const change = decide(run, task);
-      if (change === null) return null;
+      const read = runRow.rows[0] === undefined ? undefined : runFromRow(runRow.rows[0]);
+      const decided = decideRunChange(id, read, guard.token, () => task, decide);
+      if (decided === null) return null;
+      const { before: run, change } = decided;
       await this.#ctx.runSql.rewrite(client, [change.run]);
       await this.#recordOnTask(client, task, change);
       const freed = holdsSlot(run.status) && !holdsSlot(change.run.status);
@@ -261,62 +256,44 @@ export class PostgresRunRepository implements RunRepository {
     ]);
   }
 
-  async findExpiredClaims(
+  findExpiredClaims(
     now: Instant,
     limit: number,
     silentSince?: Instant,
   ): Promise<readonly ClaimedRun[]> {
-    const result = await this.#ctx.pool.query(this.#sql.expiredClaims, [now, limit]);
-    const found = result.rows.map((row) => claimedRunFromRow(row, this.#ctx.secrets));
-    const room = limit - found.length;
-    if (silentSince === undefined || room <= 0) return found;
-    const silent = await this.#ctx.pool.query(this.#sql.claimsOfSilent, [now, silentSince, room]);
-    return [...found, ...silent.rows.map((row) => claimedRunFromRow(row, this.#ctx.secrets))];
+    return this.#sweeps.expiredClaims(now, limit, silentSince);
   }
 
-  async findRunningRuns(
+  findRunningRuns(
     targetKind: TargetKind,
     after: RunId | null,
     limit: number,
   ): Promise<readonly ClaimedRun[]> {
-    const result = await this.#ctx.pool.query(this.#sql.runningRuns, [targetKind, after, limit]);
-    return result.rows.map((row) => claimedRunFromRow(row, this.#ctx.secrets));
+    return this.#sweeps.runningRuns(targetKind, after, limit);
   }
 
   findPastDeadline(now: Instant, limit: number): Promise<readonly RunId[]> {
-    return this.#ids(this.#sql.pastDeadline, [now, limit]);
+    return this.#sweeps.pastDeadline(now, limit);
   }
 
   findQueueTimeouts(now: Instant, limit: number): Promise<readonly RunId[]> {
-    return this.#ids(this.#sql.queueTimeouts, [now, limit]);
+    return this.#sweeps.queueTimeouts(now, limit);
   }
 
   findLostHandlerRuns(silentSince: Instant, limit: number): Promise<readonly RunId[]> {
-    return this.#ids(this.#sql.lostHandlerRuns, [silentSince, limit]);
+    return this.#sweeps.lostHandlerRuns(silentSince, limit);
   }
 
-  async purge(before: Instant, limit: number): Promise<number> {
-    return withTransaction(this.#ctx.pool, async (client) => {
-      const runs = await client.query(this.#sql.purgeRuns, [before, limit]);
-      await client.query(this.#sql.purgeHolds, [before, limit]);
-      const tasks = await client.query(this.#sql.purgeTasks, [limit]);
-      return integer(record(runs.rows[0]), "purged") + integer(record(tasks.rows[0]), "purged");
-    });
+  purge(before: Instant, limit: number): Promise<number> {
+    return this.#sweeps.purge(before, limit);
   }
 
-  async queueStats(now: Instant): Promise<QueueStats> {
-    const result = await this.#ctx.pool.query(this.#sql.queueStats, [now]);
-    const row = record(result.rows[0]);
-    return {
-      queued: integer(row, "queued"),
-      oldestReadyAt: instantOrNull(row, "oldest_ready_at"),
-      active: integer(row, "active"),
-    };
+  queueStats(now: Instant): Promise<QueueStats> {
+    return this.#sweeps.queueStats(now);
   }
 
-  async nextRunWakeAt(): Promise<Instant | null> {
-    const result = await this.#ctx.pool.query(this.#sql.nextWake);
-    return instantOrNull(record(result.rows[0]), "at");
+  nextRunWakeAt(): Promise<Instant | null> {
+    return this.#sweeps.nextRunWakeAt();
   }
 
   findUnservedHandlerRuns(
@@ -326,11 +303,6 @@ export class PostgresRunRepository implements RunRepository {
   ): Promise<readonly UnservedRun[]> {
     return this.#unserved.find(dueBefore, served, limit);
   }
-
-  async #ids(sql: PostgresStatement, values: unknown[]): Promise<RunId[]> {
-    const result = await this.#ctx.pool.query(sql, values);
-    return result.rows.map((row) => runId(text(record(row), "id")));
-  }
 }
 
 function buildStatements(ctx: PostgresContext) {
@@ -338,21 +310,7 @@ function buildStatements(ctx: PostgresContext) {
   const tasks = ctx.tasksTable;
   const state = ctx.taskStateTable;
   const select = `SELECT ${ctx.runSql.columns} FROM ${runs} AS r`;
-  // The launching and running runs, found through the budget's slots (at most one run per slot, a
-  // few hundred rows): each slot's run by primary key. A run is launching or running only while it
-  // holds a slot (bound in the claim's statement, freed by the slot trigger), so no index of `runs`
-  // needs to know which runs are active (migration 21, docs/storage.md#write-ahead-log-per-fire). One
-  // array of the slots' run ids, not a lookup per slot: a plan made while `runs` looked empty (a fresh
-  // database, whose migration analysed it) scans `runs` once per call, not once per slot.
-  const active =
-    `(SELECT * FROM ${runs} AS p WHERE p.id = ANY (ARRAY(SELECT s.run_id` +
-    ` FROM ${ctx.schema.quoted}.claim_slots AS s WHERE s.run_id IS NOT NULL))) AS r`;
   const at = (param: string) => msToTimestamp(`${param}::int8`);
-  // The queued runs (migration 24): a narrow table the claim deletes from, so no index of `runs`
-  // depends on the status.
-  const ready = `${ctx.schema.quoted}.run_ready`;
-  const holds = `${ctx.schema.quoted}.run_holds`;
-  const slots = `${ctx.schema.quoted}.claim_slots`;
   return preparedAll({
     find: `${select} WHERE r.id = $1::text AND ($2::text IS NULL OR r.owner = $2)`,
     manual: `${select} WHERE r.task_id = $1::text AND r.trigger = 'manual' AND r.idempotency_key = $2::text`,
@@ -405,78 +363,5 @@ function buildStatements(ctx: PostgresContext) {
       ` status = COALESCE($8::text, status) WHERE task_id = $1::text`,
     // By primary key, the task by its own (deleted or not).
     runWithTask: `${claimedRunSelect(ctx)} WHERE r.id = $1::text`,
-    expiredClaims:
-      `${claimedRunSelect(ctx, active)} WHERE r.status = 'launching' AND r.claim_expires_at < ${at("$1")}` +
-      ` ORDER BY r.claim_expires_at, r.id LIMIT $2::int4`,
-    // The claims not yet expired (a budget's worth at most, through the slots) of replicas silent
-    // since $2: reconciled at once rather than at their expiry.
-    claimsOfSilent:
-      `${claimedRunSelect(ctx, active)} WHERE r.status = 'launching' AND r.claim_expires_at >= ${at("$1")}` +
-      ` AND r.claimed_by IN (SELECT p.id FROM ${ctx.schema.quoted}.replicas AS p` +
-      ` WHERE p.heartbeat_at < ${at("$2")})` +
-      ` ORDER BY r.claim_expires_at, r.id LIMIT $3::int4`,
-    // Running runs hold a slot: the walk stays within the budget's slots.
-    runningRuns:
-      `${claimedRunSelect(ctx, active)} WHERE r.status = 'running' AND t.task__target_kind = $1::text` +
-      ` AND ($2::text IS NULL OR r.id > $2::text) ORDER BY r.id LIMIT $3::int4`,
-    pastDeadline:
-      `SELECT r.id FROM ${active} WHERE r.status IN ('launching', 'running')` +
-      ` AND r.deadline_at < ${at("$1")} ORDER BY r.deadline_at, r.id LIMIT $2::int4`,
-    // The queue timeout is the task's current option (a policy edit applies at once), read from its JSON
-    // by primary key for each queued run: joined, the planner hashed every task at each sweep (a
-    // sequential scan of `tasks` in docs/storage-plans.md at 10,000 tasks).
-    queueTimeouts:
-      `SELECT q.run_id AS id FROM ${ready} AS q WHERE q.queued_at +` +
-      ` (SELECT (t.options ->> 'queueTimeoutMs')::int8 FROM ${tasks} AS t WHERE t.id = q.task_id)` +
-      ` * interval '1 millisecond' < ${at("$1")}` +
-      ` ORDER BY q.queued_at, q.run_id LIMIT $2::int4`,
-    // The task's kind by primary key for each running run (a budget's worth at most, through the
-    // slots): joined, the planner without statistics hashed every task at each sweep.
-    lostHandlerRuns:
-      `SELECT r.id FROM ${active}` +
-      ` LEFT JOIN ${ctx.schema.quoted}.replicas AS h ON h.id = r.claimed_by` +
-      ` WHERE r.status = 'running'` +
-      ` AND (SELECT t.target_kind FROM ${tasks} AS t WHERE t.id = r.task_id) = 'handler'` +
-      ` AND (h.id IS NULL OR h.heartbeat_at < ${at("$1")})` +
-      ` ORDER BY r.launched_at, r.id LIMIT $2::int4`,
-    // Walks runs_queued_at_idx up to the cutoff (a run is queued before it finishes, so every run
-    // finished before the cutoff was queued before it): no index mentions finished_at, which the
-    // verdict writes (migration 24). The runs passed over are the ones queued before the cutoff and
-    // not finished before it: the active ones and a few long ones, not the history.
-    purgeRuns:
-      `WITH doomed AS (SELECT id FROM ${runs} WHERE queued_at < ${at("$1")}` +
-      ` AND finished_at < ${at("$1")}` +
-      ` AND status IN (${literalList(TERMINAL_RUN_STATUSES)}) ORDER BY queued_at LIMIT $2::int4),` +
-      ` gone AS (DELETE FROM ${runs} AS r USING doomed WHERE r.id = doomed.id RETURNING r.id)` +
-      ` SELECT count(*)::int4 AS purged FROM gone`,
-    // Holds whose deadline passed before the cutoff hold nothing any more (their runs may be kept).
-    purgeHolds:
-      `DELETE FROM ${holds} WHERE run_id IN (SELECT run_id FROM ${holds}` +
-      ` WHERE deadline_at < ${at("$1")} LIMIT $2::int4)`,
-    // A deleted task goes once no run of it is active; its remaining terminal runs go with it, in the
-    // same statement (no foreign key cascades since migration 17), and count, as in the memory store.
-    // The tasks are deleted (locked) in the statement that deletes their runs: a deleted task takes no
-    // new run (admission and owner commands skip it), so none is left behind.
-    purgeTasks:
-      `WITH doomed AS (SELECT t.id FROM ${tasks} AS t WHERE t.deleted_at IS NOT NULL` +
-      ` AND NOT EXISTS (SELECT 1 FROM ${ready} AS q WHERE q.task_id = t.id)` +
-      ` AND NOT EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.run_task_id = t.id)` +
-      ` ORDER BY t.deleted_at, t.id LIMIT $1::int4),` +
-      ` gone AS (DELETE FROM ${tasks} AS t USING doomed WHERE t.id = doomed.id RETURNING t.id),` +
-      ` gone_runs AS (DELETE FROM ${runs} AS r USING gone WHERE r.task_id = gone.id RETURNING r.id)` +
-      ` SELECT ((SELECT count(*) FROM gone) + (SELECT count(*) FROM gone_runs))::int4 AS purged`,
-    // The queued count over run_ready, the active one over the slots: never the ledger.
-    queueStats:
-      `SELECT (SELECT count(*) FROM ${ready})::int8 AS queued,` +
-      ` ${timestampToMs(
-        `(SELECT min(not_before) FROM ${ready}` +
-          ` WHERE not_before <= ${msToTimestamp("$1::int8")})`,
-      )} AS oldest_ready_at,` +
-      ` (SELECT count(*) FROM ${active} WHERE r.status IN ('launching', 'running'))::int8 AS active`,
-    nextWake: `SELECT ${timestampToMs(
-      `LEAST((SELECT min(not_before) FROM ${ready}),` +
-        ` (SELECT LEAST(min(r.claim_expires_at) FILTER (WHERE r.status = 'launching'),` +
-        ` min(r.deadline_at) FILTER (WHERE r.status IN ('launching', 'running'))) FROM ${active}))`,
-    )} AS at`,
   });
 }

@@ -1,12 +1,15 @@
 /**
- * The in-memory half of `RunRepository.changeRuns`, shared by every store: given the runs and tasks the
- * adapter has locked (or read under its write lock), applies each request in order as `changeRun` would
- * and says what to write. It writes nothing itself and never touches a clock.
+ * The fenced run-write protocol's decisions, shared by every store: the fence of one request (the run
+ * found, its claim token still the one given), `changeRun`'s read-check-decide (`decideRunChange`) and
+ * `changeRuns`'s (`applyRunChanges`: given the runs and tasks the adapter has locked, or read under its
+ * write lock, applies each request in order as `changeRun` would and says what to write). The stores
+ * supply only their reads and writes (`<store>-fenced-run-writes.ts`). Nothing here writes or touches a
+ * clock.
  */
 import { IllegalTransitionError, LeaseLostError, NotFoundError } from "../../../domain/errors.js";
 import { isPunctualError } from "../../../domain/errors.js";
 import type { PunctualError } from "../../../domain/errors.js";
-import type { RunId, TaskId } from "../../../domain/ids.js";
+import type { FencingToken, RunId, TaskId } from "../../../domain/ids.js";
 import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports/run-repository.js";
 import type { Run } from "../../../domain/run.js";
 import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
@@ -95,6 +98,49 @@ export const RUN_STATE_FIELDS = [
   "result",
 ] as const satisfies readonly (keyof Run)[];
 
+/**
+ * The fence of one change: not_found when the run is not there, lease_lost when `token` is given and is
+ * no longer the run's claim token (superseded by a later claim, or released); null when it holds.
+ */
+export function fenceRefusal(
+  id: RunId,
+  run: Run | undefined,
+  token: FencingToken | undefined,
+): PunctualError | null {
+  if (run === undefined) return new NotFoundError("run", id);
+  if (token !== undefined && run.claimToken !== token) {
+    return new LeaseLostError(`the claim on run ${id} was superseded or released`);
+  }
+  return null;
+}
+
+/** One run's change as `changeRun` decided it: the run as read, its task as `decide` saw it, the change. */
+export interface DecidedRunChange<T> {
+  readonly before: Run;
+  readonly task: T;
+  readonly change: RunChange;
+}
+
+/**
+ * `changeRun` once the store has read the run under its lock: the fence checked (its refusal thrown),
+ * the task read (`taskOf`, after the fence), `decide` called; the change keeps the run's id. Null when
+ * `decide` changes nothing: the store then writes nothing.
+ */
+export function decideRunChange<T>(
+  id: RunId,
+  run: Run | undefined,
+  token: FencingToken | undefined,
+  taskOf: (run: Run) => T,
+  decide: (run: Run, task: T) => RunChange | null,
+): DecidedRunChange<T> | null {
+  const refusal = fenceRefusal(id, run, token);
+  if (refusal !== null || run === undefined) throw refusal ?? new NotFoundError("run", id);
+  const task = taskOf(run);
+  const change = decide(run, task);
+  if (change === null) return null;
+  return { before: run, task, change: { ...change, run: { ...change.run, id } } };
+}
+
 /** The distinct run ids of a batch, in id order: the order the adapter locks them in. */
 export function batchRunIds(requests: readonly RunChangeRequest[]): RunId[] {
   return [...new Set(requests.map((r) => r.id))].sort(compareIds);
@@ -116,11 +162,9 @@ export function applyRunChanges(
   const bookkeeping = new Map<TaskId, TaskBookkeeping>();
   const results = requests.map((request): RunChangeResult => {
     const run = current.get(request.id);
-    if (run === undefined) return refused(new NotFoundError("run", request.id));
-    if (request.token !== undefined && run.claimToken !== request.token) {
-      return refused(
-        new LeaseLostError(`the claim on run ${request.id} was superseded or released`),
-      );
+    const refusal = fenceRefusal(request.id, run, request.token);
+    if (refusal !== null || run === undefined) {
+      return refused(refusal ?? new NotFoundError("run", request.id));
     }
     const task = tasks.get(run.taskId);
     if (task === undefined) return refused(new NotFoundError("run", request.id));

@@ -142,7 +142,10 @@ export class SqliteClaim {
             const task = this.#taskOf(row.task_id, tasks);
             return { run: runFromRow(row), task };
           },
-          writeClaim: (run, before) => (this.#writeClaim(run, before) ? run : null),
+          writeClaims: (decisions) =>
+            decisions
+              .filter(({ claimed, before }) => this.#writeClaim(claimed.run, before))
+              .map(({ claimed }) => claimed),
         });
       }),
     );

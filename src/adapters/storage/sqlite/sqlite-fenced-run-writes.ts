@@ -3,14 +3,18 @@
  * run read, its claim token checked, the change decided and written with its task's bookkeeping under the
  * single write lock (docs/storage.md#the-run-model-on-sqlite).
  */
-import { LeaseLostError, NotFoundError } from "../../../domain/errors.js";
 import type { FencingToken, RunId, TaskId } from "../../../domain/ids.js";
 import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports/run-repository.js";
 import type { Run } from "../../../domain/run.js";
 import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import type { Statement } from "better-sqlite3";
-import { applyRunChanges, batchRunIds, taskBookkeepingOf } from "../shared/run-change-batch.js";
+import {
+  applyRunChanges,
+  batchRunIds,
+  decideRunChange,
+  taskBookkeepingOf,
+} from "../shared/run-change-batch.js";
 import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { settle } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
@@ -76,18 +80,18 @@ export class SqliteFencedRunWrites {
     return settle(() =>
       this.#tx.write(() => {
         const row = this.#shared.runById.get(id);
-        if (row === undefined) throw new NotFoundError("run", id);
-        const run = runFromRow(row);
-        if (guard.token !== undefined && run.claimToken !== guard.token) {
-          throw new LeaseLostError(`the claim on run ${id} was superseded or released`);
-        }
-        const task = this.#taskOf(run.taskId, new Map());
-        const change = decide(run, task);
-        if (change === null) return null;
-        const next: Run = { ...change.run, id };
-        this.#shared.writeRun(runToRow(next), row);
+        const decided = decideRunChange(
+          id,
+          row === undefined ? undefined : runFromRow(row),
+          guard.token,
+          (run) => this.#taskOf(run.taskId, new Map()),
+          decide,
+        );
+        if (decided === null) return null;
+        const { task, change } = decided;
+        this.#shared.writeRun(runToRow(change.run), row);
         this.#recordOnTask(taskBookkeepingOf(task.id, change));
-        return { ...change, run: next };
+        return change;
       }),
     );
   }

@@ -1,5 +1,5 @@
 /**
- * Tasks on SQLite: creation, scoped reads, owner commands and admission. Every write runs in one
+ * Tasks on SQLite: creation, scoped reads and owner commands; admission is `sqlite-admission.ts`. Every write runs in one
  * `BEGIN IMMEDIATE` transaction, which holds the database's single write lock: that is SQLite's row lock
  * and its `SKIP LOCKED` at once (other writers wait; there is nothing to skip).
  */
@@ -10,8 +10,6 @@ import { calendarStamps, changedStamps, stampsByOwner } from "../../../domain/ca
 import { KeyTakenError, NotFoundError } from "../../../domain/errors.js";
 import { decideMutation } from "../shared/task-mutation.js";
 import type { OwnerId, TaskId } from "../../../domain/ids.js";
-import { runId as toRunId } from "../../../domain/ids.js";
-import { newRunWithId } from "../../../domain/new-run.js";
 import type { NewRun } from "../../../domain/new-run.js";
 import type {
   AdmissionReport,
@@ -23,43 +21,28 @@ import type {
 import type { OwnerScope, Page, TaskQuery } from "../../../domain/ports/queries.js";
 import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
-import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
-import { admissionReport } from "../shared/admission-report.js";
 import { decodeCursor, pageOf } from "../shared/page-cursor.js";
 import { settle, StatementCache } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { SqliteCalendarStamps } from "./sqlite-calendar-repository.js";
 import { brokenRunKey, isTaskKeyTaken } from "./sqlite-errors.js";
-import { columnList, runFromRow, runToRow, runValues } from "./sqlite-rows.js";
+import { columnList, runFromRow } from "./sqlite-rows.js";
 import type { TargetKind } from "../../../domain/target.js";
 import { TASK_DEFINITION_COLUMNS, TASK_STATE_COLUMNS } from "./sqlite-rows.js";
 import { taskFromRow, taskToRow } from "./sqlite-rows.js";
 import type { TaskRow } from "./sqlite-rows.js";
-import { RowReader, TASK_FROM, TASK_READ_COLUMNS, TASK_SELECT } from "./sqlite-statements.js";
+import { TASK_SELECT } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
 import type { SqliteTaskDefinitions } from "./sqlite-task-definitions.js";
+import { activeRunsOf, insertRun, rewriteRun, SqliteAdmission } from "./sqlite-admission.js";
 
 type ListParams = Record<string, string | number>;
-
-/** Thrown when an admission finds an occurrence that already has its decision. */
-class OccurrenceDecided extends Error {}
-
-interface ScheduleFieldsRow {
-  readonly id: string;
-  readonly status: string;
-  readonly next_run_at: number | null;
-  readonly decided_through: number;
-  readonly admitted_count: number;
-  readonly set_last_error: number;
-  readonly last_error: string | null;
-}
 
 export class SqliteTaskRepository implements TaskRepository {
   readonly #tx: SqliteTransactions;
   readonly #shared: SqliteStatements;
-  readonly #definitions: SqliteTaskDefinitions;
   readonly #newId: () => string;
   readonly #stamps: SqliteCalendarStamps;
   readonly #insertTask: Statement<[TaskRow]>;
@@ -70,11 +53,8 @@ export class SqliteTaskRepository implements TaskRepository {
   readonly #countRecentRuns: Statement<[string, number, string], number>;
   readonly #visibleTask: Statement<[{ id: string; owner: string | null }], TaskRow>;
   readonly #taskByKey: Statement<[{ owner: string; key: string }], TaskRow>;
-  readonly #dueTasks: RowReader<[number, number], TaskRow>;
-  readonly #writeAdmission: Statement<[ScheduleFieldsRow]>;
-  readonly #nextDue: Statement<[], { next_run_at: number }>;
-  readonly #markDefect: Statement<[{ id: string; at: number }]>;
   readonly #lists: StatementCache<[ListParams], TaskRow>;
+  readonly #admission: SqliteAdmission;
 
   constructor(options: {
     db: SqliteDatabase;
@@ -87,9 +67,9 @@ export class SqliteTaskRepository implements TaskRepository {
     this.#lists = new StatementCache(db);
     this.#tx = options.tx;
     this.#shared = options.statements;
-    this.#definitions = options.definitions;
     this.#newId = options.newId;
     this.#stamps = new SqliteCalendarStamps(db);
+    this.#admission = new SqliteAdmission(options);
     this.#countTasks = db
       .prepare<[string], number>(
         "SELECT count(*) FROM tasks WHERE owner = ? AND deleted_at IS NULL",
@@ -125,30 +105,6 @@ export class SqliteTaskRepository implements TaskRepository {
     this.#taskByKey = db.prepare(
       `${TASK_SELECT} WHERE owner = @owner AND task_key = @key AND task_key IS NOT NULL
          AND deleted_at IS NULL`,
-    );
-    // Repeats task_state_due_idx's predicate, so the scan walks that partial index in order; a deleted
-    // task has no next run (docs/semantics.md), and `deleted_at` is checked on its definition row anyway.
-    this.#dueTasks = new RowReader(
-      db,
-      `${TASK_SELECT} WHERE status = 'enabled' AND defect_at IS NULL AND next_run_at <= ?
-         AND deleted_at IS NULL
-       ORDER BY next_run_at, task_id LIMIT ?`,
-      TASK_READ_COLUMNS,
-    );
-    this.#writeAdmission = db.prepare<[ScheduleFieldsRow]>(
-      `UPDATE task_state SET status = @status, next_run_at = @next_run_at,
-         decided_through = @decided_through, admitted_count = @admitted_count,
-         last_error = CASE WHEN @set_last_error = 1 THEN @last_error ELSE last_error END
-       WHERE task_id = @id`,
-    );
-    this.#markDefect = db.prepare<[{ id: string; at: number }]>(
-      "UPDATE task_state SET defect_at = @at WHERE task_id = @id AND defect_at IS NULL",
-    );
-    this.#nextDue = db.prepare<[], { next_run_at: number }>(
-      `SELECT next_run_at FROM ${TASK_FROM}
-       WHERE status = 'enabled' AND defect_at IS NULL AND next_run_at IS NOT NULL
-         AND deleted_at IS NULL
-       ORDER BY next_run_at LIMIT 1`,
     );
   }
 
@@ -279,7 +235,7 @@ export class SqliteTaskRepository implements TaskRepository {
       this.#tx.write(() => {
         const task = this.#visible(scope, id);
         if (task === null) throw new NotFoundError("task", id);
-        const activeRuns = this.#activeRunsOf([id]);
+        const activeRuns = activeRunsOf(this.#shared, [id]);
         const row = options.run === undefined ? undefined : this.#shared.runById.get(options.run);
         const run = row === undefined || row.task_id !== id ? null : runFromRow(row);
         // In the write transaction: SQLite's single writer makes the count and the write one step.
@@ -308,7 +264,7 @@ export class SqliteTaskRepository implements TaskRepository {
           this.#insertUnlessRepeated(newRun, targetKind),
         );
         const read = run === null ? activeRuns : [...activeRuns, run];
-        for (const update of mutation.runUpdates ?? []) this.#rewrite(update, read);
+        for (const update of mutation.runUpdates ?? []) rewriteRun(this.#shared, update, read);
         return mutation.result(inserted);
       }),
     );
@@ -319,113 +275,11 @@ export class SqliteTaskRepository implements TaskRepository {
     limit: number,
     decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
   ): Promise<AdmissionReport> {
-    return settle(() => {
-      try {
-        return this.#tx.write(() => this.#admitBatch(now, limit, decide, false));
-      } catch (error) {
-        if (!(error instanceof OccurrenceDecided)) throw error;
-        // Some task's occurrence is already decided: that transaction wrote nothing. Again, a savepoint
-        // per task, so that only those tasks' work is dropped.
-        return this.#tx.write(() => this.#admitBatch(now, limit, decide, true));
-      }
-    });
-  }
-
-  /**
-   * One admission batch, inside the write transaction. Without `perTaskSavepoints`, an occurrence
-   * already decided aborts the batch (OccurrenceDecided); with them, it rolls back that task's work only.
-   * The fast way is the usual one: a savepoint per task made every run insert write its pages to a
-   * statement journal too, and cost about twice as much (measured: 15 us against 29 us per insert).
-   */
-  #admitBatch(
-    now: Instant,
-    limit: number,
-    decide: (task: Task, activeRuns: readonly Run[]) => AdmissionWrite,
-    perTaskSavepoints: boolean,
-  ): AdmissionReport {
-    // Each definition decoded once per stamp, and left for the claim that follows.
-    const read = this.#dueTasks
-      .all(now, Math.max(0, limit))
-      .map((row) => this.#definitions.taskFromRow(row));
-    const due = read.filter((task) => task.defect === null);
-    const defective = read
-      .filter((task) => task.defect !== null)
-      .map((task) => this.#markDefective(task, now));
-    const active = groupByTask(this.#activeRunsOf(due.map((task) => task.id)));
-    const written = { tasks: 0, inserted: [] as Run[], cancellations: [] as Run[] };
-    for (const task of due) {
-      const activeRuns = active.get(task.id) ?? [];
-      const write = decide(task, activeRuns);
-      const admit = (): { inserted: Run[]; cancellations: Run[] } =>
-        this.#admit(task, activeRuns, write);
-      let outcome;
-      if (!perTaskSavepoints) {
-        outcome = admit();
-      } else {
-        try {
-          outcome = this.#tx.savepoint(admit);
-        } catch (error) {
-          if (!(error instanceof OccurrenceDecided)) throw error;
-          continue;
-        }
-      }
-      written.tasks++;
-      written.inserted.push(...outcome.inserted);
-      written.cancellations.push(...outcome.cancellations);
-    }
-    return admissionReport(written.tasks, written.inserted, written.cancellations, defective);
-  }
-
-  /** Takes a task whose stored fields do not parse out of the due set, once. */
-  #markDefective(task: Task, now: Instant): Task {
-    this.#markDefect.run({ id: task.id, at: now });
-    return task.defect === null ? task : { ...task, defect: { ...task.defect, detectedAt: now } };
+    return this.#admission.admitDueTasks(now, limit, decide);
   }
 
   nextDueAt(): Promise<Instant | null> {
-    return settle(() => {
-      const row = this.#nextDue.get();
-      return row === undefined ? null : instant(row.next_run_at);
-    });
-  }
-
-  /** Writes one task's admission: its decisions, its cancellations and its schedule fields only. */
-  #admit(
-    task: Task,
-    activeRuns: readonly Run[],
-    write: AdmissionWrite,
-  ): { inserted: Run[]; cancellations: Run[] } {
-    const inserted = write.newRuns.map((newRun) => {
-      try {
-        return this.#insert(newRun, task.target.kind);
-      } catch (error) {
-        if (brokenRunKey(error, newRun.trigger) === "runs_scheduled_occurrence_uq") {
-          throw new OccurrenceDecided("occurrence already decided", { cause: error });
-        }
-        throw error;
-      }
-    });
-    const cancellations = write.runUpdates.filter((run) => this.#rewrite(run, activeRuns) > 0);
-    const fields = write.fields;
-    this.#writeAdmission.run({
-      id: task.id,
-      status: fields.status,
-      next_run_at: fields.nextRunAt,
-      decided_through: fields.decidedThrough,
-      admitted_count: fields.admittedCount,
-      set_last_error: fields.lastError === undefined ? 0 : 1,
-      last_error: fields.lastError ?? null,
-    });
-    return { inserted, cancellations };
-  }
-
-  /** Rewrites a run read under this lock (only the columns that changed); 0 when it is not there. */
-  #rewrite(run: Run, activeRuns: readonly Run[]): number {
-    const before = activeRuns.find((active) => active.id === run.id);
-    return this.#shared.writeRun(
-      runToRow(run),
-      before === undefined ? undefined : runToRow(before),
-    );
+    return this.#admission.nextDueAt();
   }
 
   #visible(scope: OwnerScope, id: TaskId): Task | null {
@@ -434,38 +288,14 @@ export class SqliteTaskRepository implements TaskRepository {
     return row === undefined ? null : taskFromRow(row, this.#shared.secrets);
   }
 
-  #activeRunsOf(taskIds: readonly string[]): Run[] {
-    if (taskIds.length === 0) return [];
-    return this.#shared.activeRunsOf.all(JSON.stringify(taskIds)).map(runFromRow);
-  }
-
-  /** Inserts a run of a task whose target is of `targetKind` (copied onto the run). */
-  #insert(newRun: NewRun, targetKind: TargetKind): Run {
-    const run = newRunWithId(newRun, toRunId(this.#newId()));
-    const values = runValues(run);
-    values.push(targetKind);
-    this.#shared.insertRun(values);
-    return run;
-  }
-
   /** A repeated backfill time or manual key is not an error: that run is simply not inserted. */
   #insertUnlessRepeated(newRun: NewRun, targetKind: TargetKind): Run | null {
     try {
-      return this.#insert(newRun, targetKind);
+      return insertRun(this.#shared, this.#newId, newRun, targetKind);
     } catch (error) {
       const key = brokenRunKey(error, newRun.trigger);
       if (key === "runs_backfill_occurrence_uq" || key === "runs_manual_key_uq") return null;
       throw error;
     }
   }
-}
-
-function groupByTask(runs: readonly Run[]): Map<TaskId, Run[]> {
-  const groups = new Map<TaskId, Run[]>();
-  for (const run of runs) {
-    const group = groups.get(run.taskId);
-    if (group === undefined) groups.set(run.taskId, [run]);
-    else group.push(run);
-  }
-  return groups;
 }

@@ -9,7 +9,11 @@ import type { FencingToken, OwnerId } from "../../../../src/domain/ids.js";
 import type { ClaimRequest } from "../../../../src/domain/ports/run-repository.js";
 import type { Run, RunStatus } from "../../../../src/domain/run.js";
 import type { Task } from "../../../../src/domain/task.js";
-import { claimBudget, claimChosen } from "../../../../src/adapters/storage/shared/claim-round.js";
+import {
+  claimBudget,
+  claimChosen,
+  decideClaims,
+} from "../../../../src/adapters/storage/shared/claim-round.js";
 import type { ClaimRoundStore } from "../../../../src/adapters/storage/shared/claim-round.js";
 
 interface Row {
@@ -28,7 +32,8 @@ function store(rows: readonly Row[], refused: readonly string[] = []): ClaimRoun
     rowOf: (c) => rows.find((row) => row.id === c.id),
     statusOf: (row) => row.status,
     claimable: (row) => ({ run: { id: row.id, status: row.status } as unknown as Run, task: TASK }),
-    writeClaim: (run) => (refused.includes(run.id) ? null : run),
+    writeClaims: (decisions) =>
+      decisions.map((d) => d.claimed).filter((c) => !refused.includes(c.run.id)),
   };
 }
 
@@ -92,5 +97,37 @@ describe("claimChosen", () => {
     ];
     const claimed = claimChosen(picked, 10, claim, store(rows, ["a1"]), shares);
     expect(claimed.map((c) => c.run.id)).toEqual(["a2", "b1"]);
+  });
+});
+
+describe("decideClaims", () => {
+  const queued = (id: string): Row => ({ id, status: "queued" });
+
+  it("decides in order up to the budget, skipping runs no longer queued or missing, without writing", () => {
+    const rows = [
+      queued("r1"),
+      { id: "r2", status: "launching" as const },
+      queued("r3"),
+      queued("r4"),
+    ];
+    const picked = ["r1", "gone", "r2", "r3", "r4"].map((id) => candidate(id));
+    const decided = decideClaims(picked, 2, claim, store(rows));
+    expect(decided.map((d) => d.claimed.run.id)).toEqual(["r1", "r3"]);
+    expect(decided.map((d) => d.before.id)).toEqual(["r1", "r3"]);
+    expect(decided.map((d) => d.candidate.id)).toEqual(["r1", "r3"]);
+    expect(new Set(decided.map((d) => d.claimed.run.claimToken)).size).toBe(2);
+    expect(decideClaims(picked, 0, claim, store(rows))).toEqual([]);
+  });
+
+  it("keeps the owners' shares, counting each claim decided", () => {
+    const rows = ["a1", "a2", "b1"].map(queued);
+    const held = new Map<OwnerId, number>();
+    const shares = {
+      admits: (owner: OwnerId) => (held.get(owner) ?? 0) < 1,
+      claimed: (owner: OwnerId) => void held.set(owner, (held.get(owner) ?? 0) + 1),
+    };
+    const picked = [candidate("a1", "a"), candidate("a2", "a"), candidate("b1", "b")];
+    const decided = decideClaims(picked, 10, claim, store(rows), shares);
+    expect(decided.map((d) => d.claimed.run.id)).toEqual(["a1", "b1"]);
   });
 });
