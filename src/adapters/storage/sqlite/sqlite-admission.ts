@@ -24,6 +24,7 @@ import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { brokenRunKey } from "./sqlite-errors.js";
 import { runFromRow, runToRow, runValues } from "./sqlite-rows.js";
 import type { TaskRow } from "./sqlite-rows.js";
+import { taskReadRowOf } from "./sqlite-row-shapes.js";
 import { RowReader, TASK_FROM, TASK_READ_COLUMNS, TASK_SELECT } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
 import type { SqliteTaskDefinitions } from "./sqlite-task-definitions.js";
@@ -71,6 +72,7 @@ export class SqliteAdmission {
          AND deleted_at IS NULL
        ORDER BY next_run_at, task_id LIMIT ?`,
       TASK_READ_COLUMNS,
+      taskReadRowOf,
     );
     this.#writeAdmission = db.prepare<[ScheduleFieldsRow]>(
       `UPDATE task_state SET status = @status, next_run_at = @next_run_at,

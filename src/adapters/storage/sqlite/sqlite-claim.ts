@@ -20,6 +20,7 @@ import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { brokenRunKey } from "./sqlite-errors.js";
 import { runFromRow, runToRow } from "./sqlite-rows.js";
 import type { RunRow } from "./sqlite-rows.js";
+import { RowReader } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
 import { taskOfRun } from "./sqlite-task-definitions.js";
 import type { SqliteTaskDefinitions } from "./sqlite-task-definitions.js";
@@ -42,12 +43,45 @@ interface CandidateRow {
   readonly queued_behind: number;
 }
 
+const CANDIDATE_COLUMNS: readonly (keyof CandidateRow)[] = [
+  "id",
+  "task_id",
+  "owner",
+  "thread_scope",
+  "thread_id",
+  "exclusive",
+  "not_before",
+  "queued_at",
+  "handler_name",
+  "thread_busy",
+  "task_busy",
+  "queued_behind",
+];
+
+/** A candidate row from its values in `CANDIDATE_COLUMNS` order (sqlite-row-shapes.ts says why). */
+function candidateRowOf(v: readonly unknown[]): CandidateRow {
+  return {
+    id: v[0],
+    task_id: v[1],
+    owner: v[2],
+    thread_scope: v[3],
+    thread_id: v[4],
+    exclusive: v[5],
+    not_before: v[6],
+    queued_at: v[7],
+    handler_name: v[8],
+    thread_busy: v[9],
+    task_busy: v[10],
+    queued_behind: v[11],
+  } as CandidateRow;
+}
+
 export class SqliteClaim {
   readonly #tx: SqliteTransactions;
   readonly #shared: SqliteStatements;
   readonly #definitions: SqliteTaskDefinitions;
   readonly #slotsHeld: Statement<[], number>;
-  readonly #candidates: Statement<[{ owner: string; window: number; now: number }], CandidateRow>;
+  readonly #candidates: RowReader<[{ owner: string; window: number; now: number }], CandidateRow>;
   readonly #queuedOwners: Statement<[], string>;
   readonly #ownerSlots: Statement<[], { owner: string; held: number }>;
 
@@ -69,7 +103,11 @@ export class SqliteClaim {
     // named like a run is that run's own: its key is probed in runs) (docs/storage.md#fair-share-across-owners).
     // A cancelled run whose target was not told holds its thread and task until its deadline
     // (run_holds: docs/semantics.md#cancellation).
-    this.#candidates = db.prepare<[{ owner: string; window: number; now: number }], CandidateRow>(
+    this.#candidates = new RowReader<
+      [{ owner: string; window: number; now: number }],
+      CandidateRow
+    >(
+      db,
       `SELECT q.run_id AS id, q.task_id, q.owner, q.thread_scope, q.thread_id, q."exclusive",
               q.not_before, q.queued_at, t.handler_name,
               (EXISTS (SELECT 1 FROM run_active a
@@ -94,6 +132,8 @@ export class SqliteClaim {
        FROM run_ready q JOIN tasks t ON t.id = q.task_id
        WHERE q.owner = @owner
        ORDER BY q.queued_at, q.run_id LIMIT @window`,
+      CANDIDATE_COLUMNS,
+      candidateRowOf,
     );
     // The owners with queued runs: a skip scan of run_ready's key, one probe per owner.
     this.#queuedOwners = db

@@ -15,6 +15,7 @@ import {
   TASK_CONTEXT_SELECT,
 } from "./sqlite-rows.js";
 import type { RunRow, TaskContextRow, TaskRow } from "./sqlite-rows.js";
+import { runRowOf, taskContextRowOf, taskReadRowOf } from "./sqlite-row-shapes.js";
 
 export const ACTIVE = "('queued', 'launching', 'running')";
 export const SLOT = "('launching', 'running')";
@@ -54,22 +55,37 @@ const QUEUED_GUARD = 2 ** 31;
 
 /**
  * A `SELECT` of whole rows (`columns`, in this order) read in better-sqlite3's raw mode and shaped into
- * row objects here. better-sqlite3 builds each row object key by key; a loop over one column list builds
- * objects of one shape, which cost about half as much to read and map (measured on 500-row batches of
- * task rows). The hot reads (admission, claims, batched run changes) go through this.
+ * row objects by `shape`, an object literal of the row's type (sqlite-row-shapes.ts). better-sqlite3
+ * builds each row object key by key; a literal builds rows of one shape in one allocation (reading 500
+ * task rows took about half as long in raw mode with a loop over the columns, and the literal is faster
+ * again: docs/storage.md#sqlite, "Batches and statements"). The constructor checks that the
+ * statement's columns are `columns` and that `shape` puts value i under column i. The hot reads
+ * (admission, claims, batched run changes) go through this.
  */
 export class RowReader<Params extends unknown[], Row> {
   readonly #statement: Statement<Params, unknown[]>;
-  readonly #columns: readonly string[];
+  readonly #shape: (values: readonly unknown[]) => Row;
 
-  constructor(db: SqliteDatabase, sql: string, columns: readonly (keyof Row & string)[]) {
+  constructor(
+    db: SqliteDatabase,
+    sql: string,
+    columns: readonly (keyof Row & string)[],
+    shape: (values: readonly unknown[]) => Row = shapeByLoop(columns),
+  ) {
     this.#statement = db.prepare<Params, unknown[]>(sql).raw(true);
-    this.#columns = columns;
+    this.#shape = shape;
     const names = this.#statement.columns().map((c) => c.name);
     if (names.join(",") !== columns.join(",")) {
       throw new Error(
         `sqlite store: a row reader's columns (${names.join(", ")}) differ from its row`,
       );
+    }
+    const probe = shape(columns.map((_, i) => i)) as Record<string, unknown>;
+    if (
+      Object.keys(probe).join(",") !== columns.join(",") ||
+      columns.some((name, i) => probe[name] !== i)
+    ) {
+      throw new Error(`sqlite store: a row reader's shape differs from its columns`);
     }
   }
 
@@ -79,15 +95,20 @@ export class RowReader<Params extends unknown[], Row> {
   }
 
   all(...params: Params): Row[] {
-    return this.#statement.all(...params).map((values) => this.#shape(values));
+    const rows = this.#statement.all(...params);
+    const shaped: Row[] = new Array<Row>(rows.length);
+    for (let i = 0; i < rows.length; i++) shaped[i] = this.#shape(rows[i] as unknown[]);
+    return shaped;
   }
+}
 
-  #shape(values: readonly unknown[]): Row {
+/** A row shaped by a loop over its columns: for the reads off the hot path (narrow rows). */
+function shapeByLoop(columns: readonly string[]): (values: readonly unknown[]) => never {
+  return (values) => {
     const row: Record<string, unknown> = {};
-    const columns = this.#columns;
     for (let i = 0; i < columns.length; i++) row[columns[i] as string] = values[i];
-    return row as Row;
-  }
+    return row as never;
+  };
 }
 
 const SLOT_STATUSES: ReadonlySet<string> = new Set(["launching", "running"]);
@@ -105,13 +126,6 @@ const READY_AT = (
     "not_before",
   ] as const
 ).map((name) => RUN_COLUMNS.indexOf(name));
-
-/** A run row from its values in `RUN_COLUMNS` order. */
-function rowOfValues(values: readonly unknown[]): RunRow {
-  const row: Record<string, unknown> = {};
-  RUN_COLUMNS.forEach((name, i) => (row[name] = values[i]));
-  return row as unknown as RunRow;
-}
 
 export class SqliteStatements {
   readonly #insertRun: Statement;
@@ -164,23 +178,31 @@ export class SqliteStatements {
        VALUES (@id, @thread_scope, @thread_id, CASE WHEN @exclusive = 1 THEN @task_id END,
                @deadline_at)`,
     );
-    this.runById = new RowReader(db, `${RUN_SELECT} WHERE id = ?`, RUN_COLUMNS);
-    this.taskById = new RowReader(db, `${TASK_SELECT} WHERE id = ?`, TASK_READ_COLUMNS);
+    this.runById = new RowReader(db, `${RUN_SELECT} WHERE id = ?`, RUN_COLUMNS, runRowOf);
+    this.taskById = new RowReader(
+      db,
+      `${TASK_SELECT} WHERE id = ?`,
+      TASK_READ_COLUMNS,
+      taskReadRowOf,
+    );
     this.tasksByIds = new RowReader(
       db,
       `${TASK_SELECT} WHERE id IN (SELECT value FROM json_each(?))`,
       TASK_READ_COLUMNS,
+      taskReadRowOf,
     );
     this.runsByIds = new RowReader(
       db,
       `${RUN_SELECT} WHERE id IN (SELECT value FROM json_each(?))`,
       RUN_COLUMNS,
+      runRowOf,
     );
     this.taskContextsByIds = new RowReader(
       db,
       `SELECT ${TASK_CONTEXT_SELECT} FROM tasks
        WHERE id IN (SELECT value FROM json_each(?))`,
       TASK_CONTEXT_COLUMNS,
+      taskContextRowOf,
     );
     // A task's active runs are its rows in the queue and the slots (migration 17), never a walk of
     // its history.
@@ -193,6 +215,7 @@ export class SqliteStatements {
                     SELECT run_id FROM run_active WHERE task_id IN wanted)
        ORDER BY queued_at, id`,
       RUN_COLUMNS,
+      runRowOf,
     );
   }
 
@@ -208,7 +231,7 @@ export class SqliteStatements {
       this.#readyIn.run(READY_AT.map((i) => values[i]));
       return;
     }
-    const row = rowOfValues(values);
+    const row = runRowOf(values);
     this.#insertRun.run(values);
     if (SLOT_STATUSES.has(row.status)) this.#activeIn.run(row);
     if (row.status === "cancelled" && row.deadline_at !== null) this.#holdIn.run(row);

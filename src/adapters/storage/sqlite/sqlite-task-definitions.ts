@@ -13,6 +13,7 @@ import { TaskDefinitionCache, TASK_DEFINITIONS_KEPT } from "../shared/task-defin
 import type { SqliteDatabase } from "./sqlite-database.js";
 import { taskDefinitionFromRow, taskWithState } from "./sqlite-rows.js";
 import type { TaskRow, TaskStateRow } from "./sqlite-rows.js";
+import { taskReadRowOf } from "./sqlite-row-shapes.js";
 import { RowReader, TASK_READ_COLUMNS, TASK_SELECT } from "./sqlite-statements.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
 
@@ -37,6 +38,24 @@ const STAMPED_STATE_COLUMNS: readonly (keyof StampedStateRow)[] = [
   "defect_at",
 ];
 
+/** A stamped state row from its values in `STAMPED_STATE_COLUMNS` order (sqlite-row-shapes.ts says why). */
+function stampedStateRowOf(v: readonly unknown[]): StampedStateRow {
+  return {
+    id: v[0],
+    version: v[1],
+    stamp: v[2],
+    status: v[3],
+    next_run_at: v[4],
+    decided_through: v[5],
+    admitted_count: v[6],
+    last_run_at: v[7],
+    last_run_id: v[8],
+    last_error: v[9],
+    run_count: v[10],
+    defect_at: v[11],
+  } as StampedStateRow;
+}
+
 export class SqliteTaskDefinitions {
   readonly #secrets: SecretSealer;
   readonly #cache: TaskDefinitionCache<DecodedDefinition>;
@@ -55,11 +74,13 @@ export class SqliteTaskDefinitions {
          FROM tasks t JOIN task_state s ON s.task_id = t.id
         WHERE t.id IN (SELECT value FROM json_each(?))`,
       STAMPED_STATE_COLUMNS,
+      stampedStateRowOf,
     );
     this.#tasks = new RowReader(
       db,
       `${TASK_SELECT} WHERE id IN (SELECT value FROM json_each(?))`,
       TASK_READ_COLUMNS,
+      taskReadRowOf,
     );
   }
 
