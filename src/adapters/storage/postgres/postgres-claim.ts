@@ -20,7 +20,6 @@ import type { ClaimRequest, ClaimedRun } from "../../../domain/ports/run-reposit
 import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import type { PostgresContext } from "./postgres-context.js";
-import { SLOT_INDEXES, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import type { StatementPrefix } from "./postgres-run-writes.js";
 import { instantOf, integer, record, text } from "./postgres-rows.js";
@@ -142,13 +141,7 @@ export class PostgresClaim {
     claim: Claim,
   ): Promise<readonly ClaimedRun[]> {
     if (request.maxConcurrentRuns <= 0 || request.limit <= 0) return [];
-    try {
-      return await this.#claimRuns(request, select, claim, false);
-    } catch (error) {
-      if (!(error instanceof SlotClash)) throw error;
-      // That transaction wrote nothing: claim again, with a savepoint to fall back on run by run.
-      return this.#claimRuns(request, select, claim, true);
-    }
+    return this.#claimRuns(request, select, claim);
   }
 
   /**
@@ -260,17 +253,11 @@ export class PostgresClaim {
   }
 
   /**
-   * One claim transaction. The claims are written without a savepoint: the busy flags were read with the
-   * queue and each chosen run heads its thread, so a slot clash is not expected; if one happens anyway
-   * (two claimers read the queue at once and a run was queued ahead of another's head) the transaction
-   * is abandoned (SlotClash) and claimed again `careful`ly.
+   * One claim transaction. The claims are written without a savepoint: a lease a key refuses (its number
+   * taken by another claim since it was chosen, or its run's thread or exclusive task bound meanwhile) is
+   * not inserted, and its run stays queued (`#bindSlots`), so no refusal abandons the transaction.
    */
-  #claimRuns(
-    request: ClaimRequest,
-    select: Select,
-    claim: Claim,
-    careful: boolean,
-  ): Promise<readonly ClaimedRun[]> {
+  #claimRuns(request: ClaimRequest, select: Select, claim: Claim): Promise<readonly ClaimedRun[]> {
     return withTransaction(this.#ctx.pool, async (client) => {
       // Runs another replica holds locked: still queued as far as this transaction sees, so they stay
       // in the queue as heads of their threads (FIFO), counted busy.
@@ -319,7 +306,6 @@ export class PostgresClaim {
           this.#withinShares(request, head, chosen),
           head.rows,
           claim,
-          careful,
         );
         if (outcome.claimed !== null) return outcome.claimed;
         inFlight.push(...outcome.taken);
@@ -490,7 +476,6 @@ export class PostgresClaim {
     chosen: readonly ClaimCandidate[],
     rows: ReadonlyMap<string, Record<string, unknown>> | null,
     claim: Claim,
-    careful: boolean,
   ): Promise<{ claimed: readonly ClaimedRun[] | null; taken: readonly ClaimCandidate[] }> {
     if (chosen.length === 0) return { claimed: [], taken: [] };
     const slotRows = await client.query(this.#lockSlots, [
@@ -510,15 +495,7 @@ export class PostgresClaim {
     );
     // Every chosen run was taken or changed by another transaction: read the queue again.
     if (claimed.length === 0) return { claimed: null, taken };
-    if (!careful) {
-      try {
-        return { claimed: await this.#write(client, claimed, slots), taken };
-      } catch (error) {
-        if (SLOT_INDEXES.includes(uniqueViolation(error) ?? "")) throw new SlotClash();
-        throw error;
-      }
-    }
-    return { claimed: await this.#writeCarefully(client, claimed, slots), taken };
+    return { claimed: await this.#write(client, claimed, slots), taken };
   }
 
   /**
@@ -626,44 +603,6 @@ export class PostgresClaim {
       `${absorb ? " ON CONFLICT DO NOTHING" : ""} RETURNING run_id)`
     );
   }
-
-  /**
-   * Writes the claims in one statement after a savepoint; if a run hits a slot key, they are written
-   * one by one and the runs that clash are skipped, not an error. The runs were locked and seen queued in
-   * this transaction, so the write needs no status guard.
-   */
-  async #writeCarefully(
-    client: PostgresClient,
-    claimed: readonly ClaimedRun[],
-    slots: readonly number[],
-  ): Promise<ClaimedRun[]> {
-    await client.query("SAVEPOINT claim");
-    try {
-      return await this.#write(client, claimed, slots);
-    } catch (error) {
-      if (!SLOT_INDEXES.includes(uniqueViolation(error) ?? "")) throw error;
-      await client.query("ROLLBACK TO SAVEPOINT claim");
-    }
-    // Some run's thread or task slot is taken after all: claim one by one, skipping the ones that clash.
-    const kept: ClaimedRun[] = [];
-    const free = [...slots];
-    for (const one of claimed) {
-      const slot = free[0];
-      if (slot === undefined) break;
-      await client.query("SAVEPOINT claim_one");
-      try {
-        const written = await this.#write(client, [one], [slot]);
-        if (written.length > 0) {
-          kept.push(one);
-          free.shift();
-        }
-      } catch (error) {
-        if (!SLOT_INDEXES.includes(uniqueViolation(error) ?? "")) throw error;
-        await client.query("ROLLBACK TO SAVEPOINT claim_one");
-      }
-    }
-    return kept;
-  }
 }
 
 /** The claim round reads a chosen run from the runs this transaction locked, with their tasks, by id. */
@@ -674,9 +613,6 @@ function readClaimed(byId: ReadonlyMap<string, ClaimedRun>): ClaimRoundReader<Cl
     claimable: (found) => found,
   };
 }
-
-/** A claim's slot key refused a run it wrote without a savepoint: the transaction must be redone. */
-class SlotClash extends Error {}
 
 /** The runs a fused claim took, launching, and the budget slot each is bound to (same order). */
 export interface FusedClaims {
