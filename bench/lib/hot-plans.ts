@@ -24,17 +24,20 @@ export interface HotPlan {
 /** What each hot statement is, recognised by a fragment of its text; statements not listed are not explained. */
 const HOT: readonly (readonly [string, (text: string) => boolean])[] = [
   // The claim fused into admission (docs/storage.md#fused-admit-and-claim): its read, and the insert of
-  // the runs claimed with their slots bound in front (first: the read names `thread_busy` as the queue head does, the insert starts as the claim's write).
+  // the runs claimed with their leases inserted in front (first: the read names `thread_busy` as the queue head does, the insert starts as the claim's write).
   ["admission: fused claim read", (t) => t.startsWith("WITH waiting AS MATERIALIZED")],
   [
     "admission: insert claimed runs, bind slots",
-    (t) => t.startsWith("WITH bindings AS MATERIALIZED") && t.includes("INSERT INTO"),
+    (t) => t.startsWith("WITH bound AS (INSERT") && /INSERT INTO \S+\.runs /.test(t),
   ],
   ["claim: queued owners", (t) => t.startsWith("WITH RECURSIVE o(owner)")],
   ["claim: queue head", (t) => t.includes("AS thread_busy")],
-  ["claim: take budget slots", (t) => t.includes("claim_slots WHERE run_id IS NULL AND slot <=")],
+  ["claim: take budget slots", (t) => t.includes("generate_series(1, $1::int4) AS g(slot)")],
   ["claim: lock chosen runs", (t) => t.includes("FOR UPDATE SKIP LOCKED) AS r")],
-  ["claim: write claims, bind slots", (t) => t.startsWith("WITH bindings AS MATERIALIZED")],
+  [
+    "claim: write claims, bind slots",
+    (t) => t.startsWith("WITH bound AS (INSERT") && /UPDATE \S+\.runs AS t SET/.test(t),
+  ],
   ["admission: due tasks", (t) => t.includes("due_at <=") && t.includes("SKIP LOCKED")],
   ["admission: active runs", (t) => t.includes("ORDER BY r.queued_at, r.id FOR UPDATE")],
   ["admission: insert decisions", (t) => /^INSERT INTO \S+\.runs /.test(t)],
@@ -53,7 +56,8 @@ const HOT: readonly (readonly [string, (text: string) => boolean])[] = [
   ["sweep: lost handler runs", (t) => t.includes("heartbeat_at <")],
 ];
 
-function labelOf(text: string): string | null {
+/** The label of a hot statement (its line in docs/storage-plans.md), or null for any other statement. */
+export function labelOf(text: string): string | null {
   for (const [label, matches] of HOT) if (matches(text)) return label;
   return null;
 }

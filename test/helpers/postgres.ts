@@ -172,6 +172,13 @@ export async function schemaAtVersion(
   // schema and taken back before it migrates.
   const movedLent = version < MOVED_MARKER_VERSION;
   if (movedLent) await pool.query(`ALTER TABLE ${quoted}.runs ADD COLUMN moved boolean`);
+  // Today's store inserts a lease per claim and never frees a slot row (migration 31): an older schema's
+  // unbound slot rows go, and its triggers' freeing of a slot (an update to NULL) deletes the row, until
+  // the schema migrates or the store is taken back.
+  const leasesLent =
+    version < LEASE_VERSION && (await tableExists(pool, quoted, "claim_slots"))
+      ? await withLeases(pool, quoted)
+      : null;
   const returnKeys = async (): Promise<void> => {
     if (!keysLent) return;
     await pool.query(
@@ -185,6 +192,7 @@ export async function schemaAtVersion(
     await returnKeys();
     if (returned) return;
     returned = true;
+    if (leasesLent !== null) await leasesLent();
     if (lent !== null) await lent();
     if (lentCalendars !== null) await lentCalendars();
     if (movedLent) await pool.query(`ALTER TABLE ${quoted}.runs DROP COLUMN moved`);
@@ -220,6 +228,31 @@ export async function schemaAtVersion(
       return migratePostgres(pool, schemaName(schema));
     },
     withoutRunQueue: teardown,
+  };
+}
+
+/** The migration that made a budget slot a lease row (docs/storage.md#the-run-model-on-postgresql). */
+const LEASE_VERSION = 31;
+
+/**
+ * Lends schema `quoted` (older than migration 31) today's slot leases: its unbound slot rows are deleted,
+ * and a slot its triggers free (an update of the row to NULL) is deleted. Returns the teardown, which
+ * drops the trigger (the rows stay as leases: migration 31 keeps the bound ones only).
+ */
+async function withLeases(pool: PostgresPool, quoted: string): Promise<() => Promise<void>> {
+  await pool.query(
+    `DELETE FROM ${quoted}.claim_slots WHERE run_id IS NULL;` +
+      ` CREATE FUNCTION ${quoted}.claim_slots_lent_release() RETURNS trigger LANGUAGE plpgsql AS $fn$` +
+      ` BEGIN DELETE FROM ${quoted}.claim_slots WHERE slot = NEW.slot AND run_id IS NULL;` +
+      ` RETURN NULL; END $fn$;` +
+      ` CREATE TRIGGER claim_slots_lent_release AFTER UPDATE ON ${quoted}.claim_slots FOR EACH ROW` +
+      ` WHEN (NEW.run_id IS NULL) EXECUTE FUNCTION ${quoted}.claim_slots_lent_release()`,
+  );
+  return async () => {
+    await pool.query(
+      `DROP TRIGGER claim_slots_lent_release ON ${quoted}.claim_slots;` +
+        ` DROP FUNCTION ${quoted}.claim_slots_lent_release()`,
+    );
   };
 }
 

@@ -165,21 +165,16 @@ describe.skipIf(!runnable)("postgres dispatch races (reference 6.4)", () => {
     }
 
     /**
-     * Claims `run` into slot `slot` (numbered past the store's budget, so no claim of the store's takes it) on `client` as the claim's statement does: the slot bound (its
+     * Claims `run` into slot `slot` (numbered past the store's budget, so no claim of the store's takes it) on `client` as the claim's statement does: the lease inserted (its
      * unique keys on the thread and, exclusive, the task) and the run moved to launching, in one
      * statement. Since migration 24 these keys alone keep one active run per exclusive task and thread.
      */
     async function claim(client: pg.Client, run: Run, slot: number): Promise<unknown> {
-      await client.query(
-        `INSERT INTO "${schema}".claim_slots (slot) SELECT generate_series(101, 108)` +
-          ` ON CONFLICT (slot) DO NOTHING`,
-      );
       return client.query(
-        `WITH bound AS (UPDATE "${schema}".claim_slots AS s SET run_id = r.id,` +
-          ` thread_scope = r.thread_scope, thread_id = r.thread_id,` +
-          ` task_id = CASE WHEN r.exclusive THEN r.task_id END, owner = r.owner,` +
-          ` claimed_by = 'replica-x', run_task_id = r.task_id FROM "${schema}".runs AS r` +
-          ` WHERE r.id = $1::text AND s.slot = $2::int4 AND s.run_id IS NULL)` +
+        `WITH bound AS (INSERT INTO "${schema}".claim_slots (slot, run_id, thread_scope, thread_id,` +
+          ` task_id, owner, claimed_by, run_task_id) SELECT $2::int4, r.id, r.thread_scope,` +
+          ` r.thread_id, CASE WHEN r.exclusive THEN r.task_id END, r.owner, 'replica-x', r.task_id` +
+          ` FROM "${schema}".runs AS r WHERE r.id = $1::text)` +
           ` UPDATE "${schema}".runs SET status = 'launching' WHERE id = $1::text`,
         [run.id, slot],
       );

@@ -36,6 +36,23 @@ const WALL_SLACK_MS = 2 * MS_PER_DAY;
 const FIRST_SEARCHED_AT = wallMs(MIN_YEAR, 1, 2);
 const LAST_SEARCHED_AT = wallMs(MAX_YEAR, 12, 31);
 
+/** One search of `nextCronFire` and its answer. */
+interface Searched {
+  readonly zone: string;
+  readonly after: number;
+  readonly until: number;
+  readonly rule: number;
+  readonly fire: CronFire | null;
+}
+
+/**
+ * The last two searches of each expression. Parsed expressions are shared by their text (`parseCron`),
+ * so the tasks of one expression due together (a thousand same-second crons) ask the same question,
+ * their next fire after the same instant: one search answers them all instead of one each. Pure: an
+ * answer depends on its arguments only, and a fire is never changed once made.
+ */
+const searched = new WeakMap<CronExpression, readonly [Searched, Searched | undefined]>();
+
 /**
  * The first fire strictly after `after` and before `until` (exclusive bound on the search, not on the
  * result), or `null` when there is none.
@@ -46,6 +63,34 @@ export function nextCronFire(
   after: number,
   until: number,
   rule = 0,
+): CronFire | null {
+  const held = searched.get(expression);
+  if (held !== undefined) {
+    if (sameSearch(held[0], zone, after, until, rule)) return held[0].fire;
+    const older = held[1];
+    if (older !== undefined && sameSearch(older, zone, after, until, rule)) return older.fire;
+  }
+  const fire = searchCronFire(expression, zone, after, until, rule);
+  searched.set(expression, [{ zone, after, until, rule, fire }, held?.[0]]);
+  return fire;
+}
+
+function sameSearch(
+  one: Searched,
+  zone: string,
+  after: number,
+  until: number,
+  rule: number,
+): boolean {
+  return one.after === after && one.until === until && one.rule === rule && one.zone === zone;
+}
+
+function searchCronFire(
+  expression: CronExpression,
+  zone: string,
+  after: number,
+  until: number,
+  rule: number,
 ): CronFire | null {
   if (after < FIRST_SEARCHED_AT || after > LAST_SEARCHED_AT) return null;
   let t = floorSecond(after);

@@ -8,6 +8,8 @@ import type { ScheduleSpec } from "../../../src/domain/schedule/schedule-spec.js
 import { instant } from "../../../src/domain/time.js";
 import { withWorkBudget } from "../../../src/domain/schedule/work-budget.js";
 import type { Instant } from "../../../src/domain/time.js";
+import { nextCronFireOf } from "../../../src/domain/schedule/next-after.js";
+import type { CronSchedule } from "../../../src/domain/schedule/schedule-types.js";
 
 const at = (text: string): Instant => instant(Date.parse(text));
 const iso = (value: Instant | null): string | null =>
@@ -211,5 +213,40 @@ describe("nextAfter remembers its last answers", () => {
   it("remembers per schedule: another schedule with the same text searches", () => {
     withWorkBudget(() => nextAfter(everySecond(), t), 1);
     expect(() => withWorkBudget(() => nextAfter(everySecond(), t), 0)).toThrow(/too expensive/);
+  });
+});
+
+describe("a cron search is shared by the schedules of one expression", () => {
+  // The tasks of one expression due together ask the same question: one search answers them all.
+  const t = at("2026-03-01T10:00:00Z");
+
+  it("answers another schedule with the same text and zone with the fire the first search made", () => {
+    const cron = "17 */7 * * * *";
+    const first = nextCronFireOf(spec({ type: "cron", cron }) as CronSchedule, t);
+    expect(first).not.toBeNull();
+    // The very object: no second search was made.
+    expect(nextCronFireOf(spec({ type: "cron", cron }) as CronSchedule, t)).toBe(first);
+  });
+
+  it("keeps answers of other zones, instants and bounds apart", () => {
+    const cron = "0 30 2 * * *";
+    const zones = ["UTC", "America/New_York", "Asia/Kolkata", "UTC"];
+    const answers = zones.map((timezone) => nextAfter(spec({ type: "cron", cron, timezone }), t));
+    expect(answers.map((a) => (a === null ? null : new Date(a).toISOString()))).toEqual([
+      "2026-03-02T02:30:00.000Z",
+      "2026-03-02T07:30:00.000Z",
+      "2026-03-01T21:00:00.000Z",
+      "2026-03-02T02:30:00.000Z",
+    ]);
+    const later = nextAfter(
+      spec({ type: "cron", cron, timezone: "UTC" }),
+      at("2026-03-02T03:00:00Z"),
+    );
+    expect(later === null ? null : new Date(later).toISOString()).toBe("2026-03-03T02:30:00.000Z");
+    const bounded = nextAfter(
+      spec({ type: "cron", cron, timezone: "UTC", end_at: "2026-03-01T12:00:00Z" }),
+      t,
+    );
+    expect(bounded).toBeNull();
   });
 });

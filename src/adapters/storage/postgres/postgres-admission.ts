@@ -125,8 +125,6 @@ export class PostgresAdmission {
   async admit(args: AdmitArgs): Promise<AdmissionReport> {
     let careful = false;
     let fuse = args.claim !== undefined;
-    if (fuse && args.claim !== undefined)
-      await this.#claims.ensure(args.claim.request.maxConcurrentRuns);
     for (;;) {
       try {
         return await admitAgainWhenNear(() => this.#admit(args, careful, fuse));

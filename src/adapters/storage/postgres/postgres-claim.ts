@@ -2,14 +2,15 @@
  * Claiming queued runs on PostgreSQL (docs/semantics.md#the-life-of-an-occurrence, docs/semantics.md#launch;
  * the design is docs/storage.md#the-claim-path-on-postgresql). No lock serialises the replicas: a claim
  * reads the head of the queue from `run_ready` (queued runs only) and locks its runs (`SKIP LOCKED`), with
- * the busy flags of its threads and tasks (`claim_slots`, one row per slot of the global budget, and
- * `run_holds`) and the free budget, in one statement, so a concurrent claim reads past the runs this one
- * holds; `select` chooses; the claim then takes that many free slots with `FOR UPDATE SKIP LOCKED`,
- * fetches the chosen runs with their tasks, and writes the runs' state and the slots' bindings in one
- * statement (whose trigger takes the runs out of `run_ready`). The busy flags are plain reads, so a run
- * another replica holds still heads its thread; the slots' unique keys refuse a second active run in a
- * thread or exclusive task if two claimers ever chose one, and the database refuses an active run without
- * a slot (migration 24).
+ * the busy flags of its threads and tasks (`claim_slots`, one lease row per taken slot of the global
+ * budget since migration 31, and `run_holds`) and the free budget, in one statement, so a concurrent claim
+ * reads past the runs this one holds; `select` chooses; the claim then takes that many free slot numbers
+ * (each under an advisory lock tried, never waited for), fetches the chosen runs with their tasks, and
+ * inserts the leases and writes the runs' state in one statement (whose trigger takes the runs out of
+ * `run_ready`): a lease a key refuses (`ON CONFLICT DO NOTHING`) leaves its run queued. The busy flags are
+ * plain reads, so a run another replica holds still heads its thread; the leases' unique keys refuse a
+ * second active run in a thread or exclusive task if two claimers ever chose one, and the database
+ * refuses an active run without a lease (migrations 24 and 31).
  */
 import { ownerMaxActiveRuns, shareLimitsOwners, threadKey } from "../../../domain/claim.js";
 import type { ClaimCandidate, ClaimSelectionInput } from "../../../domain/claim.js";
@@ -19,7 +20,6 @@ import type { ClaimRequest, ClaimedRun } from "../../../domain/ports/run-reposit
 import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import type { PostgresContext } from "./postgres-context.js";
-import { SLOT_INDEXES, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import type { StatementPrefix } from "./postgres-run-writes.js";
 import { instantOf, integer, record, text } from "./postgres-rows.js";
@@ -94,25 +94,28 @@ export class PostgresClaim {
   readonly #holds: string;
   readonly #lockChosen: PostgresStatement;
   readonly #lockSlots: PostgresStatement;
-  readonly #ensureSlots: PostgresStatement;
   readonly #lockOwners: PostgresStatement;
   readonly #queuedOwners: PostgresStatement;
   readonly #fusedRead: PostgresStatement;
   readonly #statements = new Map<string, PostgresStatement>();
-  /** The highest budget whose slots this store has made sure exist. */
-  #ensured = 0;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     this.#slots = `${ctx.schema.quoted}.claim_slots`;
     this.#ready = `${ctx.schema.quoted}.run_ready`;
     this.#holds = `${ctx.schema.quoted}.run_holds`;
-    // By id only, each by primary key (see lockedClaimedRunSelect): with `status = 'queued'` here the
-    // planner walked the whole queue index. The status is checked once the rows are locked.
+    // By id only (see lockedClaimSelect): with `status = 'queued'` here the planner walked the whole
+    // queue index. The status is checked once the rows are locked.
     this.#lockChosen = prepared(lockedClaimSelect(ctx, "$1::text[]"));
+    // Free slot numbers within the budget (no lease row), each tried under a transaction lock of its
+    // own, never waited for (the `SKIP LOCKED` of a row that does not exist yet): a number another
+    // claim in flight chose is passed over. The free numbers are listed first (`OFFSET 0`), so only
+    // the numbers returned are locked. The lease's primary key still refuses a number inserted twice
+    // (the insert's `ON CONFLICT DO NOTHING`, docs/storage.md#the-run-model-on-postgresql).
     this.#lockSlots = prepared(
-      `SELECT slot FROM ${this.#slots} WHERE run_id IS NULL AND slot <= $1::int4` +
-        ` ORDER BY slot LIMIT $2::int4 FOR UPDATE SKIP LOCKED`,
+      `SELECT f.slot FROM (SELECT g.slot FROM generate_series(1, $1::int4) AS g(slot)` +
+        ` WHERE NOT EXISTS (SELECT 1 FROM ${this.#slots} AS s WHERE s.slot = g.slot) OFFSET 0) AS f` +
+        ` WHERE pg_try_advisory_xact_lock(hashtext($3::text), f.slot) LIMIT $2::int4`,
     );
     // An owner's share is kept across replicas by a lock per owner, tried, never waited for: a claim
     // that cannot take it leaves that owner's runs to the claim holding it (docs/storage.md#fair-share-across-owners).
@@ -130,10 +133,6 @@ export class PostgresClaim {
         ` SELECT owner FROM o WHERE owner IS NOT NULL`,
     );
     this.#fusedRead = prepared(fusedReadText(ctx, this.#slots, this.#ready, this.#holds));
-    this.#ensureSlots = prepared(
-      `INSERT INTO ${this.#slots} (slot) SELECT generate_series(1, $1::int4)` +
-        ` ON CONFLICT (slot) DO NOTHING`,
-    );
   }
 
   async claimRuns(
@@ -142,30 +141,18 @@ export class PostgresClaim {
     claim: Claim,
   ): Promise<readonly ClaimedRun[]> {
     if (request.maxConcurrentRuns <= 0 || request.limit <= 0) return [];
-    await this.#ensure(request.maxConcurrentRuns);
-    try {
-      return await this.#claimRuns(request, select, claim, false);
-    } catch (error) {
-      if (!(error instanceof SlotClash)) throw error;
-      // That transaction wrote nothing: claim again, with a savepoint to fall back on run by run.
-      return this.#claimRuns(request, select, claim, true);
-    }
-  }
-
-  /** Makes sure slots 1..budget exist (once per store and budget: a raised budget adds its slots). */
-  async ensure(budget: number): Promise<void> {
-    await this.#ensure(budget);
+    return this.#claimRuns(request, select, claim);
   }
 
   /**
    * The claim fused into an admission (docs/storage.md#fused-admit-and-claim), in the admitting
    * transaction, before its runs are inserted: of `entries` (the batch's new queued runs with their
    * tasks), the ones this replica may launch at once, chosen by `select` as a claim chooses, claimed
-   * with freshly minted tokens, each with a free budget slot locked `SKIP LOCKED` (the slots bound by
-   * `bindSlotsBefore` in front of the insert). Only while no queued run is ready to claim (the claim
-   * would then choose among exactly these runs: no queued run is overtaken, and the owners' round-robin
-   * is the claim's), and a run only while no queued run of its task or shared thread precedes it and its
-   * thread and exclusive task hold no slot. Null when nothing is fused.
+   * with freshly minted tokens, each with a free budget slot number taken as the claim takes it (the
+   * leases inserted by `bindSlotsBefore` in front of the insert). Only while no queued run is ready to
+   * claim (the claim would then choose among exactly these runs: no queued run is overtaken, and the
+   * owners' round-robin is the claim's), and a run only while no queued run of its task or shared thread
+   * precedes it and its thread and exclusive task hold no slot. Null when nothing is fused.
    */
   async fuse(
     client: PostgresClient,
@@ -242,6 +229,7 @@ export class PostgresClaim {
     const slotRows = await client.query(this.#lockSlots, [
       request.maxConcurrentRuns,
       within.length,
+      this.#slots,
     ]);
     const slots = slotRows.rows.map((row) => integer(record(row), "slot"));
     const byId = new Map(entries.map((e) => [e.run.id, e] as const));
@@ -259,29 +247,17 @@ export class PostgresClaim {
    */
   bindSlotsBefore(fused: FusedClaims): StatementPrefix {
     return {
-      text: this.#bindSlots(this.#ctx.runSql.insertParameterCount + 1),
+      text: this.#bindSlots(this.#ctx.runSql.insertParameterCount + 1, false),
       values: columnArrays(SLOT_BIND_COLUMNS, bindingRows(fused.claimed, fused.slots)),
     };
   }
 
-  async #ensure(budget: number): Promise<void> {
-    if (budget <= this.#ensured) return;
-    await this.#ctx.pool.query(this.#ensureSlots, [budget]);
-    this.#ensured = budget;
-  }
-
   /**
-   * One claim transaction. The claims are written without a savepoint: the busy flags were read with the
-   * queue and each chosen run heads its thread, so a slot clash is not expected; if one happens anyway
-   * (two claimers read the queue at once and a run was queued ahead of another's head) the transaction
-   * is abandoned (SlotClash) and claimed again `careful`ly.
+   * One claim transaction. The claims are written without a savepoint: a lease a key refuses (its number
+   * taken by another claim since it was chosen, or its run's thread or exclusive task bound meanwhile) is
+   * not inserted, and its run stays queued (`#bindSlots`), so no refusal abandons the transaction.
    */
-  #claimRuns(
-    request: ClaimRequest,
-    select: Select,
-    claim: Claim,
-    careful: boolean,
-  ): Promise<readonly ClaimedRun[]> {
+  #claimRuns(request: ClaimRequest, select: Select, claim: Claim): Promise<readonly ClaimedRun[]> {
     return withTransaction(this.#ctx.pool, async (client) => {
       // Runs another replica holds locked: still queued as far as this transaction sees, so they stay
       // in the queue as heads of their threads (FIFO), counted busy.
@@ -330,7 +306,6 @@ export class PostgresClaim {
           this.#withinShares(request, head, chosen),
           head.rows,
           claim,
-          careful,
         );
         if (outcome.claimed !== null) return outcome.claimed;
         inFlight.push(...outcome.taken);
@@ -436,9 +411,8 @@ export class PostgresClaim {
     // A cancelled run whose target was not told holds its thread and task until its deadline
     // (docs/semantics.md#cancellation); the claim's instant is the first parameter, the owners the second.
     const now = msToTimestamp("$1::int8");
-    const room =
-      `(SELECT LEAST(count(*) FILTER (WHERE run_id IS NULL AND slot <= ${int4(budget)}),` +
-      ` ${int4(budget)} - count(run_id), ${int4(limit)}) FROM ${slots})::int4`;
+    // Every lease counts against the budget, those numbered above a lowered budget too (they drain).
+    const room = `(SELECT LEAST(${int4(budget)} - count(*), ${int4(limit)}) FROM ${slots})::int4`;
     // The narrow read returns the whole run and its task's state (what `#claimChosen` claims from, the
     // task's definition taken from `TaskDefinitions`): its runs are locked here already, and nearly all
     // of them are chosen. The wide read, a few times the limit, returns what choosing needs; the chosen
@@ -502,12 +476,12 @@ export class PostgresClaim {
     chosen: readonly ClaimCandidate[],
     rows: ReadonlyMap<string, Record<string, unknown>> | null,
     claim: Claim,
-    careful: boolean,
   ): Promise<{ claimed: readonly ClaimedRun[] | null; taken: readonly ClaimCandidate[] }> {
     if (chosen.length === 0) return { claimed: [], taken: [] };
     const slotRows = await client.query(this.#lockSlots, [
       request.maxConcurrentRuns,
       chosen.length,
+      this.#slots,
     ]);
     const slots = slotRows.rows.map((row) => integer(record(row), "slot"));
     if (slots.length === 0) return { claimed: [], taken: [] };
@@ -521,15 +495,7 @@ export class PostgresClaim {
     );
     // Every chosen run was taken or changed by another transaction: read the queue again.
     if (claimed.length === 0) return { claimed: null, taken };
-    if (!careful) {
-      try {
-        return { claimed: await this.#write(client, claimed, slots), taken };
-      } catch (error) {
-        if (SLOT_INDEXES.includes(uniqueViolation(error) ?? "")) throw new SlotClash();
-        throw error;
-      }
-    }
-    return { claimed: await this.#writeCarefully(client, claimed, slots), taken };
+    return { claimed: await this.#write(client, claimed, slots), taken };
   }
 
   /**
@@ -609,12 +575,13 @@ export class PostgresClaim {
     claimed: readonly ClaimedRun[],
     slots: readonly number[],
   ): Promise<ClaimedRun[]> {
+    // Only the runs whose lease was inserted are written launching.
     const written = await this.#ctx.runSql.writeState(
       client,
       claimed.map((c) => c.run),
-      "",
+      "t.id IN (SELECT b.run_id FROM bound AS b)",
       {
-        text: this.#bindSlots(this.#ctx.runSql.stateParameterCount + 1),
+        text: this.#bindSlots(this.#ctx.runSql.stateParameterCount + 1, true),
         values: columnArrays(SLOT_BIND_COLUMNS, bindingRows(claimed, slots)),
       },
     );
@@ -622,58 +589,19 @@ export class PostgresClaim {
   }
 
   /**
-   * The slot binding, as a data-modifying `WITH` in front of the runs' write (parameters from `first`).
-   * The bindings are materialized first: joined to the slots directly, a generic plan that expected one
-   * free slot and ten bindings ran the `unnest` again for every slot it bound (250 times for a claim of
-   * 250, 40 of the statement's 64 ms). Read from a materialized CTE, the worst plan rescans a tuplestore.
+   * The leases, inserted by a data-modifying `WITH` in front of the runs' write (parameters from
+   * `first`), as `bound` (the run ids whose lease was inserted). `absorb`: a lease refused by a key (its
+   * number inserted by another claim since it was chosen, or its run's thread or exclusive task bound
+   * meanwhile) is not inserted, and the write leaves its run queued; otherwise the refusal is an error
+   * (the fused claim's: its runs are inserted launching, so the admission is written again unfused).
    */
-  #bindSlots(first: number): string {
-    const sets = SLOT_BIND_COLUMNS.slice(1)
-      .map((c) => `${c.name} = u.${c.name}`)
-      .join(", ");
+  #bindSlots(first: number, absorb: boolean): string {
+    const names = SLOT_BIND_COLUMNS.map((c) => c.name).join(", ");
     return (
-      `WITH bindings AS MATERIALIZED (SELECT * FROM ${unnestSource(SLOT_BIND_COLUMNS, first)}),` +
-      ` bound AS (UPDATE ${this.#slots} AS s SET ${sets} FROM bindings AS u` +
-      ` WHERE s.slot = u.slot AND s.run_id IS NULL)`
+      `WITH bound AS (INSERT INTO ${this.#slots} (${names})` +
+      ` SELECT ${names} FROM ${unnestSource(SLOT_BIND_COLUMNS, first)}` +
+      `${absorb ? " ON CONFLICT DO NOTHING" : ""} RETURNING run_id)`
     );
-  }
-
-  /**
-   * Writes the claims in one statement after a savepoint; if a run hits a slot key, they are written
-   * one by one and the runs that clash are skipped, not an error. The runs were locked and seen queued in
-   * this transaction, so the write needs no status guard.
-   */
-  async #writeCarefully(
-    client: PostgresClient,
-    claimed: readonly ClaimedRun[],
-    slots: readonly number[],
-  ): Promise<ClaimedRun[]> {
-    await client.query("SAVEPOINT claim");
-    try {
-      return await this.#write(client, claimed, slots);
-    } catch (error) {
-      if (!SLOT_INDEXES.includes(uniqueViolation(error) ?? "")) throw error;
-      await client.query("ROLLBACK TO SAVEPOINT claim");
-    }
-    // Some run's thread or task slot is taken after all: claim one by one, skipping the ones that clash.
-    const kept: ClaimedRun[] = [];
-    const free = [...slots];
-    for (const one of claimed) {
-      const slot = free[0];
-      if (slot === undefined) break;
-      await client.query("SAVEPOINT claim_one");
-      try {
-        const written = await this.#write(client, [one], [slot]);
-        if (written.length > 0) {
-          kept.push(one);
-          free.shift();
-        }
-      } catch (error) {
-        if (!SLOT_INDEXES.includes(uniqueViolation(error) ?? "")) throw error;
-        await client.query("ROLLBACK TO SAVEPOINT claim_one");
-      }
-    }
-    return kept;
   }
 }
 
@@ -685,9 +613,6 @@ function readClaimed(byId: ReadonlyMap<string, ClaimedRun>): ClaimRoundReader<Cl
     claimable: (found) => found,
   };
 }
-
-/** A claim's slot key refused a run it wrote without a savepoint: the transaction must be redone. */
-class SlotClash extends Error {}
 
 /** The runs a fused claim took, launching, and the budget slot each is bound to (same order). */
 export interface FusedClaims {
@@ -743,8 +668,7 @@ function fusedReadText(ctx: PostgresContext, slots: string, ready: string, holds
     `WITH waiting AS MATERIALIZED (SELECT count(*) FILTER (WHERE w.not_before <= ${now}) = 0` +
     ` AND count(*) <= ${look} AS none FROM (SELECT q.not_before FROM ${ready} AS q LIMIT ${look} + 1) AS w),` +
     ` room AS MATERIALIZED (SELECT CASE WHEN (SELECT none FROM waiting)` +
-    ` THEN LEAST(count(*) FILTER (WHERE run_id IS NULL AND slot <= $8::int4),` +
-    ` $8::int4 - count(run_id), $9::int4) ELSE 0 END::int4 AS room FROM ${slots}),` +
+    ` THEN LEAST($8::int4 - count(*), $9::int4) ELSE 0 END::int4 AS room FROM ${slots}),` +
     ` held AS MATERIALIZED (SELECT s.owner, count(*)::int4 AS held FROM ${slots} AS s` +
     ` WHERE s.owner IS NOT NULL AND (SELECT room FROM room) > 0 GROUP BY s.owner)` +
     ` SELECT u.id,` +

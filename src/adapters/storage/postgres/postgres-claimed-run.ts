@@ -24,18 +24,6 @@ const PREFIX = "task__";
 const PREFIXED_TASK_COLUMNS = TASK_COLUMNS.map((c) => [c.name, `${PREFIX}${c.name}`] as const);
 
 /**
- * `claimedRunSelect` over the runs of `ids` (a `text[]` parameter), each found by primary key and locked
- * `FOR UPDATE SKIP LOCKED` in a lateral subquery: by `id = ANY($1)` a table never analyzed was read whole.
- */
-export function lockedClaimedRunSelect(ctx: PostgresContext, ids: string): string {
-  return claimedRunSelect(
-    ctx,
-    `unnest(${ids}) AS w(id) CROSS JOIN LATERAL (SELECT * FROM ${ctx.runSql.table} AS p` +
-      ` WHERE p.id = w.id FOR UPDATE SKIP LOCKED) AS r`,
-  );
-}
-
-/**
  * `SELECT <run r>, <task t as task__*> FROM runs r` (or `runs`, a FROM item named r) with each run's task
  * found by primary key: append
  * `WHERE ...`. The task comes from a lateral subquery the planner cannot flatten (`OFFSET 0`), so it is
@@ -106,14 +94,17 @@ export function claimStateColumns(alias: string): string {
 }
 
 /**
- * `SELECT <run r>, <claimStateColumns t>` over the runs of `ids` (a `text[]` parameter), each by primary
- * key and locked `FOR UPDATE SKIP LOCKED`, as `lockedClaimedRunSelect` but narrow.
+ * `SELECT <run r>, <claimStateColumns t>` over the runs of `ids` (a `text[]` parameter), locked
+ * `FOR UPDATE SKIP LOCKED`, in no particular order. By `id = ANY (ids)`, one scan of `runs` per call: an
+ * index scan by primary key with statistics; with a generic plan made while `runs` looked empty, one
+ * pass over `runs` per call, where a lookup per id (a lateral subquery) read `runs` whole once per id
+ * (docs/storage.md#plans-made-while-runs-looked-empty). `SKIP LOCKED` never waits, so the order the
+ * rows are locked in does not matter.
  */
 export function lockedClaimSelect(ctx: PostgresContext, ids: string): string {
   return (
-    `SELECT ${ctx.runSql.columns}, ${claimStateColumns("t")} FROM unnest(${ids}) AS w(id)` +
-    ` CROSS JOIN LATERAL (SELECT * FROM ${ctx.runSql.table} AS p` +
-    ` WHERE p.id = w.id FOR UPDATE SKIP LOCKED) AS r${claimStateJoin(ctx, "t")}`
+    `SELECT ${ctx.runSql.columns}, ${claimStateColumns("t")} FROM (SELECT * FROM ${ctx.runSql.table}` +
+    ` AS p WHERE p.id = ANY (${ids}) FOR UPDATE SKIP LOCKED) AS r${claimStateJoin(ctx, "t")}`
   );
 }
 

@@ -13,10 +13,15 @@ export function uniqueViolation(error: unknown): string | null {
 }
 
 /**
- * The unique keys that keep one launching/running run per exclusive task and per thread: the budget
- * slots' own keys, every active run holding a slot (migration 24, docs/storage.md#the-claim-path-on-postgresql).
+ * The unique keys of the budget's leases: one launching/running run per exclusive task and per thread
+ * (every active run holding a slot, migration 24, docs/storage.md#the-claim-path-on-postgresql) and one
+ * lease per slot number (migration 31), which two claims may choose at once.
  */
-export const SLOT_INDEXES: readonly string[] = ["claim_slots_task_uq", "claim_slots_thread_uq"];
+export const SLOT_INDEXES: readonly string[] = [
+  "claim_slots_task_uq",
+  "claim_slots_thread_uq",
+  "claim_slots_pkey",
+];
 export const SCHEDULED_OCCURRENCE_INDEX = "runs_scheduled_occurrence_uq";
 
 /**

@@ -45,6 +45,7 @@ import {
   columnArrays,
   msToTimestamp,
   prepared,
+  textArray,
   unnestSource,
   unnestValue,
 } from "./postgres-sql.js";
@@ -129,13 +130,15 @@ export class PostgresFencedRunWrites {
     const runs = ctx.runSql.table;
     const tasks = ctx.tasksTable;
     const state = ctx.taskStateTable;
-    // By primary key for each id (a lateral probe the planner cannot turn into a walk), no lock.
+    // The runs by `id = ANY ($1)`, no lock: one scan of `runs` per call, an index scan by primary key
+    // with statistics. Not a lookup per id: a generic plan made while `runs` looked empty scanned
+    // `runs` whole once per id (docs/storage.md#plans-made-while-runs-looked-empty). Each run's task
+    // by primary key (`OFFSET 0`: probed once per run, whatever the statistics of `tasks` say).
     this.#read = prepared(
       `SELECT ${ctx.runSql.columns}, r.read_xmin, t.schedule_type, t.options::text AS options,` +
         ` t.target_kind, t.once_at, t.version AS task_version` +
-        ` FROM (SELECT DISTINCT id FROM unnest($1::text[]) AS w(id)) AS w` +
-        ` CROSS JOIN LATERAL (SELECT p.*, p.xmin::text AS read_xmin FROM ${runs} AS p` +
-        ` WHERE p.id = w.id OFFSET 0) AS r` +
+        ` FROM (SELECT p.*, p.xmin::text AS read_xmin FROM ${runs} AS p` +
+        ` WHERE p.id = ANY ($1::text[]) OFFSET 0) AS r` +
         ` CROSS JOIN LATERAL (SELECT k.schedule_type, k.options, k.target_kind, v.version,` +
         // A once task's run_at, which decides whether a manual run took its occurrence (issue 31).
         ` CASE WHEN k.schedule_type = 'once' THEN k.schedule->>'runAt' END AS once_at` +
@@ -231,7 +234,7 @@ export class PostgresFencedRunWrites {
     const tasks = new Map<TaskId, RunTaskContext>();
     const fence = new Map<RunId, ReadFence>();
     if (toRead.length > 0) {
-      const read = await this.#ctx.pool.query(this.#read, [toRead]);
+      const read = await this.#ctx.pool.query(this.#read, [textArray(toRead)]);
       for (const value of read.rows) {
         const row = record(value);
         const run = runFromRow(row);

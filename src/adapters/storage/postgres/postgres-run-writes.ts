@@ -15,6 +15,7 @@ import {
   literalList,
   prepared,
   selectList,
+  textArray,
   unnestInsert,
   unnestUpdate,
 } from "./postgres-sql.js";
@@ -46,12 +47,33 @@ export const RUN_STATE_COLUMNS: readonly Column[] = ["id", ...RUN_STATE_FIELDS].
   if (found === undefined) throw new TypeError(`no run column for ${field}`);
   return found;
 });
-const RUN_STATE_INDEXES = RUN_STATE_COLUMNS.map((c) => RUN_COLUMNS.indexOf(c));
 
-/** A run's values for `RUN_STATE_COLUMNS`, in their order. */
+/**
+ * A run's values for `RUN_STATE_COLUMNS`, in their order: the values `runValues` has for them, without
+ * making the whole row (whose derived idempotency key is built to be compared, and a state write never
+ * sends it). `test/adapters/storage/postgres/postgres-run-state-values.test.ts` holds the two together.
+ */
 export function runStateValues(run: Run): unknown[] {
-  const values = runValues(run);
-  return RUN_STATE_INDEXES.map((i) => values[i]);
+  return [
+    run.id,
+    run.status,
+    run.reason,
+    run.attempt,
+    run.failures,
+    run.notBefore,
+    run.claimToken,
+    run.claimExpiresAt,
+    run.claimedBy,
+    run.targetRunId,
+    run.launchedAt,
+    run.deadlineAt,
+    run.finishedAt,
+    run.latenessMs,
+    run.late,
+    run.cancelRequestedAt,
+    run.error,
+    run.result === null ? null : JSON.stringify(run.result),
+  ];
 }
 
 /**
@@ -169,7 +191,7 @@ export class RunSql {
   /** The active runs of `taskIds`, locked, in FIFO order. */
   async lockActive(db: PostgresQueryable, taskIds: readonly TaskId[]): Promise<Run[]> {
     if (taskIds.length === 0) return [];
-    const result = await db.query(this.#statement(this.#active), [taskIds]);
+    const result = await db.query(this.#statement(this.#active), [textArray(taskIds)]);
     return result.rows.map(runFromRow);
   }
 }

@@ -100,47 +100,71 @@ export function columnArrays(
   return columns.map((column, i) => arrayLiteral(column.type, rows, i));
 }
 
-/** `{a,b,NULL}` for column `i` of `rows`, as a `type[]` parameter reads it. */
+/**
+ * `{a,b,NULL}` for column `i` of `rows`, as a `type[]` parameter reads it. One loop per type, so that the
+ * type is looked at once per column, not once per value; text is quoted after two `indexOf` scans
+ * instead of a regular expression (the burst's profile had the expression at about 2% of a replica's
+ * CPU: every id, token and status of every write goes through here).
+ */
 export function arrayLiteral(
   type: ColumnType,
   rows: readonly (readonly unknown[])[],
   i: number,
 ): string {
   const parts = new Array<string>(rows.length);
-  for (let r = 0; r < rows.length; r++) parts[r] = arrayElement(type, rows[r]?.[i]);
-  return `{${parts.join(",")}}`;
-}
-
-const NEEDS_ESCAPE = /["\\]/;
-
-function arrayElement(type: ColumnType, value: unknown): string {
-  if (value === null || value === undefined) return "NULL";
   switch (type) {
     case "int4":
     case "int8":
     case "ts":
-      if (typeof value !== "number" || !Number.isSafeInteger(value)) {
-        throw new TypeError(`not an integer for an ${type} column: ${JSON.stringify(value)}`);
-      }
-      return String(value);
+      for (let r = 0; r < rows.length; r++) parts[r] = integerElement(type, rows[r]?.[i]);
+      break;
     case "bool":
-      if (typeof value !== "boolean")
-        throw new TypeError(`not a boolean: ${JSON.stringify(value)}`);
-      return value ? "t" : "f";
+      for (let r = 0; r < rows.length; r++) parts[r] = boolElement(rows[r]?.[i]);
+      break;
     case "text":
-    case "jsonb": {
-      const text =
-        typeof value === "string"
-          ? value
-          : type === "jsonb" || typeof value !== "number"
-            ? JSON.stringify(value)
-            : String(value);
-      // Quoted always: a quoted element is never read as NULL, and braces, commas and spaces are kept.
-      return NEEDS_ESCAPE.test(text)
-        ? `"${text.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`
-        : `"${text}"`;
-    }
+    case "jsonb":
+      for (let r = 0; r < rows.length; r++) parts[r] = textElement(type, rows[r]?.[i]);
+      break;
   }
+  return `{${parts.join(",")}}`;
+}
+
+/**
+ * `{"a","b",NULL}`: `values` as a `text[]` parameter reads it. node-postgres would make the same text of
+ * the array itself, with two regular expressions per element.
+ */
+export function textArray(values: readonly (string | null)[]): string {
+  const parts = new Array<string>(values.length);
+  for (let r = 0; r < values.length; r++) parts[r] = textElement("text", values[r]);
+  return `{${parts.join(",")}}`;
+}
+
+function integerElement(type: ColumnType, value: unknown): string {
+  if (value === null || value === undefined) return "NULL";
+  if (typeof value !== "number" || !Number.isSafeInteger(value)) {
+    throw new TypeError(`not an integer for an ${type} column: ${JSON.stringify(value)}`);
+  }
+  return String(value);
+}
+
+function boolElement(value: unknown): string {
+  if (value === null || value === undefined) return "NULL";
+  if (typeof value !== "boolean") throw new TypeError(`not a boolean: ${JSON.stringify(value)}`);
+  return value ? "t" : "f";
+}
+
+function textElement(type: ColumnType, value: unknown): string {
+  if (value === null || value === undefined) return "NULL";
+  const text =
+    typeof value === "string"
+      ? value
+      : type === "jsonb" || typeof value !== "number"
+        ? JSON.stringify(value)
+        : String(value);
+  // Quoted always: a quoted element is never read as NULL, and braces, commas and spaces are kept.
+  return text.indexOf('"') === -1 && text.indexOf("\\") === -1
+    ? `"${text}"`
+    : `"${text.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
 }
 
 /** `'a', 'b'`: a constant list of SQL string literals (statuses from the domain's `as const` lists). */

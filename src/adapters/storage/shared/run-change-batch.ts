@@ -176,8 +176,10 @@ export function applyRunChanges(
       throw error;
     }
     if (decided === null) return { kind: "unchanged" };
-    const after: Run = { ...decided.run, id: run.id };
-    if (IDENTITY_FIELDS.some((field) => after[field] !== run[field])) {
+    // The run `decide` made is kept as it is when it has the run's id (a transition copies it): no copy
+    // of 31 fields per request.
+    const after: Run = decided.run.id === run.id ? decided.run : { ...decided.run, id: run.id };
+    if (changesIdentity(run, after)) {
       return refused(new IllegalTransitionError("run", run.status, "a change of its identity"));
     }
     current.set(run.id, after);
@@ -201,7 +203,10 @@ export function applyRunChanges(
                   },
           },
     );
-    return { kind: "changed", change: { ...decided, run: after } };
+    return {
+      kind: "changed",
+      change: after === decided.run ? decided : { ...decided, run: after },
+    };
   });
   return {
     results,
@@ -210,6 +215,12 @@ export function applyRunChanges(
       .filter((t) => t.launch !== null || t.verdict !== null)
       .sort((a, b) => compareIds(a.taskId, b.taskId)),
   };
+}
+
+/** Whether `after` differs from `before` in a field fixed at admission (a loop: no closure per request). */
+function changesIdentity(before: Run, after: Run): boolean {
+  for (const field of IDENTITY_FIELDS) if (after[field] !== before[field]) return true;
+  return false;
 }
 
 function refused(error: PunctualError): RunChangeResult {

@@ -233,11 +233,8 @@ describe("postgres: a batch of run changes in one fenced statement", () => {
     const [b1] = ofTask(1);
     recorder.beforeWrite = async () => {
       // Neither touches the run rows: only the slot and task fences can see these.
-      await pool.query(
-        `UPDATE "${schema}".claim_slots SET run_id = NULL, thread_scope = NULL, thread_id = NULL,` +
-          ` task_id = NULL, owner = NULL, claimed_by = NULL, run_task_id = NULL WHERE run_id = $1::text`,
-        [a1!.run.id],
-      );
+      // The slot freed: its lease deleted (migration 31).
+      await pool.query(`DELETE FROM "${schema}".claim_slots WHERE run_id = $1::text`, [a1!.run.id]);
       await pool.query(
         `UPDATE "${schema}".task_state SET version = version + 1 WHERE task_id = $1::text`,
         [tasks[1]!.id],

@@ -96,9 +96,9 @@ describe("postgres migration 15 (cheaper budget slots)", () => {
     const bound = (await slotRows())[0] as unknown as { thread_scope: string; thread_id: string };
     await expect(
       pool.query(
-        `UPDATE ${q}.claim_slots SET run_id = 'other', thread_scope = $1::text, thread_id = $2::text,` +
-          ` owner = 'someone', run_task_id = 'another' WHERE run_id IS NULL AND slot = (SELECT min(slot) FROM ${q}.claim_slots` +
-          ` WHERE run_id IS NULL)`,
+        // A lease (migration 31) inserted for another run on that thread.
+        `INSERT INTO ${q}.claim_slots (slot, run_id, thread_scope, thread_id, owner, run_task_id)` +
+          ` VALUES (99, 'other', $1::text, $2::text, 'someone', 'another')`,
         [bound.thread_scope, bound.thread_id],
       ),
     ).rejects.toMatchObject({ constraint: "claim_slots_thread_uq" });

@@ -120,9 +120,10 @@ describe("postgres migrations 17 and 19 (no task key lock per run, no key for a 
     const launching = claimed[2]!.run.id;
     await expect(
       pool.query(
-        `UPDATE ${q}.claim_slots SET run_id = 'x', thread_scope = s.thread_scope, thread_id = s.thread_id,` +
-          ` owner = s.owner FROM ${q}.claim_slots AS s WHERE s.run_id = $1::text` +
-          ` AND claim_slots.slot = (SELECT max(slot) FROM ${q}.claim_slots WHERE run_id IS NULL)`,
+        // A lease (migration 31, lent to this schema) inserted for it.
+        `INSERT INTO ${q}.claim_slots (slot, run_id, thread_scope, thread_id, owner)` +
+          ` SELECT 99, 'x', s.thread_scope, s.thread_id, s.owner FROM ${q}.claim_slots AS s` +
+          ` WHERE s.run_id = $1::text`,
         [launching],
       ),
     ).rejects.toThrow(/claim_slots_thread_uq/);

@@ -165,7 +165,8 @@ describe("postgres migration 28 (mutable run columns last, one slot key fewer)",
       [schema],
     );
     expect(options.rows).toEqual([
-      { relname: "claim_slots", reloptions: ["fillfactor=10"] },
+      // Migration 31 makes the slots lease rows, never updated: back to fillfactor 100.
+      { relname: "claim_slots", reloptions: ["fillfactor=100"] },
       { relname: "runs", reloptions: ["fillfactor=30"] },
     ]);
     const slotIndexes = await pool.query(
@@ -222,10 +223,10 @@ describe("postgres migration 28 (mutable run columns last, one slot key fewer)",
     ).rejects.toMatchObject({ code: "23514", constraint: "runs_active_holds_slot" });
     await expect(
       pool.query(
-        `UPDATE ${q}.claim_slots AS s SET run_id = r.id, thread_scope = r.thread_scope,` +
-          ` thread_id = r.thread_id, owner = r.owner, claimed_by = 'replica-b', run_task_id = r.task_id` +
-          ` FROM ${q}.runs AS r WHERE r.id = 'r8-shared'` +
-          ` AND s.slot = (SELECT min(slot) FROM ${q}.claim_slots WHERE run_id IS NULL)`,
+        // A lease (migration 31) inserted for it.
+        `INSERT INTO ${q}.claim_slots (slot, run_id, thread_scope, thread_id, owner, claimed_by,` +
+          ` run_task_id) SELECT 99, r.id, r.thread_scope, r.thread_id, r.owner, 'replica-b', r.task_id` +
+          ` FROM ${q}.runs AS r WHERE r.id = 'r8-shared'`,
       ),
     ).rejects.toMatchObject({ code: "23505", constraint: "claim_slots_thread_uq" });
     await after.close();

@@ -4,7 +4,7 @@
  */
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { columnArrays } from "../../../../src/adapters/storage/postgres/postgres-sql.js";
+import { columnArrays, textArray } from "../../../../src/adapters/storage/postgres/postgres-sql.js";
 import type { Column } from "../../../../src/adapters/storage/postgres/postgres-sql.js";
 import { postgresTypeParser } from "../../../../src/adapters/storage/postgres/postgres-store.js";
 import { createPostgresTestDatabase } from "../../../helpers/postgres.js";
@@ -80,6 +80,19 @@ describe("columnArrays", () => {
     expect(() => columnArrays([{ name: "n", type: "int8" }], [[1.5]])).toThrow(TypeError);
     expect(() => columnArrays([{ name: "n", type: "int8" }], [["12"]])).toThrow(TypeError);
     expect(() => columnArrays([{ name: "b", type: "bool" }], [[1]])).toThrow(TypeError);
+  });
+});
+
+describe("textArray", () => {
+  it("round-trips every text and a null as a text[] parameter", async () => {
+    const values = [...AWKWARD_TEXT, null];
+    const result = await database
+      .pool()
+      .query("SELECT t FROM unnest($1::text[]) WITH ORDINALITY AS u(t, k) ORDER BY k", [
+        textArray(values),
+      ]);
+    expect((result.rows as Record<string, unknown>[]).map((row) => row["t"])).toEqual(values);
+    expect(textArray([])).toBe("{}");
   });
 });
 
