@@ -23,6 +23,8 @@ export type RaceJob =
       readonly rounds: readonly number[];
       readonly limit: number;
       readonly launch: boolean;
+      /** Each admission given the claim (fused), within this budget; `launched` is what it claimed. */
+      readonly fused?: { readonly maxConcurrentRuns: number; readonly limit: number };
     }
   | {
       readonly op: "claim-loop";

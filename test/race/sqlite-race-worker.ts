@@ -18,6 +18,7 @@ import { taskId } from "../../src/domain/ids.js";
 import { instant } from "../../src/domain/time.js";
 import { ALL } from "../contract/fixtures.js";
 import {
+  admitAndClaim,
   admitDue,
   claimAndLaunch,
   claimDue,
@@ -60,10 +61,23 @@ async function perform(store: SqliteStore): Promise<RaceOutcome> {
     case "admit": {
       let decisions = 0;
       let tasks = 0;
+      const fusedClaims: string[] = [];
       for (const round of job.rounds) {
-        const report = await admitDue(store, instant(round), job.limit);
+        const report =
+          job.fused === undefined
+            ? await admitDue(store, instant(round), job.limit)
+            : await admitAndClaim(store, instant(round), {
+                batch: job.limit,
+                limit: job.fused.limit,
+                maxConcurrentRuns: job.fused.maxConcurrentRuns,
+                replicaId: `replica-${process.pid}`,
+              });
         decisions += report.decisions;
         tasks += report.tasks;
+        fusedClaims.push(...(report.claimed ?? []).map((c) => c.run.id));
+      }
+      if (job.fused !== undefined) {
+        return { op: "admit", decisions, tasks, launched: fusedClaims };
       }
       const launched = job.launch ? await claimAndLaunch(store, instant(job.rounds.at(-1)!)) : [];
       return { op: "admit", decisions, tasks, launched: launched.map((run) => run.id) };
