@@ -205,15 +205,22 @@ export class SqliteClaim {
     if (queue === undefined || queue.ready === 1 || queue.queued > FUSED_QUEUE_LOOK) return [];
     const busyThreads = new Set<string>();
     const busyTasks = new Set<TaskId>();
+    const queueEmpty = queue.queued === 0;
     const candidates = entries.map(({ run, task }): ClaimCandidate => {
-      const flags = this.#fusedFlags.get({
-        id: run.id,
-        task_id: run.taskId,
-        thread_scope: run.threadScope,
-        thread_id: run.threadId,
-        exclusive: run.exclusive ? 1 : 0,
-        now: request.now,
-      });
+      // With the queue empty no queued run precedes it; a run on a thread of its own (its new id) that
+      // is not exclusive can find no slot or hold: nothing to read (the burst's usual run). Were one
+      // there all the same, run_active's key would refuse the insert and the batch be admitted unfused.
+      const flags =
+        queueEmpty && run.threadId === (run.id as string) && !run.exclusive
+          ? undefined
+          : this.#fusedFlags.get({
+              id: run.id,
+              task_id: run.taskId,
+              thread_scope: run.threadScope,
+              thread_id: run.threadId,
+              exclusive: run.exclusive ? 1 : 0,
+              now: request.now,
+            });
       if (flags?.thread_busy === 1) busyThreads.add(threadKey(run.threadScope, run.threadId));
       if (flags?.task_busy === 1) busyTasks.add(run.taskId);
       return {
