@@ -15,7 +15,7 @@ import { checkLedger, readLedgers } from "../lib/ledger.js";
 import { progress } from "../lib/progress.js";
 import { burstLedger, punctualBurst, setUpBurstRetrying } from "../lib/punctual-burst.js";
 import type { BurstPlan } from "../lib/punctual-burst.js";
-import { countUnfinished, readRuns, statusCounts } from "../lib/punctual-runs.js";
+import { countDecided, countUnfinished, readRuns, statusCounts } from "../lib/punctual-runs.js";
 import type { BurstFigures } from "../lib/results.js";
 import { sleepUntil, waitUntil } from "../lib/wait.js";
 import { bestCreation, onceInput } from "./due-burst.js";
@@ -144,7 +144,12 @@ async function killedBurst(
             `its claims were taken over or reconciled after ${recoveredAt - killedAt} ms`,
           );
         }
-        return recoveredAt !== null && (await countUnfinished(store, window)) === 0;
+        // Every occurrence decided and none unfinished: the survivor admits the rest in rounds.
+        return (
+          recoveredAt !== null &&
+          (await countDecided(store, window)) >= plan.count &&
+          (await countUnfinished(store, window)) === 0
+        );
       },
       {
         timeoutMs: deadline,
