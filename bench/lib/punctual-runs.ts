@@ -65,42 +65,22 @@ export async function readRuns(store: StoreTarget, window: Window): Promise<RunR
  * admission a replica admits about its room per round, so the unfinished count is 0 between rounds while
  * tasks still wait to be admitted; a burst is over only once every occurrence has a run.
  */
-export async function countDecided(store: StoreTarget, window: Window): Promise<number> {
-  if (store.kind === "sqlite") {
-    const db = new Database(store.path, { readonly: true });
-    try {
-      const row = db
-        .prepare<[number, number], { n: number }>(
-          `SELECT count(*) AS n FROM runs WHERE scheduled_for >= ? AND scheduled_for < ?`,
-        )
-        .get(window.from, window.to);
-      return row?.n ?? 0;
-    } finally {
-      db.close();
-    }
-  }
-  const client = new pg.Client({ connectionString: store.url });
-  await client.connect();
-  try {
-    const result = await client.query<{ n: string }>(
-      `SELECT count(*) AS n FROM punctual.runs WHERE scheduled_for >= to_timestamp($1::float8 / 1000)
-         AND scheduled_for < to_timestamp($2::float8 / 1000)`,
-      [window.from, window.to],
-    );
-    return Number(result.rows[0]?.n ?? 0);
-  } finally {
-    await client.end();
-  }
+export function countDecided(store: StoreTarget, window: Window): Promise<number> {
+  return countRuns(store, window, "");
 }
 
 /** Decisions in the window not yet terminal (a scenario waits for 0 before it stops the replicas). */
-export async function countUnfinished(store: StoreTarget, window: Window): Promise<number> {
+export function countUnfinished(store: StoreTarget, window: Window): Promise<number> {
+  return countRuns(store, window, ` AND status NOT IN ${TERMINAL}`);
+}
+
+async function countRuns(store: StoreTarget, window: Window, where: string): Promise<number> {
   if (store.kind === "sqlite") {
     const db = new Database(store.path, { readonly: true });
     try {
       const row = db
         .prepare<[number, number], { n: number }>(
-          `SELECT count(*) AS n FROM runs WHERE scheduled_for >= ? AND scheduled_for < ? AND status NOT IN ${TERMINAL}`,
+          `SELECT count(*) AS n FROM runs WHERE scheduled_for >= ? AND scheduled_for < ?${where}`,
         )
         .get(window.from, window.to);
       return row?.n ?? 0;
@@ -113,7 +93,7 @@ export async function countUnfinished(store: StoreTarget, window: Window): Promi
   try {
     const result = await client.query<{ n: string }>(
       `SELECT count(*) AS n FROM punctual.runs WHERE scheduled_for >= to_timestamp($1::float8 / 1000)
-         AND scheduled_for < to_timestamp($2::float8 / 1000) AND status NOT IN ${TERMINAL}`,
+         AND scheduled_for < to_timestamp($2::float8 / 1000)${where}`,
       [window.from, window.to],
     );
     return Number(result.rows[0]?.n ?? 0);

@@ -10,7 +10,7 @@ import type { ClaimedRun, ClaimRequest } from "../../../domain/ports/run-reposit
 import type { Run } from "../../../domain/run.js";
 import { holdsSlot } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
-import { claimBudget, claimChosen } from "../shared/claim-round.js";
+import { claimBudget, claimCandidateOf, claimChosen } from "../shared/claim-round.js";
 import { runRow } from "./memory-rows.js";
 import { ConstraintViolationError, taskOfRun } from "./memory-tables.js";
 import type { MemoryTables } from "./memory-tables.js";
@@ -27,10 +27,6 @@ const SLOT_KEYS: readonly string[] = ["runs_task_slot_uq", "runs_thread_slot_uq"
 
 /** Claims look at this many queued runs at least: a prefix in global order holds every thread's head. */
 const MIN_CLAIM_WINDOW = 1000;
-
-function handlerNameOf(task: Task): string | null {
-  return task.target.kind === "handler" ? task.target.name : null;
-}
 
 export class MemoryClaim {
   readonly #tables: MemoryTables;
@@ -130,23 +126,9 @@ export class MemoryClaim {
       const count = taken.get(run.owner) ?? 0;
       if (count >= perOwner) continue;
       taken.set(run.owner, count + 1);
-      heads.push({ ...this.#candidate(run), ...(behind ? { queuedBehind: true } : {}) });
+      heads.push(claimCandidateOf(run, this.#taskOf(run), behind));
     }
     return heads;
-  }
-
-  #candidate(run: Run): ClaimCandidate {
-    return {
-      id: run.id,
-      taskId: run.taskId,
-      owner: run.owner,
-      threadScope: run.threadScope,
-      threadId: run.threadId,
-      exclusive: run.exclusive,
-      notBefore: run.notBefore,
-      queuedAt: run.queuedAt,
-      handlerName: handlerNameOf(this.#taskOf(run)),
-    };
   }
 
   #taskOf(run: Run): Task {

@@ -39,7 +39,7 @@ import {
 } from "./postgres-claimed-run.js";
 import { withTransaction } from "./with-transaction.js";
 import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
-import { decideClaims } from "../shared/claim-round.js";
+import { claimCandidateOf, decideClaims } from "../shared/claim-round.js";
 import type { ClaimRoundReader } from "../shared/claim-round.js";
 
 type Select = (
@@ -195,18 +195,7 @@ export class PostgresClaim {
       // An owner capped below the budget whose share lock another claim holds is left to it.
       const shareHeld =
         guard === null || !guard.capped.has(run.owner) || guard.locked.has(run.owner);
-      return {
-        id: run.id,
-        taskId: run.taskId,
-        owner: run.owner,
-        threadScope: run.threadScope,
-        threadId: run.threadId,
-        exclusive: run.exclusive,
-        notBefore: run.notBefore,
-        queuedAt: run.queuedAt,
-        handlerName: task.target.kind === "handler" ? task.target.name : null,
-        ...(row["queued_behind"] === true || !shareHeld ? { queuedBehind: true } : {}),
-      };
+      return claimCandidateOf(run, task, row["queued_behind"] === true || !shareHeld);
     });
     if (room <= 0) return null;
     const offered = new Set<string>(candidates.map((c) => c.id));

@@ -23,6 +23,26 @@ export function claimBudget(request: ClaimRequest, slotsHeld: number): number {
   return Math.max(0, Math.min(request.maxConcurrentRuns - slotsHeld, request.limit));
 }
 
+/**
+ * A queued run offered to the domain's `select`, as every store offers it (its handler's name for a
+ * handler task; `queuedBehind` when the store saw a run of its thread queued ahead of it, or will not
+ * claim it this round).
+ */
+export function claimCandidateOf(run: Run, task: Task, queuedBehind = false): ClaimCandidate {
+  return {
+    id: run.id,
+    taskId: run.taskId,
+    owner: run.owner,
+    threadScope: run.threadScope,
+    threadId: run.threadId,
+    exclusive: run.exclusive,
+    notBefore: run.notBefore,
+    queuedAt: run.queuedAt,
+    handlerName: task.target.kind === "handler" ? task.target.name : null,
+    ...(queuedBehind ? { queuedBehind: true } : {}),
+  };
+}
+
 /** The domain's claim of a queued run with a freshly minted token. */
 export type ClaimRun = (run: Run, task: Task, token: FencingToken) => Run;
 

@@ -13,7 +13,7 @@ import type { Task } from "../../../domain/task.js";
 import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
-import { claimBudget, claimChosen, decideClaims } from "../shared/claim-round.js";
+import { claimBudget, claimCandidateOf, claimChosen, decideClaims } from "../shared/claim-round.js";
 import type { ClaimRoundReader } from "../shared/claim-round.js";
 import { firstClaimWindow, fullClaimWindow, needsWiderWindow } from "../shared/claim-window.js";
 import { settle } from "./sqlite-database.js";
@@ -223,18 +223,7 @@ export class SqliteClaim {
             });
       if (flags?.thread_busy === 1) busyThreads.add(threadKey(run.threadScope, run.threadId));
       if (flags?.task_busy === 1) busyTasks.add(run.taskId);
-      return {
-        id: run.id,
-        taskId: run.taskId,
-        owner: run.owner,
-        threadScope: run.threadScope,
-        threadId: run.threadId,
-        exclusive: run.exclusive,
-        notBefore: run.notBefore,
-        queuedAt: run.queuedAt,
-        handlerName: task.target.kind === "handler" ? task.target.name : null,
-        ...(flags?.queued_behind === 1 ? { queuedBehind: true } : {}),
-      };
+      return claimCandidateOf(run, task, flags?.queued_behind === 1);
     });
     const ownerActive = new Map<string, number>();
     // Counted only when some owner may be capped (the library's default caps nobody).
