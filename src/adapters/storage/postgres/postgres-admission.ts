@@ -10,7 +10,6 @@ import { runId } from "../../../domain/ids.js";
 import { newRunWithId } from "../../../domain/new-run.js";
 import type { AdmissionTaskFields } from "../../../domain/admission.js";
 import type { AdmissionWrite } from "../../../domain/admit-task.js";
-import type { ClaimedRun } from "../../../domain/ports/run-repository.js";
 import type {
   AdmissionClaim,
   AdmissionRate,
@@ -39,6 +38,7 @@ import { withTransaction } from "./with-transaction.js";
 import { HeldGates, admitAgainWhenNear, quotasOf } from "./postgres-admission-rate.js";
 import type { AdmissionRateGate, PostgresAdmissionRate } from "./postgres-admission-rate.js";
 import { admissionReport } from "../shared/admission-report.js";
+import { fusableRuns } from "../shared/claim-round.js";
 
 /** What one task's admission writes. */
 interface TaskAdmission {
@@ -229,20 +229,7 @@ export class PostgresAdmission {
     claim: AdmissionClaim,
     admissions: readonly TaskAdmission[],
   ): Promise<FusedClaims | null> {
-    const entries: ClaimedRun[] = [];
-    for (const { task, fields, newRuns } of admissions) {
-      const queued = newRuns.filter((run) => run.status === "queued");
-      if (queued.length === 0) continue;
-      const admitted: Task = {
-        ...task,
-        status: fields.status,
-        nextRunAt: fields.nextRunAt,
-        decidedThrough: fields.decidedThrough,
-        admittedCount: fields.admittedCount,
-        lastError: fields.lastError ?? task.lastError,
-      };
-      for (const run of queued) entries.push({ run, task: admitted });
-    }
+    const entries = fusableRuns(admissions);
     return this.#claims.fuse(client, claim.request, claim.select, claim.claim, entries);
   }
 

@@ -11,6 +11,7 @@
  * The only place a store mints a claim's fencing token (test/architecture/storage-roles.test.ts).
  */
 import { randomUUID } from "node:crypto";
+import type { AdmissionTaskFields } from "../../../domain/admission.js";
 import type { ClaimCandidate } from "../../../domain/claim.js";
 import { fencingToken } from "../../../domain/ids.js";
 import type { FencingToken, OwnerId } from "../../../domain/ids.js";
@@ -41,6 +42,34 @@ export function claimCandidateOf(run: Run, task: Task, queuedBehind = false): Cl
     handlerName: task.target.kind === "handler" ? task.target.name : null,
     ...(queuedBehind ? { queuedBehind: true } : {}),
   };
+}
+
+/**
+ * What a claim fused into admission may take (docs/storage.md#fused-admit-and-claim): each task's new
+ * queued runs, with the task as the admission leaves it (its schedule fields written over the read).
+ */
+export function fusableRuns(
+  admissions: readonly {
+    readonly task: Task;
+    readonly fields: AdmissionTaskFields;
+    readonly newRuns: readonly Run[];
+  }[],
+): ClaimedRun[] {
+  const entries: ClaimedRun[] = [];
+  for (const { task, fields, newRuns } of admissions) {
+    const queued = newRuns.filter((run) => run.status === "queued");
+    if (queued.length === 0) continue;
+    const admitted: Task = {
+      ...task,
+      status: fields.status,
+      nextRunAt: fields.nextRunAt,
+      decidedThrough: fields.decidedThrough,
+      admittedCount: fields.admittedCount,
+      lastError: fields.lastError ?? task.lastError,
+    };
+    for (const run of queued) entries.push({ run, task: admitted });
+  }
+  return entries;
 }
 
 /** The domain's claim of a queued run with a freshly minted token. */

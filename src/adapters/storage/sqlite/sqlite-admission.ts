@@ -20,6 +20,7 @@ import { instant } from "../../../domain/time.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
 import { admissionReport } from "../shared/admission-report.js";
+import { fusableRuns } from "../shared/claim-round.js";
 import { settle } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
 import { SqliteClaim } from "./sqlite-claim.js";
@@ -214,21 +215,9 @@ export class SqliteAdmission {
    * runs claimed by id (`SqliteClaim.fuse`).
    */
   #fuse(claim: AdmissionClaim, admissions: readonly TaskAdmission[]): Map<string, ClaimedRun> {
-    const entries: ClaimedRun[] = [];
-    for (const { task, write, newRuns } of admissions) {
-      const queued = newRuns.filter((run) => run.status === "queued");
-      if (queued.length === 0) continue;
-      const fields = write.fields;
-      const admitted: Task = {
-        ...task,
-        status: fields.status,
-        nextRunAt: fields.nextRunAt,
-        decidedThrough: fields.decidedThrough,
-        admittedCount: fields.admittedCount,
-        lastError: fields.lastError ?? task.lastError,
-      };
-      for (const run of queued) entries.push({ run, task: admitted });
-    }
+    const entries = fusableRuns(
+      admissions.map(({ task, write, newRuns }) => ({ task, fields: write.fields, newRuns })),
+    );
     const claimed = this.#claims.fuse(claim.request, claim.select, claim.claim, entries);
     return new Map(claimed.map((c) => [c.run.id as string, c] as const));
   }
