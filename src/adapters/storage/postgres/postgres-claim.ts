@@ -72,16 +72,24 @@ interface OwnerGuard {
   readonly locked: ReadonlySet<string>;
 }
 
-/** What binding a slot to a claimed run writes, after the slot's number. */
+/**
+ * A lease's thread, as `claim_slots_thread_uq` reads it (migration 32): `thread_id` is NULL for a run on a
+ * thread of its own, whose thread is its id. A lookup by thread writes this expression, so the key serves it.
+ */
+export const LEASE_THREAD = "COALESCE(s.thread_id, s.run_id)";
+
+/**
+ * What a lease holds (docs/storage.md#the-run-model-on-postgresql), after the slot's number: whether its
+ * run is exclusive (then `claim_slots_task_uq` keys its task), the run, its thread, owner and task.
+ */
 const SLOT_BIND_COLUMNS: readonly Column[] = [
   { name: "slot", type: "int4" },
+  { name: "exclusive", type: "bool" },
   { name: "run_id", type: "text" },
   { name: "thread_scope", type: "text" },
-  { name: "thread_id", type: "text" },
-  { name: "task_id", type: "text" },
   { name: "owner", type: "text" },
-  { name: "claimed_by", type: "text" },
   { name: "run_task_id", type: "text" },
+  { name: "thread_id", type: "text" },
 ];
 
 /** How many times a claim reads the queue again after another replica took the runs it chose. */
@@ -415,10 +423,11 @@ export class PostgresClaim {
     statement = prepared(
       `SELECT ${columns},` +
         ` (EXISTS (SELECT 1 FROM ${slots} AS s` +
-        ` WHERE s.thread_scope = r.thread_scope AND s.thread_id = r.thread_id)` +
+        ` WHERE s.thread_scope = r.thread_scope AND ${LEASE_THREAD} = r.thread_id)` +
         ` OR EXISTS (SELECT 1 FROM ${holds} AS h WHERE h.thread_scope = r.thread_scope` +
         ` AND h.thread_id = r.thread_id AND h.deadline_at > ${now})) AS thread_busy,` +
-        ` (r.exclusive AND (EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.task_id = r.task_id)` +
+        ` (r.exclusive AND (EXISTS (SELECT 1 FROM ${slots} AS s` +
+        ` WHERE s.exclusive AND s.run_task_id = r.task_id)` +
         ` OR EXISTS (SELECT 1 FROM ${holds} AS h WHERE h.task_id = r.task_id` +
         ` AND h.deadline_at > ${now}))) AS task_busy,` +
         // Queued runs on a shared thread are in run_ready_thread_queue_idx; a run on a thread of its own
@@ -613,13 +622,13 @@ export interface FusedClaims {
 function bindingRows(claimed: readonly ClaimedRun[], slots: readonly number[]): unknown[][] {
   return claimed.map((c, i) => [
     slots[i],
+    c.run.exclusive,
     c.run.id,
     c.run.threadScope,
-    c.run.threadId,
-    c.run.exclusive ? c.run.taskId : null,
     c.run.owner,
-    c.run.claimedBy,
     c.run.taskId,
+    // NULL for a run on a thread of its own: the thread key reads COALESCE(thread_id, run_id).
+    (c.run.threadId as string) === c.run.id ? null : c.run.threadId,
   ]);
 }
 
@@ -661,10 +670,10 @@ function fusedReadText(ctx: PostgresContext, slots: string, ready: string, holds
     ` held AS MATERIALIZED (SELECT s.owner, count(*)::int4 AS held FROM ${slots} AS s` +
     ` WHERE s.owner IS NOT NULL AND (SELECT room FROM room) > 0 GROUP BY s.owner)` +
     ` SELECT u.id,` +
-    ` (EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.thread_scope = u.thread_scope AND s.thread_id = u.thread_id)` +
+    ` (EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.thread_scope = u.thread_scope AND ${LEASE_THREAD} = u.thread_id)` +
     ` OR EXISTS (SELECT 1 FROM ${holds} AS h WHERE h.thread_scope = u.thread_scope` +
     ` AND h.thread_id = u.thread_id AND h.deadline_at > ${now})) AS thread_busy,` +
-    ` (u.exclusive AND (EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.task_id = u.task_id)` +
+    ` (u.exclusive AND (EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.exclusive AND s.run_task_id = u.task_id)` +
     ` OR EXISTS (SELECT 1 FROM ${holds} AS h WHERE h.task_id = u.task_id` +
     ` AND h.deadline_at > ${now}))) AS task_busy,` +
     ` (EXISTS (SELECT 1 FROM ${ready} AS q WHERE q.task_id = u.task_id)` +
