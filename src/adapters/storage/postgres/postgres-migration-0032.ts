@@ -8,6 +8,11 @@
  *   run per thread. An exclusive run's task was stored twice (`task_id` beside `run_task_id`); it is now
  *   a flag, `exclusive`, and the task key is on `run_task_id WHERE exclusive`. `claimed_by` goes: no
  *   statement read it (the run's own `claimed_by` is the one the sweeps read). Every lease is copied.
+ * - Both keys hold a 64-bit hash of their text (`hashtextextended`, the thread's scope length-prefixed so
+ *   no two (scope, thread) pairs spell one text): an entry of 8 bytes instead of two ids' text. Equal
+ *   threads (tasks) hash equal, so a key never lets a second active run in; two different ones hashing
+ *   alike (about one chance in 10^11 for 10,000 leases) would only make a claim leave its run queued
+ *   for a later one. Every lookup compares the hash (the key's expression) and the text itself.
  * - `task_state` is rebuilt with the columns a fire writes last and together: the verdict's (`status`,
  *   `run_count`, `last_run_at`, `last_run_id`; `last_error` before them, NULL after a success), then
  *   admission's (`next_run_at`, `due_at`, `decided_through`, `admitted_count`). PostgreSQL logs an
@@ -41,8 +46,9 @@ INSERT INTO claim_slots (slot, exclusive, run_id, thread_scope, owner, run_task_
   SELECT slot, task_id IS NOT NULL, run_id, thread_scope, owner, run_task_id, NULLIF(thread_id, run_id)
     FROM claim_slots_before_32 ORDER BY slot;
 DROP TABLE claim_slots_before_32;
-CREATE UNIQUE INDEX claim_slots_thread_uq ON claim_slots (thread_scope, COALESCE(thread_id, run_id));
-CREATE UNIQUE INDEX claim_slots_task_uq ON claim_slots (run_task_id) WHERE exclusive;
+CREATE UNIQUE INDEX claim_slots_thread_uq ON claim_slots
+  ((hashtextextended(length(thread_scope)::text || ':' || thread_scope || COALESCE(thread_id, run_id), 0)));
+CREATE UNIQUE INDEX claim_slots_task_uq ON claim_slots ((hashtextextended(run_task_id, 0))) WHERE exclusive;
 
 ALTER TABLE task_state RENAME TO task_state_before_32;
 ALTER TABLE task_state_before_32 RENAME CONSTRAINT task_state_pkey TO task_state_before_32_pkey;

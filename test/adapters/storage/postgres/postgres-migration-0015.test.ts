@@ -58,7 +58,7 @@ describe("postgres migration 15 (cheaper budget slots)", () => {
     expect(await slotRows()).toEqual(slots);
     // The keys index taken slots only (the run key went in migration 28: a run's thread key keeps it
     // to one slot; since migration 31 every row is a taken slot, and since 32 the thread key reads a
-    // run's own thread from its id and the task key holds exclusive runs only).
+    // run's own thread from its id and the task key holds exclusive runs only, each as a hash).
     const keys = await pool.query(
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1::text` +
         ` AND indexname IN ('claim_slots_run_uq', 'claim_slots_thread_uq', 'claim_slots_task_uq')` +
@@ -67,10 +67,10 @@ describe("postgres migration 15 (cheaper budget slots)", () => {
     );
     expect((keys.rows as { indexdef: string }[]).map((k) => k.indexdef)).toEqual([
       expect.stringMatching(
-        /^CREATE UNIQUE INDEX claim_slots_task_uq .* \(run_task_id\) WHERE exclusive$/,
+        /^CREATE UNIQUE INDEX claim_slots_task_uq .* \(hashtextextended\(run_task_id, .*\) WHERE exclusive$/,
       ),
       expect.stringMatching(
-        /^CREATE UNIQUE INDEX claim_slots_thread_uq .* \(thread_scope, COALESCE\(thread_id, run_id\)\)$/,
+        /^CREATE UNIQUE INDEX claim_slots_thread_uq .*hashtextextended\(.*COALESCE\(thread_id, run_id\).*\)$/,
       ),
     ]);
 
