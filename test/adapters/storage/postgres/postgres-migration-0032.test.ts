@@ -275,6 +275,18 @@ describe("postgres migration 32 (a narrower lease; task_state's written columns 
     await expect(
       pool.query(`UPDATE ${q}.claim_slots SET thread_id = run_id WHERE run_id = 'r5-queued'`),
     ).rejects.toMatchObject({ code: "23514" });
+    // The thread key hashes the scope length-prefixed: two (scope, thread) pairs whose texts join alike
+    // are two threads, each leased.
+    for (const [slotNumber, scope, thread] of [
+      [92, "a", "bc"],
+      [93, "ab", "c"],
+    ] as const) {
+      await pool.query(
+        `INSERT INTO ${q}.claim_slots (slot, exclusive, run_id, thread_scope, thread_id, owner,` +
+          ` run_task_id) VALUES ($1::int4, false, 'pair-' || $1::text, $2::text, $3::text, 'o', 't')`,
+        [slotNumber, scope, thread],
+      );
+    }
 
     // Admission goes on: the due tasks are admitted (the once task due at minute 4 among them), their
     // state written.
