@@ -33,6 +33,7 @@ import { ALL, minute, onceAt } from "../../../contract/fixtures.js";
 import {
   POLICY,
   cancelOneRun,
+  changeOne,
   claimDue,
   edit,
   recordCompletion,
@@ -346,9 +347,10 @@ describe("postgres: a batch of run changes in one fenced statement", () => {
         run: launched[i]!,
       });
       // Since the launch: a2's target beat (its deadline moved), b1 was asked to stop.
-      await store.runs.changeRun(a2!.run.id, {}, (run, task) =>
-        heartbeatRun(run, minute(1, 50), task.options),
-      );
+      await changeOne(store, {
+        id: a2!.run.id,
+        decide: (run, task) => heartbeatRun(run, minute(1, 50), task.options),
+      });
       await cancelOneRun(store, b1!.run.id, minute(1, 60));
       recorder.sent.length = 0;
       const results = await store.runs.changeRuns([
