@@ -330,13 +330,6 @@ function buildStatements(ctx: PostgresContext) {
         ` status = COALESCE(u.status, t.status)` +
         ` ${keyedUnnestFrom(RECORD_ON_TASKS_COLUMNS)}`,
     ),
-    recordOnTask:
-      `UPDATE ${state} SET` +
-      ` last_run_at = CASE WHEN $2::bool THEN ${at("$3")} ELSE last_run_at END,` +
-      ` last_run_id = CASE WHEN $2::bool THEN $4::text ELSE last_run_id END,` +
-      ` run_count = run_count + $5::int8,` +
-      ` last_error = CASE WHEN $6::bool THEN $7::text ELSE last_error END,` +
-      ` status = COALESCE($8::text, status) WHERE task_id = $1::text`,
     // By primary key, the task by its own (deleted or not).
     runWithTask: `${claimedRunSelect(ctx)} WHERE r.id = $1::text`,
   });
