@@ -42,24 +42,23 @@ async function changeReported(
   events: EventSink,
   request: RunChangeRequest,
 ): Promise<(RunChangeResult & { readonly kind: "changed" }) | null> {
-  let from: RunStatus | undefined;
-  let targetKind: TargetKind | undefined;
-  const [result] = await runs.changeRuns([
+  let seen: { readonly from: RunStatus; readonly targetKind: TargetKind } | undefined;
+  const results = await runs.changeRuns([
     {
       ...request,
       decide: (run, task) => {
         // The last decision is the one written (a store may decide again under its locks).
-        from = run.status;
-        targetKind = task.targetKind;
+        seen = { from: run.status, targetKind: task.targetKind };
         return request.decide(run, task);
       },
     },
   ]);
   // A batch of one answers one result.
-  /* v8 ignore next */
-  if (result === undefined) return null;
+  const result = results[0] as RunChangeResult;
   if (result.kind === "refused") throw result.error;
-  if (result.kind === "unchanged" || from === undefined || targetKind === undefined) return null;
+  if (result.kind === "unchanged") return null;
+  // A change was decided, so `decide` ran.
+  const { from, targetKind } = seen as NonNullable<typeof seen>;
   reportRunChanged(events, result.change.run, from, targetKind);
   return result;
 }
@@ -72,11 +71,7 @@ export async function changeRunReported(
   guard: { readonly token?: FencingToken },
   decide: (run: Run, task: RunTaskContext) => RunChange | null,
 ): Promise<ChangedRun | null> {
-  const request: RunChangeRequest =
-    guard.token === undefined
-      ? { id, decide, withTask: true }
-      : { id, token: guard.token, decide, withTask: true };
-  const changed = await changeReported(runs, events, request);
+  const changed = await changeReported(runs, events, { ...guard, id, decide, withTask: true });
   if (changed === null) return null;
   // `withTask`: a store answers a change with its task.
   /* v8 ignore next */
@@ -92,9 +87,7 @@ export async function changeOneRun(
   guard: { readonly token?: FencingToken },
   decide: (run: Run, task: RunTaskContext) => RunChange | null,
 ): Promise<RunChange | null> {
-  const request: RunChangeRequest =
-    guard.token === undefined ? { id, decide } : { id, token: guard.token, decide };
-  const changed = await changeReported(runs, events, request);
+  const changed = await changeReported(runs, events, { ...guard, id, decide });
   return changed?.change ?? null;
 }
 
