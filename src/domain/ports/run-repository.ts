@@ -74,8 +74,8 @@ export interface RunRepository {
    * `decide` throws a PunctualError) writes nothing and leaves the others alone; any other throw from
    * `decide` writes nothing of the batch and propagates. The task's launch bookkeeping and verdict
    * fields are written as the requests' changes, applied in order, would write them (`run_count` grows
-   * by the launches recorded). The only way the port changes a run after its claim: a single change is
-   * a batch of one (docs/storage.md#the-store-contract).
+   * by the launches recorded). The port's one run change besides claims and owner commands
+   * (`mutateTask`): a single change is a batch of one (docs/storage.md#the-store-contract).
    */
   changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]>;
   /**
