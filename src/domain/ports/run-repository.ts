@@ -138,8 +138,9 @@ export interface QueueStats {
 
 /**
  * One change of a `changeRuns` batch: the run, the fence, and the pure `decide` applied to the run and to
- * what run transitions need of its task (its schedule type and options), which is all a store reads of it
- * unless `withTask` asks for the whole task.
+ * what run transitions need of its task (`RunTaskContext`: its schedule type, options, target kind and
+ * whether its target can be told to stop), which is all a store reads of it unless `withTask` asks for
+ * the whole task.
  */
 export interface RunChangeRequest {
   readonly id: RunId;
@@ -154,9 +155,8 @@ export interface RunChangeRequest {
    */
   readonly expect?: RunExpectation;
   /**
-   * The run's whole task is read with it, under the same lock: `decide` sees its full context
-   * (`runTaskContext`, with `targetTold`, which a cancel depends on) and a changed result carries the
-   * task as the change found it (`RunChangeResult.task`: what asking the target to stop needs).
+   * The run's whole task is read with it, under the same lock, and a changed result carries the task as
+   * the change found it (`RunChangeResult.task`: what asking the target to stop needs).
    * @default false
    */
   readonly withTask?: boolean;

@@ -9,6 +9,7 @@ import { fencingToken, runId } from "../../../src/domain/ids.js";
 import type { RunChangeResult } from "../../../src/domain/ports/run-repository.js";
 import type { Run } from "../../../src/domain/run.js";
 import type { RunTaskContext } from "../../../src/domain/run-change.js";
+import type { WebhookTarget } from "../../../src/domain/target.js";
 import { completeRun, requestRunCancel } from "../../../src/domain/run-transitions.js";
 import { ALL, minute, onceAt, webhookTarget } from "../fixtures.js";
 import {
@@ -312,6 +313,51 @@ export function describeRunChanges(ctx: ContractContext): void {
       expect(change.run).toMatchObject({ status: "cancelled" });
       expect(change.cancelTarget).not.toBe(true);
       expect(await reloadRun(store, running!.id)).toEqual(change.run);
+    });
+
+    it("without withTask, still tells decide whether the run's target can be told to stop", async () => {
+      // A cancel of a running run depends on it (docs/semantics.md#cancellation); a batch of one and a
+      // batch of two take different reads on PostgreSQL (the locking path and the fenced statement's).
+      const store = ctx.store();
+      const untold = await insertTask(store, { ...IDLE, target: webhookTarget() });
+      const told = await insertTask(store, {
+        ...IDLE,
+        target: {
+          ...(webhookTarget() as WebhookTarget),
+          cancelUrl: "https://hooks.example.com/stop",
+        },
+      });
+      const handler = await insertTask(store, IDLE);
+      for (const [i, t] of [untold, told, handler].entries()) {
+        await triggerRun(store, ALL, t.id, `k${i}`, minute(0, 1 + i));
+      }
+      const running = await claimAndLaunch(store, minute(1));
+      expect(running).toHaveLength(3);
+      const of = (taskOfRun: string): Run => running.find((r) => r.taskId === taskOfRun)!;
+      const seen = new Map<string, boolean | undefined>();
+      const look = (run: Run, context: RunTaskContext): null => {
+        seen.set(run.taskId, context.targetTold);
+        return null;
+      };
+      await store.runs.changeRuns([{ id: of(untold.id).id, decide: look }]);
+      expect(seen.get(untold.id)).toBe(false);
+      seen.clear();
+      await store.runs.changeRuns([
+        { id: of(untold.id).id, decide: look },
+        { id: of(told.id).id, decide: look },
+        { id: of(handler.id).id, decide: look },
+      ]);
+      expect(seen.get(untold.id)).toBe(false);
+      expect(seen.get(told.id)).not.toBe(false);
+      expect(seen.get(handler.id)).not.toBe(false);
+      // And the cancel itself, decided on that context: not told, the run ends at once.
+      const [result] = await store.runs.changeRuns([
+        {
+          id: of(untold.id).id,
+          decide: (run, context) => requestRunCancel(run, minute(1, 1), context),
+        },
+      ]);
+      expect((result as RunChangeResult & { kind: "changed" }).change.run.status).toBe("cancelled");
     });
 
     it("with withTask in a batch of several, gives each changed request its own task", async () => {

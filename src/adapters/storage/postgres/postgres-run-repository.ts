@@ -41,6 +41,7 @@ import {
   taskFromRow,
   text,
   taskSelectList,
+  untoldColumn,
   calendarItemsColumn,
 } from "./postgres-rows.js";
 import {
@@ -298,11 +299,11 @@ function buildStatements(ctx: PostgresContext) {
     // locked in id order: tasks first, then runs.
     lockTasksOfRuns: prepared(
       `SELECT t.id, t.schedule_type, t.options::text AS options, t.target_kind,` +
-        ` CASE WHEN t.schedule_type = 'once' THEN t.schedule->>'runAt' END AS once_at` +
+        ` CASE WHEN t.schedule_type = 'once' THEN t.schedule->>'runAt' END AS once_at, ${untoldColumn("t")}` +
         ` FROM (SELECT DISTINCT k.task_id FROM unnest($1::text[]) AS w(id)` +
         ` CROSS JOIN LATERAL (SELECT task_id FROM ${runs} AS p WHERE p.id = w.id OFFSET 0) AS k` +
         ` ORDER BY k.task_id) AS w CROSS JOIN LATERAL (SELECT p.id, p.schedule_type, p.options,` +
-        ` p.target_kind, p.schedule FROM ${tasks} AS p JOIN ${state} AS v ON v.task_id = p.id` +
+        ` p.target_kind, p.schedule, p.target FROM ${tasks} AS p JOIN ${state} AS v ON v.task_id = p.id` +
         ` WHERE p.id = w.task_id FOR UPDATE OF v) AS t`,
     ),
     // `lockTasksOfRuns` with the tasks whole (a request's `withTask`): the task's state row is the lock
