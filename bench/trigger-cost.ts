@@ -1,6 +1,6 @@
 /**
- * `npx tsx bench/trigger-cost.ts [runs]`: what `runs_moved` costs a verdict batch (docs/benchmarks.md), on a
- * schema left at 31 and on one migrated to the newest, in turn: N runs claimed, then one statement ending
+ * `npx tsx bench/trigger-cost.ts [runs] [older]`: what `runs_moved` costs a verdict batch (docs/benchmarks.md), on
+ * a schema left at `older` (default 32) and on one migrated to the newest, in turn: N runs claimed, then one statement ending
  * them all (`EXPLAIN ANALYZE`, rolled back) three times on one new connection. The first call in a backend
  * includes the function's compilation and the planning of each statement it runs; the others show its
  * execution alone. Prints the trigger's time and the statement's, in milliseconds. Uses
@@ -12,11 +12,12 @@ import { admitDue, claimDue, insertTasks } from "../test/contract/store-steps.js
 import { createPostgresTestDatabase, schemaAtVersion } from "../test/helpers/postgres.js";
 
 const N = Number(process.argv[2] ?? 250);
+const OLDER = Number(process.argv[3] ?? 32);
 const database = await createPostgresTestDatabase();
 try {
-  for (const version of [31, 33, 31, 33]) {
-    const older = await schemaAtVersion(database, 31);
-    if (version === 33) await older.migrate();
+  for (const newest of [false, true, false, true]) {
+    const older = await schemaAtVersion(database, OLDER);
+    if (newest) await older.migrate();
     const { store, quoted } = older;
     const fixtures = Array.from({ length: N }, () => ({
       target: handlerTarget("work"),
@@ -49,7 +50,7 @@ try {
     }
     await client.end();
     console.log(
-      `schema ${version}: ${claimed.length} runs; runs_moved ms / statement ms (cold, warm, warm): ${times.join(", ")}`,
+      `schema ${newest ? "newest" : OLDER}: ${claimed.length} runs; runs_moved ms / statement ms (cold, warm, warm): ${times.join(", ")}`,
     );
     await store.close();
   }

@@ -179,6 +179,12 @@ export async function schemaAtVersion(
     version < LEASE_VERSION && (await tableExists(pool, quoted, "claim_slots"))
       ? await withLeases(pool, quoted)
       : null;
+  // Today's store writes narrow leases (migration 32: `exclusive`, `thread_id` NULL for a run on its own
+  // thread) and reads them by `COALESCE(thread_id, run_id)` and `exclusive`: lent likewise.
+  const narrowLent =
+    version < NARROW_LEASE_VERSION && (await tableExists(pool, quoted, "claim_slots"))
+      ? await withNarrowLeases(pool, quoted)
+      : null;
   const returnKeys = async (): Promise<void> => {
     if (!keysLent) return;
     await pool.query(
@@ -192,6 +198,7 @@ export async function schemaAtVersion(
     await returnKeys();
     if (returned) return;
     returned = true;
+    if (narrowLent !== null) await narrowLent();
     if (leasesLent !== null) await leasesLent();
     if (lent !== null) await lent();
     if (lentCalendars !== null) await lentCalendars();
@@ -252,6 +259,44 @@ async function withLeases(pool: PostgresPool, quoted: string): Promise<() => Pro
     await pool.query(
       `DROP TRIGGER claim_slots_lent_release ON ${quoted}.claim_slots;` +
         ` DROP FUNCTION ${quoted}.claim_slots_lent_release()`,
+    );
+  };
+}
+
+/** The migration that narrowed the lease row (docs/storage.md#the-run-model-on-postgresql). */
+const NARROW_LEASE_VERSION = 32;
+
+/**
+ * Lends schema `quoted` (older than migration 32) today's narrow lease columns: an `exclusive` flag, and a
+ * `thread_id` today's store may insert NULL (a run on a thread of its own). A trigger writes each lease as
+ * that schema keeps it (its thread id, and its task in `task_id` if exclusive), so its keys and triggers
+ * work as before. Returns the teardown, which takes the flag and trigger back (the rows stay).
+ */
+async function withNarrowLeases(pool: PostgresPool, quoted: string): Promise<() => Promise<void>> {
+  const nullable = await pool.query(
+    `SELECT is_nullable FROM information_schema.columns WHERE table_schema = $1::text` +
+      ` AND table_name = 'claim_slots' AND column_name = 'thread_id'`,
+    [quoted.slice(1, -1)],
+  );
+  const wasNotNull = (nullable.rows[0] as { is_nullable: string }).is_nullable === "NO";
+  await pool.query(
+    `ALTER TABLE ${quoted}.claim_slots ADD COLUMN exclusive boolean NOT NULL DEFAULT false,` +
+      ` ALTER COLUMN thread_id DROP NOT NULL;` +
+      ` UPDATE ${quoted}.claim_slots SET exclusive = task_id IS NOT NULL;` +
+      ` CREATE FUNCTION ${quoted}.claim_slots_lent_narrow() RETURNS trigger LANGUAGE plpgsql AS $fn$` +
+      ` BEGIN IF TG_OP = 'INSERT' AND NEW.exclusive THEN NEW.task_id := NEW.run_task_id; END IF;` +
+      ` NEW.exclusive := NEW.task_id IS NOT NULL;` +
+      ` IF NEW.run_id IS NOT NULL THEN NEW.thread_id := COALESCE(NEW.thread_id, NEW.run_id); END IF;` +
+      ` RETURN NEW; END $fn$;` +
+      ` CREATE TRIGGER claim_slots_lent_narrow BEFORE INSERT OR UPDATE ON ${quoted}.claim_slots` +
+      ` FOR EACH ROW EXECUTE FUNCTION ${quoted}.claim_slots_lent_narrow()`,
+  );
+  return async () => {
+    await pool.query(
+      `DROP TRIGGER claim_slots_lent_narrow ON ${quoted}.claim_slots;` +
+        ` DROP FUNCTION ${quoted}.claim_slots_lent_narrow();` +
+        ` ALTER TABLE ${quoted}.claim_slots DROP COLUMN exclusive` +
+        (wasNotNull ? `, ALTER COLUMN thread_id SET NOT NULL` : ""),
     );
   };
 }
@@ -598,4 +643,48 @@ export async function withRunQueueTables(
           : ` DROP TABLE ${quoted}.claim_slots`),
     );
   };
+}
+
+/** A budget slot's lease as every schema can be compared on (`leaseRows`). */
+export interface LeaseRow {
+  readonly slot: number;
+  readonly run_id: string | null;
+  readonly thread_scope: string | null;
+  readonly thread_id: string | null;
+  /** The run's task if the run is exclusive (the task key's), else null. */
+  readonly task_id: string | null;
+  readonly owner: string | null;
+}
+
+/**
+ * The rows of `claim_slots` in schema `quoted` (`where`: a condition on them), by slot, in one shape
+ * whatever the schema's version: migration 32 stores `thread_id` NULL for a run on its own thread and
+ * an `exclusive` flag instead of `task_id`, and drops `claimed_by` (the run keeps its own), so a
+ * migration's test compares the leases before and after it on what every version keeps.
+ */
+export async function leaseRows(
+  pool: PostgresPool,
+  quoted: string,
+  where = "true",
+): Promise<LeaseRow[]> {
+  const result = await pool.query(
+    `SELECT to_jsonb(s) AS row FROM ${quoted}.claim_slots AS s WHERE ${where} ORDER BY s.slot`,
+  );
+  return result.rows.map((value) => {
+    const row = (value as { row: Record<string, unknown> }).row;
+    const runId = (row["run_id"] ?? null) as string | null;
+    const narrow = !("task_id" in row);
+    return {
+      slot: row["slot"] as number,
+      run_id: runId,
+      thread_scope: (row["thread_scope"] ?? null) as string | null,
+      thread_id: ((row["thread_id"] ?? null) as string | null) ?? runId,
+      task_id: (narrow
+        ? row["exclusive"] === true
+          ? row["run_task_id"]
+          : null
+        : (row["task_id"] ?? null)) as string | null,
+      owner: (row["owner"] ?? null) as string | null,
+    };
+  });
 }

@@ -171,9 +171,9 @@ describe.skipIf(!runnable)("postgres dispatch races (reference 6.4)", () => {
      */
     async function claim(client: pg.Client, run: Run, slot: number): Promise<unknown> {
       return client.query(
-        `WITH bound AS (INSERT INTO "${schema}".claim_slots (slot, run_id, thread_scope, thread_id,` +
-          ` task_id, owner, claimed_by, run_task_id) SELECT $2::int4, r.id, r.thread_scope,` +
-          ` r.thread_id, CASE WHEN r.exclusive THEN r.task_id END, r.owner, 'replica-x', r.task_id` +
+        `WITH bound AS (INSERT INTO "${schema}".claim_slots (slot, exclusive, run_id, thread_scope,` +
+          ` thread_id, owner, run_task_id) SELECT $2::int4, r.exclusive, r.id, r.thread_scope,` +
+          ` NULLIF(r.thread_id, r.id), r.owner, r.task_id` +
           ` FROM "${schema}".runs AS r WHERE r.id = $1::text)` +
           ` UPDATE "${schema}".runs SET status = 'launching' WHERE id = $1::text`,
         [run.id, slot],

@@ -113,7 +113,8 @@ describe.skipIf(!runnable)("postgres: the claim fused into admission", () => {
     ).toBe(0);
     expect(
       await count(
-        `SELECT count(*) AS n FROM $schema.claim_slots WHERE run_id = ANY($1) AND claimed_by = 'fuser'`,
+        `SELECT count(*) AS n FROM $schema.claim_slots AS s JOIN $schema.runs AS r ON r.id = s.run_id` +
+          ` WHERE s.run_id = ANY($1) AND r.claimed_by = 'fuser'`,
         [runIds],
       ),
     ).toBe(3);

@@ -72,16 +72,51 @@ interface OwnerGuard {
   readonly locked: ReadonlySet<string>;
 }
 
-/** What binding a slot to a claimed run writes, after the slot's number. */
+/**
+ * A lease's thread, as `claim_slots_thread_uq` reads it (migration 32): `thread_id` is NULL for a run on a
+ * thread of its own, whose thread is its id. A lookup by thread writes this expression, so the key serves it.
+ */
+export const LEASE_THREAD = "COALESCE(s.thread_id, s.run_id)";
+
+/**
+ * The value `claim_slots_thread_uq` holds for thread `thread` of scope `scope` (SQL expressions): a 64-bit
+ * hash of the scope, length-prefixed, and the thread (migration 32).
+ */
+function threadKeyOf(scope: string, thread: string): string {
+  return `hashtextextended(length(${scope})::text || ':' || ${scope} || ${thread}, 0)`;
+}
+
+/**
+ * A lease `s` on thread `thread` of scope `scope` (SQL expressions): by its key's hash, so that key serves
+ * the lookup, and by the text itself, so a hash shared by two threads never makes one busy.
+ */
+export function leaseOnThread(scope: string, thread: string): string {
+  return (
+    `${threadKeyOf("s.thread_scope", LEASE_THREAD)} = ${threadKeyOf(scope, thread)}` +
+    ` AND s.thread_scope = ${scope} AND ${LEASE_THREAD} = ${thread}`
+  );
+}
+
+/** A lease `s` of an exclusive run of task `task` (an SQL expression), by `claim_slots_task_uq` and exactly. */
+export function leaseOfExclusiveTask(task: string): string {
+  return (
+    `s.exclusive AND hashtextextended(s.run_task_id, 0) = hashtextextended(${task}, 0)` +
+    ` AND s.run_task_id = ${task}`
+  );
+}
+
+/**
+ * What a lease holds (docs/storage.md#the-run-model-on-postgresql), after the slot's number: whether its
+ * run is exclusive (then `claim_slots_task_uq` keys its task), the run, its thread, owner and task.
+ */
 const SLOT_BIND_COLUMNS: readonly Column[] = [
   { name: "slot", type: "int4" },
+  { name: "exclusive", type: "bool" },
   { name: "run_id", type: "text" },
   { name: "thread_scope", type: "text" },
-  { name: "thread_id", type: "text" },
-  { name: "task_id", type: "text" },
   { name: "owner", type: "text" },
-  { name: "claimed_by", type: "text" },
   { name: "run_task_id", type: "text" },
+  { name: "thread_id", type: "text" },
 ];
 
 /** How many times a claim reads the queue again after another replica took the runs it chose. */
@@ -432,10 +467,11 @@ export class PostgresClaim {
     statement = prepared(
       `SELECT ${columns},` +
         ` (EXISTS (SELECT 1 FROM ${slots} AS s` +
-        ` WHERE s.thread_scope = r.thread_scope AND s.thread_id = r.thread_id)` +
+        ` WHERE ${leaseOnThread("r.thread_scope", "r.thread_id")})` +
         ` OR EXISTS (SELECT 1 FROM ${holds} AS h WHERE h.thread_scope = r.thread_scope` +
         ` AND h.thread_id = r.thread_id AND h.deadline_at > ${now})) AS thread_busy,` +
-        ` (r.exclusive AND (EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.task_id = r.task_id)` +
+        ` (r.exclusive AND (EXISTS (SELECT 1 FROM ${slots} AS s` +
+        ` WHERE ${leaseOfExclusiveTask("r.task_id")})` +
         ` OR EXISTS (SELECT 1 FROM ${holds} AS h WHERE h.task_id = r.task_id` +
         ` AND h.deadline_at > ${now}))) AS task_busy,` +
         // Queued runs on a shared thread are in run_ready_thread_queue_idx; a run on a thread of its own
@@ -630,13 +666,13 @@ export interface FusedClaims {
 function bindingRows(claimed: readonly ClaimedRun[], slots: readonly number[]): unknown[][] {
   return claimed.map((c, i) => [
     slots[i],
+    c.run.exclusive,
     c.run.id,
     c.run.threadScope,
-    c.run.threadId,
-    c.run.exclusive ? c.run.taskId : null,
     c.run.owner,
-    c.run.claimedBy,
     c.run.taskId,
+    // NULL for a run on a thread of its own: the thread key reads COALESCE(thread_id, run_id).
+    (c.run.threadId as string) === c.run.id ? null : c.run.threadId,
   ]);
 }
 
@@ -678,10 +714,10 @@ function fusedReadText(ctx: PostgresContext, slots: string, ready: string, holds
     ` held AS MATERIALIZED (SELECT s.owner, count(*)::int4 AS held FROM ${slots} AS s` +
     ` WHERE s.owner IS NOT NULL AND (SELECT room FROM room) > 0 GROUP BY s.owner)` +
     ` SELECT u.id,` +
-    ` (EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.thread_scope = u.thread_scope AND s.thread_id = u.thread_id)` +
+    ` (EXISTS (SELECT 1 FROM ${slots} AS s WHERE ${leaseOnThread("u.thread_scope", "u.thread_id")})` +
     ` OR EXISTS (SELECT 1 FROM ${holds} AS h WHERE h.thread_scope = u.thread_scope` +
     ` AND h.thread_id = u.thread_id AND h.deadline_at > ${now})) AS thread_busy,` +
-    ` (u.exclusive AND (EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.task_id = u.task_id)` +
+    ` (u.exclusive AND (EXISTS (SELECT 1 FROM ${slots} AS s WHERE ${leaseOfExclusiveTask("u.task_id")})` +
     ` OR EXISTS (SELECT 1 FROM ${holds} AS h WHERE h.task_id = u.task_id` +
     ` AND h.deadline_at > ${now}))) AS task_busy,` +
     ` (EXISTS (SELECT 1 FROM ${ready} AS q WHERE q.task_id = u.task_id)` +

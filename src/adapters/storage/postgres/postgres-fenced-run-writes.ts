@@ -40,6 +40,7 @@ import type { PostgresContext } from "./postgres-context.js";
 import type { PostgresStatement } from "./postgres-pool.js";
 import { integer, record, runFromRow, runTaskContextFromRow, text } from "./postgres-rows.js";
 import { RUN_STATE_COLUMNS, runStateValues } from "./postgres-run-writes.js";
+import { leaseOnThread } from "./postgres-claim.js";
 import type { Column } from "./postgres-sql.js";
 import {
   columnArrays,
@@ -195,7 +196,7 @@ export class PostgresFencedRunWrites {
         ` AND t.cancel_requested_at IS NOT DISTINCT FROM ${msToTimestamp("u.read_cancel")}` +
         // A run's slot is found by its thread key (claim_slots_thread_uq): its thread and id.
         ` AND (NOT u.held OR EXISTS (SELECT 1 FROM ${ctx.schema.quoted}.claim_slots AS s` +
-        ` WHERE s.thread_scope = t.thread_scope AND s.thread_id = t.thread_id AND s.run_id = t.id))` +
+        ` WHERE ${leaseOnThread("t.thread_scope", "t.thread_id")} AND s.run_id = t.id))` +
         ` RETURNING t.id),` +
         ` book AS (SELECT u.task_id,` +
         ` bool_or(u.launch_seq >= 0) AS launched,` +

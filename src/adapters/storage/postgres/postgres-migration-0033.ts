@@ -5,8 +5,10 @@
  * leases' delete and a claim only the queue's delete and the lease check; `runs_inserted` likewise ran
  * its three. Each now reads its transition tables once for which moves the statement made, and runs the
  * statements for those: the same rows written, the same check, fewer statements planned and run (each
- * backend plans each statement of a function on its first call). Only the functions change: every run
- * is kept as it is.
+ * backend plans each statement of a function on its first call). A lease is found by its thread key's
+ * hash as well as by its text, as the claim finds it (`leaseOnThread` in postgres-claim.ts): migration 32's
+ * triggers compared the text only, which `claim_slots_thread_uq`, on the hash, cannot serve (no index
+ * did: the leases were read whole, a budget's worth at most). Only the functions change: every run is kept as it is.
  */
 export const POSTGRES_MIGRATION_0033 = `
 CREATE OR REPLACE FUNCTION runs_inserted() RETURNS trigger LANGUAGE plpgsql
@@ -21,8 +23,11 @@ BEGIN
     INTO active, queued, held
     FROM inserted AS n;
   IF active AND EXISTS (SELECT 1 FROM inserted AS n WHERE n.status IN ('launching', 'running')
-                AND NOT EXISTS (SELECT 1 FROM claim_slots AS s WHERE s.thread_scope = n.thread_scope
-                                   AND s.thread_id = n.thread_id AND s.run_id = n.id)) THEN
+                AND NOT EXISTS (SELECT 1 FROM claim_slots AS s
+                                 WHERE hashtextextended(length(s.thread_scope)::text || ':' || s.thread_scope || COALESCE(s.thread_id, s.run_id), 0)
+                                       = hashtextextended(length(n.thread_scope)::text || ':' || n.thread_scope || n.thread_id, 0)
+                                   AND s.thread_scope = n.thread_scope
+                                   AND COALESCE(s.thread_id, s.run_id) = n.thread_id AND s.run_id = n.id)) THEN
     RAISE EXCEPTION 'a run is launching or running only once claimed into a budget slot'
       USING ERRCODE = 'check_violation', CONSTRAINT = 'runs_active_holds_slot';
   END IF;
@@ -65,14 +70,20 @@ BEGIN
   -- Leases of runs that stopped being launching or running (by the thread key: the run's thread and id).
   IF freed THEN
     DELETE FROM claim_slots AS s USING moved_old AS o JOIN moved_new AS n ON n.id = o.id
-     WHERE s.thread_scope = o.thread_scope AND s.thread_id = o.thread_id AND s.run_id = o.id
+     WHERE hashtextextended(length(s.thread_scope)::text || ':' || s.thread_scope || COALESCE(s.thread_id, s.run_id), 0)
+           = hashtextextended(length(o.thread_scope)::text || ':' || o.thread_scope || o.thread_id, 0)
+       AND s.thread_scope = o.thread_scope AND COALESCE(s.thread_id, s.run_id) = o.thread_id
+       AND s.run_id = o.id
        AND o.status IN ('launching', 'running') AND n.status NOT IN ('launching', 'running');
   END IF;
   -- A run that became launching or running holds a slot bound in the same statement (the claim's).
   IF taken AND EXISTS (SELECT 1 FROM moved_old AS o JOIN moved_new AS n ON n.id = o.id
               WHERE n.status IN ('launching', 'running') AND o.status NOT IN ('launching', 'running')
-                AND NOT EXISTS (SELECT 1 FROM claim_slots AS s WHERE s.thread_scope = n.thread_scope
-                                   AND s.thread_id = n.thread_id AND s.run_id = n.id)) THEN
+                AND NOT EXISTS (SELECT 1 FROM claim_slots AS s
+                                 WHERE hashtextextended(length(s.thread_scope)::text || ':' || s.thread_scope || COALESCE(s.thread_id, s.run_id), 0)
+                                       = hashtextextended(length(n.thread_scope)::text || ':' || n.thread_scope || n.thread_id, 0)
+                                   AND s.thread_scope = n.thread_scope
+                                   AND COALESCE(s.thread_id, s.run_id) = n.thread_id AND s.run_id = n.id)) THEN
     RAISE EXCEPTION 'a run is launching or running only once claimed into a budget slot'
       USING ERRCODE = 'check_violation', CONSTRAINT = 'runs_active_holds_slot';
   END IF;
@@ -115,6 +126,24 @@ BEGIN
              IS DISTINCT FROM (n.status, n.deadline_at, n.thread_scope, n.thread_id, n.exclusive)
     ON CONFLICT (run_id) DO UPDATE SET thread_scope = excluded.thread_scope,
       thread_id = excluded.thread_id, task_id = excluded.task_id, deadline_at = excluded.deadline_at;
+  END IF;
+  RETURN NULL;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION runs_deleted() RETURNS trigger LANGUAGE plpgsql
+  SET search_path FROM CURRENT AS $fn$
+BEGIN
+  IF OLD.status IN ('launching', 'running') THEN
+    DELETE FROM claim_slots AS s
+     WHERE hashtextextended(length(s.thread_scope)::text || ':' || s.thread_scope || COALESCE(s.thread_id, s.run_id), 0)
+           = hashtextextended(length(OLD.thread_scope)::text || ':' || OLD.thread_scope || OLD.thread_id, 0)
+       AND s.thread_scope = OLD.thread_scope AND COALESCE(s.thread_id, s.run_id) = OLD.thread_id
+       AND s.run_id = OLD.id;
+  ELSIF OLD.status = 'queued' THEN
+    DELETE FROM run_ready WHERE owner = OLD.owner AND queued_at = OLD.queued_at AND run_id = OLD.id;
+  ELSE
+    DELETE FROM run_holds WHERE run_id = OLD.id;
   END IF;
   RETURN NULL;
 END

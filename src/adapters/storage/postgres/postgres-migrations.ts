@@ -37,6 +37,7 @@ import { POSTGRES_MIGRATION_0028 } from "./postgres-migration-0028.js";
 import { POSTGRES_MIGRATION_0029 } from "./postgres-migration-0029.js";
 import { POSTGRES_MIGRATION_0030 } from "./postgres-migration-0030.js";
 import { POSTGRES_MIGRATION_0031 } from "./postgres-migration-0031.js";
+import { POSTGRES_MIGRATION_0032 } from "./postgres-migration-0032.js";
 import { POSTGRES_MIGRATION_0033 } from "./postgres-migration-0033.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { uniqueViolation } from "./postgres-errors.js";
@@ -119,6 +120,11 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     version: 31,
     name: "a budget slot is a lease row, inserted and deleted",
     sql: POSTGRES_MIGRATION_0031,
+  },
+  {
+    version: 32,
+    name: "a narrower lease; task_state's written columns last",
+    sql: POSTGRES_MIGRATION_0032,
   },
   {
     version: 33,

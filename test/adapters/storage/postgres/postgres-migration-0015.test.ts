@@ -16,7 +16,11 @@ import {
   recordLaunch,
   triggerRun,
 } from "../../../contract/store-steps.js";
-import { createPostgresTestDatabase, schemaAtVersion } from "../../../helpers/postgres.js";
+import {
+  createPostgresTestDatabase,
+  leaseRows,
+  schemaAtVersion,
+} from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
@@ -37,13 +41,11 @@ describe("postgres migration 15 (cheaper budget slots)", () => {
     await before.close();
     const rows = async () =>
       (await pool.query(`SELECT to_jsonb(r) AS row FROM ${q}.runs AS r ORDER BY id`)).rows;
+    // The leases by run, without their numbers (migration 31 keeps them; a claim picks any free one).
     const slotRows = async () =>
-      (
-        await pool.query(
-          `SELECT run_id, thread_scope, thread_id, task_id, owner, claimed_by FROM ${q}.claim_slots` +
-            ` WHERE run_id IS NOT NULL ORDER BY run_id`,
-        )
-      ).rows as { run_id: string }[];
+      (await leaseRows(pool, q, "s.run_id IS NOT NULL"))
+        .map(({ slot: _slot, ...lease }) => lease)
+        .sort((a, b) => String(a.run_id).localeCompare(String(b.run_id)));
     const stored = await rows();
     const slots = await slotRows();
     // One running, two launching: three slots taken; one succeeded, one still queued.
@@ -55,16 +57,22 @@ describe("postgres migration 15 (cheaper budget slots)", () => {
     expect(await rows()).toEqual(stored);
     expect(await slotRows()).toEqual(slots);
     // The keys index taken slots only (the run key went in migration 28: a run's thread key keeps it
-    // to one slot).
+    // to one slot; since migration 31 every row is a taken slot, and since 32 the thread key reads a
+    // run's own thread from its id and the task key holds exclusive runs only, each as a hash).
     const keys = await pool.query(
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1::text` +
-        ` AND indexname IN ('claim_slots_run_uq', 'claim_slots_thread_uq', 'claim_slots_task_uq')`,
+        ` AND indexname IN ('claim_slots_run_uq', 'claim_slots_thread_uq', 'claim_slots_task_uq')` +
+        ` ORDER BY indexname`,
       [schema],
     );
-    expect(keys.rows).toHaveLength(2);
-    for (const key of keys.rows as { indexdef: string }[]) {
-      expect(key.indexdef).toMatch(/^CREATE UNIQUE INDEX .* WHERE \(\w+ IS NOT NULL\)$/);
-    }
+    expect((keys.rows as { indexdef: string }[]).map((k) => k.indexdef)).toEqual([
+      expect.stringMatching(
+        /^CREATE UNIQUE INDEX claim_slots_task_uq .* \(hashtextextended\(run_task_id, .*\) WHERE exclusive$/,
+      ),
+      expect.stringMatching(
+        /^CREATE UNIQUE INDEX claim_slots_thread_uq .*hashtextextended\(.*COALESCE\(thread_id, run_id\).*\)$/,
+      ),
+    ]);
 
     const after = await openPostgresStore({ newId: createIdGenerator(), pool, schema });
     // A budget of 3 is full.
@@ -87,7 +95,7 @@ describe("postgres migration 15 (cheaper budget slots)", () => {
     // A freed slot keeps nothing of its run.
     const stale = await pool.query(
       `SELECT count(*)::int4 AS n FROM ${q}.claim_slots WHERE run_id IS NULL` +
-        ` AND num_nonnulls(thread_scope, thread_id, task_id, owner, claimed_by) > 0`,
+        ` AND num_nonnulls(thread_scope, thread_id, owner, run_task_id) > 0`,
     );
     expect(stale.rows[0]).toEqual({ n: 0 });
     // The freed slots are used again, and a slot's key still refuses a second run in one thread.
@@ -97,8 +105,8 @@ describe("postgres migration 15 (cheaper budget slots)", () => {
     await expect(
       pool.query(
         // A lease (migration 31) inserted for another run on that thread.
-        `INSERT INTO ${q}.claim_slots (slot, run_id, thread_scope, thread_id, owner, run_task_id)` +
-          ` VALUES (99, 'other', $1::text, $2::text, 'someone', 'another')`,
+        `INSERT INTO ${q}.claim_slots (slot, exclusive, run_id, thread_scope, thread_id, owner,` +
+          ` run_task_id) VALUES (99, false, 'other', $1::text, $2::text, 'someone', 'another')`,
         [bound.thread_scope, bound.thread_id],
       ),
     ).rejects.toMatchObject({ constraint: "claim_slots_thread_uq" });

@@ -22,7 +22,11 @@ import {
   recordLaunch,
   triggerRun,
 } from "../../../contract/store-steps.js";
-import { createPostgresTestDatabase, schemaAtVersion } from "../../../helpers/postgres.js";
+import {
+  createPostgresTestDatabase,
+  schemaAtVersion,
+  leaseRows,
+} from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
@@ -49,7 +53,7 @@ describe("postgres migration 16 (less write-ahead log per fire)", () => {
         )
       ).rows;
     const stored = { runs: await rows("runs"), tasks: await rows("tasks") };
-    const slots = await rows("claim_slots");
+    const slots = await leaseRows(pool, q);
     // One queued, one launching, one running, one succeeded.
     expect((stored.runs as { row: { status: string } }[]).map((r) => r.row.status).sort()).toEqual([
       "launching",
@@ -67,7 +71,7 @@ describe("postgres migration 16 (less write-ahead log per fire)", () => {
     );
     expect(await rows("runs")).toEqual(stored.runs);
     expect(await rows("tasks")).toEqual(stored.tasks);
-    expect(await rows("claim_slots")).toEqual(slots);
+    expect(await leaseRows(pool, q)).toEqual(slots);
     const options = await pool.query(
       `SELECT c.reloptions FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace` +
         ` WHERE n.nspname = $1::text AND c.relname = 'tasks'`,

@@ -27,6 +27,7 @@ import {
 import {
   createPostgresTestDatabase,
   schemaAtVersion,
+  leaseRows,
   taskRows,
 } from "../../../helpers/postgres.js";
 
@@ -66,7 +67,7 @@ describe("postgres migrations 17 and 19 (no task key lock per run, no key for a 
         )
       ).rows;
     const stored = { runs: await rows("runs"), tasks: await taskRows(pool, q) };
-    const slots = await rows("claim_slots");
+    const slots = await leaseRows(pool, q);
     expect((stored.runs as { row: { status: string } }[]).map((r) => r.row.status).sort()).toEqual([
       "launching",
       "launching",
@@ -85,7 +86,7 @@ describe("postgres migrations 17 and 19 (no task key lock per run, no key for a 
     );
     expect(await rows("runs")).toEqual(stored.runs);
     expect(await taskRows(pool, q)).toEqual(stored.tasks);
-    expect(await rows("claim_slots")).toEqual(slots);
+    expect(await leaseRows(pool, q)).toEqual(slots);
     const constraints = await pool.query(
       `SELECT conname FROM pg_constraint AS c JOIN pg_namespace AS n ON n.oid = c.connamespace` +
         ` WHERE n.nspname = $1::text AND c.contype = 'f'`,

@@ -18,6 +18,7 @@ import {
 import {
   createPostgresTestDatabase,
   schemaAtVersion,
+  leaseRows,
   taskRows,
 } from "../../../helpers/postgres.js";
 
@@ -44,7 +45,7 @@ describe("postgres migration 18 (room on every page for a fire's next versions)"
         )
       ).rows;
     const stored = { runs: await rows("runs"), tasks: await taskRows(pool, q) };
-    const slots = await rows("claim_slots");
+    const slots = await leaseRows(pool, q);
     expect((stored.runs as { row: { status: string } }[]).map((r) => r.row.status).sort()).toEqual([
       "launching",
       "queued",
@@ -55,7 +56,7 @@ describe("postgres migration 18 (room on every page for a fire's next versions)"
     await migrate();
     expect(await rows("runs")).toEqual(stored.runs);
     expect(await taskRows(pool, q)).toEqual(stored.tasks);
-    expect(await rows("claim_slots")).toEqual(slots);
+    expect(await leaseRows(pool, q)).toEqual(slots);
     const options = await pool.query(
       `SELECT c.relname, c.reloptions FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace` +
         ` WHERE n.nspname = $1::text AND c.relname IN ('tasks', 'runs') ORDER BY c.relname`,

@@ -24,6 +24,7 @@ import {
 import {
   createPostgresTestDatabase,
   schemaAtVersion,
+  leaseRows,
   taskRows,
 } from "../../../helpers/postgres.js";
 
@@ -79,7 +80,7 @@ describe("postgres migration 21 (active runs found through their slots)", () => 
     const stored = {
       runs: await rows("runs"),
       tasks: await taskRows(pool, q),
-      slots: await rows("claim_slots"),
+      slots: await leaseRows(pool, q),
     };
     expect((stored.runs as { row: { status: string } }[]).map((r) => r.row.status).sort()).toEqual([
       "launching",
@@ -92,7 +93,7 @@ describe("postgres migration 21 (active runs found through their slots)", () => 
     await migrate();
     expect(await rows("runs")).toEqual(stored.runs);
     expect(await taskRows(pool, q)).toEqual(stored.tasks);
-    expect(await rows("claim_slots")).toEqual(stored.slots);
+    expect(await leaseRows(pool, q)).toEqual(stored.slots);
     const indexes = await pool.query(
       `SELECT indexname FROM pg_indexes WHERE schemaname = $1::text AND tablename = 'runs'`,
       [schema],

@@ -18,7 +18,11 @@ import {
   recordCompletion,
   reloadRun,
 } from "../../../contract/store-steps.js";
-import { createPostgresTestDatabase, schemaAtVersion } from "../../../helpers/postgres.js";
+import {
+  createPostgresTestDatabase,
+  leaseRows,
+  schemaAtVersion,
+} from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
@@ -100,11 +104,7 @@ describe("postgres migration 28 (mutable run columns last, one slot key fewer)",
           `SELECT to_jsonb(x) AS row FROM ${q}.${table} AS x ORDER BY to_jsonb(x)::text`,
         )
       ).rows;
-    const slotRows = () =>
-      pool.query(
-        `SELECT slot, run_id, thread_scope, thread_id, owner, claimed_by, run_task_id` +
-          ` FROM ${q}.claim_slots WHERE run_id IS NOT NULL ORDER BY slot`,
-      );
+    const slotRows = async () => ({ rows: await leaseRows(pool, q, "s.run_id IS NOT NULL") });
     const stored = {
       runs: await rows("runs"),
       ready: await rows("run_ready"),
@@ -224,8 +224,8 @@ describe("postgres migration 28 (mutable run columns last, one slot key fewer)",
     await expect(
       pool.query(
         // A lease (migration 31) inserted for it.
-        `INSERT INTO ${q}.claim_slots (slot, run_id, thread_scope, thread_id, owner, claimed_by,` +
-          ` run_task_id) SELECT 99, r.id, r.thread_scope, r.thread_id, r.owner, 'replica-b', r.task_id` +
+        `INSERT INTO ${q}.claim_slots (slot, exclusive, run_id, thread_scope, thread_id, owner,` +
+          ` run_task_id) SELECT 99, false, r.id, r.thread_scope, r.thread_id, r.owner, r.task_id` +
           ` FROM ${q}.runs AS r WHERE r.id = 'r8-shared'`,
       ),
     ).rejects.toMatchObject({ code: "23505", constraint: "claim_slots_thread_uq" });

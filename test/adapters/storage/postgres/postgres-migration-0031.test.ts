@@ -12,7 +12,11 @@ import { openPostgresStore } from "../../../../src/adapters/storage/postgres/pos
 import { createIdGenerator } from "../../../../src/adapters/storage/shared/time-ordered-id.js";
 import { handlerTarget, minute } from "../../../contract/fixtures.js";
 import { claimDue, insertTask, recordCompletion } from "../../../contract/store-steps.js";
-import { createPostgresTestDatabase, schemaAtVersion } from "../../../helpers/postgres.js";
+import {
+  createPostgresTestDatabase,
+  leaseRows,
+  schemaAtVersion,
+} from "../../../helpers/postgres.js";
 
 const database = await createPostgresTestDatabase();
 afterAll(() => database.drop());
@@ -90,13 +94,8 @@ describe("postgres migration 31 (a budget slot is a lease row)", () => {
           `SELECT to_jsonb(x) AS row FROM ${q}.${table} AS x ORDER BY to_jsonb(x)::text`,
         )
       ).rows;
-    const slotRows = async () =>
-      (
-        await pool.query(
-          `SELECT slot, run_id, thread_scope, thread_id, task_id, owner, claimed_by, run_task_id` +
-            ` FROM ${q}.claim_slots ORDER BY slot`,
-        )
-      ).rows as Record<string, unknown>[];
+    // In one shape before and after migration 32 (which narrows the lease row).
+    const slotRows = async () => (await leaseRows(pool, q)) as unknown as Record<string, unknown>[];
     const stored = {
       runs: await rows("runs"),
       ready: await rows("run_ready"),
@@ -122,14 +121,15 @@ describe("postgres migration 31 (a budget slot is a lease row)", () => {
         ` AND table_name = 'claim_slots' ORDER BY column_name`,
       [schema],
     );
+    // As migration 32 leaves them: `thread_id` NULL for a run on its own thread, an `exclusive` flag
+    // instead of `task_id`, no `claimed_by`.
     expect(nullable.rows).toEqual([
-      { column_name: "claimed_by", is_nullable: "YES" },
+      { column_name: "exclusive", is_nullable: "NO" },
       { column_name: "owner", is_nullable: "NO" },
       { column_name: "run_id", is_nullable: "NO" },
       { column_name: "run_task_id", is_nullable: "NO" },
       { column_name: "slot", is_nullable: "NO" },
-      { column_name: "task_id", is_nullable: "YES" },
-      { column_name: "thread_id", is_nullable: "NO" },
+      { column_name: "thread_id", is_nullable: "YES" },
       { column_name: "thread_scope", is_nullable: "NO" },
     ]);
 
@@ -158,9 +158,9 @@ describe("postgres migration 31 (a budget slot is a lease row)", () => {
     ).rejects.toMatchObject({ code: "23514", constraint: "runs_active_holds_slot" });
     const lease = (slotNumber: number, run: string) =>
       pool.query(
-        `INSERT INTO ${q}.claim_slots (slot, run_id, thread_scope, thread_id, owner, run_task_id)` +
-          ` SELECT $1::int4, r.id, r.thread_scope, r.thread_id, r.owner, r.task_id FROM ${q}.runs AS r` +
-          ` WHERE r.id = $2::text`,
+        `INSERT INTO ${q}.claim_slots (slot, exclusive, run_id, thread_scope, thread_id, owner,` +
+          ` run_task_id) SELECT $1::int4, false, r.id, r.thread_scope, NULLIF(r.thread_id, r.id),` +
+          ` r.owner, r.task_id FROM ${q}.runs AS r WHERE r.id = $2::text`,
         [slotNumber, run],
       );
     await expect(lease(2, "r5-queued")).rejects.toMatchObject({

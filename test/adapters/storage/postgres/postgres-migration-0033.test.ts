@@ -1,6 +1,6 @@
 /**
  * Migration 33 (docs/storage.md#the-run-model-on-postgresql) replaces the triggers on `runs` with ones
- * that run only the statements a write needs. On a database of schema 31 holding queued, launching,
+ * that run only the statements a write needs. On a database of schema 32 holding queued, launching,
  * running, terminal and held runs, every row of `runs`, `run_ready`, `run_holds` and `claim_slots` is
  * kept; after it each move the triggers keep is still kept (a run queued, claimed, ended, queued again,
  * moved in the queue, cancelled with a deadline and released), by the store and by raw writes, and an
@@ -19,7 +19,7 @@ const HANDLERS = new Set(["work"]);
 
 describe("postgres migration 33 (the triggers on runs run only the statements a write needs)", () => {
   it("keeps every row, and every move of a run still keeps the queue, the leases and the holds", async () => {
-    const older = await schemaAtVersion(database, 31);
+    const older = await schemaAtVersion(database, 32);
     const { pool, schema, quoted: q, store: before } = older;
     const task = await insertTask(before, {
       target: handlerTarget("work"),
@@ -34,7 +34,7 @@ describe("postgres migration 33 (the triggers on runs run only the statements a 
           ` 'handler')`,
         [id, task.id, task.owner, at(queuedAt), thread],
       );
-    // Schema 31's triggers write the queue; its claims insert the leases.
+    // Schema 32's triggers write the queue; its claims insert the leases.
     for (const [i, id] of ["r1", "r2", "r3", "r4", "r5"].entries()) {
       await insertQueued(id, id, minute(0, i + 1));
     }

@@ -88,8 +88,8 @@ describe("postgres: a claim's refused lease leaves its run queued", () => {
   /** Another claim's lease, inserted on the pool's own connection (committed at once). */
   const ghost = (slot: number, threadScope: string, threadId: string) =>
     pool.query(
-      `INSERT INTO "${schema}".claim_slots (slot, run_id, thread_scope, thread_id, owner, run_task_id)` +
-        ` VALUES ($1::int4, 'ghost', $2::text, $3::text, 'someone', 'ghost-task')`,
+      `INSERT INTO "${schema}".claim_slots (slot, exclusive, run_id, thread_scope, thread_id, owner,` +
+        ` run_task_id) VALUES ($1::int4, false, 'ghost', $2::text, $3::text, 'someone', 'ghost-task')`,
       [slot, threadScope, threadId],
     );
   const leases = async () =>
