@@ -109,7 +109,7 @@ export class RunWrites {
     return changeOneRun(this.#runs, this.#events, runId, { token }, (run, task) =>
       applyLaunchOutcome(run, outcome, {
         now,
-        task: runTaskContext(task),
+        task: task,
         policy: this.#budget.policy,
       }),
     );
@@ -179,7 +179,7 @@ export class RunWrites {
     now: Instant,
   ): Promise<RunChange | null> {
     return changeOneRun(this.#runs, this.#events, runId, {}, (run, task) =>
-      completeRun(run, verdict, { now, task: runTaskContext(task) }),
+      completeRun(run, verdict, { now, task: task }),
     );
   }
 
@@ -195,7 +195,7 @@ export class RunWrites {
     now: Instant,
   ): Promise<RunChange | null> {
     return changeOneRun(this.#runs, this.#events, runId, {}, (run, task) =>
-      completeFromTarget(run, targetRunId, verdict, { now, task: runTaskContext(task) }),
+      completeFromTarget(run, targetRunId, verdict, { now, task: task }),
     );
   }
 

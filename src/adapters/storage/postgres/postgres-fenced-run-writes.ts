@@ -38,7 +38,14 @@ import type { AppliedRunChanges, ChangedRunRow } from "../shared/run-change-batc
 import { WAKE_CHANNEL } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import type { PostgresStatement } from "./postgres-pool.js";
-import { integer, record, runFromRow, runTaskContextFromRow, text } from "./postgres-rows.js";
+import {
+  integer,
+  record,
+  runFromRow,
+  runTaskContextFromRow,
+  text,
+  untoldColumn,
+} from "./postgres-rows.js";
 import { RUN_STATE_COLUMNS, runStateValues } from "./postgres-run-writes.js";
 import { leaseOnThread } from "./postgres-claim.js";
 import type { Column } from "./postgres-sql.js";
@@ -137,10 +144,11 @@ export class PostgresFencedRunWrites {
     // by primary key (`OFFSET 0`: probed once per run, whatever the statistics of `tasks` say).
     this.#read = prepared(
       `SELECT ${ctx.runSql.columns}, r.read_xmin, t.schedule_type, t.options::text AS options,` +
-        ` t.target_kind, t.once_at, t.version AS task_version` +
+        ` t.target_kind, t.once_at, t.untold, t.version AS task_version` +
         ` FROM (SELECT p.*, p.xmin::text AS read_xmin FROM ${runs} AS p` +
         ` WHERE p.id = ANY ($1::text[]) OFFSET 0) AS r` +
         ` CROSS JOIN LATERAL (SELECT k.schedule_type, k.options, k.target_kind, v.version,` +
+        ` ${untoldColumn("k")},` +
         // A once task's run_at, which decides whether a manual run took its occurrence (issue 31).
         ` CASE WHEN k.schedule_type = 'once' THEN k.schedule->>'runAt' END AS once_at` +
         ` FROM ${tasks} AS k JOIN ${state} AS v ON v.task_id = k.id` +
