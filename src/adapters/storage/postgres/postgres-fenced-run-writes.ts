@@ -331,6 +331,11 @@ export class PostgresFencedRunWrites {
     const masks = toWrite.map(({ before, after }) => changedMask(before, after) | STATUS_BIT);
     const shape = masks.reduce((all, mask) => all | mask, 0);
     const masked = masks.some((mask) => mask !== shape);
+    // The state columns this statement sends, by index; each row made at its final length (pushed onto
+    // from one value, V8 grew and copied every row twice).
+    const sent: number[] = [];
+    for (let c = 0; c < STATE_COLUMNS.length; c++) if ((shape & (1 << c)) !== 0) sent.push(c);
+    const rowLength = 1 + sent.length + (masked ? 1 : 0) + FENCE_COLUMNS.length;
     const rows = toWrite.map(({ before, after }, r) => {
       const book = books.get(after.id) ?? noBookkeeping();
       const read = fence.get(after.id);
@@ -340,30 +345,29 @@ export class PostgresFencedRunWrites {
         (holdsSlot(before.status) && !holdsSlot(after.status)) ||
         (after.status === "queued" && before.status !== "queued");
       const values = runStateValues(after);
-      const row: unknown[] = [after.id];
-      for (let c = 0; c < STATE_COLUMNS.length; c++) {
-        if ((shape & (1 << c)) !== 0) row.push(values[c + 1]);
-      }
-      if (masked) row.push(masks[r]);
-      row.push(
-        read.xmin,
-        before.claimToken,
-        before.status,
-        before.attempt,
-        before.cancelRequestedAt,
-        holdsSlot(before.status),
-        before.taskId,
-        read.version,
-        book.launchSeq,
-        book.lastRunAt,
-        book.lastRunId,
-        book.launches,
-        book.errorSeq,
-        book.lastError,
-        book.statusSeq,
-        book.status,
-        wakes,
-      );
+      const row = new Array<unknown>(rowLength);
+      let at = 0;
+      row[at++] = after.id;
+      for (const c of sent) row[at++] = values[c + 1];
+      if (masked) row[at++] = masks[r];
+      row[at++] = read.xmin;
+      row[at++] = before.claimToken;
+      row[at++] = before.status;
+      row[at++] = before.attempt;
+      row[at++] = before.cancelRequestedAt;
+      row[at++] = holdsSlot(before.status);
+      row[at++] = before.taskId;
+      row[at++] = read.version;
+      row[at++] = book.launchSeq;
+      row[at++] = book.lastRunAt;
+      row[at++] = book.lastRunId;
+      row[at++] = book.launches;
+      row[at++] = book.errorSeq;
+      row[at++] = book.lastError;
+      row[at++] = book.statusSeq;
+      row[at++] = book.status;
+      row[at++] = wakes;
+      if (at !== rowLength) throw new Error(`a fenced write row of ${at} values, not ${rowLength}`);
       return row;
     });
     const write = this.#write(shape, masked);
