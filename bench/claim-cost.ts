@@ -9,10 +9,14 @@
  * The figure is the process's own user + system CPU across the claims (`process.cpuUsage`), which the
  * driver's parsing, the mapping and the garbage they make are part of; PostgreSQL's work is not. Each
  * `--checkout` (default: this one) is a source tree with this project's `src/` and `test/contract/`.
- * Prints the median and every round, in microseconds per claimed run. Uses `PUNCTUAL_TEST_DATABASE_URL`
+ * Prints the median and every round, in microseconds per claimed run, and likewise the admission's CPU per
+ * admitted task (the admitting store's `admitDue` batches of 250, unfused: the task rows' read and
+ * decoding, the runs' insert), with the heap it allocated per task when no collection ran meanwhile (run
+ * `node --max-semi-space-size=256 --import tsx bench/claim-cost.ts ...` so that none does). Uses `PUNCTUAL_TEST_DATABASE_URL`
  * (a scratch database is created and dropped).
  */
 import { loadavg } from "node:os";
+import { PerformanceObserver } from "node:perf_hooks";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { option } from "./lib/argv-option.js";
@@ -70,12 +74,20 @@ async function load(root: string): Promise<Checkout> {
   };
 }
 
+let collections = 0;
+new PerformanceObserver((list) => {
+  collections += list.getEntries().length;
+}).observe({ entryTypes: ["gc"] });
+
 const db = await createPostgresTestDatabase();
 const checkouts = await Promise.all(CHECKOUTS.map(load));
 const figures = new Map<string, number[]>();
 
-/** One round of `checkout`: the CPU per claimed run, in microseconds. */
-async function round(checkout: Checkout, mode: "same" | "other"): Promise<number> {
+/** One round of `checkout`: the CPU per claimed run and per admitted task, in microseconds. */
+async function round(
+  checkout: Checkout,
+  mode: "same" | "other",
+): Promise<{ claim: number; admission: number; admissionBytes: number }> {
   const { fixtures, steps } = checkout;
   const schema = db.freshSchema();
   const newId = checkout.ids();
@@ -91,7 +103,22 @@ async function round(checkout: Checkout, mode: "same" | "other"): Promise<number
       }),
     );
     for (let i = 0; i < TASKS; i += 500) await admitter.tasks.insertTasks(tasks.slice(i, i + 500));
-    while ((await steps.admitDue(admitter, due, 250)).queuedRuns.length > 0);
+    // The collections' entries reach the observer later: let earlier ones arrive before counting.
+    await new Promise((done) => setTimeout(done, 20));
+    const collectionsBefore = collections;
+    const heapBefore = process.memoryUsage().heapUsed;
+    const admitting = process.cpuUsage();
+    let admitted = 0;
+    for (;;) {
+      const queued = (await steps.admitDue(admitter, due, 250)).queuedRuns.length;
+      if (queued === 0) break;
+      admitted += queued;
+    }
+    const admission = process.cpuUsage(admitting);
+    const heapAfter = process.memoryUsage().heapUsed;
+    await new Promise((done) => setTimeout(done, 20));
+    const admissionBytes =
+      collections === collectionsBefore ? (heapAfter - heapBefore) / Math.max(1, admitted) : NaN;
     const handlerNames = new Set(["noop"]);
     const before = process.cpuUsage();
     let claimed = 0;
@@ -105,7 +132,11 @@ async function round(checkout: Checkout, mode: "same" | "other"): Promise<number
       claimed += got.length;
     }
     const cpu = process.cpuUsage(before);
-    return (cpu.user + cpu.system) / Math.max(1, claimed);
+    return {
+      claim: (cpu.user + cpu.system) / Math.max(1, claimed),
+      admission: (admission.user + admission.system) / Math.max(1, admitted),
+      admissionBytes,
+    };
   } finally {
     await admitter.close();
     if (claimer !== admitter) await claimer.close();
@@ -119,7 +150,13 @@ for (let r = 0; r < ROUNDS; r++) {
     for (const checkout of order) {
       const us = await round(checkout, mode);
       const key = `${checkout.root} ${mode}`;
-      figures.set(key, [...(figures.get(key) ?? []), us]);
+      figures.set(key, [...(figures.get(key) ?? []), us.claim]);
+      const admissionKey = `${checkout.root} admission`;
+      figures.set(admissionKey, [...(figures.get(admissionKey) ?? []), us.admission]);
+      if (!Number.isNaN(us.admissionBytes)) {
+        const bytesKey = `${checkout.root} bytes`;
+        figures.set(bytesKey, [...(figures.get(bytesKey) ?? []), us.admissionBytes]);
+      }
     }
   }
 }
@@ -130,12 +167,12 @@ const median = (xs: readonly number[]): number =>
 console.log(
   `claim CPU per claimed run, ${TASKS} tasks, ${ROUNDS} rounds; load average ${loadAtStart.toFixed(1)} at the start, ${(loadavg()[0] ?? 0).toFixed(1)} at the end`,
 );
-console.log("| checkout | definitions | median (µs) | rounds (µs) |");
+console.log("| checkout | claim: definitions (or the admission) | median (µs) | rounds (µs) |");
 console.log("| --- | --- | ---: | --- |");
 for (const [key, values] of figures) {
   const [root, mode] = key.split(" ");
   console.log(
-    `| ${root} | ${mode === "same" ? "held (same store)" : "not held (other store)"} | ${median(values).toFixed(1)} | ${values.map((v) => v.toFixed(1)).join(", ")} |`,
+    `| ${root} | ${mode === "same" ? "held (same store)" : mode === "other" ? "not held (other store)" : mode === "admission" ? "admission, per task" : "admission, heap bytes per task (no collection)"} | ${median(values).toFixed(1)} | ${values.map((v) => v.toFixed(1)).join(", ")} |`,
   );
 }
 process.exit(0);

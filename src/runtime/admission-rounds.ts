@@ -128,7 +128,9 @@ export class AdmissionRounds {
         if (!this.#launchClaimed(claimed, cover, admitSpan)) return;
       }
       if (this.#deps.stopped()) return;
-      const taken = await this.#claimAndLaunch();
+      const taken = fusedEveryRun(report.claimed, report.queuedRuns.length)
+        ? 0
+        : await this.#claimAndLaunch();
       // The runs inserted claimed are in `queuedRuns` (as decided) and were taken by this replica.
       if (report.queuedRuns.length > 0) {
         this.#deps.admitted?.(report.queuedRuns.length, claimed.length + taken);
@@ -289,6 +291,17 @@ function launchAll(
       throw error;
     }
   }
+}
+
+/**
+ * Whether an admission claimed every run it queued in its own transaction. A store fuses only while no
+ * queued run is ready to claim (docs/storage.md#fused-admit-and-claim), so a claim right after it would
+ * find only runs queued since by others, and their writers wake the replicas for them (a queued
+ * announcement, a freed slot, a retry's wake-up), the next pass at the latest: the claim is skipped
+ * (docs/architecture.md#cadence).
+ */
+function fusedEveryRun(claimed: readonly ClaimedRun[] | undefined, queued: number): boolean {
+  return claimed !== undefined && claimed.length > 0 && claimed.length === queued;
 }
 
 /** Lets I/O callbacks and timers run before the loop continues. */

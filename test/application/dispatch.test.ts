@@ -9,8 +9,8 @@ import type { Store } from "../../src/domain/ports/store.js";
 import { fencingToken } from "../../src/domain/ids.js";
 import type { RunId } from "../../src/domain/ids.js";
 import type { RunRepository } from "../../src/domain/ports/run-repository.js";
-import type { CompletionVerdict } from "../../src/domain/run-change.js";
-import type { Task } from "../../src/domain/task.js";
+import { runTaskContext } from "../../src/domain/run-change.js";
+import type { CompletionVerdict, RunTaskContext } from "../../src/domain/run-change.js";
 import {
   ADMIN,
   ALICE,
@@ -671,12 +671,20 @@ describe("RunWrites.recordCompletion", () => {
  */
 function interleavingStore(store: Store, between: () => Promise<void>): Store {
   const runs = store.runs;
-  const changeRun: RunRepository["changeRun"] = async (id, guard, decide) => {
-    const run = await runs.findRun({ kind: "all" }, id);
-    const read: Task | null =
-      run === null ? null : await store.tasks.findTask({ kind: "all" }, run.taskId);
+  const changeRuns: RunRepository["changeRuns"] = async (requests) => {
+    const read = new Map<RunId, RunTaskContext>();
+    for (const { id } of requests) {
+      const run = await runs.findRun({ kind: "all" }, id);
+      const task = run === null ? null : await store.tasks.findTask({ kind: "all" }, run.taskId);
+      if (task !== null) read.set(id, runTaskContext(task));
+    }
     await between();
-    return runs.changeRun(id, guard, (current, task) => decide(current, read ?? task));
+    return runs.changeRuns(
+      requests.map((request) => ({
+        ...request,
+        decide: (current, task) => request.decide(current, read.get(request.id) ?? task),
+      })),
+    );
   };
   const wrapped: RunRepository = {
     findRun: (scope, id) => runs.findRun(scope, id),
@@ -686,9 +694,8 @@ function interleavingStore(store: Store, between: () => Promise<void>): Store {
     listRuns: (scope, taskId, query) => runs.listRuns(scope, taskId, query),
     searchRuns: (scope, search) => runs.searchRuns(scope, search),
     claimRuns: (request, select, claimOne) => runs.claimRuns(request, select, claimOne),
-    changeRun,
     findRunningRuns: (kind, after, limit) => runs.findRunningRuns(kind, after, limit),
-    changeRuns: (requests) => runs.changeRuns(requests),
+    changeRuns,
     findExpiredClaims: (now, limit) => runs.findExpiredClaims(now, limit),
     findPastDeadline: (now, limit) => runs.findPastDeadline(now, limit),
     findQueueTimeouts: (now, limit) => runs.findQueueTimeouts(now, limit),

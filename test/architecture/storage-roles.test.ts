@@ -3,7 +3,8 @@
  * item 3; src/adapters/storage/README.md#role-files): every store has a file for every role of the
  * table, and the README's table names them; no store mints a claim's fencing token outside the shared
  * claim round (`shared/claim-round.ts`), nor builds a fenced write's lease_lost refusal outside the shared
- * fence (`shared/run-change-batch.ts`).
+ * fence (`shared/run-change-batch.ts`); the port and the stores change runs by one method, `changeRuns`
+ * (a single change is a batch of one).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
@@ -103,5 +104,43 @@ describe("the protocols every store shares", () => {
     expect(filesMatching([...sources.keys()], read, lease.pattern)).toEqual([
       "postgres/postgres-run-repository.ts",
     ]);
+  });
+});
+
+/** The port, and each store's run repository and fenced writes: where a run-change method is declared. */
+const RUN_CHANGERS = [
+  join(ROOT, "src/domain/ports/run-repository.ts"),
+  ...STORES.flatMap((store) =>
+    ["run-repository", "fenced-run-writes"].map((role) =>
+      join(STORAGE, `${store}/${store}-${role}.ts`),
+    ),
+  ),
+];
+
+/** The public methods (an interface's or a class's members) whose name starts with `change`. */
+function changeMethods(source: string): string[] {
+  const names = [...codeOnly(source).matchAll(/^ {2}(?:async\s+)?(change\w*)\s*[(<]/gm)];
+  return names.map((match) => match[1] ?? "");
+}
+
+describe("the run changes of the port and the stores", () => {
+  it.each(RUN_CHANGERS.map((file) => relative(ROOT, file)))("%s has changeRuns only", (file) => {
+    const methods = changeMethods(readFileSync(join(ROOT, file), "utf8"));
+    expect(methods.length).toBeLessThanOrEqual(1);
+    expect(methods.filter((name) => name !== "changeRuns")).toEqual([]);
+  });
+
+  it("is caught when a second run-change method comes back", () => {
+    const source = [
+      "export interface RunRepository {",
+      "  changeRun(",
+      "    id: RunId,",
+      "  ): Promise<RunChange | null>;",
+      "  changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]>;",
+      "  async changeOne<T>(request: RunChangeRequest): Promise<T> {",
+      "  #changeRunsLocked(requests) {",
+      "}",
+    ].join("\n");
+    expect(changeMethods(source)).toEqual(["changeRun", "changeRuns", "changeOne"]);
   });
 });

@@ -13,7 +13,7 @@ import type {
   AdmissionReport,
   TaskMutation,
 } from "../../src/domain/ports/task-repository.js";
-import type { ClaimedRun } from "../../src/domain/ports/run-repository.js";
+import type { ClaimedRun, RunChangeRequest } from "../../src/domain/ports/run-repository.js";
 import type { OwnerScope } from "../../src/domain/ports/queries.js";
 import type { Run } from "../../src/domain/run.js";
 import {
@@ -23,7 +23,12 @@ import {
   completeRun,
 } from "../../src/domain/run-transitions.js";
 import { runTaskContext } from "../../src/domain/run-change.js";
-import type { CompletionVerdict, LaunchOutcome, RunChange } from "../../src/domain/run-change.js";
+import type {
+  CompletionVerdict,
+  LaunchOutcome,
+  RunChange,
+  RunTaskContext,
+} from "../../src/domain/run-change.js";
 import {
   backfillTask,
   deleteTask,
@@ -130,6 +135,22 @@ function claimArgs(now: Instant, options: ClaimOptions): AdmissionClaim {
   };
 }
 
+/**
+ * One run changed through `changeRuns`, a batch of one, as the application changes a single run
+ * (src/application/runs/reported-change.ts): the change, null when `decide` changed nothing, a refusal
+ * thrown.
+ */
+export async function changeOne(
+  store: Store,
+  request: RunChangeRequest,
+): Promise<RunChange | null> {
+  const results = await store.runs.changeRuns([request]);
+  const [result] = results;
+  if (results.length !== 1 || result === undefined) throw new Error("one request, one result");
+  if (result.kind === "refused") throw result.error;
+  return result.kind === "changed" ? result.change : null;
+}
+
 /** Records a launch outcome, fenced by the claim's token. */
 export function recordLaunch(
   store: Store,
@@ -139,8 +160,11 @@ export function recordLaunch(
 ): Promise<RunChange | null> {
   const run = "run" in claimed ? claimed.run : claimed;
   const token = run.claimToken ?? undefined;
-  return store.runs.changeRun(run.id, token === undefined ? {} : { token }, (current, task) =>
-    applyLaunchOutcome(current, outcome, { now, task: runTaskContext(task), policy: POLICY }),
+  const decide = (current: Run, task: RunTaskContext) =>
+    applyLaunchOutcome(current, outcome, { now, task, policy: POLICY });
+  return changeOne(
+    store,
+    token === undefined ? { id: run.id, decide } : { id: run.id, token, decide },
   );
 }
 
@@ -165,15 +189,19 @@ export function recordCompletion(
   verdict: CompletionVerdict,
   now: Instant,
 ): Promise<RunChange | null> {
-  return store.runs.changeRun(runId, {}, (run, task) =>
-    completeRun(run, verdict, { now, task: runTaskContext(task) }),
-  );
+  return changeOne(store, {
+    id: runId,
+    decide: (run, task) => completeRun(run, verdict, { now, task }),
+  });
 }
 
+/** Cancels a run as the service does: with its whole task (whether its target can be told to stop). */
 export function cancelOneRun(store: Store, runId: RunId, now: Instant): Promise<RunChange | null> {
-  return store.runs.changeRun(runId, {}, (run, task) =>
-    cancelRun(run, now, "cancel_requested", runTaskContext(task)),
-  );
+  return changeOne(store, {
+    id: runId,
+    withTask: true,
+    decide: (run, task) => cancelRun(run, now, "cancel_requested", task),
+  });
 }
 
 /** What a task command writes, as a `TaskMutation` returning the inserted runs. */

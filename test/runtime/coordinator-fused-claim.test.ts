@@ -30,6 +30,10 @@ function fusingStore(
   limits: number[];
   /** How many runs each admission given a claim claimed. */
   fused: number[];
+  /** The claims the coordinator made apart from its admissions. */
+  claimCalls: () => number;
+  /** From now on the admission reports a fused claim of none (the store saw a queued run ready). */
+  fuseNothing: () => void;
   hold: () => () => void;
 } {
   const base = createMemoryStore({ newId: createIdGenerator(() => clock.now()) });
@@ -37,6 +41,8 @@ function fusingStore(
   const limits: number[] = [];
   const fused: number[] = [];
   let gate: Promise<void> | null = null;
+  let claimCalls = 0;
+  let fuseNothing = false;
   const admitDueTasks: Store["tasks"]["admitDueTasks"] = async (
     now,
     limit,
@@ -48,7 +54,9 @@ function fusingStore(
     limits.push(limit);
     const report = await base.tasks.admitDueTasks(now, limit, decide);
     if (claim === undefined) return report;
-    const claimed = await base.runs.claimRuns(claim.request, claim.select, claim.claim);
+    const claimed = fuseNothing
+      ? []
+      : await base.runs.claimRuns(claim.request, claim.select, claim.claim);
     if (report.tasks > 0) fused.push(claimed.length);
     const held = gate;
     gate = null;
@@ -63,10 +71,23 @@ function fusingStore(
     },
   });
   return {
-    store: { ...withRunMethods(base, replaced(base)), tasks },
+    store: {
+      ...withRunMethods(base, {
+        claimRuns: (request, select, claim) => {
+          claimCalls++;
+          return base.runs.claimRuns(request, select, claim);
+        },
+        ...replaced(base),
+      }),
+      tasks,
+    },
     claims,
     limits,
     fused,
+    claimCalls: () => claimCalls,
+    fuseNothing: () => {
+      fuseNothing = true;
+    },
     hold: () => {
       let release: () => void = () => undefined;
       gate = new Promise((resolve) => {
@@ -224,5 +245,47 @@ describe("Coordinator with the claim fused into admission", () => {
     expect(limits[0]).toBe(12);
     expect(limits.slice(1, 4)).toEqual([5, 5, 5]);
     expect(limits.every((limit) => limit >= 3)).toBe(true);
+  });
+
+  it("makes no claim after an admission that claimed every run it queued", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, claimCalls } = fusingStore(clock);
+    const h = createHarness({ clock, store, policy: { maxConcurrentRuns: 10 } });
+    h.launcher.behaviour = () => undefined;
+    const tasks = [
+      await h.create({ schedule: { type: "interval", every: "PT1H" } }),
+      await h.create({ schedule: { type: "interval", every: "PT1H" } }),
+    ];
+    await h.at(t0 + 3_600_000);
+    for (const task of tasks) expect(h.launcher.callsFor(task.id)).toHaveLength(1);
+    // The store fused only because nothing queued was ready: a claim then would find nothing.
+    expect(claimCalls()).toBe(0);
+  });
+
+  it("claims after an admission that queued more runs than it claimed", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, claimCalls } = fusingStore(clock);
+    const h = createHarness({
+      clock,
+      store,
+      policy: { maxConcurrentRuns: 10 },
+      coordinator: { claimBatch: 1 },
+    });
+    h.launcher.behaviour = () => undefined;
+    for (let i = 0; i < 3; i++) await h.create({ schedule: { type: "interval", every: "PT1H" } });
+    await h.at(t0 + 3_600_000);
+    expect(claimCalls()).toBeGreaterThan(0);
+    expect(h.launcher.calls).toHaveLength(3);
+  });
+
+  it("claims after an admission that fused none (a queued run was ready): the pass is the fallback", async () => {
+    const clock = new VirtualClock(t0);
+    const { store, claimCalls, fuseNothing } = fusingStore(clock);
+    const h = createHarness({ clock, store, policy: { maxConcurrentRuns: 10 } });
+    fuseNothing();
+    const task = await h.create({ schedule: { type: "interval", every: "PT1H" } });
+    await h.at(t0 + 3_600_000);
+    expect(claimCalls()).toBeGreaterThan(0);
+    expect(h.launcher.callsFor(task.id)).toHaveLength(1);
   });
 });

@@ -16,14 +16,7 @@ const t0 = Date.parse("2026-01-05T00:00:00Z");
 function outageStore(clock: VirtualClock): { store: Store; fail: (count: number) => void } {
   const base = createMemoryStore({ newId: createIdGenerator(() => clock.now()) });
   let failures = 0;
-  const changeRun: Store["runs"]["changeRun"] = (id, guard, decide) => {
-    if (failures > 0) {
-      failures--;
-      return Promise.reject(new Error("connection terminated"));
-    }
-    return base.runs.changeRun(id, guard, decide);
-  };
-  // The coordinator writes launch answers and verdicts in batches.
+  // The coordinator writes launch answers and verdicts in batches, and single changes as batches of one.
   const changeRuns: Store["runs"]["changeRuns"] = (requests) => {
     if (failures > 0) {
       failures--;
@@ -32,7 +25,7 @@ function outageStore(clock: VirtualClock): { store: Store; fail: (count: number)
     return base.runs.changeRuns(requests);
   };
   return {
-    store: withRunMethods(base, { changeRun, changeRuns }),
+    store: withRunMethods(base, { changeRuns }),
     fail: (count) => {
       failures = count;
     },

@@ -6,7 +6,6 @@
  */
 import type { FencingToken, RunId } from "../../domain/ids.js";
 import type { ClaimedRun, RunRepository } from "../../domain/ports/run-repository.js";
-import { runTaskContext } from "../../domain/run-change.js";
 import type { ReconcileFinding, RunChange } from "../../domain/run-change.js";
 import {
   reconcileUncertainLaunch,
@@ -72,7 +71,7 @@ export class RecoverySweeps {
     now: Instant,
   ): Promise<RunChange | null> {
     return changeOneRun(this.#runs, this.#events, runId, { token }, (run, task) =>
-      sweepExpiredClaim(run, finding, { now, task: runTaskContext(task) }),
+      sweepExpiredClaim(run, finding, { now, task: task }),
     );
   }
 
@@ -96,7 +95,7 @@ export class RecoverySweeps {
     now: Instant,
   ): Promise<RunChange | null> {
     return changeOneRun(this.#runs, this.#events, runId, {}, (run, task) =>
-      reconcileUncertainLaunch(run, finding, { now, task: runTaskContext(task), attempt }),
+      reconcileUncertainLaunch(run, finding, { now, task: task, attempt }),
     );
   }
 
@@ -104,7 +103,7 @@ export class RecoverySweeps {
   async sweepDeadlines(now: Instant, limit: number): Promise<ChangedRun[]> {
     const ids = await this.#runs.findPastDeadline(now, limit);
     return changeEachRun(this.#runs, this.#events, ids, (run, task) =>
-      sweepDeadline(run, now, runTaskContext(task)),
+      sweepDeadline(run, now, task),
     );
   }
 
@@ -112,7 +111,7 @@ export class RecoverySweeps {
   async sweepQueueTimeouts(now: Instant, limit: number): Promise<ChangedRun[]> {
     const ids = await this.#runs.findQueueTimeouts(now, limit);
     return changeEachRun(this.#runs, this.#events, ids, (run, task) =>
-      sweepQueueTimeout(run, now, runTaskContext(task)),
+      sweepQueueTimeout(run, now, task),
     );
   }
 
@@ -142,7 +141,7 @@ export class RecoverySweeps {
       sweepUnservedHandler(run, {
         now,
         dueBefore: since,
-        task: runTaskContext(task),
+        task: task,
         handlerName: names.get(run.id) ?? "",
       }),
     );
@@ -155,7 +154,7 @@ export class RecoverySweeps {
   async sweepLostReplicas(now: Instant, limit: number): Promise<ChangedRun[]> {
     const ids = await this.#runs.findLostHandlerRuns(this.#silentSince(now), limit);
     return changeEachRun(this.#runs, this.#events, ids, (run, task) =>
-      sweepLostReplica(run, now, runTaskContext(task)),
+      sweepLostReplica(run, now, task),
     );
   }
 
@@ -183,9 +182,7 @@ export class RecoverySweeps {
       after = last.run.id;
     }
     return changeEachRun(this.#runs, this.#events, orphans, (run, task) =>
-      run.claimedBy === replicaId && !runsHere(run.id)
-        ? sweepLostReplica(run, now, runTaskContext(task))
-        : null,
+      run.claimedBy === replicaId && !runsHere(run.id) ? sweepLostReplica(run, now, task) : null,
     );
   }
 

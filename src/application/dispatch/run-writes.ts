@@ -109,7 +109,7 @@ export class RunWrites {
     return changeOneRun(this.#runs, this.#events, runId, { token }, (run, task) =>
       applyLaunchOutcome(run, outcome, {
         now,
-        task: runTaskContext(task),
+        task: task,
         policy: this.#budget.policy,
       }),
     );
@@ -130,21 +130,22 @@ export class RunWrites {
     const requests = writes.map((write, i): RunChangeRequest => {
       if (write.kind === "completion") {
         const launched = write.launched;
-        return {
-          id: write.runId,
-          ...(launched?.run.id === write.runId ? { expect: expectationOf(launched) } : {}),
-          decide: (run, task) => {
-            found[i] ??= run.status;
-            kinds[i] ??= task.targetKind;
-            if (write.attempt !== undefined && run.attempt !== write.attempt) {
-              // docs/operations.md#replica-liveness-what-silent-means: this replica was lost and the run moved on.
-              throw new LeaseLostError(
-                `the verdict is for attempt ${String(write.attempt)}, the run is at attempt ${String(run.attempt)}`,
-              );
-            }
-            return completeRun(run, write.verdict, { now, task });
-          },
+        const decide = (run: Run, task: RunTaskContext): RunChange => {
+          found[i] ??= run.status;
+          kinds[i] ??= task.targetKind;
+          if (write.attempt !== undefined && run.attempt !== write.attempt) {
+            // docs/operations.md#replica-liveness-what-silent-means: this replica was lost and the run moved on.
+            throw new LeaseLostError(
+              `the verdict is for attempt ${String(write.attempt)}, the run is at attempt ${String(run.attempt)}`,
+            );
+          }
+          return completeRun(run, write.verdict, { now, task });
         };
+        // Two literals, not a spread of a conditional one: a field after a spread is built by V8's slow
+        // path (one verdict per fire).
+        return launched?.run.id === write.runId
+          ? { id: write.runId, expect: expectationOf(launched), decide }
+          : { id: write.runId, decide };
       }
       const decide = (run: Run, task: RunTaskContext): RunChange => {
         found[i] ??= run.status;
@@ -178,7 +179,7 @@ export class RunWrites {
     now: Instant,
   ): Promise<RunChange | null> {
     return changeOneRun(this.#runs, this.#events, runId, {}, (run, task) =>
-      completeRun(run, verdict, { now, task: runTaskContext(task) }),
+      completeRun(run, verdict, { now, task: task }),
     );
   }
 
@@ -194,7 +195,7 @@ export class RunWrites {
     now: Instant,
   ): Promise<RunChange | null> {
     return changeOneRun(this.#runs, this.#events, runId, {}, (run, task) =>
-      completeFromTarget(run, targetRunId, verdict, { now, task: runTaskContext(task) }),
+      completeFromTarget(run, targetRunId, verdict, { now, task: task }),
     );
   }
 

@@ -2,7 +2,6 @@
  * Cancelling a run (docs/semantics.md#cancellation): a queued run at once, a launched one asked to stop
  * through its launcher.
  */
-import { runTaskContext } from "../../domain/run-change.js";
 import { requestRunCancel } from "../../domain/run-transitions.js";
 import type { Instant } from "../../domain/time.js";
 import type { Actor } from "../access/actor.js";
@@ -26,7 +25,7 @@ export async function cancelRun(
     deps.events ?? NO_EVENTS,
     found.id,
     {},
-    (run, task) => requestRunCancel(run, now, runTaskContext(task)),
+    (run, task) => requestRunCancel(run, now, task),
   );
   // requestRunCancel answers a change or throws, and a run gone meanwhile is not_found: never null.
   /* v8 ignore next */

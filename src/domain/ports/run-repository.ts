@@ -66,24 +66,16 @@ export interface RunRepository {
     claim: (run: Run, task: Task, token: FencingToken) => Run,
   ): Promise<readonly ClaimedRun[]>;
   /**
-   * Changes one run under its task's and its own row lock (task first, then run): `decide` sees the
-   * current run and task and returns the change, or null to write nothing. With `token`, the write is
-   * fenced: it is refused when the run's claim token no longer matches.
-   * @throws lease_lost when `token` is given and no longer the run's claim token
-   * @throws not_found when the run does not exist
-   */
-  changeRun(
-    id: RunId,
-    guard: { readonly token?: FencingToken },
-    decide: (run: Run, task: Task) => RunChange | null,
-  ): Promise<RunChange | null>;
-  /**
-   * Applies a batch of run changes in one transaction, each as `changeRun` would (task locks first, then
-   * run locks, in id order), in the order given: a request for a run already changed earlier in the batch
-   * sees that change (a launch and then its completion). A request that is refused (its token no longer
-   * matches: lease_lost; its run is missing: not_found; or `decide` throws a PunctualError) writes nothing
-   * and leaves the others alone. The task's launch bookkeeping and verdict fields are written as the
-   * requests' changes, applied in order, would write them (`run_count` grows by the launches recorded).
+   * Applies a batch of run changes in one transaction (task locks first, then run locks, in id order),
+   * in the order given: a request for a run already changed earlier in the batch sees that change (a
+   * launch and then its completion). Each request's `decide` sees the run, read under its lock, and
+   * what run transitions need of its task, and returns the change, or null to write nothing. A request
+   * that is refused (its token no longer matches: lease_lost; its run is missing: not_found; or
+   * `decide` throws a PunctualError) writes nothing and leaves the others alone; any other throw from
+   * `decide` writes nothing of the batch and propagates. The task's launch bookkeeping and verdict
+   * fields are written as the requests' changes, applied in order, would write them (`run_count` grows
+   * by the launches recorded). The port's one run change besides claims and owner commands
+   * (`mutateTask`): a single change is a batch of one (docs/storage.md#the-store-contract).
    */
   changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]>;
   /**
@@ -145,8 +137,10 @@ export interface QueueStats {
 }
 
 /**
- * One change of a `changeRuns` batch: the arguments of `changeRun`, except that `decide` sees only what
- * run transitions need of the task (its schedule type and options), which is all a store reads of it.
+ * One change of a `changeRuns` batch: the run, the fence, and the pure `decide` applied to the run and to
+ * what run transitions need of its task (`RunTaskContext`: its schedule type, options, target kind and
+ * whether its target can be told to stop), which is all a store reads of it unless `withTask` asks for
+ * the whole task.
  */
 export interface RunChangeRequest {
   readonly id: RunId;
@@ -160,6 +154,12 @@ export interface RunChangeRequest {
    * `decide` depended on, and otherwise answers exactly as without it. @default none
    */
   readonly expect?: RunExpectation;
+  /**
+   * The run's whole task is read with it, under the same lock, and a changed result carries the task as
+   * the change found it (`RunChangeResult.task`: what asking the target to stop needs).
+   * @default false
+   */
+  readonly withTask?: boolean;
 }
 
 /**
@@ -175,7 +175,12 @@ export interface RunExpectation {
 
 /** What became of one request of a batch, at the same index. */
 export type RunChangeResult =
-  | { readonly kind: "changed"; readonly change: RunChange }
+  | {
+      readonly kind: "changed";
+      readonly change: RunChange;
+      /** With `withTask`: the run's task as the change found it (before the change's bookkeeping). */
+      readonly task?: Task;
+    }
   /** `decide` returned null: nothing written. */
   | { readonly kind: "unchanged" }
   /** lease_lost, not_found, or the transition `decide` refused: nothing written for this request. */

@@ -6,14 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { failUnservedRun } from "../../../src/domain/run-recovery.js";
 import { ALL, MINUTE, at, handlerTarget, minute, onceAt } from "../fixtures.js";
-import {
-  claimDue,
-  insertTask,
-  reload,
-  reloadRun,
-  runTaskContext,
-  triggerRun,
-} from "../store-steps.js";
+import { changeOne, claimDue, insertTask, reload, reloadRun, triggerRun } from "../store-steps.js";
 import type { ContractContext } from "./contract-context.js";
 
 const IDLE = { schedule: onceAt(minute(600)), options: { overlap: "allow_all" as const } };
@@ -76,9 +69,10 @@ export function describeReplicas(ctx: ContractContext): void {
       const store = ctx.store();
       const task = await insertTask(store, { ...IDLE, target: handlerTarget("report") });
       const run = await triggerRun(store, ALL, task.id, "one", minute(1));
-      await store.runs.changeRun(run!.id, {}, (current, owner) =>
-        failUnservedRun(current, minute(1, MINUTE), runTaskContext(owner), "report"),
-      );
+      await changeOne(store, {
+        id: run!.id,
+        decide: (current, owner) => failUnservedRun(current, minute(1, MINUTE), owner, "report"),
+      });
       const failed = await reloadRun(store, run!.id);
       expect(failed).toMatchObject({ status: "failed", reason: "no_handler" });
       expect(failed.error).toContain('"report"');

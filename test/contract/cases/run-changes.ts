@@ -1,14 +1,20 @@
 /**
- * Contract: `changeRun` is fenced by the claim token, writes launch bookkeeping and completion verdicts to
- * disjoint task fields (never the version), and lets a late verdict land on a soft-deleted task's run.
+ * Contract: a single run change (`changeRuns`, a batch of one, as the application changes one run) is
+ * fenced by the claim token, writes launch bookkeeping and completion verdicts to disjoint task fields
+ * (never the version), and lets a late verdict land on a soft-deleted task's run; `withTask` hands back
+ * the run's whole task. Batches of several: run-batches.ts.
  */
 import { describe, expect, it, vi } from "vitest";
 import { fencingToken, runId } from "../../../src/domain/ids.js";
-import { completeRun } from "../../../src/domain/run-transitions.js";
-import type { Task } from "../../../src/domain/task.js";
-import { ALL, minute, onceAt } from "../fixtures.js";
+import type { RunChangeResult } from "../../../src/domain/ports/run-repository.js";
+import type { Run } from "../../../src/domain/run.js";
+import type { RunTaskContext } from "../../../src/domain/run-change.js";
+import type { WebhookTarget } from "../../../src/domain/target.js";
+import { completeRun, requestRunCancel } from "../../../src/domain/run-transitions.js";
+import { ALL, minute, onceAt, webhookTarget } from "../fixtures.js";
 import {
   admitDue,
+  changeOne,
   claimAndLaunch,
   claimDue,
   insertTask,
@@ -25,7 +31,7 @@ import type { ContractContext } from "./contract-context.js";
 const IDLE = { schedule: onceAt(minute(600)), options: { overlap: "allow_all" as const } };
 
 export function describeRunChanges(ctx: ContractContext): void {
-  describe("changeRun", () => {
+  describe("changeRuns, one run", () => {
     it("refuses a write with a superseded fencing token and writes nothing", async () => {
       const store = ctx.store();
       const task = await insertTask(store, IDLE);
@@ -47,9 +53,10 @@ export function describeRunChanges(ctx: ContractContext): void {
       const queued = await triggerRun(store, ALL, task.id, "queued", minute(0, 1));
       await triggerRun(store, ALL, task.id, "claimed", minute(0, 2));
       const decide = vi.fn(() => null);
-      await expect(
-        store.runs.changeRun(queued!.id, { token: fencingToken("never-issued") }, decide),
-      ).rejects.toMatchObject({ code: "lease_lost" });
+      const [refused] = await store.runs.changeRuns([
+        { id: queued!.id, token: fencingToken("never-issued"), decide },
+      ]);
+      expect(refused).toMatchObject({ kind: "refused", error: { code: "lease_lost" } });
       expect(decide).not.toHaveBeenCalled();
       const [claimed] = await claimDue(store, minute(1), { limit: 1 });
       const change = await recordLaunch(store, claimed!, minute(1, 1));
@@ -153,13 +160,15 @@ export function describeRunChanges(ctx: ContractContext): void {
       await admitDue(store, minute(2));
       const [second] = await claimAndLaunch(store, minute(2, 1));
       // ... and the completion writes its verdict, decided from what it read.
-      await store.runs.changeRun(first!.id, {}, (run) =>
-        completeRun(
-          run,
-          { status: "failed", error: "boom" },
-          { now: minute(2, 2), task: runTaskContext(stale) },
-        ),
-      );
+      await changeOne(store, {
+        id: first!.id,
+        decide: (run) =>
+          completeRun(
+            run,
+            { status: "failed", error: "boom" },
+            { now: minute(2, 2), task: runTaskContext(stale) },
+          ),
+      });
       expect(await reload(store, task.id)).toMatchObject({
         status: "enabled",
         lastError: "boom",
@@ -183,18 +192,27 @@ export function describeRunChanges(ctx: ContractContext): void {
       const [launched] = await claimAndLaunch(store, minute(1, 1));
       await remove(store, task.id, minute(1, 10), true);
       expect(await store.tasks.findTask(ALL, task.id)).toBeNull();
-      let seen: Task | undefined;
-      const change = await store.runs.changeRun(launched!.id, {}, (run, current) => {
-        seen = current;
-        return completeRun(
-          run,
-          { status: "succeeded", result: "late" },
-          { now: minute(1, 20), task: runTaskContext(current) },
-        );
-      });
-      expect(seen).toMatchObject({ id: task.id, deletedAt: minute(1, 10) });
-      expect(change!.run).toMatchObject({ status: "succeeded", result: "late" });
-      expect(await reloadRun(store, launched!.id)).toEqual(change!.run);
+      let seen: RunTaskContext | undefined;
+      const [result] = await store.runs.changeRuns([
+        {
+          id: launched!.id,
+          withTask: true,
+          decide: (run, current) => {
+            seen = current;
+            return completeRun(
+              run,
+              { status: "succeeded", result: "late" },
+              { now: minute(1, 20), task: current },
+            );
+          },
+        },
+      ]);
+      expect(result!.kind).toBe("changed");
+      const { change, task: found } = result as RunChangeResult & { kind: "changed" };
+      expect(found).toMatchObject({ id: task.id, deletedAt: minute(1, 10) });
+      expect(seen).toEqual(runTaskContext(found!));
+      expect(change.run).toMatchObject({ status: "succeeded", result: "late" });
+      expect(await reloadRun(store, launched!.id)).toEqual(change.run);
       expect(await store.tasks.findTask(ALL, task.id)).toBeNull();
     });
 
@@ -263,18 +281,127 @@ export function describeRunChanges(ctx: ContractContext): void {
       const store = ctx.store();
       const task = await insertTask(store);
       const [queued] = (await admitDue(store, minute(1))).queuedRuns;
+      const stored = runTaskContext(await reload(store, task.id));
       const decide = vi.fn(() => null);
-      expect(await store.runs.changeRun(queued!.id, {}, decide)).toBeNull();
-      expect(decide).toHaveBeenCalledWith(queued, await reload(store, task.id));
+      expect(await store.runs.changeRuns([{ id: queued!.id, decide }])).toEqual([
+        { kind: "unchanged" },
+      ]);
+      expect(decide).toHaveBeenCalledWith(queued, stored);
+      expect(await store.runs.changeRuns([{ id: queued!.id, decide, withTask: true }])).toEqual([
+        { kind: "unchanged" },
+      ]);
+      expect(decide).toHaveBeenLastCalledWith(queued, stored);
       expect(await reloadRun(store, queued!.id)).toEqual(queued);
     });
 
+    it("with withTask, hands decide the whole task's context and the change its task", async () => {
+      const store = ctx.store();
+      // A webhook without a cancel_url cannot be told to stop: what a cancel of a running run depends on.
+      const task = await insertTask(store, { ...IDLE, target: webhookTarget() });
+      await triggerRun(store, ALL, task.id, "k", minute(0, 1));
+      const [running] = await claimAndLaunch(store, minute(1));
+      const [result] = await store.runs.changeRuns([
+        {
+          id: running!.id,
+          withTask: true,
+          decide: (run, context) => requestRunCancel(run, minute(1, 1), context),
+        },
+      ]);
+      expect(result).toMatchObject({ kind: "changed", task: { id: task.id } });
+      const { change } = result as RunChangeResult & { kind: "changed" };
+      // Not told: the run ends at once.
+      expect(change.run).toMatchObject({ status: "cancelled" });
+      expect(change.cancelTarget).not.toBe(true);
+      expect(await reloadRun(store, running!.id)).toEqual(change.run);
+    });
+
+    it("without withTask, still tells decide whether the run's target can be told to stop", async () => {
+      // A cancel of a running run depends on it (docs/semantics.md#cancellation); a batch of one and a
+      // batch of two take different reads on PostgreSQL (the locking path and the fenced statement's).
+      const store = ctx.store();
+      const untold = await insertTask(store, { ...IDLE, target: webhookTarget() });
+      const told = await insertTask(store, {
+        ...IDLE,
+        target: {
+          ...(webhookTarget() as WebhookTarget),
+          cancelUrl: "https://hooks.example.com/stop",
+        },
+      });
+      const handler = await insertTask(store, IDLE);
+      for (const [i, t] of [untold, told, handler].entries()) {
+        await triggerRun(store, ALL, t.id, `k${i}`, minute(0, 1 + i));
+      }
+      const running = await claimAndLaunch(store, minute(1));
+      expect(running).toHaveLength(3);
+      const of = (taskOfRun: string): Run => running.find((r) => r.taskId === taskOfRun)!;
+      const seen = new Map<string, boolean | undefined>();
+      const look = (run: Run, context: RunTaskContext): null => {
+        seen.set(run.taskId, context.targetTold);
+        return null;
+      };
+      await store.runs.changeRuns([{ id: of(untold.id).id, decide: look }]);
+      expect(seen.get(untold.id)).toBe(false);
+      seen.clear();
+      await store.runs.changeRuns([
+        { id: of(untold.id).id, decide: look },
+        { id: of(told.id).id, decide: look },
+        { id: of(handler.id).id, decide: look },
+      ]);
+      expect(seen.get(untold.id)).toBe(false);
+      expect(seen.get(told.id)).not.toBe(false);
+      expect(seen.get(handler.id)).not.toBe(false);
+      // And the cancel itself, decided on that context: not told, the run ends at once.
+      const [result] = await store.runs.changeRuns([
+        {
+          id: of(untold.id).id,
+          decide: (run, context) => requestRunCancel(run, minute(1, 1), context),
+        },
+      ]);
+      expect((result as RunChangeResult & { kind: "changed" }).change.run.status).toBe("cancelled");
+    });
+
+    it("with withTask in a batch of several, gives each changed request its own task", async () => {
+      const store = ctx.store();
+      const a = await insertTask(store, { ...IDLE, target: webhookTarget() });
+      const b = await insertTask(store, IDLE);
+      await triggerRun(store, ALL, a.id, "k", minute(0, 1));
+      await triggerRun(store, ALL, b.id, "k", minute(0, 2));
+      const launched = await claimAndLaunch(store, minute(1));
+      const ids = launched.map((run) => run.id).sort();
+      const results = await store.runs.changeRuns([
+        ...ids.map((id) => ({
+          id,
+          withTask: true,
+          decide: (run: Run, context: RunTaskContext) =>
+            requestRunCancel(run, minute(1, 1), context),
+        })),
+        { id: runId("no-such-run"), withTask: true, decide: () => null },
+      ]);
+      const byRun = new Map(launched.map((run) => [run.id, run.taskId]));
+      expect(results.map((r) => (r.kind === "changed" ? r.task?.id : r.kind))).toEqual([
+        ...ids.map((id) => byRun.get(id)),
+        "refused",
+      ]);
+      // The webhook without a cancel_url is not told: cancelled at once; the agent is asked to stop.
+      const statuses = new Map(
+        results.flatMap((r) => (r.kind === "changed" ? [[r.task?.id, r.change.run.status]] : [])),
+      );
+      expect(statuses.get(a.id)).toBe("cancelled");
+      expect(statuses.get(b.id)).toBe("running");
+    });
+
     it("reports a run that does not exist as not found", async () => {
-      const decide = vi.fn(() => null);
-      await expect(
-        ctx.store().runs.changeRun(runId("no-such-run"), {}, decide),
-      ).rejects.toMatchObject({ code: "not_found", resource: "run", id: "no-such-run" });
-      expect(decide).not.toHaveBeenCalled();
+      for (const withTask of [false, true]) {
+        const decide = vi.fn(() => null);
+        const [result] = await ctx
+          .store()
+          .runs.changeRuns([{ id: runId("no-such-run"), decide, withTask }]);
+        expect(result).toMatchObject({
+          kind: "refused",
+          error: { code: "not_found", resource: "run", id: "no-such-run" },
+        });
+        expect(decide).not.toHaveBeenCalled();
+      }
     });
   });
 }

@@ -15,6 +15,7 @@ import {
   REPLICA,
   admitDue,
   backfillRuns,
+  changeOne,
   claimAndLaunch,
   insertTask,
   ledger,
@@ -83,14 +84,17 @@ export function describeUniqueRules(ctx: ContractContext): void {
       const [running] = await claimAndLaunch(store, minute(0, 2));
       const waiting = await triggerRun(store, ALL, b.id, "k", minute(0, 3));
       await expect(
-        store.runs.changeRun(waiting!.id, {}, (run) => ({
-          run: moveRun(run, "launching", {
-            attempt: 1,
-            claimToken: fencingToken("forged"),
-            claimExpiresAt: minute(5),
-            claimedBy: REPLICA,
+        changeOne(store, {
+          id: waiting!.id,
+          decide: (run) => ({
+            run: moveRun(run, "launching", {
+              attempt: 1,
+              claimToken: fencingToken("forged"),
+              claimExpiresAt: minute(5),
+              claimedBy: REPLICA,
+            }),
           }),
-        })),
+        }),
       ).rejects.toThrow();
       expect(await reloadRun(store, waiting!.id)).toEqual(waiting);
       expect((await reloadRun(store, running!.id)).status).toBe("running");

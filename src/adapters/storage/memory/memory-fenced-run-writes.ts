@@ -1,15 +1,15 @@
 /**
- * Fenced run writes in memory: `changeRun` and `changeRuns` each one atomic transaction over
- * `MemoryTables`, the run read, its claim token checked, the change decided and written with its task's
- * bookkeeping. The reference semantics of `RunRepository.changeRun` and `changeRuns`.
+ * Fenced run writes in memory: `changeRuns` one atomic transaction over `MemoryTables`, each run read,
+ * its claim token checked, the change decided and written with its task's bookkeeping. The reference
+ * semantics of `RunRepository.changeRuns`.
  */
-import type { FencingToken, RunId, TaskId } from "../../../domain/ids.js";
+import type { RunId, TaskId } from "../../../domain/ids.js";
 import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports/run-repository.js";
 import type { Run } from "../../../domain/run.js";
-import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
-import { runTaskContext, withTaskPatches } from "../../../domain/run-change.js";
+import type { RunTaskContext } from "../../../domain/run-change.js";
+import { runTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
-import { applyRunChanges, batchRunIds, decideRunChange } from "../shared/run-change-batch.js";
+import { applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
 import { runRow, taskRow } from "./memory-rows.js";
 import { taskOfRun } from "./memory-tables.js";
 import type { MemoryTables } from "./memory-tables.js";
@@ -19,32 +19,6 @@ export class MemoryFencedRunWrites {
 
   constructor(tables: MemoryTables) {
     this.#tables = tables;
-  }
-
-  changeRun(
-    id: RunId,
-    guard: { readonly token?: FencingToken },
-    decide: (run: Run, task: Task) => RunChange | null,
-  ): Promise<RunChange | null> {
-    return this.#tables.atomically(() => {
-      const decided = decideRunChange(
-        id,
-        this.#tables.run(id),
-        guard.token,
-        (run) => this.#taskOf(run),
-        decide,
-      );
-      if (decided === null) return null;
-      const { task, change } = decided;
-      const row = runRow(change.run);
-      this.#tables.putRun(row);
-      const launch = change.taskLaunch;
-      const verdict = change.taskVerdict;
-      if (launch !== undefined || verdict !== undefined) {
-        this.#tables.putTask(taskRow(withTaskPatches(task, change)));
-      }
-      return { ...change, run: row };
-    });
   }
 
   changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
@@ -59,7 +33,8 @@ export class MemoryFencedRunWrites {
       }
       const contexts = new Map<TaskId, RunTaskContext>();
       for (const [id, task] of tasks) contexts.set(id, runTaskContext(task));
-      const applied = applyRunChanges(requests, runs, contexts);
+      // The whole tasks are at hand: a request with `withTask` gets its own.
+      const applied = applyRunChanges(requests, runs, contexts, tasks);
       for (const { after } of applied.runs) this.#tables.putRun(runRow(after));
       for (const entry of applied.tasks) {
         const task = tasks.get(entry.taskId);

@@ -4,7 +4,7 @@
  * sweep's find (memory-unserved-runs.ts), each one atomic transaction over `MemoryTables`. The
  * reference semantics of `RunRepository`.
  */
-import type { FencingToken, OwnerId, RunId, TaskId } from "../../../domain/ids.js";
+import type { OwnerId, RunId, TaskId } from "../../../domain/ids.js";
 import type {
   ClaimedRun,
   ClaimRequest,
@@ -17,7 +17,6 @@ import type {
 import type { OwnerScope, Page, RunQuery, RunSearch } from "../../../domain/ports/queries.js";
 import type { TargetKind } from "../../../domain/target.js";
 import type { Run, RunTrigger } from "../../../domain/run.js";
-import type { RunChange } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { decodeCursor, pageOf } from "../shared/page-cursor.js";
@@ -106,14 +105,6 @@ export class MemoryRunRepository implements RunRepository {
     claim: Parameters<RunRepository["claimRuns"]>[2],
   ): Promise<readonly ClaimedRun[]> {
     return this.#claim.claimRuns(request, select, claim);
-  }
-
-  changeRun(
-    id: RunId,
-    guard: { readonly token?: FencingToken },
-    decide: (run: Run, task: Task) => RunChange | null,
-  ): Promise<RunChange | null> {
-    return this.#fenced.changeRun(id, guard, decide);
   }
 
   changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {

@@ -20,7 +20,7 @@ import type { ClaimRequest, ClaimedRun } from "../../../domain/ports/run-reposit
 import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import type { PostgresContext } from "./postgres-context.js";
-import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
+import type { PostgresClient, PostgresQueryable, PostgresStatement } from "./postgres-pool.js";
 import type { StatementPrefix } from "./postgres-run-writes.js";
 import { instantOf, integer, record, text } from "./postgres-rows.js";
 import type { Column } from "./postgres-sql.js";
@@ -281,7 +281,17 @@ export class PostgresClaim {
    * taken by another claim since it was chosen, or its run's thread or exclusive task bound meanwhile) is
    * not inserted, and its run stays queued (`#bindSlots`), so no refusal abandons the transaction.
    */
-  #claimRuns(request: ClaimRequest, select: Select, claim: Claim): Promise<readonly ClaimedRun[]> {
+  async #claimRuns(
+    request: ClaimRequest,
+    select: Select,
+    claim: Claim,
+  ): Promise<readonly ClaimedRun[]> {
+    // The owners with queued runs, read before the transaction: at READ COMMITTED each statement reads
+    // its own snapshot, so the read inside one would see no more. A claim that finds no queued run
+    // (a wake-up with nothing to take, a second replica's claim after the first took the queue) is
+    // one round trip and no transaction (docs/storage.md#the-claim-path-on-postgresql).
+    let owners: readonly string[] | null = await this.#queuedOwnerList(this.#ctx.pool);
+    if (owners.length === 0) return [];
     return withTransaction(this.#ctx.pool, async (client) => {
       // Runs another replica holds locked: still queued as far as this transaction sees, so they stay
       // in the queue as heads of their threads (FIFO), counted busy.
@@ -293,7 +303,9 @@ export class PostgresClaim {
           request,
           window + inFlight.length,
           window === firstClaimWindow(request.limit),
+          owners,
         );
+        owners = null;
         if (head.room <= 0 || head.candidates.length === 0) return [];
         for (const run of inFlight) {
           head.busyThreads.add(threadKey(run.threadScope, run.threadId));
@@ -338,6 +350,11 @@ export class PostgresClaim {
     });
   }
 
+  /** The owners with queued runs (a skip scan of `run_ready_owner_queue_idx`). */
+  async #queuedOwnerList(client: PostgresQueryable): Promise<readonly string[]> {
+    return (await client.query(this.#queuedOwners)).rows.map((row) => text(record(row), "owner"));
+  }
+
   /**
    * Each owner's first queued runs, `window` in all (at least one per owner), with the slots their
    * threads and tasks hold, and the room; `full`: with their whole rows.
@@ -347,10 +364,10 @@ export class PostgresClaim {
     request: ClaimRequest,
     window: number,
     full: boolean,
+    /** The owners with queued runs when just read; null: read them. */
+    listed: readonly string[] | null,
   ): Promise<QueueHead> {
-    const queued = (await client.query(this.#queuedOwners)).rows.map((row) =>
-      text(record(row), "owner"),
-    );
+    const queued = listed ?? (await this.#queuedOwnerList(client));
     const guard = await this.#lockCappedOwners(client, request, queued);
     // A capped owner is read only under its share lock (#lockCappedOwners).
     const owners =

@@ -38,7 +38,14 @@ import type { AppliedRunChanges, ChangedRunRow } from "../shared/run-change-batc
 import { WAKE_CHANNEL } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import type { PostgresStatement } from "./postgres-pool.js";
-import { integer, record, runFromRow, runTaskContextFromRow, text } from "./postgres-rows.js";
+import {
+  integer,
+  record,
+  runFromRow,
+  runTaskContextFromRow,
+  text,
+  untoldColumn,
+} from "./postgres-rows.js";
 import { RUN_STATE_COLUMNS, runStateValues } from "./postgres-run-writes.js";
 import { leaseOnThread } from "./postgres-claim.js";
 import type { Column } from "./postgres-sql.js";
@@ -137,10 +144,11 @@ export class PostgresFencedRunWrites {
     // by primary key (`OFFSET 0`: probed once per run, whatever the statistics of `tasks` say).
     this.#read = prepared(
       `SELECT ${ctx.runSql.columns}, r.read_xmin, t.schedule_type, t.options::text AS options,` +
-        ` t.target_kind, t.once_at, t.version AS task_version` +
+        ` t.target_kind, t.once_at, t.untold, t.version AS task_version` +
         ` FROM (SELECT p.*, p.xmin::text AS read_xmin FROM ${runs} AS p` +
         ` WHERE p.id = ANY ($1::text[]) OFFSET 0) AS r` +
         ` CROSS JOIN LATERAL (SELECT k.schedule_type, k.options, k.target_kind, v.version,` +
+        ` ${untoldColumn("k")},` +
         // A once task's run_at, which decides whether a manual run took its occurrence (issue 31).
         ` CASE WHEN k.schedule_type = 'once' THEN k.schedule->>'runAt' END AS once_at` +
         ` FROM ${tasks} AS k JOIN ${state} AS v ON v.task_id = k.id` +
@@ -323,6 +331,11 @@ export class PostgresFencedRunWrites {
     const masks = toWrite.map(({ before, after }) => changedMask(before, after) | STATUS_BIT);
     const shape = masks.reduce((all, mask) => all | mask, 0);
     const masked = masks.some((mask) => mask !== shape);
+    // The state columns this statement sends, by index; each row made at its final length (pushed onto
+    // from one value, V8 grew and copied every row twice).
+    const sent: number[] = [];
+    for (let c = 0; c < STATE_COLUMNS.length; c++) if ((shape & (1 << c)) !== 0) sent.push(c);
+    const rowLength = 1 + sent.length + (masked ? 1 : 0) + FENCE_COLUMNS.length;
     const rows = toWrite.map(({ before, after }, r) => {
       const book = books.get(after.id) ?? noBookkeeping();
       const read = fence.get(after.id);
@@ -332,30 +345,29 @@ export class PostgresFencedRunWrites {
         (holdsSlot(before.status) && !holdsSlot(after.status)) ||
         (after.status === "queued" && before.status !== "queued");
       const values = runStateValues(after);
-      const row: unknown[] = [after.id];
-      for (let c = 0; c < STATE_COLUMNS.length; c++) {
-        if ((shape & (1 << c)) !== 0) row.push(values[c + 1]);
-      }
-      if (masked) row.push(masks[r]);
-      row.push(
-        read.xmin,
-        before.claimToken,
-        before.status,
-        before.attempt,
-        before.cancelRequestedAt,
-        holdsSlot(before.status),
-        before.taskId,
-        read.version,
-        book.launchSeq,
-        book.lastRunAt,
-        book.lastRunId,
-        book.launches,
-        book.errorSeq,
-        book.lastError,
-        book.statusSeq,
-        book.status,
-        wakes,
-      );
+      const row = new Array<unknown>(rowLength);
+      let at = 0;
+      row[at++] = after.id;
+      for (const c of sent) row[at++] = values[c + 1];
+      if (masked) row[at++] = masks[r];
+      row[at++] = read.xmin;
+      row[at++] = before.claimToken;
+      row[at++] = before.status;
+      row[at++] = before.attempt;
+      row[at++] = before.cancelRequestedAt;
+      row[at++] = holdsSlot(before.status);
+      row[at++] = before.taskId;
+      row[at++] = read.version;
+      row[at++] = book.launchSeq;
+      row[at++] = book.lastRunAt;
+      row[at++] = book.lastRunId;
+      row[at++] = book.launches;
+      row[at++] = book.errorSeq;
+      row[at++] = book.lastError;
+      row[at++] = book.statusSeq;
+      row[at++] = book.status;
+      row[at++] = wakes;
+      if (at !== rowLength) throw new Error(`a fenced write row of ${at} values, not ${rowLength}`);
       return row;
     });
     const write = this.#write(shape, masked);

@@ -412,7 +412,16 @@ export function runTaskContextFromRow(value: unknown): RunTaskContext {
     options: decodeTaskOptions(stored(row, "options")),
     targetKind: oneOf(TARGET_KINDS, row, "target_kind"),
     onceAt: onceAtOf(row["once_at"]),
+    ...(row["untold"] === true ? { targetTold: false } : {}),
   };
+}
+
+/**
+ * The `untold` column a narrow task read selects beside `runTaskContextFromRow`'s (task alias `k`): true
+ * when the target cannot be told to stop (a webhook without `cancelUrl`), what a cancel depends on.
+ */
+export function untoldColumn(k: string): string {
+  return `(${k}.target_kind = 'webhook' AND ${k}.target->>'cancelUrl' IS NULL) AS untold`;
 }
 
 const TARGET_KINDS = ["agent", "webhook", "handler"] as const;

@@ -4,8 +4,7 @@
  * sweeps' queries and retention (postgres-run-sweeps.ts). A change that frees a launch slot or requeues
  * a run notifies the wake channel at commit.
  */
-import { NotFoundError } from "../../../domain/errors.js";
-import type { FencingToken, OwnerId, RunId, TaskId } from "../../../domain/ids.js";
+import type { OwnerId, RunId, TaskId } from "../../../domain/ids.js";
 import { taskId } from "../../../domain/ids.js";
 import type {
   ClaimRequest,
@@ -20,10 +19,11 @@ import type { OwnerScope, Page, RunQuery, RunSearch } from "../../../domain/port
 import type { TargetKind } from "../../../domain/target.js";
 import { holdsSlot } from "../../../domain/run.js";
 import type { Run, RunTrigger } from "../../../domain/run.js";
-import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
+import type { RunTaskContext } from "../../../domain/run-change.js";
+import { runTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
-import { applyRunChanges, batchRunIds, decideRunChange } from "../shared/run-change-batch.js";
+import { applyRunChanges, batchRunIds, wantsWholeTasks } from "../shared/run-change-batch.js";
 import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { PostgresClaim } from "./postgres-claim.js";
 import { PostgresFencedRunWrites } from "./postgres-fenced-run-writes.js";
@@ -41,6 +41,7 @@ import {
   taskFromRow,
   text,
   taskSelectList,
+  untoldColumn,
   calendarItemsColumn,
 } from "./postgres-rows.js";
 import {
@@ -144,37 +145,17 @@ export class PostgresRunRepository implements RunRepository {
     return this.#claim.claimRuns(request, select, claim);
   }
 
-  changeRun(
-    id: RunId,
-    guard: { readonly token?: FencingToken },
-    decide: (run: Run, task: Task) => RunChange | null,
-  ): Promise<RunChange | null> {
-    return withTransaction(this.#ctx.pool, async (client) => {
-      // Task first, then run: the order admission and owner commands lock in (no deadlock).
-      const taskRow = await client.query(this.#sql.lockTaskOfRun, [id]);
-      if (taskRow.rows[0] === undefined) throw new NotFoundError("run", id);
-      const task = taskFromRow(taskRow.rows[0], this.#ctx.secrets);
-      const runRow = await client.query(this.#sql.lockRun, [id]);
-      const read = runRow.rows[0] === undefined ? undefined : runFromRow(runRow.rows[0]);
-      const decided = decideRunChange(id, read, guard.token, () => task, decide);
-      if (decided === null) return null;
-      const { before: run, change } = decided;
-      await this.#ctx.runSql.rewrite(client, [change.run]);
-      await this.#recordOnTask(client, task, change);
-      const freed = holdsSlot(run.status) && !holdsSlot(change.run.status);
-      if (freed || (change.run.status === "queued" && run.status !== "queued")) {
-        await wake(this.#ctx, client, `run:${id}`);
-      }
-      return change;
-    });
-  }
-
   /**
    * One fenced statement for the batch (docs/storage.md#the-fenced-run-write); the requests of runs that
-   * missed its fence go through the locking path, which reads them again under their locks.
+   * missed its fence go through the locking path, which reads them again under their locks. A single
+   * change its writer knows nothing of (no `expect`), and a batch that wants its tasks whole, take the
+   * locking path at once: the fenced statement would read the run first and could still miss.
    */
   async changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
     if (requests.length === 0) return [];
+    if (wantsWholeTasks(requests) || (requests.length === 1 && requests[0]?.expect === undefined)) {
+      return this.#changeRunsLocked(requests);
+    }
     const fenced = await this.#fenced.apply(requests);
     if (fenced.fallback.length === 0) return fenced.results as RunChangeResult[];
     const missed = new Set(fenced.fallback);
@@ -191,14 +172,24 @@ export class PostgresRunRepository implements RunRepository {
     if (requests.length === 0) return Promise.resolve([]);
     const ids = batchRunIds(requests);
     return withTransaction(this.#ctx.pool, async (client) => {
-      // Tasks first, then runs, each in id order: the order admission, owner commands and `changeRun`
-      // lock in, and one order between two batches, so batches never deadlock each other.
-      // Only what run transitions need of each task: the full rows (JSON columns and all) were a
-      // third of what a batch read and parsed.
-      const taskRows = await client.query(this.#sql.lockTasksOfRuns, [ids]);
+      // Tasks first, then runs, each in id order: the order admission and owner commands lock in, and
+      // one order between two batches, so batches never deadlock each other.
+      // Only what run transitions need of each task, unless a request wants its task whole: the full
+      // rows (JSON columns and all) were a third of what a batch read and parsed.
+      const whole = wantsWholeTasks(requests) ? new Map<TaskId, Task>() : undefined;
+      const taskRows = await client.query(
+        whole === undefined ? this.#sql.lockTasksOfRuns : this.#sql.lockWholeTasksOfRuns,
+        [ids],
+      );
       const tasks = new Map<TaskId, RunTaskContext>();
       for (const row of taskRows.rows) {
-        tasks.set(taskId(text(record(row), "id")), runTaskContextFromRow(row));
+        if (whole === undefined) {
+          tasks.set(taskId(text(record(row), "id")), runTaskContextFromRow(row));
+          continue;
+        }
+        const task = taskFromRow(row, this.#ctx.secrets);
+        whole.set(task.id, task);
+        tasks.set(task.id, runTaskContext(task));
       }
       const runRows = await client.query(this.#sql.lockRuns, [ids]);
       const runs = new Map<RunId, Run>();
@@ -206,7 +197,7 @@ export class PostgresRunRepository implements RunRepository {
         const run = runFromRow(row);
         runs.set(run.id, run);
       }
-      const applied = applyRunChanges(requests, runs, tasks);
+      const applied = applyRunChanges(requests, runs, tasks, whole);
       await this.#ctx.runSql.writeState(
         client,
         applied.runs.map((r) => r.after),
@@ -237,23 +228,6 @@ export class PostgresRunRepository implements RunRepository {
       e.verdict?.status ?? null,
     ]);
     await client.query(this.#sql.recordOnTasks, columnArrays(RECORD_ON_TASKS_COLUMNS, rows));
-  }
-
-  /** Launch bookkeeping and verdict fields only; `run_count` moves relatively; never `version`. */
-  async #recordOnTask(client: PostgresClient, task: Task, change: RunChange): Promise<void> {
-    const launch = change.taskLaunch;
-    const verdict = change.taskVerdict;
-    if (launch === undefined && verdict === undefined) return;
-    await client.query(this.#sql.recordOnTask, [
-      task.id,
-      launch !== undefined,
-      launch?.lastRunAt ?? null,
-      launch?.lastRunId ?? null,
-      launch?.runCountIncrement ?? 0,
-      verdict !== undefined,
-      verdict?.lastError ?? null,
-      verdict?.status ?? null,
-    ]);
   }
 
   findExpiredClaims(
@@ -319,24 +293,27 @@ function buildStatements(ctx: PostgresContext) {
       ` AND ($3::text IS NULL OR r.status = $3) AND ($4::text IS NULL OR r.trigger = $4)` +
       ` AND ($5::int8 IS NULL OR (r.scheduled_for, r.id) < (${at("$5")}, $6::text))` +
       ` ORDER BY r.scheduled_for DESC, r.id DESC LIMIT $7::int4`,
-    // The task's state row is the lock every run writer, admission and owner commands take.
-    lockTaskOfRun:
-      `SELECT ${taskSelectList("t", "s")},` +
-      ` ${calendarItemsColumn(`${ctx.schema.quoted}.calendar_versions`, "t")} FROM ${taskSource(ctx)}` +
-      ` WHERE t.id = (SELECT task_id FROM ${runs} WHERE id = $1::text) FOR UPDATE OF s`,
-    lockRun: `${select} WHERE r.id = $1::text FOR UPDATE`,
     // Both by primary key from the unnested ids, each probe a lateral subquery the planner cannot
     // flatten, whatever the statistics say (as a semi-join, or by `id = ANY($1)`, the planner read every
     // task of a 10,000-task burst, or every run of a table never analyzed, to lock 200). The ids are
     // locked in id order: tasks first, then runs.
     lockTasksOfRuns: prepared(
       `SELECT t.id, t.schedule_type, t.options::text AS options, t.target_kind,` +
-        ` CASE WHEN t.schedule_type = 'once' THEN t.schedule->>'runAt' END AS once_at` +
+        ` CASE WHEN t.schedule_type = 'once' THEN t.schedule->>'runAt' END AS once_at, ${untoldColumn("t")}` +
         ` FROM (SELECT DISTINCT k.task_id FROM unnest($1::text[]) AS w(id)` +
         ` CROSS JOIN LATERAL (SELECT task_id FROM ${runs} AS p WHERE p.id = w.id OFFSET 0) AS k` +
         ` ORDER BY k.task_id) AS w CROSS JOIN LATERAL (SELECT p.id, p.schedule_type, p.options,` +
-        ` p.target_kind, p.schedule FROM ${tasks} AS p JOIN ${state} AS v ON v.task_id = p.id` +
+        ` p.target_kind, p.schedule, p.target FROM ${tasks} AS p JOIN ${state} AS v ON v.task_id = p.id` +
         ` WHERE p.id = w.task_id FOR UPDATE OF v) AS t`,
+    ),
+    // `lockTasksOfRuns` with the tasks whole (a request's `withTask`): the task's state row is the lock
+    // every run writer, admission and owner commands take.
+    lockWholeTasksOfRuns: prepared(
+      `SELECT t.* FROM (SELECT DISTINCT k.task_id FROM unnest($1::text[]) AS w(id)` +
+        ` CROSS JOIN LATERAL (SELECT task_id FROM ${runs} AS p WHERE p.id = w.id OFFSET 0) AS k` +
+        ` ORDER BY k.task_id) AS w CROSS JOIN LATERAL (SELECT ${taskSelectList("t", "s")},` +
+        ` ${calendarItemsColumn(`${ctx.schema.quoted}.calendar_versions`, "t")} FROM ${taskSource(ctx)}` +
+        ` WHERE t.id = w.task_id FOR UPDATE OF s) AS t`,
     ),
     lockRuns: prepared(
       `SELECT ${ctx.runSql.columns} FROM (SELECT DISTINCT id FROM unnest($1::text[]) AS w(id)` +
@@ -354,13 +331,6 @@ function buildStatements(ctx: PostgresContext) {
         ` status = COALESCE(u.status, t.status)` +
         ` ${keyedUnnestFrom(RECORD_ON_TASKS_COLUMNS)}`,
     ),
-    recordOnTask:
-      `UPDATE ${state} SET` +
-      ` last_run_at = CASE WHEN $2::bool THEN ${at("$3")} ELSE last_run_at END,` +
-      ` last_run_id = CASE WHEN $2::bool THEN $4::text ELSE last_run_id END,` +
-      ` run_count = run_count + $5::int8,` +
-      ` last_error = CASE WHEN $6::bool THEN $7::text ELSE last_error END,` +
-      ` status = COALESCE($8::text, status) WHERE task_id = $1::text`,
     // By primary key, the task by its own (deleted or not).
     runWithTask: `${claimedRunSelect(ctx)} WHERE r.id = $1::text`,
   });

@@ -1,10 +1,9 @@
 /**
  * The fenced run-write protocol's decisions, shared by every store: the fence of one request (the run
- * found, its claim token still the one given), `changeRun`'s read-check-decide (`decideRunChange`) and
- * `changeRuns`'s (`applyRunChanges`: given the runs and tasks the adapter has locked, or read under its
- * write lock, applies each request in order as `changeRun` would and says what to write). The stores
- * supply only their reads and writes (`<store>-fenced-run-writes.ts`). Nothing here writes or touches a
- * clock.
+ * found, its claim token still the one given) and `changeRuns`'s read-check-decide (`applyRunChanges`:
+ * given the runs and tasks the adapter has locked, or read under its write lock, applies each request in
+ * order and says what to write). The stores supply only their reads and writes
+ * (`<store>-fenced-run-writes.ts`). Nothing here writes or touches a clock.
  */
 import { IllegalTransitionError, LeaseLostError, NotFoundError } from "../../../domain/errors.js";
 import { isPunctualError } from "../../../domain/errors.js";
@@ -13,7 +12,7 @@ import type { FencingToken, RunId, TaskId } from "../../../domain/ids.js";
 import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports/run-repository.js";
 import type { Run } from "../../../domain/run.js";
 import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
-import type { TaskStatus } from "../../../domain/task.js";
+import type { Task, TaskStatus } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 
 /** A run the batch changed: as read, and as it ends the batch. */
@@ -114,31 +113,9 @@ export function fenceRefusal(
   return null;
 }
 
-/** One run's change as `changeRun` decided it: the run as read, its task as `decide` saw it, the change. */
-export interface DecidedRunChange<T> {
-  readonly before: Run;
-  readonly task: T;
-  readonly change: RunChange;
-}
-
-/**
- * `changeRun` once the store has read the run under its lock: the fence checked (its refusal thrown),
- * the task read (`taskOf`, after the fence), `decide` called; the change keeps the run's id. Null when
- * `decide` changes nothing: the store then writes nothing.
- */
-export function decideRunChange<T>(
-  id: RunId,
-  run: Run | undefined,
-  token: FencingToken | undefined,
-  taskOf: (run: Run) => T,
-  decide: (run: Run, task: T) => RunChange | null,
-): DecidedRunChange<T> | null {
-  const refusal = fenceRefusal(id, run, token);
-  if (refusal !== null || run === undefined) throw refusal ?? new NotFoundError("run", id);
-  const task = taskOf(run);
-  const change = decide(run, task);
-  if (change === null) return null;
-  return { before: run, task, change: { ...change, run: { ...change.run, id } } };
+/** Whether a request of the batch asks for its run's whole task (`RunChangeRequest.withTask`). */
+export function wantsWholeTasks(requests: readonly RunChangeRequest[]): boolean {
+  return requests.some((r) => r.withTask === true);
 }
 
 /** The distinct run ids of a batch, in id order: the order the adapter locks them in. */
@@ -150,12 +127,14 @@ export function batchRunIds(requests: readonly RunChangeRequest[]): RunId[] {
  * Applies `requests` in order over `runs` and their tasks' contexts (read under lock). Each request sees
  * the run as the requests before it left them (a run change never changes a task's schedule type or
  * options). A refused request (lease_lost, not_found, a transition `decide` refuses) changes nothing;
- * any other throw from `decide` is a bug and propagates.
+ * any other throw from `decide` is a bug and propagates. `wholeTasks` (read when `wantsWholeTasks`, the
+ * contexts then made from them) gives a changed request that has `withTask` its task.
  */
 export function applyRunChanges(
   requests: readonly RunChangeRequest[],
   runs: ReadonlyMap<RunId, Run>,
   tasks: ReadonlyMap<TaskId, RunTaskContext>,
+  wholeTasks?: ReadonlyMap<TaskId, Task>,
 ): AppliedRunChanges {
   const current = new Map(runs);
   const changed = new Map<RunId, ChangedRunRow>();
@@ -203,10 +182,11 @@ export function applyRunChanges(
                   },
           },
     );
-    return {
-      kind: "changed",
-      change: after === decided.run ? decided : { ...decided, run: after },
-    };
+    const change = after === decided.run ? decided : { ...decided, run: after };
+    const whole = request.withTask === true ? wholeTasks?.get(run.taskId) : undefined;
+    return whole === undefined
+      ? { kind: "changed", change }
+      : { kind: "changed", change, task: whole };
   });
   return {
     results,

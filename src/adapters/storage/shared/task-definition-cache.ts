@@ -7,6 +7,7 @@
  */
 import type { Task } from "../../../domain/task.js";
 import type { TaskDefectItem } from "../../../domain/task-defect.js";
+import { OldestFirst } from "./oldest-first.js";
 
 /**
  * A task's definition: what only owner commands write (its `tasks` row), decoded once for each version
@@ -45,6 +46,7 @@ interface Entry<D> {
 export class TaskDefinitionCache<D> {
   readonly #capacity: number;
   readonly #entries = new Map<string, Entry<D>>();
+  readonly #oldest = new OldestFirst(this.#entries);
   #misses = 0;
 
   constructor(capacity = TASK_DEFINITIONS_KEPT) {
@@ -79,10 +81,7 @@ export class TaskDefinitionCache<D> {
   /** Keeps `decoded` as task `id`'s definition at `version` and `stamp`, in place of any other. */
   keep(id: string, version: number, stamp: string | number, decoded: D): void {
     this.#entries.delete(id);
-    if (this.#entries.size >= this.#capacity) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done !== true) this.#entries.delete(oldest.value);
-    }
+    if (this.#entries.size >= this.#capacity) this.#oldest.forgetOldest();
     this.#entries.set(id, { version, stamp, decoded });
   }
 }

@@ -13,6 +13,9 @@ export function createIdGenerator(readClock: () => number = Date.now): () => str
   let counter = 0;
   const pool = Buffer.alloc(POOL_BYTES);
   let used = POOL_BYTES;
+  // The id's first two groups, kept while the millisecond is: a burst mints many ids in one.
+  let prefixMs = -1;
+  let prefix = "";
   const hexAt = (i: number): string => HEX[pool[used + i] ?? 0] ?? "00";
   return () => {
     let ms = readClock();
@@ -32,11 +35,16 @@ export function createIdGenerator(readClock: () => number = Date.now): () => str
       randomFillSync(pool);
       used = 0;
     }
-    const hex = ms.toString(16).padStart(12, "0");
+    if (ms !== prefixMs) {
+      const hex = ms.toString(16).padStart(12, "0");
+      prefix = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-`;
+      prefixMs = ms;
+    }
     const counterHex = (0x7000 | counter).toString(16);
     const variant = HEX[((pool[used] ?? 0) & 0x3f) | 0x80] ?? "80";
-    const tail = `${hexAt(1)}${hexAt(2)}${hexAt(3)}${hexAt(4)}${hexAt(5)}${hexAt(6)}${hexAt(7)}`;
+    // Each random byte's two digits placed in the id directly, without a 14-digit string sliced twice.
+    const id = `${prefix}${counterHex}-${variant}${hexAt(1)}-${hexAt(2)}${hexAt(3)}${hexAt(4)}${hexAt(5)}${hexAt(6)}${hexAt(7)}`;
     used += 8;
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${counterHex}-${variant}${tail.slice(0, 2)}-${tail.slice(2, 14)}`;
+    return id;
   };
 }

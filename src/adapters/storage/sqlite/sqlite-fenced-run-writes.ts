@@ -1,20 +1,16 @@
 /**
- * Fenced run writes on SQLite: `changeRun` and `changeRuns` each in one `BEGIN IMMEDIATE` transaction, the
- * run read, its claim token checked, the change decided and written with its task's bookkeeping under the
- * single write lock (docs/storage.md#the-run-model-on-sqlite).
+ * Fenced run writes on SQLite: `changeRuns` in one `BEGIN IMMEDIATE` transaction, each run read, its
+ * claim token checked, the change decided and written with its task's bookkeeping under the single write
+ * lock (docs/storage.md#the-run-model-on-sqlite).
  */
-import type { FencingToken, RunId, TaskId } from "../../../domain/ids.js";
+import type { RunId, TaskId } from "../../../domain/ids.js";
 import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports/run-repository.js";
 import type { Run } from "../../../domain/run.js";
-import type { RunChange, RunTaskContext } from "../../../domain/run-change.js";
+import type { RunTaskContext } from "../../../domain/run-change.js";
+import { runTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import type { Statement } from "better-sqlite3";
-import {
-  applyRunChanges,
-  batchRunIds,
-  decideRunChange,
-  taskBookkeepingOf,
-} from "../shared/run-change-batch.js";
+import { applyRunChanges, batchRunIds, wantsWholeTasks } from "../shared/run-change-batch.js";
 import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { settle } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
@@ -72,30 +68,6 @@ export class SqliteFencedRunWrites {
     );
   }
 
-  changeRun(
-    id: RunId,
-    guard: { readonly token?: FencingToken },
-    decide: (run: Run, task: Task) => RunChange | null,
-  ): Promise<RunChange | null> {
-    return settle(() =>
-      this.#tx.write(() => {
-        const row = this.#shared.runById.get(id);
-        const decided = decideRunChange(
-          id,
-          row === undefined ? undefined : runFromRow(row),
-          guard.token,
-          (run) => this.#taskOf(run.taskId, new Map()),
-          decide,
-        );
-        if (decided === null) return null;
-        const { task, change } = decided;
-        this.#shared.writeRun(runToRow(change.run), row);
-        this.#recordOnTask(taskBookkeepingOf(task.id, change));
-        return change;
-      }),
-    );
-  }
-
   changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {
     if (requests.length === 0) return Promise.resolve([]);
     return settle(() =>
@@ -108,12 +80,22 @@ export class SqliteFencedRunWrites {
           rows.set(run.id, row);
           runs.set(run.id, run);
         }
-        const taskIds = JSON.stringify([...new Set([...runs.values()].map((r) => r.taskId))]);
+        const taskIds = [...new Set([...runs.values()].map((r) => r.taskId))];
         const tasks = new Map<TaskId, RunTaskContext>();
-        for (const row of this.#shared.taskContextsByIds.all(taskIds)) {
-          tasks.set(row.id as TaskId, runTaskContextFromRow(row));
+        // A request with `withTask`: the whole tasks, read as the batch's contexts too.
+        const whole = wantsWholeTasks(requests) ? new Map<TaskId, Task>() : undefined;
+        if (whole === undefined) {
+          for (const row of this.#shared.taskContextsByIds.all(JSON.stringify(taskIds))) {
+            tasks.set(row.id as TaskId, runTaskContextFromRow(row));
+          }
+        } else {
+          for (const id of taskIds) {
+            const task = this.#taskOf(id);
+            whole.set(id, task);
+            tasks.set(id, runTaskContext(task));
+          }
         }
-        const applied = applyRunChanges(requests, runs, tasks);
+        const applied = applyRunChanges(requests, runs, tasks, whole);
         for (const { after } of applied.runs) {
           this.#shared.writeRun(runToRow(after), rows.get(after.id));
         }
@@ -159,7 +141,7 @@ export class SqliteFencedRunWrites {
     }
   }
 
-  #taskOf(id: string, cache: Map<string, Task>): Task {
-    return taskOfRun(this.#shared, this.#definitions, id, cache);
+  #taskOf(id: string): Task {
+    return taskOfRun(this.#shared, this.#definitions, id, new Map());
   }
 }

@@ -94,5 +94,6 @@ export function taskContextRowOf(v: readonly unknown[]): TaskContextRow {
     options: v[2],
     target_kind: v[3],
     once_at: v[4],
+    untold: v[5],
   } as TaskContextRow;
 }

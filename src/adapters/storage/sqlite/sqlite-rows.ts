@@ -325,6 +325,8 @@ export interface TaskContextRow {
   readonly options: string;
   readonly target_kind: string;
   readonly once_at: number | null;
+  /** 1 when the target cannot be told to stop (a webhook without `cancelUrl`), else 0. */
+  readonly untold: number;
 }
 
 export const TASK_CONTEXT_COLUMNS: readonly (keyof TaskContextRow)[] = [
@@ -333,12 +335,15 @@ export const TASK_CONTEXT_COLUMNS: readonly (keyof TaskContextRow)[] = [
   "options",
   "target_kind",
   "once_at",
+  "untold",
 ];
 
 /** The select list of `TASK_CONTEXT_COLUMNS`. */
 export const TASK_CONTEXT_SELECT =
   "id, schedule_type, options, target_kind, " +
-  "CASE WHEN schedule_type = 'once' THEN json_extract(schedule, '$.runAt') END AS once_at";
+  "CASE WHEN schedule_type = 'once' THEN json_extract(schedule, '$.runAt') END AS once_at, " +
+  // What a cancel of a running run depends on (`RunTaskContext.targetTold`, as `runTaskContext` says it).
+  "(target_kind = 'webhook' AND json_extract(target, '$.cancelUrl') IS NULL) AS untold";
 
 export function runTaskContextFromRow(row: TaskContextRow): RunTaskContext {
   return {
@@ -346,6 +351,7 @@ export function runTaskContextFromRow(row: TaskContextRow): RunTaskContext {
     options: decodeTaskOptions(row.options),
     targetKind: row.target_kind as RunTaskContext["targetKind"],
     onceAt: onceAtOf(row.once_at),
+    ...(row.untold === 1 ? { targetTold: false } : {}),
   };
 }
 

@@ -3,7 +3,7 @@
  * (sqlite-fenced-run-writes.ts), each in one `BEGIN IMMEDIATE` transaction, the sweeps' reads
  * (sqlite-run-sweeps.ts) and retention.
  */
-import type { FencingToken, OwnerId, RunId, TaskId } from "../../../domain/ids.js";
+import type { OwnerId, RunId, TaskId } from "../../../domain/ids.js";
 import type {
   ClaimedRun,
   ClaimRequest,
@@ -16,8 +16,6 @@ import type {
 import type { OwnerScope, Page, RunQuery, RunSearch } from "../../../domain/ports/queries.js";
 import type { TargetKind } from "../../../domain/target.js";
 import type { Run, RunTrigger } from "../../../domain/run.js";
-import type { RunChange } from "../../../domain/run-change.js";
-import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import type { Statement } from "better-sqlite3";
 import { decodeCursor, pageOf } from "../shared/page-cursor.js";
@@ -154,14 +152,6 @@ export class SqliteRunRepository implements RunRepository {
     claim: Parameters<RunRepository["claimRuns"]>[2],
   ): Promise<readonly ClaimedRun[]> {
     return this.#claim.claimRuns(request, select, claim);
-  }
-
-  changeRun(
-    id: RunId,
-    guard: { readonly token?: FencingToken },
-    decide: (run: Run, task: Task) => RunChange | null,
-  ): Promise<RunChange | null> {
-    return this.#fenced.changeRun(id, guard, decide);
   }
 
   changeRuns(requests: readonly RunChangeRequest[]): Promise<readonly RunChangeResult[]> {

@@ -33,6 +33,7 @@ import { ALL, minute, onceAt } from "../../../contract/fixtures.js";
 import {
   POLICY,
   cancelOneRun,
+  changeOne,
   claimDue,
   edit,
   recordCompletion,
@@ -249,6 +250,41 @@ describe("postgres: a batch of run changes in one fenced statement", () => {
     expect((await reload(store, tasks[1]!.id)).runCount).toBe(1);
   });
 
+  it("takes a single change, and a batch that wants its tasks whole, to the locking path at once", async () => {
+    const [a1, a2] = ofTask(0);
+    const statements = async (requests: RunChangeRequest[]) => {
+      recorder.sent.length = 0;
+      expect(kinds(await store.runs.changeRuns(requests))).toEqual(requests.map(() => "changed"));
+      // No fenced read or write: BEGIN, the tasks' lock, the runs' lock, the runs' update, the tasks'
+      // bookkeeping and the wake-up when there are some, COMMIT (what a `changeRun` took).
+      expect(
+        recorder.sent.filter((t) => t.includes("read_xmin") || t.includes("locked AS")),
+      ).toEqual([]);
+      expect(recorder.sent[0]).toMatch(/^BEGIN/);
+      expect(recorder.sent.at(-1)).toMatch(/^COMMIT/);
+      return recorder.sent.length;
+    };
+    // A launch record: its bookkeeping, no wake-up.
+    expect(await statements([launch(a1!, 1)])).toBe(6);
+    // A verdict that frees the slot: its bookkeeping and a wake-up.
+    expect(await statements([succeed(a1!, 2)])).toBe(7);
+    // A launch record, then a heartbeat: the run only.
+    expect(await statements([launch(a2!, 3)])).toBe(6);
+    expect(
+      await statements([
+        {
+          id: a2!.run.id,
+          decide: (run, task) => heartbeatRun(run, minute(1, 4), task.options),
+        },
+      ]),
+    ).toBe(5);
+    // `withTask`, one run or several: the tasks locked whole, never the fenced statement.
+    const [b1, b2] = ofTask(1);
+    expect(
+      await statements([b1!, b2!].map((c, i) => ({ ...launch(c, 5 + i), withTask: true }))),
+    ).toBe(6);
+  });
+
   describe("with the writers' expectations", () => {
     const withRead = () => recorder.sent.some((t) => t.includes("read_xmin FROM"));
 
@@ -346,9 +382,10 @@ describe("postgres: a batch of run changes in one fenced statement", () => {
         run: launched[i]!,
       });
       // Since the launch: a2's target beat (its deadline moved), b1 was asked to stop.
-      await store.runs.changeRun(a2!.run.id, {}, (run, task) =>
-        heartbeatRun(run, minute(1, 50), task.options),
-      );
+      await changeOne(store, {
+        id: a2!.run.id,
+        decide: (run, task) => heartbeatRun(run, minute(1, 50), task.options),
+      });
       await cancelOneRun(store, b1!.run.id, minute(1, 60));
       recorder.sent.length = 0;
       const results = await store.runs.changeRuns([

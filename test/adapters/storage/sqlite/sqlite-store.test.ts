@@ -155,9 +155,8 @@ describe("SqliteStore round trips", () => {
     await expect(triggerRun(store, BOB_SCOPE, task.id, "k", at(1))).rejects.toBeInstanceOf(
       NotFoundError,
     );
-    await expect(store.runs.changeRun(runId("nope"), {}, () => null)).rejects.toBeInstanceOf(
-      NotFoundError,
-    );
+    const [unknown] = await store.runs.changeRuns([{ id: runId("nope"), decide: () => null }]);
+    expect(unknown?.kind === "refused" && unknown.error).toBeInstanceOf(NotFoundError);
   });
 
   it("inserts a repeated manual key or backfill time as null, not as an error", async () => {
