@@ -256,14 +256,16 @@ export function taskSelectList(def: string, state: string, prefix = ""): string 
  * names no calendar costs an empty function scan. `versions` is the qualified table.
  */
 export function calendarItemsColumn(versions: string, def: string): string {
+  // Only a schedule with an `exclude` array can name a calendar: for the others (most tasks) the
+  // subquery is not run at all (it returned NULL for them, at about 0.6 ms per 250 tasks of a due read).
   return (
-    `(SELECT json_agg(json_build_array(cv.name, cv.version, cv.items))::text` +
+    `CASE WHEN jsonb_typeof(${def}.schedule->'exclude') = 'array' THEN` +
+    ` (SELECT json_agg(json_build_array(cv.name, cv.version, cv.items))::text` +
     ` FROM (SELECT DISTINCT e.v->>'name' AS name, (e.v->>'version')::int4 AS version` +
-    ` FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${def}.schedule->'exclude') = 'array'` +
-    ` THEN ${def}.schedule->'exclude' ELSE '[]'::jsonb END) AS e(v)` +
+    ` FROM jsonb_array_elements(${def}.schedule->'exclude') AS e(v)` +
     ` WHERE e.v->>'kind' = 'calendar' AND NOT e.v ? 'itemsJson' AND NOT e.v ? 'items') AS r` +
     ` JOIN ${versions} AS cv ON cv.owner = ${def}.owner AND cv.name = r.name` +
-    ` AND cv.version = r.version) AS calendars`
+    ` AND cv.version = r.version) END AS calendars`
   );
 }
 
