@@ -252,12 +252,12 @@ export function taskSelectList(def: string, state: string, prefix = ""): string 
 /**
  * The column `calendars` of a task read (after `taskSelectList`): the items of each calendar version
  * the schedule of `def` references, joined from `calendar_versions` by primary key in the same
- * statement (`[[name, version, itemsText], ...]` as JSON text, or null when it names none). A task that
- * names no calendar costs an empty function scan. `versions` is the qualified table.
+ * statement (`[[name, version, itemsText], ...]` as JSON text, or null when it names none). A task whose
+ * schedule has no `exclude` array costs nothing more. `versions` is the qualified table.
  */
 export function calendarItemsColumn(versions: string, def: string): string {
   // Only a schedule with an `exclude` array can name a calendar: for the others (most tasks) the
-  // subquery is not run at all (it returned NULL for them, at about 0.6 ms per 250 tasks of a due read).
+  // subquery is not run (about 0.6 ms per 250 tasks of a due read, docs/benchmarks.md).
   return (
     `CASE WHEN jsonb_typeof(${def}.schedule->'exclude') = 'array' THEN` +
     ` (SELECT json_agg(json_build_array(cv.name, cv.version, cv.items))::text` +
