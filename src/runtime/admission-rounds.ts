@@ -15,10 +15,18 @@ import type { TraceSpan, Tracer } from "../application/events/tracing.js";
 import type { ClaimedRun } from "../domain/ports/run-repository.js";
 import type { Run } from "../domain/run.js";
 import type { Task } from "../domain/task.js";
+import type { Instant } from "../domain/time.js";
+import { startTimer } from "./clock.js";
 import type { Clock } from "./clock.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 import { inSpan } from "./in-span.js";
 import type { Launches } from "./launches.js";
+
+/**
+ * How long an admission round waits, at most, for this replica's verdicts being written before it
+ * admits (`AdmissionRounds.#verdictsWritten`): about one write batch's round trip under load.
+ */
+export const VERDICT_WAIT_MS = 50;
 
 export interface AdmissionRoundsDeps {
   readonly admission: AdmitDue;
@@ -77,6 +85,9 @@ export class AdmissionRounds {
       if (round > 0) await yieldToEventLoop();
       const admitStarted = performance.now();
       const now = clock.now();
+      // Decided at `now` whatever the wait below: it frees this replica's slots, never moves the instant.
+      await this.#verdictsWritten();
+      if (this.#deps.stopped()) return;
       // The runs this replica can launch at once are claimed in the admitting transaction, where the
       // store can (docs/storage.md#fused-admit-and-claim): within the room a claim would have.
       const room = this.#claimRoom();
@@ -141,6 +152,26 @@ export class AdmissionRounds {
     const batch = this.#deps.settings.admissionBatch;
     if (!this.#storeFuses || room <= 0) return batch;
     return Math.min(batch, Math.max(room, Math.ceil(batch / 4)));
+  }
+
+  /**
+   * Before a round whose claim the store fuses in: the verdicts this replica's launches answered at once
+   * and queued for writing (write-behind, one batch in flight) hold budget slots until written, and a
+   * round that finds the budget full queues its runs, which no replica fuses while they wait
+   * (docs/storage.md#fused-admit-and-claim). So the round waits for those writes, at most
+   * `VERDICT_WAIT_MS` (docs/decisions.md#an-admission-round-waits-for-its-verdicts-writes-at-most-50-ms).
+   */
+  async #verdictsWritten(): Promise<void> {
+    if (!this.#storeFuses) return;
+    const writing = this.#deps.launches.queuedWrites();
+    if (writing === null) return;
+    const { clock } = this.#deps;
+    const timer = startTimer(clock, (clock.now() + VERDICT_WAIT_MS) as Instant);
+    try {
+      await Promise.race([writing, timer.done]);
+    } finally {
+      timer.cancel();
+    }
   }
 
   /** Once per defect: the store has taken the task out of the due set (docs/operations.md#a-task-that-does-not-parse). */

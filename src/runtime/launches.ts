@@ -190,6 +190,14 @@ export class Launches {
     return this.#allReported.promise;
   }
 
+  /**
+   * Settles once the launch answers and verdicts queued for writing so far (write-behind) are written or
+   * given up: a written verdict frees its budget slot. Null when none is waiting.
+   */
+  queuedWrites(): Promise<void> | null {
+    return this.#writes.written();
+  }
+
   /** Whether `runId` is being launched here. */
   has(runId: RunId): boolean {
     return this.#inFlight.has(runId);

@@ -62,6 +62,11 @@ export class RunWriteQueue {
   #pending: QueuedWrite[] = [];
   #scheduled = false;
   #flushing = false;
+  /** Writes queued since the start, and those of them written or given up (`written`). */
+  #queuedCount = 0;
+  #doneCount = 0;
+  /** Each waiting for the writes queued before it to be done (`#doneCount` at `upTo`), in order. */
+  #waiters: { readonly upTo: number; readonly resolve: () => void }[] = [];
 
   constructor(deps: RunWriteQueueDeps) {
     this.#deps = deps;
@@ -70,6 +75,18 @@ export class RunWriteQueue {
   /** Writes queued or being written. */
   get size(): number {
     return this.#pending.length;
+  }
+
+  /**
+   * Settles once every write queued so far is written or given up (not the ones queued after; a store
+   * that keeps failing holds it, so bound the wait); null when none is waiting.
+   */
+  written(): Promise<void> | null {
+    const upTo = this.#queuedCount;
+    if (this.#doneCount >= upTo) return null;
+    return new Promise<void>((resolve) => {
+      this.#waiters.push({ upTo, resolve });
+    });
   }
 
   /**
@@ -85,6 +102,7 @@ export class RunWriteQueue {
   /** Queues `queued.write`, as `enqueue` does, telling `queued` how it went. */
   push(queued: QueuedWrite): void {
     this.#pending.push(queued);
+    this.#queuedCount++;
     this.#schedule();
   }
 
@@ -104,10 +122,24 @@ export class RunWriteQueue {
     try {
       while (this.#pending.length > 0) {
         const batch = this.#pending.splice(0, this.#deps.maxBatch);
-        await this.#writeBatch(batch);
+        try {
+          await this.#writeBatch(batch);
+        } finally {
+          this.#done(batch.length);
+        }
       }
     } finally {
       this.#flushing = false;
+    }
+  }
+
+  /** `count` more writes are written or given up: the waiters they were all that held are told. */
+  #done(count: number): void {
+    this.#doneCount += count;
+    for (let first = this.#waiters[0]; first !== undefined && first.upTo <= this.#doneCount;) {
+      this.#waiters.shift();
+      first.resolve();
+      first = this.#waiters[0];
     }
   }
 

@@ -11,16 +11,25 @@ import { createMemoryStore } from "../../src/adapters/storage/memory/memory-stor
 import { createIdGenerator } from "../../src/adapters/storage/shared/time-ordered-id.js";
 import type { AdmissionClaim } from "../../src/domain/ports/task-repository.js";
 import type { Store } from "../../src/domain/ports/store.js";
+import { VERDICT_WAIT_MS } from "../../src/runtime/admission-rounds.js";
 import { VirtualClock, flushPromises } from "../../src/runtime/clock.js";
 import { SECOND, createHarness, withRunMethods } from "./harness.js";
 
 const t0 = Date.parse("2026-01-05T00:00:00Z");
 
-/** A memory store whose admission claims when given a claim, optionally answering only once released. */
-function fusingStore(clock: VirtualClock): {
+/**
+ * A memory store whose admission claims when given a claim, optionally answering only once released;
+ * `replaced` stands in for some of its run methods.
+ */
+function fusingStore(
+  clock: VirtualClock,
+  replaced: (base: Store) => Partial<Store["runs"]> = () => ({}),
+): {
   store: Store;
   claims: (AdmissionClaim | undefined)[];
   limits: number[];
+  /** How many runs each admission given a claim claimed. */
+  fused: number[];
   /** The claims the coordinator made apart from its admissions. */
   claimCalls: () => number;
   /** From now on the admission reports a fused claim of none (the store saw a queued run ready). */
@@ -30,6 +39,7 @@ function fusingStore(clock: VirtualClock): {
   const base = createMemoryStore({ newId: createIdGenerator(() => clock.now()) });
   const claims: (AdmissionClaim | undefined)[] = [];
   const limits: number[] = [];
+  const fused: number[] = [];
   let gate: Promise<void> | null = null;
   let claimCalls = 0;
   let fuseNothing = false;
@@ -47,6 +57,7 @@ function fusingStore(clock: VirtualClock): {
     const claimed = fuseNothing
       ? []
       : await base.runs.claimRuns(claim.request, claim.select, claim.claim);
+    if (report.tasks > 0) fused.push(claimed.length);
     const held = gate;
     gate = null;
     if (held !== null) await held;
@@ -66,11 +77,13 @@ function fusingStore(clock: VirtualClock): {
           claimCalls++;
           return base.runs.claimRuns(request, select, claim);
         },
+        ...replaced(base),
       }),
       tasks,
     },
     claims,
     limits,
+    fused,
     claimCalls: () => claimCalls,
     fuseNothing: () => {
       fuseNothing = true;
@@ -86,6 +99,48 @@ function fusingStore(clock: VirtualClock): {
 }
 
 describe("Coordinator with the claim fused into admission", () => {
+  it("waits for its verdicts being written before the next round, so that round finds their slots free", async () => {
+    const clock = new VirtualClock(t0);
+    // The verdicts' writes are held until released: they free the budget's slots only once written.
+    let writesHeld: (() => void) | null = null;
+    let heldWrites = 0;
+    const { store, fused, limits } = fusingStore(clock, (base) => ({
+      changeRuns: async (requests) => {
+        if (heldWrites++ === 0) {
+          await new Promise<void>((resolve) => {
+            writesHeld = resolve;
+          });
+        }
+        return base.runs.changeRuns(requests);
+      },
+    }));
+    const h = createHarness({
+      clock,
+      store,
+      policy: { maxConcurrentRuns: 2 },
+      coordinator: { admissionBatch: 4, claimBatch: 2, admissionRounds: 4 },
+    });
+    h.launcher.behaviour = (call) => {
+      call.resolve({ completion: { status: "succeeded" } });
+    };
+    await h.tick();
+    for (let i = 0; i < 4; i++) await h.create({ schedule: { type: "interval", every: "PT1H" } });
+    await clock.set((t0 + 3_600_000) as never);
+    const pass = h.coordinator.tick();
+    await flushPromises();
+    // The first round claimed the whole budget; its verdicts are being written, and the next round waits.
+    expect(fused).toEqual([2]);
+    expect(writesHeld).not.toBeNull();
+    writesHeld!();
+    await pass;
+    await flushPromises();
+    // The second round found the slots the verdicts freed: every run fused, none left queued.
+    expect(fused).toEqual([2, 2]);
+    expect(limits.slice(-2)).toEqual([2, 2]);
+    const runs = (await Promise.all(h.launcher.calls.map((c) => h.runs(c.run.taskId)))).flat();
+    expect(runs.map((r) => r.status)).toEqual(["succeeded", "succeeded", "succeeded", "succeeded"]);
+  });
+
   it("gives the admission a claim within its room, and launches and announces what it claimed", async () => {
     const clock = new VirtualClock(t0);
     const { store, claims } = fusingStore(clock);
@@ -110,6 +165,38 @@ describe("Coordinator with the claim fused into admission", () => {
     expect(calls).toHaveLength(1);
     expect(claimed).toEqual([calls[0]!.run.id]);
     expect((await h.runs(task.id)).map((r) => r.status)).toEqual(["running"]);
+  });
+
+  it("waits for its verdicts being written no longer than VERDICT_WAIT_MS: then it admits all the same", async () => {
+    const clock = new VirtualClock(t0);
+    // The verdicts' writes never end (a store that hangs): the round must not wait for them.
+    const { store, limits } = fusingStore(clock, (base) => ({
+      changeRuns: (requests) =>
+        requests.length > 0 ? new Promise(() => undefined) : base.runs.changeRuns(requests),
+    }));
+    const h = createHarness({
+      clock,
+      store,
+      policy: { maxConcurrentRuns: 2 },
+      coordinator: { admissionBatch: 4, claimBatch: 2, admissionRounds: 4 },
+    });
+    h.launcher.behaviour = (call) => {
+      call.resolve({ completion: { status: "succeeded" } });
+    };
+    await h.tick();
+    for (let i = 0; i < 4; i++) await h.create({ schedule: { type: "interval", every: "PT1H" } });
+    await clock.set((t0 + 3_600_000) as never);
+    const pass = h.coordinator.tick();
+    await flushPromises();
+    const admitted = limits.length;
+    await clock.advance(VERDICT_WAIT_MS - 1);
+    expect(limits).toHaveLength(admitted);
+    await clock.advance(1);
+    await pass;
+    // The round after the wait admitted the rest (queued: the budget is held), decided all the same.
+    expect(limits.length).toBeGreaterThan(admitted);
+    const runs = (await Promise.all(h.launcher.calls.map((c) => h.runs(c.run.taskId)))).flat();
+    expect(runs).toHaveLength(2);
   });
 
   it("hands back what it claimed when the answer came after its heartbeat cover ran out", async () => {
