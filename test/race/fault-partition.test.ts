@@ -60,6 +60,26 @@ function noticed(output: string): number {
   return countLogged(output, "coordinator tick failed") + countLogged(output, "a heartbeat failed");
 }
 
+/**
+ * How many runs other replicas have said they took over from `replicaId` ("a replica went silent"
+ * lines naming it, their `runs` summed): work the replica held when it was cut off.
+ */
+function runsTakenOver(outputs: readonly string[], replicaId: string): number {
+  let runs = 0;
+  for (const output of outputs) {
+    for (const line of output.split("\n")) {
+      if (!line.includes('"a replica went silent') || !line.includes(replicaId)) continue;
+      try {
+        const entry = JSON.parse(line) as { runs?: unknown };
+        if (typeof entry.runs === "number") runs += entry.runs;
+      } catch {
+        // Not a whole log line: not counted.
+      }
+    }
+  }
+  return runs;
+}
+
 /** Cuts tried at most before the test gives up finding the replica with launched work at a cut. */
 const MAX_CUTS = 5;
 
@@ -94,6 +114,13 @@ async function partitionOnce(
   const executedSince = (at: number): boolean =>
     readExecutions(dir).some((e) => e.replica === victim.label && e.at > at);
   let cutAt: number;
+  // The runs other replicas had said they took over from it before the last cut.
+  let takenBefore = 0;
+  const takenOverSinceCut = (): boolean =>
+    runsTakenOver(
+      others.map((m) => m.cli.output()),
+      victim.replicaId,
+    ) > takenBefore;
   for (let cut = 1; ; cut++) {
     // Partition it mid-work: cut it off while the ledger shows it holding a launched run.
     await waitFor(async () => ((await holdsWork()) ? true : undefined), {
@@ -102,6 +129,10 @@ async function partitionOnce(
       describe: why,
     });
     const failedBefore = noticed(victim.cli.output());
+    takenBefore = runsTakenOver(
+      others.map((m) => m.cli.output()),
+      victim.replicaId,
+    );
     proxy.blackhole();
     cutAt = Date.now();
     // Its runs may end replica_lost: the ledger check accepts that only for replicas it was told of.
@@ -113,9 +144,10 @@ async function partitionOnce(
     });
     timings.noticedMs = Date.now() - cutAt;
     // Seconds after the cut, whatever it sent before has committed: does the ledger still show it
-    // holding work? If its last verdicts got through just before the cut, there is nothing to take
-    // over: heal, let it recover, and cut again.
-    if (await holdsWork()) break;
+    // holding work, or has another replica already taken some over (on a loaded host the takeover can
+    // come before the replica notices)? If its last verdicts got through just before the cut, there is
+    // nothing to take over: heal, let it recover, and cut again.
+    if (takenOverSinceCut() || (await holdsWork())) break;
     if (cut === MAX_CUTS) {
       throw new Error(`${MAX_CUTS} cuts each found the replica holding no launched run`);
     }
@@ -127,25 +159,13 @@ async function partitionOnce(
       describe: why,
     });
   }
-  await waitFor(
-    () =>
-      others.some((m) =>
-        m.cli
-          .output()
-          .split("\n")
-          .some(
-            (line) => line.includes('"a replica went silent') && line.includes(victim.replicaId),
-          ),
-      )
-        ? true
-        : undefined,
-    {
-      // A sweep every 5 s after a 3 s liveness timeout: 15 s was seen at load 15 on 2 cores.
-      timeoutMs: 40_000,
-      what: "another replica to take its work over",
-      describe: why,
-    },
-  );
+  // Taken over since this cut (a line from an earlier cut's takeover does not count).
+  await waitFor(() => (takenOverSinceCut() ? true : undefined), {
+    // A sweep every 5 s after a 3 s liveness timeout: 15 s was seen at load 15 on 2 cores.
+    timeoutMs: 40_000,
+    what: "another replica to take its work over",
+    describe: why,
+  });
   timings.takenOverMs = Date.now() - cutAt;
   const healedAt = Date.now();
   proxy.heal();
