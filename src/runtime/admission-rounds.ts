@@ -28,6 +28,12 @@ import type { Launches } from "./launches.js";
  */
 export const VERDICT_WAIT_MS = 50;
 
+/**
+ * How long after a fused admission came back short of the room it offered (the budget was full: its
+ * runs were queued) the rounds keep waiting for this replica's verdict writes (`#verdictsWritten`).
+ */
+export const SHORT_BUDGET_MEMORY_MS = 10_000;
+
 export interface AdmissionRoundsDeps {
   readonly admission: AdmitDue;
   readonly claims: ClaimRuns;
@@ -63,6 +69,8 @@ export class AdmissionRounds {
   #moreDue = false;
   /** The store has answered an admission with `claimed`: it fuses the claim in. */
   #storeFuses = false;
+  /** When a fused admission last claimed less than the room it offered and queued the rest. */
+  #shortAt: number | null = null;
 
   constructor(deps: AdmissionRoundsDeps) {
     this.#deps = deps;
@@ -120,7 +128,11 @@ export class AdmissionRounds {
       });
       for (const run of report.cancellations) this.#deps.cancelTarget(run, null);
       for (const task of report.defective) this.#reportDefect(task);
-      if (report.claimed !== undefined) this.#storeFuses = true;
+      if (report.claimed !== undefined) {
+        this.#storeFuses = true;
+        const short = report.claimed.length < report.queuedRuns.length;
+        if (short && report.claimed.length < room) this.#shortAt = clock.now();
+      }
       const claimed = report.claimed ?? [];
       if (claimed.length > 0) {
         this.#deps.claims.announce(claimed);
@@ -159,13 +171,17 @@ export class AdmissionRounds {
    * and queued for writing (write-behind, one batch in flight) hold budget slots until written, and a
    * round that finds the budget full queues its runs, which no replica fuses while they wait
    * (docs/storage.md#fused-admit-and-claim). So the round waits for those writes, at most
-   * `VERDICT_WAIT_MS` (docs/decisions.md#an-admission-round-waits-for-its-verdicts-writes-at-most-50-ms).
+   * `VERDICT_WAIT_MS` (docs/decisions.md#an-admission-round-waits-for-its-verdicts-writes-at-most-50-ms),
+   * while a fused admission came back short of its room within `SHORT_BUDGET_MEMORY_MS`: a replica
+   * whose rounds always find the budget's room (one replica under a budget above a round, a steady
+   * flow) never waits.
    */
   async #verdictsWritten(): Promise<void> {
-    if (!this.#storeFuses) return;
+    if (!this.#storeFuses || this.#shortAt === null) return;
+    const { clock } = this.#deps;
+    if (clock.now() - this.#shortAt > SHORT_BUDGET_MEMORY_MS) return;
     const writing = this.#deps.launches.queuedWrites();
     if (writing === null) return;
-    const { clock } = this.#deps;
     const timer = startTimer(clock, (clock.now() + VERDICT_WAIT_MS) as Instant);
     try {
       await Promise.race([writing, timer.done]);
