@@ -10,8 +10,8 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { createScheduler, postgres } from "../src/index.js";
 import type { Scheduler } from "../src/index.js";
+import { createDueBurst, startBurstReplicas } from "./lib/burst-replicas.js";
 import { countStatements, roundTrips } from "./lib/statement-timing.js";
 
 const TASKS = Number(process.argv[2] ?? 2000);
@@ -39,39 +39,8 @@ url.pathname = `/${name}`;
 const db = url.toString();
 const schedulers: Scheduler[] = [];
 try {
-  for (let i = 0; i < REPLICAS; i++) {
-    const scheduler = createScheduler({
-      store: postgres(db),
-      handlers: { noop: () => undefined },
-      policy: { maxConcurrentRuns: BUDGET },
-      replicaId: `wal-${i}`,
-      logger: {
-        debug: () => undefined,
-        info: () => undefined,
-        warn: (o, m) => {
-          console.error("warn", m, JSON.stringify(o));
-        },
-        error: (o, m) => {
-          console.error("error", m, o);
-        },
-      },
-    });
-    await scheduler.start();
-    schedulers.push(scheduler);
-  }
-  const dueAt = Math.ceil((Date.now() + 8000) / 1000) * 1000;
-  const inputs = Array.from({ length: TASKS }, () => ({
-    title: "fire-wal",
-    schedule: { type: "once", run_at: new Date(dueAt).toISOString() },
-    target: { kind: "handler", name: "noop" },
-  }));
-  const createMany = (
-    schedulers[0]!.tasks as unknown as {
-      createMany: (inputs: readonly unknown[]) => Promise<unknown>;
-    }
-  ).createMany.bind(schedulers[0]!.tasks);
-  for (let i = 0; i < inputs.length; i += 1000) await createMany(inputs.slice(i, i + 1000));
-  if (Date.now() > dueAt - 1500) throw new Error("creation overran the due instant");
+  schedulers.push(...(await startBurstReplicas(db, REPLICAS, BUDGET)));
+  const dueAt = await createDueBurst(schedulers[0]!, TASKS);
   await query(db, "CHECKPOINT");
   const [dbRow] = await query(
     db,
