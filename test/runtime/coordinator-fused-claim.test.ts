@@ -99,22 +99,41 @@ function fusingStore(
   };
 }
 
-describe("Coordinator with the claim fused into admission", () => {
-  it("once a round found the budget short (another replica held it), waits for its verdicts being written before the next", async () => {
-    const clock = new VirtualClock(t0);
-    // The verdicts' writes are held until released: they free the budget's slots only once written.
-    let writesHeld: (() => void) | null = null;
-    let heldWrites = 0;
-    const { store, fused, limits } = fusingStore(clock, (base) => ({
+/**
+ * Stands in for `runs.changeRuns` so that its first call (the first verdicts' write) is held until
+ * `release`: those verdicts free their budget slots only once written.
+ */
+function holdFirstWrite(): {
+  replaced: (base: Store) => Partial<Store["runs"]>;
+  held: () => boolean;
+  release: () => void;
+} {
+  const gate: { release: (() => void) | null } = { release: null };
+  let calls = 0;
+  return {
+    replaced: (base) => ({
       changeRuns: async (requests) => {
-        if (heldWrites++ === 0) {
+        if (calls++ === 0) {
           await new Promise<void>((resolve) => {
-            writesHeld = resolve;
+            gate.release = resolve;
           });
         }
         return base.runs.changeRuns(requests);
       },
-    }));
+    }),
+    held: () => gate.release !== null,
+    release: () => {
+      gate.release?.();
+    },
+  };
+}
+
+describe("Coordinator with the claim fused into admission", () => {
+  it("once a round found the budget short (another replica held it), waits for its verdicts being written before the next", async () => {
+    const clock = new VirtualClock(t0);
+    // The verdicts' writes are held until released: they free the budget's slots only once written.
+    const writes = holdFirstWrite();
+    const { store, fused, limits } = fusingStore(clock, writes.replaced);
     const h = createHarness({
       clock,
       store,
@@ -144,8 +163,8 @@ describe("Coordinator with the claim fused into admission", () => {
     // write instead of finding the budget full again.
     expect(fused).toEqual([1, 1]);
     expect(limits).toHaveLength(before + 1);
-    expect(writesHeld).not.toBeNull();
-    writesHeld!();
+    expect(writes.held()).toBe(true);
+    writes.release();
     await pass;
     await flushPromises();
     expect(limits.length).toBeGreaterThan(before + 1);
@@ -153,18 +172,8 @@ describe("Coordinator with the claim fused into admission", () => {
 
   it("never waits while its rounds find the budget's room: one replica under its own budget", async () => {
     const clock = new VirtualClock(t0);
-    let writesHeld: (() => void) | null = null;
-    let heldWrites = 0;
-    const { store, fused, limits } = fusingStore(clock, (base) => ({
-      changeRuns: async (requests) => {
-        if (heldWrites++ === 0) {
-          await new Promise<void>((resolve) => {
-            writesHeld = resolve;
-          });
-        }
-        return base.runs.changeRuns(requests);
-      },
-    }));
+    const writes = holdFirstWrite();
+    const { store, fused, limits } = fusingStore(clock, writes.replaced);
     const h = createHarness({
       clock,
       store,
@@ -183,9 +192,9 @@ describe("Coordinator with the claim fused into admission", () => {
     // Its first round fused its whole room; the second admitted at once, its verdicts' write still held
     // (waiting for it, the second round would not have started).
     expect(fused[0]).toBe(2);
-    expect(writesHeld).not.toBeNull();
+    expect(writes.held()).toBe(true);
     expect(limits.length).toBeGreaterThan(before + 1);
-    writesHeld!();
+    writes.release();
     await pass;
   });
 
