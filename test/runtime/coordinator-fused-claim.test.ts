@@ -128,24 +128,43 @@ function holdFirstWrite(): {
   };
 }
 
+/**
+ * A replica on `store` (handlers answer at once, claims of 2, 4 admission rounds) with `tasks` hourly
+ * tasks made at t0, the clock set to their first due instant; the pass not yet run.
+ */
+async function dueBurst(
+  clock: VirtualClock,
+  store: Store,
+  options: { readonly budget: number; readonly admissionBatch: number; readonly tasks: number },
+): Promise<ReturnType<typeof createHarness>> {
+  const h = createHarness({
+    clock,
+    store,
+    policy: { maxConcurrentRuns: options.budget },
+    coordinator: { admissionBatch: options.admissionBatch, claimBatch: 2, admissionRounds: 4 },
+  });
+  h.launcher.behaviour = (call) => {
+    call.resolve({ completion: { status: "succeeded" } });
+  };
+  await h.tick();
+  for (let i = 0; i < options.tasks; i++) {
+    await h.create({ schedule: { type: "interval", every: "PT1H" } });
+  }
+  await clock.set((t0 + 3_600_000) as never);
+  return h;
+}
+
 describe("Coordinator with the claim fused into admission", () => {
   it("once a round found the budget short (another replica held it), waits for its verdicts being written before the next", async () => {
     const clock = new VirtualClock(t0);
     // The verdicts' writes are held until released: they free the budget's slots only once written.
     const writes = holdFirstWrite();
     const { store, fused, limits } = fusingStore(clock, writes.replaced);
-    const h = createHarness({
-      clock,
-      store,
-      policy: { maxConcurrentRuns: 2 },
-      coordinator: { admissionBatch: 2, claimBatch: 2, admissionRounds: 4 },
+    const h = await dueBurst(clock, store, {
+      budget: 2,
+      admissionBatch: 2,
+      tasks: 5,
     });
-    h.launcher.behaviour = (call) => {
-      call.resolve({ completion: { status: "succeeded" } });
-    };
-    await h.tick();
-    for (let i = 0; i < 5; i++) await h.create({ schedule: { type: "interval", every: "PT1H" } });
-    await clock.set((t0 + 3_600_000) as never);
     // Another replica admits one task and claims its run first: one of the budget's two slots is held.
     const other = await admitAndClaim(store, clock.now(), {
       batch: 1,
@@ -174,18 +193,11 @@ describe("Coordinator with the claim fused into admission", () => {
     const clock = new VirtualClock(t0);
     const writes = holdFirstWrite();
     const { store, fused, limits } = fusingStore(clock, writes.replaced);
-    const h = createHarness({
-      clock,
-      store,
-      policy: { maxConcurrentRuns: 2 },
-      coordinator: { admissionBatch: 4, claimBatch: 2, admissionRounds: 4 },
+    const h = await dueBurst(clock, store, {
+      budget: 2,
+      admissionBatch: 4,
+      tasks: 4,
     });
-    h.launcher.behaviour = (call) => {
-      call.resolve({ completion: { status: "succeeded" } });
-    };
-    await h.tick();
-    for (let i = 0; i < 4; i++) await h.create({ schedule: { type: "interval", every: "PT1H" } });
-    await clock.set((t0 + 3_600_000) as never);
     const before = limits.length;
     const pass = h.coordinator.tick();
     await flushPromises();
@@ -231,18 +243,11 @@ describe("Coordinator with the claim fused into admission", () => {
       changeRuns: (requests) =>
         requests.length > 0 ? new Promise(() => undefined) : base.runs.changeRuns(requests),
     }));
-    const h = createHarness({
-      clock,
-      store,
-      policy: { maxConcurrentRuns: 3 },
-      coordinator: { admissionBatch: 2, claimBatch: 2, admissionRounds: 4 },
+    const h = await dueBurst(clock, store, {
+      budget: 3,
+      admissionBatch: 2,
+      tasks: 5,
     });
-    h.launcher.behaviour = (call) => {
-      call.resolve({ completion: { status: "succeeded" } });
-    };
-    await h.tick();
-    for (let i = 0; i < 5; i++) await h.create({ schedule: { type: "interval", every: "PT1H" } });
-    await clock.set((t0 + 3_600_000) as never);
     // Another replica holds two of the budget's three slots: the first round's room of 2 finds one.
     const other = await admitAndClaim(store, clock.now(), {
       batch: 2,
