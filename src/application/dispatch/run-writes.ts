@@ -32,6 +32,7 @@ import {
   completeRun,
   heartbeatRun,
 } from "../../domain/run-transitions.js";
+import type { SchedulePolicy } from "../../domain/options.js";
 import type { Run, RunStatus } from "../../domain/run.js";
 import type { TargetKind } from "../../domain/target.js";
 import type { Task } from "../../domain/task.js";
@@ -124,51 +125,21 @@ export class RunWrites {
     writes: readonly RunWrite[],
     now: Instant,
   ): Promise<readonly RunChangeResult[]> {
-    // The status each request's first `decide` found, for `run:changed`.
-    const found: (RunStatus | undefined)[] = [];
-    const kinds: (TargetKind | undefined)[] = [];
-    const requests = writes.map((write, i): RunChangeRequest => {
-      if (write.kind === "completion") {
-        const launched = write.launched;
-        const decide = (run: Run, task: RunTaskContext): RunChange => {
-          found[i] ??= run.status;
-          kinds[i] ??= task.targetKind;
-          if (write.attempt !== undefined && run.attempt !== write.attempt) {
-            // docs/operations.md#replica-liveness-what-silent-means: this replica was lost and the run moved on.
-            throw new LeaseLostError(
-              `the verdict is for attempt ${String(write.attempt)}, the run is at attempt ${String(run.attempt)}`,
-            );
-          }
-          return completeRun(run, write.verdict, { now, task });
-        };
-        // Two literals, not a spread of a conditional one: a field after a spread is built by V8's slow
-        // path (one verdict per fire).
-        return launched?.run.id === write.runId
-          ? { id: write.runId, expect: expectationOf(launched), decide }
-          : { id: write.runId, decide };
-      }
-      const decide = (run: Run, task: RunTaskContext): RunChange => {
-        found[i] ??= run.status;
-        kinds[i] ??= task.targetKind;
-        return applyLaunchAnswer(run, write.answer, { now, task, policy: this.#budget.policy });
-      };
-      const claimed = write.claimed;
-      if (claimed?.run.id !== write.runId) return { id: write.runId, token: write.token, decide };
-      return {
-        id: write.runId,
-        token: write.token,
-        decide,
-        expect: expectationOf(claimed),
-      };
-    });
+    const policy = this.#budget.policy;
+    const requests = writes.map(
+      (write): WriteRequest =>
+        write.kind === "completion"
+          ? new CompletionRequest(write, now)
+          : new LaunchRequest(write, now, policy),
+    );
     const results = await this.#runs.changeRuns(requests);
-    results.forEach((result, i) => {
-      const from = found[i];
-      const targetKind = kinds[i];
-      if (result.kind === "changed" && from !== undefined && targetKind !== undefined) {
-        reportRunChanged(this.#events, result.change.run, from, targetKind);
+    for (let i = 0; i < results.length; i++) {
+      const result = results[i] as RunChangeResult;
+      const { found, targetKind } = requests[i] as WriteRequest;
+      if (result.kind === "changed" && found !== undefined && targetKind !== undefined) {
+        reportRunChanged(this.#events, result.change.run, found, targetKind);
       }
-    });
+    }
     return results;
   }
 
@@ -232,4 +203,77 @@ export class RunWrites {
 /** What a store may decide on instead of reading `item`'s run: the run and its task as this replica has them. */
 function expectationOf(item: ClaimedRun): RunExpectation {
   return { run: item.run, task: runTaskContext(item.task), taskVersion: item.task.version };
+}
+
+/**
+ * One write of a `recordRunWrites` batch as the store's request, with what its first `decide` found (the
+ * run's status and its task's target kind, for `run:changed`). `decide` is a method, not a closure made
+ * per write (two writes a fire).
+ */
+abstract class WriteRequest implements RunChangeRequest {
+  found: RunStatus | undefined = undefined;
+  targetKind: TargetKind | undefined = undefined;
+  abstract readonly id: RunId;
+  abstract decide(run: Run, task: RunTaskContext): RunChange;
+
+  protected seen(run: Run, task: RunTaskContext): void {
+    this.found ??= run.status;
+    this.targetKind ??= task.targetKind;
+  }
+}
+
+/** A launch answer, fenced by its claim token. */
+class LaunchRequest extends WriteRequest {
+  readonly id: RunId;
+  readonly token: FencingToken;
+  readonly expect?: RunExpectation;
+  readonly #answer: LaunchAnswer;
+  readonly #now: Instant;
+  readonly #policy: SchedulePolicy;
+
+  constructor(write: RunWrite & { kind: "launch" }, now: Instant, policy: SchedulePolicy) {
+    super();
+    this.id = write.runId;
+    this.token = write.token;
+    const claimed = write.claimed;
+    if (claimed?.run.id === write.runId) this.expect = expectationOf(claimed);
+    this.#answer = write.answer;
+    this.#now = now;
+    this.#policy = policy;
+  }
+
+  decide(run: Run, task: RunTaskContext): RunChange {
+    this.seen(run, task);
+    return applyLaunchAnswer(run, this.#answer, { now: this.#now, task, policy: this.#policy });
+  }
+}
+
+/** A verdict; with an attempt, refused (lease_lost) once the run is past it. */
+class CompletionRequest extends WriteRequest {
+  readonly id: RunId;
+  readonly expect?: RunExpectation;
+  readonly #verdict: CompletionVerdict;
+  readonly #attempt: number | undefined;
+  readonly #now: Instant;
+
+  constructor(write: RunWrite & { kind: "completion" }, now: Instant) {
+    super();
+    this.id = write.runId;
+    const launched = write.launched;
+    if (launched?.run.id === write.runId) this.expect = expectationOf(launched);
+    this.#verdict = write.verdict;
+    this.#attempt = write.attempt;
+    this.#now = now;
+  }
+
+  decide(run: Run, task: RunTaskContext): RunChange {
+    this.seen(run, task);
+    if (this.#attempt !== undefined && run.attempt !== this.#attempt) {
+      // docs/operations.md#replica-liveness-what-silent-means: this replica was lost and the run moved on.
+      throw new LeaseLostError(
+        `the verdict is for attempt ${String(this.#attempt)}, the run is at attempt ${String(run.attempt)}`,
+      );
+    }
+    return completeRun(run, this.#verdict, { now: this.#now, task });
+  }
 }
