@@ -12,7 +12,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { loadavg } from "node:os";
 import { resolve } from "node:path";
@@ -35,6 +35,8 @@ interface Window {
   readonly heapEnd: number;
   readonly cpuUs: number;
   readonly systemUs: number;
+  /** The main thread's share of `cpuUs` (the rest: the collector's and the compiler's threads). */
+  readonly mainUs: number;
   readonly fires: number;
 }
 
@@ -113,13 +115,16 @@ async function child(checkout: string): Promise<void> {
       session.connect();
       await post(session, "HeapProfiler.startSampling", {
         samplingInterval: 512,
-        includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true,
+        // FIRE_COST_LIVE: only what is still alive at the end (what survived the burst).
+        includeObjectsCollectedByMajorGC: process.env["FIRE_COST_LIVE"] === undefined,
+        includeObjectsCollectedByMinorGC: process.env["FIRE_COST_LIVE"] === undefined,
       });
     }
     const startMs = performance.now();
     const heapStart = process.memoryUsage().heapUsed;
     const cpuStart = process.cpuUsage();
+    const mainStart = mainThreadUs();
+    const threadsStart = threadsUs();
     for (;;) {
       await new Promise((r) => setTimeout(r, 100));
       const { rows } = await poll.query<{ done: number }>(
@@ -128,6 +133,12 @@ async function child(checkout: string): Promise<void> {
       if (rows[0]!.done >= TASKS) break;
     }
     const cpu = process.cpuUsage(cpuStart);
+    if (process.env["FIRE_COST_THREADS"] !== undefined) {
+      for (const [name, us] of threadsUs()) {
+        const spent = us - (threadsStart.get(name) ?? 0);
+        if (spent > 0) console.error(`thread ${name}: ${(spent / TASKS).toFixed(1)} µs per fire`);
+      }
+    }
     const window: Window = {
       startMs,
       endMs: performance.now(),
@@ -135,6 +146,7 @@ async function child(checkout: string): Promise<void> {
       heapEnd: process.memoryUsage().heapUsed,
       cpuUs: cpu.user + cpu.system,
       systemUs: cpu.system,
+      mainUs: mainThreadUs() - mainStart,
       fires: TASKS,
     };
     await poll.end();
@@ -150,6 +162,30 @@ async function child(checkout: string): Promise<void> {
     await Promise.all(schedulers.map((s) => s.stop()));
     await query(ADMIN, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
+}
+
+/** Each thread's user + system CPU (µs, to the clock tick) by its name, from /proc. */
+function threadsUs(): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync("/proc/self/task")) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const us = ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+      byName.set(`${name} ${tid}`, us);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return byName;
+}
+
+/** The main thread's user + system CPU (µs, to the clock tick), from /proc. */
+function mainThreadUs(): number {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
 }
 
 /** Bytes allocated in the window: V8's `allocated` of each collection in it, and the tail. */
@@ -188,6 +224,8 @@ if (process.argv.includes("--child")) {
         process.execPath,
         [
           "--trace-gc-nvp",
+          // Any other flags for the child's node (`--trace-deopt`, say), space-separated.
+          ...(process.env["FIRE_COST_NODE_FLAGS"] ?? "").split(" ").filter((f) => f !== ""),
           ...(option("cpu-prof", "") === ""
             ? []
             : ["--cpu-prof", `--cpu-prof-dir=${option("cpu-prof", "")}`]),
@@ -200,7 +238,14 @@ if (process.argv.includes("--child")) {
         ],
         { encoding: "utf8", maxBuffer: 1 << 30, cwd: checkout },
       );
+      if (process.env["FIRE_COST_KEEP"] !== undefined) {
+        writeFileSync(
+          `${process.env["FIRE_COST_KEEP"]}-${pair}-${order.indexOf(checkout)}.out`,
+          out.stdout,
+        );
+      }
       const line = out.stdout.split("\n").find((l) => l.startsWith("FIRE-COST "));
+      if (process.env["FIRE_COST_THREADS"] !== undefined) console.log(out.stderr.trim());
       if (line === undefined) {
         console.log(`${checkout}: no result\n${out.stderr.slice(-2000)}`);
         continue;
@@ -208,7 +253,7 @@ if (process.argv.includes("--child")) {
       const window = JSON.parse(line.slice("FIRE-COST ".length)) as Window;
       const bytes = allocatedIn(out.stdout, window);
       console.log(
-        `pair ${pair + 1} ${checkout}: ${((window.cpuUs / 1e6) * (1000 / window.fires)).toFixed(3)} s CPU per 1,000 fires (system ${((window.systemUs / 1e6) * (1000 / window.fires)).toFixed(3)}), ${Math.round(bytes / window.fires)} B allocated per fire, ${Math.round(window.endMs - window.startMs)} ms; load ${loadavg()[0]!.toFixed(2)}`,
+        `pair ${pair + 1} ${checkout}: ${((window.cpuUs / 1e6) * (1000 / window.fires)).toFixed(3)} s CPU per 1,000 fires (main thread ${((window.mainUs / 1e6) * (1000 / window.fires)).toFixed(3)}, system ${((window.systemUs / 1e6) * (1000 / window.fires)).toFixed(3)}), ${Math.round(bytes / window.fires)} B allocated per fire, ${Math.round(window.endMs - window.startMs)} ms; load ${loadavg()[0]!.toFixed(2)}`,
       );
     }
   }
