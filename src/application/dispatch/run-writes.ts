@@ -126,12 +126,7 @@ export class RunWrites {
     now: Instant,
   ): Promise<readonly RunChangeResult[]> {
     const policy = this.#budget.policy;
-    const requests = writes.map(
-      (write): WriteRequest =>
-        write.kind === "completion"
-          ? new CompletionRequest(write, now)
-          : new LaunchRequest(write, now, policy),
-    );
+    const requests = writes.map((write) => new WriteRequest(write, now, policy));
     const results = await this.#runs.changeRuns(requests);
     for (let i = 0; i < results.length; i++) {
       const result = results[i] as RunChangeResult;
@@ -208,72 +203,42 @@ function expectationOf(item: ClaimedRun): RunExpectation {
 /**
  * One write of a `recordRunWrites` batch as the store's request, with what its first `decide` found (the
  * run's status and its task's target kind, for `run:changed`). `decide` is a method, not a closure made
- * per write (two writes a fire).
+ * per write (two writes a fire); one class for both kinds of write, so that every request has one shape.
  */
-abstract class WriteRequest implements RunChangeRequest {
+class WriteRequest implements RunChangeRequest {
+  readonly id: RunId;
+  /** The launch answer's claim token (a verdict is not fenced by one). */
+  readonly token?: FencingToken;
+  readonly expect?: RunExpectation;
   found: RunStatus | undefined = undefined;
   targetKind: TargetKind | undefined = undefined;
-  abstract readonly id: RunId;
-  abstract decide(run: Run, task: RunTaskContext): RunChange;
-
-  protected seen(run: Run, task: RunTaskContext): void {
-    this.found ??= run.status;
-    this.targetKind ??= task.targetKind;
-  }
-}
-
-/** A launch answer, fenced by its claim token. */
-class LaunchRequest extends WriteRequest {
-  readonly id: RunId;
-  readonly token: FencingToken;
-  readonly expect?: RunExpectation;
-  readonly #answer: LaunchAnswer;
+  readonly #write: RunWrite;
   readonly #now: Instant;
   readonly #policy: SchedulePolicy;
 
-  constructor(write: RunWrite & { kind: "launch" }, now: Instant, policy: SchedulePolicy) {
-    super();
+  constructor(write: RunWrite, now: Instant, policy: SchedulePolicy) {
     this.id = write.runId;
-    this.token = write.token;
-    const claimed = write.claimed;
-    if (claimed?.run.id === write.runId) this.expect = expectationOf(claimed);
-    this.#answer = write.answer;
+    const known = write.kind === "launch" ? write.claimed : write.launched;
+    if (write.kind === "launch") this.token = write.token;
+    if (known?.run.id === write.runId) this.expect = expectationOf(known);
+    this.#write = write;
     this.#now = now;
     this.#policy = policy;
   }
 
   decide(run: Run, task: RunTaskContext): RunChange {
-    this.seen(run, task);
-    return applyLaunchAnswer(run, this.#answer, { now: this.#now, task, policy: this.#policy });
-  }
-}
-
-/** A verdict; with an attempt, refused (lease_lost) once the run is past it. */
-class CompletionRequest extends WriteRequest {
-  readonly id: RunId;
-  readonly expect?: RunExpectation;
-  readonly #verdict: CompletionVerdict;
-  readonly #attempt: number | undefined;
-  readonly #now: Instant;
-
-  constructor(write: RunWrite & { kind: "completion" }, now: Instant) {
-    super();
-    this.id = write.runId;
-    const launched = write.launched;
-    if (launched?.run.id === write.runId) this.expect = expectationOf(launched);
-    this.#verdict = write.verdict;
-    this.#attempt = write.attempt;
-    this.#now = now;
-  }
-
-  decide(run: Run, task: RunTaskContext): RunChange {
-    this.seen(run, task);
-    if (this.#attempt !== undefined && run.attempt !== this.#attempt) {
+    this.found ??= run.status;
+    this.targetKind ??= task.targetKind;
+    const write = this.#write;
+    if (write.kind === "launch") {
+      return applyLaunchAnswer(run, write.answer, { now: this.#now, task, policy: this.#policy });
+    }
+    if (write.attempt !== undefined && run.attempt !== write.attempt) {
       // docs/operations.md#replica-liveness-what-silent-means: this replica was lost and the run moved on.
       throw new LeaseLostError(
-        `the verdict is for attempt ${String(this.#attempt)}, the run is at attempt ${String(run.attempt)}`,
+        `the verdict is for attempt ${String(write.attempt)}, the run is at attempt ${String(run.attempt)}`,
       );
     }
-    return completeRun(run, this.#verdict, { now: this.#now, task });
+    return completeRun(run, write.verdict, { now: this.#now, task });
   }
 }

@@ -304,98 +304,12 @@ export class PostgresFencedRunWrites {
       return { results, fallback };
     }
 
-    // Each run's bookkeeping on its task, from the batch's changed results in order (one object per run).
-    const books = new Map<RunId, RunBookkeeping>();
-    for (let i = 0; i < results.length; i++) {
-      const result = results[i];
-      if (result?.kind !== "changed") continue;
-      const change = result.change;
-      const id = change.run.id;
-      let book = books.get(id);
-      if (book === undefined) {
-        book = noBookkeeping();
-        books.set(id, book);
-      }
-      const launch = change.taskLaunch;
-      if (launch !== undefined) {
-        book.launchSeq = i;
-        book.lastRunAt = launch.lastRunAt;
-        book.lastRunId = launch.lastRunId;
-        book.launches += launch.runCountIncrement;
-      }
-      const verdict = change.taskVerdict;
-      if (verdict !== undefined) {
-        book.errorSeq = i;
-        book.lastError = verdict.lastError;
-        if (verdict.status !== undefined) {
-          book.statusSeq = i;
-          book.status = verdict.status;
-        }
-      }
-    }
-
-    // Each run writes only the columns its change changed: the others stay as the database holds them.
-    // The status is always written (unchanged, it is the value the fence just checked): a change that
-    // changed no column still writes its row, so that the database confirms what it decided on.
-    const count = toWrite.length;
-    const masks = new Array<number>(count);
-    let shape = 0;
-    for (let r = 0; r < count; r++) {
-      const { before, after } = toWrite[r] as ChangedRunRow;
-      const mask = changedMask(before, after) | STATUS_BIT;
-      masks[r] = mask;
-      shape |= mask;
-    }
-    const masked = masks.some((mask) => mask !== shape);
-    // The state columns this statement sends, by index.
-    const sent: number[] = [];
-    for (let c = 0; c < STATE_COLUMNS.length; c++) if ((shape & (1 << c)) !== 0) sent.push(c);
-    const columns = [
-      RUN_STATE_COLUMNS[0] as Column,
-      ...sent.map((c) => STATE_COLUMNS[c] as Column),
-      ...(masked ? [MASK_COLUMN] : []),
-      ...FENCE_COLUMNS,
-    ];
-    // Column by column, each made at its final length: one array of values per parameter, written as
-    // array text without a row of values per run (`arrayText`).
-    const values = columns.map(() => new Array<unknown>(count));
-    for (let r = 0; r < count; r++) {
-      const { before, after } = toWrite[r] as ChangedRunRow;
-      const book = books.get(after.id) ?? noBookkeeping();
-      const read = fence.get(after.id);
-      const version = read?.version ?? expected.versions.get(after.id);
-      // Every changed run was read by the statement above or taken from its expectation.
-      if (version === undefined) throw new Error(`run ${after.id} changed without being read`);
-      const wakes =
-        (holdsSlot(before.status) && !holdsSlot(after.status)) ||
-        (after.status === "queued" && before.status !== "queued");
-      const state = runStateValues(after);
-      let at = 0;
-      (values[at++] as unknown[])[r] = after.id;
-      for (const c of sent) (values[at++] as unknown[])[r] = state[c + 1];
-      if (masked) (values[at++] as unknown[])[r] = masks[r];
-      (values[at++] as unknown[])[r] = read?.xmin ?? null;
-      (values[at++] as unknown[])[r] = before.claimToken;
-      (values[at++] as unknown[])[r] = before.status;
-      (values[at++] as unknown[])[r] = before.attempt;
-      (values[at++] as unknown[])[r] = before.cancelRequestedAt;
-      (values[at++] as unknown[])[r] = holdsSlot(before.status);
-      (values[at++] as unknown[])[r] = before.taskId;
-      (values[at++] as unknown[])[r] = version;
-      (values[at++] as unknown[])[r] = book.launchSeq;
-      (values[at++] as unknown[])[r] = book.lastRunAt;
-      (values[at++] as unknown[])[r] = book.lastRunId;
-      (values[at++] as unknown[])[r] = book.launches;
-      (values[at++] as unknown[])[r] = book.errorSeq;
-      (values[at++] as unknown[])[r] = book.lastError;
-      (values[at++] as unknown[])[r] = book.statusSeq;
-      (values[at++] as unknown[])[r] = book.status;
-      (values[at++] as unknown[])[r] = wakes;
-      if (at !== columns.length) {
-        throw new Error(`a fenced write row of ${at} values, not ${columns.length}`);
-      }
-    }
-    const parameters = columns.map((column, c) => arrayText(column.type, values[c] as unknown[]));
+    const { shape, masked, parameters } = fencedParameters(
+      toWrite,
+      bookkeepingByRun(results),
+      fence,
+      expected.versions,
+    );
     const answer = await this.#ctx.pool.query(this.#write(shape, masked), parameters);
     // The runs the fence refused (every other run of `toWrite` was written).
     const missed = new Set(
@@ -435,6 +349,118 @@ function expectations(requests: readonly RunChangeRequest[]): {
     versions.set(request.id, e.taskVersion);
   }
   return { runs, tasks, versions };
+}
+
+/** Each changed run's bookkeeping on its task, from a batch's results in order (one object per run). */
+function bookkeepingByRun(
+  results: readonly (RunChangeResult | undefined)[],
+): Map<RunId, RunBookkeeping> {
+  const books = new Map<RunId, RunBookkeeping>();
+  for (let i = 0; i < results.length; i++) {
+    const result = results[i];
+    if (result?.kind !== "changed") continue;
+    const change = result.change;
+    const id = change.run.id;
+    let book = books.get(id);
+    if (book === undefined) {
+      book = noBookkeeping();
+      books.set(id, book);
+    }
+    const launch = change.taskLaunch;
+    if (launch !== undefined) {
+      book.launchSeq = i;
+      book.lastRunAt = launch.lastRunAt;
+      book.lastRunId = launch.lastRunId;
+      book.launches += launch.runCountIncrement;
+    }
+    const verdict = change.taskVerdict;
+    if (verdict !== undefined) {
+      book.errorSeq = i;
+      book.lastError = verdict.lastError;
+      if (verdict.status !== undefined) {
+        book.statusSeq = i;
+        book.status = verdict.status;
+      }
+    }
+  }
+  return books;
+}
+
+/**
+ * The fenced write's parameters for `toWrite` (apart from `apply`, so that V8 compiles each part on its
+ * own): the state columns written (`shape`, bits of `STATE_COLUMNS`), whether each run writes only its
+ * own (`masked`), and one array text per column.
+ */
+function fencedParameters(
+  toWrite: readonly ChangedRunRow[],
+  books: ReadonlyMap<RunId, RunBookkeeping>,
+  fence: ReadonlyMap<RunId, ReadFence>,
+  versions: ReadonlyMap<RunId, number>,
+): { shape: number; masked: boolean; parameters: string[] } {
+  // Each run writes only the columns its change changed: the others stay as the database holds them.
+  // The status is always written (unchanged, it is the value the fence just checked): a change that
+  // changed no column still writes its row, so that the database confirms what it decided on.
+  const count = toWrite.length;
+  const masks = new Array<number>(count);
+  let shape = 0;
+  for (let r = 0; r < count; r++) {
+    const { before, after } = toWrite[r] as ChangedRunRow;
+    const mask = changedMask(before, after) | STATUS_BIT;
+    masks[r] = mask;
+    shape |= mask;
+  }
+  const masked = masks.some((mask) => mask !== shape);
+  // The state columns this statement sends, by index.
+  const sent: number[] = [];
+  for (let c = 0; c < STATE_COLUMNS.length; c++) if ((shape & (1 << c)) !== 0) sent.push(c);
+  const columns = [
+    RUN_STATE_COLUMNS[0] as Column,
+    ...sent.map((c) => STATE_COLUMNS[c] as Column),
+    ...(masked ? [MASK_COLUMN] : []),
+    ...FENCE_COLUMNS,
+  ];
+  // Column by column, each made at its final length: one array of values per parameter, written as
+  // array text without a row of values per run (`arrayText`). Each made generic (filled) at once: an
+  // array whose elements' kind changed with its column's values made V8 deoptimise again and again.
+  const values = columns.map(() => new Array<unknown>(count).fill(null));
+  for (let r = 0; r < count; r++) {
+    const { before, after } = toWrite[r] as ChangedRunRow;
+    const book = books.get(after.id) ?? noBookkeeping();
+    const read = fence.get(after.id);
+    const version = read?.version ?? versions.get(after.id);
+    // Every changed run was read by the statement above or taken from its expectation.
+    if (version === undefined) throw new Error(`run ${after.id} changed without being read`);
+    const wakes =
+      (holdsSlot(before.status) && !holdsSlot(after.status)) ||
+      (after.status === "queued" && before.status !== "queued");
+    const state = runStateValues(after);
+    let at = 0;
+    (values[at++] as unknown[])[r] = after.id;
+    for (const c of sent) (values[at++] as unknown[])[r] = state[c + 1];
+    if (masked) (values[at++] as unknown[])[r] = masks[r];
+    (values[at++] as unknown[])[r] = read?.xmin ?? null;
+    (values[at++] as unknown[])[r] = before.claimToken;
+    (values[at++] as unknown[])[r] = before.status;
+    (values[at++] as unknown[])[r] = before.attempt;
+    (values[at++] as unknown[])[r] = before.cancelRequestedAt;
+    (values[at++] as unknown[])[r] = holdsSlot(before.status);
+    (values[at++] as unknown[])[r] = before.taskId;
+    (values[at++] as unknown[])[r] = version;
+    (values[at++] as unknown[])[r] = book.launchSeq;
+    (values[at++] as unknown[])[r] = book.lastRunAt;
+    (values[at++] as unknown[])[r] = book.lastRunId;
+    (values[at++] as unknown[])[r] = book.launches;
+    (values[at++] as unknown[])[r] = book.errorSeq;
+    (values[at++] as unknown[])[r] = book.lastError;
+    (values[at++] as unknown[])[r] = book.statusSeq;
+    (values[at++] as unknown[])[r] = book.status;
+    (values[at++] as unknown[])[r] = wakes;
+    if (at !== columns.length) {
+      throw new Error(`a fenced write row of ${at} values, not ${columns.length}`);
+    }
+  }
+  const parameters = columns.map((column, c) => arrayText(column.type, values[c] as unknown[]));
+  return { shape, masked, parameters };
 }
 
 /** Bit `i` set for each of `RUN_STATE_FIELDS` whose value `after` changed from `before`. */

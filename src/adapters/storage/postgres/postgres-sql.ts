@@ -98,8 +98,9 @@ export function columnArrays(
   rows: readonly (readonly unknown[])[],
 ): string[] {
   const out = new Array<string>(columns.length);
-  // One column's values at a time, in one array reused for every column.
-  const values = new Array<unknown>(rows.length);
+  // One column's values at a time, in one array reused for every column: made generic (filled) at
+  // once, so that its elements' kind never changes with a column's values (V8 would deoptimise).
+  const values = new Array<unknown>(rows.length).fill(null);
   for (let i = 0; i < columns.length; i++) {
     for (let r = 0; r < rows.length; r++) values[r] = rows[r]?.[i];
     out[i] = arrayText((columns[i] as Column).type, values);
