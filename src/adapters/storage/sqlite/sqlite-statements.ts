@@ -154,8 +154,11 @@ export class SqliteStatements {
   /** The active runs of a JSON array of task ids, in queue order. */
   readonly activeRunsOf: RowReader<[string], RunRow>;
   readonly #db: SqliteDatabase;
-  /** UPDATE statements by the set of columns they write (a bit per RUN_FIELDS index; `QUEUED_GUARD`). */
-  readonly #updates = new Map<number, Statement<[RunRow]>>();
+  /**
+   * UPDATE statements by the set of columns they write (a bit per RUN_FIELDS index; `QUEUED_GUARD`), each
+   * with its columns in the order it binds them, by position, the run's id last.
+   */
+  readonly #updates = new Map<number, RunUpdate>();
 
   /** How the tasks' signing secrets are stored (docs/security.md#secrets-at-rest). */
   readonly secrets: SecretSealer;
@@ -259,16 +262,30 @@ export class SqliteStatements {
     }
     if (mask === 0 && !whenQueued) return 1;
     const key = whenQueued ? mask + QUEUED_GUARD : mask;
-    let statement = this.#updates.get(key);
-    if (statement === undefined) {
+    let update = this.#updates.get(key);
+    if (update === undefined) {
       const changed = RUN_FIELDS.filter((_, i) => (mask & (1 << i)) !== 0);
-      const set = (changed.length === 0 ? ["id" as const] : changed)
-        .map((name) => `${column(name)} = @${name}`)
-        .join(", ");
+      const columns = changed.length === 0 ? ["id" as const] : changed;
+      const set = columns.map((name) => `${column(name)} = ?`).join(", ");
       const guard = whenQueued ? " AND status = 'queued'" : "";
-      statement = this.#db.prepare<[RunRow]>(`UPDATE runs SET ${set} WHERE id = @id${guard}`);
-      this.#updates.set(key, statement);
+      update = {
+        statement: this.#db.prepare(`UPDATE runs SET ${set} WHERE id = ?${guard}`),
+        columns,
+      };
+      this.#updates.set(key, update);
     }
-    return statement.run(after).changes;
+    // Bound by position: a claim's and a verdict's write, one per fire each, read about ten named
+    // parameters from the row object otherwise (about 0.15 µs each).
+    const { statement, columns } = update;
+    const values = new Array<unknown>(columns.length + 1);
+    for (let i = 0; i < columns.length; i++) values[i] = after[columns[i] as keyof RunRow];
+    values[columns.length] = after.id;
+    return statement.run(values).changes;
   }
+}
+
+interface RunUpdate {
+  readonly statement: Statement;
+  /** The columns of its SET list, in order; the run's id is bound after them. */
+  readonly columns: readonly (keyof RunRow)[];
 }
