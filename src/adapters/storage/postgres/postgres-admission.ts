@@ -119,8 +119,8 @@ export class PostgresAdmission {
       `SELECT DISTINCT u.task_id FROM ${unnestSource(OCCURRENCE_COLUMNS)}` +
         ` JOIN ${ctx.runSql.table} AS r ON r.task_id = u.task_id AND r.trigger = 'scheduled'` +
         ` AND r.scheduled_for = ${unnestValue({ name: "scheduled_for", type: "ts" })}` +
-        // runs_occurrence_uq's third column, so the probe is the key's whole (migration 34).
-        ` AND (CASE r.trigger WHEN 'manual' THEN r.id ELSE r.trigger END) = 'scheduled'`,
+        // runs_occurrence_uq's third column (migration 34), so the probe is the key's whole.
+        ` AND (CASE r.trigger WHEN 'scheduled' THEN 's' WHEN 'backfill' THEN 'b' END) = 's'`,
     );
   }
 

@@ -26,10 +26,10 @@ export type InsertConflict = "none" | "manual_key" | "backfill_occurrence" | "sc
 
 /**
  * A scheduled or backfilled run's occurrence key is `runs_occurrence_uq` (migration 34): the task, the
- * instant and the trigger (a manual run's id in the trigger's place, so never refused there).
+ * instant and the trigger as one letter (NULL for a manual run, so never refused there).
  */
 const OCCURRENCE_KEY =
-  "(task_id, scheduled_for, (CASE trigger WHEN 'manual' THEN id ELSE trigger END))";
+  "(task_id, scheduled_for, (CASE trigger WHEN 'scheduled' THEN 's' WHEN 'backfill' THEN 'b' END))";
 
 const ON_CONFLICT: Readonly<Record<InsertConflict, string>> = {
   none: "",
