@@ -144,7 +144,8 @@ describe("postgres migration 28 (mutable run columns last, one slot key fewer)",
         ` ORDER BY indexname`,
       [schema],
     );
-    // (Migration 34 then folds a task's history and its occurrence keys into runs_occurrence_uq.)
+    // (Migration 34 then folds a task's history and its occurrence keys into runs_occurrence_uq, and
+    // migration 35 rebuilds runs_owner_listing_idx ascending.)
     const folded = [
       "runs_backfill_occurrence_uq",
       "runs_history_idx",
@@ -152,8 +153,8 @@ describe("postgres migration 28 (mutable run columns last, one slot key fewer)",
     ];
     const named = (rs: readonly unknown[], leave: readonly string[]) =>
       rs.filter((r) => !leave.includes((r as { indexname: string }).indexname));
-    expect(named(indexesAfter.rows, ["runs_occurrence_uq"])).toEqual(
-      named(indexesBefore.rows, folded),
+    expect(named(indexesAfter.rows, ["runs_occurrence_uq", "runs_owner_listing_idx"])).toEqual(
+      named(indexesBefore.rows, [...folded, "runs_owner_listing_idx"]),
     );
     const columns = await pool.query(
       `SELECT column_name FROM information_schema.columns WHERE table_schema = $1::text` +
