@@ -21,7 +21,7 @@ import type { Instant } from "../../../domain/time.js";
 import { taskSource } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import type { FusedClaims, PostgresClaim } from "./postgres-claim.js";
-import { SCHEDULED_OCCURRENCE_INDEX, SLOT_INDEXES, uniqueViolation } from "./postgres-errors.js";
+import { OCCURRENCE_INDEX, SLOT_INDEXES, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import { calendarItemsColumn, record, text, taskSelectList } from "./postgres-rows.js";
 import { DEFINITION_STAMP } from "./postgres-task-definitions.js";
@@ -118,7 +118,9 @@ export class PostgresAdmission {
     this.#decided = prepared(
       `SELECT DISTINCT u.task_id FROM ${unnestSource(OCCURRENCE_COLUMNS)}` +
         ` JOIN ${ctx.runSql.table} AS r ON r.task_id = u.task_id AND r.trigger = 'scheduled'` +
-        ` AND r.scheduled_for = ${unnestValue({ name: "scheduled_for", type: "ts" })}`,
+        ` AND r.scheduled_for = ${unnestValue({ name: "scheduled_for", type: "ts" })}` +
+        // runs_occurrence_uq's third column (migration 34), so the probe is the key's whole.
+        ` AND (CASE r.trigger WHEN 'scheduled' THEN 's' WHEN 'backfill' THEN 'b' END) = 's'`,
     );
   }
 
@@ -178,7 +180,7 @@ export class PostgresAdmission {
           return report(admissions, defective, fused, claim !== undefined);
         } catch (error) {
           const violated = uniqueViolation(error);
-          if (violated === SCHEDULED_OCCURRENCE_INDEX) throw new OccurrenceDecided();
+          if (violated === OCCURRENCE_INDEX) throw new OccurrenceDecided();
           if (fused !== null && SLOT_INDEXES.includes(violated ?? "")) throw new FusedSlotClash();
           throw error;
         }
@@ -191,7 +193,7 @@ export class PostgresAdmission {
         } catch (error) {
           const violated = uniqueViolation(error);
           if (fused !== null && SLOT_INDEXES.includes(violated ?? "")) throw new FusedSlotClash();
-          if (violated !== SCHEDULED_OCCURRENCE_INDEX) throw error;
+          if (violated !== OCCURRENCE_INDEX) throw error;
           // An occurrence is already decided (docs/semantics.md#guarantees): drop that task's work, keep the others'.
           await client.query("ROLLBACK TO SAVEPOINT admission");
           const decided = await this.#alreadyDecided(client, admissions);
