@@ -75,8 +75,15 @@ interface AdmitArgs {
 /** An admission written without a savepoint met an occurrence already decided. */
 class OccurrenceDecided extends Error {}
 
-/** A fused claim's slot key refused a run (another claim bound its thread or task first): admit unfused. */
+/**
+ * A fused claim's slot key refused a run: another replica's claim committed a lease on the slot number,
+ * thread or task after this transaction's snapshot read them free. Admit again fused once (a new
+ * snapshot sees that lease, so the usual race is over), then unfused (the runs are queued).
+ */
 class FusedSlotClash extends Error {}
+
+/** Admissions again fused after a slot clash, before one unfused (docs/storage.md#fused-admit-and-claim). */
+const FUSED_RETRIES = 1;
 
 /** Admission's statements, built once per store. */
 export class PostgresAdmission {
@@ -127,14 +134,16 @@ export class PostgresAdmission {
   async admit(args: AdmitArgs): Promise<AdmissionReport> {
     let careful = false;
     let fuse = args.claim !== undefined;
+    let fusedRetries = FUSED_RETRIES;
     for (;;) {
       try {
         return await admitAgainWhenNear(() => this.#admit(args, careful, fuse));
       } catch (error) {
         // That transaction wrote nothing: admit again, with a savepoint to drop the decided tasks'
-        // work, or without the fused claim whose slot key clashed (the runs are then queued).
+        // work, or fused again on a new snapshot after a slot clash, then without the fused claim
+        // (the runs are then queued).
         if (error instanceof OccurrenceDecided && !careful) careful = true;
-        else if (error instanceof FusedSlotClash && fuse) fuse = false;
+        else if (error instanceof FusedSlotClash && fuse) fuse = fusedRetries-- > 0;
         else throw error;
       }
     }
