@@ -128,16 +128,27 @@ export class AdmissionRounds {
       });
       for (const run of report.cancellations) this.#deps.cancelTarget(run, null);
       for (const task of report.defective) this.#reportDefect(task);
+      let shortOfRoom = false;
       if (report.claimed !== undefined) {
         this.#storeFuses = true;
         const short = report.claimed.length < report.queuedRuns.length;
-        if (short && report.claimed.length < room) this.#shortAt = clock.now();
+        shortOfRoom = short && report.claimed.length < room;
+        if (shortOfRoom) this.#shortAt = clock.now();
       }
       const claimed = report.claimed ?? [];
       if (claimed.length > 0) {
         this.#deps.claims.announce(claimed);
         // Launched (or handed back) even when stopping: they are claimed, as a claim's answer is.
         if (!this.#launchClaimed(claimed, cover, admitSpan)) return;
+      }
+      if (this.#deps.stopped()) return;
+      // A round short of its room found the budget held, partly by this replica's verdicts still being
+      // written: the claim of the runs it queued waits for those writes as the next round would, and
+      // takes the slots they free (without the wait it found the budget full, and the queued runs
+      // waited for a later claim). The launches just made answer first where they answer at once.
+      if (shortOfRoom) {
+        await yieldToEventLoop();
+        await this.#verdictsWritten();
       }
       if (this.#deps.stopped()) return;
       const taken = fusedEveryRun(report.claimed, report.queuedRuns.length)

@@ -240,6 +240,70 @@ describe.skipIf(!runnable)("postgres: the claim fused into admission", () => {
     }
   });
 
+  /**
+   * A fresh schema whose `claim_slots` has an intruder: before each of the first `clashes` lease inserts
+   * (counted by a sequence, which a rollback does not undo), a lease of another run is inserted on the
+   * same slot number, as a second replica's claim committing between this admission's read of the free
+   * numbers and its write would; the insert then fails on `claim_slots_pkey`.
+   */
+  async function clashingReplica(clashes: number): Promise<PostgresStore> {
+    const clashing = database.freshSchema();
+    const [store] = await openReplicaStores(database, 1, clashing);
+    const s = `"${clashing}"`;
+    await database
+      .pool(1)
+      .query(
+        `CREATE SEQUENCE ${s}.intrusions;` +
+          `CREATE FUNCTION ${s}.intrude() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN` +
+          ` IF NEW.run_id <> 'intruder' AND nextval('${s}.intrusions') <= ${clashes} THEN` +
+          ` INSERT INTO ${s}.claim_slots (slot, exclusive, run_id, thread_scope, owner, run_task_id)` +
+          ` VALUES (NEW.slot, false, 'intruder', 'intruder', 'intruder', 'intruder'); END IF;` +
+          ` RETURN NEW; END $$;` +
+          `CREATE TRIGGER intrude BEFORE INSERT ON ${s}.claim_slots FOR EACH ROW EXECUTE FUNCTION ${s}.intrude();`,
+      );
+    return store!;
+  }
+
+  it("admits fused again once when another claim took a slot number first", async () => {
+    const store = await clashingReplica(1);
+    try {
+      const ids: TaskId[] = [];
+      for (let i = 0; i < 2; i++) {
+        const task = await insertTask(store, {
+          schedule: onceAt(minute(8)),
+          target: handlerTarget("h"),
+        });
+        ids.push(task.id);
+      }
+      const report = await admitAndClaim(store, minute(8, 10), { handlerNames: HANDLER });
+      expect(report.tasks).toBe(2);
+      expect(report.claimed?.map((c) => c.run.taskId).sort()).toEqual([...ids].sort());
+      const runs = (await Promise.all(ids.map((id) => ledger(store, id)))).flat();
+      expect(runs.map((run) => run.status)).toEqual(["launching", "launching"]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("admits unfused, its runs queued, when the fused retry clashes too", async () => {
+    const store = await clashingReplica(2);
+    try {
+      const task = await insertTask(store, {
+        schedule: onceAt(minute(9)),
+        target: handlerTarget("h"),
+      });
+      const report = await admitAndClaim(store, minute(9, 10), { handlerNames: HANDLER });
+      expect(report.tasks).toBe(1);
+      expect(report.claimed ?? []).toEqual([]);
+      expect((await ledger(store, task.id)).map((run) => run.status)).toEqual(["queued"]);
+      // The queue's claim takes it as before (the intruder is spent).
+      const claimed = await claimDue(store, minute(9, 20), { handlerNames: HANDLER });
+      expect(claimed.map((c) => c.run.taskId)).toEqual([task.id]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("leaves a fused claim whose replica dies to be found after its lease, like any claim", async () => {
     const ids = await dueTasks(1, minute(7));
     const report = await admitAndClaim(replicas[0]!, minute(7, 10), {

@@ -33,6 +33,8 @@ function fusingStore(
   fused: number[];
   /** The claims the coordinator made apart from its admissions. */
   claimCalls: () => number;
+  /** How many runs each of those claims took, in order. */
+  claimedByClaims: number[];
   /** From now on the admission reports a fused claim of none (the store saw a queued run ready). */
   fuseNothing: () => void;
   hold: () => () => void;
@@ -43,6 +45,7 @@ function fusingStore(
   const fused: number[] = [];
   let gate: Promise<void> | null = null;
   let claimCalls = 0;
+  const claimedByClaims: number[] = [];
   let fuseNothing = false;
   const admitDueTasks: Store["tasks"]["admitDueTasks"] = async (
     now,
@@ -74,9 +77,11 @@ function fusingStore(
   return {
     store: {
       ...withRunMethods(base, {
-        claimRuns: (request, select, claim) => {
+        claimRuns: async (request, select, claim) => {
           claimCalls++;
-          return base.runs.claimRuns(request, select, claim);
+          const claimed = await base.runs.claimRuns(request, select, claim);
+          claimedByClaims.push(claimed.length);
+          return claimed;
         },
         ...replaced(base),
       }),
@@ -86,6 +91,7 @@ function fusingStore(
     limits,
     fused,
     claimCalls: () => claimCalls,
+    claimedByClaims,
     fuseNothing: () => {
       fuseNothing = true;
     },
@@ -189,6 +195,40 @@ describe("Coordinator with the claim fused into admission", () => {
     expect(limits.length).toBeGreaterThan(before + 1);
   });
 
+  it("after a round short of its room, claims the runs it queued once its verdicts are written", async () => {
+    const clock = new VirtualClock(t0);
+    const writes = holdFirstWrite();
+    const { store, fused, claimCalls, claimedByClaims } = fusingStore(clock, writes.replaced);
+    const h = await dueBurst(clock, store, {
+      budget: 2,
+      admissionBatch: 2,
+      tasks: 5,
+    });
+    // Another replica holds one of the budget's two slots; this replica's first round fuses one run of
+    // its two and queues the other (short of its room).
+    const other = await admitAndClaim(store, clock.now(), {
+      batch: 1,
+      limit: 1,
+      maxConcurrentRuns: 2,
+      replicaId: "replica-b",
+      handlerNames: new Set(["job"]),
+    });
+    expect(other.claimed).toHaveLength(1);
+    const claimsBefore = claimCalls();
+    const pass = h.coordinator.tick();
+    await flushPromises();
+    expect(fused).toEqual([1, 1]);
+    expect(writes.held()).toBe(true);
+    // While the fused run's verdict is being written its slot is held: no claim is made yet (it would
+    // find the budget full).
+    expect(claimCalls()).toBe(claimsBefore);
+    writes.release();
+    await flushPromises();
+    // Written, the slot is free: the claim takes the run the round queued.
+    expect(claimedByClaims[claimsBefore]).toBe(1);
+    await pass;
+  });
+
   it("never waits while its rounds find the budget's room: one replica under its own budget", async () => {
     const clock = new VirtualClock(t0);
     const writes = holdFirstWrite();
@@ -260,11 +300,23 @@ describe("Coordinator with the claim fused into admission", () => {
     const before = limits.length;
     const pass = h.coordinator.tick();
     await flushPromises();
-    // The first round came back short; the second waits for the write that never ends, then goes on.
+    // The first round came back short; its claim and the second round each wait for the write that
+    // never ends, then go on.
     expect(limits).toHaveLength(before + 1);
     await clock.advance(VERDICT_WAIT_MS - 1);
     expect(limits).toHaveLength(before + 1);
     await clock.advance(1);
+    await flushPromises();
+    expect(limits).toHaveLength(before + 1);
+    await clock.advance(VERDICT_WAIT_MS);
+    await flushPromises();
+    expect(limits).toHaveLength(before + 2);
+    const state = { done: false };
+    void pass.then(() => {
+      state.done = true;
+    });
+    // Every later round short of its room waits as long, and no longer.
+    for (let i = 0; i < 20 && !state.done; i++) await clock.advance(VERDICT_WAIT_MS);
     await pass;
     // The round after the wait admitted the rest (queued: the budget is held), decided all the same.
     expect(limits.length).toBeGreaterThan(before + 1);

@@ -46,12 +46,21 @@ interface Searched {
 }
 
 /**
- * The last two searches of each expression. Parsed expressions are shared by their text (`parseCron`),
- * so the tasks of one expression due together (a thousand same-second crons) ask the same question,
- * their next fire after the same instant: one search answers them all instead of one each. Pure: an
- * answer depends on its arguments only, and a fire is never changed once made.
+ * The last searches of each expression, the most recent first. Parsed expressions are shared by their
+ * text (`parseCron`), so the tasks of one expression due together (a thousand same-second crons) ask the
+ * same questions, their next fire after the same instants: one search answers them all instead of one
+ * each. Pure: an answer depends on its arguments only, and a fire is never changed once made.
  */
-const searched = new WeakMap<CronExpression, readonly [Searched, Searched | undefined]>();
+const searched = new WeakMap<CronExpression, Searched[]>();
+
+/**
+ * Searches kept per expression. A task whose parsed schedule remembers nothing yet (its first admission
+ * on this replica, or after the other replica admitted it: next-after.ts) asks three questions in turn,
+ * after its watermark, after the fire due and after the one following (admission-due.ts); with fewer
+ * than three kept, the tasks of one expression asking them one after the other evict each other's
+ * answers and every task searches three times (docs/decisions.md#a-cron-search-is-kept-for-four-questions).
+ */
+const SEARCHES_KEPT = 4;
 
 /**
  * The first fire strictly after `after` and before `until` (exclusive bound on the search, not on the
@@ -64,14 +73,24 @@ export function nextCronFire(
   until: number,
   rule = 0,
 ): CronFire | null {
-  const held = searched.get(expression);
-  if (held !== undefined) {
-    if (sameSearch(held[0], zone, after, until, rule)) return held[0].fire;
-    const older = held[1];
-    if (older !== undefined && sameSearch(older, zone, after, until, rule)) return older.fire;
+  let held = searched.get(expression);
+  if (held === undefined) {
+    held = [];
+    searched.set(expression, held);
+  }
+  for (let i = 0; i < held.length; i++) {
+    const one = held[i] as Searched;
+    if (!sameSearch(one, zone, after, until, rule)) continue;
+    // Most recent first: a question asked again stays kept the longest.
+    if (i > 0) {
+      held.splice(i, 1);
+      held.unshift(one);
+    }
+    return one.fire;
   }
   const fire = searchCronFire(expression, zone, after, until, rule);
-  searched.set(expression, [{ zone, after, until, rule, fire }, held?.[0]]);
+  held.unshift({ zone, after, until, rule, fire });
+  if (held.length > SEARCHES_KEPT) held.pop();
   return fire;
 }
 

@@ -42,6 +42,14 @@ export const MAX_YEAR = 9999;
 
 const FIXED_ZONE = /^(?:Etc\/)?(?:UTC|UCT|GMT|GMT[+-]?0|Universal|Zulu|Greenwich|GMT[+-]\d{1,2})$/;
 
+/**
+ * The names of UTC itself, whose offset is zero at every instant: their years are built without asking
+ * Intl, since a process's first `Intl.DateTimeFormat` loads ICU's zone data (12-60 ms of CPU on the
+ * benchmark's machine, paid by a replica's first cron search, in the burst; stored-task-fields.ts does
+ * not ask Intl about `UTC` either).
+ */
+const UTC_ZONE = /^(?:Etc\/)?(?:UTC|UCT|GMT|GMT[+-]?0|Universal|Zulu|Greenwich)$/;
+
 function formatterFor(zone: string): Intl.DateTimeFormat {
   let formatter = formatters.get(zone);
   if (formatter === undefined) {
@@ -101,6 +109,7 @@ function firstChange(zone: string, from: number, to: number, offset: number): nu
 function buildYear(zone: string, year: number): YearTable {
   const start = daysFromCivil(year, 1, 1) * MS_PER_DAY;
   const end = daysFromCivil(year + 1, 1, 1) * MS_PER_DAY;
+  if (UTC_ZONE.test(zone)) return { start, end, startOffset: 0, transitions: [] };
   const startOffset = probeOffset(zone, start);
   if (FIXED_ZONE.test(zone)) return { start, end, startOffset, transitions: [] };
   const transitions: Transition[] = [];

@@ -228,6 +228,33 @@ describe("a cron search is shared by the schedules of one expression", () => {
     expect(nextCronFireOf(spec({ type: "cron", cron }) as CronSchedule, t)).toBe(first);
   });
 
+  it("answers an admission's three questions for every schedule of the expression, asked one schedule after the other", () => {
+    // A task's first admission on a replica asks after its watermark, after the fire due and after
+    // the one following (admission-due.ts); the next task of the expression asks the same three.
+    const cron = "26 * * * * *";
+    const ask = (): (object | null)[] => {
+      const schedule = spec({ type: "cron", cron }) as CronSchedule;
+      const answers: (object | null)[] = [];
+      let after: number = t;
+      for (let i = 0; i < 3; i++) {
+        const fire = nextCronFireOf(schedule, after);
+        answers.push(fire);
+        if (fire === null) break;
+        after = fire.at;
+      }
+      return answers;
+    };
+    const first = ask();
+    expect(first.every((fire) => fire !== null)).toBe(true);
+    // The very objects: the second and third schedules searched nothing.
+    const second = ask();
+    const third = ask();
+    first.forEach((fire, i) => {
+      expect(second[i]).toBe(fire);
+      expect(third[i]).toBe(fire);
+    });
+  });
+
   it("keeps answers of other zones, instants and bounds apart", () => {
     const cron = "0 30 2 * * *";
     const zones = ["UTC", "America/New_York", "Asia/Kolkata", "UTC"];

@@ -96,6 +96,66 @@ describe("offsetAt and previousTransition", () => {
   });
 });
 
+describe("UTC's names", () => {
+  const names = [
+    "UTC",
+    "Etc/UTC",
+    "UCT",
+    "GMT",
+    "Etc/GMT",
+    "GMT0",
+    "Etc/GMT+0",
+    "GMT-0",
+    "Universal",
+    "Zulu",
+    "Greenwich",
+  ];
+
+  it("have the offset Intl gives them, zero, at every instant", () => {
+    const instant = at("2026-07-01T12:34:56Z");
+    for (const zone of names) {
+      const wall = new Intl.DateTimeFormat("en-US", {
+        timeZone: zone,
+        hourCycle: "h23",
+        hour: "numeric",
+        minute: "numeric",
+      }).format(instant);
+      expect([zone, wall]).toEqual([zone, "12:34"]);
+      expect([zone, offsetAt(zone, instant)]).toEqual([zone, 0]);
+    }
+  });
+
+  it("are computed without Intl, whose first formatter loads ICU's zone data", () => {
+    // A formatter made before (the zones' first test) is refused too: its parts are asked of the prototype.
+    const formatter = Intl.DateTimeFormat;
+    const parts = Object.getOwnPropertyDescriptor(formatter.prototype, "formatToParts");
+    const refused = (): never => {
+      throw new Error("Intl asked");
+    };
+    Intl.DateTimeFormat = refused as unknown as typeof Intl.DateTimeFormat;
+    Object.defineProperty(formatter.prototype, "formatToParts", {
+      value: refused,
+      configurable: true,
+    });
+    try {
+      // Years no other test reads: their tables are built here.
+      for (const [i, zone] of names.entries()) {
+        expect(offsetAt(zone, at(`${2431 + i}-05-01T00:00:00Z`))).toBe(0);
+        expect(
+          transitionsBetween(
+            zone,
+            at(`${2451 + i}-01-01T00:00:00Z`),
+            at(`${2452 + i}-12-31T00:00:00Z`),
+          ),
+        ).toEqual([]);
+      }
+    } finally {
+      Intl.DateTimeFormat = formatter;
+      if (parts !== undefined) Object.defineProperty(formatter.prototype, "formatToParts", parts);
+    }
+  });
+});
+
 describe("resolveWall", () => {
   it("finds one instant for an ordinary wall time", () => {
     expect(resolveWall("Europe/Berlin", at("2024-06-01T12:00:00Z"))).toEqual({

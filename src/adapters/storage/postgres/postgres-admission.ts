@@ -21,7 +21,7 @@ import type { Instant } from "../../../domain/time.js";
 import { taskSource } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import type { FusedClaims, PostgresClaim } from "./postgres-claim.js";
-import { SCHEDULED_OCCURRENCE_INDEX, SLOT_INDEXES, uniqueViolation } from "./postgres-errors.js";
+import { OCCURRENCE_INDEX, SLOT_INDEXES, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import { calendarItemsColumn, record, text, taskSelectList } from "./postgres-rows.js";
 import { DEFINITION_STAMP } from "./postgres-task-definitions.js";
@@ -75,8 +75,15 @@ interface AdmitArgs {
 /** An admission written without a savepoint met an occurrence already decided. */
 class OccurrenceDecided extends Error {}
 
-/** A fused claim's slot key refused a run (another claim bound its thread or task first): admit unfused. */
+/**
+ * A fused claim's slot key refused a run: another replica's claim committed a lease on the slot number,
+ * thread or task after this transaction's snapshot read them free. Admit again fused once (a new
+ * snapshot sees that lease, so the usual race is over), then unfused (the runs are queued).
+ */
 class FusedSlotClash extends Error {}
+
+/** Admissions again fused after a slot clash, before one unfused (docs/storage.md#fused-admit-and-claim). */
+const FUSED_RETRIES = 1;
 
 /** Admission's statements, built once per store. */
 export class PostgresAdmission {
@@ -118,21 +125,25 @@ export class PostgresAdmission {
     this.#decided = prepared(
       `SELECT DISTINCT u.task_id FROM ${unnestSource(OCCURRENCE_COLUMNS)}` +
         ` JOIN ${ctx.runSql.table} AS r ON r.task_id = u.task_id AND r.trigger = 'scheduled'` +
-        ` AND r.scheduled_for = ${unnestValue({ name: "scheduled_for", type: "ts" })}`,
+        ` AND r.scheduled_for = ${unnestValue({ name: "scheduled_for", type: "ts" })}` +
+        // runs_occurrence_uq's third column (migration 34), so the probe is the key's whole.
+        ` AND (CASE r.trigger WHEN 'scheduled' THEN 's' WHEN 'backfill' THEN 'b' END) = 's'`,
     );
   }
 
   async admit(args: AdmitArgs): Promise<AdmissionReport> {
     let careful = false;
     let fuse = args.claim !== undefined;
+    let fusedRetries = FUSED_RETRIES;
     for (;;) {
       try {
         return await admitAgainWhenNear(() => this.#admit(args, careful, fuse));
       } catch (error) {
         // That transaction wrote nothing: admit again, with a savepoint to drop the decided tasks'
-        // work, or without the fused claim whose slot key clashed (the runs are then queued).
+        // work, or fused again on a new snapshot after a slot clash, then without the fused claim
+        // (the runs are then queued).
         if (error instanceof OccurrenceDecided && !careful) careful = true;
-        else if (error instanceof FusedSlotClash && fuse) fuse = false;
+        else if (error instanceof FusedSlotClash && fuse) fuse = fusedRetries-- > 0;
         else throw error;
       }
     }
@@ -180,7 +191,7 @@ export class PostgresAdmission {
           return report(admissions, defective, fused, claim !== undefined);
         } catch (error) {
           const violated = uniqueViolation(error);
-          if (violated === SCHEDULED_OCCURRENCE_INDEX) throw new OccurrenceDecided();
+          if (violated === OCCURRENCE_INDEX) throw new OccurrenceDecided();
           if (fused !== null && SLOT_INDEXES.includes(violated ?? "")) throw new FusedSlotClash();
           throw error;
         }
@@ -193,7 +204,7 @@ export class PostgresAdmission {
         } catch (error) {
           const violated = uniqueViolation(error);
           if (fused !== null && SLOT_INDEXES.includes(violated ?? "")) throw new FusedSlotClash();
-          if (violated !== SCHEDULED_OCCURRENCE_INDEX) throw error;
+          if (violated !== OCCURRENCE_INDEX) throw error;
           // An occurrence is already decided (docs/semantics.md#guarantees): drop that task's work, keep the others'.
           await client.query("ROLLBACK TO SAVEPOINT admission");
           const decided = await this.#alreadyDecided(client, admissions);

@@ -22,7 +22,12 @@ export const SLOT_INDEXES: readonly string[] = [
   "claim_slots_thread_uq",
   "claim_slots_pkey",
 ];
-export const SCHEDULED_OCCURRENCE_INDEX = "runs_scheduled_occurrence_uq";
+/**
+ * The occurrence key of a scheduled or backfilled run (migration 34, which folded
+ * `runs_scheduled_occurrence_uq`, `runs_backfill_occurrence_uq` and the history index into it): in
+ * admission, which inserts scheduled runs only, a violation is an occurrence already decided.
+ */
+export const OCCURRENCE_INDEX = "runs_occurrence_uq";
 
 /**
  * SQLSTATE classes of a write that will fail again (docs/storage.md#writes-the-store-refuses): 22 data

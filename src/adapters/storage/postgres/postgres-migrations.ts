@@ -39,6 +39,8 @@ import { POSTGRES_MIGRATION_0030 } from "./postgres-migration-0030.js";
 import { POSTGRES_MIGRATION_0031 } from "./postgres-migration-0031.js";
 import { POSTGRES_MIGRATION_0032 } from "./postgres-migration-0032.js";
 import { POSTGRES_MIGRATION_0033 } from "./postgres-migration-0033.js";
+import { POSTGRES_MIGRATION_0034 } from "./postgres-migration-0034.js";
+import { POSTGRES_MIGRATION_0035 } from "./postgres-migration-0035.js";
 import type { PostgresClient, PostgresPool, PostgresQueryable } from "./postgres-pool.js";
 import { uniqueViolation } from "./postgres-errors.js";
 import { integer, record, text } from "./postgres-rows.js";
@@ -130,6 +132,16 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     version: 33,
     name: "the triggers on runs run only the statements a write needs",
     sql: POSTGRES_MIGRATION_0033,
+  },
+  {
+    version: 34,
+    name: "a task's history and its occurrence keys in one index",
+    sql: POSTGRES_MIGRATION_0034,
+  },
+  {
+    version: 35,
+    name: "the owners' listing appended to, not split",
+    sql: POSTGRES_MIGRATION_0035,
   },
 ];
 

@@ -7,8 +7,8 @@
  * No index of `runs` names the status or finished_at (migration 24: a fire's status changes are then
  * heap-only). A search for active runs only (queued, launching, running) reads its candidates from
  * `run_ready` and `claim_slots`, bounded by the queue and the budget; any other status is a filter on
- * the owner's listing walk (`runs_owner_listing_idx (owner, target_kind, scheduled_for DESC, id DESC)`,
- * one branch per target kind), as is a finished-time range.
+ * the owner's listing walk (`runs_owner_listing_idx (owner, target_kind, scheduled_for, id)` walked
+ * backwards, ascending since migration 35, one branch per target kind), as is a finished-time range.
  */
 import type { OwnerScope, Page, RunSearch } from "../../../domain/ports/queries.js";
 import { ACTIVE_RUN_STATUSES } from "../../../domain/run.js";

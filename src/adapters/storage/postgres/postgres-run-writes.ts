@@ -24,13 +24,18 @@ import type { Column } from "./postgres-sql.js";
 /** Which unique key a batch insert tolerates: a conflicting row is dropped, not an error. */
 export type InsertConflict = "none" | "manual_key" | "backfill_occurrence" | "scheduled_occurrence";
 
+/**
+ * A scheduled or backfilled run's occurrence key is `runs_occurrence_uq` (migration 34): the task, the
+ * instant and the trigger as one letter (NULL for a manual run, so never refused there).
+ */
+const OCCURRENCE_KEY =
+  "(task_id, scheduled_for, (CASE trigger WHEN 'scheduled' THEN 's' WHEN 'backfill' THEN 'b' END))";
+
 const ON_CONFLICT: Readonly<Record<InsertConflict, string>> = {
   none: "",
   manual_key: " ON CONFLICT (task_id, idempotency_key) WHERE trigger = 'manual' DO NOTHING",
-  backfill_occurrence:
-    " ON CONFLICT (task_id, scheduled_for) WHERE trigger = 'backfill' DO NOTHING",
-  scheduled_occurrence:
-    " ON CONFLICT (task_id, scheduled_for) WHERE trigger = 'scheduled' DO NOTHING",
+  backfill_occurrence: ` ON CONFLICT ${OCCURRENCE_KEY} DO NOTHING`,
+  scheduled_occurrence: ` ON CONFLICT ${OCCURRENCE_KEY} DO NOTHING`,
 };
 
 /**

@@ -4,7 +4,8 @@
  * statistics, says which index serves it. The stores write the SQL; this never branches on a dialect.
  *
  * Paths, in order of preference:
- *   task     a task's runs: `runs_history_idx (task_id, scheduled_for DESC, id DESC)` (SQLite since migration 21: `runs_occurrence_uq`);
+ *   task     a task's runs: `runs_occurrence_uq (task_id, scheduled_for, trigger or id)` walked backwards,
+ *            each instant's few runs sorted by id (PostgreSQL since migration 34, SQLite since 21);
  *   finished a finished-time range: `runs_retention_idx (finished_at)`, bounded by the range;
  *   rare     late runs, or manual or backfill ones: the partial `runs_owner_rare_idx`;
  *   branches everything else of one owner: one ordered range of `runs_owner_listing_idx (owner, status,

@@ -46,15 +46,12 @@ interface TaskAdmission {
   readonly newRuns: readonly Run[];
 }
 
-interface ScheduleFieldsRow {
-  readonly id: string;
-  readonly status: string;
-  readonly next_run_at: number | null;
-  readonly decided_through: number;
-  readonly admitted_count: number;
-  readonly set_last_error: number;
-  readonly last_error: string | null;
-}
+/**
+ * An admission's `task_state` write, bound by position (one per fire: named parameters read from an
+ * object cost about 0.15 µs each): status, next run, watermark, admitted count, whether the last error
+ * is set (1 or 0), the last error, the task's id.
+ */
+type ScheduleFields = [string, number | null, number, number, number, string | null, string];
 
 export class SqliteAdmission {
   readonly #tx: SqliteTransactions;
@@ -62,7 +59,7 @@ export class SqliteAdmission {
   readonly #definitions: SqliteTaskDefinitions;
   readonly #newId: () => string;
   readonly #dueTasks: RowReader<[number, number], TaskRow>;
-  readonly #writeAdmission: Statement<[ScheduleFieldsRow]>;
+  readonly #writeAdmission: Statement<ScheduleFields>;
   readonly #nextDue: Statement<[], { next_run_at: number }>;
   readonly #markDefect: Statement<[{ id: string; at: number }]>;
   readonly #claims: SqliteClaim;
@@ -90,11 +87,10 @@ export class SqliteAdmission {
       TASK_READ_COLUMNS,
       taskReadRowOf,
     );
-    this.#writeAdmission = db.prepare<[ScheduleFieldsRow]>(
-      `UPDATE task_state SET status = @status, next_run_at = @next_run_at,
-         decided_through = @decided_through, admitted_count = @admitted_count,
-         last_error = CASE WHEN @set_last_error = 1 THEN @last_error ELSE last_error END
-       WHERE task_id = @id`,
+    this.#writeAdmission = db.prepare<ScheduleFields>(
+      `UPDATE task_state SET status = ?, next_run_at = ?, decided_through = ?, admitted_count = ?,
+         last_error = CASE WHEN ? = 1 THEN ? ELSE last_error END
+       WHERE task_id = ?`,
     );
     this.#markDefect = db.prepare<[{ id: string; at: number }]>(
       "UPDATE task_state SET defect_at = @at WHERE task_id = @id AND defect_at IS NULL",
@@ -265,15 +261,15 @@ export class SqliteAdmission {
       (run) => rewriteRun(this.#shared, run, activeRuns) > 0,
     );
     const fields = write.fields;
-    this.#writeAdmission.run({
-      id: task.id,
-      status: fields.status,
-      next_run_at: fields.nextRunAt,
-      decided_through: fields.decidedThrough,
-      admitted_count: fields.admittedCount,
-      set_last_error: fields.lastError === undefined ? 0 : 1,
-      last_error: fields.lastError ?? null,
-    });
+    this.#writeAdmission.run(
+      fields.status,
+      fields.nextRunAt,
+      fields.decidedThrough,
+      fields.admittedCount,
+      fields.lastError === undefined ? 0 : 1,
+      fields.lastError ?? null,
+      task.id,
+    );
     // The runs as decided (queued), as the report gives them; the claimed ones apart.
     return { inserted: [...newRuns], cancellations, claimed: taken };
   }

@@ -87,6 +87,7 @@ export class SqliteClaim {
   readonly #ownerSlots: Statement<[], { owner: string; held: number }>;
   readonly #queueLook: Statement<[{ now: number; look: number }], FusedQueueRow>;
   readonly #fusedFlags: Statement<[FusedFlagsArgs], FusedFlagsRow>;
+  readonly #busyExclusiveTasks: Statement<[string, number], string>;
 
   constructor(options: {
     db: SqliteDatabase;
@@ -179,6 +180,16 @@ export class SqliteClaim {
                    AND p.status = 'queued' AND p.thread_id = p.id
                    AND p.thread_scope = @thread_scope))) AS queued_behind`,
     );
+    // Of a JSON array of task ids, those an exclusive run may not start on: the task holds a slot
+    // exclusively, or a not-told cancelled run's hold (`#fusedFlags`' task_busy for a batch at once).
+    this.#busyExclusiveTasks = db
+      .prepare<[string, number], string>(
+        `SELECT w.value FROM json_each(?) AS w
+          WHERE EXISTS (SELECT 1 FROM run_active a WHERE a.task_id = w.value AND a."exclusive" = 1)
+             OR EXISTS (SELECT 1 FROM run_holds h WHERE h.task_id = w.value
+                          AND h.task_id IS NOT NULL AND h.deadline_at > ?)`,
+      )
+      .pluck(true);
   }
 
   /**
@@ -205,22 +216,31 @@ export class SqliteClaim {
     if (queue === undefined || queue.ready === 1 || queue.queued > FUSED_QUEUE_LOOK) return [];
     const busyThreads = new Set<string>();
     const busyTasks = new Set<TaskId>();
+    // With the queue empty no queued run precedes a new run, and one on a thread of its own (its new
+    // id) can find no slot or hold on its thread: only an exclusive one's task is read, for the whole
+    // batch in one statement (the burst's usual run: a once task's default overlap is exclusive). Were a
+    // slot there all the same, run_active's key would refuse the insert and the batch be admitted unfused.
     const queueEmpty = queue.queued === 0;
+    const ownThread = (run: Run): boolean => queueEmpty && run.threadId === (run.id as string);
+    const exclusiveTasks = entries.flatMap(({ run }) =>
+      ownThread(run) && run.exclusive ? [run.taskId] : [],
+    );
+    if (exclusiveTasks.length > 0) {
+      for (const id of this.#busyExclusiveTasks.all(JSON.stringify(exclusiveTasks), request.now)) {
+        busyTasks.add(id as TaskId);
+      }
+    }
     const candidates = entries.map(({ run, task }): ClaimCandidate => {
-      // With the queue empty no queued run precedes it; a run on a thread of its own (its new id) that
-      // is not exclusive can find no slot or hold: nothing to read (the burst's usual run). Were one
-      // there all the same, run_active's key would refuse the insert and the batch be admitted unfused.
-      const flags =
-        queueEmpty && run.threadId === (run.id as string) && !run.exclusive
-          ? undefined
-          : this.#fusedFlags.get({
-              id: run.id,
-              task_id: run.taskId,
-              thread_scope: run.threadScope,
-              thread_id: run.threadId,
-              exclusive: run.exclusive ? 1 : 0,
-              now: request.now,
-            });
+      const flags = ownThread(run)
+        ? undefined
+        : this.#fusedFlags.get({
+            id: run.id,
+            task_id: run.taskId,
+            thread_scope: run.threadScope,
+            thread_id: run.threadId,
+            exclusive: run.exclusive ? 1 : 0,
+            now: request.now,
+          });
       if (flags?.thread_busy === 1) busyThreads.add(threadKey(run.threadScope, run.threadId));
       if (flags?.task_busy === 1) busyTasks.add(run.taskId);
       return claimCandidateOf(run, task, flags?.queued_behind === 1);

@@ -20,13 +20,13 @@ import type { SqliteStatements } from "./sqlite-statements.js";
 import { taskOfRun } from "./sqlite-task-definitions.js";
 import type { SqliteTaskDefinitions } from "./sqlite-task-definitions.js";
 
-interface LaunchFields {
-  readonly id: string;
-  readonly at: number;
-  readonly run: string;
-  readonly add: number;
-  readonly error: string | null;
-}
+/**
+ * A launch and its verdict written together, bound by position (one per in-process fire: named
+ * parameters read from an object cost about 0.15 µs each): last run instant, last run id, launches to
+ * add, last error, [status,] the task's id.
+ */
+type LaunchVerdict = [number, string, number, string | null, string];
+type LaunchVerdictStatus = [number, string, number, string | null, string, string];
 
 export class SqliteFencedRunWrites {
   readonly #tx: SqliteTransactions;
@@ -35,8 +35,8 @@ export class SqliteFencedRunWrites {
   readonly #recordLaunch: Statement<[{ id: string; at: number; run: string; add: number }]>;
   readonly #recordError: Statement<[{ id: string; error: string | null }]>;
   readonly #recordVerdict: Statement<[{ id: string; error: string | null; status: string }]>;
-  readonly #recordLaunchError: Statement<[LaunchFields]>;
-  readonly #recordLaunchVerdict: Statement<[LaunchFields & { status: string }]>;
+  readonly #recordLaunchError: Statement<LaunchVerdict>;
+  readonly #recordLaunchVerdict: Statement<LaunchVerdictStatus>;
 
   constructor(options: {
     db: SqliteDatabase;
@@ -59,12 +59,12 @@ export class SqliteFencedRunWrites {
     this.#recordVerdict = db.prepare(
       "UPDATE task_state SET last_error = @error, status = @status WHERE task_id = @id",
     );
-    const launch = "last_run_at = @at, last_run_id = @run, run_count = run_count + @add";
-    this.#recordLaunchError = db.prepare(
-      `UPDATE task_state SET ${launch}, last_error = @error WHERE task_id = @id`,
+    const launch = "last_run_at = ?, last_run_id = ?, run_count = run_count + ?";
+    this.#recordLaunchError = db.prepare<LaunchVerdict>(
+      `UPDATE task_state SET ${launch}, last_error = ? WHERE task_id = ?`,
     );
-    this.#recordLaunchVerdict = db.prepare(
-      `UPDATE task_state SET ${launch}, last_error = @error, status = @status WHERE task_id = @id`,
+    this.#recordLaunchVerdict = db.prepare<LaunchVerdictStatus>(
+      `UPDATE task_state SET ${launch}, last_error = ?, status = ? WHERE task_id = ?`,
     );
   }
 
@@ -110,16 +110,25 @@ export class SqliteFencedRunWrites {
     const verdict = entry.verdict;
     if (entry.launch !== null && verdict !== null) {
       // A launch and its verdict in one batch (an in-process handler's usual case): one statement.
-      const fields = {
-        id: entry.taskId,
-        at: entry.launch.lastRunAt,
-        run: entry.launch.lastRunId,
-        add: entry.launches,
-        error: verdict.lastError,
-      };
-      if (verdict.status != null)
-        this.#recordLaunchVerdict.run({ ...fields, status: verdict.status });
-      else this.#recordLaunchError.run(fields);
+      const { lastRunAt, lastRunId } = entry.launch;
+      if (verdict.status != null) {
+        this.#recordLaunchVerdict.run(
+          lastRunAt,
+          lastRunId,
+          entry.launches,
+          verdict.lastError,
+          verdict.status,
+          entry.taskId,
+        );
+      } else {
+        this.#recordLaunchError.run(
+          lastRunAt,
+          lastRunId,
+          entry.launches,
+          verdict.lastError,
+          entry.taskId,
+        );
+      }
       return;
     }
     if (entry.launch !== null) {

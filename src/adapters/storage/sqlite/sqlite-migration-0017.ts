@@ -97,8 +97,8 @@ const ACTIVE_KEY_MOVED = `(NEW.thread_scope <> OLD.thread_scope OR NEW.thread_id
 // triggers). A row trigger costs a frame per row it fires for, its WHEN evaluated inside (a run insert
 // took 58-70 us without one, 70-91 us with, measured alone under load), so inserts, one per fire, are
 // placed by the store's one insert statement (SqliteStatements.insertRun); updates and deletes, by any
-// path, by these.
-const TRIGGERS = `
+// path, by these. Migration 24, which rebuilds `runs`, creates them again from this same text.
+export const SQLITE_RUN_PLACE_TRIGGERS = `
 CREATE TRIGGER runs_moved AFTER UPDATE OF ${MOVES} ON runs
   WHEN OLD.status = 'queued' OR NEW.status = 'queued'
     OR (${IS_ACTIVE("OLD")}) <> (${IS_ACTIVE("NEW")})
@@ -139,4 +139,4 @@ CREATE INDEX runs_owner_listing_idx ON runs (owner, target_kind, scheduled_for D
 CREATE INDEX runs_queued_at_idx ON runs (queued_at);
 `;
 
-export const SQLITE_MIGRATION_0017 = TABLES + TRIGGERS + INDEXES;
+export const SQLITE_MIGRATION_0017 = TABLES + SQLITE_RUN_PLACE_TRIGGERS + INDEXES;

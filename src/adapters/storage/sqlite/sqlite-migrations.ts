@@ -32,6 +32,7 @@ import { SQLITE_MIGRATION_0020 } from "./sqlite-migration-0020.js";
 import { SQLITE_MIGRATION_0021 } from "./sqlite-migration-0021.js";
 import { SQLITE_MIGRATION_0022 } from "./sqlite-migration-0022.js";
 import { SQLITE_MIGRATION_0023 } from "./sqlite-migration-0023.js";
+import { SQLITE_MIGRATION_0024 } from "./sqlite-migration-0024.js";
 
 export interface SqliteMigration {
   readonly version: number;
@@ -91,6 +92,11 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     version: 23,
     name: "a task with no next run out of the due index",
     sql: SQLITE_MIGRATION_0023,
+  },
+  {
+    version: 24,
+    name: "closed value lists checked without a list built per row",
+    sql: SQLITE_MIGRATION_0024,
   },
 ];
 

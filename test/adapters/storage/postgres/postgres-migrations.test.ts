@@ -67,10 +67,8 @@ describe("postgres migrations", () => {
         "task_state_pkey",
         "tasks_owner_idx",
         "tasks_thread_idx",
-        "runs_scheduled_occurrence_uq",
-        "runs_backfill_occurrence_uq",
+        "runs_occurrence_uq",
         "runs_manual_key_uq",
-        "runs_history_idx",
         "runs_owner_listing_idx",
         "runs_queued_at_idx",
         "runs_owner_requested_idx",
@@ -88,6 +86,10 @@ describe("postgres migrations", () => {
     // Dropped by migration 21: active runs are found through their slots.
     expect(names).not.toContain("runs_claim_expiry_idx");
     expect(names).not.toContain("runs_deadline_idx");
+    // Folded into runs_occurrence_uq by migration 34.
+    expect(names).not.toContain("runs_history_idx");
+    expect(names).not.toContain("runs_scheduled_occurrence_uq");
+    expect(names).not.toContain("runs_backfill_occurrence_uq");
     // Dropped by migration 24: no index of runs names a column a fire changes.
     const runIndexes = await database
       .pool()

@@ -216,6 +216,23 @@ describe("sqlite: the claim fused into admission", () => {
     expect(await statuses(second)).toEqual(["queued"]);
   });
 
+  it("does not fuse the run of an exclusive task a cancelled run's hold holds, the queue empty: it is queued", async () => {
+    // A once task's run is exclusive (its default overlap); the hold (a cancelled run whose target was
+    // not told, until its deadline) has no key to refuse a second run: only the fused read keeps it out.
+    const [held, free] = await dueTasks(2, minute(8));
+    look
+      .prepare(
+        `INSERT INTO run_holds (run_id, thread_scope, thread_id, task_id, deadline_at)
+         VALUES ('cancelled-run', 'handler:alice', 'cancelled-run', ?, ?)`,
+      )
+      .run(held, minute(60));
+    const report = await admitAndClaim(store, minute(8, 10), { handlerNames: HANDLER });
+    expect(report.claimed?.map((c) => c.run.taskId)).toEqual([free]);
+    expect(await statuses([held!])).toEqual(["queued"]);
+    // Once the hold's deadline has passed, the claim takes it.
+    expect(await claimDue(store, minute(61), { handlerNames: HANDLER })).toHaveLength(1);
+  });
+
   it("keeps each owner within its share", async () => {
     const owner = ownerId("dave");
     const share: OwnerShare = { maxActiveRuns: 2, overrides: new Map() };

@@ -147,15 +147,23 @@ describe("migrateSqlite", () => {
   });
 });
 
-/** The values of `column IN (...)` in a table's CREATE statement. */
+/**
+ * The values of a column's closed set in a table's CREATE statement: `column IN (...)`, or since SQLite
+ * migration 24 (`runs`, `task_state`) `column = 'a' OR column = 'b' ...` (`target_kind IS NULL OR` first
+ * where the column may be NULL).
+ */
 function checkList(db: Database.Database, table: string, column: string): string[] {
   const row = db
     .prepare<[string], { sql: string }>("SELECT sql FROM sqlite_schema WHERE name = ?")
     .get(table);
   const quoted = column === "trigger" ? `"trigger"` : column;
-  const match = new RegExp(`CHECK \\(${quoted} IN \\(([^)]*)\\)\\)`).exec(row!.sql);
-  expect(match, `${table}.${column} has a CHECK list`).not.toBeNull();
-  return listValues(match![1]!);
+  const listed = new RegExp(`CHECK \\(${quoted} IN \\(([^)]*)\\)\\)`).exec(row!.sql);
+  if (listed !== null) return listValues(listed[1]!);
+  const compared = new RegExp(
+    `CHECK \\((?:${quoted} IS NULL OR )?((?:${quoted} = '[a-z_]+'(?: OR )?)+)\\)`,
+  ).exec(row!.sql);
+  expect(compared, `${table}.${column} has a CHECK list`).not.toBeNull();
+  return compared![1]!.split(" OR ").map((term) => term.replace(/^.* = '|'$/g, ""));
 }
 
 function listValues(text: string): string[] {
@@ -172,6 +180,7 @@ describe("the SQLite schema", () => {
       expect(checkList(db, "runs", "trigger")).toEqual([...RUN_TRIGGERS]);
       expect(checkList(db, "runs", "status")).toEqual([...RUN_STATUSES]);
       expect(checkList(db, "runs", "reason")).toEqual([...RUN_REASONS]);
+      expect(checkList(db, "runs", "target_kind")).toEqual([...TARGET_KINDS]);
     });
   });
 
