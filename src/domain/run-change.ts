@@ -11,8 +11,8 @@ import { exponentialBackoffMs } from "./backoff.js";
 import type { RunId } from "./ids.js";
 import { hashFraction } from "./occurrence.js";
 import type { RetryOptions, TaskOptions } from "./options.js";
-import { moveRun } from "./run.js";
-import type { Run, RunReason } from "./run.js";
+import { moveRun, movedCopy } from "./run.js";
+import type { Run, RunDraft, RunReason } from "./run.js";
 import type { JsonValue, TargetKind } from "./target.js";
 import type { Task, TaskStatus } from "./task.js";
 import type { DurationMs, Instant } from "./time.js";
@@ -178,17 +178,18 @@ export function launched(
   fields: { targetRunId: string | null; error: string | null },
 ): RunChange {
   const latenessMs = Math.max(0, launchedAt - run.fireAt);
+  // Filled in on the copy, no object of changes: one launch per fire.
+  const next = movedCopy(run, "running");
+  next.claimToken = null;
+  next.claimExpiresAt = null;
+  next.targetRunId = fields.targetRunId;
+  next.launchedAt = launchedAt;
+  next.deadlineAt = (launchedAt + options.runTimeoutMs) as Instant;
+  next.latenessMs = latenessMs;
+  next.late = latenessMs > options.lateAfterMs;
+  next.error = fields.error;
   return {
-    run: moveRun(run, "running", {
-      claimToken: null,
-      claimExpiresAt: null,
-      targetRunId: fields.targetRunId,
-      launchedAt,
-      deadlineAt: (launchedAt + options.runTimeoutMs) as Instant,
-      latenessMs,
-      late: latenessMs > options.lateAfterMs,
-      error: fields.error,
-    }),
+    run: next,
     taskLaunch: { lastRunAt: launchedAt, lastRunId: run.id, runCountIncrement: 1 },
     cancelTarget: run.cancelRequestedAt !== null,
   };
@@ -219,6 +220,14 @@ export function cancelledBeforeStart(run: Run, now: Instant, task: RunTaskContex
 /** The claim let go (the run is no longer launching under it). */
 export function releasedClaim(): Partial<Run> {
   return { claimToken: null, claimExpiresAt: null };
+}
+
+/** What every run that ends writes (`finished`), written on a transition's own copy. */
+export function finish(next: RunDraft, now: Instant): void {
+  next.claimToken = null;
+  next.claimExpiresAt = null;
+  next.finishedAt = now;
+  next.deadlineAt = null;
 }
 
 /** What every run that ends writes: no claim, no deadline, a finish time. */

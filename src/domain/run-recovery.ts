@@ -7,7 +7,7 @@
  * so the application only orchestrates and the store only writes.
  */
 import { IllegalTransitionError } from "./errors.js";
-import { moveRun } from "./run.js";
+import { copyRun, moveRun } from "./run.js";
 import type { Run } from "./run.js";
 import {
   cancelledAsAsked,
@@ -147,12 +147,10 @@ export function reconcileUncertainLaunch(
       return finding.targetRunId === null
         ? null
         : {
-            run: {
-              ...run,
-              ...correctedLaunch(run, finding.createdAt ?? null, ctx),
+            run: Object.assign(copyRun(run), correctedLaunch(run, finding.createdAt ?? null, ctx), {
               targetRunId: finding.targetRunId,
               error: null,
-            },
+            }),
           };
     case "unknown":
       return null;

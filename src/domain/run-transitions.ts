@@ -8,11 +8,19 @@
 import { IllegalTransitionError, RunNotRedrivableError } from "./errors.js";
 import type { FencingToken } from "./ids.js";
 import type { SchedulePolicy, TaskOptions } from "./options.js";
-import { isTerminalRunStatus, moveRun, redriveMove, REDRIVABLE_RUN_STATUSES } from "./run.js";
-import type { Run, RunReason } from "./run.js";
+import {
+  copyRun,
+  isTerminalRunStatus,
+  movedCopy,
+  moveRun,
+  redriveMove,
+  REDRIVABLE_RUN_STATUSES,
+} from "./run.js";
+import type { Run, RunDraft, RunReason } from "./run.js";
 import {
   cancelledBeforeStart,
   failAttempt,
+  finish,
   finished,
   launched,
   releasedClaim,
@@ -34,13 +42,14 @@ export function claimRun(
   options: TaskOptions,
 ): Run {
   const latenessMs = claim.now - run.fireAt;
-  return moveRun(run, "launching", {
-    attempt: run.attempt + 1,
-    claimToken: claim.token,
-    claimExpiresAt: (claim.now + claim.leaseMs) as Instant,
-    claimedBy: claim.replicaId,
-    late: latenessMs > options.lateAfterMs,
-  });
+  // Filled in on the copy, no object of changes: one claim per fire.
+  const next = movedCopy(run, "launching");
+  next.attempt = run.attempt + 1;
+  next.claimToken = claim.token;
+  next.claimExpiresAt = (claim.now + claim.leaseMs) as Instant;
+  next.claimedBy = claim.replicaId;
+  next.late = latenessMs > options.lateAfterMs;
+  return next;
 }
 
 /** Applies a launch outcome to a `launching` run (the write is fenced by the claim token). */
@@ -119,10 +128,13 @@ function lateLaunchOutcome(run: Run, outcome: LaunchOutcome, now: Instant): RunC
   if (!overtook) {
     throw new IllegalTransitionError("run", run.status, `launch outcome ${outcome.kind}`);
   }
-  const released = { ...run, claimToken: null, claimExpiresAt: null };
+  const released = copyRun(run);
+  released.claimToken = null;
+  released.claimExpiresAt = null;
   if (outcome.kind !== "launched" && outcome.kind !== "indeterminate") return { run: released };
+  released.launchedAt = run.launchedAt ?? now;
   return {
-    run: { ...released, launchedAt: run.launchedAt ?? now },
+    run: released,
     taskLaunch: { lastRunAt: run.launchedAt ?? now, lastRunId: run.id, runCountIncrement: 1 },
   };
 }
@@ -139,20 +151,24 @@ export function completeRun(
   const result = verdict.result ?? null;
   if (run.status !== "running" && run.status !== "launching") {
     // A late verdict is kept in `result` only; it ends a cancelled run's hold on its thread.
-    return { run: { ...run, result: run.result ?? result, deadlineAt: null } };
+    const next = copyRun(run);
+    next.result = run.result ?? result;
+    next.deadlineAt = null;
+    return { run: next };
   }
   const { now, task } = ctx;
   const error = verdict.error ?? null;
   switch (verdict.status) {
-    case "succeeded":
-      return {
-        run: moveRun(
-          run,
-          "succeeded",
-          Object.assign(finished(now), overtaken(run, now), { result, error: null, reason: null }),
-        ),
-        taskVerdict: verdictFor(run, task, "succeeded", null),
-      };
+    case "succeeded": {
+      // Filled in on the copy, no objects of changes: one verdict per fire.
+      const next = movedCopy(run, "succeeded");
+      finish(next, now);
+      keepOvertaken(next, run, now);
+      next.result = result;
+      next.error = null;
+      next.reason = null;
+      return { run: next, taskVerdict: verdictFor(run, task, "succeeded", null) };
+    }
     case "failed": {
       const change = failAttempt(
         run,
@@ -162,15 +178,20 @@ export function completeRun(
         error ?? "the target reported a failure",
         verdict.retry,
       );
+      const next = copyRun(change.run);
       if (run.status !== "launching" || change.run.status !== "queued") {
-        return { ...change, run: Object.assign({}, change.run, overtaken(run, now), { result }) };
+        keepOvertaken(next, run, now);
+        next.result = result;
+        return { ...change, run: next };
       }
       // A retry does not wait for the record of the launch this verdict proves: the verdict books it,
       // and that record, fenced by the claim the retry released, then writes nothing (lease_lost).
       const launchedAt = run.launchedAt ?? now;
+      next.launchedAt = launchedAt;
+      next.result = result;
       return {
         ...change,
-        run: { ...change.run, launchedAt, result },
+        run: next,
         taskLaunch: { lastRunAt: launchedAt, lastRunId: run.id, runCountIncrement: 1 },
       };
     }
@@ -179,16 +200,13 @@ export function completeRun(
       const reason: RunReason =
         run.cancelRequestedAt !== null ? (run.reason ?? "cancel_requested") : "target_cancelled";
       const message = error ?? "the target cancelled the run";
-      return {
-        run: moveRun(run, "cancelled", {
-          ...finished(now),
-          ...overtaken(run, now),
-          reason,
-          result,
-          error: message,
-        }),
-        taskVerdict: verdictFor(run, task, "cancelled", message),
-      };
+      const next = movedCopy(run, "cancelled");
+      finish(next, now);
+      keepOvertaken(next, run, now);
+      next.reason = reason;
+      next.result = result;
+      next.error = message;
+      return { run: next, taskVerdict: verdictFor(run, task, "cancelled", message) };
     }
   }
 }
@@ -207,7 +225,9 @@ export function completeFromTarget(
 ): RunChange | null {
   if (run.targetRunId === null) {
     if (run.status !== "running") return null;
-    return completeRun({ ...run, targetRunId }, verdict, ctx);
+    const learnt = copyRun(run);
+    learnt.targetRunId = targetRunId;
+    return completeRun(learnt, verdict, ctx);
   }
   if (run.targetRunId !== targetRunId) return null;
   return completeRun(run, verdict, ctx);
@@ -217,13 +237,11 @@ export function completeFromTarget(
  * A verdict for a run still `launching` overtook the record of its launch: it did start, and its claim
  * stays so that the fenced launch record can still book the launch.
  */
-function overtaken(run: Run, now: Instant): Partial<Run> {
-  if (run.status !== "launching") return {};
-  return {
-    launchedAt: run.launchedAt ?? now,
-    claimToken: run.claimToken,
-    claimExpiresAt: run.claimExpiresAt,
-  };
+function keepOvertaken(next: RunDraft, run: Run, now: Instant): void {
+  if (run.status !== "launching") return;
+  next.launchedAt = run.launchedAt ?? now;
+  next.claimToken = run.claimToken;
+  next.claimExpiresAt = run.claimExpiresAt;
 }
 
 /**
@@ -251,10 +269,10 @@ export function cancelRun(
     return cancelUntold(run, now, reason, task);
   if (run.status === "launching" || run.status === "running") {
     if (run.cancelRequestedAt !== null) return { run };
-    return {
-      run: { ...run, cancelRequestedAt: now, reason },
-      cancelTarget: run.status === "running",
-    };
+    const asked = copyRun(run);
+    asked.cancelRequestedAt = now;
+    asked.reason = reason;
+    return { run: asked, cancelTarget: run.status === "running" };
   }
   return { run };
 }
@@ -305,7 +323,9 @@ export function requestRunCancel(run: Run, now: Instant, task: RunTaskContext): 
 /** A heartbeat from a running run's target: its deadline moves to `now + run_timeout` (docs/semantics.md#completion). */
 export function heartbeatRun(run: Run, now: Instant, options: TaskOptions): RunChange | null {
   if (run.status !== "running") return null;
-  return { run: { ...run, deadlineAt: (now + options.runTimeoutMs) as Instant } };
+  const next = copyRun(run);
+  next.deadlineAt = (now + options.runTimeoutMs) as Instant;
+  return { run: next };
 }
 
 /**

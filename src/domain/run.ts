@@ -153,10 +153,69 @@ export function canMove(from: RunStatus, to: RunStatus): boolean {
   return MOVES[from].includes(to);
 }
 
-/** Returns `run` moved to `to` with `changes`; throws IllegalTransitionError for a move the machine forbids. */
-export function moveRun(run: Run, to: RunStatus, changes: Partial<Run> = {}): Run {
+/** A run's fields, writable: a transition's own fresh copy (`copyRun`), filled in before it is returned. */
+export type RunDraft = { -readonly [K in keyof Run]: Run[K] };
+
+/**
+ * A fresh copy of `run`, its fields written one by one in `Run`'s order, so that every run a transition
+ * makes has one shape whichever builder made the original (a row mapping, an admission, another
+ * transition) and the code reading runs stays monomorphic. A spread (`{ ...run, ...changes }`) copied the
+ * original's shape and went through V8's slow path for the changes: about a microsecond per copy, three
+ * or four copies a fire (docs/benchmarks.md). Only `Run`'s fields are copied.
+ */
+export function copyRun(run: Run): RunDraft {
+  return {
+    id: run.id,
+    taskId: run.taskId,
+    owner: run.owner,
+    trigger: run.trigger,
+    scheduledFor: run.scheduledFor,
+    fireAt: run.fireAt,
+    status: run.status,
+    reason: run.reason,
+    missedCount: run.missedCount,
+    missedUntil: run.missedUntil,
+    attempt: run.attempt,
+    failures: run.failures,
+    notBefore: run.notBefore,
+    threadScope: run.threadScope,
+    threadId: run.threadId,
+    exclusive: run.exclusive,
+    claimToken: run.claimToken,
+    claimExpiresAt: run.claimExpiresAt,
+    claimedBy: run.claimedBy,
+    targetRunId: run.targetRunId,
+    idempotencyKey: run.idempotencyKey,
+    queuedAt: run.queuedAt,
+    launchedAt: run.launchedAt,
+    deadlineAt: run.deadlineAt,
+    finishedAt: run.finishedAt,
+    latenessMs: run.latenessMs,
+    late: run.late,
+    cancelRequestedAt: run.cancelRequestedAt,
+    error: run.error,
+    result: run.result,
+    moved: run.moved,
+  };
+}
+
+/**
+ * A copy of `run` moved to `to`, for the caller to fill in (`copyRun`); throws IllegalTransitionError
+ * for a move the machine forbids.
+ */
+export function movedCopy(run: Run, to: RunStatus): RunDraft {
   if (!canMove(run.status, to)) throw new IllegalTransitionError("run", run.status, to);
-  return { ...run, ...changes, status: to };
+  const next = copyRun(run);
+  next.status = to;
+  return next;
+}
+
+/** Returns `run` moved to `to` with `changes`; throws IllegalTransitionError for a move the machine forbids. */
+export function moveRun(run: Run, to: RunStatus, changes?: Partial<Run>): Run {
+  const next = movedCopy(run, to);
+  if (changes !== undefined) Object.assign(next, changes);
+  next.status = to;
+  return next;
 }
 
 /**
@@ -169,5 +228,7 @@ export function redriveMove(run: Run, changes: Partial<Run>): Run {
   if (!(REDRIVABLE_RUN_STATUSES as readonly RunStatus[]).includes(run.status)) {
     throw new IllegalTransitionError("run", run.status, "queued");
   }
-  return { ...run, ...changes, status: "queued" };
+  const next = Object.assign(copyRun(run), changes);
+  next.status = "queued";
+  return next;
 }

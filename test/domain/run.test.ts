@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { IllegalTransitionError } from "../../src/domain/errors.js";
 import {
   canMove,
+  copyRun,
   holdsSlot,
   isActiveRunStatus,
   isTerminalRunStatus,
@@ -13,8 +14,9 @@ import {
   redriveMove,
   RUN_STATUSES,
 } from "../../src/domain/run.js";
-import type { RunStatus } from "../../src/domain/run.js";
-import { buildRun, T0 } from "./builders.js";
+import type { Run, RunStatus } from "../../src/domain/run.js";
+import { applyLaunchOutcome, claimRun, completeRun } from "../../src/domain/run-transitions.js";
+import { buildRun, claimed, ctxOf, LEASE_MS, policy, running, T0, TOKEN } from "./builders.js";
 import { runId, threadId } from "../../src/domain/ids.js";
 import { newRunWithId } from "../../src/domain/new-run.js";
 
@@ -126,5 +128,45 @@ describe("newRunWithId", () => {
   it("names a fresh thread (null) after the run", () => {
     const run = newRunWithId({ ...newRun, threadId: null }, runId("r-10"));
     expect(run.threadId).toBe("r-10");
+  });
+});
+
+describe("the runs a transition makes", () => {
+  // A run whose fields were written in another order than `Run` declares them (as a row mapping or a
+  // spread may), carrying one field `Run` does not have.
+  const shuffled = (run: Run): Run =>
+    Object.fromEntries([...Object.entries(run).reverse(), ["extra", 1]]) as unknown as Run;
+  const order = Object.keys(buildRun());
+  const ctx = ctxOf();
+
+  it("have `Run`'s fields in `Run`'s order, whatever order the run they came from had (one shape in V8)", () => {
+    const made = [
+      copyRun(shuffled(buildRun())),
+      moveRun(shuffled(buildRun()), "launching", { attempt: 1 }),
+      claimRun(
+        shuffled(buildRun()),
+        { now: T0, token: TOKEN, leaseMs: LEASE_MS, replicaId: "r1" },
+        ctx.options,
+      ),
+      applyLaunchOutcome(
+        shuffled(claimed()),
+        { kind: "launched", targetRunId: null },
+        { now: T0, task: ctx, policy: policy() },
+      ).run,
+      completeRun(shuffled(running()), { status: "succeeded" }, { now: T0, task: ctx }).run,
+      completeRun(shuffled(claimed()), { status: "failed", error: "no" }, { now: T0, task: ctx })
+        .run,
+      completeRun(shuffled(running()), { status: "cancelled" }, { now: T0, task: ctx }).run,
+      redriveMove(shuffled(buildRun({ status: "failed" })), { error: null }),
+    ];
+    for (const run of made) expect(Object.keys(run)).toEqual(order);
+  });
+
+  it("are fresh copies: the run they came from is left as it was", () => {
+    const run = Object.freeze(running());
+    const done = completeRun(run, { status: "succeeded" }, { now: T0, task: ctx }).run;
+    expect(done).not.toBe(run);
+    expect(run.status).toBe("running");
+    expect(done).toEqual({ ...run, status: "succeeded", finishedAt: T0, deadlineAt: null });
   });
 });

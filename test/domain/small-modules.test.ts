@@ -18,6 +18,8 @@ import {
 import { TaskDefectiveError, ValidationError } from "../../src/domain/errors.js";
 import { ownerId } from "../../src/domain/ids.js";
 import { parseCalendarItems, parseSchedule } from "../../src/domain/schedule/schedule-spec.js";
+import type { Task } from "../../src/domain/task.js";
+import { withScheduleFields } from "../../src/domain/task.js";
 import type { TaskDefect } from "../../src/domain/task-defect.js";
 import { isDefectiveField, missingRepairs, refuseDefective } from "../../src/domain/task-defect.js";
 import {
@@ -312,5 +314,29 @@ describe("calendar snapshots", () => {
     );
     expect(withCalendar(once, holidays2)).toBe(once);
     expect(calendarStamps(once)).toEqual([]);
+  });
+});
+
+describe("withScheduleFields", () => {
+  const task = buildTask({ lastError: "before", retiringSecret: { secret: "old", until: T0 } });
+  const fields = {
+    status: "completed",
+    nextRunAt: null,
+    decidedThrough: T0,
+    admittedCount: 1,
+  } as const;
+
+  it("is the task with the admission's schedule fields, every other field as it was", () => {
+    expect(withScheduleFields(task, fields)).toEqual({ ...task, ...fields });
+    expect(withScheduleFields(task, { ...fields, lastError: "missed" }).lastError).toBe("missed");
+    const plain = buildTask();
+    expect("retiringSecret" in withScheduleFields(plain, fields)).toBe("retiringSecret" in plain);
+  });
+
+  it("writes `Task`'s fields in the order the stores read them, whatever order the task had (one shape in V8)", () => {
+    const shuffled = Object.fromEntries(Object.entries(task).reverse()) as unknown as Task;
+    expect(Object.keys(withScheduleFields(shuffled, fields))).toEqual(
+      Object.keys(withScheduleFields(task, fields)),
+    );
   });
 });

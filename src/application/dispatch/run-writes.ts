@@ -32,6 +32,7 @@ import {
   completeRun,
   heartbeatRun,
 } from "../../domain/run-transitions.js";
+import type { SchedulePolicy } from "../../domain/options.js";
 import type { Run, RunStatus } from "../../domain/run.js";
 import type { TargetKind } from "../../domain/target.js";
 import type { Task } from "../../domain/task.js";
@@ -124,51 +125,16 @@ export class RunWrites {
     writes: readonly RunWrite[],
     now: Instant,
   ): Promise<readonly RunChangeResult[]> {
-    // The status each request's first `decide` found, for `run:changed`.
-    const found: (RunStatus | undefined)[] = [];
-    const kinds: (TargetKind | undefined)[] = [];
-    const requests = writes.map((write, i): RunChangeRequest => {
-      if (write.kind === "completion") {
-        const launched = write.launched;
-        const decide = (run: Run, task: RunTaskContext): RunChange => {
-          found[i] ??= run.status;
-          kinds[i] ??= task.targetKind;
-          if (write.attempt !== undefined && run.attempt !== write.attempt) {
-            // docs/operations.md#replica-liveness-what-silent-means: this replica was lost and the run moved on.
-            throw new LeaseLostError(
-              `the verdict is for attempt ${String(write.attempt)}, the run is at attempt ${String(run.attempt)}`,
-            );
-          }
-          return completeRun(run, write.verdict, { now, task });
-        };
-        // Two literals, not a spread of a conditional one: a field after a spread is built by V8's slow
-        // path (one verdict per fire).
-        return launched?.run.id === write.runId
-          ? { id: write.runId, expect: expectationOf(launched), decide }
-          : { id: write.runId, decide };
-      }
-      const decide = (run: Run, task: RunTaskContext): RunChange => {
-        found[i] ??= run.status;
-        kinds[i] ??= task.targetKind;
-        return applyLaunchAnswer(run, write.answer, { now, task, policy: this.#budget.policy });
-      };
-      const claimed = write.claimed;
-      if (claimed?.run.id !== write.runId) return { id: write.runId, token: write.token, decide };
-      return {
-        id: write.runId,
-        token: write.token,
-        decide,
-        expect: expectationOf(claimed),
-      };
-    });
+    const policy = this.#budget.policy;
+    const requests = writes.map((write) => new WriteRequest(write, now, policy));
     const results = await this.#runs.changeRuns(requests);
-    results.forEach((result, i) => {
-      const from = found[i];
-      const targetKind = kinds[i];
-      if (result.kind === "changed" && from !== undefined && targetKind !== undefined) {
-        reportRunChanged(this.#events, result.change.run, from, targetKind);
+    for (let i = 0; i < results.length; i++) {
+      const result = results[i] as RunChangeResult;
+      const { found, targetKind } = requests[i] as WriteRequest;
+      if (result.kind === "changed" && found !== undefined && targetKind !== undefined) {
+        reportRunChanged(this.#events, result.change.run, found, targetKind);
       }
-    });
+    }
     return results;
   }
 
@@ -232,4 +198,47 @@ export class RunWrites {
 /** What a store may decide on instead of reading `item`'s run: the run and its task as this replica has them. */
 function expectationOf(item: ClaimedRun): RunExpectation {
   return { run: item.run, task: runTaskContext(item.task), taskVersion: item.task.version };
+}
+
+/**
+ * One write of a `recordRunWrites` batch as the store's request, with what its first `decide` found (the
+ * run's status and its task's target kind, for `run:changed`). `decide` is a method, not a closure made
+ * per write (two writes a fire); one class for both kinds of write, so that every request has one shape.
+ */
+class WriteRequest implements RunChangeRequest {
+  readonly id: RunId;
+  /** The launch answer's claim token (a verdict is not fenced by one). */
+  readonly token?: FencingToken;
+  readonly expect?: RunExpectation;
+  found: RunStatus | undefined = undefined;
+  targetKind: TargetKind | undefined = undefined;
+  readonly #write: RunWrite;
+  readonly #now: Instant;
+  readonly #policy: SchedulePolicy;
+
+  constructor(write: RunWrite, now: Instant, policy: SchedulePolicy) {
+    this.id = write.runId;
+    const known = write.kind === "launch" ? write.claimed : write.launched;
+    if (write.kind === "launch") this.token = write.token;
+    if (known?.run.id === write.runId) this.expect = expectationOf(known);
+    this.#write = write;
+    this.#now = now;
+    this.#policy = policy;
+  }
+
+  decide(run: Run, task: RunTaskContext): RunChange {
+    this.found ??= run.status;
+    this.targetKind ??= task.targetKind;
+    const write = this.#write;
+    if (write.kind === "launch") {
+      return applyLaunchAnswer(run, write.answer, { now: this.#now, task, policy: this.#policy });
+    }
+    if (write.attempt !== undefined && run.attempt !== write.attempt) {
+      // docs/operations.md#replica-liveness-what-silent-means: this replica was lost and the run moved on.
+      throw new LeaseLostError(
+        `the verdict is for attempt ${String(write.attempt)}, the run is at attempt ${String(run.attempt)}`,
+      );
+    }
+    return completeRun(run, write.verdict, { now: this.#now, task });
+  }
 }

@@ -171,7 +171,9 @@ export class PostgresAdmission {
       );
       const gate = gates.hold(await this.#rate.open(client, quotasOf(tasks, args.rate), args.now));
       let admissions = tasks.map((task) => {
-        const activeRuns = active.filter((run) => run.taskId === task.id);
+        // No array made per task when no task of the batch has an active run (a burst's usual batch).
+        const activeRuns =
+          active.length === 0 ? active : active.filter((run) => run.taskId === task.id);
         const write = args.decide(task, activeRuns, gate?.admitted(task.owner));
         gate?.add(write.newRuns);
         return {
@@ -258,7 +260,7 @@ export class PostgresAdmission {
     const kinds = new Map(admissions.map((a) => [a.task.id, a.task.target.kind]));
     // A fused run is inserted as claimed (launching, its slot bound in the same statement).
     const claimed = new Map(fused?.claimed.map((c) => [c.run.id, c.run] as const));
-    await this.#ctx.runSql.insert(
+    await this.#ctx.runSql.insertAll(
       client,
       admissions.flatMap((a) => a.newRuns.map((run) => claimed.get(run.id) ?? run)),
       (run) => {
@@ -267,7 +269,6 @@ export class PostgresAdmission {
           throw new Error(`admission wrote run ${run.id} of a task it did not admit`);
         return kind;
       },
-      "none",
       fused === null ? undefined : this.#claims.bindSlotsBefore(fused),
     );
     await this.#ctx.runSql.rewrite(

@@ -20,20 +20,11 @@
  */
 import type { RunId, TaskId } from "../../../domain/ids.js";
 import { runId } from "../../../domain/ids.js";
-import type {
-  RunChangeRequest,
-  RunChangeResult,
-  RunExpectation,
-} from "../../../domain/ports/run-repository.js";
+import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports/run-repository.js";
 import { holdsSlot } from "../../../domain/run.js";
 import type { Run } from "../../../domain/run.js";
 import type { RunTaskContext } from "../../../domain/run-change.js";
-import {
-  RUN_STATE_FIELDS,
-  applyRunChanges,
-  batchRunIds,
-  taskBookkeepingOf,
-} from "../shared/run-change-batch.js";
+import { RUN_STATE_FIELDS, applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
 import type { AppliedRunChanges, ChangedRunRow } from "../shared/run-change-batch.js";
 import { WAKE_CHANNEL } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
@@ -50,7 +41,7 @@ import { RUN_STATE_COLUMNS, runStateValues } from "./postgres-run-writes.js";
 import { leaseOnThread } from "./postgres-claim.js";
 import type { Column } from "./postgres-sql.js";
 import {
-  columnArrays,
+  arrayText,
   msToTimestamp,
   prepared,
   textArray,
@@ -223,8 +214,10 @@ export class PostgresFencedRunWrites {
         ` last_error = CASE WHEN b.judged THEN b.last_error ELSE t.last_error END,` +
         ` status = COALESCE(b.status, t.status)` +
         ` FROM book AS b WHERE t.task_id = b.task_id AND (b.launched OR b.judged) RETURNING t.task_id)` +
+        // The runs the fence refused, not the ones written: an empty array when all were.
         ` SELECT (SELECT count(*) FROM booked)::int4 AS booked,` +
-        ` ARRAY(SELECT id FROM written) AS ids${notify}`,
+        ` ARRAY(SELECT u.id FROM u WHERE NOT EXISTS (SELECT 1 FROM written AS w WHERE w.id = u.id))` +
+        ` AS missed${notify}`,
     );
     if (this.#writes.size >= KEPT_WRITE_SHAPES) return statement.text;
     this.#writes.set(key, statement);
@@ -238,34 +231,14 @@ export class PostgresFencedRunWrites {
    */
   async apply(requests: readonly RunChangeRequest[]): Promise<FencedOutcome> {
     const expected = expectations(requests);
-    const toRead = batchRunIds(requests).filter((id) => !expected.runs.has(id));
-    const runs = new Map<RunId, Run>();
-    const tasks = new Map<TaskId, RunTaskContext>();
-    const fence = new Map<RunId, ReadFence>();
-    if (toRead.length > 0) {
-      const read = await this.#ctx.pool.query(this.#read, [textArray(toRead)]);
-      for (const value of read.rows) {
-        const row = record(value);
-        const run = runFromRow(row);
-        runs.set(run.id, run);
-        tasks.set(run.taskId, runTaskContextFromRow(row));
-        fence.set(run.id, { xmin: text(row, "read_xmin"), version: integer(row, "task_version") });
-      }
-    }
     const results: (RunChangeResult | undefined)[] = new Array<RunChangeResult | undefined>(
       requests.length,
     );
     const changed: ChangedRunRow[] = [];
     const refusedExpected = new Set<RunId>();
-    // Requests of expected runs and of runs read are applied apart (each run's requests see only that
-    // run, so the split changes no answer), each over its own tasks' contexts.
-    const read: Group = { indexes: [], requests: [] };
-    const taken: Group = { indexes: [], requests: [] };
-    requests.forEach((request, i) => {
-      const group = expected.runs.has(request.id) ? taken : read;
-      group.indexes.push(i);
-      group.requests.push(request);
-    });
+    // The fence of each run read (its row version and its task's version); a run taken from its
+    // expectation is fenced by the version in `expected.versions`.
+    const fence = new Map<RunId, ReadFence>();
     const place = (group: Group, applied: AppliedRunChanges, fromExpectation: boolean) => {
       applied.results.forEach((result, j) => {
         const index = group.indexes[j] as number;
@@ -276,14 +249,40 @@ export class PostgresFencedRunWrites {
       });
       for (const row of applied.runs) changed.push(row);
     };
-    if (read.requests.length > 0) place(read, applyRunChanges(read.requests, runs, tasks), false);
-    if (taken.requests.length > 0) {
-      const expectedRuns = new Map<RunId, Run>();
-      for (const [id, e] of expected.runs) {
-        expectedRuns.set(id, e.run);
-        fence.set(id, { xmin: null, version: e.taskVersion });
+    if (!requests.every((r) => expected.runs.has(r.id))) {
+      // Requests of expected runs and of runs read are applied apart (each run's requests see only
+      // that run, so the split changes no answer), each over its own tasks' contexts.
+      const read: Group = { indexes: [], requests: [] };
+      const taken: Group = { indexes: [], requests: [] };
+      requests.forEach((request, i) => {
+        const group = expected.runs.has(request.id) ? taken : read;
+        group.indexes.push(i);
+        group.requests.push(request);
+      });
+      // At least one request is of a run not expected: read.
+      const runs = new Map<RunId, Run>();
+      const tasks = new Map<TaskId, RunTaskContext>();
+      const rows = await this.#ctx.pool.query(this.#read, [textArray(batchRunIds(read.requests))]);
+      for (const value of rows.rows) {
+        const row = record(value);
+        const run = runFromRow(row);
+        runs.set(run.id, run);
+        tasks.set(run.taskId, runTaskContextFromRow(row));
+        fence.set(run.id, { xmin: text(row, "read_xmin"), version: integer(row, "task_version") });
       }
-      place(taken, applyRunChanges(taken.requests, expectedRuns, expected.tasks), true);
+      place(read, applyRunChanges(read.requests, runs, tasks), false);
+      if (taken.requests.length > 0) {
+        place(taken, applyRunChanges(taken.requests, expected.runs, expected.tasks), true);
+      }
+    } else if (requests.length > 0) {
+      // Every run taken from its expectation (the write-behind's usual batch): one group, in order.
+      const applied = applyRunChanges(requests, expected.runs, expected.tasks);
+      for (let i = 0; i < applied.results.length; i++) {
+        const result = applied.results[i] as RunChangeResult;
+        results[i] = result;
+        if (result.kind !== "changed") refusedExpected.add((requests[i] as RunChangeRequest).id);
+      }
+      for (const row of applied.runs) changed.push(row);
     }
 
     const fallback: number[] = [];
@@ -296,123 +295,172 @@ export class PostgresFencedRunWrites {
     };
     // An expectation can confirm a write (the database checks it), never a refusal: those runs are
     // answered by the locking path from the row itself.
-    const toWrite = changed.filter((row) => !refusedExpected.has(row.after.id));
+    const toWrite =
+      refusedExpected.size === 0
+        ? changed
+        : changed.filter((row) => !refusedExpected.has(row.after.id));
     if (toWrite.length === 0) {
       leave(refusedExpected);
       return { results, fallback };
     }
 
-    const books = new Map<RunId, RunBookkeeping>();
-    results.forEach((result, i) => {
-      if (result?.kind !== "changed") return;
-      const id = result.change.run.id;
-      const book = books.get(id) ?? noBookkeeping();
-      const one = taskBookkeepingOf(result.change.run.taskId, result.change);
-      if (one.launch !== null) {
-        book.launchSeq = i;
-        book.lastRunAt = one.launch.lastRunAt;
-        book.lastRunId = one.launch.lastRunId;
-      }
-      book.launches += one.launches;
-      if (one.verdict !== null) {
-        book.errorSeq = i;
-        book.lastError = one.verdict.lastError;
-        if (one.verdict.status !== null) {
-          book.statusSeq = i;
-          book.status = one.verdict.status;
-        }
-      }
-      books.set(id, book);
-    });
-
-    // Each run writes only the columns its change changed: the others stay as the database holds them.
-    // The status is always written (unchanged, it is the value the fence just checked): a change that
-    // changed no column still writes its row, so that the database confirms what it decided on.
-    const masks = toWrite.map(({ before, after }) => changedMask(before, after) | STATUS_BIT);
-    const shape = masks.reduce((all, mask) => all | mask, 0);
-    const masked = masks.some((mask) => mask !== shape);
-    // The state columns this statement sends, by index; each row made at its final length (pushed onto
-    // from one value, V8 grew and copied every row twice).
-    const sent: number[] = [];
-    for (let c = 0; c < STATE_COLUMNS.length; c++) if ((shape & (1 << c)) !== 0) sent.push(c);
-    const rowLength = 1 + sent.length + (masked ? 1 : 0) + FENCE_COLUMNS.length;
-    const rows = toWrite.map(({ before, after }, r) => {
-      const book = books.get(after.id) ?? noBookkeeping();
-      const read = fence.get(after.id);
-      // Every changed run was read by the statement above or taken from its expectation.
-      if (read === undefined) throw new Error(`run ${after.id} changed without being read`);
-      const wakes =
-        (holdsSlot(before.status) && !holdsSlot(after.status)) ||
-        (after.status === "queued" && before.status !== "queued");
-      const values = runStateValues(after);
-      const row = new Array<unknown>(rowLength);
-      let at = 0;
-      row[at++] = after.id;
-      for (const c of sent) row[at++] = values[c + 1];
-      if (masked) row[at++] = masks[r];
-      row[at++] = read.xmin;
-      row[at++] = before.claimToken;
-      row[at++] = before.status;
-      row[at++] = before.attempt;
-      row[at++] = before.cancelRequestedAt;
-      row[at++] = holdsSlot(before.status);
-      row[at++] = before.taskId;
-      row[at++] = read.version;
-      row[at++] = book.launchSeq;
-      row[at++] = book.lastRunAt;
-      row[at++] = book.lastRunId;
-      row[at++] = book.launches;
-      row[at++] = book.errorSeq;
-      row[at++] = book.lastError;
-      row[at++] = book.statusSeq;
-      row[at++] = book.status;
-      row[at++] = wakes;
-      if (at !== rowLength) throw new Error(`a fenced write row of ${at} values, not ${rowLength}`);
-      return row;
-    });
-    const write = this.#write(shape, masked);
-    const columns = [
-      RUN_STATE_COLUMNS[0] as Column,
-      ...STATE_COLUMNS.filter((_, i) => (shape & (1 << i)) !== 0),
-      ...(masked ? [MASK_COLUMN] : []),
-      ...FENCE_COLUMNS,
-    ];
-    const answer = await this.#ctx.pool.query(write, columnArrays(columns, rows));
-    const written = new Set(
-      (record(answer.rows[0])["ids"] as readonly string[]).map((id) => runId(id)),
+    const { shape, masked, parameters } = fencedParameters(
+      toWrite,
+      bookkeepingByRun(results),
+      fence,
+      expected.versions,
     );
-    const missed = new Set(toWrite.map((r) => r.after.id).filter((id) => !written.has(id)));
+    const answer = await this.#ctx.pool.query(this.#write(shape, masked), parameters);
+    // The runs the fence refused (every other run of `toWrite` was written).
+    const missed = new Set(
+      (record(answer.rows[0])["missed"] as readonly string[]).map((id) => runId(id)),
+    );
     for (const id of refusedExpected) missed.add(id);
-    leave(missed);
+    if (missed.size > 0) leave(missed);
     return { results, fallback };
   }
 }
 
 /**
- * The runs whose first request of the batch carries an expectation, and their tasks' contexts. A run
- * whose task another expected run of the batch has at another version is read instead (one context
- * per task in a group).
+ * The runs whose first request of the batch carries an expectation, their tasks' contexts, and the
+ * task version each was decided on. A run whose task another expected run of the batch has at another
+ * version is read instead (one context per task in a group).
  */
 function expectations(requests: readonly RunChangeRequest[]): {
-  runs: Map<RunId, RunExpectation>;
+  runs: Map<RunId, Run>;
   tasks: Map<TaskId, RunTaskContext>;
+  versions: Map<RunId, number>;
 } {
-  const runs = new Map<RunId, RunExpectation>();
+  const runs = new Map<RunId, Run>();
   const tasks = new Map<TaskId, RunTaskContext>();
-  const versions = new Map<TaskId, number>();
+  const versions = new Map<RunId, number>();
+  const taskVersions = new Map<TaskId, number>();
   const seen = new Set<RunId>();
   for (const request of requests) {
     if (seen.has(request.id)) continue;
     seen.add(request.id);
     const e = request.expect;
     if (e?.run.id !== request.id) continue;
-    const version = versions.get(e.run.taskId);
+    const version = taskVersions.get(e.run.taskId);
     if (version !== undefined && version !== e.taskVersion) continue;
-    versions.set(e.run.taskId, e.taskVersion);
+    taskVersions.set(e.run.taskId, e.taskVersion);
     tasks.set(e.run.taskId, e.task);
-    runs.set(request.id, e);
+    runs.set(request.id, e.run);
+    versions.set(request.id, e.taskVersion);
   }
-  return { runs, tasks };
+  return { runs, tasks, versions };
+}
+
+/** Each changed run's bookkeeping on its task, from a batch's results in order (one object per run). */
+function bookkeepingByRun(
+  results: readonly (RunChangeResult | undefined)[],
+): Map<RunId, RunBookkeeping> {
+  const books = new Map<RunId, RunBookkeeping>();
+  for (let i = 0; i < results.length; i++) {
+    const result = results[i];
+    if (result?.kind !== "changed") continue;
+    const change = result.change;
+    const id = change.run.id;
+    let book = books.get(id);
+    if (book === undefined) {
+      book = noBookkeeping();
+      books.set(id, book);
+    }
+    const launch = change.taskLaunch;
+    if (launch !== undefined) {
+      book.launchSeq = i;
+      book.lastRunAt = launch.lastRunAt;
+      book.lastRunId = launch.lastRunId;
+      book.launches += launch.runCountIncrement;
+    }
+    const verdict = change.taskVerdict;
+    if (verdict !== undefined) {
+      book.errorSeq = i;
+      book.lastError = verdict.lastError;
+      if (verdict.status !== undefined) {
+        book.statusSeq = i;
+        book.status = verdict.status;
+      }
+    }
+  }
+  return books;
+}
+
+/**
+ * The fenced write's parameters for `toWrite` (apart from `apply`, so that V8 compiles each part on its
+ * own): the state columns written (`shape`, bits of `STATE_COLUMNS`), whether each run writes only its
+ * own (`masked`), and one array text per column.
+ */
+function fencedParameters(
+  toWrite: readonly ChangedRunRow[],
+  books: ReadonlyMap<RunId, RunBookkeeping>,
+  fence: ReadonlyMap<RunId, ReadFence>,
+  versions: ReadonlyMap<RunId, number>,
+): { shape: number; masked: boolean; parameters: string[] } {
+  // Each run writes only the columns its change changed: the others stay as the database holds them.
+  // The status is always written (unchanged, it is the value the fence just checked): a change that
+  // changed no column still writes its row, so that the database confirms what it decided on.
+  const count = toWrite.length;
+  const masks = new Array<number>(count);
+  let shape = 0;
+  for (let r = 0; r < count; r++) {
+    const { before, after } = toWrite[r] as ChangedRunRow;
+    const mask = changedMask(before, after) | STATUS_BIT;
+    masks[r] = mask;
+    shape |= mask;
+  }
+  const masked = masks.some((mask) => mask !== shape);
+  // The state columns this statement sends, by index.
+  const sent: number[] = [];
+  for (let c = 0; c < STATE_COLUMNS.length; c++) if ((shape & (1 << c)) !== 0) sent.push(c);
+  const columns = [
+    RUN_STATE_COLUMNS[0] as Column,
+    ...sent.map((c) => STATE_COLUMNS[c] as Column),
+    ...(masked ? [MASK_COLUMN] : []),
+    ...FENCE_COLUMNS,
+  ];
+  // Column by column, each made at its final length: one array of values per parameter, written as
+  // array text without a row of values per run (`arrayText`). Each made generic (filled) at once: an
+  // array whose elements' kind changed with its column's values made V8 deoptimise again and again.
+  const values = columns.map(() => new Array<unknown>(count).fill(null));
+  for (let r = 0; r < count; r++) {
+    const { before, after } = toWrite[r] as ChangedRunRow;
+    const book = books.get(after.id) ?? noBookkeeping();
+    const read = fence.get(after.id);
+    const version = read?.version ?? versions.get(after.id);
+    // Every changed run was read by the statement above or taken from its expectation.
+    if (version === undefined) throw new Error(`run ${after.id} changed without being read`);
+    const wakes =
+      (holdsSlot(before.status) && !holdsSlot(after.status)) ||
+      (after.status === "queued" && before.status !== "queued");
+    const state = runStateValues(after);
+    let at = 0;
+    (values[at++] as unknown[])[r] = after.id;
+    for (const c of sent) (values[at++] as unknown[])[r] = state[c + 1];
+    if (masked) (values[at++] as unknown[])[r] = masks[r];
+    (values[at++] as unknown[])[r] = read?.xmin ?? null;
+    (values[at++] as unknown[])[r] = before.claimToken;
+    (values[at++] as unknown[])[r] = before.status;
+    (values[at++] as unknown[])[r] = before.attempt;
+    (values[at++] as unknown[])[r] = before.cancelRequestedAt;
+    (values[at++] as unknown[])[r] = holdsSlot(before.status);
+    (values[at++] as unknown[])[r] = before.taskId;
+    (values[at++] as unknown[])[r] = version;
+    (values[at++] as unknown[])[r] = book.launchSeq;
+    (values[at++] as unknown[])[r] = book.lastRunAt;
+    (values[at++] as unknown[])[r] = book.lastRunId;
+    (values[at++] as unknown[])[r] = book.launches;
+    (values[at++] as unknown[])[r] = book.errorSeq;
+    (values[at++] as unknown[])[r] = book.lastError;
+    (values[at++] as unknown[])[r] = book.statusSeq;
+    (values[at++] as unknown[])[r] = book.status;
+    (values[at++] as unknown[])[r] = wakes;
+    if (at !== columns.length) {
+      throw new Error(`a fenced write row of ${at} values, not ${columns.length}`);
+    }
+  }
+  const parameters = columns.map((column, c) => arrayText(column.type, values[c] as unknown[]));
+  return { shape, masked, parameters };
 }
 
 /** Bit `i` set for each of `RUN_STATE_FIELDS` whose value `after` changed from `before`. */

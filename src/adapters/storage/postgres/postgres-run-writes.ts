@@ -140,6 +140,36 @@ export class RunSql {
     prefix?: StatementPrefix,
   ): Promise<Set<string>> {
     if (runs.length === 0) return new Set();
+    const result = await this.#insertRows(
+      db,
+      runs,
+      kindOf,
+      `${ON_CONFLICT[conflict]} RETURNING id`,
+      prefix,
+    );
+    return new Set(result.rows.map((row) => text(record(row), "id")));
+  }
+
+  /**
+   * Inserts `runs` as `insert` does with no conflict tolerated: every run is written or the statement
+   * fails, so no id comes back (admission's insert: one row a fire less to read and map).
+   */
+  async insertAll(
+    db: PostgresQueryable,
+    runs: readonly Run[],
+    kindOf: (run: Run) => TargetKind,
+    prefix?: StatementPrefix,
+  ): Promise<void> {
+    if (runs.length > 0) await this.#insertRows(db, runs, kindOf, "", prefix);
+  }
+
+  async #insertRows(
+    db: PostgresQueryable,
+    runs: readonly Run[],
+    kindOf: (run: Run) => TargetKind,
+    tail: string,
+    prefix: StatementPrefix | undefined,
+  ): Promise<{ readonly rows: readonly unknown[] }> {
     // The target kind (the last insert column) as its own array: pushed onto each run's row of 31
     // values, it made V8 grow and copy every row (about 900 bytes of garbage a run).
     const rows = new Array<unknown[]>(runs.length);
@@ -149,12 +179,12 @@ export class RunSql {
       rows[r] = runValues(run);
       kinds[r] = kindOf(run);
     }
-    const sql = `${this.#insert}${ON_CONFLICT[conflict]} RETURNING id`;
-    const result = await db.query(
-      this.#statement(prefix === undefined ? sql : `${prefix.text} ${sql}`),
-      [...columnArrays(RUN_COLUMNS, rows), textArray(kinds), ...(prefix?.values ?? [])],
-    );
-    return new Set(result.rows.map((row) => text(record(row), "id")));
+    const sql = `${this.#insert}${tail}`;
+    return db.query(this.#statement(prefix === undefined ? sql : `${prefix.text} ${sql}`), [
+      ...columnArrays(RUN_COLUMNS, rows),
+      textArray(kinds),
+      ...(prefix?.values ?? []),
+    ]);
   }
 
   /** Rewrites whole rows (read under a lock); `where` adds conditions on the current row `t`. */

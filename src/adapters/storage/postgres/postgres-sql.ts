@@ -89,41 +89,88 @@ export function keyedUnnestFrom(columns: readonly Column[]): string {
 
 /**
  * Turns rows (one value per column, in column order) into one parameter per column for `unnest`: the
- * column's array as PostgreSQL array text (`{...}`), built here in one pass. node-postgres would build
- * the same text from a JS array, but quotes and escapes every element with two regular expressions
- * (numbers included), which was a visible share of a replica's CPU and garbage in the benchmark's burst.
+ * column's array as PostgreSQL array text (`{...}`, `arrayText`). node-postgres would build the same text
+ * from a JS array, but quotes and escapes every element with two regular expressions (numbers included),
+ * which was a visible share of a replica's CPU and garbage in the benchmark's burst.
  */
 export function columnArrays(
   columns: readonly Column[],
   rows: readonly (readonly unknown[])[],
 ): string[] {
-  return columns.map((column, i) => arrayLiteral(column.type, rows, i));
+  const out = new Array<string>(columns.length);
+  // One column's values at a time, in one array reused for every column: made generic (filled) at
+  // once, so that its elements' kind never changes with a column's values (V8 would deoptimise).
+  const values = new Array<unknown>(rows.length).fill(null);
+  for (let i = 0; i < columns.length; i++) {
+    for (let r = 0; r < rows.length; r++) values[r] = rows[r]?.[i];
+    out[i] = arrayText((columns[i] as Column).type, values);
+  }
+  return out;
 }
 
 /**
- * `{a,b,NULL}` for column `i` of `rows`, as a `type[]` parameter reads it. One loop per type, so that the
- * type is looked at once per column, not once per value; text is quoted after two `indexOf` scans
- * instead of a regular expression (the burst's profile had the expression at about 2% of a replica's
- * CPU: every id, token and status of every write goes through here).
+ * `{a,b,NULL}`: `values` as a `type[]` parameter reads them. A column of integers only, or of texts
+ * that need no escaping (ids, tokens, statuses: most of what a write sends), is joined in one step,
+ * with no string made per element; any other column goes element by element (`elementwise`), to the
+ * same text.
  */
-export function arrayLiteral(
-  type: ColumnType,
-  rows: readonly (readonly unknown[])[],
-  i: number,
-): string {
-  const parts = new Array<string>(rows.length);
+export function arrayText(type: ColumnType, values: readonly unknown[]): string {
+  if (values.length === 0) return "{}";
   switch (type) {
     case "int4":
     case "int8":
     case "ts":
-      for (let r = 0; r < rows.length; r++) parts[r] = integerElement(type, rows[r]?.[i]);
-      break;
-    case "bool":
-      for (let r = 0; r < rows.length; r++) parts[r] = boolElement(rows[r]?.[i]);
+      if (allIntegers(values)) return `{${values.join(",")}}`;
       break;
     case "text":
     case "jsonb":
-      for (let r = 0; r < rows.length; r++) parts[r] = textElement(type, rows[r]?.[i]);
+      if (allPlainTexts(values)) return `{"${values.join('","')}"}`;
+      break;
+    case "bool":
+      break;
+  }
+  return elementwise(type, values);
+}
+
+/** Whether every value is a safe integer, written by `join` as `String` writes it. */
+function allIntegers(values: readonly unknown[]): boolean {
+  for (let r = 0; r < values.length; r++) {
+    const value = values[r];
+    if (typeof value !== "number" || !Number.isSafeInteger(value)) return false;
+  }
+  return true;
+}
+
+/** Whether every value is a string that, quoted, needs no escape (no `"`, no `\`). */
+function allPlainTexts(values: readonly unknown[]): boolean {
+  for (let r = 0; r < values.length; r++) {
+    const value = values[r];
+    if (typeof value !== "string" || value.indexOf('"') !== -1 || value.indexOf("\\") !== -1) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * `arrayText` element by element: one loop per type, so that the type is looked at once per column,
+ * not once per value; text is quoted after two `indexOf` scans instead of a regular expression (the
+ * burst's profile had the expression at about 2% of a replica's CPU).
+ */
+function elementwise(type: ColumnType, values: readonly unknown[]): string {
+  const parts = new Array<string>(values.length);
+  switch (type) {
+    case "int4":
+    case "int8":
+    case "ts":
+      for (let r = 0; r < values.length; r++) parts[r] = integerElement(type, values[r]);
+      break;
+    case "bool":
+      for (let r = 0; r < values.length; r++) parts[r] = boolElement(values[r]);
+      break;
+    case "text":
+    case "jsonb":
+      for (let r = 0; r < values.length; r++) parts[r] = textElement(type, values[r]);
       break;
   }
   return `{${parts.join(",")}}`;
@@ -134,9 +181,7 @@ export function arrayLiteral(
  * the array itself, with two regular expressions per element.
  */
 export function textArray(values: readonly (string | null)[]): string {
-  const parts = new Array<string>(values.length);
-  for (let r = 0; r < values.length; r++) parts[r] = textElement("text", values[r]);
-  return `{${parts.join(",")}}`;
+  return arrayText("text", values);
 }
 
 function integerElement(type: ColumnType, value: unknown): string {

@@ -17,6 +17,7 @@ import { fencingToken } from "../../../domain/ids.js";
 import type { FencingToken, OwnerId } from "../../../domain/ids.js";
 import type { ClaimedRun, ClaimRequest } from "../../../domain/ports/run-repository.js";
 import type { Run, RunStatus } from "../../../domain/run.js";
+import { withScheduleFields } from "../../../domain/task.js";
 import type { Task } from "../../../domain/task.js";
 
 /** What a claim may take: the budget's free slots, never more than the request's limit, never below 0. */
@@ -59,14 +60,7 @@ export function fusableRuns(
   for (const { task, fields, newRuns } of admissions) {
     const queued = newRuns.filter((run) => run.status === "queued");
     if (queued.length === 0) continue;
-    const admitted: Task = {
-      ...task,
-      status: fields.status,
-      nextRunAt: fields.nextRunAt,
-      decidedThrough: fields.decidedThrough,
-      admittedCount: fields.admittedCount,
-      lastError: fields.lastError ?? task.lastError,
-    };
+    const admitted = withScheduleFields(task, fields);
     for (const run of queued) entries.push({ run, task: admitted });
   }
   return entries;

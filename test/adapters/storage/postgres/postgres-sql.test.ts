@@ -66,6 +66,58 @@ describe("columnArrays", () => {
     ).toEqual(rows);
   });
 
+  it("writes a column of integers, or of texts needing no escape, as element by element", () => {
+    const plain = [
+      ["r-1", 1, Number.MAX_SAFE_INTEGER, Date.UTC(2026, 10, 30), true, "{}"],
+      ["NULL", -2, 0, 0, false, '"x"'],
+    ];
+    expect(columnArrays(COLUMNS, plain)).toEqual([
+      '{"r-1","NULL"}',
+      "{1,-2}",
+      `{${Number.MAX_SAFE_INTEGER},0}`,
+      `{${Date.UTC(2026, 10, 30)},0}`,
+      "{t,f}",
+      '{"{}","\\"x\\""}',
+    ]);
+    // One null, one escape, one value of another type: element by element, to the same text.
+    expect(
+      columnArrays(COLUMNS.slice(0, 2), [
+        ["a", 1],
+        [null, null],
+      ]),
+    ).toEqual(['{"a",NULL}', "{1,NULL}"]);
+    expect(columnArrays(COLUMNS.slice(5), [[{ a: 1 }], ["b"]])).toEqual(['{"{\\"a\\":1}","b"}']);
+  });
+
+  it("round-trips columns with no null and no escape through unnest", async () => {
+    const rows: unknown[][] = [0, 1, 2].map((k) => [
+      `run-${k} {x},y`,
+      k - 1,
+      Number.MAX_SAFE_INTEGER - k,
+      Date.UTC(2026, 10, 30) + k,
+      k % 2 === 0,
+      `{"k":${k}}`,
+    ]);
+    const result = await database
+      .pool()
+      .query(
+        "SELECT t, i, n::text AS n, at::text AS at, b, j::text AS j" +
+          " FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int8[], $5::bool[], $6::jsonb[])" +
+          " WITH ORDINALITY AS u(t, i, n, at, b, j, k) ORDER BY k",
+        columnArrays(COLUMNS, rows),
+      );
+    expect(
+      (result.rows as Record<string, unknown>[]).map((row) => [
+        row["t"],
+        row["i"],
+        Number(row["n"]),
+        Number(row["at"]),
+        row["b"],
+        row["j"],
+      ]),
+    ).toEqual(rows.map((row) => [...row.slice(0, 5), `{"k": ${String(rows.indexOf(row))}}`]));
+  });
+
   it("sends an empty batch as empty arrays", async () => {
     const result = await database
       .pool()
