@@ -160,6 +160,26 @@ async function dueBurst(
   return h;
 }
 
+/**
+ * Another replica admits `slots` due tasks of `store` and claims their runs first, under the same
+ * budget: `slots` of the budget's slots are held by it.
+ */
+async function otherReplicaHolds(
+  store: Store,
+  clock: VirtualClock,
+  slots: number,
+  budget: number,
+): Promise<void> {
+  const other = await admitAndClaim(store, clock.now(), {
+    batch: slots,
+    limit: slots,
+    maxConcurrentRuns: budget,
+    replicaId: "replica-b",
+    handlerNames: new Set(["job"]),
+  });
+  expect(other.claimed).toHaveLength(slots);
+}
+
 describe("Coordinator with the claim fused into admission", () => {
   it("once a round found the budget short (another replica held it), waits for its verdicts being written before the next", async () => {
     const clock = new VirtualClock(t0);
@@ -172,20 +192,13 @@ describe("Coordinator with the claim fused into admission", () => {
       tasks: 5,
     });
     // Another replica admits one task and claims its run first: one of the budget's two slots is held.
-    const other = await admitAndClaim(store, clock.now(), {
-      batch: 1,
-      limit: 1,
-      maxConcurrentRuns: 2,
-      replicaId: "replica-b",
-      handlerNames: new Set(["job"]),
-    });
-    expect(other.claimed).toHaveLength(1);
+    await otherReplicaHolds(store, clock, 1, 2);
     const before = limits.length;
     const pass = h.coordinator.tick();
     await flushPromises();
     // The first round offered a room of 2 and found one slot: short (the other replica's admission is
-    // the first entry of `fused`). Its verdict is being written, and the next round waits for that
-    // write instead of finding the budget full again.
+    // the first entry of `fused`). Its verdict is being written, and neither the claim after the round
+    // nor the next round goes on before that write instead of finding the budget full again.
     expect(fused).toEqual([1, 1]);
     expect(limits).toHaveLength(before + 1);
     expect(writes.held()).toBe(true);
@@ -206,14 +219,7 @@ describe("Coordinator with the claim fused into admission", () => {
     });
     // Another replica holds one of the budget's two slots; this replica's first round fuses one run of
     // its two and queues the other (short of its room).
-    const other = await admitAndClaim(store, clock.now(), {
-      batch: 1,
-      limit: 1,
-      maxConcurrentRuns: 2,
-      replicaId: "replica-b",
-      handlerNames: new Set(["job"]),
-    });
-    expect(other.claimed).toHaveLength(1);
+    await otherReplicaHolds(store, clock, 1, 2);
     const claimsBefore = claimCalls();
     const pass = h.coordinator.tick();
     await flushPromises();
@@ -289,14 +295,7 @@ describe("Coordinator with the claim fused into admission", () => {
       tasks: 5,
     });
     // Another replica holds two of the budget's three slots: the first round's room of 2 finds one.
-    const other = await admitAndClaim(store, clock.now(), {
-      batch: 2,
-      limit: 2,
-      maxConcurrentRuns: 3,
-      replicaId: "replica-b",
-      handlerNames: new Set(["job"]),
-    });
-    expect(other.claimed).toHaveLength(2);
+    await otherReplicaHolds(store, clock, 2, 3);
     const before = limits.length;
     const pass = h.coordinator.tick();
     await flushPromises();
