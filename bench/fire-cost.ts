@@ -18,6 +18,7 @@ import { loadavg } from "node:os";
 import { resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import pg from "pg";
+import { queryOnce } from "./lib/databases.js";
 import { option } from "./lib/argv-option.js";
 
 const TASKS = Number(option("tasks", "10000"));
@@ -40,16 +41,6 @@ interface Window {
   readonly fires: number;
 }
 
-async function query(url: string, sql: string): Promise<Record<string, unknown>[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as Record<string, unknown>[];
-  } finally {
-    await client.end();
-  }
-}
-
 function post(session: Session, method: string, params: object): Promise<unknown> {
   return new Promise((resolve, reject) => {
     session.post(method, params, (err, result) => {
@@ -70,7 +61,7 @@ async function child(checkout: string): Promise<void> {
     postgres: (url: string) => unknown;
   };
   const name = `punctual_firecost_${randomBytes(4).toString("hex")}`;
-  await query(ADMIN, `CREATE DATABASE ${name}`);
+  await queryOnce(ADMIN, `CREATE DATABASE ${name}`);
   const url = new URL(ADMIN);
   url.pathname = `/${name}`;
   const db = url.toString();
@@ -160,7 +151,7 @@ async function child(checkout: string): Promise<void> {
     console.log(`FIRE-COST ${JSON.stringify(window)}`);
   } finally {
     await Promise.all(schedulers.map((s) => s.stop()));
-    await query(ADMIN, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await queryOnce(ADMIN, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
 }
 

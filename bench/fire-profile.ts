@@ -7,7 +7,7 @@
  * and time from send to answer (client side, so it includes the wait for a lock or the CPU).
  */
 import { randomBytes } from "node:crypto";
-import pg from "pg";
+import { queryOnce } from "./lib/databases.js";
 import type { Scheduler } from "../src/index.js";
 import { createDueBurst, startBurstReplicas } from "./lib/burst-replicas.js";
 import { processCpuSeconds } from "./lib/proc-cpu.js";
@@ -24,21 +24,11 @@ const BUDGET = Number(process.argv[4] ?? 500);
 const ADMIN =
   process.env["PUNCTUAL_BENCH_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
-async function query(url: string, sql: string): Promise<Record<string, unknown>[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as Record<string, unknown>[];
-  } finally {
-    await client.end();
-  }
-}
-
 countStatements();
 timeStatements();
 const name = `punctual_firewal_${randomBytes(4).toString("hex")}`;
-await query(ADMIN, `CREATE DATABASE ${name}`);
-await query(ADMIN, `ALTER DATABASE ${name} SET track_functions = 'pl'`);
+await queryOnce(ADMIN, `CREATE DATABASE ${name}`);
+await queryOnce(ADMIN, `ALTER DATABASE ${name} SET track_functions = 'pl'`);
 // With FIRE_PROFILE_EXPLAIN=1, each statement's plan and duration go to the server's log (auto_explain),
 // the statements the triggers run included: for a scratch look only, it slows every statement.
 if (process.env["FIRE_PROFILE_EXPLAIN"] === "1") {
@@ -50,7 +40,7 @@ if (process.env["FIRE_PROFILE_EXPLAIN"] === "1") {
     "auto_explain.log_nested_statements = on",
     "auto_explain.log_triggers = on",
   ]) {
-    await query(ADMIN, `ALTER DATABASE ${name} SET ${setting}`);
+    await queryOnce(ADMIN, `ALTER DATABASE ${name} SET ${setting}`);
   }
 }
 const url = new URL(ADMIN);
@@ -64,14 +54,14 @@ try {
   const cpuBefore = await backendCpu(db);
   const ownBefore = process.cpuUsage();
   const timingsBefore = new Map(statementTimings().map((t) => [t.statement, t]));
-  await query(db, "SELECT pg_stat_reset()");
+  await queryOnce(db, "SELECT pg_stat_reset()");
   const tripsBefore = roundTrips();
   let polls = 0;
   // Until every run has its verdict.
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     polls++;
-    const [row] = await query(
+    const [row] = await queryOnce(
       db,
       "SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS done FROM punctual.runs",
     );
@@ -94,7 +84,7 @@ try {
   // A backend reports its functions' figures at most once a second, and when it exits: stop first.
   await Promise.all(schedulers.map((s) => s.stop()));
   await new Promise((resolve) => setTimeout(resolve, 500));
-  const functions = await query(
+  const functions = await queryOnce(
     db,
     "SELECT funcname, calls::int, total_time, self_time FROM pg_stat_user_functions ORDER BY total_time DESC",
   );
@@ -116,12 +106,12 @@ try {
   }
 } finally {
   await Promise.all(schedulers.map((s) => s.stop()));
-  await query(ADMIN, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await queryOnce(ADMIN, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
 }
 
 /** The CPU seconds of each client backend of the database but this reading's own. */
 async function backendCpu(url: string): Promise<Map<number, number>> {
-  const rows = await query(
+  const rows = await queryOnce(
     url,
     "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
   );

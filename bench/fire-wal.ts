@@ -9,7 +9,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import pg from "pg";
+import { queryOnce } from "./lib/databases.js";
 import type { Scheduler } from "../src/index.js";
 import { createDueBurst, startBurstReplicas } from "./lib/burst-replicas.js";
 import { countStatements, roundTrips } from "./lib/statement-timing.js";
@@ -21,19 +21,9 @@ const ADMIN =
   process.env["PUNCTUAL_BENCH_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const WALDUMP = process.env["PG_WALDUMP"] ?? "/usr/lib/postgresql/15/bin/pg_waldump";
 
-async function query(url: string, sql: string): Promise<Record<string, unknown>[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as Record<string, unknown>[];
-  } finally {
-    await client.end();
-  }
-}
-
 countStatements();
 const name = `punctual_firewal_${randomBytes(4).toString("hex")}`;
-await query(ADMIN, `CREATE DATABASE ${name}`);
+await queryOnce(ADMIN, `CREATE DATABASE ${name}`);
 const url = new URL(ADMIN);
 url.pathname = `/${name}`;
 const db = url.toString();
@@ -41,30 +31,30 @@ const schedulers: Scheduler[] = [];
 try {
   schedulers.push(...(await startBurstReplicas(db, REPLICAS, BUDGET)));
   const dueAt = await createDueBurst(schedulers[0]!, TASKS);
-  await query(db, "CHECKPOINT");
-  const [dbRow] = await query(
+  await queryOnce(db, "CHECKPOINT");
+  const [dbRow] = await queryOnce(
     db,
     "SELECT oid::text AS oid FROM pg_database WHERE datname = current_database()",
   );
   await new Promise((resolve) => setTimeout(resolve, dueAt - 300 - Date.now()));
-  const [start] = await query(db, "SELECT pg_current_wal_insert_lsn()::text AS lsn");
+  const [start] = await queryOnce(db, "SELECT pg_current_wal_insert_lsn()::text AS lsn");
   const tripsBefore = roundTrips();
   let polls = 0;
   // Until every run has its verdict.
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     polls++;
-    const [row] = await query(
+    const [row] = await queryOnce(
       db,
       "SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS done FROM punctual.runs",
     );
     if (Number(row!["done"]) >= TASKS) break;
   }
   const tripsAfter = roundTrips();
-  const [end] = await query(db, "SELECT pg_current_wal_insert_lsn()::text AS lsn");
+  const [end] = await queryOnce(db, "SELECT pg_current_wal_insert_lsn()::text AS lsn");
   const rels = new Map(
     (
-      await query(
+      await queryOnce(
         db,
         "SELECT pg_relation_filenode(c.oid)::text AS node, c.relname FROM pg_class c" +
           " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')" +
@@ -72,7 +62,7 @@ try {
       )
     ).map((r) => [String(r["node"]), String(r["relname"])]),
   );
-  const [dir] = await query(db, "SHOW data_directory");
+  const [dir] = await queryOnce(db, "SHOW data_directory");
   const dump = execFileSync(
     WALDUMP,
     [
@@ -126,5 +116,5 @@ try {
   }
 } finally {
   await Promise.all(schedulers.map((s) => s.stop()));
-  await query(ADMIN, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await queryOnce(ADMIN, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
 }

@@ -29,6 +29,17 @@ export async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Pro
   }
 }
 
+/** The rows of one statement on a connection of its own to `url` (the measuring scripts' reads). */
+export async function queryOnce(url: string, sql: string): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows as Record<string, unknown>[];
+  } finally {
+    await client.end();
+  }
+}
+
 export interface BenchDatabase {
   readonly name: string;
   readonly url: string;
