@@ -24,6 +24,7 @@ import type { FusedClaims, PostgresClaim } from "./postgres-claim.js";
 import { OCCURRENCE_INDEX, SLOT_INDEXES, uniqueViolation } from "./postgres-errors.js";
 import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import { calendarItemsColumn, record, text, taskSelectList } from "./postgres-rows.js";
+import { occurrenceTrigger } from "./postgres-run-writes.js";
 import { DEFINITION_STAMP } from "./postgres-task-definitions.js";
 import type { Column } from "./postgres-sql.js";
 import {
@@ -127,7 +128,7 @@ export class PostgresAdmission {
         ` JOIN ${ctx.runSql.table} AS r ON r.task_id = u.task_id AND r.trigger = 'scheduled'` +
         ` AND r.scheduled_for = ${unnestValue({ name: "scheduled_for", type: "ts" })}` +
         // runs_occurrence_uq's third column (migration 34), so the probe is the key's whole.
-        ` AND (CASE r.trigger WHEN 'scheduled' THEN 's' WHEN 'backfill' THEN 'b' END) = 's'`,
+        ` AND ${occurrenceTrigger("r")} = 's'`,
     );
   }
 

@@ -25,11 +25,16 @@ import type { Column } from "./postgres-sql.js";
 export type InsertConflict = "none" | "manual_key" | "backfill_occurrence" | "scheduled_occurrence";
 
 /**
- * A scheduled or backfilled run's occurrence key is `runs_occurrence_uq` (migration 34): the task, the
- * instant and the trigger as one letter (NULL for a manual run, so never refused there).
+ * The third column of `runs_occurrence_uq` (migration 34) for the run row `alias` (none: the table's
+ * own columns): the trigger as one letter, NULL for a manual run (so never refused there).
  */
-const OCCURRENCE_KEY =
-  "(task_id, scheduled_for, (CASE trigger WHEN 'scheduled' THEN 's' WHEN 'backfill' THEN 'b' END))";
+export function occurrenceTrigger(alias = ""): string {
+  const trigger = alias === "" ? "trigger" : `${alias}.trigger`;
+  return `(CASE ${trigger} WHEN 'scheduled' THEN 's' WHEN 'backfill' THEN 'b' END)`;
+}
+
+/** A scheduled or backfilled run's occurrence key: the task, the instant and the trigger's letter. */
+const OCCURRENCE_KEY = `(task_id, scheduled_for, ${occurrenceTrigger()})`;
 
 const ON_CONFLICT: Readonly<Record<InsertConflict, string>> = {
   none: "",
