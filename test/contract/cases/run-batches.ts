@@ -18,6 +18,7 @@ import { ALL, minute, onceAt } from "../fixtures.js";
 import {
   POLICY,
   admitDue,
+  cancelOneRun,
   claimDue,
   edit,
   insertTask,
@@ -52,6 +53,18 @@ function launch(
     id: claimed.run.id,
     ...(token === null ? {} : { token }),
     decide: (run, task) => applyLaunchOutcome(run, outcome, { now, task, policy: POLICY }),
+  };
+}
+
+/** `request` carrying what its writer knows of the run: as claimed (`RunChangeRequest.expect`). */
+function expecting(claimed: ClaimedRun, request: RunChangeRequest): RunChangeRequest {
+  return {
+    ...request,
+    expect: {
+      run: claimed.run,
+      task: runTaskContext(claimed.task),
+      taskVersion: claimed.task.version,
+    },
   };
 }
 
@@ -177,14 +190,6 @@ export function describeRunBatches(ctx: ContractContext): void {
       const task = await insertTask(store, IDLE);
       for (const key of ["a", "b", "c"]) await triggerRun(store, ALL, task.id, key, minute(0, 1));
       const [a, b, c] = await claimDue(store, minute(1));
-      const expecting = (claimed: ClaimedRun, request: RunChangeRequest): RunChangeRequest => ({
-        ...request,
-        expect: {
-          run: claimed.run,
-          task: runTaskContext(claimed.task),
-          taskVersion: claimed.task.version,
-        },
-      });
       // b was handed back and claimed again (its first claim is stale); then the task is edited to
       // three attempts, so c's failure is retried although c was claimed under one attempt.
       await recordLaunch(store, b!, minute(1), { kind: "busy", message: "thread busy" });
@@ -213,6 +218,24 @@ export function describeRunBatches(ctx: ContractContext): void {
       expect(await reloadRun(store, b!.run.id)).toMatchObject({ status: "launching", attempt: 2 });
       expect(await reloadRun(store, c!.run.id)).toMatchObject({ status: "queued", failures: 1 });
       expect(await reload(store, task.id)).toMatchObject({ runCount: 2, lastError: null });
+    });
+
+    it("decides on a cancel asked since the claim, which the request's expectation does not hold", async () => {
+      const store = ctx.store();
+      const task = await insertTask(store, IDLE);
+      await triggerRun(store, ALL, task.id, "a", minute(0, 1));
+      const [a] = await claimDue(store, minute(1));
+      await cancelOneRun(store, a!.run.id, minute(1, 100));
+      // The thread was busy: nothing started, and a run asked to stop ends instead of queueing again.
+      const busy: LaunchOutcome = { kind: "busy", message: "thread busy" };
+      const [result] = await store.runs.changeRuns([
+        expecting(a!, launch(a!, minute(1, 200), busy)),
+      ]);
+      expect(result?.kind).toBe("changed");
+      expect(await reloadRun(store, a!.run.id)).toMatchObject({
+        status: "cancelled",
+        reason: "cancel_requested",
+      });
     });
 
     it("hands decide a once task's run_at, so a manual run that took the occurrence ends the task", async () => {

@@ -118,6 +118,41 @@ export function wantsWholeTasks(requests: readonly RunChangeRequest[]): boolean 
   return requests.some((r) => r.withTask === true);
 }
 
+/** What a batch's writers know of its runs (`RunChangeRequest.expect`), by run. */
+export interface BatchExpectations {
+  readonly runs: Map<RunId, Run>;
+  /** The contexts of the expected runs' tasks: one per task. */
+  readonly tasks: Map<TaskId, RunTaskContext>;
+  /** The task version each expected run was decided on. */
+  readonly versions: Map<RunId, number>;
+}
+
+/**
+ * The runs whose first request of the batch carries an expectation, their tasks' contexts, and the task
+ * version each was decided on. A run whose task another expected run of the batch has at another
+ * version is left out (one context per task): the store reads it.
+ */
+export function batchExpectations(requests: readonly RunChangeRequest[]): BatchExpectations {
+  const runs = new Map<RunId, Run>();
+  const tasks = new Map<TaskId, RunTaskContext>();
+  const versions = new Map<RunId, number>();
+  const taskVersions = new Map<TaskId, number>();
+  const seen = new Set<RunId>();
+  for (const request of requests) {
+    if (seen.has(request.id)) continue;
+    seen.add(request.id);
+    const e = request.expect;
+    if (e?.run.id !== request.id) continue;
+    const version = taskVersions.get(e.run.taskId);
+    if (version !== undefined && version !== e.taskVersion) continue;
+    taskVersions.set(e.run.taskId, e.taskVersion);
+    tasks.set(e.run.taskId, e.task);
+    runs.set(request.id, e.run);
+    versions.set(request.id, e.taskVersion);
+  }
+  return { runs, tasks, versions };
+}
+
 /** The distinct run ids of a batch, in id order: the order the adapter locks them in. */
 export function batchRunIds(requests: readonly RunChangeRequest[]): RunId[] {
   return [...new Set(requests.map((r) => r.id))].sort(compareIds);

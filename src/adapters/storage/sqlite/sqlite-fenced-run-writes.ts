@@ -10,7 +10,12 @@ import type { RunTaskContext } from "../../../domain/run-change.js";
 import { runTaskContext } from "../../../domain/run-change.js";
 import type { Task } from "../../../domain/task.js";
 import type { Statement } from "better-sqlite3";
-import { applyRunChanges, batchRunIds, wantsWholeTasks } from "../shared/run-change-batch.js";
+import {
+  applyRunChanges,
+  batchExpectations,
+  batchRunIds,
+  wantsWholeTasks,
+} from "../shared/run-change-batch.js";
 import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { settle } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
@@ -28,6 +33,9 @@ import type { SqliteTaskDefinitions } from "./sqlite-task-definitions.js";
 type LaunchVerdict = [number, string, number, string | null, string];
 type LaunchVerdictStatus = [number, string, number, string | null, string, string];
 
+/** What a decision on an expected run depends on, as held: id, status, attempt, claim token, cancel request, task version. */
+type HeldFence = [string, string, number, string | null, number | null, number];
+
 export class SqliteFencedRunWrites {
   readonly #tx: SqliteTransactions;
   readonly #shared: SqliteStatements;
@@ -37,6 +45,7 @@ export class SqliteFencedRunWrites {
   readonly #recordVerdict: Statement<[{ id: string; error: string | null; status: string }]>;
   readonly #recordLaunchError: Statement<LaunchVerdict>;
   readonly #recordLaunchVerdict: Statement<LaunchVerdictStatus>;
+  readonly #fences: Statement<[string], HeldFence>;
 
   constructor(options: {
     db: SqliteDatabase;
@@ -59,6 +68,13 @@ export class SqliteFencedRunWrites {
     this.#recordVerdict = db.prepare(
       "UPDATE task_state SET last_error = @error, status = @status WHERE task_id = @id",
     );
+    this.#fences = db
+      .prepare<[string], HeldFence>(
+        `SELECT r.id, r.status, r.attempt, r.claim_token, r.cancel_requested_at, t.version
+         FROM runs r JOIN tasks t ON t.id = r.task_id
+         WHERE r.id IN (SELECT value FROM json_each(?))`,
+      )
+      .raw(true);
     const launch = "last_run_at = ?, last_run_id = ?, run_count = run_count + ?";
     this.#recordLaunchError = db.prepare<LaunchVerdict>(
       `UPDATE task_state SET ${launch}, last_error = ? WHERE task_id = ?`,
@@ -72,27 +88,36 @@ export class SqliteFencedRunWrites {
     if (requests.length === 0) return Promise.resolve([]);
     return settle(() =>
       this.#tx.write(() => {
-        const ids = JSON.stringify(batchRunIds(requests));
         const rows = new Map<string, RunRow>();
         const runs = new Map<RunId, Run>();
-        for (const row of this.#shared.runsByIds.all(ids)) {
-          const run = runFromRow(row);
-          rows.set(run.id, row);
-          runs.set(run.id, run);
-        }
-        const taskIds = [...new Set([...runs.values()].map((r) => r.taskId))];
         const tasks = new Map<TaskId, RunTaskContext>();
         // A request with `withTask`: the whole tasks, read as the batch's contexts too.
         const whole = wantsWholeTasks(requests) ? new Map<TaskId, Task>() : undefined;
-        if (whole === undefined) {
-          for (const row of this.#shared.taskContextsByIds.all(JSON.stringify(taskIds))) {
-            tasks.set(row.id as TaskId, runTaskContextFromRow(row));
+        const ids = batchRunIds(requests);
+        const toRead =
+          whole === undefined ? this.#takeExpected(requests, ids, runs, rows, tasks) : ids;
+        if (toRead.length > 0) {
+          const readTasks = new Set<TaskId>();
+          for (const row of this.#shared.runsByIds.all(JSON.stringify(toRead))) {
+            const run = runFromRow(row);
+            rows.set(run.id, row);
+            runs.set(run.id, run);
+            if (!tasks.has(run.taskId)) readTasks.add(run.taskId);
           }
-        } else {
-          for (const id of taskIds) {
-            const task = this.#taskOf(id);
-            whole.set(id, task);
-            tasks.set(id, runTaskContext(task));
+          if (whole === undefined) {
+            if (readTasks.size > 0) {
+              for (const row of this.#shared.taskContextsByIds.all(
+                JSON.stringify([...readTasks]),
+              )) {
+                tasks.set(row.id as TaskId, runTaskContextFromRow(row));
+              }
+            }
+          } else {
+            for (const id of readTasks) {
+              const task = this.#taskOf(id);
+              whole.set(id, task);
+              tasks.set(id, runTaskContext(task));
+            }
           }
         }
         const applied = applyRunChanges(requests, runs, tasks, whole);
@@ -103,6 +128,44 @@ export class SqliteFencedRunWrites {
         return applied.results;
       }),
     );
+  }
+
+  /**
+   * Takes the runs of `requests` whose writers know them (`RunChangeRequest.expect`: the run as this
+   * replica claimed or last wrote it, its task's context at the version it launched with) where the
+   * database still holds what a decision depends on: the run's status, attempt, claim token and cancel
+   * request, and its task's version (an edit bumps it; a launching or running run holds its
+   * `run_active` slot by its status, the triggers keep the two together). Checked under the write lock
+   * by one narrow read instead of reading the whole runs and their tasks' contexts
+   * (docs/storage.md#the-verdict-from-what-the-replica-knows-on-sqlite). Returns the ids left to read.
+   */
+  #takeExpected(
+    requests: readonly RunChangeRequest[],
+    ids: readonly RunId[],
+    runs: Map<RunId, Run>,
+    rows: Map<string, RunRow>,
+    tasks: Map<TaskId, RunTaskContext>,
+  ): readonly RunId[] {
+    const expected = batchExpectations(requests);
+    if (expected.runs.size === 0) return ids;
+    const held = this.#fences.all(JSON.stringify([...expected.runs.keys()]));
+    for (const [id, status, attempt, token, cancelAt, version] of held) {
+      const run = expected.runs.get(id as RunId);
+      if (
+        run === undefined ||
+        run.status !== status ||
+        run.attempt !== attempt ||
+        run.claimToken !== token ||
+        run.cancelRequestedAt !== cancelAt ||
+        expected.versions.get(run.id) !== version
+      ) {
+        continue;
+      }
+      runs.set(run.id, run);
+      rows.set(run.id, runToRow(run));
+      tasks.set(run.taskId, expected.tasks.get(run.taskId) as RunTaskContext);
+    }
+    return runs.size === ids.length ? [] : ids.filter((id) => !runs.has(id));
   }
 
   /** Launch bookkeeping and verdict fields only; `run_count` moves relatively. */
