@@ -19,8 +19,7 @@ import {
 import type { TaskBookkeeping } from "../shared/run-change-batch.js";
 import { settle } from "./sqlite-database.js";
 import type { SqliteDatabase, SqliteTransactions } from "./sqlite-database.js";
-import { runFromRow, runTaskContextFromRow, runToRow } from "./sqlite-rows.js";
-import type { RunRow } from "./sqlite-rows.js";
+import { runFromRow, runTaskContextFromRow } from "./sqlite-rows.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
 import { taskOfRun } from "./sqlite-task-definitions.js";
 import type { SqliteTaskDefinitions } from "./sqlite-task-definitions.js";
@@ -88,19 +87,16 @@ export class SqliteFencedRunWrites {
     if (requests.length === 0) return Promise.resolve([]);
     return settle(() =>
       this.#tx.write(() => {
-        const rows = new Map<string, RunRow>();
         const runs = new Map<RunId, Run>();
         const tasks = new Map<TaskId, RunTaskContext>();
         // A request with `withTask`: the whole tasks, read as the batch's contexts too.
         const whole = wantsWholeTasks(requests) ? new Map<TaskId, Task>() : undefined;
         const ids = batchRunIds(requests);
-        const toRead =
-          whole === undefined ? this.#takeExpected(requests, ids, runs, rows, tasks) : ids;
+        const toRead = whole === undefined ? this.#takeExpected(requests, ids, runs, tasks) : ids;
         if (toRead.length > 0) {
           const readTasks = new Set<TaskId>();
           for (const row of this.#shared.runsByIds.all(JSON.stringify(toRead))) {
             const run = runFromRow(row);
-            rows.set(run.id, row);
             runs.set(run.id, run);
             if (!tasks.has(run.taskId)) readTasks.add(run.taskId);
           }
@@ -121,9 +117,7 @@ export class SqliteFencedRunWrites {
           }
         }
         const applied = applyRunChanges(requests, runs, tasks, whole);
-        for (const { after } of applied.runs) {
-          this.#shared.writeRun(runToRow(after), rows.get(after.id));
-        }
+        for (const { before, after } of applied.runs) this.#shared.writeRunChange(before, after);
         for (const entry of applied.tasks) this.#recordOnTask(entry);
         return applied.results;
       }),
@@ -143,7 +137,6 @@ export class SqliteFencedRunWrites {
     requests: readonly RunChangeRequest[],
     ids: readonly RunId[],
     runs: Map<RunId, Run>,
-    rows: Map<string, RunRow>,
     tasks: Map<TaskId, RunTaskContext>,
   ): readonly RunId[] {
     const expected = batchExpectations(requests);
@@ -162,7 +155,6 @@ export class SqliteFencedRunWrites {
         continue;
       }
       runs.set(run.id, run);
-      rows.set(run.id, runToRow(run));
       tasks.set(run.taskId, expected.tasks.get(run.taskId) as RunTaskContext);
     }
     return runs.size === ids.length ? [] : ids.filter((id) => !runs.has(id));

@@ -5,6 +5,8 @@
  */
 import type { Statement } from "better-sqlite3";
 import type { SecretSealer } from "../../../domain/ports/store.js";
+import type { Run } from "../../../domain/run.js";
+import { RUN_STATE_FIELDS } from "../shared/run-change-batch.js";
 import type { SqliteDatabase } from "./sqlite-database.js";
 import {
   column,
@@ -261,26 +263,52 @@ export class SqliteStatements {
       if (before === undefined || after[name] !== before[name]) mask |= 1 << i;
     }
     if (mask === 0 && !whenQueued) return 1;
-    const key = whenQueued ? mask + QUEUED_GUARD : mask;
-    let update = this.#updates.get(key);
-    if (update === undefined) {
-      const changed = RUN_FIELDS.filter((_, i) => (mask & (1 << i)) !== 0);
-      const columns = changed.length === 0 ? ["id" as const] : changed;
-      const set = columns.map((name) => `${column(name)} = ?`).join(", ");
-      const guard = whenQueued ? " AND status = 'queued'" : "";
-      update = {
-        statement: this.#db.prepare(`UPDATE runs SET ${set} WHERE id = ?${guard}`),
-        columns,
-      };
-      this.#updates.set(key, update);
-    }
+    const { statement, columns } = this.#update(whenQueued ? mask + QUEUED_GUARD : mask);
     // Bound by position: a claim's and a verdict's write, one per fire each, read about ten named
     // parameters from the row object otherwise (about 0.15 µs each).
-    const { statement, columns } = update;
     const values = new Array<unknown>(columns.length + 1);
     for (let i = 0; i < columns.length; i++) values[i] = after[columns[i] as keyof RunRow];
     values[columns.length] = after.id;
     return statement.run(values).changes;
+  }
+
+  /**
+   * `writeRun` for a run change (`changeRuns`): the columns of the state fields `after` changed from
+   * `before` (a change never writes an identity field: `applyRunChanges` refuses one), compared and
+   * bound from the runs themselves, without a row of 31 columns made for each (two per fire).
+   */
+  writeRunChange(before: Run, after: Run): number {
+    let mask = 0;
+    for (const state of STATE_COLUMNS)
+      if (before[state.field] !== after[state.field]) mask |= state.bit;
+    if (mask === 0) return 1;
+    const { statement, states } = this.#update(mask);
+    const values = new Array<unknown>(states.length + 1);
+    for (let i = 0; i < states.length; i++) values[i] = (states[i] as StateColumn).value(after);
+    values[states.length] = after.id;
+    return statement.run(values).changes;
+  }
+
+  /** The UPDATE writing the columns of `key` (bits of `RUN_FIELDS`, and `QUEUED_GUARD`), prepared once. */
+  #update(key: number): RunUpdate {
+    let update = this.#updates.get(key);
+    if (update === undefined) {
+      const mask = key >= QUEUED_GUARD ? key - QUEUED_GUARD : key;
+      const changed = RUN_FIELDS.filter((_, i) => (mask & (1 << i)) !== 0);
+      const columns = changed.length === 0 ? ["id" as const] : changed;
+      const set = columns.map((name) => `${column(name)} = ?`).join(", ");
+      const guard = key >= QUEUED_GUARD ? " AND status = 'queued'" : "";
+      update = {
+        statement: this.#db.prepare(`UPDATE runs SET ${set} WHERE id = ?${guard}`),
+        columns,
+        // Empty for a mask naming a column no change writes: such an update is `writeRun`'s only.
+        states: columns.every((name) => STATE_BY_COLUMN.has(name))
+          ? columns.map((name) => STATE_BY_COLUMN.get(name) as StateColumn)
+          : [],
+      };
+      this.#updates.set(key, update);
+    }
+    return update;
   }
 }
 
@@ -288,4 +316,31 @@ interface RunUpdate {
   readonly statement: Statement;
   /** The columns of its SET list, in order; the run's id is bound after them. */
   readonly columns: readonly (keyof RunRow)[];
+  /** The same columns as state columns (`writeRunChange`), when each is one. */
+  readonly states: readonly StateColumn[];
 }
+
+/** A run field a change may write (`RUN_STATE_FIELDS`), its column's bit in a `writeRun` mask, and its value as stored. */
+interface StateColumn {
+  readonly field: (typeof RUN_STATE_FIELDS)[number];
+  readonly bit: number;
+  readonly value: (run: Run) => unknown;
+}
+
+/** How `runToRow` stores each state field: as it is, but `late` as 0/1 and `result` as JSON text. */
+const STATE_COLUMNS: readonly StateColumn[] = RUN_STATE_FIELDS.map((field) => {
+  const name = field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  const at = RUN_FIELDS.findIndex((candidate) => candidate === name);
+  if (at < 0) throw new Error(`sqlite store: no run column for the state field ${field}`);
+  const value =
+    field === "late"
+      ? (run: Run) => (run.late ? 1 : 0)
+      : field === "result"
+        ? (run: Run) => (run.result === null ? null : JSON.stringify(run.result))
+        : (run: Run) => run[field];
+  return { field, bit: 1 << at, value };
+});
+
+const STATE_BY_COLUMN = new Map<keyof RunRow, StateColumn>(
+  STATE_COLUMNS.map((state) => [RUN_FIELDS[Math.log2(state.bit)] as keyof RunRow, state]),
+);
