@@ -110,10 +110,10 @@ function buildStatements(ctx: PostgresContext) {
   const ready = `${ctx.schema.quoted}.run_ready`;
   const holds = `${ctx.schema.quoted}.run_holds`;
   const slots = `${ctx.schema.quoted}.claim_slots`;
-  // Planned at each call against the tables as they are (docs/storage.md#plans-made-on-empty-tables):
-  // named, each kept the plan its connection made first, on a new database's empty `runs`, a scan of
-  // `runs` whole at every call (28 ms for the next wake-up at 80,000 runs, twice a second). These run
-  // once a pass or a sweep, and planning one takes a fraction of a millisecond.
+  // Planned at each call against the tables as they are: named, each kept the plan its connection
+  // made first, on a new database's empty `runs`, a scan of `runs` whole at every call (28 ms for the
+  // next wake-up at 80,000 runs, twice a second). These run once a pass or a sweep, and planning one
+  // takes a fraction of a millisecond (docs/storage.md#plans-made-while-runs-looked-empty).
   const planned = {
     expiredClaims:
       `${claimedRunSelect(ctx, active)} WHERE r.status = 'launching' AND r.claim_expires_at < ${at("$1")}` +
@@ -160,7 +160,7 @@ function buildStatements(ctx: PostgresContext) {
     // new run (admission and owner commands skip it), so none is left behind. Gated on the first entry
     // of tasks_deleted_idx (an ordered walk of it, which no plan reads whole): without statistics on
     // `tasks` the planner takes most tasks for deleted, and read the table whole at every sweep (68 ms
-    // at 100,000 tasks, docs/storage.md#plans-made-on-empty-tables).
+    // at 100,000 tasks, docs/storage.md#plans-made-while-runs-looked-empty).
     purgeTasks:
       `WITH doomed AS (SELECT t.id FROM ${tasks} AS t WHERE t.deleted_at IS NOT NULL` +
       ` AND (SELECT f.deleted_at FROM ${tasks} AS f WHERE f.deleted_at IS NOT NULL` +
