@@ -65,8 +65,11 @@ export class PostgresRunSweeps {
     return withTransaction(this.#ctx.pool, async (client) => {
       const runs = await client.query(this.#sql.purgeRuns, [before, limit]);
       await client.query(this.#sql.purgeHolds, [before, limit]);
+      const runsPurged = integer(record(runs.rows[0]), "purged");
+      const deleted = await client.query(this.#sql.anyDeletedTask);
+      if (record(deleted.rows[0])["deleted"] !== true) return runsPurged;
       const tasks = await client.query(this.#sql.purgeTasks, [limit]);
-      return integer(record(runs.rows[0]), "purged") + integer(record(tasks.rows[0]), "purged");
+      return runsPurged + integer(record(tasks.rows[0]), "purged");
     });
   }
 
@@ -154,23 +157,14 @@ function buildStatements(ctx: PostgresContext) {
         ` (SELECT LEAST(min(r.claim_expires_at) FILTER (WHERE r.status = 'launching'),` +
         ` min(r.deadline_at) FILTER (WHERE r.status IN ('launching', 'running'))) FROM ${active}))`,
     )} AS at`,
-    // A deleted task goes once no run of it is active; its remaining terminal runs go with it, in the
-    // same statement (no foreign key cascades since migration 17), and count, as in the memory store.
-    // The tasks are deleted (locked) in the statement that deletes their runs: a deleted task takes no
-    // new run (admission and owner commands skip it), so none is left behind. Gated on the first entry
-    // of tasks_deleted_idx (an ordered walk of it, which no plan reads whole): without statistics on
-    // `tasks` the planner takes most tasks for deleted, and read the table whole at every sweep (68 ms
-    // at 100,000 tasks, docs/storage.md#plans-made-while-runs-looked-empty).
-    purgeTasks:
-      `WITH doomed AS (SELECT t.id FROM ${tasks} AS t WHERE t.deleted_at IS NOT NULL` +
-      ` AND (SELECT f.deleted_at FROM ${tasks} AS f WHERE f.deleted_at IS NOT NULL` +
-      ` ORDER BY f.deleted_at, f.id LIMIT 1) IS NOT NULL` +
-      ` AND NOT EXISTS (SELECT 1 FROM ${ready} AS q WHERE q.task_id = t.id)` +
-      ` AND NOT EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.run_task_id = t.id)` +
-      ` ORDER BY t.deleted_at, t.id LIMIT $1::int4),` +
-      ` gone AS (DELETE FROM ${tasks} AS t USING doomed WHERE t.id = doomed.id RETURNING t.id),` +
-      ` gone_runs AS (DELETE FROM ${runs} AS r USING gone WHERE r.task_id = gone.id RETURNING r.id)` +
-      ` SELECT ((SELECT count(*) FROM gone) + (SELECT count(*) FROM gone_runs))::int4 AS purged`,
+    // Whether any task is deleted: the first entry of tasks_deleted_idx, by an ordered walk of it (a
+    // scan of `tasks` would need a sort, so no plan takes it). Retention runs the purge of deleted tasks
+    // only then: without statistics on `tasks` the planner takes most tasks for deleted and, with a
+    // bloated `claim_slots` (no index has a lease's task), read `tasks` whole for it at every sweep (68
+    // ms at 100,000 tasks, docs/storage.md#plans-made-while-runs-looked-empty).
+    anyDeletedTask:
+      `SELECT (SELECT f.deleted_at FROM ${tasks} AS f WHERE f.deleted_at IS NOT NULL` +
+      ` ORDER BY f.deleted_at, f.id LIMIT 1) IS NOT NULL AS deleted`,
   };
   return {
     ...planned,
@@ -197,6 +191,18 @@ function buildStatements(ctx: PostgresContext) {
       purgeHolds:
         `DELETE FROM ${holds} WHERE run_id IN (SELECT run_id FROM ${holds}` +
         ` WHERE deadline_at < ${at("$1")} LIMIT $2::int4)`,
+      // A deleted task goes once no run of it is active; its remaining terminal runs go with it, in the
+      // same statement (no foreign key cascades since migration 17), and count, as in the memory store.
+      // The tasks are deleted (locked) in the statement that deletes their runs: a deleted task takes no
+      // new run (admission and owner commands skip it), so none is left behind.
+      purgeTasks:
+        `WITH doomed AS (SELECT t.id FROM ${tasks} AS t WHERE t.deleted_at IS NOT NULL` +
+        ` AND NOT EXISTS (SELECT 1 FROM ${ready} AS q WHERE q.task_id = t.id)` +
+        ` AND NOT EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.run_task_id = t.id)` +
+        ` ORDER BY t.deleted_at, t.id LIMIT $1::int4),` +
+        ` gone AS (DELETE FROM ${tasks} AS t USING doomed WHERE t.id = doomed.id RETURNING t.id),` +
+        ` gone_runs AS (DELETE FROM ${runs} AS r USING gone WHERE r.task_id = gone.id RETURNING r.id)` +
+        ` SELECT ((SELECT count(*) FROM gone) + (SELECT count(*) FROM gone_runs))::int4 AS purged`,
     }),
   };
 }

@@ -189,7 +189,12 @@ describe.skipIf(database.kind !== "server")("plans prepared while runs was empty
       const sent: Sent[] = [];
       const store = await openPostgresStore({
         newId: createIdGenerator(),
-        pool: recording(connection, sent, (text) => text.includes("t.deleted_at IS NOT NULL")),
+        // The store's reads and writes of deleted tasks (not the migrations' index on them).
+        pool: recording(
+          connection,
+          sent,
+          (text) => /^(SELECT|WITH)\b/.test(text) && text.includes("deleted_at IS NOT NULL"),
+        ),
         schema,
       });
       try {
@@ -207,11 +212,13 @@ describe.skipIf(database.kind !== "server")("plans prepared while runs was empty
         );
         await seeding.query(`DELETE FROM ${q}.claim_slots`);
         expect(await store.runs.purge(instant(Date.now() - 60_000), 100)).toBe(0);
+        // Retention runs at every sweep: with no task deleted, the purge of deleted tasks (a plan of
+        // about 120,000 in cost units here, compiled by JIT at each call) is not sent at all, and what
+        // found none read no table whole.
+        expect(sent.filter((s) => s.text.includes("DELETE FROM"))).toEqual([]);
         expect(sent.length).toBe(1);
         const lines = await planNow(connection, sent[0] as Sent);
-        // Retention runs at every sweep: with no task deleted, no read of tasks whole runs.
-        const scans = lines.filter((line) => /Seq Scan on tasks\b/.test(line));
-        for (const line of scans) expect(line, lines.join("\n")).toMatch(/never executed/);
+        expect(lines.join("\n")).not.toMatch(/Seq Scan on tasks\b/);
       } finally {
         await store.close();
       }
