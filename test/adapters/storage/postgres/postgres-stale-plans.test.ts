@@ -16,6 +16,7 @@ import { createIdGenerator } from "../../../../src/adapters/storage/shared/time-
 import { labelOf, seedHistory } from "../../../../bench/lib/hot-plans.js";
 import { minute } from "../../../contract/fixtures.js";
 import { runHotPath } from "../../../helpers/hot-path.js";
+import { claimDue } from "../../../contract/store-steps.js";
 import { instant } from "../../../../src/domain/time.js";
 import type {
   PostgresPool,
@@ -219,6 +220,46 @@ describe.skipIf(database.kind !== "server")("plans prepared while runs was empty
         expect(sent.length).toBe(1);
         const lines = await planNow(connection, sent[0] as Sent);
         expect(lines.join("\n")).not.toMatch(/Seq Scan on tasks\b/);
+      } finally {
+        await store.close();
+      }
+    },
+  );
+
+  it(
+    "find the owners with queued runs by run_ready_owner_queue_idx, not by reading the queue whole",
+    { timeout: 120_000 },
+    async () => {
+      const schema = database.freshSchema();
+      const connection = database.pool(1);
+      const sent: Sent[] = [];
+      const store = await openPostgresStore({
+        newId: createIdGenerator(),
+        pool: recording(connection, sent, (text) => text.startsWith("WITH RECURSIVE o(owner)")),
+        schema,
+      });
+      try {
+        const seeding = database.pool(1);
+        const q = `"${schema}"`;
+        await seeding.query(`ALTER TABLE ${q}.run_ready SET (autovacuum_enabled = false)`);
+        // The queue analysed while empty, as autovacuum does in a quiet moment (an analysis makes every
+        // connection plan again at its next call), then a claim that finds it empty: later claims, with
+        // runs queued, would reuse that claim's plan.
+        await seeding.query(`ANALYZE ${q}.run_ready`);
+        await claimDue(store, minute(10), { limit: 4, maxConcurrentRuns: 8 });
+        await runHotPath(store, minute(10), 4);
+        expect(sent.length).toBeGreaterThan(1);
+        // 10,000 queued runs of three owners, arrived after the claims above, without an analysis.
+        await seeding.query(
+          `INSERT INTO ${q}.run_ready (run_id, owner, task_id, exclusive, queued_at, not_before)` +
+            ` SELECT 'q' || i, 'owner-' || (i % 3), 'task', false, now(), now()` +
+            ` FROM generate_series(1, 10000) AS i`,
+        );
+        const lines = await planNow(connection, sent[sent.length - 1] as Sent);
+        // A claim reads the owners each time it runs: one probe of the index per owner, never a read
+        // and sort of the queue per owner.
+        expect(lines.join("\n")).toMatch(/Index Only Scan using run_ready_owner_queue_idx/);
+        expect(lines.join("\n")).not.toMatch(/Seq Scan on run_ready\b/);
       } finally {
         await store.close();
       }
