@@ -71,8 +71,6 @@ export class AdmissionRounds {
   #storeFuses = false;
   /** When a fused admission last claimed less than the room it offered and queued the rest. */
   #shortAt: number | null = null;
-  /** Tasks the last `admitAndClaim` admitted. */
-  #admitted = 0;
 
   constructor(deps: AdmissionRoundsDeps) {
     this.#deps = deps;
@@ -83,11 +81,6 @@ export class AdmissionRounds {
     return this.#moreDue;
   }
 
-  /** Tasks the last `admitAndClaim` admitted (0: an idle pass). */
-  get admitted(): number {
-    return this.#admitted;
-  }
-
   /**
    * Admits due tasks batch by batch and claims after each batch, so a burst starts launching once its
    * first batch is decided rather than once every batch is (the claim also takes runs queued earlier).
@@ -95,7 +88,6 @@ export class AdmissionRounds {
   async admitAndClaim(): Promise<void> {
     const { admission, clock, settings, events } = this.#deps;
     this.#moreDue = false;
-    this.#admitted = 0;
     for (let round = 0; round < settings.admissionRounds; round++) {
       if (this.#deps.stopped()) return;
       if (round > 0) await yieldToEventLoop();
@@ -130,7 +122,6 @@ export class AdmissionRounds {
           "punctual.claim.runs": admitted.claimed?.length ?? 0,
         }),
       );
-      this.#admitted += report.tasks;
       events.emit("coordinator:admission", {
         durationMs: performance.now() - admitStarted,
         tasks: report.tasks,

@@ -33,7 +33,6 @@ import { ReplicaHeartbeat } from "./replica-heartbeat.js";
 import { sweep, sweepOrphans } from "./sweeps.js";
 import { DAY_MS } from "../domain/time.js";
 import { Retention } from "./retention.js";
-import { ReadAhead } from "./read-ahead.js";
 import { drainForShutdown } from "./shutdown-drain.js";
 import { withDefaults } from "./coordinator-options.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
@@ -54,7 +53,6 @@ export class Coordinator {
   readonly #rounds: AdmissionRounds;
   readonly #claimTrigger: ClaimTrigger;
   readonly #retention: Retention;
-  readonly #readAhead: ReadAhead;
   #loop: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
   /** The wake-up subscription `listen()` made: resolves with the function that ends it. */
@@ -153,13 +151,6 @@ export class Coordinator {
       admitted: (queued, claimed) => {
         this.#announceQueued(queued, claimed);
       },
-    });
-    this.#readAhead = new ReadAhead({
-      admission: deps.dispatch.admission,
-      background: this.#background,
-      log: this.#log,
-      admissionBatch: this.#opts.admissionBatch,
-      tickMs: this.#opts.tickMs,
     });
     this.#claimTrigger = new ClaimTrigger({
       clock: deps.clock,
@@ -408,7 +399,6 @@ export class Coordinator {
     const tickAt = (now + this.#opts.tickMs) as Instant;
     if (this.#rounds.moreDue) return now;
     const next = await this.#deps.dispatch.wakeUps.nextWakeAt();
-    this.#readAhead.consider(this.#deps.clock.now(), next, this.#rounds.admitted);
     if (next === null || next >= tickAt) return tickAt;
     if (next > now) return next;
     // Due already. If it came due after the tick looked, tick again at once; if it was due when the

@@ -1,7 +1,7 @@
 /**
  * One pass of the hot path through a store, as a replica takes it in a burst: `count` once tasks due at
- * `now` (after the fixtures' T0) are read ahead of `now`, admitted, claimed, launched and completed in
- * batches; a few admitted with the claim fused in; then runs
+ * `now` (after the fixtures' T0) are admitted, claimed, launched and completed in batches; a few admitted
+ * with the claim fused in; then runs
  * queued in one thread are claimed (the claim's wider read); and the wake-up and sweep reads run.
  * The structural plan tests and `bench/explain-hot-path.ts` run it to see every hot statement execute.
  */
@@ -24,8 +24,6 @@ export async function runHotPath(store: Store, now: Instant, count: number): Pro
     await insertTask(store, { schedule: onceAt(now), target: agentTarget() });
   }
   await store.tasks.nextDueAt();
-  // An idle replica's read of the instant's tasks ahead of it (where the store has one).
-  await store.tasks.readDueAhead?.(now, count);
   await admitDue(store, now, count);
   const claimed = await claimDue(store, now, { limit: count, maxConcurrentRuns: 2 * count });
   await store.runs.changeRuns(

@@ -3,7 +3,6 @@
  * decided by the domain inside the store's transaction, within the owner's runs per minute: counted
  * across replicas by a store that can (PostgreSQL), on this replica otherwise (docs/security.md#quotas).
  */
-import { collectDue } from "../../domain/admission-due.js";
 import { admitTask } from "../../domain/admit-task.js";
 import type {
   AdmissionClaim,
@@ -68,26 +67,5 @@ export class AdmitDue {
     for (const task of report.defective) this.#events.emit("task:defective", { task });
     this.#events.emit("admission:batch", { tasks: report.tasks });
     return report;
-  }
-
-  /**
-   * Work done ahead of the instant `at` by an idle replica, none of it a decision
-   * (docs/decisions.md#an-idle-replica-reads-the-next-instants-definitions-ahead-of-it): up to `limit`
-   * tasks due at `at` are read without a lock, which leaves their decoded definitions with the store,
-   * and each schedule is asked what admission at `at` will ask it (which occurrences are due, and the
-   * ones after), so that the searches are remembered. Nothing is written; a task changed or admitted
-   * meanwhile is read again by its admission. Resolves with the tasks read (0 when the store cannot).
-   */
-  async readAhead(at: Instant, limit: number): Promise<number> {
-    if (this.#tasks.readDueAhead === undefined) return 0;
-    const tasks = await this.#tasks.readDueAhead(at, limit);
-    for (const task of tasks) {
-      try {
-        collectDue(task, at);
-      } catch {
-        // A schedule too costly to evaluate: its admission reports it.
-      }
-    }
-    return tasks.length;
   }
 }

@@ -183,11 +183,4 @@ export interface TaskRepository {
   ): Promise<AdmissionReport>;
   /** The earliest `next_run_at` of an enabled task not marked defective, for the coordinator's sleep. */
   nextDueAt(): Promise<Instant | null>;
-  /**
-   * Reads, without locking or writing anything, up to `limit` tasks due at `at` (in admission's order,
-   * defective ones left out), and keeps their decoded definitions for the admission at that instant
-   * (docs/decisions.md#an-idle-replica-reads-the-next-instants-definitions-ahead-of-it). Optional: a
-   * store without it decodes at admission.
-   */
-  readDueAhead?(at: Instant, limit: number): Promise<readonly Task[]>;
 }

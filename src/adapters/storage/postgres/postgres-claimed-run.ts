@@ -69,10 +69,11 @@ export const CLAIM_STAMP_COLUMN = `${PREFIX}${DEFINITION_STAMP}`;
 /**
  * ` JOIN LATERAL (...) AS alias ON true`: what a claim reads of run `r`'s task (docs/storage.md#the-claim-reads-narrow-rows):
  * its `task_state` row, its definition's stamp and its handler's name, each under the `task__` prefix;
- * the definition itself comes from `TaskDefinitions`. By primary key (the task's id `taskId`, by default
- * the run's), once per run (`OFFSET 0`), as in `claimedTaskJoin`.
+ * the definition itself comes from `TaskDefinitions`. By primary key, once per run (`OFFSET 0`), as in
+ * `claimedTaskJoin`.
  */
-export function claimStateJoin(ctx: PostgresContext, alias: string, taskId = "r.task_id"): string {
+export function claimStateJoin(ctx: PostgresContext, alias: string): string {
+  // The task's id is the run's `task_id`.
   const state = STATE_COLUMNS.map((c) =>
     c.type === "ts"
       ? `${timestampToMs(`v.${c.name}`)} AS ${PREFIX}${c.name}`
@@ -81,7 +82,7 @@ export function claimStateJoin(ctx: PostgresContext, alias: string, taskId = "r.
   return (
     ` JOIN LATERAL (SELECT ${state}, k.xmin::text AS ${CLAIM_STAMP_COLUMN},` +
     ` k.handler_name AS ${PREFIX}handler_name FROM ${taskSource(ctx, "k", "v")}` +
-    ` WHERE k.id = ${taskId} OFFSET 0) AS ${alias} ON true`
+    ` WHERE k.id = r.task_id OFFSET 0) AS ${alias} ON true`
   );
 }
 

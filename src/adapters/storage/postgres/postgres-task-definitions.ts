@@ -16,7 +16,7 @@ import { TaskDefinitionCache, TASK_DEFINITIONS_KEPT } from "../shared/task-defin
 import type { Task } from "../../../domain/task.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { taskSource } from "./postgres-context.js";
-import type { PostgresQueryable, PostgresStatement } from "./postgres-pool.js";
+import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
 import {
   calendarItemsColumn,
   integer,
@@ -95,7 +95,7 @@ export class TaskDefinitions {
    * statement read it (state and definition both newer than the state row).
    */
   async tasksOf(
-    client: PostgresQueryable,
+    client: PostgresClient,
     rows: readonly Record<string, unknown>[],
     columns: {
       readonly idColumn: string;

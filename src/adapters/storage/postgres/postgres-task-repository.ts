@@ -28,7 +28,6 @@ import type { TargetKind } from "../../../domain/target.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
 import { PostgresAdmission } from "./postgres-admission.js";
-import { PostgresDueAhead } from "./postgres-due-ahead.js";
 import { PostgresClaim } from "./postgres-claim.js";
 import { HeldGates, PostgresAdmissionRate, admitAgainWhenNear } from "./postgres-admission-rate.js";
 import { checkPostgresStamps } from "./postgres-calendar-repository.js";
@@ -85,14 +84,12 @@ export class PostgresTaskRepository implements TaskRepository {
   readonly #listNewest: string;
   readonly #nextDue: PostgresStatement;
   readonly #admission: PostgresAdmission;
-  readonly #dueAhead: PostgresDueAhead;
   readonly #rate: PostgresAdmissionRate;
 
   constructor(ctx: PostgresContext) {
     this.#ctx = ctx;
     this.#rate = new PostgresAdmissionRate(ctx);
     this.#admission = new PostgresAdmission(ctx, this.#rate, new PostgresClaim(ctx));
-    this.#dueAhead = new PostgresDueAhead(ctx);
     const tasks = ctx.tasksTable;
     const state = ctx.taskStateTable;
     // Every task read joins the items of the calendar versions it names (docs/storage.md#calendar-versions).
@@ -408,10 +405,6 @@ export class PostgresTaskRepository implements TaskRepository {
     claim?: AdmissionClaim,
   ): Promise<AdmissionReport> {
     return this.#admission.admit({ now, limit, decide, rate, claim });
-  }
-
-  readDueAhead(at: Instant, limit: number): Promise<readonly Task[]> {
-    return this.#dueAhead.read(at, limit);
   }
 
   async nextDueAt(): Promise<Instant | null> {
