@@ -2,9 +2,10 @@
  * `npx tsx bench/trace-summary.ts <trace.json>... [--due=<epoch ms>] [--statements]`: a burst as the
  * replicas' timelines tell it (`--trace`, bench/lib/replica-trace.ts): per replica, each admission round
  * and claim from the burst's instant on (start, duration, tasks, runs claimed, the statements sent during
- * it and their summed time from send to answer, the gap since the previous one ended), the first and
- * last handler start, and the process's CPU from the instant to the last start. The instant is `--due`,
- * or the whole second at or before the first handler start. With `--statements`, each statement too.
+ * it and their summed time from send to answer, the gap since the previous one ended and the CPU in
+ * it), the first and last handler start, and the process's CPU from the instant to the last start. The
+ * instant is `--due`, or the whole second at or before the first handler start. With `--statements`,
+ * each statement too.
  */
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
@@ -56,7 +57,7 @@ for (const { name, entries } of traces) {
       if (at !== undefined) statements.push({ at, end: entry.at, name: entry.name });
     }
   }
-  let previousEnd: number | null = null;
+  let previousEnd: TraceEntry | null = null;
   for (const entry of window) {
     if (entry.kind === "span") open.set(entry.name, entry);
     if (entry.kind !== "span-end") continue;
@@ -75,7 +76,10 @@ for (const { name, entries } of traces) {
         ? `admission ${count("punctual.admission.tasks")} tasks, claimed ${count("punctual.claim.runs")}`
         : `claim ${count("punctual.claim.runs")} runs`;
     const gap =
-      previousEnd === null ? "" : `, ${(began.at - previousEnd).toFixed(1)} ms after the last`;
+      previousEnd === null
+        ? ""
+        : `, ${(began.at - previousEnd.at).toFixed(1)} ms (CPU ${(began.cpu - previousEnd.cpu).toFixed(1)} ms) after the last`;
+
     console.log(
       `  +${ms(began.at - due)} ${ms(entry.at - began.at)} ms ${what}: ${inside.length} statements` +
         ` sent, ${database.toFixed(1)} ms send to answer, CPU ${(entry.cpu - began.cpu).toFixed(1)} ms${gap}`,
@@ -85,6 +89,6 @@ for (const { name, entries } of traces) {
         console.log(`      +${ms(s.at - due)} ${ms(s.end - s.at)} ms ${s.name}`);
       }
     }
-    previousEnd = entry.at;
+    previousEnd = entry;
   }
 }
