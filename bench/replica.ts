@@ -8,12 +8,7 @@ import { createScheduler, postgres, sqlite } from "../src/index.js";
 import type { CoordinatorOptions, HandlerContext, Logger } from "../src/index.js";
 import { serveBench } from "./lib/child-protocol.js";
 import { LedgerWriter } from "./lib/ledger.js";
-import {
-  noteStart,
-  recordingTracerProvider,
-  traceStatements,
-  writeTrace,
-} from "./lib/replica-trace.js";
+import { noteStart, traceStatements, writeTrace } from "./lib/replica-trace.js";
 import {
   countStatements,
   roundTrips,
@@ -74,7 +69,6 @@ const scheduler = createScheduler({
   coordinator: config.coordinator,
   replicaId: config.replicaId,
   logger,
-  ...(config.trace === null ? {} : { tracerProvider: recordingTracerProvider() }),
 });
 
 const bench = serveBench({
