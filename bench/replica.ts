@@ -8,6 +8,7 @@ import { createScheduler, postgres, sqlite } from "../src/index.js";
 import type { CoordinatorOptions, HandlerContext, Logger } from "../src/index.js";
 import { serveBench } from "./lib/child-protocol.js";
 import { LedgerWriter } from "./lib/ledger.js";
+import { noteStart, traceStatements, writeTrace } from "./lib/replica-trace.js";
 import {
   countStatements,
   roundTrips,
@@ -25,12 +26,15 @@ export interface ReplicaConfig {
   readonly coordinator: CoordinatorOptions;
   /** Time every SQL statement and write the table beside the ledger (`--profile`). */
   readonly timeStatements: boolean;
+  /** Where to write this replica's timeline (`--trace`, bench/lib/replica-trace.ts), or null. */
+  readonly trace: string | null;
 }
 
 const config = JSON.parse(process.argv[2] ?? "{}") as ReplicaConfig;
 const ledger = new LedgerWriter(config.ledger, config.replicaId);
 if (config.timeStatements) timeStatements();
 if (config.store.kind === "postgres") countStatements();
+if (config.trace !== null) traceStatements();
 
 /** Warnings and errors reach the bench's stderr: a failing replica must not look like a slow one. */
 const logger: Logger = {
@@ -55,6 +59,7 @@ function noop({ run }: HandlerContext): void {
     startedAt: Date.now(),
     attempt: run.attempt,
   });
+  if (config.trace !== null) noteStart();
 }
 
 const scheduler = createScheduler({
@@ -72,6 +77,7 @@ const bench = serveBench({
   onStop: async () => {
     await scheduler.stop();
     await ledger.close();
+    if (config.trace !== null) writeTrace(config.trace);
     if (config.timeStatements) {
       writeFileSync(
         `${config.ledger}.statements.json`,

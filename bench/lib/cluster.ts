@@ -17,6 +17,8 @@ import { cpuOf, WorkerProcess } from "./workers.js";
 const here = dirname(fileURLToPath(import.meta.url));
 const REPLICA_MODULE = join(here, "..", "replica.ts");
 export const PROFILE_DIR = join(here, "..", "results", "profiles");
+/** Where `--trace` writes each replica's timeline (bench/lib/replica-trace.ts). */
+export const TRACE_DIR = join(here, "..", "results", "traces");
 
 /**
  * The replicas' settings, the same in every scenario. The global budget is raised from its default (16)
@@ -108,7 +110,9 @@ export class Cluster {
         maxConcurrentRuns: REPLICA_SETTINGS.maxConcurrentRuns,
         coordinator: REPLICA_SETTINGS.coordinator,
         timeStatements: this.#config.profile,
+        trace: this.#config.trace ? join(TRACE_DIR, `${replicaId}-${Date.now()}.json`) : null,
       };
+      if (this.#config.trace) mkdirSync(TRACE_DIR, { recursive: true });
       const nodeFlags: string[] = [];
       if (this.#config.profile) {
         // One folder per replica: tsx's loader thread writes a profile of its own beside the main one.

@@ -34,6 +34,8 @@ export interface BenchConfig {
   readonly writeDocs: boolean;
   /** Replicas run with `--cpu-prof`; profiles go to `bench/results/profiles/`. */
   readonly profile: boolean;
+  /** Replicas write their timelines to `bench/results/traces/` (`npx tsx bench/trace-summary.ts`). */
+  readonly trace: boolean;
   /** The server's maintenance database; bench databases are created beside it. */
   readonly adminUrl: string;
   readonly burstTasks: number;
@@ -69,6 +71,8 @@ const HELP = `npm run bench -- [options]
   --peer-cron             run the peers' 1,000-cron workload under --quick too (waits for a minute)
   --write-docs            write the table into docs/benchmarks.md
   --profile               run punctual replicas with --cpu-prof (bench/results/profiles/)
+  --trace                 each punctual replica writes its timeline: admission rounds, claims, SQL
+                          statements, handler starts (bench/results/traces/; bench/trace-summary.ts)
   --repeat=N              due-burst runs per system, median shown (default 3; 1 under --quick)
   --burst=N --large-burst=N (0: off) --history=N --failover-tasks=N
   --steady-tasks=N --steady-seconds=S --idle-seconds=S
@@ -122,6 +126,7 @@ export function parseConfig(argv: readonly string[]): BenchConfig | null {
       "peer-cron": { type: "boolean", default: false },
       "write-docs": { type: "boolean", default: false },
       profile: { type: "boolean", default: false },
+      trace: { type: "boolean", default: false },
       burst: { type: "string" },
       "large-burst": { type: "string" },
       history: { type: "string" },
@@ -155,6 +160,7 @@ export function parseConfig(argv: readonly string[]): BenchConfig | null {
     peerCron: peers.length > 0 && (!quick || values["peer-cron"]),
     writeDocs: values["write-docs"],
     profile: values.profile,
+    trace: values.trace,
     adminUrl:
       process.env["PUNCTUAL_BENCH_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres",
     burstTasks,

@@ -18,7 +18,6 @@ import type {
 import type { Run } from "../../../domain/run.js";
 import type { Task } from "../../../domain/task.js";
 import type { Instant } from "../../../domain/time.js";
-import { taskSource } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import type { FusedClaims, PostgresClaim } from "./postgres-claim.js";
 import { OCCURRENCE_INDEX, SLOT_INDEXES, uniqueViolation } from "./postgres-errors.js";
@@ -102,14 +101,20 @@ export class PostgresAdmission {
     this.#claims = claims;
     const state = ctx.taskStateTable;
     // `due_at` is `next_run_at` while the task is enabled and not defective (a generated column), NULL
-    // otherwise: task_state_due_idx holds the due tasks only. Only the state row is locked.
+    // otherwise: task_state_due_idx holds the due tasks only. Only the state row is locked, and in a
+    // subquery of its own, so that the definition is read for the rows locked only: a row another
+    // replica holds is skipped at the cost of its state row, not a probe of `tasks` and a whole task's
+    // projection (docs/storage.md#the-due-read-locks-before-it-joins). The definition is a lateral
+    // probe by primary key: joined, a table never analyzed was read whole into a hash.
     this.#due = prepared(
-      `SELECT ${taskSelectList("t", "s")}, t.xmin::text AS ${DEFINITION_STAMP},` +
+      `SELECT ${taskSelectList("t", "s")}, t.${DEFINITION_STAMP},` +
         // The calendar versions the due tasks name, in the same read (docs/storage.md#calendar-versions).
         ` ${calendarItemsColumn(`${ctx.schema.quoted}.calendar_versions`, "t")}` +
-        ` FROM ${taskSource(ctx)}` +
-        ` WHERE s.due_at <= ${msToTimestamp("$1::int8")}` +
-        ` ORDER BY s.due_at, s.task_id LIMIT $2::int4 FOR UPDATE OF s SKIP LOCKED`,
+        ` FROM (SELECT * FROM ${state} AS d WHERE d.due_at <= ${msToTimestamp("$1::int8")}` +
+        ` ORDER BY d.due_at, d.task_id LIMIT $2::int4 FOR UPDATE SKIP LOCKED) AS s` +
+        ` CROSS JOIN LATERAL (SELECT *, x.xmin::text AS ${DEFINITION_STAMP}` +
+        ` FROM ${ctx.tasksTable} AS x WHERE x.id = s.task_id LIMIT 1) AS t` +
+        ` ORDER BY s.due_at, s.task_id`,
     );
     this.#scheduleFields = prepared(
       `UPDATE ${state} AS t SET status = u.status,` +

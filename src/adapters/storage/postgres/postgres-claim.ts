@@ -130,7 +130,7 @@ export class PostgresClaim {
   readonly #lockChosen: PostgresStatement;
   readonly #lockSlots: PostgresStatement;
   readonly #lockOwners: PostgresStatement;
-  readonly #queuedOwners: PostgresStatement;
+  readonly #queuedOwners: string;
   readonly #fusedRead: PostgresStatement;
   readonly #statements = new Map<string, PostgresStatement>();
 
@@ -158,15 +158,17 @@ export class PostgresClaim {
       `SELECT u.owner, pg_try_advisory_xact_lock(hashtextextended($2::text || u.owner, 0)) AS locked` +
         ` FROM unnest($1::text[]) AS u(owner)`,
     );
-    // The owners with queued runs: a skip scan of run_ready_owner_queue_idx, one probe per owner.
-    this.#queuedOwners = prepared(
+    // The owners with queued runs: a skip scan of run_ready_owner_queue_idx, one probe per owner. Sent
+    // unnamed, so planned at each call against `run_ready` as it is: named, it kept the plan its
+    // connection made on an empty `run_ready`, a read and sort of the whole queue per owner and one
+    // more (docs/storage.md#plans-made-while-runs-looked-empty).
+    this.#queuedOwners =
       `WITH RECURSIVE o(owner) AS (` +
-        ` (SELECT q.owner FROM ${this.#ready} AS q ORDER BY q.owner LIMIT 1)` +
-        ` UNION ALL SELECT (SELECT q.owner FROM ${this.#ready} AS q` +
-        ` WHERE q.owner > o.owner ORDER BY q.owner LIMIT 1)` +
-        ` FROM o WHERE o.owner IS NOT NULL)` +
-        ` SELECT owner FROM o WHERE owner IS NOT NULL`,
-    );
+      ` (SELECT q.owner FROM ${this.#ready} AS q ORDER BY q.owner LIMIT 1)` +
+      ` UNION ALL SELECT (SELECT q.owner FROM ${this.#ready} AS q` +
+      ` WHERE q.owner > o.owner ORDER BY q.owner LIMIT 1)` +
+      ` FROM o WHERE o.owner IS NOT NULL)` +
+      ` SELECT owner FROM o WHERE owner IS NOT NULL`;
     this.#fusedRead = prepared(fusedReadText(ctx, this.#slots, this.#ready, this.#holds));
   }
 

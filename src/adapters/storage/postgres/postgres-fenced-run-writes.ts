@@ -413,12 +413,12 @@ function fencedParameters(
   // The state columns this statement sends, by index.
   const sent: number[] = [];
   for (let c = 0; c < STATE_COLUMNS.length; c++) if ((shape & (1 << c)) !== 0) sent.push(c);
-  const columns = [
-    RUN_STATE_COLUMNS[0] as Column,
-    ...sent.map((c) => STATE_COLUMNS[c] as Column),
-    ...(masked ? [MASK_COLUMN] : []),
-    ...FENCE_COLUMNS,
-  ];
+  // Pushed one by one: spread from `[]` on one batch and `[MASK_COLUMN]` on another, the list met two
+  // array maps, and V8 deoptimised and compiled this function once more in every fresh process.
+  const columns: Column[] = [RUN_STATE_COLUMNS[0] as Column];
+  for (const c of sent) columns.push(STATE_COLUMNS[c] as Column);
+  if (masked) columns.push(MASK_COLUMN);
+  for (const column of FENCE_COLUMNS) columns.push(column);
   // Column by column, each made at its final length: one array of values per parameter, written as
   // array text without a row of values per run (`arrayText`). Each made generic (filled) at once: an
   // array whose elements' kind changed with its column's values made V8 deoptimise again and again.

@@ -65,8 +65,11 @@ export class PostgresRunSweeps {
     return withTransaction(this.#ctx.pool, async (client) => {
       const runs = await client.query(this.#sql.purgeRuns, [before, limit]);
       await client.query(this.#sql.purgeHolds, [before, limit]);
+      const runsPurged = integer(record(runs.rows[0]), "purged");
+      const deleted = await client.query(this.#sql.anyDeletedTask);
+      if (record(deleted.rows[0])["deleted"] !== true) return runsPurged;
       const tasks = await client.query(this.#sql.purgeTasks, [limit]);
-      return integer(record(runs.rows[0]), "purged") + integer(record(tasks.rows[0]), "purged");
+      return runsPurged + integer(record(tasks.rows[0]), "purged");
     });
   }
 
@@ -85,7 +88,7 @@ export class PostgresRunSweeps {
     return instantOrNull(record(result.rows[0]), "at");
   }
 
-  async #ids(sql: PostgresStatement, values: unknown[]): Promise<RunId[]> {
+  async #ids(sql: string | PostgresStatement, values: unknown[]): Promise<RunId[]> {
     const result = await this.#ctx.pool.query(sql, values);
     return result.rows.map((row) => runId(text(record(row), "id")));
   }
@@ -99,7 +102,8 @@ function buildStatements(ctx: PostgresContext) {
   // holds a slot (bound in the claim's statement, freed by the slot trigger), so no index of `runs`
   // needs to know which runs are active (migration 21, docs/storage.md#write-ahead-log-per-fire). One
   // array of the slots' run ids, not a lookup per slot: a plan made while `runs` looked empty (a fresh
-  // database, whose migration analysed it) scans `runs` once per call, not once per slot.
+  // database, whose migration analysed it) scans `runs` once per call, not once per slot. The statements
+  // that read it are sent unnamed (`planned` below), so that no such plan is kept.
   const active =
     `(SELECT * FROM ${runs} AS p WHERE p.id = ANY (ARRAY(SELECT s.run_id` +
     ` FROM ${ctx.schema.quoted}.claim_slots AS s WHERE s.run_id IS NOT NULL))) AS r`;
@@ -109,7 +113,11 @@ function buildStatements(ctx: PostgresContext) {
   const ready = `${ctx.schema.quoted}.run_ready`;
   const holds = `${ctx.schema.quoted}.run_holds`;
   const slots = `${ctx.schema.quoted}.claim_slots`;
-  return preparedAll({
+  // Planned at each call against the tables as they are: named, each kept the plan its connection
+  // made first, on a new database's empty `runs`, a scan of `runs` whole at every call (28 ms for the
+  // next wake-up at 80,000 runs, twice a second). These run once a pass or a sweep, and planning one
+  // takes a fraction of a millisecond (docs/storage.md#plans-made-while-runs-looked-empty).
+  const planned = {
     expiredClaims:
       `${claimedRunSelect(ctx, active)} WHERE r.status = 'launching' AND r.claim_expires_at < ${at("$1")}` +
       ` ORDER BY r.claim_expires_at, r.id LIMIT $2::int4`,
@@ -127,14 +135,6 @@ function buildStatements(ctx: PostgresContext) {
     pastDeadline:
       `SELECT r.id FROM ${active} WHERE r.status IN ('launching', 'running')` +
       ` AND r.deadline_at < ${at("$1")} ORDER BY r.deadline_at, r.id LIMIT $2::int4`,
-    // The queue timeout is the task's current option (a policy edit applies at once), read from its JSON
-    // by primary key for each queued run: joined, the planner hashed every task at each sweep (a
-    // sequential scan of `tasks` in docs/storage-plans.md at 10,000 tasks).
-    queueTimeouts:
-      `SELECT q.run_id AS id FROM ${ready} AS q WHERE q.queued_at +` +
-      ` (SELECT (t.options ->> 'queueTimeoutMs')::int8 FROM ${tasks} AS t WHERE t.id = q.task_id)` +
-      ` * interval '1 millisecond' < ${at("$1")}` +
-      ` ORDER BY q.queued_at, q.run_id LIMIT $2::int4`,
     // The task's kind by primary key for each running run (a budget's worth at most, through the
     // slots): joined, the planner without statistics hashed every task at each sweep.
     lostHandlerRuns:
@@ -144,32 +144,6 @@ function buildStatements(ctx: PostgresContext) {
       ` AND (SELECT t.target_kind FROM ${tasks} AS t WHERE t.id = r.task_id) = 'handler'` +
       ` AND (h.id IS NULL OR h.heartbeat_at < ${at("$1")})` +
       ` ORDER BY r.launched_at, r.id LIMIT $2::int4`,
-    // Walks runs_queued_at_idx up to the cutoff (a run is queued before it finishes, so every run
-    // finished before the cutoff was queued before it): no index mentions finished_at, which the
-    // verdict writes (migration 24). The runs passed over are the ones queued before the cutoff and
-    // not finished before it: the active ones and a few long ones, not the history.
-    purgeRuns:
-      `WITH doomed AS (SELECT id FROM ${runs} WHERE queued_at < ${at("$1")}` +
-      ` AND finished_at < ${at("$1")}` +
-      ` AND status IN (${literalList(TERMINAL_RUN_STATUSES)}) ORDER BY queued_at LIMIT $2::int4),` +
-      ` gone AS (DELETE FROM ${runs} AS r USING doomed WHERE r.id = doomed.id RETURNING r.id)` +
-      ` SELECT count(*)::int4 AS purged FROM gone`,
-    // Holds whose deadline passed before the cutoff hold nothing any more (their runs may be kept).
-    purgeHolds:
-      `DELETE FROM ${holds} WHERE run_id IN (SELECT run_id FROM ${holds}` +
-      ` WHERE deadline_at < ${at("$1")} LIMIT $2::int4)`,
-    // A deleted task goes once no run of it is active; its remaining terminal runs go with it, in the
-    // same statement (no foreign key cascades since migration 17), and count, as in the memory store.
-    // The tasks are deleted (locked) in the statement that deletes their runs: a deleted task takes no
-    // new run (admission and owner commands skip it), so none is left behind.
-    purgeTasks:
-      `WITH doomed AS (SELECT t.id FROM ${tasks} AS t WHERE t.deleted_at IS NOT NULL` +
-      ` AND NOT EXISTS (SELECT 1 FROM ${ready} AS q WHERE q.task_id = t.id)` +
-      ` AND NOT EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.run_task_id = t.id)` +
-      ` ORDER BY t.deleted_at, t.id LIMIT $1::int4),` +
-      ` gone AS (DELETE FROM ${tasks} AS t USING doomed WHERE t.id = doomed.id RETURNING t.id),` +
-      ` gone_runs AS (DELETE FROM ${runs} AS r USING gone WHERE r.task_id = gone.id RETURNING r.id)` +
-      ` SELECT ((SELECT count(*) FROM gone) + (SELECT count(*) FROM gone_runs))::int4 AS purged`,
     // The queued count over run_ready, the active one over the slots: never the ledger.
     queueStats:
       `SELECT (SELECT count(*) FROM ${ready})::int8 AS queued,` +
@@ -183,5 +157,52 @@ function buildStatements(ctx: PostgresContext) {
         ` (SELECT LEAST(min(r.claim_expires_at) FILTER (WHERE r.status = 'launching'),` +
         ` min(r.deadline_at) FILTER (WHERE r.status IN ('launching', 'running'))) FROM ${active}))`,
     )} AS at`,
-  });
+    // Whether any task is deleted: the first entry of tasks_deleted_idx, by an ordered walk of it (a
+    // scan of `tasks` would need a sort, so no plan takes it). Retention runs the purge of deleted tasks
+    // only then: without statistics on `tasks` the planner takes most tasks for deleted and, with a
+    // bloated `claim_slots` (no index has a lease's task), read `tasks` whole for it at every sweep (68
+    // ms at 100,000 tasks, docs/storage.md#plans-made-while-runs-looked-empty).
+    anyDeletedTask:
+      `SELECT (SELECT f.deleted_at FROM ${tasks} AS f WHERE f.deleted_at IS NOT NULL` +
+      ` ORDER BY f.deleted_at, f.id LIMIT 1) IS NOT NULL AS deleted`,
+  };
+  return {
+    ...planned,
+    ...preparedAll({
+      // The queue timeout is the task's current option (a policy edit applies at once), read from its JSON
+      // by primary key for each queued run: joined, the planner hashed every task at each sweep (a
+      // sequential scan of `tasks` in docs/storage-plans.md at 10,000 tasks).
+      queueTimeouts:
+        `SELECT q.run_id AS id FROM ${ready} AS q WHERE q.queued_at +` +
+        ` (SELECT (t.options ->> 'queueTimeoutMs')::int8 FROM ${tasks} AS t WHERE t.id = q.task_id)` +
+        ` * interval '1 millisecond' < ${at("$1")}` +
+        ` ORDER BY q.queued_at, q.run_id LIMIT $2::int4`,
+      // Walks runs_queued_at_idx up to the cutoff (a run is queued before it finishes, so every run
+      // finished before the cutoff was queued before it): no index mentions finished_at, which the
+      // verdict writes (migration 24). The runs passed over are the ones queued before the cutoff and
+      // not finished before it: the active ones and a few long ones, not the history.
+      purgeRuns:
+        `WITH doomed AS (SELECT id FROM ${runs} WHERE queued_at < ${at("$1")}` +
+        ` AND finished_at < ${at("$1")}` +
+        ` AND status IN (${literalList(TERMINAL_RUN_STATUSES)}) ORDER BY queued_at LIMIT $2::int4),` +
+        ` gone AS (DELETE FROM ${runs} AS r USING doomed WHERE r.id = doomed.id RETURNING r.id)` +
+        ` SELECT count(*)::int4 AS purged FROM gone`,
+      // Holds whose deadline passed before the cutoff hold nothing any more (their runs may be kept).
+      purgeHolds:
+        `DELETE FROM ${holds} WHERE run_id IN (SELECT run_id FROM ${holds}` +
+        ` WHERE deadline_at < ${at("$1")} LIMIT $2::int4)`,
+      // A deleted task goes once no run of it is active; its remaining terminal runs go with it, in the
+      // same statement (no foreign key cascades since migration 17), and count, as in the memory store.
+      // The tasks are deleted (locked) in the statement that deletes their runs: a deleted task takes no
+      // new run (admission and owner commands skip it), so none is left behind.
+      purgeTasks:
+        `WITH doomed AS (SELECT t.id FROM ${tasks} AS t WHERE t.deleted_at IS NOT NULL` +
+        ` AND NOT EXISTS (SELECT 1 FROM ${ready} AS q WHERE q.task_id = t.id)` +
+        ` AND NOT EXISTS (SELECT 1 FROM ${slots} AS s WHERE s.run_task_id = t.id)` +
+        ` ORDER BY t.deleted_at, t.id LIMIT $1::int4),` +
+        ` gone AS (DELETE FROM ${tasks} AS t USING doomed WHERE t.id = doomed.id RETURNING t.id),` +
+        ` gone_runs AS (DELETE FROM ${runs} AS r USING gone WHERE r.task_id = gone.id RETURNING r.id)` +
+        ` SELECT ((SELECT count(*) FROM gone) + (SELECT count(*) FROM gone_runs))::int4 AS purged`,
+    }),
+  };
 }

@@ -34,7 +34,7 @@ import { checkPostgresStamps } from "./postgres-calendar-repository.js";
 import { WAKE_CHANNEL, taskSource, wake } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
 import { decodeCursor, pageOf } from "../shared/page-cursor.js";
-import type { PostgresClient, PostgresStatement } from "./postgres-pool.js";
+import type { PostgresClient } from "./postgres-pool.js";
 import {
   TASK_COLUMNS,
   instantOrNull,
@@ -48,7 +48,7 @@ import {
   taskWrite,
 } from "./postgres-rows.js";
 import type { InsertConflict } from "./postgres-run-writes.js";
-import { columnArrays, msToTimestamp, prepared } from "./postgres-sql.js";
+import { columnArrays, msToTimestamp } from "./postgres-sql.js";
 import { withTransaction } from "./with-transaction.js";
 import { uniqueViolation } from "./postgres-errors.js";
 
@@ -82,7 +82,7 @@ export class PostgresTaskRepository implements TaskRepository {
   readonly #lockTaskRun: string;
   readonly #list: string;
   readonly #listNewest: string;
-  readonly #nextDue: PostgresStatement;
+  readonly #nextDue: string;
   readonly #admission: PostgresAdmission;
   readonly #rate: PostgresAdmissionRate;
 
@@ -133,11 +133,13 @@ export class PostgresTaskRepository implements TaskRepository {
       ` ORDER BY ${newest ? "t.created_at DESC, t.id DESC" : "t.created_at, t.id"} LIMIT $8::int4`;
     this.#list = list(false);
     this.#listNewest = list(true);
-    // The first entry of task_state_due_idx: `due_at` is NULL for a task that is not due.
-    this.#nextDue = prepared(
+    // The first entry of task_state_due_idx: `due_at` is NULL for a task that is not due. Sent unnamed,
+    // so planned at each call against the table as it is: named, its plan was made once per connection,
+    // on a new database's empty table, and stayed a read of task_state whole (22 ms a call at 100,000
+    // tasks, twice a second; docs/storage.md#plans-made-while-runs-looked-empty).
+    this.#nextDue =
       `SELECT (extract(epoch from min(s.due_at)) * 1000)::int8 AS at FROM ${state} AS s` +
-        ` WHERE s.due_at IS NOT NULL`,
-    );
+      ` WHERE s.due_at IS NOT NULL`;
   }
 
   async insertTask(task: Task, quota?: TaskCountCheck): Promise<void> {

@@ -58,10 +58,14 @@ export function fusableRuns(
 ): ClaimedRun[] {
   const entries: ClaimedRun[] = [];
   for (const { task, fields, newRuns } of admissions) {
-    const queued = newRuns.filter((run) => run.status === "queued");
-    if (queued.length === 0) continue;
-    const admitted = withScheduleFields(task, fields);
-    for (const run of queued) entries.push({ run, task: admitted });
+    // No array per task: a filtered one came back empty (another array map) on some batches, and V8
+    // deoptimised this function in every fresh process.
+    let admitted: Task | null = null;
+    for (const run of newRuns) {
+      if (run.status !== "queued") continue;
+      admitted ??= withScheduleFields(task, fields);
+      entries.push({ run, task: admitted });
+    }
   }
   return entries;
 }
