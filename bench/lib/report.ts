@@ -213,6 +213,7 @@ function failoverSection(rows: readonly FailoverFigures[]): string {
       "undisturbed (s)",
       "duplicates",
       "not executed",
+      "unrecorded by the killed replica's ledger, succeeded per the runs",
     ],
     rows.map((r) => [
       r.label + (r.timedOut ? " (timed out)" : ""),
@@ -225,6 +226,7 @@ function failoverSection(rows: readonly FailoverFigures[]): string {
       sec(r.undisturbedTotalMs),
       num(r.duplicates),
       num(r.notExecuted),
+      num(r.ledgerLost),
     ]),
   );
   const first = rows[0];
@@ -234,8 +236,10 @@ function failoverSection(rows: readonly FailoverFigures[]): string {
     `run (at the first moment after that when it holds at least 1% of the burst, up to 50). The replicas ` +
     `run with the default lease (${sec(first?.leaseMs ?? null)} s) and liveness timeout ` +
     `(${sec(first?.livenessMs ?? null)} s): a dead replica's claims are taken over once it has been silent ` +
-    `for the liveness timeout, without waiting for the lease. "Not executed" counts occurrences no ledger recorded (the ` +
-    `killed replica's ledger loses up to its last 100 ms).\n\n${body}\n`
+    `for the liveness timeout, without waiting for the lease. "Not executed" counts occurrences no ledger recorded ` +
+    `and whose run the killed replica did not finish as succeeded. The killed replica's ledger loses up to its ` +
+    `last 100 ms (written every 100 ms, it dies with the process): an occurrence missing from it whose run it ` +
+    `finished as succeeded (recorded only after the handler returned) was executed, and is counted apart.\n\n${body}\n`
   );
 }
 

@@ -47,8 +47,17 @@ export interface FailoverFigures {
   readonly undisturbedTotalMs: number | null;
   readonly executions: number;
   readonly duplicates: number;
-  /** Occurrences never executed per the ledgers (the victim's last 100 ms of ledger die with it). */
+  /**
+   * Occurrences no ledger recorded and the runs table does not hold as succeeded on the killed replica:
+   * never executed, as far as anything can tell.
+   */
   readonly notExecuted: number;
+  /**
+   * Occurrences no ledger recorded whose run the killed replica finished as succeeded: executed, but in
+   * the last 100 ms of its ledger, which died unwritten with it (bench/lib/ledger.ts). A run is recorded
+   * succeeded only after its handler returned, so these are executions the bench's own record lost.
+   */
+  readonly ledgerLost: number;
   readonly statuses: Record<string, number>;
   readonly leaseMs: number;
   readonly livenessMs: number;
@@ -164,7 +173,16 @@ async function killedBurst(
     const runs = await readRuns(store, window);
     const finished = runs.flatMap((r) => (r.finishedAt === null ? [] : [r.finishedAt]));
     const expected = new Set(setUp.ids.map((id) => `${id}@${dueAt}`));
-    const check = checkLedger(burstLedger(readLedgers(cluster.ledgers), expected, dueAt), expected);
+    const entries = burstLedger(readLedgers(cluster.ledgers), expected, dueAt);
+    const check = checkLedger(entries, expected);
+    const recorded = new Set(entries.map((e) => e.occurrence));
+    const ledgerLost = runs.filter(
+      (r) =>
+        r.status === "succeeded" &&
+        r.claimedBy === victim.label &&
+        !recorded.has(`${r.taskId}@${r.scheduledFor}`) &&
+        expected.has(`${r.taskId}@${r.scheduledFor}`),
+    ).length;
     const heldTasks = await taskIdsOf(store.url, held);
     return {
       system: "punctual",
@@ -184,7 +202,8 @@ async function killedBurst(
       undisturbedTotalMs: undisturbed.allCompletedMs,
       executions: check.executions,
       duplicates: check.extraExecutions,
-      notExecuted: check.losses,
+      notExecuted: check.losses - ledgerLost,
+      ledgerLost,
       statuses: statusCounts(runs),
       leaseMs: DEFAULT_LEASE_MS,
       livenessMs: DEFAULT_LIVENESS_MS,
