@@ -24,7 +24,12 @@ import type { RunChangeRequest, RunChangeResult } from "../../../domain/ports/ru
 import { holdsSlot } from "../../../domain/run.js";
 import type { Run } from "../../../domain/run.js";
 import type { RunTaskContext } from "../../../domain/run-change.js";
-import { RUN_STATE_FIELDS, applyRunChanges, batchRunIds } from "../shared/run-change-batch.js";
+import {
+  RUN_STATE_FIELDS,
+  applyRunChanges,
+  batchExpectations,
+  batchRunIds,
+} from "../shared/run-change-batch.js";
 import type { AppliedRunChanges, ChangedRunRow } from "../shared/run-change-batch.js";
 import { WAKE_CHANNEL } from "./postgres-context.js";
 import type { PostgresContext } from "./postgres-context.js";
@@ -230,7 +235,7 @@ export class PostgresFencedRunWrites {
    * come back in `fallback`, their results undefined.
    */
   async apply(requests: readonly RunChangeRequest[]): Promise<FencedOutcome> {
-    const expected = expectations(requests);
+    const expected = batchExpectations(requests);
     const results: (RunChangeResult | undefined)[] = new Array<RunChangeResult | undefined>(
       requests.length,
     );
@@ -319,36 +324,6 @@ export class PostgresFencedRunWrites {
     if (missed.size > 0) leave(missed);
     return { results, fallback };
   }
-}
-
-/**
- * The runs whose first request of the batch carries an expectation, their tasks' contexts, and the
- * task version each was decided on. A run whose task another expected run of the batch has at another
- * version is read instead (one context per task in a group).
- */
-function expectations(requests: readonly RunChangeRequest[]): {
-  runs: Map<RunId, Run>;
-  tasks: Map<TaskId, RunTaskContext>;
-  versions: Map<RunId, number>;
-} {
-  const runs = new Map<RunId, Run>();
-  const tasks = new Map<TaskId, RunTaskContext>();
-  const versions = new Map<RunId, number>();
-  const taskVersions = new Map<TaskId, number>();
-  const seen = new Set<RunId>();
-  for (const request of requests) {
-    if (seen.has(request.id)) continue;
-    seen.add(request.id);
-    const e = request.expect;
-    if (e?.run.id !== request.id) continue;
-    const version = taskVersions.get(e.run.taskId);
-    if (version !== undefined && version !== e.taskVersion) continue;
-    taskVersions.set(e.run.taskId, e.taskVersion);
-    tasks.set(e.run.taskId, e.task);
-    runs.set(request.id, e.run);
-    versions.set(request.id, e.taskVersion);
-  }
-  return { runs, tasks, versions };
 }
 
 /** Each changed run's bookkeeping on its task, from a batch's results in order (one object per run). */
