@@ -103,104 +103,100 @@ async function seedDueTasks(pool: PostgresPool, q: string, count: number): Promi
   );
 }
 
+/** What a case holds: the store on its only connection, what it sent, and a second pool to seed with. */
+interface Recorded {
+  readonly store: Awaited<ReturnType<typeof openPostgresStore>>;
+  readonly connection: PostgresPool;
+  readonly sent: Sent[];
+  readonly seeding: PostgresPool;
+  readonly schema: string;
+  /** The schema's name quoted. */
+  readonly q: string;
+}
+
+/**
+ * Runs `body` with a store opened on a fresh schema over one connection, recording the statements
+ * `wanted` accepts, and closes the store after it.
+ */
+async function withRecordingStore(
+  wanted: (text: string) => boolean,
+  body: (recorded: Recorded) => Promise<void>,
+): Promise<void> {
+  const schema = database.freshSchema();
+  const connection = database.pool(1);
+  const sent: Sent[] = [];
+  const store = await openPostgresStore({
+    newId: createIdGenerator(),
+    pool: recording(connection, sent, wanted),
+    schema,
+  });
+  try {
+    await body({ store, connection, sent, seeding: database.pool(1), schema, q: `"${schema}"` });
+  } finally {
+    await store.close();
+  }
+}
+
 describe.skipIf(database.kind !== "server")("plans prepared while runs was empty", () => {
   it(
     "read runs once per call, by key, not once per budget slot nor whole",
     { timeout: 120_000 },
-    async () => {
-      const schema = database.freshSchema();
-      const connection = database.pool(1);
-      const sent: Sent[] = [];
-      const store = await openPostgresStore({
-        newId: createIdGenerator(),
-        pool: recording(
-          connection,
-          sent,
-          (text) =>
-            text.includes("claim_slots") &&
-            (text.includes("min(not_before)") ||
-              text.includes("count(*)") ||
-              text.includes("deadline_at <")),
-        ),
-        schema,
-      });
-      try {
-        const seeding = database.pool(1);
-        // No analysis may come between the plans and the check.
-        await seeding.query(`ALTER TABLE "${schema}".runs SET (autovacuum_enabled = false)`);
-        const now = instant(Date.now());
-        await store.runs.nextRunWakeAt();
-        await store.runs.queueStats(now);
-        await store.runs.findPastDeadline(now, 10);
-        await seedHistory(seeding, schema, 20_000);
-        expect(new Set(sent.map((s) => s.text)).size).toBe(3);
-        for (const statement of sent.slice(0, 3)) {
-          const lines = await planNow(connection, statement);
-          const readsOfRuns = lines.filter((line) => / on runs\b/.test(line));
-          expect(readsOfRuns.length, lines.join("\n")).toBeGreaterThan(0);
-          for (const line of readsOfRuns) {
-            expect(line, lines.join("\n")).toMatch(/loops=1\)/);
-            // Since the next wake-up runs at every pass (twice a second in a steady flow), a plan
-            // that reads `runs` whole costs as the ledger grows (28 ms a call at 80,000 runs).
-            expect(line, lines.join("\n")).not.toMatch(/Seq Scan on runs\b/);
+    () =>
+      withRecordingStore(
+        (text) =>
+          text.includes("claim_slots") &&
+          (text.includes("min(not_before)") ||
+            text.includes("count(*)") ||
+            text.includes("deadline_at <")),
+        async ({ store, connection, sent, seeding, schema }) => {
+          // No analysis may come between the plans and the check.
+          await seeding.query(`ALTER TABLE "${schema}".runs SET (autovacuum_enabled = false)`);
+          const now = instant(Date.now());
+          await store.runs.nextRunWakeAt();
+          await store.runs.queueStats(now);
+          await store.runs.findPastDeadline(now, 10);
+          await seedHistory(seeding, schema, 20_000);
+          expect(new Set(sent.map((s) => s.text)).size).toBe(3);
+          for (const statement of sent.slice(0, 3)) {
+            const lines = await planNow(connection, statement);
+            const readsOfRuns = lines.filter((line) => / on runs\b/.test(line));
+            expect(readsOfRuns.length, lines.join("\n")).toBeGreaterThan(0);
+            for (const line of readsOfRuns) {
+              expect(line, lines.join("\n")).toMatch(/loops=1\)/);
+              // Since the next wake-up runs at every pass (twice a second in a steady flow), a plan
+              // that reads `runs` whole costs as the ledger grows (28 ms a call at 80,000 runs).
+              expect(line, lines.join("\n")).not.toMatch(/Seq Scan on runs\b/);
+            }
           }
-        }
-      } finally {
-        await store.close();
-      }
-    },
+        },
+      ),
   );
 
   it(
     "find the next due task by task_state_due_idx, not by reading task_state whole",
     { timeout: 120_000 },
-    async () => {
-      const schema = database.freshSchema();
-      const connection = database.pool(1);
-      const sent: Sent[] = [];
-      const store = await openPostgresStore({
-        newId: createIdGenerator(),
-        pool: recording(connection, sent, (text) => text.includes("min(s.due_at)")),
-        schema,
-      });
-      try {
-        const seeding = database.pool(1);
-        const q = `"${schema}"`;
-        await seeding.query(`ALTER TABLE ${q}.task_state SET (autovacuum_enabled = false)`);
-        await store.tasks.nextDueAt();
-        // 20,000 enabled tasks due in the coming hour, arrived after the plan, without an analysis.
-        await seedDueTasks(seeding, q, 20_000);
-        expect(await store.tasks.nextDueAt()).not.toBeNull();
-        expect(sent.length).toBe(2);
-        const lines = await planNow(connection, sent[1] as Sent);
-        expect(lines.join("\n")).toMatch(/Index Only Scan using task_state_due_idx/);
-        expect(lines.join("\n")).not.toMatch(/Seq Scan on task_state\b/);
-      } finally {
-        await store.close();
-      }
-    },
+    () =>
+      withRecordingStore(
+        (text) => text.includes("min(s.due_at)"),
+        async ({ store, connection, sent, seeding, q }) => {
+          await seeding.query(`ALTER TABLE ${q}.task_state SET (autovacuum_enabled = false)`);
+          await store.tasks.nextDueAt();
+          // 20,000 enabled tasks due in the coming hour, arrived after the plan, without an analysis.
+          await seedDueTasks(seeding, q, 20_000);
+          expect(await store.tasks.nextDueAt()).not.toBeNull();
+          expect(sent.length).toBe(2);
+          const lines = await planNow(connection, sent[1] as Sent);
+          expect(lines.join("\n")).toMatch(/Index Only Scan using task_state_due_idx/);
+          expect(lines.join("\n")).not.toMatch(/Seq Scan on task_state\b/);
+        },
+      ),
   );
 
-  it(
-    "find no deleted task to purge without reading tasks whole",
-    { timeout: 120_000 },
-    async () => {
-      const schema = database.freshSchema();
-      const connection = database.pool(1);
-      const sent: Sent[] = [];
-      const store = await openPostgresStore({
-        newId: createIdGenerator(),
-        // The store's reads and writes of deleted tasks (not the migrations' index on them).
-        pool: recording(
-          connection,
-          sent,
-          (text) => /^(SELECT|WITH)\b/.test(text) && text.includes("deleted_at IS NOT NULL"),
-        ),
-        schema,
-      });
-      try {
-        const seeding = database.pool(1);
-        const q = `"${schema}"`;
+  it("find no deleted task to purge without reading tasks whole", { timeout: 120_000 }, () =>
+    withRecordingStore(
+      // The store's reads and writes of deleted tasks (not the migrations' index on them).
+      (text) => /^(SELECT|WITH)\b/.test(text) && text.includes("deleted_at IS NOT NULL"),
+      async ({ store, connection, sent, seeding, q }) => {
         await seeding.query(`ALTER TABLE ${q}.tasks SET (autovacuum_enabled = false)`);
         await seedDueTasks(seeding, q, 20_000);
         // A steady flow's leases, taken and given back since the last vacuum: `claim_slots` looks
@@ -220,50 +216,38 @@ describe.skipIf(database.kind !== "server")("plans prepared while runs was empty
         expect(sent.length).toBe(1);
         const lines = await planNow(connection, sent[0] as Sent);
         expect(lines.join("\n")).not.toMatch(/Seq Scan on tasks\b/);
-      } finally {
-        await store.close();
-      }
-    },
+      },
+    ),
   );
 
   it(
     "find the owners with queued runs by run_ready_owner_queue_idx, not by reading the queue whole",
     { timeout: 120_000 },
-    async () => {
-      const schema = database.freshSchema();
-      const connection = database.pool(1);
-      const sent: Sent[] = [];
-      const store = await openPostgresStore({
-        newId: createIdGenerator(),
-        pool: recording(connection, sent, (text) => text.startsWith("WITH RECURSIVE o(owner)")),
-        schema,
-      });
-      try {
-        const seeding = database.pool(1);
-        const q = `"${schema}"`;
-        await seeding.query(`ALTER TABLE ${q}.run_ready SET (autovacuum_enabled = false)`);
-        // The queue analysed while empty, as autovacuum does in a quiet moment (an analysis makes every
-        // connection plan again at its next call), then a claim that finds it empty: later claims, with
-        // runs queued, would reuse that claim's plan.
-        await seeding.query(`ANALYZE ${q}.run_ready`);
-        await claimDue(store, minute(10), { limit: 4, maxConcurrentRuns: 8 });
-        await runHotPath(store, minute(10), 4);
-        expect(sent.length).toBeGreaterThan(1);
-        // 10,000 queued runs of three owners, arrived after the claims above, without an analysis.
-        await seeding.query(
-          `INSERT INTO ${q}.run_ready (run_id, owner, task_id, exclusive, queued_at, not_before)` +
-            ` SELECT 'q' || i, 'owner-' || (i % 3), 'task', false, now(), now()` +
-            ` FROM generate_series(1, 10000) AS i`,
-        );
-        const lines = await planNow(connection, sent[sent.length - 1] as Sent);
-        // A claim reads the owners each time it runs: one probe of the index per owner, never a read
-        // and sort of the queue per owner.
-        expect(lines.join("\n")).toMatch(/Index Only Scan using run_ready_owner_queue_idx/);
-        expect(lines.join("\n")).not.toMatch(/Seq Scan on run_ready\b/);
-      } finally {
-        await store.close();
-      }
-    },
+    () =>
+      withRecordingStore(
+        (text) => text.startsWith("WITH RECURSIVE o(owner)"),
+        async ({ store, connection, sent, seeding, q }) => {
+          await seeding.query(`ALTER TABLE ${q}.run_ready SET (autovacuum_enabled = false)`);
+          // The queue analysed while empty, as autovacuum does in a quiet moment (an analysis makes every
+          // connection plan again at its next call), then a claim that finds it empty: later claims, with
+          // runs queued, would reuse that claim's plan.
+          await seeding.query(`ANALYZE ${q}.run_ready`);
+          await claimDue(store, minute(10), { limit: 4, maxConcurrentRuns: 8 });
+          await runHotPath(store, minute(10), 4);
+          expect(sent.length).toBeGreaterThan(1);
+          // 10,000 queued runs of three owners, arrived after the claims above, without an analysis.
+          await seeding.query(
+            `INSERT INTO ${q}.run_ready (run_id, owner, task_id, exclusive, queued_at, not_before)` +
+              ` SELECT 'q' || i, 'owner-' || (i % 3), 'task', false, now(), now()` +
+              ` FROM generate_series(1, 10000) AS i`,
+          );
+          const lines = await planNow(connection, sent[sent.length - 1] as Sent);
+          // A claim reads the owners each time it runs: one probe of the index per owner, never a read
+          // and sort of the queue per owner.
+          expect(lines.join("\n")).toMatch(/Index Only Scan using run_ready_owner_queue_idx/);
+          expect(lines.join("\n")).not.toMatch(/Seq Scan on run_ready\b/);
+        },
+      ),
   );
 
   it(
